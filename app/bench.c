@@ -1,0 +1,210 @@
+/*
+ * heatsolve bench: for every kernel variant and tile factor the median time of
+ * --reps launches after warm-up, the seeds' effective bandwidth, its fraction
+ * of the device's copy bandwidth measured in the same run, and GLUP/s; then
+ * the solver's whole production step (halo fill included).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/bench.h"
+#include "app/progress.h"
+#include "io/checkpoint.h"
+#include "io/config.h"
+#include "solver/error.h"
+#include "solver/initial.h"
+#include "solver/solver.h"
+
+typedef struct bench_row {
+    heat_variant variant;
+    double ms, effective_gbs, fraction, glups;
+    int production;
+} bench_row;
+
+typedef struct bench_report {
+    char device[160], backend[16];
+    int size[3];
+    heat_precision precision;
+    double copy_gbs;
+    bench_row *rows;
+    int count;
+} bench_report;
+
+static void bench_problem(const heat_cli *cli, int gpu, heat_problem *p)
+{
+    memset(p, 0, sizeof *p);
+    int fallback = gpu ? 512 : 256;
+    for (int d = 0; d < 3; ++d) {
+        p->grid.n[d] = cli->size[0] ? cli->size[d] : fallback;
+        p->grid.length[d] = 1.0;
+    }
+    heat_grid_set_spacing(&p->grid);
+    p->precision = cli->precision ? HEAT_FLOAT : HEAT_DOUBLE;
+    p->alpha = 1.0;
+    p->dt = 0.5 * heat_dt_max(&p->grid, p->alpha);
+    p->bc[FACE_X_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 1.0};
+    strcpy(p->kernel.name, "auto");
+    p->quiet = cli->quiet;
+}
+
+/* Never time on zeros: a smooth non-trivial field. */
+static int bench_fill(heat_solver *s)
+{
+    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 1.0, .background = 0.25, .width = 0.2,
+                         .center = {0.4, 0.5, 0.6}};
+    size_t bytes = (size_t)heat_grid_points(&s->problem.grid) * heat_precision_size(s->problem.precision);
+    void *field = malloc(bytes);
+    HEAT_CHECK(field, "cannot allocate %zu bytes", bytes);
+    heat_initial_fill(&init, &s->problem.grid, s->problem.precision, field);
+    int status = heat_solver_set_field(s, field, 0);
+    free(field);
+    return status;
+}
+
+static bench_row make_row(const bench_report *r, const heat_variant *v, double ms, int production)
+{
+    int halo_dims[3] = {r->size[0] + 2, r->size[1] + 2, r->size[2] + 2};
+    double bytes = heat_sweep_bytes(halo_dims, heat_precision_size(r->precision));
+    double points = (double)r->size[0] * r->size[1] * r->size[2];
+    bench_row row = {*v, ms, bytes / (ms * 1e-3) / 1e9, 0, points / (ms * 1e-3) / 1e9, production};
+    row.fraction = row.effective_gbs / r->copy_gbs;
+    return row;
+}
+
+static int measure(heat_solver *s, int reps, bench_report *r)
+{
+    const heat_backend_ops *ops = s->ops;
+    const heat_variant *variants;
+    int count;
+    double copy_ms, copy_bytes, step_ms;
+    HEAT_CALL(ops->time_copy(s->state, reps, &copy_ms, &copy_bytes));
+    r->copy_gbs = copy_bytes / (copy_ms * 1e-3) / 1e9;
+    HEAT_CALL(ops->variants(s->state, &variants, &count));
+    r->rows = calloc((size_t)count + 1, sizeof *r->rows);
+    HEAT_CHECK(r->rows, "out of memory");
+    for (int v = 0; v < count; ++v) {
+        double ms;
+        HEAT_CALL(ops->time_variant(s->state, &variants[v], reps, &ms));
+        r->rows[r->count++] = make_row(r, &variants[v], ms, 0);
+    }
+    HEAT_CALL(ops->time_step(s->state, reps, &step_ms));
+    heat_variant whole = {"solver_step", 1, 0};
+    snprintf(whole.kernel, sizeof whole.kernel, "solver_step");
+    r->rows[r->count++] = make_row(r, &whole, step_ms, 1);
+    return HEAT_OK;
+}
+
+static void print_report(const bench_report *r, const char *kernel, int reps)
+{
+    printf("heatsolve bench: backend %s on %s\n", r->backend, r->device);
+    printf("size %d x %d x %d (+ halo), %s, median of %d launches after warm-up\n", r->size[0], r->size[1],
+           r->size[2], heat_precision_name(r->precision), reps);
+    printf("copy bandwidth (read + write): %.1f GB/s\n\n", r->copy_gbs);
+    printf("%-22s %4s %10s %14s %10s %8s\n", "kernel", "m", "time (ms)", "effective GB/s", "% of copy", "GLUP/s");
+    for (int i = 0; i < r->count; ++i) {
+        const bench_row *row = &r->rows[i];
+        printf("%-22s %4d %10.4f %14.1f %9.1f%% %8.2f%s\n", row->variant.kernel, row->variant.tile, row->ms,
+               row->effective_gbs, 100.0 * row->fraction, row->glups, row->production ? "  <- production" : "");
+    }
+    printf("\nproduction step: halo fill + %s\n", kernel);
+}
+
+static int write_json(const bench_report *r, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return heat_error(HEAT_ERR_RUNTIME, "cannot write %s", path);
+    fprintf(f, "{\"device\": \"%s\", \"backend\": \"%s\", \"size\": [%d, %d, %d], \"precision\": \"%s\", "
+               "\"copy_bandwidth_GBs\": %.6g, \"results\": [",
+            r->device, r->backend, r->size[0], r->size[1], r->size[2], heat_precision_name(r->precision), r->copy_gbs);
+    for (int i = 0; i < r->count; ++i) {
+        const bench_row *row = &r->rows[i];
+        fprintf(f, "%s\n  {\"kernel\": \"%s\", \"tile\": %d, \"ms\": %.6g, \"effective_GBs\": %.6g, "
+                   "\"fraction_of_copy\": %.6g, \"glups\": %.6g, \"production\": %s}",
+                i ? "," : "", row->variant.kernel, row->variant.tile, row->ms, row->effective_gbs, row->fraction,
+                row->glups, row->production ? "true" : "false");
+    }
+    fprintf(f, "\n]}\n");
+    if (fclose(f) != 0) return heat_error(HEAT_ERR_RUNTIME, "cannot write %s", path);
+    return HEAT_OK;
+}
+
+/* Device names go into JSON: keep them to plain characters. */
+static void copy_plain(char *dst, size_t len, const char *src)
+{
+    size_t i = 0;
+    for (; src[i] && i + 1 < len; ++i) dst[i] = (src[i] == '"' || src[i] == '\\' || src[i] < 32) ? ' ' : src[i];
+    dst[i] = '\0';
+}
+
+static int bench_kernels(const heat_cli *cli)
+{
+    char reason[256];
+    int gpu = cli->backend != BACKEND_CPU && heat_backend_hip && heat_hip_available(reason, sizeof reason);
+    heat_problem p;
+    bench_problem(cli, gpu, &p);
+    heat_solver *s;
+    HEAT_CALL(heat_solver_create(&p, cli->backend < 0 ? HEAT_SELECT_AUTO : (heat_backend_request)cli->backend, &s));
+    bench_report r = {.precision = p.precision, .size = {p.grid.n[0], p.grid.n[1], p.grid.n[2]}};
+    copy_plain(r.device, sizeof r.device, s->ops->device_name(s->state));
+    copy_plain(r.backend, sizeof r.backend, s->ops->name);
+    int status = bench_fill(s);
+    if (status == HEAT_OK) status = measure(s, cli->reps, &r);
+    if (status == HEAT_OK) print_report(&r, s->ops->kernel_description(s->state), cli->reps);
+    if (status == HEAT_OK && cli->json) status = write_json(&r, cli->json);
+    free(r.rows);
+    heat_solver_destroy(&s);
+    return status;
+}
+
+/* ---- --io: checkpoint throughput ---------------------------------------------------------------- */
+
+static double time_write(const char *path, const ckpt_meta *m, const void *field, int level, ckpt_method method)
+{
+    double best = -1.0;
+    for (int rep = 0; rep < 3; ++rep) {
+        double start = progress_now();
+        if (ckpt_write(path, m, field, level, method) != HEAT_OK) return -1.0;
+        double t = progress_now() - start;
+        if (best < 0 || t < best) best = t;
+    }
+    return best;
+}
+
+static int bench_io(const heat_cli *cli)
+{
+    heat_config c;
+    char *overrides[] = {"output.name=\"bench_io\""};
+    HEAT_CALL(heat_config_load_string("", "bench", overrides, 1, &c));
+    for (int d = 0; d < 3; ++d) c.grid.n[d] = cli->size[0] ? cli->size[d] : 256, c.grid.length[d] = 1.0;
+    heat_grid_set_spacing(&c.grid);
+    c.precision = cli->precision;
+    ckpt_meta m = {.step = 0, .dt = 1.0, .precision = (heat_precision)c.precision, .grid = c.grid, .alpha = 1.0,
+                   .config_text = c.text};
+    size_t bytes = (size_t)heat_grid_points(&c.grid) * heat_precision_size(m.precision);
+    void *field = malloc(bytes);
+    HEAT_CHECK(field, "cannot allocate %zu bytes", bytes);
+    heat_initial_fill(&c.initial, &c.grid, m.precision, field);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/heatsolve_bench_io_%ld.hdf", cli->io_dir, (long)getpid());
+    int level = c.output.compression;
+    double parallel = time_write(path, &m, field, level, CKPT_PARALLEL_ZLIB);
+    double builtin = time_write(path, &m, field, level, CKPT_HDF5_FILTER);
+    unlink(path);
+    free(field);
+    heat_config_destroy(&c);
+    if (parallel < 0 || builtin < 0) return heat_error(HEAT_ERR_RUNTIME, "checkpoint benchmark write failed");
+    printf("checkpoint of %d x %d x %d %s (%.1f MB raw), zlib level %d, best of 3:\n", c.grid.n[0], c.grid.n[1],
+           c.grid.n[2], heat_precision_name(m.precision), bytes / 1e6, level);
+    printf("  parallel zlib + H5Dwrite_chunk: %.3f s  %.3f GB/s\n", parallel, bytes / parallel / 1e9);
+    printf("  HDF5 built-in deflate filter:   %.3f s  %.3f GB/s\n", builtin, bytes / builtin / 1e9);
+    printf("  speed-up: %.2fx\n", builtin / parallel);
+    return HEAT_OK;
+}
+
+int bench_main(const heat_cli *cli)
+{
+    if (cli->help) return cli_print_help(), 0;
+    return cli->io ? bench_io(cli) : bench_kernels(cli);
+}

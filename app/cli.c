@@ -1,0 +1,129 @@
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/config.h"
+#include "solver/error.h"
+
+void cli_print_help(void)
+{
+    printf("usage: heatsolve [options] CONFIG\n"
+           "       heatsolve bench [bench options]\n\n"
+           "Solves the 3D heat equation u_t = alpha lap(u) described by the libconfig file CONFIG,\n"
+           "writing HDF5 checkpoints that ParaView opens and that restart the run bitwise.\n\n"
+           "options:\n"
+           "  --set PATH=VALUE       override a setting, libconfig syntax, repeatable\n"
+           "                         (e.g. --set grid.n=[64,64,16] --set time.steps=100)\n"
+           "  --restart FILE|latest  continue from a checkpoint (latest: newest valid one in output.dir)\n"
+           "  --backend auto|cpu|hip choose the backend (default: solver.backend, auto)\n"
+           "  -q, --quiet            print only warnings and errors\n"
+           "  -h, --help             this help\n"
+           "  --version              print the version\n\n"
+           "bench options:\n"
+           "  --backend auto|cpu|hip  backend to measure (default auto)\n"
+           "  --size N | --size NX,NY,NZ  grid (default 512^3 on a GPU, 256^3 on the CPU)\n"
+           "  --precision double|float    (default double)\n"
+           "  --reps N               timed launches per kernel after warm-up (default 50)\n"
+           "  --json FILE            also write the results as JSON\n"
+           "  --io                   measure checkpoint writing instead (parallel zlib vs HDF5's filter)\n"
+           "  --io-dir DIR           folder for the --io files (default /tmp)\n\n"
+           "exit status: 0 success, 1 runtime failure, 2 usage or configuration error,\n"
+           "128+signal after an interrupt that wrote a final checkpoint.\n"
+           "Configuration keys: docs/CONFIG.md.\n");
+}
+
+static int parse_backend(const char *word, int *backend)
+{
+    const char *words[] = {"auto", "cpu", "hip"};
+    for (int i = 0; i < 3; ++i)
+        if (strcmp(word, words[i]) == 0) return *backend = i, HEAT_OK;
+    return heat_error(HEAT_ERR_CONFIG, "--backend %s: expected auto, cpu or hip", word);
+}
+
+static int parse_size(const char *text, int size[3])
+{
+    int n = sscanf(text, "%d,%d,%d", &size[0], &size[1], &size[2]);
+    if (n == 1) size[1] = size[2] = size[0];
+    if ((n != 1 && n != 3) || size[0] < 3 || size[1] < 3 || size[2] < 3)
+        return heat_error(HEAT_ERR_CONFIG, "--size %s: expected N or NX,NY,NZ with each >= 3", text);
+    return HEAT_OK;
+}
+
+static int parse_positive(const char *option, const char *text, int *value)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (*end || v < 1 || v > 1000000)
+        return heat_error(HEAT_ERR_CONFIG, "%s %s: expected a positive integer", option, text);
+    *value = (int)v;
+    return HEAT_OK;
+}
+
+enum { OPT_SET = 256, OPT_RESTART, OPT_BACKEND, OPT_VERSION, OPT_SIZE, OPT_PRECISION, OPT_REPS, OPT_JSON, OPT_IO, OPT_IO_DIR };
+
+static int handle_option(int opt, heat_cli *cli)
+{
+    switch (opt) {
+    case OPT_SET:
+        if (cli->noverrides == CLI_MAX_OVERRIDES) return heat_error(HEAT_ERR_CONFIG, "too many --set options");
+        cli->overrides[cli->noverrides++] = optarg;
+        return HEAT_OK;
+    case OPT_RESTART: cli->restart = optarg; return HEAT_OK;
+    case OPT_BACKEND: return parse_backend(optarg, &cli->backend);
+    case OPT_VERSION: cli->version = 1; return HEAT_OK;
+    case 'q': cli->quiet = 1; return HEAT_OK;
+    case 'h': cli->help = 1; return HEAT_OK;
+    case OPT_SIZE: return parse_size(optarg, cli->size);
+    case OPT_PRECISION:
+        if (strcmp(optarg, "double") && strcmp(optarg, "float"))
+            return heat_error(HEAT_ERR_CONFIG, "--precision %s: expected double or float", optarg);
+        cli->precision = strcmp(optarg, "float") == 0;
+        return HEAT_OK;
+    case OPT_REPS: return parse_positive("--reps", optarg, &cli->reps);
+    case OPT_JSON: cli->json = optarg; return HEAT_OK;
+    case OPT_IO: cli->io = 1; return HEAT_OK;
+    case OPT_IO_DIR: cli->io_dir = optarg; return HEAT_OK;
+    default: return heat_error(HEAT_ERR_CONFIG, "unknown option; see heatsolve --help");
+    }
+}
+
+int cli_parse(int argc, char **argv, heat_cli *cli)
+{
+    memset(cli, 0, sizeof *cli);
+    cli->backend = -1;
+    cli->reps = 50;
+    cli->io_dir = "/tmp";
+    int first = 1;
+    if (argc > 1 && strcmp(argv[1], "bench") == 0) cli->bench = 1, first = 2;
+    static const struct option run_options[] = {
+        {"set", required_argument, 0, OPT_SET}, {"restart", required_argument, 0, OPT_RESTART},
+        {"backend", required_argument, 0, OPT_BACKEND}, {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0}};
+    static const struct option bench_options[] = {
+        {"backend", required_argument, 0, OPT_BACKEND}, {"size", required_argument, 0, OPT_SIZE},
+        {"precision", required_argument, 0, OPT_PRECISION}, {"reps", required_argument, 0, OPT_REPS},
+        {"json", required_argument, 0, OPT_JSON}, {"io", no_argument, 0, OPT_IO},
+        {"io-dir", required_argument, 0, OPT_IO_DIR}, {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    optind = first;
+    opterr = 0;
+    for (int opt; (opt = getopt_long(argc, argv, "qh", cli->bench ? bench_options : run_options, NULL)) != -1;) {
+        if (opt == '?' || opt == ':')
+            return heat_error(HEAT_ERR_CONFIG, "%s: unknown option or missing value; see heatsolve --help",
+                              argv[optind - 1]);
+        HEAT_CALL(handle_option(opt, cli));
+    }
+    if (cli->help || cli->version) return HEAT_OK;
+    if (cli->bench) {
+        if (optind < argc) return heat_error(HEAT_ERR_CONFIG, "bench takes no argument '%s'", argv[optind]);
+        return HEAT_OK;
+    }
+    if (optind != argc - 1)
+        return heat_error(HEAT_ERR_CONFIG, optind < argc ? "expected one CONFIG file, got several" :
+                          "missing CONFIG file; usage: heatsolve [options] CONFIG (see --help)");
+    cli->config = argv[optind];
+    return HEAT_OK;
+}

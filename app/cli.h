@@ -1,0 +1,25 @@
+#pragma once
+/* Command-line parsing for `heatsolve [options] CONFIG` and `heatsolve bench`. */
+
+enum { CLI_MAX_OVERRIDES = 256 };
+
+typedef struct heat_cli {
+    int bench;                  /* `heatsolve bench ...` */
+    int help, version, quiet;
+    const char *config;         /* CONFIG argument */
+    char *overrides[CLI_MAX_OVERRIDES]; /* --set PATH=VALUE, in order */
+    int noverrides;
+    const char *restart;        /* --restart FILE|latest, or NULL */
+    int backend;                /* -1: from the config; else BACKEND_* */
+    /* bench only */
+    int size[3];                /* zeros: backend default */
+    int precision;              /* 0 double, 1 float */
+    int reps;
+    const char *json;
+    int io;                     /* benchmark checkpoint writing instead of kernels */
+    const char *io_dir;
+} heat_cli;
+
+/* Returns HEAT_OK, or HEAT_ERR_CONFIG with a message for a usage mistake. */
+int cli_parse(int argc, char **argv, heat_cli *cli);
+void cli_print_help(void);

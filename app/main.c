@@ -1,0 +1,241 @@
+/*
+ * heatsolve: the program reads as the algorithm. Load the configuration, set
+ * up the solver and the initial (or restarted) field, then advance in
+ * batches: after each batch check the field, report progress, write a
+ * checkpoint when one is due or a signal asks for one; finally summarise.
+ */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/bench.h"
+#include "app/cli.h"
+#include "app/progress.h"
+#include "app/restart.h"
+#include "io/ckpt_writer.h"
+#include "io/config.h"
+#include "io/fsutil.h"
+#include "solver/error.h"
+#include "solver/solver.h"
+
+/* Set by signal handlers, read by the time loop between batches. */
+static volatile sig_atomic_t stop_signal = 0;       /* SIGINT or SIGTERM received */
+static volatile sig_atomic_t checkpoint_signal = 0; /* SIGUSR1 received */
+
+static void on_stop(int sig)
+{
+    if (stop_signal == SIGINT && sig == SIGINT) _exit(128 + SIGINT); /* second Ctrl-C: leave at once */
+    stop_signal = sig;
+}
+
+static void on_checkpoint(int sig) { checkpoint_signal = sig; }
+
+static void install_signal_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = on_checkpoint;
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
+/* Everything one run holds; released by run_destroy. */
+typedef struct heat_run {
+    heat_config config;
+    heat_solver *solver;
+    ckpt_writer *writer;
+    heat_field_stats initial;
+    int quiet;
+} heat_run;
+
+static void run_destroy(heat_run *r)
+{
+    ckpt_writer_destroy(&r->writer);
+    heat_solver_destroy(&r->solver);
+    heat_config_destroy(&r->config);
+}
+
+static int load_configuration(const heat_cli *cli, heat_run *r)
+{
+    HEAT_CALL(heat_config_load(cli->config, cli->overrides, cli->noverrides, &r->config));
+    if (cli->backend >= 0) r->config.backend = cli->backend;
+    if (!r->quiet) printf("heatsolve %s: effective configuration of %s\n%s\n", HEATSOLVE_VERSION, cli->config, r->config.text);
+    return HEAT_OK;
+}
+
+static int create_solver(heat_run *r)
+{
+    heat_problem problem;
+    heat_config_problem(&r->config, &problem);
+    problem.quiet = r->quiet;
+    HEAT_CALL(heat_solver_create(&problem, (heat_backend_request)r->config.backend, &r->solver));
+    if (!r->quiet)
+        printf("backend %s on %s; kernel %s\ngrid %d x %d x %d, dt = %.6g (dt_max = %.6g), steps to %ld\n",
+               r->solver->ops->name, r->solver->ops->device_name(r->solver->state),
+               r->solver->ops->kernel_description(r->solver->state), problem.grid.n[0], problem.grid.n[1],
+               problem.grid.n[2], problem.dt, heat_dt_max(&problem.grid, problem.alpha), r->config.steps);
+    return HEAT_OK;
+}
+
+static int set_initial_field(heat_run *r, void *buffer)
+{
+    const heat_problem *p = &r->solver->problem;
+    heat_initial_fill(&r->config.initial, &p->grid, p->precision, buffer);
+    return heat_solver_set_field(r->solver, buffer, 0);
+}
+
+static png_slice quick_look_slice(const heat_config *c, const heat_field_stats *initial)
+{
+    png_slice s = {c->output.png_axis, c->output.png_index, initial->min, initial->max};
+    if (s.index < 0)
+        s.index = c->initial.type == INITIAL_LETTERS && s.axis == 2 ? heat_letters_mid_index(&c->initial, &c->grid)
+                                                                    : c->grid.n[s.axis] / 2;
+    if (!(s.high > s.low)) s.high = s.low + 1.0;
+    return s;
+}
+
+static int create_writer(heat_run *r, heat_series *series)
+{
+    const heat_config *c = &r->config;
+    HEAT_CHECK(c->output.png_index < c->grid.n[c->output.png_axis] || c->output.png_index < 0,
+               "output.png_index = %d is outside the grid", c->output.png_index);
+    ckpt_writer_options o = {c->output.dir, c->output.name, c->output.compression, c->output.keep, c->output.png,
+                             quick_look_slice(c, &r->initial)};
+    ckpt_meta meta = {0};
+    meta.dt = r->solver->problem.dt;
+    meta.precision = r->solver->problem.precision;
+    meta.grid = r->solver->problem.grid;
+    meta.alpha = c->alpha;
+    memcpy(meta.bc, c->bc, sizeof meta.bc);
+    meta.config_text = c->text;
+    return ckpt_writer_create(&o, &meta, series, &r->writer);
+}
+
+/* Waits for the previous write, snapshots the field and hands it over. */
+static int write_checkpoint(heat_run *r)
+{
+    int status = ckpt_writer_wait(r->writer);
+    if (status != HEAT_OK && !r->config.output.on_write_error) return status;
+    if (status != HEAT_OK) heat_warn("output.on_write_error = \"continue\": computing on");
+    HEAT_CALL(heat_solver_get_field(r->solver, ckpt_writer_buffer(r->writer)));
+    return ckpt_writer_submit(r->writer, r->solver->step, r->solver->time);
+}
+
+static int check_field(heat_run *r, long batch_start, heat_field_stats *stats)
+{
+    HEAT_CALL(heat_solver_stats(r->solver, stats));
+    if (stats->nonfinite == 0) return HEAT_OK;
+    return heat_error(HEAT_ERR_RUNTIME,
+                      "the temperature became NaN or Inf (%ld values) between step %ld and step %ld; "
+                      "the run is unstable: lower time.dt or time.cfl, or remove time.allow_unstable",
+                      stats->nonfinite, batch_start, r->solver->step);
+}
+
+/* Steps per batch so that a batch takes about 0.1 s (progress, signals). */
+static long next_batch(const heat_run *r, double steps_per_second, long next_checkpoint)
+{
+    long batch = (long)(steps_per_second * 0.1);
+    if (batch < 1) batch = 1;
+    long until = next_checkpoint - r->solver->step;
+    return batch < until ? batch : until;
+}
+
+static long checkpoint_after(const heat_config *c, long step)
+{
+    if (c->output.every <= 0) return c->steps;
+    long next = (step / c->output.every + 1) * c->output.every;
+    return next < c->steps ? next : c->steps;
+}
+
+static int time_loop(heat_run *r, heat_field_stats *final)
+{
+    heat_solver *s = r->solver;
+    heat_progress progress;
+    progress_start(&progress, s->step, r->config.steps, (double)heat_grid_points(&s->problem.grid), r->quiet);
+    double steps_per_second = 10.0;
+    while (s->step < r->config.steps) {
+        long next_checkpoint = checkpoint_after(&r->config, s->step), batch_start = s->step;
+        long batch = next_batch(r, steps_per_second, next_checkpoint);
+        double t0 = progress_now();
+        HEAT_CALL(heat_solver_advance(s, batch));
+        HEAT_CALL(check_field(r, batch_start, final));
+        steps_per_second = (double)batch / fmax(progress_now() - t0, 1e-6);
+        progress_update(&progress, s->step, s->time);
+        if (s->step == next_checkpoint || stop_signal || checkpoint_signal) {
+            checkpoint_signal = 0;
+            HEAT_CALL(write_checkpoint(r));
+        }
+        if (stop_signal) break;
+    }
+    progress_finish(&progress);
+    return HEAT_OK;
+}
+
+static void print_summary(const heat_run *r, long first_step, double wall, const heat_field_stats *f)
+{
+    if (r->quiet) return;
+    double points = (double)heat_grid_points(&r->solver->problem.grid);
+    long steps = r->solver->step - first_step;
+    double change = r->initial.sum != 0.0 ? (f->sum - r->initial.sum) / fabs(r->initial.sum) : f->sum;
+    printf("summary: %ld steps (to step %ld, t = %.6g) in %.3f s, %.3f GLUP/s\n", steps, r->solver->step,
+           r->solver->time, wall, wall > 0 ? points * (double)steps / wall / 1e9 : 0.0);
+    printf("temperature: min %.6g  max %.6g  mean %.6g; total heat changed by %.3e (relative)\n", f->min, f->max,
+           f->sum / points, change);
+}
+
+static int run(const heat_cli *cli, heat_run *r)
+{
+    r->quiet = cli->quiet;
+    HEAT_CALL(load_configuration(cli, r));
+    HEAT_CALL(create_solver(r));
+    heat_series series;
+    series_init(&series, r->config.output.dir, r->config.output.name);
+    void *field = malloc((size_t)heat_grid_points(&r->config.grid) * heat_precision_size(r->config.precision));
+    HEAT_CHECK(field, "cannot allocate the host field");
+    int status = cli->restart ? restart_load(cli->restart, &r->config, r->solver, field, &series, r->quiet)
+                              : set_initial_field(r, field);
+    free(field);
+    if (status != HEAT_OK) return series_destroy(&series), status;
+    if (r->solver->step >= r->config.steps) {
+        printf("The run already reached step %ld (time.steps = %ld): nothing to do.\n", r->solver->step, r->config.steps);
+        return series_destroy(&series), HEAT_OK;
+    }
+    HEAT_CALL(fs_make_dirs(r->config.output.dir));
+    HEAT_CALL(heat_solver_stats(r->solver, &r->initial));
+    HEAT_CALL(create_writer(r, &series));
+    long first_step = r->solver->step;
+    if (!cli->restart) HEAT_CALL(write_checkpoint(r)); /* the initial state opens the series */
+    double start = progress_now();
+    heat_field_stats final = r->initial;
+    HEAT_CALL(time_loop(r, &final));
+    status = ckpt_writer_wait(r->writer);
+    if (status != HEAT_OK && !r->config.output.on_write_error) return status;
+    print_summary(r, first_step, progress_now() - start, &final);
+    if (stop_signal) {
+        fprintf(stderr, "heatsolve: stopped by signal %d at step %ld after writing its checkpoint; continue with "
+                        "--restart latest\n", (int)stop_signal, r->solver->step);
+        return 128 + stop_signal;
+    }
+    return HEAT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    heat_cli cli;
+    int status = cli_parse(argc, argv, &cli);
+    if (status != HEAT_OK) return status;
+    if (cli.help) return cli_print_help(), 0;
+    if (cli.version) return printf("heatsolve %s\n", HEATSOLVE_VERSION), 0;
+    if (cli.bench) return bench_main(&cli);
+    install_signal_handlers();
+    heat_run r;
+    memset(&r, 0, sizeof r);
+    status = run(&cli, &r);
+    run_destroy(&r);
+    return status;
+}

@@ -1,0 +1,117 @@
+#include "restart.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/checkpoint.h"
+#include "io/fsutil.h"
+#include "solver/error.h"
+
+static int mismatch(const char *path, const char *what, const char *in_file, const char *in_config)
+{
+    return heat_error(HEAT_ERR_CONFIG, "%s has %s = %s but the configuration has %s; restart with the configuration "
+                      "that wrote it (its text is in the file's /restart/config)", path, what, in_file, in_config);
+}
+
+static void format_triple(char *buf, size_t len, const double v[3])
+{
+    snprintf(buf, len, "[%.17g, %.17g, %.17g]", v[0], v[1], v[2]);
+}
+
+static int check_grid(const char *path, const ckpt_meta *m, const heat_config *c)
+{
+    char a[128], b[128];
+    if (memcmp(m->grid.n, c->grid.n, sizeof m->grid.n) != 0) {
+        snprintf(a, sizeof a, "[%d, %d, %d]", m->grid.n[0], m->grid.n[1], m->grid.n[2]);
+        snprintf(b, sizeof b, "[%d, %d, %d]", c->grid.n[0], c->grid.n[1], c->grid.n[2]);
+        return mismatch(path, "grid.n", a, b);
+    }
+    if (memcmp(m->grid.length, c->grid.length, sizeof m->grid.length) != 0) {
+        format_triple(a, sizeof a, m->grid.length);
+        format_triple(b, sizeof b, c->grid.length);
+        return mismatch(path, "grid.length", a, b);
+    }
+    if ((int)m->precision != c->precision)
+        return mismatch(path, "solver.precision", heat_precision_name(m->precision),
+                        heat_precision_name((heat_precision)c->precision));
+    return HEAT_OK;
+}
+
+static int check_physics(const char *path, const ckpt_meta *m, const heat_config *c)
+{
+    char a[64], b[64];
+    if (m->alpha != c->alpha) {
+        snprintf(a, sizeof a, "%.17g", m->alpha), snprintf(b, sizeof b, "%.17g", c->alpha);
+        return mismatch(path, "physics.alpha", a, b);
+    }
+    if (m->dt != c->dt) {
+        snprintf(a, sizeof a, "%.17g", m->dt), snprintf(b, sizeof b, "%.17g", c->dt);
+        return mismatch(path, "the time step dt", a, b);
+    }
+    static const char *faces[] = {"x_low", "x_high", "y_low", "y_high", "z_low", "z_high"};
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        int dirichlet = c->bc[f].type == HEAT_BC_DIRICHLET;
+        if (m->bc[f].type == c->bc[f].type && (!dirichlet || m->bc[f].value == c->bc[f].value)) continue;
+        char what[64];
+        snprintf(what, sizeof what, "boundary.%s", faces[f]);
+        snprintf(a, sizeof a, "%s %.17g", heat_config_word("boundary.x_low.type", m->bc[f].type), m->bc[f].value);
+        snprintf(b, sizeof b, "%s %.17g", heat_config_word("boundary.x_low.type", c->bc[f].type), c->bc[f].value);
+        return mismatch(path, what, a, b);
+    }
+    return HEAT_OK;
+}
+
+static int load_file(const char *path, const heat_config *c, void *field, long *step)
+{
+    ckpt_meta meta;
+    HEAT_CALL(ckpt_read_meta(path, &meta));
+    int status = check_grid(path, &meta, c);
+    if (status == HEAT_OK) status = check_physics(path, &meta, c);
+    ckpt_meta_free(&meta);
+    HEAT_CALL(status);
+    HEAT_CALL(ckpt_read(path, &meta, field));
+    *step = meta.step;
+    ckpt_meta_free(&meta);
+    return HEAT_OK;
+}
+
+/* The newest checkpoint in output.dir that reads back whole. A mismatch with
+ * the configuration is an error, not a reason to look further back. */
+static int load_latest(const heat_config *c, void *field, long *step, char *path, size_t len)
+{
+    long *steps;
+    int count = fs_list_checkpoints(c->output.dir, c->output.name, &steps);
+    if (count <= 0) {
+        free(steps);
+        return heat_error(HEAT_ERR_CONFIG, "--restart latest: no checkpoint %s_NNNNNN.hdf in %s; run without "
+                          "--restart first, or check output.dir and output.name", c->output.name, c->output.dir);
+    }
+    int status = HEAT_ERR_RUNTIME;
+    for (int i = count - 1; i >= 0 && status == HEAT_ERR_RUNTIME; --i) {
+        ckpt_path(path, len, c->output.dir, c->output.name, steps[i]);
+        status = load_file(path, c, field, step);
+        if (status == HEAT_ERR_RUNTIME) heat_warn("skipping %s: it does not read back whole", path);
+    }
+    free(steps);
+    if (status == HEAT_ERR_RUNTIME)
+        return heat_error(HEAT_ERR_RUNTIME, "--restart latest: no valid checkpoint in %s", c->output.dir);
+    return status;
+}
+
+int restart_load(const char *spec, const heat_config *c, heat_solver *solver, void *field, heat_series *series,
+                 int quiet)
+{
+    char path[1024];
+    long step = 0;
+    if (strcmp(spec, "latest") == 0) {
+        HEAT_CALL(load_latest(c, field, &step, path, sizeof path));
+    } else {
+        snprintf(path, sizeof path, "%s", spec);
+        HEAT_CALL(load_file(path, c, field, &step));
+    }
+    HEAT_CALL(heat_solver_set_field(solver, field, step));
+    if (!quiet) printf("restarted from %s at step %ld (t = %.6g)\n", path, step, solver->time);
+    if (step >= c->steps) return HEAT_OK;
+    return series_scan(series, step);
+}

@@ -1,0 +1,466 @@
+#include "checkpoint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <hdf5.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../solver/error.h"
+#include "compress.h"
+#include "fsutil.h"
+
+#ifndef HEATSOLVE_VERSION
+#define HEATSOLVE_VERSION "unknown"
+#endif
+
+/* Every HDF5 handle opened by one operation, closed together on any exit. */
+typedef struct h5_scope {
+    hid_t ids[24];
+    herr_t (*close[24])(hid_t);
+    int count;
+    const char *path; /* file being read or written, for messages */
+} h5_scope;
+
+static hid_t keep(h5_scope *s, hid_t id, herr_t (*close)(hid_t))
+{
+    if (id >= 0 && s->count < 24) s->ids[s->count] = id, s->close[s->count++] = close;
+    return id;
+}
+
+static void h5_scope_close(h5_scope *s)
+{
+    while (s->count > 0) --s->count, s->close[s->count](s->ids[s->count]);
+}
+
+static int h5_failed(const h5_scope *s, const char *call)
+{
+    int saved = errno;
+    if (saved) return heat_error(HEAT_ERR_RUNTIME, "%s: HDF5 call %s failed: %s", s->path, call, strerror(saved));
+    return heat_error(HEAT_ERR_RUNTIME, "%s: HDF5 call %s failed", s->path, call);
+}
+
+/* Checks an HDF5 call that returns a negative value on failure. */
+#define H5TRY(scope, call)                                                                                   \
+    do {                                                                                                     \
+        if ((call) < 0) return h5_failed((scope), #call);                                                    \
+    } while (0)
+
+static void quiet_hdf5(void)
+{
+    /* heatsolve reports HDF5 failures itself, with the file and the call. */
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+void ckpt_path(char *buf, size_t len, const char *dir, const char *name, long step)
+{
+    snprintf(buf, len, "%s/%s_%06ld.hdf", dir, name, step);
+}
+
+/* ---- writing ---------------------------------------------------------------------------------- */
+
+static int write_attr_in(h5_scope *s, hid_t loc, const char *name, hid_t type, int rank, hsize_t n,
+                         const void *data)
+{
+    hid_t space = keep(s, rank ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_SCALAR), H5Sclose);
+    H5TRY(s, space);
+    hid_t attr = keep(s, H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    H5TRY(s, attr);
+    H5TRY(s, H5Awrite(attr, type, data));
+    return HEAT_OK;
+}
+
+/* Attribute handles are closed at once: a file only closes when nothing in it is open. */
+static int write_attr(h5_scope *s, hid_t loc, const char *name, hid_t type, int rank, hsize_t n, const void *data)
+{
+    h5_scope local = {.path = s->path};
+    int status = write_attr_in(&local, loc, name, type, rank, n, data);
+    h5_scope_close(&local);
+    return status;
+}
+
+/* Fixed-length ASCII string of exactly strlen(text) bytes (ParaView wants "ImageData" as 9 bytes). */
+static int write_string_attr(h5_scope *s, hid_t loc, const char *name, const char *text)
+{
+    h5_scope local = {.path = s->path};
+    hid_t type = keep(&local, H5Tcopy(H5T_C_S1), H5Tclose);
+    int status = type < 0 || H5Tset_size(type, strlen(text) > 0 ? strlen(text) : 1) < 0 ||
+                         H5Tset_strpad(type, H5T_STR_NULLPAD) < 0
+                     ? h5_failed(s, "H5Tcopy/H5Tset_size")
+                     : write_attr(s, loc, name, type, 0, 1, text);
+    h5_scope_close(&local);
+    return status;
+}
+
+static int write_vtkhdf_group(h5_scope *s, hid_t file, const ckpt_meta *m)
+{
+    hid_t vtk = keep(s, H5Gcreate2(file, "VTKHDF", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    H5TRY(s, vtk);
+    int version[2] = {1, 0};
+    int extent[6] = {0, m->grid.n[0] - 1, 0, m->grid.n[1] - 1, 0, m->grid.n[2] - 1};
+    double origin[3], direction[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    for (int d = 0; d < 3; ++d) origin[d] = 0.5 * m->grid.h[d]; /* cell-centred points */
+    HEAT_CALL(write_attr(s, vtk, "Version", H5T_NATIVE_INT, 1, 2, version));
+    HEAT_CALL(write_string_attr(s, vtk, "Type", "ImageData"));
+    HEAT_CALL(write_attr(s, vtk, "WholeExtent", H5T_NATIVE_INT, 1, 6, extent));
+    HEAT_CALL(write_attr(s, vtk, "Origin", H5T_NATIVE_DOUBLE, 1, 3, origin));
+    HEAT_CALL(write_attr(s, vtk, "Spacing", H5T_NATIVE_DOUBLE, 1, 3, m->grid.h));
+    HEAT_CALL(write_attr(s, vtk, "Direction", H5T_NATIVE_DOUBLE, 1, 9, direction));
+    H5TRY(s, keep(s, H5Gcreate2(vtk, "PointData", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose));
+    return HEAT_OK;
+}
+
+static int write_restart_group(h5_scope *s, hid_t file, const ckpt_meta *m, const chunk_plan *plan,
+                               const uint32_t *crcs)
+{
+    hid_t g = keep(s, H5Gcreate2(file, "restart", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    H5TRY(s, g);
+    long long step = m->step;
+    int format = CKPT_FORMAT_VERSION, bc_type[FACE_COUNT];
+    double bc_value[FACE_COUNT];
+    for (int f = 0; f < FACE_COUNT; ++f) bc_type[f] = m->bc[f].type, bc_value[f] = m->bc[f].value;
+    HEAT_CALL(write_attr(s, g, "step", H5T_NATIVE_LLONG, 0, 1, &step));
+    HEAT_CALL(write_attr(s, g, "time", H5T_NATIVE_DOUBLE, 0, 1, &m->time));
+    HEAT_CALL(write_attr(s, g, "dt", H5T_NATIVE_DOUBLE, 0, 1, &m->dt));
+    HEAT_CALL(write_attr(s, g, "alpha", H5T_NATIVE_DOUBLE, 0, 1, &m->alpha));
+    HEAT_CALL(write_attr(s, g, "grid_n", H5T_NATIVE_INT, 1, 3, m->grid.n));
+    HEAT_CALL(write_attr(s, g, "grid_length", H5T_NATIVE_DOUBLE, 1, 3, m->grid.length));
+    HEAT_CALL(write_attr(s, g, "boundary_type", H5T_NATIVE_INT, 1, FACE_COUNT, bc_type));
+    HEAT_CALL(write_attr(s, g, "boundary_value", H5T_NATIVE_DOUBLE, 1, FACE_COUNT, bc_value));
+    HEAT_CALL(write_attr(s, g, "format_version", H5T_NATIVE_INT, 0, 1, &format));
+    HEAT_CALL(write_string_attr(s, g, "precision", heat_precision_name(m->precision)));
+    HEAT_CALL(write_string_attr(s, g, "version", HEATSOLVE_VERSION));
+    HEAT_CALL(write_string_attr(s, g, "config", m->config_text ? m->config_text : ""));
+    hsize_t n = (hsize_t)chunk_plan_total(plan);
+    hid_t space = keep(s, H5Screate_simple(1, &n, NULL), H5Sclose);
+    H5TRY(s, space);
+    hid_t d = keep(s, H5Dcreate2(g, "chunk_crc32", H5T_STD_U32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                   H5Dclose);
+    H5TRY(s, d);
+    H5TRY(s, H5Dwrite(d, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, crcs));
+    return HEAT_OK;
+}
+
+static hid_t field_type(heat_precision p) { return p == HEAT_FLOAT ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE; }
+static hid_t file_type(heat_precision p) { return p == HEAT_FLOAT ? H5T_IEEE_F32LE : H5T_IEEE_F64LE; }
+
+static int create_field_dataset(h5_scope *s, hid_t file, const ckpt_meta *m, const chunk_plan *plan, int level,
+                                int shuffle, hid_t *dset)
+{
+    hsize_t dims[3] = {(hsize_t)plan->dims[0], (hsize_t)plan->dims[1], (hsize_t)plan->dims[2]};
+    hsize_t chunk[3] = {(hsize_t)plan->chunk[0], (hsize_t)plan->chunk[1], (hsize_t)plan->chunk[2]};
+    hid_t space = keep(s, H5Screate_simple(3, dims, NULL), H5Sclose);
+    H5TRY(s, space);
+    hid_t dcpl = keep(s, H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    H5TRY(s, dcpl);
+    H5TRY(s, H5Pset_chunk(dcpl, 3, chunk));
+    if (level > 0 && shuffle) H5TRY(s, H5Pset_shuffle(dcpl));
+    if (level > 0) H5TRY(s, H5Pset_deflate(dcpl, (unsigned)level));
+    *dset = keep(s, H5Dcreate2(file, "VTKHDF/PointData/temperature", file_type(m->precision), space, H5P_DEFAULT,
+                               dcpl, H5P_DEFAULT), H5Dclose);
+    H5TRY(s, *dset);
+    return HEAT_OK;
+}
+
+static int write_chunks_direct(h5_scope *s, hid_t dset, const chunk_plan *plan, const chunk_data *chunks)
+{
+    for (int c = 0; c < chunk_plan_total(plan); ++c) {
+        hsize_t offset[3];
+        unsigned long long off[3];
+        chunk_plan_offset(plan, c, off);
+        for (int d = 0; d < 3; ++d) offset[d] = off[d];
+        H5TRY(s, H5Dwrite_chunk(dset, H5P_DEFAULT, 0, offset, chunks[c].size, chunks[c].bytes));
+    }
+    return HEAT_OK;
+}
+
+static int write_field(h5_scope *s, hid_t file, const ckpt_meta *m, const void *field, int level,
+                       ckpt_method method, uint32_t *crcs)
+{
+    int dims[3] = {m->grid.n[2], m->grid.n[1], m->grid.n[0]};
+    chunk_plan plan = chunk_plan_make(dims, heat_precision_size(m->precision));
+    int total = chunk_plan_total(&plan);
+    int shuffle = chunk_should_shuffle(&plan, field, level);
+    hid_t dset = -1;
+    HEAT_CALL(create_field_dataset(s, file, m, &plan, level, shuffle, &dset));
+    chunk_data *chunks = calloc((size_t)total, sizeof *chunks);
+    HEAT_CHECK(chunks, "out of memory for %d checkpoint chunks", total);
+    int compressed_level = method == CKPT_HDF5_FILTER ? 0 : level;
+    int status = chunks_compress(&plan, field, compressed_level, shuffle, chunks)
+                     ? HEAT_OK
+                     : heat_error(HEAT_ERR_RUNTIME, "%s: compressing the field failed (out of memory?)", s->path);
+    for (int c = 0; c < total; ++c) crcs[c] = chunks[c].crc;
+    if (status == HEAT_OK && method == CKPT_PARALLEL_ZLIB) status = write_chunks_direct(s, dset, &plan, chunks);
+    if (status == HEAT_OK && method == CKPT_HDF5_FILTER && H5Dwrite(dset, field_type(m->precision), H5S_ALL,
+                                                                     H5S_ALL, H5P_DEFAULT, field) < 0)
+        status = h5_failed(s, "H5Dwrite");
+    chunks_free(chunks, total);
+    free(chunks);
+    return status;
+}
+
+static int write_file(h5_scope *s, const char *tmp, const ckpt_meta *m, const void *field, int level,
+                      ckpt_method method)
+{
+    hid_t file = keep(s, H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    H5TRY(s, file);
+    HEAT_CALL(write_vtkhdf_group(s, file, m));
+    int dims[3] = {m->grid.n[2], m->grid.n[1], m->grid.n[0]};
+    chunk_plan plan = chunk_plan_make(dims, heat_precision_size(m->precision));
+    uint32_t *crcs = malloc(sizeof *crcs * (size_t)chunk_plan_total(&plan));
+    HEAT_CHECK(crcs, "out of memory");
+    int status = write_field(s, file, m, field, level, method, crcs);
+    if (status == HEAT_OK) status = write_restart_group(s, file, m, &plan, crcs);
+    free(crcs);
+    if (status == HEAT_OK && H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) status = h5_failed(s, "H5Fflush");
+    return status;
+}
+
+int ckpt_write(const char *path, const ckpt_meta *m, const void *field, int level, ckpt_method method)
+{
+    quiet_hdf5();
+    char tmp[4200];
+    fs_temp_name(tmp, sizeof tmp, path);
+    h5_scope s = {.path = path};
+    errno = 0;
+    int status = write_file(&s, tmp, m, field, level, method);
+    int saved = errno;
+    h5_scope_close(&s); /* closes the file: the data reaches the OS here */
+    if (status == HEAT_OK) status = fs_commit(tmp, path);
+    if (status != HEAT_OK) unlink(tmp);
+    errno = saved;
+    return status;
+}
+
+/* ---- reading ---------------------------------------------------------------------------------- */
+
+static int not_checkpoint(const char *path, const char *why)
+{
+    return heat_error(HEAT_ERR_RUNTIME, "%s is not a heatsolve checkpoint (%s); give --restart a .hdf file "
+                      "written by heatsolve, or 'latest'", path, why);
+}
+
+static int read_attr_in(h5_scope *s, hid_t loc, const char *name, hid_t type, hsize_t expect, void *out)
+{
+    if (H5Aexists(loc, name) <= 0) return not_checkpoint(s->path, name);
+    hid_t attr = keep(s, H5Aopen(loc, name, H5P_DEFAULT), H5Aclose);
+    H5TRY(s, attr);
+    hid_t space = keep(s, H5Aget_space(attr), H5Sclose);
+    H5TRY(s, space);
+    hssize_t n = H5Sget_simple_extent_npoints(space);
+    if (n != (hssize_t)expect) return not_checkpoint(s->path, "an attribute has the wrong size");
+    H5TRY(s, H5Aread(attr, type, out));
+    return HEAT_OK;
+}
+
+static int read_attr(h5_scope *s, hid_t loc, const char *name, hid_t type, hsize_t expect, void *out)
+{
+    h5_scope local = {.path = s->path};
+    int status = read_attr_in(&local, loc, name, type, expect, out);
+    h5_scope_close(&local);
+    return status;
+}
+
+static int read_string_attr_in(h5_scope *s, hid_t loc, const char *name, char **out)
+{
+    if (H5Aexists(loc, name) <= 0) return not_checkpoint(s->path, name);
+    hid_t attr = keep(s, H5Aopen(loc, name, H5P_DEFAULT), H5Aclose);
+    H5TRY(s, attr);
+    hid_t type = keep(s, H5Aget_type(attr), H5Tclose);
+    H5TRY(s, type);
+    if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) != 0)
+        return not_checkpoint(s->path, "a string attribute has another type");
+    size_t size = H5Tget_size(type);
+    HEAT_CHECK(size > 0 && size < (1u << 26), "%s: string attribute %s has size %zu", s->path, name, size);
+    *out = calloc(size + 1, 1);
+    HEAT_CHECK(*out, "out of memory");
+    H5TRY(s, H5Aread(attr, type, *out));
+    return HEAT_OK;
+}
+
+static int read_string_attr(h5_scope *s, hid_t loc, const char *name, char **out)
+{
+    h5_scope local = {.path = s->path};
+    int status = read_string_attr_in(&local, loc, name, out);
+    h5_scope_close(&local);
+    return status;
+}
+
+static int read_precision(h5_scope *s, hid_t g, ckpt_meta *m)
+{
+    char *name = NULL;
+    HEAT_CALL(read_string_attr(s, g, "precision", &name));
+    int known = strcmp(name, "double") == 0 || strcmp(name, "float") == 0;
+    m->precision = strcmp(name, "float") == 0 ? HEAT_FLOAT : HEAT_DOUBLE;
+    free(name);
+    return known ? HEAT_OK : not_checkpoint(s->path, "unknown precision");
+}
+
+static int read_restart_group(h5_scope *s, hid_t file, ckpt_meta *m)
+{
+    if (H5Lexists(file, "restart", H5P_DEFAULT) <= 0) return not_checkpoint(s->path, "no /restart group");
+    hid_t g = keep(s, H5Gopen2(file, "restart", H5P_DEFAULT), H5Gclose);
+    H5TRY(s, g);
+    long long step;
+    int bc_type[FACE_COUNT];
+    double bc_value[FACE_COUNT];
+    HEAT_CALL(read_attr(s, g, "format_version", H5T_NATIVE_INT, 1, &m->format_version));
+    if (m->format_version != CKPT_FORMAT_VERSION)
+        return heat_error(HEAT_ERR_RUNTIME, "%s has checkpoint format %d; this heatsolve reads format %d",
+                          s->path, m->format_version, CKPT_FORMAT_VERSION);
+    HEAT_CALL(read_attr(s, g, "step", H5T_NATIVE_LLONG, 1, &step));
+    HEAT_CALL(read_attr(s, g, "time", H5T_NATIVE_DOUBLE, 1, &m->time));
+    HEAT_CALL(read_attr(s, g, "dt", H5T_NATIVE_DOUBLE, 1, &m->dt));
+    HEAT_CALL(read_attr(s, g, "alpha", H5T_NATIVE_DOUBLE, 1, &m->alpha));
+    HEAT_CALL(read_attr(s, g, "grid_n", H5T_NATIVE_INT, 3, m->grid.n));
+    HEAT_CALL(read_attr(s, g, "grid_length", H5T_NATIVE_DOUBLE, 3, m->grid.length));
+    HEAT_CALL(read_attr(s, g, "boundary_type", H5T_NATIVE_INT, FACE_COUNT, bc_type));
+    HEAT_CALL(read_attr(s, g, "boundary_value", H5T_NATIVE_DOUBLE, FACE_COUNT, bc_value));
+    HEAT_CALL(read_precision(s, g, m));
+    char *version = NULL;
+    HEAT_CALL(read_string_attr(s, g, "version", &version));
+    snprintf(m->version, sizeof m->version, "%s", version);
+    free(version);
+    HEAT_CALL(read_string_attr(s, g, "config", &m->config_text));
+    m->step = (long)step;
+    for (int f = 0; f < FACE_COUNT; ++f) m->bc[f].type = (heat_bc_type)bc_type[f], m->bc[f].value = bc_value[f];
+    for (int d = 0; d < 3; ++d)
+        if (m->grid.n[d] < 1 || m->grid.length[d] <= 0) return not_checkpoint(s->path, "invalid grid");
+    heat_grid_set_spacing(&m->grid);
+    return HEAT_OK;
+}
+
+static int open_checkpoint(h5_scope *s, const char *path, hid_t *file)
+{
+    quiet_hdf5();
+    if (access(path, R_OK) != 0)
+        return heat_error(HEAT_ERR_RUNTIME, "cannot read checkpoint %s: %s", path, strerror(errno));
+    if (H5Fis_hdf5(path) <= 0) return not_checkpoint(path, "not an HDF5 file, or a truncated one");
+    *file = keep(s, H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    if (*file < 0) return not_checkpoint(path, "HDF5 cannot open it; truncated or damaged?");
+    return HEAT_OK;
+}
+
+int ckpt_read_meta(const char *path, ckpt_meta *m)
+{
+    memset(m, 0, sizeof *m);
+    h5_scope s = {.path = path};
+    hid_t file;
+    int status = open_checkpoint(&s, path, &file);
+    if (status == HEAT_OK) status = read_restart_group(&s, file, m);
+    h5_scope_close(&s);
+    if (status != HEAT_OK) ckpt_meta_free(m);
+    return status;
+}
+
+/* The dataset must be chunked as chunk_plan_make would chunk it, with no
+ * filters or deflate, optionally after shuffle. */
+static int read_filters(h5_scope *s, hid_t dset, const chunk_plan *plan, int *compressed, int *shuffle)
+{
+    hid_t dcpl = keep(s, H5Dget_create_plist(dset), H5Pclose);
+    H5TRY(s, dcpl);
+    hsize_t chunk[3];
+    if (H5Pget_layout(dcpl) != H5D_CHUNKED || H5Pget_chunk(dcpl, 3, chunk) != 3 ||
+        chunk[0] != (hsize_t)plan->chunk[0] || chunk[1] != (hsize_t)plan->chunk[1] || chunk[2] != (hsize_t)plan->chunk[2])
+        return not_checkpoint(s->path, "field dataset chunked differently");
+    int nfilters = H5Pget_nfilters(dcpl);
+    *compressed = *shuffle = 0;
+    for (int f = 0; f < nfilters; ++f) {
+        unsigned flags, values[8];
+        size_t nvalues = 8;
+        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)f, &flags, &nvalues, values, 0, NULL, NULL);
+        if (id == H5Z_FILTER_SHUFFLE && f == 0) *shuffle = 1;
+        else if (id == H5Z_FILTER_DEFLATE && f == nfilters - 1) *compressed = 1;
+        else return not_checkpoint(s->path, "field dataset uses an unexpected filter");
+    }
+    if (*shuffle && !*compressed) return not_checkpoint(s->path, "shuffle without deflate");
+    return HEAT_OK;
+}
+
+static int read_chunks(h5_scope *s, hid_t dset, const chunk_plan *plan, chunk_data *chunks)
+{
+    for (int c = 0; c < chunk_plan_total(plan); ++c) {
+        unsigned long long off[3];
+        hsize_t offset[3], size = 0;
+        chunk_plan_offset(plan, c, off);
+        for (int d = 0; d < 3; ++d) offset[d] = off[d];
+        if (H5Dget_chunk_storage_size(dset, offset, &size) < 0 || size == 0 || size > 4 * plan->raw_bytes + 4096)
+            return heat_error(HEAT_ERR_RUNTIME, "%s: chunk %d of the field is missing or damaged", s->path, c);
+        chunks[c].bytes = malloc(size);
+        HEAT_CHECK(chunks[c].bytes, "out of memory");
+        chunks[c].size = size;
+        uint32_t mask = 0;
+        if (H5Dread_chunk(dset, H5P_DEFAULT, offset, &mask, chunks[c].bytes) < 0 || mask != 0)
+            return heat_error(HEAT_ERR_RUNTIME, "%s: cannot read chunk %d of the field (truncated file?)", s->path, c);
+    }
+    return HEAT_OK;
+}
+
+static int read_crcs(h5_scope *s, hid_t file, const chunk_plan *plan, chunk_data *chunks)
+{
+    int total = chunk_plan_total(plan);
+    if (H5Lexists(file, "restart/chunk_crc32", H5P_DEFAULT) <= 0) return not_checkpoint(s->path, "no checksums");
+    hid_t d = keep(s, H5Dopen2(file, "restart/chunk_crc32", H5P_DEFAULT), H5Dclose);
+    H5TRY(s, d);
+    hid_t space = keep(s, H5Dget_space(d), H5Sclose);
+    H5TRY(s, space);
+    if (H5Sget_simple_extent_npoints(space) != total) return not_checkpoint(s->path, "checksum count differs");
+    uint32_t *crcs = malloc(sizeof *crcs * (size_t)total);
+    HEAT_CHECK(crcs, "out of memory");
+    herr_t err = H5Dread(d, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, crcs);
+    for (int c = 0; c < total && err >= 0; ++c) chunks[c].crc = crcs[c];
+    free(crcs);
+    if (err < 0) return h5_failed(s, "H5Dread(chunk_crc32)");
+    return HEAT_OK;
+}
+
+static int read_field(h5_scope *s, hid_t file, const ckpt_meta *m, void *field)
+{
+    if (H5Lexists(file, "VTKHDF", H5P_DEFAULT) <= 0 || H5Lexists(file, "VTKHDF/PointData", H5P_DEFAULT) <= 0 ||
+        H5Lexists(file, "VTKHDF/PointData/temperature", H5P_DEFAULT) <= 0)
+        return not_checkpoint(s->path, "no /VTKHDF/PointData/temperature");
+    hid_t dset = keep(s, H5Dopen2(file, "VTKHDF/PointData/temperature", H5P_DEFAULT), H5Dclose);
+    H5TRY(s, dset);
+    hid_t space = keep(s, H5Dget_space(dset), H5Sclose);
+    hsize_t dims[3];
+    if (space < 0 || H5Sget_simple_extent_ndims(space) != 3 || H5Sget_simple_extent_dims(space, dims, NULL) != 3 ||
+        dims[0] != (hsize_t)m->grid.n[2] || dims[1] != (hsize_t)m->grid.n[1] || dims[2] != (hsize_t)m->grid.n[0])
+        return not_checkpoint(s->path, "field shape differs from /restart/grid_n");
+    int zyx[3] = {m->grid.n[2], m->grid.n[1], m->grid.n[0]}, compressed = 0, shuffle = 0;
+    chunk_plan plan = chunk_plan_make(zyx, heat_precision_size(m->precision));
+    HEAT_CALL(read_filters(s, dset, &plan, &compressed, &shuffle));
+    int total = chunk_plan_total(&plan);
+    chunk_data *chunks = calloc((size_t)total, sizeof *chunks);
+    HEAT_CHECK(chunks, "out of memory");
+    int status = read_chunks(s, dset, &plan, chunks);
+    if (status == HEAT_OK) status = read_crcs(s, file, &plan, chunks);
+    int bad = status == HEAT_OK ? chunks_decompress(&plan, chunks, compressed, shuffle, field) : 0;
+    if (bad) status = heat_error(HEAT_ERR_RUNTIME, "%s is corrupt: chunk %d of the field fails its checksum or "
+                                 "does not decompress; restart from an earlier checkpoint", s->path, bad - 1);
+    chunks_free(chunks, total);
+    free(chunks);
+    return status;
+}
+
+int ckpt_read(const char *path, ckpt_meta *m, void *field)
+{
+    memset(m, 0, sizeof *m);
+    h5_scope s = {.path = path};
+    hid_t file;
+    int status = open_checkpoint(&s, path, &file);
+    if (status == HEAT_OK) status = read_restart_group(&s, file, m);
+    if (status == HEAT_OK) status = read_field(&s, file, m, field);
+    h5_scope_close(&s);
+    if (status != HEAT_OK) ckpt_meta_free(m);
+    return status;
+}
+
+void ckpt_meta_free(ckpt_meta *m)
+{
+    if (!m) return;
+    free(m->config_text);
+    m->config_text = NULL;
+}

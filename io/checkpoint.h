@@ -1,0 +1,51 @@
+#pragma once
+/*
+ * Checkpoint files: one HDF5 file per checkpoint that is at once a VTKHDF
+ * ImageData snapshot for ParaView 5.11 and a restart file.
+ *
+ *   /VTKHDF                      attrs Version {1,0}, Type "ImageData" (9-byte ASCII),
+ *                                WholeExtent, Origin, Spacing, Direction
+ *   /VTKHDF/PointData/temperature  (nz, ny, nx), chunked, [shuffle +] deflate
+ *   /restart                     attrs step, time, dt, precision, grid_n, grid_length,
+ *                                alpha, boundary_type, boundary_value, config,
+ *                                version, format_version; dataset chunk_crc32
+ *
+ * Files are written under a temporary name, flushed, closed, fsynced and
+ * renamed: a checkpoint's name never holds a half-written file.
+ */
+#include "../solver/problem.h"
+
+enum { CKPT_FORMAT_VERSION = 1 };
+
+typedef struct ckpt_meta {
+    long step;
+    double time, dt;
+    heat_precision precision;
+    heat_grid grid;
+    double alpha;
+    heat_bc bc[FACE_COUNT];
+    char *config_text;    /* effective configuration; owned by the caller when writing, by meta after reading */
+    char version[32];     /* heatsolve version that wrote the file */
+    int format_version;
+} ckpt_meta;
+
+typedef enum {
+    CKPT_PARALLEL_ZLIB = 0, /* chunks deflated on all cores, written with H5Dwrite_chunk */
+    CKPT_HDF5_FILTER = 1,   /* HDF5's built-in filter (for the benchmark comparison) */
+} ckpt_method;
+
+/* Writes field (compact, x fastest) with meta to path, atomically.
+ * `level` 0-9 is the zlib level (0: uncompressed). */
+int ckpt_write(const char *path, const ckpt_meta *meta, const void *field, int level, ckpt_method method);
+
+/* Reads only the /restart metadata (checks the layout). Free with ckpt_meta_free. */
+int ckpt_read_meta(const char *path, ckpt_meta *meta);
+
+/* Reads metadata and the field, verifying every chunk's checksum. `field`
+ * must hold grid.n[0]*n[1]*n[2] values of the precision given by meta. */
+int ckpt_read(const char *path, ckpt_meta *meta, void *field);
+
+void ckpt_meta_free(ckpt_meta *meta);
+
+/* "<dir>/<name>_<step, 6+ digits>.hdf" */
+void ckpt_path(char *buf, size_t len, const char *dir, const char *name, long step);

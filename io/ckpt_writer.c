@@ -1,0 +1,137 @@
+#include "ckpt_writer.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../solver/error.h"
+#include "fsutil.h"
+
+struct ckpt_writer {
+    ckpt_writer_options options;
+    char dir[512], name[128];
+    ckpt_meta meta;       /* template; step and time set per job */
+    heat_series series;
+    void *buffer;         /* snapshot: compact field */
+    size_t bytes;
+    pthread_t thread;
+    int in_flight;
+    int status;           /* result of the last job */
+    long last_step;
+};
+
+int ckpt_writer_create(const ckpt_writer_options *o, const ckpt_meta *meta, heat_series *series, ckpt_writer **out)
+{
+    *out = NULL;
+    ckpt_writer *w = calloc(1, sizeof *w);
+    HEAT_CHECK(w, "out of memory");
+    w->options = *o;
+    snprintf(w->dir, sizeof w->dir, "%s", o->dir);
+    snprintf(w->name, sizeof w->name, "%s", o->name);
+    w->options.dir = w->dir, w->options.name = w->name;
+    w->meta = *meta;
+    w->meta.config_text = meta->config_text ? strdup(meta->config_text) : NULL;
+    w->series = *series;
+    memset(series, 0, sizeof *series);
+    w->bytes = (size_t)heat_grid_points(&meta->grid) * heat_precision_size(meta->precision);
+    w->buffer = malloc(w->bytes);
+    w->last_step = -1;
+    *out = w;
+    HEAT_CHECK(w->buffer, "cannot allocate the %zu-byte checkpoint snapshot", w->bytes);
+    return HEAT_OK;
+}
+
+void *ckpt_writer_buffer(ckpt_writer *w) { return w->buffer; }
+long ckpt_writer_last_step(const ckpt_writer *w) { return w->last_step; }
+
+static void warn_if_disk_short(const ckpt_writer *w)
+{
+    double free_bytes = fs_free_bytes(w->dir);
+    /* Compressed size is unknown in advance; the raw size bounds it. */
+    if (free_bytes >= 0 && free_bytes < (double)w->bytes * 1.05)
+        heat_warn("only %.3g MB free in %s; the next checkpoint may need up to %.3g MB", free_bytes / 1e6, w->dir,
+                  (double)w->bytes / 1e6);
+}
+
+static int prune_old(ckpt_writer *w)
+{
+    while (w->options.keep > 0 && w->series.count > w->options.keep) {
+        char path[1024];
+        long oldest = w->series.entries[0].step;
+        ckpt_path(path, sizeof path, w->dir, w->name, oldest);
+        series_remove(&w->series, oldest);
+        HEAT_CALL(series_write(&w->series)); /* never list a file that is about to go */
+        if (unlink(path) != 0 && errno != ENOENT) heat_warn("cannot remove old checkpoint %s: %s", path, strerror(errno));
+        char png[1100];
+        snprintf(png, sizeof png, "%.*s.png", (int)(strlen(path) - 4), path);
+        unlink(png);
+    }
+    return HEAT_OK;
+}
+
+static int write_png(ckpt_writer *w, const char *ckpt)
+{
+    if (!w->options.png) return HEAT_OK;
+    char png[1100];
+    snprintf(png, sizeof png, "%.*s.png", (int)(strlen(ckpt) - 4), ckpt);
+    return png_write_slice(png, w->buffer, &w->meta.grid, w->meta.precision, &w->options.slice);
+}
+
+static int write_job(ckpt_writer *w)
+{
+    char path[1024];
+    ckpt_path(path, sizeof path, w->dir, w->name, w->meta.step);
+    warn_if_disk_short(w);
+    HEAT_CALL(ckpt_write(path, &w->meta, w->buffer, w->options.level, CKPT_PARALLEL_ZLIB));
+    HEAT_CALL(series_add(&w->series, w->meta.step, w->meta.time));
+    HEAT_CALL(series_write(&w->series));
+    HEAT_CALL(write_png(w, path));
+    return prune_old(w);
+}
+
+static void *writer_main(void *arg)
+{
+    ckpt_writer *w = arg;
+    w->status = write_job(w);
+    if (w->status != HEAT_OK)
+        fprintf(stderr, "heatsolve: the checkpoint of step %ld was not written; earlier checkpoints and the "
+                        "series file are intact\n", w->meta.step);
+    return NULL;
+}
+
+int ckpt_writer_submit(ckpt_writer *w, long step, double time)
+{
+    HEAT_CALL(ckpt_writer_wait(w));
+    w->meta.step = step;
+    w->meta.time = time;
+    w->last_step = step;
+    int err = pthread_create(&w->thread, NULL, writer_main, w);
+    if (err != 0) return heat_error(HEAT_ERR_RUNTIME, "cannot start the checkpoint writer thread: %s", strerror(err));
+    w->in_flight = 1;
+    return HEAT_OK;
+}
+
+int ckpt_writer_wait(ckpt_writer *w)
+{
+    if (!w->in_flight) return HEAT_OK;
+    pthread_join(w->thread, NULL);
+    w->in_flight = 0;
+    int status = w->status;
+    w->status = HEAT_OK;
+    return status;
+}
+
+void ckpt_writer_destroy(ckpt_writer **writer)
+{
+    if (!writer || !*writer) return;
+    ckpt_writer *w = *writer;
+    if (w->in_flight) ckpt_writer_wait(w);
+    series_destroy(&w->series);
+    free(w->meta.config_text);
+    free(w->buffer);
+    free(w);
+    *writer = NULL;
+}

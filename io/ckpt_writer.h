@@ -1,0 +1,41 @@
+#pragma once
+/*
+ * Writes checkpoints on a thread of its own so that the time loop computes
+ * on: the loop waits for the previous write (at most one in flight), copies
+ * the field into the writer's snapshot buffer and submits it. The writer
+ * compresses (on all cores), writes, renames, updates the series file,
+ * writes the optional PNG and prunes old checkpoints (output.keep).
+ */
+#include "checkpoint.h"
+#include "png.h"
+#include "series.h"
+
+typedef struct ckpt_writer_options {
+    const char *dir, *name;
+    int level;          /* zlib level */
+    int keep;           /* newest checkpoints to keep; 0 = all */
+    int png;            /* write a PNG beside each checkpoint */
+    png_slice slice;
+} ckpt_writer_options;
+
+typedef struct ckpt_writer ckpt_writer;
+
+/* meta: everything but step and time (copied, config text included). The
+ * series is taken over by the writer. */
+int ckpt_writer_create(const ckpt_writer_options *options, const ckpt_meta *meta, heat_series *series,
+                       ckpt_writer **writer);
+
+/* Where the next snapshot goes; valid after ckpt_writer_wait. */
+void *ckpt_writer_buffer(ckpt_writer *writer);
+
+/* Starts writing the buffer as the checkpoint of step. */
+int ckpt_writer_submit(ckpt_writer *writer, long step, double time);
+
+/* Waits for the write in flight; returns its status (HEAT_OK if none). */
+int ckpt_writer_wait(ckpt_writer *writer);
+
+/* Step of the last submitted checkpoint, -1 if none. */
+long ckpt_writer_last_step(const ckpt_writer *writer);
+
+/* Waits, then frees; accepts NULL and clears the handle. */
+void ckpt_writer_destroy(ckpt_writer **writer);

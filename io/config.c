@@ -1,0 +1,555 @@
+/*
+ * Configuration loading with libconfig. One table lists every key with its
+ * type, range and meaning; unknown keys, wrong types and out-of-range values
+ * are reported against that table with the file and line they came from.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <libconfig.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../solver/error.h"
+#include "../solver/font.h"
+
+typedef enum { K_INT, K_LONG, K_FLOAT, K_BOOL, K_STRING, K_WORD, K_INT3, K_FLOAT3 } key_kind;
+
+typedef struct config_key {
+    const char *path;
+    key_kind kind;
+    size_t offset;             /* field in heat_config */
+    size_t size;               /* K_STRING: buffer size */
+    double min, max;           /* numeric range, per element */
+    int min_open;              /* 1: min itself is not allowed */
+    const char *const *words;  /* K_WORD: allowed words, NULL-terminated; stored as int index */
+    const char *meaning;
+} config_key;
+
+static const char *const initial_words[] = {"letters", "gaussian", "sine", "constant", NULL};
+static const char *const bc_words[] = {"neumann", "dirichlet", NULL};
+static const char *const backend_words[] = {"auto", "cpu", "hip", NULL};
+static const char *const precision_words[] = {"double", "float", NULL};
+static const char *const write_error_words[] = {"stop", "continue", NULL};
+static const char *const axis_words[] = {"x", "y", "z", NULL};
+
+#define F(field) offsetof(heat_config, field)
+#define BIG 1e300
+#define FACE(name, id)                                                                       \
+    {"boundary." name ".type", K_WORD, F(bc[id].type), 0, 0, 0, 0, bc_words,                \
+     "neumann (insulated) or dirichlet (fixed temperature)"},                                \
+    {"boundary." name ".value", K_FLOAT, F(bc[id].value), 0, -BIG, BIG, 0, NULL,           \
+     "temperature held on the face (dirichlet)"}
+
+static const config_key keys[] = {
+    {"grid.n", K_INT3, F(grid.n), 0, 3, 1 << 20, 0, NULL, "points along x, y, z, each >= 3"},
+    {"grid.length", K_FLOAT3, F(grid.length), 0, 0, BIG, 1, NULL, "box size along x, y, z, each > 0"},
+    {"physics.alpha", K_FLOAT, F(alpha), 0, 0, BIG, 1, NULL, "thermal diffusivity, > 0"},
+    {"time.steps", K_LONG, F(steps), 0, 0, 1e15, 0, NULL, "final step number of the run, >= 0"},
+    {"time.dt", K_FLOAT, F(dt_requested), 0, 0, BIG, 1, NULL, "time step, > 0 (default: cfl * dt_max)"},
+    {"time.cfl", K_FLOAT, F(cfl), 0, 0, 1, 1, NULL, "fraction of the stable step, in (0, 1]"},
+    {"time.allow_unstable", K_BOOL, F(allow_unstable), 0, 0, 1, 0, NULL, "accept time.dt above dt_max"},
+    {"initial.type", K_WORD, F(initial.type), 0, 0, 0, 0, initial_words, "the initial temperature field"},
+    {"initial.value", K_FLOAT, F(initial.value), 0, -BIG, BIG, 0, NULL, "constant: the temperature"},
+    {"initial.amplitude", K_FLOAT, F(initial.amplitude), 0, -BIG, BIG, 0, NULL, "gaussian, sine: peak height"},
+    {"initial.background", K_FLOAT, F(initial.background), 0, -BIG, BIG, 0, NULL, "gaussian, sine: base temperature"},
+    {"initial.center", K_FLOAT3, F(initial.center), 0, 0, 1, 0, NULL, "gaussian: peak position, fractions of the box in [0, 1]"},
+    {"initial.width", K_FLOAT, F(initial.width), 0, 0, BIG, 1, NULL, "gaussian: standard deviation, > 0"},
+    {"initial.modes", K_INT3, F(initial.modes), 0, 1, 1 << 20, 0, NULL, "sine: half waves along x, y, z, each >= 1"},
+    {"initial.text", K_STRING, F(initial.text), sizeof(((heat_initial *)0)->text), 0, 0, 0, NULL, "letters: the text"},
+    {"initial.letter_temperature", K_FLOAT, F(initial.letter_temperature), 0, -BIG, BIG, 0, NULL, "letters: temperature of the letters"},
+    {"initial.plate_temperature", K_FLOAT, F(initial.plate_temperature), 0, -BIG, BIG, 0, NULL, "letters: temperature of the plate"},
+    {"initial.ambient_temperature", K_FLOAT, F(initial.ambient_temperature), 0, -BIG, BIG, 0, NULL, "letters: temperature around them"},
+    {"initial.plate_thickness", K_FLOAT, F(initial.plate_thickness), 0, 0, 1, 1, NULL, "letters: plate thickness, fraction of the height in (0, 1]"},
+    {"initial.letter_height", K_FLOAT, F(initial.letter_height), 0, 0, 1, 1, NULL, "letters: letter height, fraction of the height in (0, 1]"},
+    {"initial.margin", K_FLOAT, F(initial.margin), 0, 0, 0.45, 0, NULL, "letters: free border, fraction of the width in [0, 0.45]"},
+    FACE("x_low", FACE_X_LOW), FACE("x_high", FACE_X_HIGH),
+    FACE("y_low", FACE_Y_LOW), FACE("y_high", FACE_Y_HIGH),
+    FACE("z_low", FACE_Z_LOW), FACE("z_high", FACE_Z_HIGH),
+    {"output.dir", K_STRING, F(output.dir), sizeof(((heat_output *)0)->dir), 0, 0, 0, NULL, "folder for checkpoints"},
+    {"output.name", K_STRING, F(output.name), sizeof(((heat_output *)0)->name), 0, 0, 0, NULL, "checkpoint file stem"},
+    {"output.every", K_LONG, F(output.every), 0, 0, 1e15, 0, NULL, "checkpoint interval in steps, >= 0 (0: final step only)"},
+    {"output.compression", K_INT, F(output.compression), 0, 0, 9, 0, NULL, "zlib level 0-9 (0: none)"},
+    {"output.keep", K_INT, F(output.keep), 0, 0, 1e9, 0, NULL, "keep only the newest K checkpoints, >= 0 (0: all)"},
+    {"output.on_write_error", K_WORD, F(output.on_write_error), 0, 0, 0, 0, write_error_words, "stop or continue when a checkpoint cannot be written"},
+    {"output.png", K_BOOL, F(output.png), 0, 0, 1, 0, NULL, "write a quick-look PNG beside each checkpoint"},
+    {"output.png_axis", K_WORD, F(output.png_axis), 0, 0, 0, 0, axis_words, "normal of the PNG slice: x, y or z"},
+    {"output.png_index", K_INT, F(output.png_index), 0, -1, 1 << 20, 0, NULL, "index of the PNG slice (-1: automatic)"},
+    {"solver.backend", K_WORD, F(backend), 0, 0, 0, 0, backend_words, "auto, cpu or hip"},
+    {"solver.precision", K_WORD, F(precision), 0, 0, 0, 0, precision_words, "double or float"},
+    {"solver.kernel", K_STRING, F(kernel.name), sizeof(((heat_kernel_choice *)0)->name), 0, 0, 0, NULL, "GPU kernel variant or auto"},
+    {"solver.tile", K_INT, F(kernel.tile), 0, 0, 16, 0, NULL, "tile factor 1, 2, 4, 8, 16 (0: auto)"},
+    {"solver.block", K_INT3, F(kernel.block), 0, 0, 1024, 0, NULL, "GPU thread block shape (zeros: auto)"},
+};
+#undef FACE
+#undef F
+
+enum { KEY_COUNT = sizeof keys / sizeof keys[0] };
+
+static void set_defaults(heat_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->grid.n[0] = 128, c->grid.n[1] = 64, c->grid.n[2] = 32;
+    c->grid.length[0] = 2.0, c->grid.length[1] = 1.0, c->grid.length[2] = 0.5;
+    c->alpha = 1.0;
+    c->steps = 100;
+    c->cfl = 0.9;
+    c->initial.type = INITIAL_LETTERS;
+    c->initial.amplitude = 1.0;
+    c->initial.center[0] = c->initial.center[1] = c->initial.center[2] = 0.5;
+    c->initial.width = 0.1;
+    c->initial.modes[0] = c->initial.modes[1] = c->initial.modes[2] = 1;
+    strcpy(c->initial.text, "HEAT");
+    c->initial.letter_temperature = 100.0;
+    c->initial.plate_temperature = 0.0;
+    c->initial.ambient_temperature = 0.0;
+    c->initial.plate_thickness = 0.25;
+    c->initial.letter_height = 0.35;
+    c->initial.margin = 0.06;
+    c->output.every = 0;
+    c->output.compression = 1;
+    c->output.png_axis = 2;
+    c->output.png_index = -1;
+    strcpy(c->kernel.name, "auto");
+}
+
+/* ---- locations and suggestions ---------------------------------------- */
+
+static void setting_path(const config_setting_t *s, char *buf, size_t len)
+{
+    const config_setting_t *chain[32];
+    int depth = 0;
+    for (; s && config_setting_name(s) && depth < 32; s = config_setting_parent(s)) chain[depth++] = s;
+    buf[0] = '\0';
+    size_t used = 0;
+    for (int i = depth - 1; i >= 0; --i)
+        used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s",
+                                 i == depth - 1 ? "" : ".", config_setting_name(chain[i]));
+}
+
+/* "file.cfg:12" for settings from the file, "--set" for overrides. */
+static void setting_where(const config_setting_t *s, const char *origin, char *buf, size_t len)
+{
+    int line = (int)config_setting_source_line(s);
+    if (line > 0) snprintf(buf, len, "%s:%d", origin, line);
+    else snprintf(buf, len, "--set");
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), row[128];
+    if (lb >= 128) return (size_t)-1;
+    for (size_t j = 0; j <= lb; ++j) row[j] = j;
+    for (size_t i = 1; i <= la; ++i) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; ++j) {
+            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb];
+}
+
+static const char *nearest_key(const char *path)
+{
+    const char *best = keys[0].path;
+    size_t best_distance = (size_t)-1;
+    for (int k = 0; k < KEY_COUNT; ++k) {
+        size_t d = edit_distance(path, keys[k].path);
+        if (d < best_distance) best_distance = d, best = keys[k].path;
+    }
+    return best;
+}
+
+static const config_key *find_key(const char *path)
+{
+    for (int k = 0; k < KEY_COUNT; ++k)
+        if (strcmp(keys[k].path, path) == 0) return &keys[k];
+    return NULL;
+}
+
+static int is_group_prefix(const char *path)
+{
+    size_t len = strlen(path);
+    for (int k = 0; k < KEY_COUNT; ++k)
+        if (strncmp(keys[k].path, path, len) == 0 && keys[k].path[len] == '.') return 1;
+    return 0;
+}
+
+/* Every setting in the file must be a known key or a group on the way to one. */
+static int check_unknown(const config_setting_t *group, const char *origin)
+{
+    for (int i = 0; i < config_setting_length(group); ++i) {
+        const config_setting_t *s = config_setting_get_elem(group, (unsigned)i);
+        char path[256], where[600];
+        setting_path(s, path, sizeof path);
+        int is_group = config_setting_type(s) == CONFIG_TYPE_GROUP;
+        if (is_group && is_group_prefix(path)) {
+            HEAT_CALL(check_unknown(s, origin));
+            continue;
+        }
+        if (!is_group && find_key(path)) continue;
+        setting_where(s, origin, where, sizeof where);
+        return heat_error(HEAT_ERR_CONFIG, "%s: unknown %s '%s'; did you mean '%s'? (see docs/CONFIG.md)",
+                          where, is_group ? "group" : "key", path, nearest_key(path));
+    }
+    return HEAT_OK;
+}
+
+/* ---- reading one key ---------------------------------------------------- */
+
+static int bad_value(const config_setting_t *s, const config_key *key, const char *origin, const char *what)
+{
+    char where[600];
+    setting_where(s, origin, where, sizeof where);
+    return heat_error(HEAT_ERR_CONFIG, "%s: %s %s; expected %s", where, key->path, what, key->meaning);
+}
+
+static int in_range(const config_key *key, double v)
+{
+    if (isnan(v) || v > key->max) return 0;
+    return key->min_open ? v > key->min : v >= key->min;
+}
+
+static int read_number(const config_setting_t *s, const config_key *key, const char *origin, int integral,
+                       double *out)
+{
+    int type = config_setting_type(s);
+    if (type == CONFIG_TYPE_INT || type == CONFIG_TYPE_INT64) *out = (double)config_setting_get_int64(s);
+    else if (type == CONFIG_TYPE_FLOAT && !integral) *out = config_setting_get_float(s);
+    else if (type == CONFIG_TYPE_FLOAT) return bad_value(s, key, origin, "must be an integer (no decimal point)");
+    else return bad_value(s, key, origin, "has the wrong type");
+    if (!in_range(key, *out)) {
+        char what[96];
+        snprintf(what, sizeof what, "= %g is out of range", *out);
+        return bad_value(s, key, origin, what);
+    }
+    return HEAT_OK;
+}
+
+static int read_word(const config_setting_t *s, const config_key *key, const char *origin, int *out)
+{
+    const char *word = config_setting_get_string(s);
+    if (!word) return bad_value(s, key, origin, "must be a quoted word");
+    for (int w = 0; key->words[w]; ++w)
+        if (strcmp(word, key->words[w]) == 0) return *out = w, HEAT_OK;
+    char what[256];
+    int used = snprintf(what, sizeof what, "= \"%s\" is not one of", word);
+    for (int w = 0; key->words[w]; ++w) used += snprintf(what + used, sizeof what - (size_t)used, " \"%s\"", key->words[w]);
+    return bad_value(s, key, origin, what);
+}
+
+static int read_triple(const config_setting_t *s, const config_key *key, const char *origin, char *field)
+{
+    int type = config_setting_type(s);
+    if ((type != CONFIG_TYPE_ARRAY && type != CONFIG_TYPE_LIST) || config_setting_length(s) != 3)
+        return bad_value(s, key, origin, "must be a list of three numbers like [64, 64, 32]");
+    for (unsigned i = 0; i < 3; ++i) {
+        double v;
+        HEAT_CALL(read_number(config_setting_get_elem(s, i), key, origin, key->kind == K_INT3, &v));
+        if (key->kind == K_INT3) ((int *)field)[i] = (int)v;
+        else ((double *)field)[i] = v;
+    }
+    return HEAT_OK;
+}
+
+static int read_key(const config_setting_t *s, const config_key *key, const char *origin, heat_config *c)
+{
+    char *field = (char *)c + key->offset;
+    double v;
+    switch (key->kind) {
+    case K_INT: HEAT_CALL(read_number(s, key, origin, 1, &v)); *(int *)field = (int)v; break;
+    case K_LONG: HEAT_CALL(read_number(s, key, origin, 1, &v)); *(long *)field = (long)v; break;
+    case K_FLOAT: HEAT_CALL(read_number(s, key, origin, 0, &v)); *(double *)field = v; break;
+    case K_BOOL:
+        if (config_setting_type(s) != CONFIG_TYPE_BOOL) return bad_value(s, key, origin, "must be true or false");
+        *(int *)field = config_setting_get_bool(s);
+        break;
+    case K_WORD: return read_word(s, key, origin, (int *)field);
+    case K_STRING: {
+        const char *str = config_setting_get_string(s);
+        if (!str) return bad_value(s, key, origin, "must be a quoted string");
+        if (strlen(str) >= key->size) return bad_value(s, key, origin, "is too long");
+        strcpy(field, str);
+        break;
+    }
+    case K_INT3:
+    case K_FLOAT3: return read_triple(s, key, origin, field);
+    }
+    return HEAT_OK;
+}
+
+/* ---- --set overrides ---------------------------------------------------- */
+
+static int valid_path(const char *path, size_t len)
+{
+    if (len == 0) return 0;
+    for (size_t i = 0; i < len; ++i) {
+        char ch = path[i];
+        int start = i == 0 || path[i - 1] == '.';
+        if (ch == '.' && !start && i + 1 < len) continue;
+        if (isalpha((unsigned char)ch) || ch == '_' || (!start && (isdigit((unsigned char)ch) || ch == '-'))) continue;
+        return 0;
+    }
+    return 1;
+}
+
+static int copy_setting(config_setting_t *parent, const char *name, const config_setting_t *src);
+
+static int copy_children(config_setting_t *dst, const config_setting_t *src)
+{
+    int named = config_setting_type(dst) == CONFIG_TYPE_GROUP;
+    for (int i = 0; i < config_setting_length(src); ++i) {
+        const config_setting_t *child = config_setting_get_elem(src, (unsigned)i);
+        HEAT_CALL(copy_setting(dst, named ? config_setting_name(child) : NULL, child));
+    }
+    return HEAT_OK;
+}
+
+static int copy_setting(config_setting_t *parent, const char *name, const config_setting_t *src)
+{
+    int type = config_setting_type(src);
+    config_setting_t *dst = config_setting_add(parent, name, type);
+    HEAT_CHECK(dst, "libconfig could not add setting '%s'", name ? name : "(element)");
+    int ok = CONFIG_TRUE;
+    switch (type) {
+    case CONFIG_TYPE_INT: ok = config_setting_set_int(dst, config_setting_get_int(src)); break;
+    case CONFIG_TYPE_INT64: ok = config_setting_set_int64(dst, config_setting_get_int64(src)); break;
+    case CONFIG_TYPE_FLOAT: ok = config_setting_set_float(dst, config_setting_get_float(src)); break;
+    case CONFIG_TYPE_BOOL: ok = config_setting_set_bool(dst, config_setting_get_bool(src)); break;
+    case CONFIG_TYPE_STRING: ok = config_setting_set_string(dst, config_setting_get_string(src)); break;
+    default: return copy_children(dst, src);
+    }
+    HEAT_CHECK(ok == CONFIG_TRUE, "libconfig could not set '%s'", name ? name : "(element)");
+    return HEAT_OK;
+}
+
+/* Walks/creates the groups of `path` (all but its last part) in cf. */
+static int override_parent(config_t *cf, const char *path, const char *arg, config_setting_t **parent,
+                           const char **leaf)
+{
+    config_setting_t *group = config_root_setting(cf);
+    char part[256];
+    const char *p = path;
+    for (const char *dot; (dot = strchr(p, '.')); p = dot + 1) {
+        snprintf(part, sizeof part, "%.*s", (int)(dot - p), p);
+        config_setting_t *next = config_setting_get_member(group, part);
+        if (!next) next = config_setting_add(group, part, CONFIG_TYPE_GROUP);
+        if (!next || config_setting_type(next) != CONFIG_TYPE_GROUP)
+            return heat_error(HEAT_ERR_CONFIG, "--set %s: '%s' is not a group", arg, part);
+        group = next;
+    }
+    *parent = group;
+    *leaf = p;
+    return HEAT_OK;
+}
+
+static int apply_override(config_t *cf, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || !valid_path(arg, (size_t)(eq - arg)))
+        return heat_error(HEAT_ERR_CONFIG, "--set '%s': expected PATH=VALUE, e.g. --set grid.n=[64,64,16]", arg);
+    char path[256];
+    snprintf(path, sizeof path, "%.*s", (int)(eq - arg), arg);
+    if (!find_key(path))
+        return heat_error(HEAT_ERR_CONFIG, "--set %s: unknown key '%s'; did you mean '%s'?", arg, path, nearest_key(path));
+    size_t len = strlen(eq + 1) + 16;
+    char *text = malloc(len);
+    HEAT_CHECK(text, "out of memory");
+    snprintf(text, len, "v = %s;", eq + 1);
+    config_t value;
+    config_init(&value);
+    int parsed = config_read_string(&value, text);
+    free(text);
+    if (parsed != CONFIG_TRUE) {
+        int status = heat_error(HEAT_ERR_CONFIG, "--set %s: cannot parse the value '%s' (%s); use libconfig syntax: "
+                                "numbers, \"strings\", true/false, [lists]", arg, eq + 1, config_error_text(&value));
+        config_destroy(&value);
+        return status;
+    }
+    config_setting_t *parent;
+    const char *leaf;
+    int status = override_parent(cf, path, arg, &parent, &leaf);
+    if (status == HEAT_OK) {
+        config_setting_remove(parent, leaf);
+        status = copy_setting(parent, leaf, config_lookup(&value, "v"));
+    }
+    config_destroy(&value);
+    return status;
+}
+
+/* ---- whole configuration ----------------------------------------------- */
+
+static int check_consistency(heat_config *c)
+{
+    heat_grid_set_spacing(&c->grid);
+    double dt_max = heat_dt_max(&c->grid, c->alpha);
+    if (c->dt_requested > 0.0 && c->dt_requested > dt_max && !c->allow_unstable)
+        return heat_error(HEAT_ERR_CONFIG,
+                          "time.dt = %g exceeds the stable limit dt_max = %.6g for this grid and alpha; "
+                          "lower time.dt, remove it to use time.cfl, or set time.allow_unstable = true",
+                          c->dt_requested, dt_max);
+    c->dt = c->dt_requested > 0.0 ? c->dt_requested : c->cfl * dt_max;
+    if (strspn(c->output.name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+        strlen(c->output.name))
+        return heat_error(HEAT_ERR_CONFIG, "output.name = \"%s\": use only letters, digits, '.', '_' and '-'",
+                          c->output.name);
+    if (c->initial.type == INITIAL_LETTERS) {
+        const char *bad = font_unsupported(c->initial.text);
+        if (c->initial.text[0] == '\0' || bad)
+            return heat_error(HEAT_ERR_CONFIG, "initial.text = \"%s\": %s; use letters A-Z, digits, space and . , ! ? - : +",
+                              c->initial.text, bad ? "has a character the font lacks" : "is empty");
+    }
+    return HEAT_OK;
+}
+
+static void default_output(heat_config *c, const char *origin)
+{
+    if (c->output.name[0] == '\0') {
+        const char *base = strrchr(origin, '/');
+        base = base ? base + 1 : origin;
+        size_t stem = strcspn(base, ".");
+        if (stem == 0 || stem >= sizeof c->output.name) stem = strlen("heatsolve"), base = "heatsolve";
+        snprintf(c->output.name, sizeof c->output.name, "%.*s", (int)stem, base);
+    }
+    if (c->output.dir[0] == '\0') snprintf(c->output.dir, sizeof c->output.dir, "out/%s", c->output.name);
+}
+
+static int read_all_keys(const config_t *cf, const char *origin, heat_config *c)
+{
+    HEAT_CALL(check_unknown(config_root_setting(cf), origin));
+    for (int k = 0; k < KEY_COUNT; ++k) {
+        const config_setting_t *s = config_lookup(cf, keys[k].path);
+        if (s) HEAT_CALL(read_key(s, &keys[k], origin, c));
+    }
+    default_output(c, origin);
+    return check_consistency(c);
+}
+
+static int add_value(config_setting_t *group, const char *name, const config_key *key, const heat_config *c);
+
+static int render_text(heat_config *c)
+{
+    config_t out;
+    config_init(&out);
+    int status = HEAT_OK;
+    for (int k = 0; k < KEY_COUNT && status == HEAT_OK; ++k) {
+        config_setting_t *parent;
+        const char *leaf;
+        status = override_parent(&out, keys[k].path, keys[k].path, &parent, &leaf);
+        if (status == HEAT_OK) status = add_value(parent, leaf, &keys[k], c);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *stream = status == HEAT_OK ? open_memstream(&text, &len) : NULL;
+    if (stream) {
+        config_write(&out, stream);
+        if (fclose(stream) != 0) status = heat_error(HEAT_ERR_RUNTIME, "cannot render the configuration");
+        c->text = text;
+    } else if (status == HEAT_OK) {
+        status = heat_error(HEAT_ERR_RUNTIME, "cannot render the configuration: out of memory");
+    }
+    config_destroy(&out);
+    return status;
+}
+
+static int add_value(config_setting_t *group, const char *name, const config_key *key, const heat_config *c)
+{
+    const char *field = (const char *)c + key->offset;
+    int types[] = {CONFIG_TYPE_INT, CONFIG_TYPE_INT64, CONFIG_TYPE_FLOAT, CONFIG_TYPE_BOOL,
+                   CONFIG_TYPE_STRING, CONFIG_TYPE_STRING, CONFIG_TYPE_ARRAY, CONFIG_TYPE_ARRAY};
+    config_setting_t *s = config_setting_add(group, name, types[key->kind]);
+    HEAT_CHECK(s, "libconfig could not add '%s'", key->path);
+    switch (key->kind) {
+    case K_INT: config_setting_set_int(s, *(const int *)field); break;
+    case K_LONG: config_setting_set_int64(s, *(const long *)field); break;
+    case K_FLOAT: config_setting_set_float(s, *(const double *)field); break;
+    case K_BOOL: config_setting_set_bool(s, *(const int *)field); break;
+    case K_STRING: config_setting_set_string(s, field); break;
+    case K_WORD: config_setting_set_string(s, key->words[*(const int *)field]); break;
+    case K_INT3:
+        for (int i = 0; i < 3; ++i) config_setting_set_int_elem(s, -1, ((const int *)field)[i]);
+        break;
+    case K_FLOAT3:
+        for (int i = 0; i < 3; ++i) config_setting_set_float_elem(s, -1, ((const double *)field)[i]);
+        break;
+    }
+    return HEAT_OK;
+}
+
+static int load(config_t *cf, const char *origin, char *const *overrides, int noverrides, heat_config *c)
+{
+    for (int i = 0; i < noverrides; ++i) HEAT_CALL(apply_override(cf, overrides[i]));
+    HEAT_CALL(read_all_keys(cf, origin, c));
+    return render_text(c);
+}
+
+static int parse_error(config_t *cf, const char *origin)
+{
+    if (config_error_type(cf) == CONFIG_ERR_FILE_IO)
+        return heat_error(HEAT_ERR_CONFIG, "cannot read config file '%s': %s; check the path",
+                          origin, strerror(errno ? errno : ENOENT));
+    return heat_error(HEAT_ERR_CONFIG, "%s:%d: syntax error: %s; settings look like 'name = value;' inside "
+                      "'group = { ... };'", origin, config_error_line(cf), config_error_text(cf));
+}
+
+int heat_config_load(const char *path, char *const *overrides, int noverrides, heat_config *c)
+{
+    set_defaults(c);
+    snprintf(c->path, sizeof c->path, "%s", path);
+    config_t cf;
+    config_init(&cf);
+    errno = 0;
+    int status = config_read_file(&cf, path) == CONFIG_TRUE ? load(&cf, path, overrides, noverrides, c)
+                                                            : parse_error(&cf, path);
+    config_destroy(&cf);
+    if (status != HEAT_OK) free(c->text), c->text = NULL;
+    return status;
+}
+
+int heat_config_load_string(const char *text, const char *origin, char *const *overrides, int noverrides,
+                       heat_config *c)
+{
+    set_defaults(c);
+    snprintf(c->path, sizeof c->path, "%s", origin);
+    config_t cf;
+    config_init(&cf);
+    int status = config_read_string(&cf, text) == CONFIG_TRUE ? load(&cf, origin, overrides, noverrides, c)
+                                                               : parse_error(&cf, origin);
+    config_destroy(&cf);
+    if (status != HEAT_OK) free(c->text), c->text = NULL;
+    return status;
+}
+
+void heat_config_destroy(heat_config *c)
+{
+    if (!c) return;
+    free(c->text);
+    c->text = NULL;
+}
+
+void heat_config_problem(const heat_config *c, heat_problem *p)
+{
+    memset(p, 0, sizeof *p);
+    p->grid = c->grid;
+    heat_grid_set_spacing(&p->grid);
+    memcpy(p->bc, c->bc, sizeof p->bc);
+    p->precision = (heat_precision)c->precision;
+    p->alpha = c->alpha;
+    p->dt = c->dt;
+    p->kernel = c->kernel;
+}
+
+const char *heat_config_word(const char *path, int index)
+{
+    const config_key *key = find_key(path);
+    return key && key->words ? key->words[index] : "?";
+}

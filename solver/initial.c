@@ -1,0 +1,95 @@
+#include "initial.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "font.h"
+
+/* Placement of the text in the xy plane: glyph cell (column, row) covers
+ * [x0 + column unit, x0 + (column+1) unit) x [y_top - (row+1) unit, y_top - row unit). */
+typedef struct letters_frame {
+    double x0, y_top, unit;
+    int columns; /* 6 per character, the last one's spacing dropped */
+} letters_frame;
+
+static letters_frame letters_place(const heat_initial *in, const heat_grid *g)
+{
+    letters_frame f;
+    int chars = (int)strlen(in->text);
+    f.columns = chars * (FONT_WIDTH + 1) - 1;
+    double width = g->length[0] * (1.0 - 2.0 * in->margin);
+    double height = g->length[1] * (1.0 - 2.0 * in->margin);
+    f.unit = fmin(width / f.columns, height / FONT_HEIGHT);
+    f.x0 = 0.5 * (g->length[0] - f.unit * f.columns);
+    f.y_top = 0.5 * (g->length[1] + f.unit * FONT_HEIGHT);
+    return f;
+}
+
+static int letters_ink(const heat_initial *in, const letters_frame *f, double x, double y)
+{
+    int column = (int)floor((x - f->x0) / f->unit);
+    int row = (int)floor((f->y_top - y) / f->unit);
+    if (column < 0 || column >= f->columns || row < 0 || row >= FONT_HEIGHT) return 0;
+    int ch = column / (FONT_WIDTH + 1), within = column % (FONT_WIDTH + 1);
+    return within < FONT_WIDTH && font_ink(in->text[ch], within, row);
+}
+
+static double letters_value(const heat_initial *in, const heat_grid *g, double x, double y, double z)
+{
+    double plate_top = in->plate_thickness * g->length[2];
+    double letters_top = plate_top + in->letter_height * g->length[2];
+    if (z < plate_top) return in->plate_temperature;
+    letters_frame f = letters_place(in, g);
+    if (z < letters_top && letters_ink(in, &f, x, y)) return in->letter_temperature;
+    return in->ambient_temperature;
+}
+
+double heat_initial_value(const heat_initial *in, const heat_grid *g, double x, double y, double z)
+{
+    const double pi = 3.14159265358979323846;
+    switch (in->type) {
+    case INITIAL_LETTERS: return letters_value(in, g, x, y, z);
+    case INITIAL_GAUSSIAN: {
+        double dx = x - in->center[0] * g->length[0], dy = y - in->center[1] * g->length[1],
+               dz = z - in->center[2] * g->length[2];
+        return in->background + in->amplitude * exp(-(dx * dx + dy * dy + dz * dz) / (2.0 * in->width * in->width));
+    }
+    case INITIAL_SINE:
+        return in->background + in->amplitude * sin(in->modes[0] * pi * x / g->length[0]) *
+                                    sin(in->modes[1] * pi * y / g->length[1]) *
+                                    sin(in->modes[2] * pi * z / g->length[2]);
+    default: return in->value;
+    }
+}
+
+void heat_initial_fill(const heat_initial *in, const heat_grid *g, heat_precision precision, void *host)
+{
+    const int *n = g->n;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 0; k < n[2]; ++k)
+        for (int j = 0; j < n[1]; ++j)
+            for (int i = 0; i < n[0]; ++i) {
+                double v = heat_initial_value(in, g, (i + 0.5) * g->h[0], (j + 0.5) * g->h[1], (k + 0.5) * g->h[2]);
+                long at = ((long)k * n[1] + j) * n[0] + i;
+                if (precision == HEAT_FLOAT) ((float *)host)[at] = (float)v;
+                else ((double *)host)[at] = v;
+            }
+}
+
+double heat_sine_decay_rate(const heat_initial *in, const heat_grid *g, double alpha)
+{
+    const double pi = 3.14159265358979323846;
+    double k2 = 0.0;
+    for (int d = 0; d < 3; ++d) {
+        double k = in->modes[d] * pi / g->length[d];
+        k2 += k * k;
+    }
+    return alpha * k2;
+}
+
+int heat_letters_mid_index(const heat_initial *in, const heat_grid *g)
+{
+    double z = (in->plate_thickness + 0.5 * in->letter_height) * g->length[2];
+    int k = (int)(z / g->h[2]);
+    return k < g->n[2] ? k : g->n[2] - 1;
+}

@@ -1,0 +1,37 @@
+#pragma once
+/*
+ * Initial temperature fields: letters (the demo), gaussian, sine (an
+ * eigenmode with a known decay rate) and constant.
+ */
+#include "problem.h"
+
+typedef enum { INITIAL_LETTERS, INITIAL_GAUSSIAN, INITIAL_SINE, INITIAL_CONSTANT } heat_initial_type;
+
+typedef struct heat_initial {
+    int type;                    /* heat_initial_type */
+    double value;                /* constant: the temperature */
+    double amplitude;            /* gaussian, sine: peak height above background */
+    double background;           /* gaussian, sine: temperature far from the peak */
+    double center[3];            /* gaussian: peak position, fractions of the box */
+    double width;                /* gaussian: standard deviation (length units) */
+    int modes[3];                /* sine: half waves along x, y, z */
+    char text[64];               /* letters: the text written on the plate */
+    double letter_temperature;   /* letters: the hot letters */
+    double plate_temperature;    /* letters: the cold plate */
+    double ambient_temperature;  /* letters: everything else */
+    double plate_thickness;      /* letters: fraction of the box height */
+    double letter_height;        /* letters: fraction of the box height */
+    double margin;               /* letters: free border, fraction of the box width */
+} heat_initial;
+
+/* Fills `host` (compact, x fastest, n[0]*n[1]*n[2] values of `precision`). */
+void heat_initial_fill(const heat_initial *initial, const heat_grid *grid, heat_precision precision, void *host);
+
+/* Temperature of the initial field at point (x, y, z) (length units). */
+double heat_initial_value(const heat_initial *initial, const heat_grid *grid, double x, double y, double z);
+
+/* Sine eigenmode: u - background decays as exp(-rate t), rate = alpha |k|^2. */
+double heat_sine_decay_rate(const heat_initial *initial, const heat_grid *grid, double alpha);
+
+/* The z index of the middle of the letters (for slices through them). */
+int heat_letters_mid_index(const heat_initial *initial, const heat_grid *grid);

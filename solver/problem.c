@@ -1,0 +1,67 @@
+#include "problem.h"
+
+size_t heat_precision_size(heat_precision precision)
+{
+    return precision == HEAT_FLOAT ? sizeof(float) : sizeof(double);
+}
+
+const char *heat_precision_name(heat_precision precision)
+{
+    return precision == HEAT_FLOAT ? "float" : "double";
+}
+
+long heat_grid_points(const heat_grid *grid)
+{
+    return (long)grid->n[0] * grid->n[1] * grid->n[2];
+}
+
+void heat_grid_set_spacing(heat_grid *grid)
+{
+    for (int d = 0; d < 3; ++d) grid->h[d] = grid->length[d] / grid->n[d];
+}
+
+static long round_up(long value, long multiple)
+{
+    return (value + multiple - 1) / multiple * multiple;
+}
+
+heat_layout heat_layout_make(const int n[3], size_t elem_size, size_t align_bytes)
+{
+    long align = (long)(align_bytes / elem_size);
+    if (align < 1) align = 1;
+    heat_layout layout;
+    layout.stride_y = round_up(n[0] + 2, align);
+    layout.stride_z = layout.stride_y * (n[1] + 2);
+    /* Ghost i = -1 sits one element before an aligned address. */
+    layout.origin = align - 1;
+    layout.total = round_up(layout.origin + layout.stride_z * (n[2] + 2), align);
+    return layout;
+}
+
+heat_coeffs heat_coeffs_make(const heat_problem *problem)
+{
+    heat_coeffs c;
+    double sum = 0.0;
+    for (int d = 0; d < 3; ++d) {
+        c.inv_h2[d] = 1.0 / (problem->grid.h[d] * problem->grid.h[d]);
+        sum += c.inv_h2[d];
+    }
+    c.diag = -2.0 * sum;
+    c.alpha_dt = problem->alpha * problem->dt;
+    return c;
+}
+
+double heat_dt_max(const heat_grid *grid, double alpha)
+{
+    double sum = 0.0;
+    for (int d = 0; d < 3; ++d) sum += 1.0 / (grid->h[d] * grid->h[d]);
+    return 1.0 / (2.0 * alpha * sum);
+}
+
+double heat_sweep_bytes(const int n[3], size_t elem_size)
+{
+    double nx = n[0], ny = n[1], nz = n[2];
+    double fetch = nx * ny * nz - 8 - 4 * (nx - 2) - 4 * (ny - 2) - 4 * (nz - 2);
+    double write = (nx - 2) * (ny - 2) * (nz - 2);
+    return (fetch + write) * (double)elem_size;
+}

@@ -1,0 +1,77 @@
+#pragma once
+/*
+ * What a backend needs to advance the heat equation u_t = alpha * lap(u):
+ * geometry, boundary conditions, precision, time step and kernel choice.
+ *
+ * Points are cell-centred: owned point (i, j, k), 0 <= i < n[0], sits at
+ * x = (i + 1/2) h[0] with h = length / n. Every field carries one ghost layer
+ * on each side; a halo fill sets the ghosts before each stencil sweep so that
+ * the stencil itself runs branch-free over the owned block:
+ *   Dirichlet face value g:  ghost = 2 g - u_adjacent  (u = g on the face)
+ *   Neumann (insulated):     ghost = u_adjacent        (zero flux through it)
+ */
+#include <stddef.h>
+
+typedef enum { HEAT_DOUBLE = 0, HEAT_FLOAT = 1 } heat_precision;
+
+typedef enum { HEAT_BC_NEUMANN = 0, HEAT_BC_DIRICHLET = 1 } heat_bc_type;
+
+enum heat_face { FACE_X_LOW, FACE_X_HIGH, FACE_Y_LOW, FACE_Y_HIGH, FACE_Z_LOW, FACE_Z_HIGH, FACE_COUNT };
+
+typedef struct heat_bc {
+    heat_bc_type type;
+    double value; /* Dirichlet temperature on the face; unused for Neumann */
+} heat_bc;
+
+typedef struct heat_grid {
+    int n[3];         /* owned points along x, y, z (halo excluded) */
+    double length[3]; /* box edge lengths along x, y, z (length units) */
+    double h[3];      /* point spacing length / n (length units) */
+} heat_grid;
+
+/* Memory layout of one field, halo included, counted in elements. The row
+ * length is padded so that every row's first owned point (i = 0) starts on an
+ * `align`-byte boundary (the seismic article's padding with an offset base). */
+typedef struct heat_layout {
+    long stride_y; /* elements between (i, j, k) and (i, j+1, k); >= n[0] + 2 */
+    long stride_z; /* elements between (i, j, k) and (i, j, k+1) */
+    long origin;   /* element index of ghost point (-1, -1, -1) in the allocation */
+    long total;    /* elements to allocate for one field */
+} heat_layout;
+
+/* Which kernel advances the solution; "auto" lets the backend pick. */
+typedef struct heat_kernel_choice {
+    char name[32]; /* variant name or "auto" */
+    int tile;      /* tile factor m (points per thread along y); 0 = auto */
+    int block[3];  /* thread block shape; zeros = auto */
+} heat_kernel_choice;
+
+typedef struct heat_problem {
+    heat_grid grid;
+    heat_bc bc[FACE_COUNT];
+    heat_precision precision;
+    double alpha; /* diffusivity (length^2 / time) */
+    double dt;    /* time step (time units) */
+    heat_kernel_choice kernel;
+    int quiet;    /* backends print their choices unless set */
+} heat_problem;
+
+/* Stencil coefficients in the operation order every backend uses. */
+typedef struct heat_coeffs {
+    double inv_h2[3]; /* 1 / h^2 per axis */
+    double diag;      /* -2 (1/hx^2 + 1/hy^2 + 1/hz^2) */
+    double alpha_dt;  /* alpha * dt */
+} heat_coeffs;
+
+size_t heat_precision_size(heat_precision precision);
+const char *heat_precision_name(heat_precision precision);
+long heat_grid_points(const heat_grid *grid);
+void heat_grid_set_spacing(heat_grid *grid);
+heat_layout heat_layout_make(const int n[3], size_t elem_size, size_t align_bytes);
+heat_coeffs heat_coeffs_make(const heat_problem *problem);
+/* Largest stable forward-Euler step: 1 / (2 alpha sum(1/h^2)). */
+double heat_dt_max(const heat_grid *grid, double alpha);
+/* The seeds' theoretical traffic of one sweep over a field of `dims` points
+ * (halo included): every point but the 8 corners and 12 edges read, every
+ * interior point written. */
+double heat_sweep_bytes(const int n[3], size_t elem_size);

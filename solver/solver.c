@@ -1,0 +1,87 @@
+#include "solver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "error.h"
+
+double heat_solver_field_bytes(const heat_problem *p)
+{
+    double points = (double)(p->grid.n[0] + 2 + 64) * (p->grid.n[1] + 2) * (p->grid.n[2] + 2);
+    return 2.0 * points * (double)heat_precision_size(p->precision);
+}
+
+/* The host must hold the two fields plus a snapshot and a checkpoint buffer. */
+static int check_host_memory(const heat_problem *p)
+{
+    double needed = heat_solver_field_bytes(p) * 2.0;
+    double available = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    if (available > 0 && needed > available)
+        return heat_error(HEAT_ERR_CONFIG,
+                          "grid.n = [%d, %d, %d] in %s needs about %.3g GB of memory (fields, snapshot and "
+                          "checkpoint buffers) but this machine has %.3g GB; reduce grid.n or use float precision",
+                          p->grid.n[0], p->grid.n[1], p->grid.n[2], heat_precision_name(p->precision),
+                          needed / 1e9, available / 1e9);
+    return HEAT_OK;
+}
+
+static int select_backend(heat_backend_request request, int quiet, const heat_backend_ops **ops)
+{
+    char reason[256] = "heatsolve was built without a GPU platform (configure with -DHEATSOLVE_GPU=amd or nvidia)";
+    int gpu = heat_backend_hip && heat_hip_available(reason, sizeof reason);
+    if (request == HEAT_SELECT_HIP && !gpu)
+        return heat_error(HEAT_ERR_CONFIG, "--backend hip: no usable GPU: %s; use --backend cpu or auto", reason);
+    if (request == HEAT_SELECT_AUTO && !gpu && !quiet)
+        printf("No usable GPU (%s): running on the CPU backend.\n", reason);
+    *ops = (request != HEAT_SELECT_CPU && gpu) ? heat_backend_hip : &heat_backend_cpu;
+    return HEAT_OK;
+}
+
+int heat_solver_create(const heat_problem *problem, heat_backend_request request, heat_solver **solver)
+{
+    *solver = NULL;
+    const heat_backend_ops *ops;
+    HEAT_CALL(select_backend(request, problem->quiet, &ops));
+    HEAT_CALL(check_host_memory(problem));
+    heat_solver *s = calloc(1, sizeof *s);
+    HEAT_CHECK(s, "out of memory");
+    s->ops = ops;
+    s->problem = *problem;
+    int status = ops->create(problem, &s->state);
+    if (status != HEAT_OK) {
+        heat_solver_destroy(&s);
+        return status;
+    }
+    *solver = s;
+    return HEAT_OK;
+}
+
+void heat_solver_destroy(heat_solver **solver)
+{
+    if (!solver || !*solver) return;
+    (*solver)->ops->destroy(&(*solver)->state);
+    free(*solver);
+    *solver = NULL;
+}
+
+int heat_solver_set_field(heat_solver *s, const void *host, long step)
+{
+    HEAT_CALL(s->ops->upload(s->state, host));
+    s->step = step;
+    s->time = (double)step * s->problem.dt;
+    return HEAT_OK;
+}
+
+int heat_solver_get_field(heat_solver *s, void *host) { return s->ops->download(s->state, host); }
+
+int heat_solver_advance(heat_solver *s, long steps)
+{
+    HEAT_CALL(s->ops->advance(s->state, steps));
+    s->step += steps;
+    /* step * dt, not a running sum: a restarted run has the same clock bits. */
+    s->time = (double)s->step * s->problem.dt;
+    return HEAT_OK;
+}
+
+int heat_solver_stats(heat_solver *s, heat_field_stats *stats) { return s->ops->stats(s->state, stats); }

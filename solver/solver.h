@@ -1,0 +1,31 @@
+#pragma once
+/*
+ * The heat solver object: a backend chosen at run time plus the run's clock.
+ * Life cycle: heat_solver_create, heat_solver_set_field, heat_solver_advance
+ * (repeatedly), heat_solver_get_field / heat_solver_stats, heat_solver_destroy.
+ */
+#include "backend.h"
+
+typedef struct heat_solver {
+    const heat_backend_ops *ops;
+    void *state;          /* the backend's private state */
+    heat_problem problem;
+    long step;            /* steps taken since t = 0 */
+    double time;          /* step * dt (time units) */
+} heat_solver;
+
+typedef enum { HEAT_SELECT_AUTO = 0, HEAT_SELECT_CPU = 1, HEAT_SELECT_HIP = 2 } heat_backend_request;
+
+/* Picks the backend (auto: the GPU when one is usable, saying so otherwise),
+ * checks that the fields fit in memory and allocates them. */
+int heat_solver_create(const heat_problem *problem, heat_backend_request request, heat_solver **solver);
+void heat_solver_destroy(heat_solver **solver);
+
+/* Host field: compact, x fastest, the problem's precision. */
+int heat_solver_set_field(heat_solver *solver, const void *host, long step);
+int heat_solver_get_field(heat_solver *solver, void *host);
+int heat_solver_advance(heat_solver *solver, long steps);
+int heat_solver_stats(heat_solver *solver, heat_field_stats *stats);
+
+/* Bytes a backend allocates for the two fields of this problem. */
+double heat_solver_field_bytes(const heat_problem *problem);
