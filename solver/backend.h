@@ -38,7 +38,10 @@ typedef struct heat_backend_ops {
     /* Kernel configuration the time loop uses, e.g. "heat_tiled_nt m=4 block 256x1x1". */
     const char *(*kernel_description)(void *state);
 
-    /* Benchmark support: variants, timed launches, device copy. */
+    /* Verification and benchmark support. run_variant: `steps` times halo fill,
+     * one sweep of the variant from the current field into the other, swap
+     * (a Laplacian variant leaves f = lap(u) as the current field). */
+    int (*run_variant)(void *state, const heat_variant *variant, long steps);
     int (*variants)(void *state, const heat_variant **list, int *count);
     int (*time_variant)(void *state, const heat_variant *variant, int reps, double *median_ms);
     int (*time_copy)(void *state, int reps, double *median_ms, double *bytes);

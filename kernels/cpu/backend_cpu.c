@@ -127,18 +127,20 @@ static void sweep(cpu_state *s, void *out, const void *in, int laplacian_only)
         stencil_sweep_d(out, in, s->problem.grid.n, &s->layout, coeffs_cast_d(&s->coeffs), laplacian_only);
 }
 
-static int cpu_advance(void *state, long steps)
+static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
 {
     cpu_state *s = state;
     for (long step = 0; step < steps; ++step) {
         fill_halo(s, s->current);
-        sweep(s, s->next, s->current, 0);
+        sweep(s, s->next, s->current, variant->laplacian);
         void *t = s->current;
         s->current = s->next;
         s->next = t;
     }
     return HEAT_OK;
 }
+
+static int cpu_advance(void *state, long steps) { return cpu_run_variant(state, &cpu_variants[0], steps); }
 
 static int cpu_stats(void *state, heat_field_stats *stats)
 {
@@ -257,6 +259,7 @@ const heat_backend_ops heat_backend_cpu = {
     .stats = cpu_stats,
     .device_name = cpu_device_name,
     .kernel_description = cpu_kernel_description,
+    .run_variant = cpu_run_variant,
     .variants = cpu_variants_list,
     .time_variant = cpu_time_variant,
     .time_copy = cpu_time_copy,

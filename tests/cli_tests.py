@@ -1,0 +1,389 @@
+#!/usr/bin/python3
+"""End-to-end tests of the heatsolve program: configuration errors, letters
+runs, checkpoint layout, series file, bitwise restart and bad restart files.
+
+usage: cli_tests.py HEATSOLVE WORKDIR TEST   (TEST: one of the functions below)
+Exit 0 pass, 1 fail, 77 skipped.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zlib
+
+HEATSOLVE, WORK = sys.argv[1], sys.argv[2]
+SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SMALL = ["--set", "grid.n=[48,24,12]", "--set", "grid.length=[4.0,2.0,1.0]"]
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def run(args, expect_status=0, **kwargs):
+    proc = subprocess.run([HEATSOLVE] + args, capture_output=True, text=True, timeout=600, **kwargs)
+    if expect_status is not None and proc.returncode != expect_status:
+        raise Failure(f"heatsolve {' '.join(args)}: exit {proc.returncode}, expected {expect_status}\n"
+                      f"stdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}")
+    return proc
+
+
+def fresh_dir(name):
+    path = os.path.join(WORK, name)
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def letters_config(folder, steps=40, every=10, extra=""):
+    return write(os.path.join(folder, "letters.cfg"), f"""
+grid = {{ n = [48, 24, 12]; length = [4.0, 2.0, 1.0]; }};
+time = {{ steps = {steps}; }};
+initial = {{ type = "letters"; text = "HI"; }};
+boundary = {{ z_low = {{ type = "dirichlet"; value = 0.0; }}; }};
+output = {{ dir = "{folder}/out"; every = {every}; {extra} }};
+""")
+
+
+def read_field(path):
+    import h5py
+    with h5py.File(path, "r") as f:
+        return f["VTKHDF/PointData/temperature"][...]
+
+
+# ---- configuration errors --------------------------------------------------------------------
+
+BAD_CONFIGS = [
+    # (name, file text, extra args, words the message must contain)
+    ("syntax", "grid = { n = [8, 8, 8] }\ntime = {", [], ["bad.cfg:", "syntax"]),
+    ("unknown key", "grid = { nx = 8; };", [], ["bad.cfg:1", "grid.nx", "grid.n"]),
+    ("unknown group", "gird = { n = [8, 8, 8]; };", [], ["bad.cfg:1", "gird", "did you mean"]),
+    ("n too small", "grid = { n = [2, 8, 8]; };", [], ["grid.n", "out of range"]),
+    ("n wrong type", "grid = { n = 8; };", [], ["grid.n", "three numbers"]),
+    ("n float", "grid = { n = [8.5, 8.0, 8.0]; };", [], ["grid.n", "integer"]),
+    ("alpha zero", "physics = { alpha = 0.0; };", [], ["physics.alpha", "out of range"]),
+    ("alpha string", "physics = { alpha = \"fast\"; };", [], ["physics.alpha", "wrong type"]),
+    ("negative length", "grid = { length = [1.0, -1.0, 1.0]; };", [], ["grid.length", "out of range"]),
+    ("cfl above one", "time = { cfl = 1.5; };", [], ["time.cfl", "out of range"]),
+    ("cfl zero", "time = { cfl = 0.0; };", [], ["time.cfl", "out of range"]),
+    ("negative every", "output = { every = -5; };", [], ["output.every", "out of range"]),
+    ("negative steps", "time = { steps = -1; };", [], ["time.steps", "out of range"]),
+    ("unknown initial", "initial = { type = \"square\"; };", [], ["initial.type", "square", "letters"]),
+    ("unknown boundary", "boundary = { x_low = { type = \"robin\"; }; };", [], ["boundary.x_low.type", "robin"]),
+    ("compression 12", "output = { compression = 12; };", [], ["output.compression", "out of range"]),
+    ("dt unstable", "time = { dt = 1.0; };", [], ["time.dt", "dt_max", "allow_unstable"]),
+    ("unknown --set key", "", ["--set", "grid.q=3"], ["--set", "grid.q", "did you mean"]),
+    ("bad --set value", "", ["--set", "grid.n=[4,4"], ["--set", "grid.n", "cannot parse"]),
+    ("bad --set range", "", ["--set", "physics.alpha=-1.0"], ["--set", "physics.alpha", "out of range"]),
+    ("bad precision", "solver = { precision = \"half\"; };", [], ["solver.precision", "half"]),
+    ("bad letters", "initial = { text = \"H~I\"; };", [], ["initial.text", "character"]),
+    ("bad name", "output = { name = \"a/b\"; };", [], ["output.name"]),
+    ("too big", "grid = { n = [100000, 100000, 100000]; };", [], ["GB", "grid.n"]),
+]
+
+
+def test_bad_configs():
+    folder = fresh_dir("bad_configs")
+    for name, text, extra, words in BAD_CONFIGS:
+        path = write(os.path.join(folder, "bad.cfg"), text)
+        proc = run([path] + extra + ["--set", f"output.dir=\"{folder}/out\""], expect_status=None)
+        expect(proc.returncode == 2, f"{name}: exit {proc.returncode}, expected 2; stderr: {proc.stderr}")
+        for word in words:
+            expect(word in proc.stderr, f"{name}: message lacks '{word}': {proc.stderr}")
+        expect(not os.path.exists(os.path.join(folder, "out")), f"{name}: output written despite the error")
+        print(f"ok  {name}: {proc.stderr.strip().splitlines()[0]}")
+    proc = run([os.path.join(folder, "missing.cfg")], expect_status=2)
+    expect("missing.cfg" in proc.stderr, "missing file not named")
+    proc = run([], expect_status=2)
+    proc = run(["--backend", "gpu", "x.cfg"], expect_status=2)
+    expect("--backend" in proc.stderr, "bad --backend not named")
+
+
+def test_cli_basics():
+    proc = run(["--help"])
+    expect("--restart" in proc.stdout and "--set" in proc.stdout, "help lacks options")
+    proc = run(["--version"])
+    expect(proc.stdout.startswith("heatsolve "), "version line")
+    folder = fresh_dir("cli_basics")
+    cfg = letters_config(folder, steps=4, every=0)
+    proc = run([cfg, "--backend", "hip"], expect_status=None)
+    if proc.returncode == 2:
+        expect("GPU" in proc.stderr, "--backend hip without GPU: unclear message")
+    proc = run([cfg, "--quiet"])
+    expect(proc.stdout == "", f"--quiet printed: {proc.stdout}")
+    proc = run([cfg])
+    expect("initial" in proc.stdout and "summary:" in proc.stdout and "GLUP/s" in proc.stdout, "no config/summary")
+
+
+# ---- letters run, layout, series ---------------------------------------------------------------
+
+def test_letters_run():
+    folder = fresh_dir("letters_run")
+    proc = run([letters_config(folder, steps=40, every=10)])
+    out = os.path.join(folder, "out")
+    names = sorted(n for n in os.listdir(out) if n.endswith(".hdf"))
+    expect(names == [f"letters_{s:06d}.hdf" for s in (0, 10, 20, 30, 40)], f"checkpoints: {names}")
+    expect(not [n for n in os.listdir(out) if ".tmp" in n], "temporary files left behind")
+    expect("summary: 40 steps" in proc.stdout, "summary missing")
+
+
+def test_vtkhdf_layout():
+    import h5py
+    import numpy as np
+    folder = fresh_dir("vtkhdf")
+    run([letters_config(folder, steps=10, every=10)])
+    with h5py.File(os.path.join(folder, "out", "letters_000010.hdf"), "r") as f:
+        vtk = f["VTKHDF"]
+        kind = vtk.attrs.get_id("Type").get_type()
+        expect(kind.get_size() == 9 and not kind.is_variable_str(), "Type must be 9-byte fixed ASCII")
+        expect(kind.get_cset() == h5py.h5t.CSET_ASCII, "Type must be ASCII")
+        expect(vtk.attrs["Type"] == b"ImageData", f"Type = {vtk.attrs['Type']}")
+        expect(list(vtk.attrs["Version"]) == [1, 0], "Version")
+        expect(len(vtk.attrs["Direction"]) == 9, "Direction missing")
+        expect(list(vtk.attrs["WholeExtent"]) == [0, 47, 0, 23, 0, 11], "WholeExtent")
+        expect(np.allclose(vtk.attrs["Spacing"], [4 / 48, 2 / 24, 1 / 12]), "Spacing")
+        expect(vtk["PointData/temperature"].shape == (12, 24, 48), "PointData shape must be (nz, ny, nx)")
+        expect("FieldData" not in vtk, "nothing may live under FieldData")
+        expect(vtk["PointData/temperature"].compression == "gzip", "field not deflate-compressed")
+        restart = f["restart"]
+        for key in ("step", "time", "dt", "precision", "grid_n", "config", "version", "format_version"):
+            expect(key in restart.attrs, f"/restart lacks {key}")
+        expect(int(restart.attrs["step"]) == 10, "step")
+        expect(b"letters" in restart.attrs["config"], "config text")
+        data = vtk["PointData/temperature"][...]
+        expect(data.max() > 50 and data.min() >= 0, "field values")
+
+
+def test_series_json():
+    import h5py
+    folder = fresh_dir("series")
+    run([letters_config(folder, steps=30, every=10)])
+    out = os.path.join(folder, "out")
+    with open(os.path.join(out, "letters.hdf.series")) as f:
+        series = json.load(f)
+    expect(series["file-series-version"] == "1.0", "series version")
+    names = [e["name"] for e in series["files"]]
+    expect(names == [f"letters_{s:06d}.hdf" for s in (0, 10, 20, 30)], f"series names {names}")
+    for entry in series["files"]:
+        with h5py.File(os.path.join(out, entry["name"]), "r") as h:
+            expect(float(h["restart"].attrs["time"]) == entry["time"], f"time of {entry['name']}")
+
+
+# ---- restart --------------------------------------------------------------------------------------
+
+def restart_bitwise(precision):
+    import numpy as np
+    folder = fresh_dir(f"restart_{precision}")
+    prec = ["--set", f"solver.precision=\"{precision}\""]
+    cfg = letters_config(folder, steps=50, every=10)
+    run([cfg, "-q"] + prec)
+    reference = read_field(os.path.join(folder, "out", "letters_000050.hdf"))
+    expect(reference.dtype == (np.float32 if precision == "float" else np.float64), "precision in file")
+    for step in (0, 10, 20, 30, 40):
+        target = fresh_dir(f"restart_{precision}_{step}")
+        shutil.copy(os.path.join(folder, "out", f"letters_{step:06d}.hdf"), target)
+        run([cfg, "-q", "--restart", os.path.join(target, f"letters_{step:06d}.hdf"),
+             "--set", f"output.dir=\"{target}\""] + prec)
+        final = read_field(os.path.join(target, "letters_000050.hdf"))
+        expect(final.tobytes() == reference.tobytes(), f"restart from step {step}: field differs")
+        with open(os.path.join(target, "letters.hdf.series")) as f:
+            names = [e["name"] for e in json.load(f)["files"]]
+        expected = [f"letters_{s:06d}.hdf" for s in range(step, 51, 10)]
+        expect(names == expected, f"series after restart from {step}: {names}")
+        print(f"restart from step {step} ({precision}): bitwise equal, series {len(names)} files")
+    # --restart latest continues the run in place.
+    os.remove(os.path.join(folder, "out", "letters_000050.hdf"))
+    os.remove(os.path.join(folder, "out", "letters_000040.hdf"))
+    run([cfg, "-q", "--restart", "latest"] + prec)
+    final = read_field(os.path.join(folder, "out", "letters_000050.hdf"))
+    expect(final.tobytes() == reference.tobytes(), "restart latest: field differs")
+
+
+def test_restart_bitwise_double():
+    restart_bitwise("double")
+
+
+def test_restart_bitwise_float():
+    restart_bitwise("float")
+
+
+def test_restart_done_and_mismatch():
+    folder = fresh_dir("restart_done")
+    cfg = letters_config(folder, steps=20, every=10)
+    run([cfg, "-q"])
+    out = os.path.join(folder, "out")
+    before = {n: os.stat(os.path.join(out, n)).st_mtime_ns for n in os.listdir(out)}
+    proc = run([cfg, "--restart", "latest"])
+    expect("nothing to do" in proc.stdout, f"no 'nothing to do': {proc.stdout}")
+    after = {n: os.stat(os.path.join(out, n)).st_mtime_ns for n in os.listdir(out)}
+    expect(before == after, "a finished run's restart wrote files")
+    proc = run([cfg, "--restart", "latest", "--set", "grid.n=[40,24,12]"], expect_status=2)
+    expect("grid.n" in proc.stderr and "[48, 24, 12]" in proc.stderr and "[40, 24, 12]" in proc.stderr,
+           f"mismatch message: {proc.stderr}")
+    proc = run([cfg, "--restart", "latest", "--set", "physics.alpha=2.0"], expect_status=2)
+    expect("physics.alpha" in proc.stderr, f"alpha mismatch message: {proc.stderr}")
+    proc = run([cfg, "--restart", "latest", "--set", "solver.precision=\"float\""], expect_status=2)
+    expect("precision" in proc.stderr, f"precision mismatch message: {proc.stderr}")
+
+
+def flip_field_byte(path):
+    import h5py
+    with h5py.File(path, "r") as f:
+        info = f["VTKHDF/PointData/temperature"].id.get_chunk_info(0)
+    with open(path, "r+b") as f:
+        f.seek(info.byte_offset + info.size // 2)
+        byte = f.read(1)
+        f.seek(info.byte_offset + info.size // 2)
+        f.write(bytes([byte[0] ^ 0x5A]))
+
+
+def test_bad_restart_files():
+    import h5py
+    folder = fresh_dir("bad_restart")
+    cfg = letters_config(folder, steps=20, every=10)
+    run([cfg, "-q"])
+    good = os.path.join(folder, "out", "letters_000010.hdf")
+    cases = {}
+    cases["truncated"] = os.path.join(folder, "truncated.hdf")
+    with open(good, "rb") as src, open(cases["truncated"], "wb") as dst:
+        data = src.read()
+        dst.write(data[: len(data) * 2 // 3])
+    cases["flipped byte"] = os.path.join(folder, "flipped.hdf")
+    shutil.copy(good, cases["flipped byte"])
+    flip_field_byte(cases["flipped byte"])
+    cases["other layout"] = os.path.join(folder, "other.hdf")
+    with h5py.File(cases["other layout"], "w") as f:
+        f["data"] = [1.0, 2.0, 3.0]
+    cases["not hdf5"] = write(os.path.join(folder, "text.hdf"), "this is not an HDF5 file\n" * 100)
+    cases["missing"] = os.path.join(folder, "missing.hdf")
+    for name, path in cases.items():
+        proc = run([cfg, "-q", "--restart", path, "--set", f"output.dir=\"{folder}/o2\""], expect_status=None)
+        expect(proc.returncode in (1, 2), f"{name}: exit {proc.returncode} (crash?) stderr {proc.stderr}")
+        expect(path in proc.stderr or os.path.basename(path) in proc.stderr, f"{name}: file not named: {proc.stderr}")
+        expect(not os.path.exists(os.path.join(folder, "o2")), f"{name}: output written")
+        print(f"ok  {name}: exit {proc.returncode}: {proc.stderr.strip().splitlines()[0]}")
+    # latest skips the damaged newest file and takes the one before.
+    flip_field_byte(os.path.join(folder, "out", "letters_000020.hdf"))
+    proc = run([cfg, "--restart", "latest", "--set", "time.steps=30"])
+    expect("letters_000010.hdf" in proc.stdout and "skipping" in proc.stderr, f"latest: {proc.stdout} {proc.stderr}")
+
+
+# ---- quick-look PNG -------------------------------------------------------------------------------
+
+def decode_png(path):
+    """Independent PNG decoder (8-bit RGB, filter types 0-4) with Python's zlib."""
+    with open(path, "rb") as f:
+        data = f.read()
+    expect(data[:8] == b"\x89PNG\r\n\x1a\n", "PNG signature")
+    pos, idat, width = 8, b"", 0
+    while pos < len(data):
+        length = int.from_bytes(data[pos:pos + 4], "big")
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        crc = int.from_bytes(data[pos + 8 + length:pos + 12 + length], "big")
+        expect(zlib.crc32(kind + body) == crc, f"CRC of chunk {kind}")
+        if kind == b"IHDR":
+            width, height = int.from_bytes(body[:4], "big"), int.from_bytes(body[4:8], "big")
+            expect(body[8] == 8 and body[9] == 2, "8-bit RGB expected")
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw, stride, rows, prev = zlib.decompress(idat), 3 * width, [], bytearray(3 * width)
+    for y in range(height):
+        ftype, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            a = line[x - 3] if x >= 3 else 0
+            b, c = prev[x], prev[x - 3] if x >= 3 else 0
+            if ftype == 1: line[x] = (line[x] + a) & 255
+            elif ftype == 2: line[x] = (line[x] + b) & 255
+            elif ftype == 3: line[x] = (line[x] + (a + b) // 2) & 255
+            elif ftype == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(line)
+        prev = line
+    return width, height, rows
+
+
+def test_png_quicklook():
+    folder = fresh_dir("png")
+    run([letters_config(folder, steps=10, every=10, extra="png = true;")])
+    path = os.path.join(folder, "out", "letters_000000.png")
+    width, height, rows = decode_png(path)
+    # 48 x 24 slice scaled to >= 480 px wide (x10), 8 px margins, bar and text below.
+    expect(width == 48 * 10 + 16, f"width {width}")
+    expect(height > 24 * 10 + 16, f"height {height}")
+
+    def brightness(ix, iy):  # grid point (ix, iy) of the slice; y up
+        x, y = 8 + ix * 10 + 5, 8 + (23 - iy) * 10 + 5
+        return sum(rows[y][3 * x:3 * x + 3])
+
+    # 'H' left stem: glyph unit fits 11 columns in 0.88 * 4 and 7 rows in 0.88 * 2; plate corner cold.
+    unit = min(0.88 * 4 / 11, 0.88 * 2 / 7)
+    hot = brightness(int((4 - 11 * unit) / 2 / (4 / 48) + 1), 12)
+    cold = brightness(1, 1)
+    expect(hot > cold + 200, f"hot letter pixel {hot} not brighter than plate {cold}")
+    print(f"PNG {width}x{height}: letter brightness {hot}, plate {cold}")
+
+
+# ---- bench ---------------------------------------------------------------------------------------
+
+def validate_bench_json(path):
+    with open(path) as f:
+        report = json.load(f)
+    for key, kind in (("device", str), ("backend", str), ("size", list), ("precision", str),
+                      ("copy_bandwidth_GBs", float), ("results", list)):
+        expect(isinstance(report.get(key), kind), f"bench JSON: {key} missing or not {kind.__name__}")
+    expect(len(report["size"]) == 3 and all(isinstance(n, int) for n in report["size"]), "size")
+    expect(report["copy_bandwidth_GBs"] > 0, "copy bandwidth")
+    expect(sum(r["production"] for r in report["results"]) == 1, "exactly one production row")
+    for row in report["results"]:
+        for key, kind in (("kernel", str), ("tile", int), ("ms", float), ("effective_GBs", float),
+                          ("fraction_of_copy", float), ("glups", float), ("production", bool)):
+            expect(isinstance(row.get(key), kind), f"bench JSON row {row}: {key}")
+        expect(row["ms"] > 0 and row["effective_GBs"] > 0, f"row {row}")
+        expect(abs(row["fraction_of_copy"] - row["effective_GBs"] / report["copy_bandwidth_GBs"]) < 1e-3, "fraction")
+    return report
+
+
+def test_bench_json():
+    folder = fresh_dir("bench")
+    path = os.path.join(folder, "bench.json")
+    proc = run(["bench", "--backend", "cpu", "--size", "40,32,24", "--reps", "5", "--json", path])
+    expect("% of copy" in proc.stdout and "production" in proc.stdout, "bench table")
+    report = validate_bench_json(path)
+    expect(report["size"] == [40, 32, 24] and report["backend"] == "cpu", "bench size/backend")
+
+
+def test_bench_json_gpu():
+    folder = fresh_dir("bench_gpu")
+    path = os.path.join(folder, "bench.json")
+    proc = run(["bench", "--backend", "hip", "--size", "96", "--reps", "5", "--json", path], expect_status=None)
+    if proc.returncode == 2 and "GPU" in proc.stderr:
+        print("no GPU: skipped")
+        sys.exit(77)
+    expect(proc.returncode == 0, proc.stderr)
+    report = validate_bench_json(path)
+    expect(report["backend"] == "hip", "backend")
+
+
+if __name__ == "__main__":
+    name = "test_" + sys.argv[3]
+    try:
+        globals()[name]()
+    except Failure as failure:
+        print(f"FAILED {sys.argv[3]}: {failure}")
+        sys.exit(1)
+    print(f"passed {sys.argv[3]}")

@@ -1,0 +1,57 @@
+#pragma once
+/* Small helpers shared by the C tests: problems, fields and checks. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solver/error.h"
+#include "solver/initial.h"
+#include "solver/solver.h"
+
+enum { TEST_SKIP = 77 }; /* CTest's SKIP_RETURN_CODE */
+
+#define EXPECT(cond, ...)                                                                                    \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            fprintf(stderr, "FAILED %s:%d: ", __FILE__, __LINE__);                                           \
+            fprintf(stderr, __VA_ARGS__);                                                                    \
+            fputc('\n', stderr);                                                                             \
+            return 1;                                                                                        \
+        }                                                                                                    \
+    } while (0)
+
+#define EXPECT_OK(call) EXPECT((call) == HEAT_OK, "%s failed", #call)
+
+static inline heat_problem test_problem(int nx, int ny, int nz, double lx, double ly, double lz, heat_precision p)
+{
+    heat_problem problem;
+    memset(&problem, 0, sizeof problem);
+    problem.grid = (heat_grid){{nx, ny, nz}, {lx, ly, lz}, {0, 0, 0}};
+    heat_grid_set_spacing(&problem.grid);
+    problem.precision = p;
+    problem.alpha = 1.0;
+    problem.dt = 0.5 * heat_dt_max(&problem.grid, problem.alpha);
+    strcpy(problem.kernel.name, "auto");
+    problem.quiet = 1;
+    return problem;
+}
+
+static inline void *test_alloc_field(const heat_problem *p)
+{
+    return calloc((size_t)heat_grid_points(&p->grid), heat_precision_size(p->precision));
+}
+
+static inline double test_get(const heat_problem *p, const void *field, long index)
+{
+    return p->precision == HEAT_FLOAT ? ((const float *)field)[index] : ((const double *)field)[index];
+}
+
+static inline void test_set(const heat_problem *p, void *field, long index, double v)
+{
+    if (p->precision == HEAT_FLOAT) ((float *)field)[index] = (float)v;
+    else ((double *)field)[index] = v;
+}
+
+/* Point coordinate along axis d of index i (cell-centred). */
+static inline double test_coord(const heat_problem *p, int d, int i) { return (i + 0.5) * p->grid.h[d]; }
