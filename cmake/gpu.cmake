@@ -1,7 +1,69 @@
-# The HIP backend: kernels/hip/*.hip compiled for AMD (clang) or NVIDIA (nvcc).
+# The HIP backend: kernels/hip/backend_hip.hip (which includes the kernels) is
+# compiled by clang for AMD GPUs or, through kernels/hip/hip_compat.h, by nvcc
+# for NVIDIA GPUs. Option names are a contract (docs/DESIGN.md).
 string(TOLOWER "${HEATSOLVE_GPU}" HEATSOLVE_GPU)
+set(HEAT_HIP_SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/backend_hip.hip)
+
 if(HEATSOLVE_GPU STREQUAL "off")
   target_sources(heatcore PRIVATE solver/backend_none.c)
-  return()
+
+elseif(HEATSOLVE_GPU STREQUAL "nvidia")
+  if(NOT CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 90) # H100 / H200
+  endif()
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  enable_language(CUDA)
+  find_package(CUDAToolkit REQUIRED)
+  set_source_files_properties(${HEAT_HIP_SOURCE} PROPERTIES LANGUAGE CUDA)
+  target_sources(heatcore PRIVATE ${HEAT_HIP_SOURCE})
+  target_compile_options(heatcore PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-x cu -O3 -Xptxas=-v>)
+  target_link_libraries(heatcore PUBLIC CUDA::cudart)
+  set_target_properties(heatcore PROPERTIES CUDA_STANDARD 17 CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}")
+  # PTX of the kernels for the `isa` test (st.global.cs in the production kernel).
+  add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/heat_kernels.ptx
+    COMMAND ${CMAKE_CUDA_COMPILER} -x cu -std=c++17 -O3 -arch=sm_${CMAKE_CUDA_ARCHITECTURES} -ptx
+      ${HEAT_HIP_SOURCE} -o ${CMAKE_BINARY_DIR}/heat_kernels.ptx
+    DEPENDS ${HEAT_HIP_SOURCE} ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/heat_kernels.hip
+      ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/heat_kernels.h ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/hip_compat.h
+    COMMENT "PTX of the HIP kernels for the isa test")
+  add_custom_target(heat_isa ALL DEPENDS ${CMAKE_BINARY_DIR}/heat_kernels.ptx)
+  set(HEAT_ISA_FILE ${CMAKE_BINARY_DIR}/heat_kernels.ptx)
+
+elseif(HEATSOLVE_GPU STREQUAL "amd")
+  if(NOT CMAKE_HIP_ARCHITECTURES)
+    set(CMAKE_HIP_ARCHITECTURES gfx90a gfx908 gfx940)
+  endif()
+  if(NOT CMAKE_HIP_COMPILER AND EXISTS /usr/lib/llvm-15/bin/clang++)
+    set(CMAKE_HIP_COMPILER /usr/lib/llvm-15/bin/clang++) # CMake 3.25 rejects the hipcc wrapper
+  endif()
+  # CMake 3.25 looks for <rocm root>/lib/cmake/hip-lang; Debian keeps it under
+  # lib/x86_64-linux-gnu/cmake. A folder in the build tree with a link fills the gap.
+  if(NOT CMAKE_HIP_COMPILER_ROCM_ROOT AND EXISTS /usr/lib/x86_64-linux-gnu/cmake/hip-lang/hip-lang-config.cmake)
+    file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/rocm-root/lib/cmake)
+    file(CREATE_LINK /usr/lib/x86_64-linux-gnu/cmake/hip-lang ${CMAKE_BINARY_DIR}/rocm-root/lib/cmake/hip-lang SYMBOLIC)
+    set(CMAKE_HIP_COMPILER_ROCM_ROOT ${CMAKE_BINARY_DIR}/rocm-root)
+    list(APPEND CMAKE_PREFIX_PATH /usr/lib/x86_64-linux-gnu/cmake)
+    set(ENV{CMAKE_PREFIX_PATH} "/usr/lib/x86_64-linux-gnu/cmake:$ENV{CMAKE_PREFIX_PATH}") # for the compiler check
+  endif()
+  set(HEAT_ROCM_FLAGS --rocm-path=/usr --hip-device-lib-path=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode)
+  string(REPLACE ";" " " CMAKE_HIP_FLAGS_INIT "${HEAT_ROCM_FLAGS}")
+  enable_language(HIP)
+  set_source_files_properties(${HEAT_HIP_SOURCE} PROPERTIES LANGUAGE HIP)
+  target_sources(heatcore PRIVATE ${HEAT_HIP_SOURCE})
+  target_compile_options(heatcore PRIVATE $<$<COMPILE_LANGUAGE:HIP>:-O3>)
+  set_target_properties(heatcore PROPERTIES HIP_ARCHITECTURES "${CMAKE_HIP_ARCHITECTURES}" HIP_STANDARD 17)
+  # gfx90a code object of the kernels for the `isa` test (glc slc stores, no scratch).
+  add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/heat_kernels_gfx90a.co
+    COMMAND ${CMAKE_HIP_COMPILER} -x hip -std=c++17 -O3 ${HEAT_ROCM_FLAGS} --offload-arch=gfx90a
+      --cuda-device-only --no-gpu-bundle-output -c ${HEAT_HIP_SOURCE} -o ${CMAKE_BINARY_DIR}/heat_kernels_gfx90a.co
+    DEPENDS ${HEAT_HIP_SOURCE} ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/heat_kernels.hip
+      ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/heat_kernels.h ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/hip_compat.h
+    COMMENT "gfx90a code object of the HIP kernels for the isa test")
+  add_custom_target(heat_isa ALL DEPENDS ${CMAKE_BINARY_DIR}/heat_kernels_gfx90a.co)
+  set(HEAT_ISA_FILE ${CMAKE_BINARY_DIR}/heat_kernels_gfx90a.co)
+
+else()
+  message(FATAL_ERROR "HEATSOLVE_GPU=${HEATSOLVE_GPU}: expected off, amd or nvidia")
 endif()
-message(FATAL_ERROR "HEATSOLVE_GPU=${HEATSOLVE_GPU}: not yet")

@@ -25,13 +25,13 @@ static long round_up(long value, long multiple)
     return (value + multiple - 1) / multiple * multiple;
 }
 
-heat_layout heat_layout_make(const int n[3], size_t elem_size, size_t align_bytes)
+heat_layout heat_layout_make(const int n[3], size_t elem_size, size_t align_bytes, int pad_y)
 {
     long align = (long)(align_bytes / elem_size);
     if (align < 1) align = 1;
     heat_layout layout;
     layout.stride_y = round_up(n[0] + 2, align);
-    layout.stride_z = layout.stride_y * (n[1] + 2);
+    layout.stride_z = layout.stride_y * (round_up(n[1], pad_y > 0 ? pad_y : 1) + 2);
     /* Ghost i = -1 sits one element before an aligned address. */
     layout.origin = align - 1;
     layout.total = round_up(layout.origin + layout.stride_z * (n[2] + 2), align);

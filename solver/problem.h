@@ -67,7 +67,9 @@ size_t heat_precision_size(heat_precision precision);
 const char *heat_precision_name(heat_precision precision);
 long heat_grid_points(const heat_grid *grid);
 void heat_grid_set_spacing(heat_grid *grid);
-heat_layout heat_layout_make(const int n[3], size_t elem_size, size_t align_bytes);
+/* pad_y: the rows per plane (ghosts excluded) are rounded up to a multiple
+ * of pad_y, so that kernels tiled in y may read past n[1] inside the field. */
+heat_layout heat_layout_make(const int n[3], size_t elem_size, size_t align_bytes, int pad_y);
 heat_coeffs heat_coeffs_make(const heat_problem *problem);
 /* Largest stable forward-Euler step: 1 / (2 alpha sum(1/h^2)). */
 double heat_dt_max(const heat_grid *grid, double alpha);

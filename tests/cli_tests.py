@@ -367,6 +367,65 @@ def test_bench_json():
     expect(report["size"] == [40, 32, 24] and report["backend"] == "cpu", "bench size/backend")
 
 
+def skip_without_gpu():
+    folder = fresh_dir("gpu_probe")
+    proc = run([letters_config(folder, steps=1, every=0), "-q", "--backend", "hip"], expect_status=None)
+    if proc.returncode == 2 and "no usable GPU" in proc.stderr:
+        print("no GPU: skipped")
+        sys.exit(77)
+    expect(proc.returncode == 0, f"GPU probe run failed: {proc.stderr}")
+
+
+def test_restart_bitwise_gpu():
+    """A letters run on the GPU whose checkpoints restart bitwise on the GPU."""
+    skip_without_gpu()
+    folder = fresh_dir("restart_gpu")
+    cfg = letters_config(folder, steps=60, every=20)
+    gpu = ["--backend", "hip"]
+    proc = run([cfg] + gpu)
+    expect("backend hip" in proc.stdout, f"not on the GPU: {proc.stdout}")
+    reference = read_field(os.path.join(folder, "out", "letters_000060.hdf"))
+    for step in (0, 20, 40):
+        target = fresh_dir(f"restart_gpu_{step}")
+        shutil.copy(os.path.join(folder, "out", f"letters_{step:06d}.hdf"), target)
+        run([cfg, "-q", "--restart", os.path.join(target, f"letters_{step:06d}.hdf"),
+             "--set", f"output.dir=\"{target}\""] + gpu)
+        final = read_field(os.path.join(target, "letters_000060.hdf"))
+        expect(final.tobytes() == reference.tobytes(), f"GPU restart from step {step}: field differs")
+        print(f"GPU restart from step {step}: bitwise equal")
+    cpu_folder = fresh_dir("restart_gpu_cpu")
+    run([cfg, "-q", "--backend", "cpu", "--set", f"output.dir=\"{cpu_folder}\""])
+    cpu = read_field(os.path.join(cpu_folder, "letters_000060.hdf"))
+    import numpy as np
+    difference = float(np.max(np.abs(cpu - reference)) / np.max(np.abs(cpu)))
+    print(f"letters run, GPU against CPU after 60 steps: max relative difference {difference:.3e}")
+    expect(difference <= 1e-13, "GPU letters run differs from the CPU run")
+
+
+def sanitizer(tool):
+    skip_without_gpu()
+    exe = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
+    if not os.path.exists(exe):
+        print("no compute-sanitizer: skipped")
+        sys.exit(77)
+    folder = fresh_dir(f"sanitizer_{tool}")
+    cfg = letters_config(folder, steps=6, every=3)
+    proc = subprocess.run([exe, "--tool", tool, "--error-exitcode", "99", HEATSOLVE, cfg, "-q", "--backend", "hip",
+                           "--set", "solver.kernel=\"heat_tiled_nt\"", "--set", "solver.tile=4"],
+                          capture_output=True, text=True, timeout=1200)
+    print(proc.stdout[-3000:], proc.stderr[-3000:])
+    expect(proc.returncode == 0, f"compute-sanitizer {tool}: exit {proc.returncode}")
+    expect("ERROR SUMMARY: 0 errors" in proc.stdout + proc.stderr, f"{tool} found errors")
+
+
+def test_memcheck_gpu():
+    sanitizer("memcheck")
+
+
+def test_racecheck_gpu():
+    sanitizer("racecheck")
+
+
 def test_bench_json_gpu():
     folder = fresh_dir("bench_gpu")
     path = os.path.join(folder, "bench.json")

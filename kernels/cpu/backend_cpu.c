@@ -76,7 +76,7 @@ static int cpu_create(const heat_problem *problem, void **state)
     *state = s;
     s->problem = *problem;
     s->elem = heat_precision_size(problem->precision);
-    s->layout = heat_layout_make(problem->grid.n, s->elem, CPU_ALIGN_BYTES);
+    s->layout = heat_layout_make(problem->grid.n, s->elem, CPU_ALIGN_BYTES, 1);
     s->coeffs = heat_coeffs_make(problem);
     for (int f = 0; f < FACE_COUNT; ++f) {
         int dirichlet = problem->bc[f].type == HEAT_BC_DIRICHLET;

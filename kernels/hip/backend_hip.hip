@@ -1,0 +1,444 @@
+/*
+ * HIP backend: the same operations as the CPU backend, on one GPU. Two
+ * device fields with one ghost layer; the halo fill, the stencil and the
+ * reductions run on the device; the field crosses to the host only at start,
+ * at checkpoints and at the end (the stats reduction returns a few numbers).
+ */
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "heat_kernels.hip" /* one translation unit: kernels and launchers */
+
+extern "C" {
+#include "../../solver/backend.h"
+#include "../../solver/error.h"
+}
+
+/* Checks a HIP runtime call: file:line, the call and the error string. */
+#define HIP_CALL(call)                                                                                       \
+    do {                                                                                                     \
+        hipError_t hip_status_ = (call);                                                                     \
+        if (hip_status_ != hipSuccess)                                                                       \
+            return heat_error(HEAT_ERR_RUNTIME, "%s failed: %s", #call, hipGetErrorString(hip_status_));     \
+    } while (0)
+
+/* After every launch: the launch error, and in debug builds the execution. */
+#ifdef NDEBUG
+#define HIP_CHECK_LAUNCH(what) HIP_CALL(hipGetLastError())
+#else
+#define HIP_CHECK_LAUNCH(what)                                                                               \
+    do {                                                                                                     \
+        HIP_CALL(hipGetLastError());                                                                         \
+        HIP_CALL(hipDeviceSynchronize());                                                                    \
+    } while (0)
+#endif
+
+enum { HIP_ALIGN_BYTES = 256, STATS_BLOCKS = 1024, ZWINDOW_CHUNK = 32 };
+
+typedef enum { LAP_BASELINE, LAP_TILED, LAP_TILED_NT, HEAT_TILED, HEAT_TILED_NT, HEAT_ZWINDOW } kernel_kind;
+
+struct kernel_entry {
+    heat_variant variant;
+    kernel_kind kind;
+};
+
+static const kernel_entry kernel_table[] = {
+    {{"lap_baseline", 1, 1}, LAP_BASELINE},
+    {{"lap_tiled", 1, 1}, LAP_TILED}, {{"lap_tiled", 2, 1}, LAP_TILED}, {{"lap_tiled", 4, 1}, LAP_TILED},
+    {{"lap_tiled", 8, 1}, LAP_TILED}, {{"lap_tiled", 16, 1}, LAP_TILED},
+    {{"lap_tiled_nt", 1, 1}, LAP_TILED_NT}, {{"lap_tiled_nt", 2, 1}, LAP_TILED_NT},
+    {{"lap_tiled_nt", 4, 1}, LAP_TILED_NT}, {{"lap_tiled_nt", 8, 1}, LAP_TILED_NT},
+    {{"lap_tiled_nt", 16, 1}, LAP_TILED_NT},
+    {{"heat_tiled", 1, 0}, HEAT_TILED}, {{"heat_tiled", 2, 0}, HEAT_TILED}, {{"heat_tiled", 4, 0}, HEAT_TILED},
+    {{"heat_tiled", 8, 0}, HEAT_TILED}, {{"heat_tiled", 16, 0}, HEAT_TILED},
+    {{"heat_tiled_nt", 1, 0}, HEAT_TILED_NT}, {{"heat_tiled_nt", 2, 0}, HEAT_TILED_NT},
+    {{"heat_tiled_nt", 4, 0}, HEAT_TILED_NT}, {{"heat_tiled_nt", 8, 0}, HEAT_TILED_NT},
+    {{"heat_tiled_nt", 16, 0}, HEAT_TILED_NT},
+    {{"heat_zwindow", 1, 0}, HEAT_ZWINDOW}, {{"heat_zwindow", 2, 0}, HEAT_ZWINDOW},
+    {{"heat_zwindow", 4, 0}, HEAT_ZWINDOW}, {{"heat_zwindow", 8, 0}, HEAT_ZWINDOW},
+};
+enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
+
+static heat_variant variant_list[KERNEL_COUNT];
+
+struct hip_state {
+    heat_problem problem;
+    heat_layout layout;
+    size_t elem;
+    char *field[2];          /* device allocations; field[current] holds the solution */
+    int current;
+    stencil_shape shape;
+    heat_coeffs coeffs;
+    double shift[6], scale[6];
+    const kernel_entry *kernel; /* production kernel; NULL until tuned */
+    int block[3];
+    block_stats *d_partials;
+    std::vector<block_stats> partials;
+    hipEvent_t start, stop;
+    char device[160], description[128];
+};
+
+/* ---- launching ---------------------------------------------------------------------------------- */
+
+template <typename T> static T *owned(const hip_state *s, int which)
+{
+    return reinterpret_cast<T *>(s->field[which]) + s->layout.origin + 1 + s->layout.stride_y + s->layout.stride_z;
+}
+
+template <typename T> static stencil_coeffs<T> cast_coeffs(const heat_coeffs &c)
+{
+    return {(T)c.inv_h2[0], (T)c.inv_h2[1], (T)c.inv_h2[2], (T)c.diag, (T)c.alpha_dt};
+}
+
+static dim3 grid_for(const hip_state *s, dim3 block, int tile, int zchunk)
+{
+    const stencil_shape &p = s->shape;
+    unsigned zblocks = zchunk > 0 ? (unsigned)((p.nz + zchunk - 1) / zchunk) : (unsigned)((p.nz + block.z - 1) / block.z);
+    return dim3((unsigned)((p.nx + block.x - 1) / block.x), (unsigned)((p.ny + block.y * tile - 1) / (block.y * tile)), zblocks);
+}
+
+template <typename T, int M> static void launch_tiled(kernel_kind kind, dim3 g, dim3 b, T *out, const T *in, const hip_state *s)
+{
+    stencil_coeffs<T> c = cast_coeffs<T>(s->coeffs);
+    switch (kind) {
+    case LAP_TILED: lap_tiled<T, M><<<g, b>>>(out, in, s->shape, c); break;
+    case LAP_TILED_NT: lap_tiled_nt<T, M><<<g, b>>>(out, in, s->shape, c); break;
+    case HEAT_TILED: heat_tiled<T, M><<<g, b>>>(out, in, s->shape, c); break;
+    case HEAT_TILED_NT: heat_tiled_nt<T, M><<<g, b>>>(out, in, s->shape, c); break;
+    case HEAT_ZWINDOW: heat_zwindow<T, M><<<g, b>>>(out, in, s->shape, c, ZWINDOW_CHUNK); break;
+    case LAP_BASELINE: lap_baseline<T><<<g, b>>>(out, in, s->shape, c); break;
+    }
+}
+
+template <typename T> static int launch_typed(const hip_state *s, const kernel_entry *e, const int shape[3], int from, int to)
+{
+    dim3 block((unsigned)shape[0], (unsigned)shape[1], e->kind == HEAT_ZWINDOW ? 1u : (unsigned)shape[2]);
+    dim3 grid = grid_for(s, block, e->variant.tile, e->kind == HEAT_ZWINDOW ? ZWINDOW_CHUNK : 0);
+    T *out = owned<T>(s, to);
+    const T *in = owned<T>(s, from);
+    switch (e->variant.tile) {
+    case 1: launch_tiled<T, 1>(e->kind, grid, block, out, in, s); break;
+    case 2: launch_tiled<T, 2>(e->kind, grid, block, out, in, s); break;
+    case 4: launch_tiled<T, 4>(e->kind, grid, block, out, in, s); break;
+    case 8: launch_tiled<T, 8>(e->kind, grid, block, out, in, s); break;
+    case 16:
+        if (e->kind != HEAT_ZWINDOW) launch_tiled<T, 16>(e->kind, grid, block, out, in, s);
+        break;
+    default: return heat_error(HEAT_ERR_CONFIG, "solver.tile = %d: expected 1, 2, 4, 8 or 16", e->variant.tile);
+    }
+    HIP_CHECK_LAUNCH(e->variant.kernel);
+    return HEAT_OK;
+}
+
+static int launch(const hip_state *s, const kernel_entry *e, const int shape[3], int from, int to)
+{
+    return s->problem.precision == HEAT_FLOAT ? launch_typed<float>(s, e, shape, from, to)
+                                              : launch_typed<double>(s, e, shape, from, to);
+}
+
+template <typename T> static int fill_halo_typed(hip_state *s)
+{
+    halo_coeffs<T> h;
+    for (int f = 0; f < 6; ++f) h.shift[f] = (T)s->shift[f], h.scale[f] = (T)s->scale[f];
+    const stencil_shape &p = s->shape;
+    dim3 block(32, 8, 1);
+    int along_a = std::max(p.nx, p.ny), along_b = std::max(p.ny, p.nz);
+    dim3 grid((unsigned)((along_a + 31) / 32), (unsigned)((along_b + 7) / 8), 6);
+    halo_fill<T><<<grid, block>>>(owned<T>(s, s->current), p, h);
+    HIP_CHECK_LAUNCH("halo_fill");
+    return HEAT_OK;
+}
+
+static int fill_halo(hip_state *s)
+{
+    return s->problem.precision == HEAT_FLOAT ? fill_halo_typed<float>(s) : fill_halo_typed<double>(s);
+}
+
+/* ---- tuning ---------------------------------------------------------------------------------------- */
+
+static const kernel_entry *find_kernel(const char *name, int tile)
+{
+    for (const kernel_entry &e : kernel_table)
+        if (strcmp(e.variant.kernel, name) == 0 && e.variant.tile == tile) return &e;
+    return NULL;
+}
+
+/* Median device time of `reps` launches of e (out of place: the solution is untouched). */
+static int time_kernel(hip_state *s, const kernel_entry *e, const int shape[3], int reps, double *ms)
+{
+    std::vector<float> times((size_t)reps);
+    HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current)); /* warm-up */
+    for (int r = 0; r < reps; ++r) {
+        HIP_CALL(hipEventRecord(s->start, 0));
+        HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current));
+        HIP_CALL(hipEventRecord(s->stop, 0));
+        HIP_CALL(hipEventSynchronize(s->stop));
+        HIP_CALL(hipEventElapsedTime(&times[(size_t)r], s->start, s->stop));
+    }
+    std::sort(times.begin(), times.end());
+    *ms = times[(size_t)reps / 2];
+    return HEAT_OK;
+}
+
+static const int block_candidates[][3] = {{256, 1, 1}, {128, 2, 1}, {64, 4, 1}, {32, 8, 1}};
+
+/* Picks the fastest heat kernel, tile and block shape on this device and
+ * problem, unless solver.kernel / tile / block fix them. */
+static int tune(hip_state *s)
+{
+    const heat_kernel_choice &want = s->problem.kernel;
+    int fixed_block = want.block[0] > 0;
+    double best = 1e300;
+    for (const kernel_entry &e : kernel_table) {
+        if (e.variant.laplacian) continue;
+        if (strcmp(want.name, "auto") != 0 && strcmp(want.name, e.variant.kernel) != 0) continue;
+        if (want.tile > 0 && want.tile != e.variant.tile) continue;
+        for (const auto &candidate : block_candidates) {
+            const int *shape = fixed_block ? want.block : candidate;
+            double ms;
+            HEAT_CALL(time_kernel(s, &e, shape, 5, &ms));
+            if (ms < best) best = ms, s->kernel = &e, memcpy(s->block, shape, sizeof s->block);
+            if (fixed_block) break;
+        }
+    }
+    if (!s->kernel)
+        return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no heat kernel; use auto, "
+                          "heat_tiled, heat_tiled_nt or heat_zwindow with tile 1, 2, 4, 8 or 16 (zwindow: up to 8)",
+                          want.name, want.tile);
+    snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s, %.3f ms per step)",
+             s->kernel->variant.kernel, s->kernel->variant.tile, s->block[0], s->block[1], s->block[2],
+             strcmp(want.name, "auto") == 0 ? "fastest measured" : "from solver.kernel", best);
+    if (!s->problem.quiet) printf("GPU kernel choice: %s\n", s->description);
+    return HEAT_OK;
+}
+
+/* ---- backend operations --------------------------------------------------------------------------- */
+
+static void hip_destroy(void **state)
+{
+    if (!state || !*state) return;
+    hip_state *s = static_cast<hip_state *>(*state);
+    /* Teardown cannot report failures: results are already out. */
+    (void)hipFree(s->field[0]);
+    (void)hipFree(s->field[1]);
+    (void)hipFree(s->d_partials);
+    if (s->start) (void)hipEventDestroy(s->start);
+    if (s->stop) (void)hipEventDestroy(s->stop);
+    delete s;
+    *state = NULL;
+}
+
+static int describe_device(hip_state *s, size_t *free_bytes)
+{
+    hipDeviceProp_t prop;
+    size_t total_bytes;
+    HIP_CALL(hipSetDevice(0));
+    HIP_CALL(hipGetDeviceProperties(&prop, 0));
+    HIP_CALL(hipMemGetInfo(free_bytes, &total_bytes));
+    snprintf(s->device, sizeof s->device, "%s (%.1f GiB, %.1f GiB free, %s)", prop.name, total_bytes / 1073741824.0,
+             *free_bytes / 1073741824.0, HEAT_GPU_PLATFORM);
+    return HEAT_OK;
+}
+
+static int allocate_fields(hip_state *s)
+{
+    size_t free_bytes;
+    HEAT_CALL(describe_device(s, &free_bytes));
+    size_t field_bytes = (size_t)s->layout.total * s->elem;
+    size_t needed = 2 * field_bytes + STATS_BLOCKS * sizeof(block_stats) + (64u << 20);
+    if (needed > free_bytes)
+        return heat_error(HEAT_ERR_CONFIG, "grid.n = [%d, %d, %d] in %s needs %zu bytes of GPU memory but %s has %zu "
+                          "free; reduce grid.n, use float precision or --backend cpu",
+                          s->problem.grid.n[0], s->problem.grid.n[1], s->problem.grid.n[2],
+                          heat_precision_name(s->problem.precision), needed, s->device, free_bytes);
+    for (int f = 0; f < 2; ++f) {
+        HIP_CALL(hipMalloc((void **)&s->field[f], field_bytes));
+        HIP_CALL(hipMemset(s->field[f], 0, field_bytes)); /* padding rows are read by tiled threads */
+    }
+    HIP_CALL(hipMalloc((void **)&s->d_partials, STATS_BLOCKS * sizeof(block_stats)));
+    HIP_CALL(hipEventCreate(&s->start));
+    HIP_CALL(hipEventCreate(&s->stop));
+    return HEAT_OK;
+}
+
+static int hip_create(const heat_problem *problem, void **state)
+{
+    hip_state *s = new (std::nothrow) hip_state();
+    HEAT_CHECK(s, "out of memory");
+    *state = s;
+    s->problem = *problem;
+    s->elem = heat_precision_size(problem->precision);
+    s->layout = heat_layout_make(problem->grid.n, s->elem, HIP_ALIGN_BYTES, HEAT_Y_PAD);
+    s->shape = {problem->grid.n[0], problem->grid.n[1], problem->grid.n[2], s->layout.stride_y, s->layout.stride_z};
+    s->coeffs = heat_coeffs_make(problem);
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        int dirichlet = problem->bc[f].type == HEAT_BC_DIRICHLET;
+        s->shift[f] = dirichlet ? 2.0 * problem->bc[f].value : 0.0;
+        s->scale[f] = dirichlet ? -1.0 : 1.0;
+    }
+    s->partials.resize(STATS_BLOCKS);
+    snprintf(s->description, sizeof s->description, "chosen at the first step by timing");
+    return allocate_fields(s);
+}
+
+/* Host compact rows <-> device padded rows, one plane at a time. */
+static int copy_planes(hip_state *s, void *host, int to_device)
+{
+    const int *n = s->problem.grid.n;
+    size_t row = (size_t)n[0] * s->elem, pitch = (size_t)s->layout.stride_y * s->elem;
+    char *device = (char *)(s->problem.precision == HEAT_FLOAT ? (void *)owned<float>(s, s->current)
+                                                                : (void *)owned<double>(s, s->current));
+    for (int k = 0; k < n[2]; ++k) {
+        char *d = device + (size_t)k * s->layout.stride_z * s->elem;
+        char *h = (char *)host + (size_t)k * n[1] * row;
+        if (to_device) HIP_CALL(hipMemcpy2D(d, pitch, h, row, row, (size_t)n[1], hipMemcpyHostToDevice));
+        else HIP_CALL(hipMemcpy2D(h, row, d, pitch, row, (size_t)n[1], hipMemcpyDeviceToHost));
+    }
+    return HEAT_OK;
+}
+
+static int hip_upload(void *state, const void *host) { return copy_planes((hip_state *)state, (void *)host, 1); }
+static int hip_download(void *state, void *host) { return copy_planes((hip_state *)state, host, 0); }
+
+static int hip_run_variant(void *state, const heat_variant *v, long steps)
+{
+    hip_state *s = static_cast<hip_state *>(state);
+    const kernel_entry *e = find_kernel(v->kernel, v->tile);
+    HEAT_CHECK(e, "no GPU kernel %s m=%d", v->kernel, v->tile);
+    const int *shape = s->kernel ? s->block : block_candidates[0];
+    for (long step = 0; step < steps; ++step) {
+        HEAT_CALL(fill_halo(s));
+        HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current));
+        s->current = 1 - s->current;
+    }
+    HIP_CALL(hipDeviceSynchronize());
+    return HEAT_OK;
+}
+
+static int hip_advance(void *state, long steps)
+{
+    hip_state *s = static_cast<hip_state *>(state);
+    if (!s->kernel) HEAT_CALL(tune(s));
+    for (long step = 0; step < steps; ++step) {
+        HEAT_CALL(fill_halo(s));
+        HEAT_CALL(launch(s, s->kernel, s->block, s->current, 1 - s->current));
+        s->current = 1 - s->current;
+    }
+    HIP_CALL(hipDeviceSynchronize());
+    return HEAT_OK;
+}
+
+template <typename T> static int stats_typed(hip_state *s)
+{
+    field_stats<T><<<STATS_BLOCKS, HEAT_LAUNCH_BOUND>>>(owned<T>(s, s->current), s->shape, s->d_partials);
+    HIP_CHECK_LAUNCH("field_stats");
+    return HEAT_OK;
+}
+
+static int hip_stats(void *state, heat_field_stats *out)
+{
+    hip_state *s = static_cast<hip_state *>(state);
+    HEAT_CALL(s->problem.precision == HEAT_FLOAT ? stats_typed<float>(s) : stats_typed<double>(s));
+    HIP_CALL(hipMemcpy(s->partials.data(), s->d_partials, STATS_BLOCKS * sizeof(block_stats), hipMemcpyDeviceToHost));
+    heat_field_stats total = {HUGE_VAL, -HUGE_VAL, 0.0, 0};
+    for (const block_stats &b : s->partials) { /* block order: deterministic */
+        total.min = std::min(total.min, b.min), total.max = std::max(total.max, b.max);
+        total.sum += b.sum, total.nonfinite += (long)b.nonfinite;
+    }
+    *out = total;
+    return HEAT_OK;
+}
+
+static const char *hip_device_name(void *state) { return static_cast<hip_state *>(state)->device; }
+static const char *hip_kernel_description(void *state) { return static_cast<hip_state *>(state)->description; }
+
+static int hip_variants(void *state, const heat_variant **list, int *count)
+{
+    (void)state;
+    for (int i = 0; i < KERNEL_COUNT; ++i) variant_list[i] = kernel_table[i].variant;
+    *list = variant_list;
+    *count = KERNEL_COUNT;
+    return HEAT_OK;
+}
+
+static int hip_time_variant(void *state, const heat_variant *v, int reps, double *ms)
+{
+    hip_state *s = static_cast<hip_state *>(state);
+    const kernel_entry *e = find_kernel(v->kernel, v->tile);
+    HEAT_CHECK(e, "no GPU kernel %s m=%d", v->kernel, v->tile);
+    HEAT_CALL(fill_halo(s));
+    /* Each variant at its best block shape among the candidates. */
+    double best = 1e300;
+    for (const auto &shape : block_candidates) {
+        double t;
+        HEAT_CALL(time_kernel(s, e, shape, reps, &t));
+        best = std::min(best, t);
+    }
+    *ms = best;
+    return HEAT_OK;
+}
+
+static int hip_time_copy(void *state, int reps, double *ms, double *bytes)
+{
+    hip_state *s = static_cast<hip_state *>(state);
+    size_t field_bytes = (size_t)s->layout.total * s->elem;
+    std::vector<float> times((size_t)reps);
+    HIP_CALL(hipMemcpy(s->field[1 - s->current], s->field[s->current], field_bytes, hipMemcpyDeviceToDevice));
+    for (int r = 0; r < reps; ++r) {
+        HIP_CALL(hipEventRecord(s->start, 0));
+        HIP_CALL(hipMemcpy(s->field[1 - s->current], s->field[s->current], field_bytes, hipMemcpyDeviceToDevice));
+        HIP_CALL(hipEventRecord(s->stop, 0));
+        HIP_CALL(hipEventSynchronize(s->stop));
+        HIP_CALL(hipEventElapsedTime(&times[(size_t)r], s->start, s->stop));
+    }
+    std::sort(times.begin(), times.end());
+    *ms = times[(size_t)reps / 2];
+    *bytes = 2.0 * (double)field_bytes;
+    return HEAT_OK;
+}
+
+static int hip_time_step(void *state, int reps, double *ms)
+{
+    hip_state *s = static_cast<hip_state *>(state);
+    if (!s->kernel) HEAT_CALL(tune(s));
+    std::vector<float> times((size_t)reps);
+    HEAT_CALL(hip_advance(s, 2));
+    for (int r = 0; r < reps; ++r) {
+        HIP_CALL(hipEventRecord(s->start, 0));
+        HEAT_CALL(fill_halo(s));
+        HEAT_CALL(launch(s, s->kernel, s->block, s->current, 1 - s->current));
+        HIP_CALL(hipEventRecord(s->stop, 0));
+        s->current = 1 - s->current;
+        HIP_CALL(hipEventSynchronize(s->stop));
+        HIP_CALL(hipEventElapsedTime(&times[(size_t)r], s->start, s->stop));
+    }
+    std::sort(times.begin(), times.end());
+    *ms = times[(size_t)reps / 2];
+    return HEAT_OK;
+}
+
+/* Host-only objects: clang would otherwise copy these constants into the
+ * device code object, where the host functions they point to do not exist. */
+#if !defined(__HIP_DEVICE_COMPILE__) && !defined(__CUDA_ARCH__)
+static const heat_backend_ops hip_ops = {
+    "hip", hip_create, hip_destroy, hip_upload, hip_download, hip_advance, hip_stats, hip_device_name,
+    hip_kernel_description, hip_run_variant, hip_variants, hip_time_variant, hip_time_copy, hip_time_step,
+};
+
+extern "C" const heat_backend_ops *const heat_backend_hip = &hip_ops;
+
+extern "C" int heat_hip_available(char *reason, size_t len)
+{
+    int count = 0;
+    hipError_t err = hipGetDeviceCount(&count);
+    if (err != hipSuccess || count == 0) {
+        if (reason) snprintf(reason, len, "%s", err != hipSuccess ? hipGetErrorString(err) : "no GPU device found");
+        return 0;
+    }
+    return 1;
+}
+#endif

@@ -1,0 +1,181 @@
+/*
+ * The stencil kernels (seeds 000, 001, 003). Kept side by side and chosen at
+ * run time by name:
+ *   lap_baseline         seeds' kernel 1: one point per thread, their operation order
+ *   lap_tiled<M>         seeds' kernel 3: M points per thread along y, loads in ascending order
+ *   lap_tiled_nt<M>      the same with nontemporal stores and __launch_bounds__
+ *   heat_tiled<M>        fused heat step u + alpha dt lap(u) in kernel 3's form
+ *   heat_tiled_nt<M>     the same with nontemporal stores and __launch_bounds__
+ *   heat_zwindow<M>      sliding window along z (seed 003): each thread marches
+ *                        through a chunk of planes keeping z-1, z, z+1 of its M
+ *                        rows in registers; y neighbours inside the tile come from
+ *                        registers too, only x neighbours and tile edges from cache.
+ */
+#include "heat_kernels.h"
+
+template <typename T>
+__global__ void lap_baseline(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c)
+{
+    const int i = threadIdx.x + blockIdx.x * blockDim.x;
+    const int j = threadIdx.y + blockIdx.y * blockDim.y;
+    const int k = threadIdx.z + blockIdx.z * blockDim.z;
+    if (i >= s.nx || j >= s.ny || k >= s.nz) return;
+    const long pos = i + j * s.sy + k * s.sz;
+    f[pos] = u[pos] * c.diag + (u[pos - 1] + u[pos + 1]) * c.hx + (u[pos - s.sy] + u[pos + s.sy]) * c.hy +
+             (u[pos - s.sz] + u[pos + s.sz]) * c.hz;
+}
+
+template <typename T, bool NT> __device__ __forceinline__ void store(T *address, T value)
+{
+    if (NT) nontemporal_store(value, address);
+    else *address = value;
+}
+
+/* Seeds' kernel 3 generalised: HEAT selects u + alpha dt lap over lap. */
+template <typename T, int M, bool HEAT, bool NT>
+__device__ __forceinline__ void tiled_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
+                                           const stencil_coeffs<T> &c)
+{
+    const int i = threadIdx.x + blockIdx.x * blockDim.x;
+    const int j = M * (threadIdx.y + blockIdx.y * blockDim.y);
+    const int k = threadIdx.z + blockIdx.z * blockDim.z;
+    if (i >= s.nx || j >= s.ny || k >= s.nz) return;
+    const long pos = i + j * s.sy + k * s.sz;
+    const T *p = u + pos;
+    T lap[M], centre[M];
+#pragma unroll
+    for (int n = 0; n < M; ++n) lap[n] = p[n * s.sy - s.sz] * c.hz; /* z - 1 */
+    lap[0] += p[-s.sy] * c.hy;                                       /* y - 1 of the first row */
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        const T west = p[n * s.sy - 1];
+        centre[n] = p[n * s.sy];
+        const T east = p[n * s.sy + 1];
+        if (n > 0) lap[n] += centre[n - 1] * c.hy; /* reuse: y - 1 */
+        lap[n] += west * c.hx;
+        lap[n] += centre[n] * c.diag;
+        lap[n] += east * c.hx;
+        if (n > 0) lap[n - 1] += centre[n] * c.hy; /* reuse: y + 1 of the previous row */
+    }
+    lap[M - 1] += p[M * s.sy] * c.hy; /* y + 1 of the last row */
+#pragma unroll
+    for (int n = 0; n < M; ++n) lap[n] += p[n * s.sy + s.sz] * c.hz; /* z + 1 */
+    T *q = out + pos;
+#pragma unroll
+    for (int n = 0; n < M; ++n)
+        if (j + n < s.ny) store<T, NT>(q + n * s.sy, HEAT ? centre[n] + c.alpha_dt * lap[n] : lap[n]);
+}
+
+template <typename T, int M>
+__global__ void lap_tiled(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c)
+{
+    tiled_body<T, M, false, false>(f, u, s, c);
+}
+
+template <typename T, int M>
+__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
+    lap_tiled_nt(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c)
+{
+    tiled_body<T, M, false, true>(f, u, s, c);
+}
+
+template <typename T, int M>
+__global__ void heat_tiled(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c)
+{
+    tiled_body<T, M, true, false>(f, u, s, c);
+}
+
+template <typename T, int M>
+__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
+    heat_tiled_nt(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c)
+{
+    tiled_body<T, M, true, true>(f, u, s, c);
+}
+
+/* Sliding window along z over planes [blockIdx.z * zchunk, + zchunk). */
+template <typename T, int M>
+__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
+    heat_zwindow(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, int zchunk)
+{
+    const int i = threadIdx.x + blockIdx.x * blockDim.x;
+    const int j = M * (threadIdx.y + blockIdx.y * blockDim.y);
+    const int k0 = blockIdx.z * zchunk;
+    const int k1 = k0 + zchunk < s.nz ? k0 + zchunk : s.nz;
+    if (i >= s.nx || j >= s.ny) return;
+    const long start = i + j * s.sy + k0 * s.sz;
+    const T *p = u + start;
+    T *q = f + start;
+    T below[M], here[M], above[M];
+#pragma unroll
+    for (int n = 0; n < M; ++n) below[n] = p[n * s.sy - s.sz], here[n] = p[n * s.sy];
+    for (int k = k0; k < k1; ++k, p += s.sz, q += s.sz) {
+        const T south = p[-s.sy];
+        T west[M], east[M];
+#pragma unroll
+        for (int n = 0; n < M; ++n) west[n] = p[n * s.sy - 1], east[n] = p[n * s.sy + 1];
+        const T north = p[M * s.sy];
+#pragma unroll
+        for (int n = 0; n < M; ++n) above[n] = p[n * s.sy + s.sz];
+#pragma unroll
+        for (int n = 0; n < M; ++n) {
+            T lap = below[n] * c.hz;
+            lap += (n == 0 ? south : here[n - 1]) * c.hy;
+            lap += west[n] * c.hx;
+            lap += here[n] * c.diag;
+            lap += east[n] * c.hx;
+            lap += (n == M - 1 ? north : here[n + 1]) * c.hy;
+            lap += above[n] * c.hz;
+            if (j + n < s.ny) nontemporal_store(here[n] + c.alpha_dt * lap, q + n * s.sy);
+        }
+#pragma unroll
+        for (int n = 0; n < M; ++n) below[n] = here[n], here[n] = above[n];
+    }
+}
+
+/* Ghost = shift + scale * adjacent owned value on face blockIdx.z
+ * (x low, x high, y low, y high, z low, z high). */
+template <typename T> struct halo_coeffs {
+    T shift[6], scale[6];
+};
+
+template <typename T> __global__ void halo_fill(T *u, stencil_shape s, halo_coeffs<T> h)
+{
+    const int face = blockIdx.z, axis = face / 2, high = face & 1;
+    const int a = threadIdx.x + blockIdx.x * blockDim.x, b = threadIdx.y + blockIdx.y * blockDim.y;
+    const int n[3] = {s.nx, s.ny, s.nz};
+    const long stride[3] = {1, s.sy, s.sz};
+    const int ua = axis == 0 ? 1 : 0, va = axis == 2 ? 1 : 2;
+    if (a >= n[ua] || b >= n[va]) return;
+    const long inner = a * stride[ua] + b * stride[va] + (high ? (n[axis] - 1) * stride[axis] : 0);
+    u[inner + (high ? stride[axis] : -stride[axis])] = h.shift[face] + h.scale[face] * u[inner];
+}
+
+/* Per-block min, max, sum and non-finite count in a fixed reduction order. */
+struct block_stats {
+    double min, max, sum, nonfinite;
+};
+
+template <typename T>
+__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND) field_stats(const T *u, stencil_shape s, block_stats *partial)
+{
+    __shared__ block_stats shared[HEAT_LAUNCH_BOUND];
+    block_stats mine = {INFINITY, -INFINITY, 0.0, 0.0};
+    const long points = (long)s.nx * s.ny * s.nz;
+    for (long p = threadIdx.x + (long)blockIdx.x * blockDim.x; p < points; p += (long)gridDim.x * blockDim.x) {
+        const long i = p % s.nx, j = p / s.nx % s.ny, k = p / s.nx / s.ny;
+        const double v = u[i + j * s.sy + k * s.sz];
+        if (!isfinite(v)) { mine.nonfinite += 1.0; continue; }
+        mine.min = fmin(mine.min, v), mine.max = fmax(mine.max, v), mine.sum += v;
+    }
+    shared[threadIdx.x] = mine;
+    __syncthreads();
+    for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+        if (threadIdx.x < half) {
+            block_stats &a = shared[threadIdx.x];
+            const block_stats &b = shared[threadIdx.x + half];
+            a.min = fmin(a.min, b.min), a.max = fmax(a.max, b.max), a.sum += b.sum, a.nonfinite += b.nonfinite;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) partial[blockIdx.x] = shared[0];
+}

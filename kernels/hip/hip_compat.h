@@ -1,0 +1,50 @@
+#pragma once
+/*
+ * One HIP source for AMD and NVIDIA. On AMD this is plain HIP. On NVIDIA the
+ * same sources compile with nvcc (-x cu): Debian's HIP headers for NVIDIA do
+ * not build against CUDA 13, so the few runtime calls heatsolve uses are
+ * mapped to CUDA here, and the nontemporal store to the streaming store
+ * __stcs (PTX st.global.cs).
+ */
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
+#include <cuda_runtime.h>
+
+typedef cudaError_t hipError_t;
+typedef cudaDeviceProp hipDeviceProp_t;
+typedef cudaEvent_t hipEvent_t;
+#define hipSuccess cudaSuccess
+#define hipMemcpyHostToDevice cudaMemcpyHostToDevice
+#define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
+#define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+#define hipGetErrorString cudaGetErrorString
+#define hipGetLastError cudaGetLastError
+#define hipGetDeviceCount cudaGetDeviceCount
+#define hipGetDeviceProperties cudaGetDeviceProperties
+#define hipSetDevice cudaSetDevice
+#define hipMemGetInfo cudaMemGetInfo
+#define hipMalloc cudaMalloc
+#define hipFree cudaFree
+#define hipMemset cudaMemset
+#define hipMemcpy cudaMemcpy
+#define hipMemcpy2D cudaMemcpy2D
+#define hipDeviceSynchronize cudaDeviceSynchronize
+#define hipEventCreate cudaEventCreate
+#define hipEventDestroy cudaEventDestroy
+#define hipEventRecord cudaEventRecord
+#define hipEventSynchronize cudaEventSynchronize
+#define hipEventElapsedTime cudaEventElapsedTime
+#define HEAT_GPU_PLATFORM "CUDA"
+
+template <typename T> __device__ __forceinline__ void nontemporal_store(T value, T *address)
+{
+    __stcs(address, value);
+}
+#else
+#include <hip/hip_runtime.h>
+#define HEAT_GPU_PLATFORM "ROCm"
+
+template <typename T> __device__ __forceinline__ void nontemporal_store(T value, T *address)
+{
+    __builtin_nontemporal_store(value, address);
+}
+#endif
