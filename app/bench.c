@@ -116,12 +116,12 @@ static int write_json(const bench_report *r, const char *path)
     FILE *f = fopen(path, "w");
     if (!f) return heat_error(HEAT_ERR_RUNTIME, "cannot write %s", path);
     fprintf(f, "{\"device\": \"%s\", \"backend\": \"%s\", \"size\": [%d, %d, %d], \"precision\": \"%s\", "
-               "\"copy_bandwidth_GBs\": %.6g, \"results\": [",
+               "\"copy_bandwidth_GBs\": %.6e, \"results\": [",
             r->device, r->backend, r->size[0], r->size[1], r->size[2], heat_precision_name(r->precision), r->copy_gbs);
     for (int i = 0; i < r->count; ++i) {
         const bench_row *row = &r->rows[i];
-        fprintf(f, "%s\n  {\"kernel\": \"%s\", \"tile\": %d, \"ms\": %.6g, \"effective_GBs\": %.6g, "
-                   "\"fraction_of_copy\": %.6g, \"glups\": %.6g, \"production\": %s}",
+        fprintf(f, "%s\n  {\"kernel\": \"%s\", \"tile\": %d, \"ms\": %.6e, \"effective_GBs\": %.6e, "
+                   "\"fraction_of_copy\": %.6e, \"glups\": %.6e, \"production\": %s}",
                 i ? "," : "", row->variant.kernel, row->variant.tile, row->ms, row->effective_gbs, row->fraction,
                 row->glups, row->production ? "true" : "false");
     }

@@ -7,14 +7,16 @@ OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 source .device-deps/env.sh
 PY=$(command -v python3)
+export HEATSOLVE_TUNING_CACHE=/tmp/heatsolve-tuning.txt
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv | tee "$OUT/gpu.txt"
 cmake -S . -B build-gpu -G Ninja -DHEATSOLVE_GPU=nvidia -DHEATSOLVE_PYTHON="$PY" > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
 cmake --build build-gpu -j 16 > "$OUT/build.log" 2>&1 || { grep -E "error" -A3 "$OUT/build.log" | head -40; exit 1; }
 grep -E "registers|spill" "$OUT/build.log" | grep -E "heat_tiled_ntIdLi(4|8)|heat_zwindowIdLi(2|4)" -A1 | head -8
 ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 900 > "$OUT/ctest_gpu.log" 2>&1
-grep -E "Test +#|tests passed|relative difference|bitwise|ERROR SUMMARY|max \|" "$OUT/ctest_gpu.log" | head -60
+grep -E "Test +#|tests passed|relative difference|bitwise|ERROR SUMMARY|max \|" "$OUT/ctest_gpu.log" | head -70
+ctest --test-dir build-gpu -L gpu --rerun-failed --output-on-failure 2>&1 | grep -v "^$" | tail -60
 ctest --test-dir build-gpu -LE gpu -j 8 --timeout 900 > "$OUT/ctest_all.log" 2>&1
-tail -4 "$OUT/ctest_all.log"
+grep -E "tests passed|Failed|\*\*\*" "$OUT/ctest_all.log" | head
 B=build-gpu/heatsolve
 $B bench --size 512 --json "$OUT/bench_512_double.json" | tee "$OUT/bench_512_double.txt"
 [ "${1:-}" = quick ] && exit 0
@@ -23,3 +25,4 @@ $B bench --size 1024 --json "$OUT/bench_1024_double.json" > "$OUT/bench_1024_dou
 $B bench --size 1024 --precision float --json "$OUT/bench_1024_float.json" > "$OUT/bench_1024_float.txt"
 grep -E "copy|production" "$OUT"/bench_*.txt
 $B bench --io --size 256 --io-dir /tmp | tee "$OUT/bench_io.txt"
+tar czf "$OUT/logs.tar.gz" -C "$OUT" --exclude logs.tar.gz --exclude '*.json' . 2>/dev/null

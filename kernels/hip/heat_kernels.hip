@@ -10,6 +10,8 @@
  *                        through a chunk of planes keeping z-1, z, z+1 of its M
  *                        rows in registers; y neighbours inside the tile come from
  *                        registers too, only x neighbours and tile edges from cache.
+ * Heat kernels also write the ghosts of the field they produce (fused halo
+ * fill), so a time step is one kernel; halo_fill serves after an upload.
  */
 #include "heat_kernels.h"
 
@@ -25,16 +27,38 @@ __global__ void lap_baseline(T *__restrict__ f, const T *__restrict__ u, stencil
              (u[pos - s.sz] + u[pos + s.sz]) * c.hz;
 }
 
+/* ghost = shift + scale * adjacent owned value, per face (x low, x high,
+ * y low, y high, z low, z high): Neumann (0, 1), Dirichlet (2 g, -1). */
+template <typename T> struct halo_coeffs {
+    T shift[6], scale[6];
+};
+
 template <typename T, bool NT> __device__ __forceinline__ void store(T *address, T value)
 {
     if (NT) nontemporal_store(value, address);
     else *address = value;
 }
 
+/* Fused halo fill: a heat kernel that writes a boundary point also writes the
+ * ghost beside it, so the next step needs no halo pass. Same arithmetic as
+ * the halo_fill kernel and the CPU backend, hence the same bits. */
+template <typename T, bool NT>
+__device__ __forceinline__ void store_with_ghosts(T *q, T v, int i, int j, int k, const stencil_shape &s,
+                                                  const halo_coeffs<T> &h)
+{
+    store<T, NT>(q, v);
+    if (i == 0) store<T, NT>(q - 1, h.shift[0] + h.scale[0] * v);
+    if (i == s.nx - 1) store<T, NT>(q + 1, h.shift[1] + h.scale[1] * v);
+    if (j == 0) store<T, NT>(q - s.sy, h.shift[2] + h.scale[2] * v);
+    if (j == s.ny - 1) store<T, NT>(q + s.sy, h.shift[3] + h.scale[3] * v);
+    if (k == 0) store<T, NT>(q - s.sz, h.shift[4] + h.scale[4] * v);
+    if (k == s.nz - 1) store<T, NT>(q + s.sz, h.shift[5] + h.scale[5] * v);
+}
+
 /* Seeds' kernel 3 generalised: HEAT selects u + alpha dt lap over lap. */
 template <typename T, int M, bool HEAT, bool NT>
 __device__ __forceinline__ void tiled_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
-                                           const stencil_coeffs<T> &c)
+                                           const stencil_coeffs<T> &c, const halo_coeffs<T> &h)
 {
     const int i = threadIdx.x + blockIdx.x * blockDim.x;
     const int j = M * (threadIdx.y + blockIdx.y * blockDim.y);
@@ -62,40 +86,47 @@ __device__ __forceinline__ void tiled_body(T *__restrict__ out, const T *__restr
     for (int n = 0; n < M; ++n) lap[n] += p[n * s.sy + s.sz] * c.hz; /* z + 1 */
     T *q = out + pos;
 #pragma unroll
-    for (int n = 0; n < M; ++n)
-        if (j + n < s.ny) store<T, NT>(q + n * s.sy, HEAT ? centre[n] + c.alpha_dt * lap[n] : lap[n]);
+    for (int n = 0; n < M; ++n) {
+        if (j + n < s.ny) {
+            if (HEAT) store_with_ghosts<T, NT>(q + n * s.sy, centre[n] + c.alpha_dt * lap[n], i, j + n, k, s, h);
+            else store<T, NT>(q + n * s.sy, lap[n]);
+        }
+    }
 }
 
 template <typename T, int M>
-__global__ void lap_tiled(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c)
+__global__ void lap_tiled(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c,
+                          halo_coeffs<T> h)
 {
-    tiled_body<T, M, false, false>(f, u, s, c);
-}
-
-template <typename T, int M>
-__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
-    lap_tiled_nt(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c)
-{
-    tiled_body<T, M, false, true>(f, u, s, c);
-}
-
-template <typename T, int M>
-__global__ void heat_tiled(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c)
-{
-    tiled_body<T, M, true, false>(f, u, s, c);
+    tiled_body<T, M, false, false>(f, u, s, c, h);
 }
 
 template <typename T, int M>
 __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
-    heat_tiled_nt(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c)
+    lap_tiled_nt(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h)
 {
-    tiled_body<T, M, true, true>(f, u, s, c);
+    tiled_body<T, M, false, true>(f, u, s, c, h);
+}
+
+template <typename T, int M>
+__global__ void heat_tiled(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c,
+                          halo_coeffs<T> h)
+{
+    tiled_body<T, M, true, false>(f, u, s, c, h);
+}
+
+template <typename T, int M>
+__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
+    heat_tiled_nt(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h)
+{
+    tiled_body<T, M, true, true>(f, u, s, c, h);
 }
 
 /* Sliding window along z over planes [blockIdx.z * zchunk, + zchunk). */
 template <typename T, int M>
 __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
-    heat_zwindow(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, int zchunk)
+    heat_zwindow(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
+                 int zchunk)
 {
     const int i = threadIdx.x + blockIdx.x * blockDim.x;
     const int j = M * (threadIdx.y + blockIdx.y * blockDim.y);
@@ -125,18 +156,13 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
             lap += east[n] * c.hx;
             lap += (n == M - 1 ? north : here[n + 1]) * c.hy;
             lap += above[n] * c.hz;
-            if (j + n < s.ny) nontemporal_store(here[n] + c.alpha_dt * lap, q + n * s.sy);
+            if (j + n < s.ny) store_with_ghosts<T, true>(q + n * s.sy, here[n] + c.alpha_dt * lap, i, j + n, k, s, h);
         }
 #pragma unroll
         for (int n = 0; n < M; ++n) below[n] = here[n], here[n] = above[n];
     }
 }
 
-/* Ghost = shift + scale * adjacent owned value on face blockIdx.z
- * (x low, x high, y low, y high, z low, z high). */
-template <typename T> struct halo_coeffs {
-    T shift[6], scale[6];
-};
 
 template <typename T> __global__ void halo_fill(T *u, stencil_shape s, halo_coeffs<T> h)
 {
