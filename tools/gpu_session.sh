@@ -18,11 +18,11 @@ ctest --test-dir build-gpu -L gpu --rerun-failed --output-on-failure 2>&1 | grep
 ctest --test-dir build-gpu -LE gpu -j 8 --timeout 900 > "$OUT/ctest_all.log" 2>&1
 grep -E "tests passed|Failed|\*\*\*" "$OUT/ctest_all.log" | head
 B=build-gpu/heatsolve
-$B bench --size 512 --json "$OUT/bench_512_double.json" | tee "$OUT/bench_512_double.txt"
+$B bench --size 512 --json "$OUT/bench_512_double.json" | tee "$OUT/bench_512_double.txt" | tail -25
 [ "${1:-}" = quick ] && exit 0
 $B bench --size 512 --precision float --json "$OUT/bench_512_float.json" > "$OUT/bench_512_float.txt"
 $B bench --size 1024 --json "$OUT/bench_1024_double.json" > "$OUT/bench_1024_double.txt"
 $B bench --size 1024 --precision float --json "$OUT/bench_1024_float.json" > "$OUT/bench_1024_float.txt"
 grep -E "copy|production" "$OUT"/bench_*.txt
 $B bench --io --size 256 --io-dir /tmp | tee "$OUT/bench_io.txt"
-tar czf "$OUT/logs.tar.gz" -C "$OUT" --exclude logs.tar.gz --exclude '*.json' . 2>/dev/null
+cd "$OUT" && tar czf logs.tar.gz --remove-files *.txt *.log 2>/dev/null; ls "$OUT"

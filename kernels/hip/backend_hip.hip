@@ -45,6 +45,7 @@ struct kernel_entry {
     heat_variant variant;
     kernel_kind kind;
     int zchunk; /* heat_zwindow: planes each thread marches through */
+    int fused;  /* writes the ghosts of its output: no halo pass before the next step */
 };
 
 static const kernel_entry kernel_table[] = {
@@ -59,12 +60,16 @@ static const kernel_entry kernel_table[] = {
     {{"heat_tiled_nt", 1, 0}, HEAT_TILED_NT}, {{"heat_tiled_nt", 2, 0}, HEAT_TILED_NT},
     {{"heat_tiled_nt", 4, 0}, HEAT_TILED_NT}, {{"heat_tiled_nt", 8, 0}, HEAT_TILED_NT},
     {{"heat_tiled_nt", 16, 0}, HEAT_TILED_NT},
+    {{"heat_tiled_ntf", 1, 0}, HEAT_TILED_NT, 0, 1}, {{"heat_tiled_ntf", 2, 0}, HEAT_TILED_NT, 0, 1},
+    {{"heat_tiled_ntf", 4, 0}, HEAT_TILED_NT, 0, 1}, {{"heat_tiled_ntf", 8, 0}, HEAT_TILED_NT, 0, 1},
+    {{"heat_tiled_ntf", 16, 0}, HEAT_TILED_NT, 0, 1},
     {{"heat_zwindow32", 1, 0}, HEAT_ZWINDOW, 32}, {{"heat_zwindow32", 2, 0}, HEAT_ZWINDOW, 32},
     {{"heat_zwindow32", 4, 0}, HEAT_ZWINDOW, 32},
     {{"heat_zwindow64", 1, 0}, HEAT_ZWINDOW, 64}, {{"heat_zwindow64", 2, 0}, HEAT_ZWINDOW, 64},
     {{"heat_zwindow64", 4, 0}, HEAT_ZWINDOW, 64},
     {{"heat_zwindow128", 1, 0}, HEAT_ZWINDOW, 128}, {{"heat_zwindow128", 2, 0}, HEAT_ZWINDOW, 128},
     {{"heat_zwindow128", 4, 0}, HEAT_ZWINDOW, 128},
+    {{"heat_zwindowf32", 1, 0}, HEAT_ZWINDOW, 32, 1}, {{"heat_zwindowf32", 2, 0}, HEAT_ZWINDOW, 32, 1},
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
@@ -123,8 +128,14 @@ static void launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T 
     case LAP_TILED: lap_tiled<T, M><<<g, b>>>(out, in, s->shape, c, h); break;
     case LAP_TILED_NT: lap_tiled_nt<T, M><<<g, b>>>(out, in, s->shape, c, h); break;
     case HEAT_TILED: heat_tiled<T, M><<<g, b>>>(out, in, s->shape, c, h); break;
-    case HEAT_TILED_NT: heat_tiled_nt<T, M><<<g, b>>>(out, in, s->shape, c, h); break;
-    case HEAT_ZWINDOW: heat_zwindow<T, M><<<g, b>>>(out, in, s->shape, c, h, e->zchunk); break;
+    case HEAT_TILED_NT:
+        if (e->fused) heat_tiled_nt<T, M, true><<<g, b>>>(out, in, s->shape, c, h);
+        else heat_tiled_nt<T, M, false><<<g, b>>>(out, in, s->shape, c, h);
+        break;
+    case HEAT_ZWINDOW:
+        if (e->fused) heat_zwindow<T, M, true><<<g, b>>>(out, in, s->shape, c, h, e->zchunk);
+        else heat_zwindow<T, M, false><<<g, b>>>(out, in, s->shape, c, h, e->zchunk);
+        break;
     case LAP_BASELINE: lap_baseline<T><<<g, b>>>(out, in, s->shape, c); break;
     }
 }
@@ -184,13 +195,15 @@ static const kernel_entry *find_kernel(const char *name, int tile)
     return NULL;
 }
 
-/* Median device time of `reps` launches of e (out of place: the solution is untouched). */
-static int time_kernel(hip_state *s, const kernel_entry *e, const int shape[3], int reps, double *ms)
+/* Median device time of `reps` launches of e (out of place: the solution is
+ * untouched); with_halo: a whole step, the halo pass included where e needs one. */
+static int time_kernel(hip_state *s, const kernel_entry *e, const int shape[3], int reps, int with_halo, double *ms)
 {
     std::vector<float> times((size_t)reps);
     HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current)); /* warm-up */
     for (int r = 0; r < reps; ++r) {
         HIP_CALL(hipEventRecord(s->start, 0));
+        if (with_halo && !e->fused) HEAT_CALL(fill_halo(s));
         HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current));
         HIP_CALL(hipEventRecord(s->stop, 0));
         HIP_CALL(hipEventSynchronize(s->stop));
@@ -265,7 +278,7 @@ static int tune_by_timing(hip_state *s, double *best)
         for (int c = 0; c < (fixed_block ? 1 : TUNE_BLOCKS); ++c) {
             const int *shape = fixed_block ? want.block : block_candidates[c];
             double ms;
-            HEAT_CALL(time_kernel(s, &e, shape, 3, &ms));
+            HEAT_CALL(time_kernel(s, &e, shape, 3, 1, &ms));
             if (ms < *best) *best = ms, s->kernel = &e, memcpy(s->block, shape, sizeof s->block);
         }
     }
@@ -290,7 +303,8 @@ static int tune(hip_state *s)
     }
     if (!s->kernel)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no heat kernel; use auto, "
-                          "heat_tiled, heat_tiled_nt (tile 1-16) or heat_zwindow32/64/128 (tile 1, 2, 4)",
+                          "heat_tiled, heat_tiled_nt, heat_tiled_ntf (tile 1-16), heat_zwindow32/64/128 (tile 1, 2, 4) or "
+                          "heat_zwindowf32 (tile 1, 2)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
     snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s)", s->kernel->variant.kernel,
@@ -403,7 +417,7 @@ static int hip_run_variant(void *state, const heat_variant *v, long steps)
         if (!s->halo_valid) HEAT_CALL(fill_halo(s));
         HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current));
         s->current = 1 - s->current;
-        s->halo_valid = !v->laplacian; /* heat kernels write the next ghosts themselves */
+        s->halo_valid = e->fused; /* only fused kernels write the next field's ghosts */
     }
     HIP_CALL(hipDeviceSynchronize());
     return HEAT_OK;
@@ -413,10 +427,11 @@ static int hip_advance(void *state, long steps)
 {
     hip_state *s = static_cast<hip_state *>(state);
     if (!s->kernel) HEAT_CALL(tune(s));
-    if (!s->halo_valid) HEAT_CALL(fill_halo(s));
     for (long step = 0; step < steps; ++step) {
+        if (!s->halo_valid) HEAT_CALL(fill_halo(s));
         HEAT_CALL(launch(s, s->kernel, s->block, s->current, 1 - s->current));
-        s->current = 1 - s->current; /* the kernel wrote the new field's ghosts too */
+        s->current = 1 - s->current;
+        s->halo_valid = s->kernel->fused; /* a fused kernel wrote the new field's ghosts */
     }
     HIP_CALL(hipDeviceSynchronize());
     return HEAT_OK;
@@ -465,7 +480,7 @@ static int hip_time_variant(void *state, const heat_variant *v, int reps, double
     double best = 1e300;
     for (const auto &shape : block_candidates) {
         double t;
-        HEAT_CALL(time_kernel(s, e, shape, reps, &t));
+        HEAT_CALL(time_kernel(s, e, shape, reps, 0, &t));
         best = std::min(best, t);
     }
     *ms = best;
@@ -499,9 +514,11 @@ static int hip_time_step(void *state, int reps, double *ms)
     HEAT_CALL(hip_advance(s, 2));
     for (int r = 0; r < reps; ++r) {
         HIP_CALL(hipEventRecord(s->start, 0));
-        HEAT_CALL(launch(s, s->kernel, s->block, s->current, 1 - s->current)); /* halo fill fused */
+        if (!s->halo_valid) HEAT_CALL(fill_halo(s));
+        HEAT_CALL(launch(s, s->kernel, s->block, s->current, 1 - s->current));
         HIP_CALL(hipEventRecord(s->stop, 0));
         s->current = 1 - s->current;
+        s->halo_valid = s->kernel->fused;
         HIP_CALL(hipEventSynchronize(s->stop));
         HIP_CALL(hipEventElapsedTime(&times[(size_t)r], s->start, s->stop));
     }

@@ -10,8 +10,8 @@
  *                        through a chunk of planes keeping z-1, z, z+1 of its M
  *                        rows in registers; y neighbours inside the tile come from
  *                        registers too, only x neighbours and tile edges from cache.
- * Heat kernels also write the ghosts of the field they produce (fused halo
- * fill), so a time step is one kernel; halo_fill serves after an upload.
+ * FUSED heat kernels also write the ghosts of the field they produce, so a
+ * time step is one kernel; the others need a halo_fill launch before each step.
  */
 #include "heat_kernels.h"
 
@@ -56,7 +56,7 @@ __device__ __forceinline__ void store_with_ghosts(T *q, T v, int i, int j, int k
 }
 
 /* Seeds' kernel 3 generalised: HEAT selects u + alpha dt lap over lap. */
-template <typename T, int M, bool HEAT, bool NT>
+template <typename T, int M, bool HEAT, bool NT, bool FUSED>
 __device__ __forceinline__ void tiled_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
                                            const stencil_coeffs<T> &c, const halo_coeffs<T> &h)
 {
@@ -88,8 +88,8 @@ __device__ __forceinline__ void tiled_body(T *__restrict__ out, const T *__restr
 #pragma unroll
     for (int n = 0; n < M; ++n) {
         if (j + n < s.ny) {
-            if (HEAT) store_with_ghosts<T, NT>(q + n * s.sy, centre[n] + c.alpha_dt * lap[n], i, j + n, k, s, h);
-            else store<T, NT>(q + n * s.sy, lap[n]);
+            if (HEAT && FUSED) store_with_ghosts<T, NT>(q + n * s.sy, centre[n] + c.alpha_dt * lap[n], i, j + n, k, s, h);
+            else store<T, NT>(q + n * s.sy, HEAT ? centre[n] + c.alpha_dt * lap[n] : lap[n]);
         }
     }
 }
@@ -98,32 +98,32 @@ template <typename T, int M>
 __global__ void lap_tiled(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c,
                           halo_coeffs<T> h)
 {
-    tiled_body<T, M, false, false>(f, u, s, c, h);
+    tiled_body<T, M, false, false, false>(f, u, s, c, h);
 }
 
 template <typename T, int M>
 __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
     lap_tiled_nt(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h)
 {
-    tiled_body<T, M, false, true>(f, u, s, c, h);
+    tiled_body<T, M, false, true, false>(f, u, s, c, h);
 }
 
 template <typename T, int M>
 __global__ void heat_tiled(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c,
                           halo_coeffs<T> h)
 {
-    tiled_body<T, M, true, false>(f, u, s, c, h);
+    tiled_body<T, M, true, false, false>(f, u, s, c, h);
 }
 
-template <typename T, int M>
+template <typename T, int M, bool FUSED>
 __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
     heat_tiled_nt(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h)
 {
-    tiled_body<T, M, true, true>(f, u, s, c, h);
+    tiled_body<T, M, true, true, FUSED>(f, u, s, c, h);
 }
 
 /* Sliding window along z over planes [blockIdx.z * zchunk, + zchunk). */
-template <typename T, int M>
+template <typename T, int M, bool FUSED>
 __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
     heat_zwindow(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
                  int zchunk)
@@ -156,7 +156,9 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
             lap += east[n] * c.hx;
             lap += (n == M - 1 ? north : here[n + 1]) * c.hy;
             lap += above[n] * c.hz;
-            if (j + n < s.ny) store_with_ghosts<T, true>(q + n * s.sy, here[n] + c.alpha_dt * lap, i, j + n, k, s, h);
+            if (j + n >= s.ny) continue;
+            if (FUSED) store_with_ghosts<T, true>(q + n * s.sy, here[n] + c.alpha_dt * lap, i, j + n, k, s, h);
+            else nontemporal_store(here[n] + c.alpha_dt * lap, q + n * s.sy);
         }
 #pragma unroll
         for (int n = 0; n < M; ++n) below[n] = here[n], here[n] = above[n];
@@ -166,14 +168,20 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
 
 template <typename T> __global__ void halo_fill(T *u, stencil_shape s, halo_coeffs<T> h)
 {
-    const int face = blockIdx.z, axis = face / 2, high = face & 1;
+    const int face = blockIdx.z, high = face & 1;
     const int a = threadIdx.x + blockIdx.x * blockDim.x, b = threadIdx.y + blockIdx.y * blockDim.y;
-    const int n[3] = {s.nx, s.ny, s.nz};
-    const long stride[3] = {1, s.sy, s.sz};
-    const int ua = axis == 0 ? 1 : 0, va = axis == 2 ? 1 : 2;
-    if (a >= n[ua] || b >= n[va]) return;
-    const long inner = a * stride[ua] + b * stride[va] + (high ? (n[axis] - 1) * stride[axis] : 0);
-    u[inner + (high ? stride[axis] : -stride[axis])] = h.shift[face] + h.scale[face] * u[inner];
+    long inner, step;
+    if (face < 2) { /* x faces: a runs along y, b along z */
+        if (a >= s.ny || b >= s.nz) return;
+        inner = a * s.sy + b * s.sz + (high ? s.nx - 1 : 0), step = 1;
+    } else if (face < 4) { /* y faces: a along x, b along z */
+        if (a >= s.nx || b >= s.nz) return;
+        inner = a + b * s.sz + (high ? (long)(s.ny - 1) * s.sy : 0), step = s.sy;
+    } else { /* z faces: a along x, b along y */
+        if (a >= s.nx || b >= s.ny) return;
+        inner = a + b * s.sy + (high ? (long)(s.nz - 1) * s.sz : 0), step = s.sz;
+    }
+    u[inner + (high ? step : -step)] = h.shift[face] + h.scale[face] * u[inner];
 }
 
 /* Per-block min, max, sum and non-finite count in a fixed reduction order. */
