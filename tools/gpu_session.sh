@@ -25,4 +25,16 @@ $B bench --size 1024 --json "$OUT/bench_1024_double.json" > "$OUT/bench_1024_dou
 $B bench --size 1024 --precision float --json "$OUT/bench_1024_float.json" > "$OUT/bench_1024_float.txt"
 grep -E "copy|production" "$OUT"/bench_*.txt
 $B bench --io --size 256 --io-dir /tmp | tee "$OUT/bench_io.txt"
-cd "$OUT" && tar czf logs.tar.gz --remove-files *.txt *.log 2>/dev/null; ls "$OUT"
+# Nsight Compute evidence for the best kernels (clocks left alone).
+NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+if [ -n "$NCU" ]; then
+  M=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,lts__t_sector_hit_rate.pct,launch__occupancy_limit_registers
+  for k in "heat_tiled_nt 4 128,2,1" "heat_tiled_ntf 4 128,2,1" "heat_zwindow64 1 64,4,1"; do
+    set -- $k
+    "$NCU" --clock-control none --metrics $M -k regex:"heat_(tiled_nt|zwindow)" --launch-skip 4 --launch-count 1 \
+      $B inputs/letters.cfg -q --backend hip --set 'grid.n=[512,512,512]' --set time.steps=8 --set output.every=0 \
+      --set 'output.dir="/tmp/ncu"' --set "solver.kernel=\"$1\"" --set solver.tile=$2 --set "solver.block=[$3]" \
+      2>&1 | grep -E "heat_|dram__|gpu__time|sm__warps|registers|lts__" | sed "s/^/[$1 m=$2] /" | tee -a "$OUT/ncu.txt"
+  done
+fi
+(cd "$OUT" && tar czf logs.tar.gz --remove-files *.txt *.log 2>/dev/null; ls "$OUT")
