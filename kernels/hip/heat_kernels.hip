@@ -116,7 +116,7 @@ __global__ void heat_tiled(T *__restrict__ f, const T *__restrict__ u, stencil_s
 }
 
 template <typename T, int M, bool FUSED>
-__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
+__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, FUSED && M * sizeof(T) <= 16 ? HEAT_FUSED_OCCUPANCY : 0)
     heat_tiled_nt(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h)
 {
     tiled_body<T, M, true, true, FUSED>(f, u, s, c, h);
@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
 
 /* Sliding window along z over planes [blockIdx.z * zchunk, + zchunk). */
 template <typename T, int M, bool FUSED>
-__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
+__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, FUSED && M * sizeof(T) <= 8 ? HEAT_FUSED_OCCUPANCY : 0)
     heat_zwindow(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
                  int zchunk)
 {
