@@ -29,7 +29,7 @@ $B bench --io --size 256 --io-dir /tmp | tee "$OUT/bench_io.txt"
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 if [ -n "$NCU" ]; then
   M=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,lts__t_sector_hit_rate.pct,launch__occupancy_limit_registers
-  for k in "heat_tiled_nt 4 128,2,1" "heat_tiled_ntf 4 128,2,1" "heat_zwindow64 1 64,4,1"; do
+  for k in "heat_tiled_nt 4 128,2,1" "heat_tiled_ntf 2 128,2,1" "heat_zwindowf32 1 64,4,1"; do
     set -- $k
     "$NCU" --clock-control none --metrics $M -k regex:"heat_(tiled_nt|zwindow)" --launch-skip 4 --launch-count 1 \
       $B inputs/letters.cfg -q --backend hip --set 'grid.n=[512,512,512]' --set time.steps=8 --set output.every=0 \
