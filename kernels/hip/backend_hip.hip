@@ -39,6 +39,12 @@ extern "C" {
 
 enum { HIP_ALIGN_BYTES = 256, STATS_BLOCKS = 1024 };
 
+/* Ghost state of the current field: none, y/z faces only (written by a fused
+ * kernel, which makes x ghosts on the fly), or all six faces (halo_fill). */
+enum { HALO_NONE = 0, HALO_YZ = 1, HALO_ALL = 2 };
+
+static int halo_ready(int halo, int fused) { return halo == HALO_ALL || (fused && halo == HALO_YZ); }
+
 typedef enum { LAP_BASELINE, LAP_TILED, LAP_TILED_NT, HEAT_TILED, HEAT_TILED_NT, HEAT_ZWINDOW } kernel_kind;
 
 struct kernel_entry {
@@ -85,7 +91,7 @@ struct hip_state {
     heat_coeffs coeffs;
     double shift[6], scale[6];
     const kernel_entry *kernel; /* production kernel; NULL until tuned */
-    int halo_valid;             /* ghosts of field[current] are up to date */
+    int halo_valid;             /* HALO_*: which ghosts of field[current] are up to date */
     int block[3];
     block_stats *d_partials;
     std::vector<block_stats> partials;
@@ -177,7 +183,7 @@ template <typename T> static int fill_halo_typed(hip_state *s)
     dim3 grid((unsigned)((along_a + 31) / 32), (unsigned)((along_b + 7) / 8), 6);
     halo_fill<T><<<grid, block>>>(owned<T>(s, s->current), p, h);
     HIP_CHECK_LAUNCH("halo_fill");
-    s->halo_valid = 1;
+    s->halo_valid = HALO_ALL;
     return HEAT_OK;
 }
 
@@ -297,7 +303,7 @@ static int tune(hip_state *s)
     double best = 0.0;
     const char *how = "from the tuning cache";
     if (!(automatic && cache_lookup(s))) {
-        if (!s->halo_valid) HEAT_CALL(fill_halo(s));
+        if (s->halo_valid != HALO_ALL) HEAT_CALL(fill_halo(s));
         HEAT_CALL(tune_by_timing(s, &best));
         how = automatic ? "fastest measured" : "fastest measured within solver.kernel / tile / block";
     }
@@ -402,7 +408,7 @@ static int copy_planes(hip_state *s, void *host, int to_device)
 static int hip_upload(void *state, const void *host)
 {
     hip_state *s = static_cast<hip_state *>(state);
-    s->halo_valid = 0;
+    s->halo_valid = HALO_NONE;
     return copy_planes(s, (void *)host, 1);
 }
 static int hip_download(void *state, void *host) { return copy_planes((hip_state *)state, host, 0); }
@@ -414,10 +420,10 @@ static int hip_run_variant(void *state, const heat_variant *v, long steps)
     HEAT_CHECK(e, "no GPU kernel %s m=%d", v->kernel, v->tile);
     const int *shape = s->kernel ? s->block : block_candidates[0];
     for (long step = 0; step < steps; ++step) {
-        if (!s->halo_valid) HEAT_CALL(fill_halo(s));
+        if (!halo_ready(s->halo_valid, e->fused)) HEAT_CALL(fill_halo(s));
         HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current));
         s->current = 1 - s->current;
-        s->halo_valid = e->fused; /* only fused kernels write the next field's ghosts */
+        s->halo_valid = e->fused ? HALO_YZ : HALO_NONE; /* fused kernels write the next y/z ghosts */
     }
     HIP_CALL(hipDeviceSynchronize());
     return HEAT_OK;
@@ -428,10 +434,10 @@ static int hip_advance(void *state, long steps)
     hip_state *s = static_cast<hip_state *>(state);
     if (!s->kernel) HEAT_CALL(tune(s));
     for (long step = 0; step < steps; ++step) {
-        if (!s->halo_valid) HEAT_CALL(fill_halo(s));
+        if (!halo_ready(s->halo_valid, s->kernel->fused)) HEAT_CALL(fill_halo(s));
         HEAT_CALL(launch(s, s->kernel, s->block, s->current, 1 - s->current));
         s->current = 1 - s->current;
-        s->halo_valid = s->kernel->fused; /* a fused kernel wrote the new field's ghosts */
+        s->halo_valid = s->kernel->fused ? HALO_YZ : HALO_NONE; /* fused kernels write the new y/z ghosts */
     }
     HIP_CALL(hipDeviceSynchronize());
     return HEAT_OK;
@@ -475,7 +481,7 @@ static int hip_time_variant(void *state, const heat_variant *v, int reps, double
     hip_state *s = static_cast<hip_state *>(state);
     const kernel_entry *e = find_kernel(v->kernel, v->tile);
     HEAT_CHECK(e, "no GPU kernel %s m=%d", v->kernel, v->tile);
-    if (!s->halo_valid) HEAT_CALL(fill_halo(s));
+    if (s->halo_valid != HALO_ALL) HEAT_CALL(fill_halo(s));
     /* Each variant at its best block shape among the candidates. */
     double best = 1e300;
     for (const auto &shape : block_candidates) {
@@ -514,11 +520,11 @@ static int hip_time_step(void *state, int reps, double *ms)
     HEAT_CALL(hip_advance(s, 2));
     for (int r = 0; r < reps; ++r) {
         HIP_CALL(hipEventRecord(s->start, 0));
-        if (!s->halo_valid) HEAT_CALL(fill_halo(s));
+        if (!halo_ready(s->halo_valid, s->kernel->fused)) HEAT_CALL(fill_halo(s));
         HEAT_CALL(launch(s, s->kernel, s->block, s->current, 1 - s->current));
         HIP_CALL(hipEventRecord(s->stop, 0));
         s->current = 1 - s->current;
-        s->halo_valid = s->kernel->fused;
+        s->halo_valid = s->kernel->fused ? HALO_YZ : HALO_NONE;
         HIP_CALL(hipEventSynchronize(s->stop));
         HIP_CALL(hipEventElapsedTime(&times[(size_t)r], s->start, s->stop));
     }
