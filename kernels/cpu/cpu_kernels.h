@@ -40,9 +40,12 @@ static inline void FN(stencil_row)(REAL *restrict out, const REAL *restrict c, l
     }
 }
 
-/* Sweeps the owned block of u into out (both laid out by `l`). */
-static void FN(stencil_sweep)(REAL *restrict out, const REAL *restrict u, const int n[3],
-                              const heat_layout *l, FN(cpu_coeffs) k, int laplacian_only)
+/* Sweeps the owned block of u into out (both laid out by `l`). The x-face
+ * ghosts of each row are set just before the row is swept, while it is in
+ * cache (a separate pass would touch two cache lines per row); only this
+ * row's stencil reads them, so threads never race. */
+static void FN(stencil_sweep)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
+                              FN(cpu_coeffs) k, const REAL shift[6], const REAL scale[6], int laplacian_only)
 {
     const long sy = l->stride_y, sz = l->stride_z;
     const long first = l->origin + 1 + sy + sz; /* owned point (0, 0, 0) */
@@ -50,23 +53,21 @@ static void FN(stencil_sweep)(REAL *restrict out, const REAL *restrict u, const 
     for (int z = 0; z < n[2]; ++z)
         for (int y = 0; y < n[1]; ++y) {
             long row = first + y * sy + z * sz;
+            u[row - 1] = shift[FACE_X_LOW] + scale[FACE_X_LOW] * u[row];
+            u[row + n[0]] = shift[FACE_X_HIGH] + scale[FACE_X_HIGH] * u[row + n[0] - 1];
             FN(stencil_row)(out + row, u + row, n[0], sy, sz, k, laplacian_only);
         }
 }
 
-/* ghost = shift + scale * adjacent: Neumann (0, 1), Dirichlet (2g, -1). */
-static void FN(halo_fill)(REAL *u, const int n[3], const heat_layout *l, const REAL shift[6],
-                          const REAL scale[6])
+/* ghost = shift + scale * adjacent: Neumann (0, 1), Dirichlet (2g, -1).
+ * y and z faces only: stencil_sweep sets the x-face ghosts row by row. */
+static void FN(halo_fill_yz)(REAL *u, const int n[3], const heat_layout *l, const REAL shift[6],
+                             const REAL scale[6])
 {
     const long sy = l->stride_y, sz = l->stride_z;
     REAL *o = u + l->origin + 1 + sy + sz;
 #pragma omp parallel for schedule(static)
     for (int z = 0; z < n[2]; ++z) {
-        for (int y = 0; y < n[1]; ++y) {
-            REAL *row = o + y * sy + z * sz;
-            row[-1] = shift[FACE_X_LOW] + scale[FACE_X_LOW] * row[0];
-            row[n[0]] = shift[FACE_X_HIGH] + scale[FACE_X_HIGH] * row[n[0] - 1];
-        }
         REAL *low = o + z * sz, *high = o + (n[1] - 1) * sy + z * sz;
         for (int x = 0; x < n[0]; ++x) {
             low[x - sy] = shift[FACE_Y_LOW] + scale[FACE_Y_LOW] * low[x];
