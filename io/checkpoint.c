@@ -202,11 +202,19 @@ static int write_field(h5_scope *s, hid_t file, const ckpt_meta *m, const void *
     return status;
 }
 
-static int write_file(h5_scope *s, const char *tmp, const ckpt_meta *m, const void *field, int level,
+/* The checkpoint is built as an HDF5 file image in memory (core driver, no
+ * backing store) and written to disk by fs_write_atomic: every OS error
+ * (disk full, file size limit, permissions) is then ours to report, and HDF5
+ * never holds a half-written file that it would try to flush again at exit. */
+static int write_file(h5_scope *s, hid_t *file_out, const ckpt_meta *m, const void *field, int level,
                       ckpt_method method)
 {
-    hid_t file = keep(s, H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    hid_t fapl = keep(s, H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+    H5TRY(s, fapl);
+    H5TRY(s, H5Pset_fapl_core(fapl, 16u << 20, 0));
+    hid_t file = keep(s, H5Fcreate(s->path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl), H5Fclose);
     H5TRY(s, file);
+    *file_out = file;
     HEAT_CALL(write_vtkhdf_group(s, file, m));
     int dims[3] = {m->grid.n[2], m->grid.n[1], m->grid.n[0]};
     chunk_plan plan = chunk_plan_make(dims, heat_precision_size(m->precision));
@@ -219,19 +227,29 @@ static int write_file(h5_scope *s, const char *tmp, const ckpt_meta *m, const vo
     return status;
 }
 
+static int file_image(h5_scope *s, hid_t file, void **image, size_t *size)
+{
+    ssize_t bytes = H5Fget_file_image(file, NULL, 0);
+    if (bytes <= 0) return h5_failed(s, "H5Fget_file_image");
+    *image = malloc((size_t)bytes);
+    HEAT_CHECK(*image, "out of memory for a %zd-byte checkpoint image", bytes);
+    if (H5Fget_file_image(file, *image, (size_t)bytes) != bytes) return h5_failed(s, "H5Fget_file_image");
+    *size = (size_t)bytes;
+    return HEAT_OK;
+}
+
 int ckpt_write(const char *path, const ckpt_meta *m, const void *field, int level, ckpt_method method)
 {
     quiet_hdf5();
-    char tmp[4200];
-    fs_temp_name(tmp, sizeof tmp, path);
     h5_scope s = {.path = path};
-    errno = 0;
-    int status = write_file(&s, tmp, m, field, level, method);
-    int saved = errno;
-    h5_scope_close(&s); /* closes the file: the data reaches the OS here */
-    if (status == HEAT_OK) status = fs_commit(tmp, path);
-    if (status != HEAT_OK) unlink(tmp);
-    errno = saved;
+    hid_t file = -1;
+    void *image = NULL;
+    size_t size = 0;
+    int status = write_file(&s, &file, m, field, level, method);
+    if (status == HEAT_OK) status = file_image(&s, file, &image, &size);
+    h5_scope_close(&s);
+    if (status == HEAT_OK) status = fs_write_atomic(path, image, size);
+    free(image);
     return status;
 }
 

@@ -10,8 +10,8 @@
  *                                alpha, boundary_type, boundary_value, config,
  *                                version, format_version; dataset chunk_crc32
  *
- * Files are written under a temporary name, flushed, closed, fsynced and
- * renamed: a checkpoint's name never holds a half-written file.
+ * Files are built as an HDF5 image in memory, written under a temporary
+ * name, fsynced and renamed: a checkpoint's name never holds a half-written file.
  */
 #include "../solver/problem.h"
 

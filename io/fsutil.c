@@ -49,14 +49,21 @@ int fs_write_atomic(const char *path, const void *data, size_t len)
 {
     char tmp[4200];
     fs_temp_name(tmp, sizeof tmp, path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return heat_error(HEAT_ERR_RUNTIME, "cannot create %s: %s", tmp, strerror(errno));
-    size_t written = fwrite(data, 1, len, f);
-    int saved = errno;
-    if (fclose(f) != 0 || written != len) {
-        if (!saved) saved = errno;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0) return heat_error(HEAT_ERR_RUNTIME, "cannot create %s: %s", tmp, strerror(errno));
+    const char *p = data;
+    size_t left = len;
+    int saved = 0;
+    while (left > 0 && !saved) {
+        ssize_t n = write(fd, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) saved = n < 0 ? errno : EIO;
+        else p += n, left -= (size_t)n;
+    }
+    if (close(fd) != 0 && !saved) saved = errno;
+    if (saved) {
         unlink(tmp);
-        return heat_error(HEAT_ERR_RUNTIME, "cannot write %s: %s", path, strerror(saved ? saved : EIO));
+        return heat_error(HEAT_ERR_RUNTIME, "cannot write %s: %s", path, strerror(saved));
     }
     int status = fs_commit(tmp, path);
     if (status != HEAT_OK) unlink(tmp);

@@ -280,6 +280,180 @@ def test_bad_restart_files():
     expect("letters_000010.hdf" in proc.stdout and "skipping" in proc.stderr, f"latest: {proc.stdout} {proc.stderr}")
 
 
+# ---- reliability: signals, storage faults, long runs -----------------------------------------------
+
+import signal
+import time
+
+
+def long_config(folder, steps=2400, every=400, extra=""):
+    return write(os.path.join(folder, "long.cfg"), f"""
+grid = {{ n = [96, 48, 24]; length = [4.0, 2.0, 1.0]; }};
+time = {{ steps = {steps}; }};
+initial = {{ type = "letters"; text = "OK"; }};
+boundary = {{ z_low = {{ type = "dirichlet"; value = 0.0; }}; }};
+output = {{ dir = "{folder}/out"; name = "long"; every = {every}; {extra} }};
+""")
+
+
+def start(args, **kwargs):
+    return subprocess.Popen([HEATSOLVE] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def wait_for_file(path, timeout=60):
+    end = time.time() + timeout
+    while not os.path.exists(path):
+        expect(time.time() < end, f"{path} never appeared")
+        time.sleep(0.01)
+
+
+def test_signals_restart_bitwise():
+    """10 runs interrupted at different moments by SIGINT or SIGTERM, each
+    restarted with --restart latest: all end bitwise equal to an uninterrupted run."""
+    reference_dir = fresh_dir("signals_reference")
+    run([long_config(reference_dir), "-q"])
+    reference = read_field(os.path.join(reference_dir, "out", "long_002400.hdf"))
+    for attempt in range(10):
+        folder = fresh_dir(f"signals_{attempt}")
+        cfg = long_config(folder)
+        proc = start([cfg, "-q"])
+        wait_for_file(os.path.join(folder, "out", "long_000000.hdf"))
+        time.sleep(0.05 + 0.09 * attempt)
+        sig = signal.SIGINT if attempt % 2 == 0 else signal.SIGTERM
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=120)
+        if proc.returncode == 0:
+            print(f"run {attempt}: finished before the signal")
+        else:
+            expect(proc.returncode == 128 + sig, f"run {attempt}: exit {proc.returncode}, expected {128 + sig}: {err}")
+            expect("restart latest" in err, f"run {attempt}: no hint to restart: {err}")
+        files = sorted(n for n in os.listdir(os.path.join(folder, "out")) if n.endswith(".hdf"))
+        expect(not [n for n in os.listdir(os.path.join(folder, "out")) if ".tmp" in n], "temporary file left")
+        run([cfg, "-q", "--restart", "latest"])
+        final = read_field(os.path.join(folder, "out", "long_002400.hdf"))
+        expect(final.tobytes() == reference.tobytes(), f"run {attempt}: restarted result differs")
+        with open(os.path.join(folder, "out", "long.hdf.series")) as f:
+            names = [e["name"] for e in json.load(f)["files"]]
+        expect(names == sorted(set(names)) and names[-1] == "long_002400.hdf", f"series {names}")
+        print(f"run {attempt}: signal {int(sig)} -> exit {proc.returncode}, checkpoints {files[-1]}; restart bitwise equal")
+
+
+def test_sigusr1_and_second_sigint():
+    folder = fresh_dir("sigusr1")
+    cfg = long_config(folder, steps=100000, every=100000)
+    proc = start([cfg, "-q"])
+    wait_for_file(os.path.join(folder, "out", "long_000000.hdf"))
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGUSR1)
+    end = time.time() + 30
+    while len([n for n in os.listdir(os.path.join(folder, "out")) if n.endswith(".hdf")]) < 2:
+        expect(time.time() < end and proc.poll() is None, "SIGUSR1 wrote no checkpoint or stopped the run")
+        time.sleep(0.02)
+    time.sleep(0.3)
+    expect(proc.poll() is None, "the run stopped after SIGUSR1")
+    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signal.SIGINT)  # second Ctrl-C: leave at once
+    proc.communicate(timeout=60)
+    expect(proc.returncode == 130, f"exit {proc.returncode} after two SIGINTs")
+    import h5py
+    for name in os.listdir(os.path.join(folder, "out")):
+        path = os.path.join(folder, "out", name)
+        if name.endswith(".hdf"):
+            with h5py.File(path, "r") as f:
+                f["VTKHDF/PointData/temperature"][...]  # every named checkpoint reads back whole
+    json.load(open(os.path.join(folder, "out", "long.hdf.series")))
+    print("SIGUSR1 wrote a checkpoint and the run went on; two SIGINTs left at once, files intact")
+
+
+def checkpoint_state(out):
+    names = sorted(os.listdir(out))
+    contents = {n: open(os.path.join(out, n), "rb").read() for n in names}
+    return contents
+
+
+def storage_fault(name, prepare, preexec=None, user=None, extra=""):
+    """A first run writes checkpoints 0..400; a restart to step 1200 meets the fault."""
+    folder = fresh_dir(name)
+    cfg = long_config(folder, steps=400, every=200, extra=extra)
+    out = os.path.join(folder, "out")
+    run([cfg, "-q"])
+    before = checkpoint_state(out)
+    prepare(folder, out)
+    args = [HEATSOLVE, cfg, "-q", "--restart", "latest", "--set", "time.steps=1200"]
+    if user:
+        args = ["setpriv", f"--reuid={user}", "--regid=nogroup", "--clear-groups"] + args
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=300, preexec_fn=preexec)
+    return folder, out, before, proc
+
+
+def no_file_size_limit_breach():
+    import resource
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+
+def test_storage_file_size_limit():
+    folder, out, before, proc = storage_fault("fault_fsize", lambda f, o: None, preexec=no_file_size_limit_breach)
+    expect(proc.returncode == 1, f"exit {proc.returncode}: {proc.stderr}")
+    expect("step 600" in proc.stderr and "File too large" in proc.stderr, f"message: {proc.stderr}")
+    expect(checkpoint_state(out) == before, "earlier checkpoints or the series changed")
+    print(proc.stderr.strip())
+
+
+def test_storage_continue_on_error():
+    folder, out, before, proc = storage_fault("fault_continue", lambda f, o: None, preexec=no_file_size_limit_breach,
+                                              extra='on_write_error = "continue";')
+    expect(proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}")
+    expect("continu" in proc.stderr and "step 600" in proc.stderr, f"no warning: {proc.stderr}")
+    expect(checkpoint_state(out) == before, "earlier checkpoints or the series changed")
+
+
+def test_storage_read_only_dir():
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        print("needs root and setpriv to run as another user: skipped")
+        sys.exit(77)
+
+    def make_read_only(folder, out):
+        os.chmod(out, 0o555)
+
+    def as_nobody(folder, out):
+        shutil.chown(folder, "nobody", "nogroup")
+        for root, dirs, files in os.walk(folder):
+            for n in dirs + files:
+                shutil.chown(os.path.join(root, n), "nobody", "nogroup")
+        make_read_only(folder, out)
+
+    folder, out, before, proc = storage_fault("fault_readonly", as_nobody, user="nobody")
+    os.chmod(out, 0o755)
+    expect(proc.returncode == 1, f"exit {proc.returncode}: {proc.stderr}")
+    expect("step 600" in proc.stderr and "Permission denied" in proc.stderr, f"message: {proc.stderr}")
+    expect(checkpoint_state(out) == before, "earlier checkpoints or the series changed")
+    print(proc.stderr.strip())
+
+
+def test_storage_removed_dir():
+    folder = fresh_dir("fault_removed")
+    cfg = long_config(folder, steps=100000, every=300)
+    out = os.path.join(folder, "out")
+    proc = start([cfg, "-q"])
+    wait_for_file(os.path.join(out, "long_000000.hdf"))
+    shutil.rmtree(out)
+    _, err = proc.communicate(timeout=120)
+    expect(proc.returncode == 1, f"exit {proc.returncode}: {err}")
+    expect("step 300" in err and "No such file or directory" in err, f"message: {err}")
+    print(err.strip())
+
+
+def test_keep_newest():
+    folder = fresh_dir("keep")
+    run([long_config(folder, steps=1000, every=100, extra="keep = 3;"), "-q"])
+    out = os.path.join(folder, "out")
+    files = sorted(n for n in os.listdir(out) if n.endswith(".hdf"))
+    expect(files == ["long_000800.hdf", "long_000900.hdf", "long_001000.hdf"], f"kept {files}")
+    names = [e["name"] for e in json.load(open(os.path.join(out, "long.hdf.series")))["files"]]
+    expect(names == files, f"series lists {names}")
+
+
 # ---- quick-look PNG -------------------------------------------------------------------------------
 
 def decode_png(path):
