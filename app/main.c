@@ -201,7 +201,7 @@ static int run(const heat_cli *cli, heat_run *r)
                               : set_initial_field(r, field);
     free(field);
     if (status != HEAT_OK) return series_destroy(&series), status;
-    if (r->solver->step >= r->config.steps) {
+    if (cli->restart && r->solver->step >= r->config.steps) {
         printf("The run already reached step %ld (time.steps = %ld): nothing to do.\n", r->solver->step, r->config.steps);
         return series_destroy(&series), HEAT_OK;
     }

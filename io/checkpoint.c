@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "../solver/error.h"
 #include "compress.h"
@@ -53,6 +55,47 @@ static void quiet_hdf5(void)
 {
     /* heatsolve reports HDF5 failures itself, with the file and the call. */
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+/* ---- whole-file checksum in the HDF5 user block ------------------------------------------------
+ * The first 512 bytes of every checkpoint are an HDF5 user block, which HDF5
+ * readers (ParaView too) skip. heatsolve writes there a text header with the
+ * CRC-32 and length of the rest of the file, and checks it before HDF5 parses
+ * a single byte: HDF5 1.10 itself can crash on damaged files (a fuzzer found
+ * a heap-use-after-free in its attribute parsing), so it only ever sees files
+ * whose bytes are exactly the ones heatsolve wrote. */
+enum { USER_BLOCK = 512 };
+static const char user_block_magic[] = "HEATSOLVE CHECKPOINT\n";
+
+static void seal_image(unsigned char *image, size_t size)
+{
+    uLong crc = crc32(0L, image + USER_BLOCK, (uInt)0);
+    for (size_t at = USER_BLOCK; at < size; at += 1u << 30) {
+        size_t n = size - at < (1u << 30) ? size - at : (1u << 30);
+        crc = crc32(crc, image + at, (uInt)n);
+    }
+    memset(image, 0, USER_BLOCK);
+    snprintf((char *)image, USER_BLOCK, "%scrc32 %08lx\nbytes %zu\n", user_block_magic, crc, size - USER_BLOCK);
+}
+
+/* Returns 1 when image carries heatsolve's header and its CRC matches. */
+static int image_sealed(const unsigned char *image, size_t size, int *has_magic)
+{
+    *has_magic = size >= USER_BLOCK && memcmp(image, user_block_magic, sizeof user_block_magic - 1) == 0;
+    if (!*has_magic) return 0;
+    char header[USER_BLOCK + 1];
+    memcpy(header, image, USER_BLOCK);
+    header[USER_BLOCK] = '\0';
+    unsigned long crc_stored = 0;
+    size_t bytes = 0;
+    if (sscanf(header + sizeof user_block_magic - 1, "crc32 %lx\nbytes %zu", &crc_stored, &bytes) != 2) return 0;
+    if (bytes != size - USER_BLOCK) return 0;
+    uLong crc = crc32(0L, image + USER_BLOCK, (uInt)0);
+    for (size_t at = USER_BLOCK; at < size; at += 1u << 30) {
+        size_t n = size - at < (1u << 30) ? size - at : (1u << 30);
+        crc = crc32(crc, image + at, (uInt)n);
+    }
+    return crc == crc_stored;
 }
 
 void ckpt_path(char *buf, size_t len, const char *dir, const char *name, long step)
@@ -212,7 +255,10 @@ static int write_file(h5_scope *s, hid_t *file_out, const ckpt_meta *m, const vo
     hid_t fapl = keep(s, H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
     H5TRY(s, fapl);
     H5TRY(s, H5Pset_fapl_core(fapl, 16u << 20, 0));
-    hid_t file = keep(s, H5Fcreate(s->path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl), H5Fclose);
+    hid_t fcpl = keep(s, H5Pcreate(H5P_FILE_CREATE), H5Pclose);
+    H5TRY(s, fcpl);
+    H5TRY(s, H5Pset_userblock(fcpl, USER_BLOCK));
+    hid_t file = keep(s, H5Fcreate(s->path, H5F_ACC_TRUNC, fcpl, fapl), H5Fclose);
     H5TRY(s, file);
     *file_out = file;
     HEAT_CALL(write_vtkhdf_group(s, file, m));
@@ -227,14 +273,19 @@ static int write_file(h5_scope *s, hid_t *file_out, const ckpt_meta *m, const vo
     return status;
 }
 
+/* The file's bytes with room for the user block in front: HDF5's image of a
+ * file with a user block starts at the superblock (its base address). */
 static int file_image(h5_scope *s, hid_t file, void **image, size_t *size)
 {
     ssize_t bytes = H5Fget_file_image(file, NULL, 0);
     if (bytes <= 0) return h5_failed(s, "H5Fget_file_image");
-    *image = malloc((size_t)bytes);
-    HEAT_CHECK(*image, "out of memory for a %zd-byte checkpoint image", bytes);
-    if (H5Fget_file_image(file, *image, (size_t)bytes) != bytes) return h5_failed(s, "H5Fget_file_image");
-    *size = (size_t)bytes;
+    unsigned char *buffer = malloc((size_t)bytes + USER_BLOCK);
+    HEAT_CHECK(buffer, "out of memory for a %zd-byte checkpoint image", bytes);
+    *image = buffer;
+    if (H5Fget_file_image(file, buffer + USER_BLOCK, (size_t)bytes) != bytes) return h5_failed(s, "H5Fget_file_image");
+    static const unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    HEAT_CHECK(memcmp(buffer + USER_BLOCK, signature, 8) == 0, "%s: HDF5 image does not start with a superblock", s->path);
+    *size = (size_t)bytes + USER_BLOCK;
     return HEAT_OK;
 }
 
@@ -248,6 +299,7 @@ int ckpt_write(const char *path, const ckpt_meta *m, const void *field, int leve
     int status = write_file(&s, &file, m, field, level, method);
     if (status == HEAT_OK) status = file_image(&s, file, &image, &size);
     h5_scope_close(&s);
+    if (status == HEAT_OK) seal_image(image, size);
     if (status == HEAT_OK) status = fs_write_atomic(path, image, size);
     free(image);
     return status;
@@ -351,14 +403,38 @@ static int read_restart_group(h5_scope *s, hid_t file, ckpt_meta *m)
     return HEAT_OK;
 }
 
-static int open_checkpoint(h5_scope *s, const char *path, hid_t *file)
+static int load_file(const char *path, unsigned char **image, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return heat_error(HEAT_ERR_RUNTIME, "cannot read checkpoint %s: %s", path, strerror(errno));
+    struct stat st;
+    int status = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? HEAT_OK
+                 : heat_error(HEAT_ERR_RUNTIME, "checkpoint %s is not a regular file", path);
+    *size = status == HEAT_OK ? (size_t)st.st_size : 0;
+    *image = status == HEAT_OK ? malloc(*size ? *size : 1) : NULL;
+    if (status == HEAT_OK && !*image) status = heat_error(HEAT_ERR_RUNTIME, "out of memory reading %s", path);
+    if (status == HEAT_OK && fread(*image, 1, *size, f) != *size)
+        status = heat_error(HEAT_ERR_RUNTIME, "cannot read checkpoint %s: %s", path, strerror(errno ? errno : EIO));
+    fclose(f);
+    return status;
+}
+
+/* Opens the checkpoint with HDF5 once its whole-file CRC has been checked
+ * (the second read comes from the page cache). */
+static int open_checkpoint(h5_scope *s, const char *path, unsigned char **image, hid_t *file)
 {
     quiet_hdf5();
-    if (access(path, R_OK) != 0)
-        return heat_error(HEAT_ERR_RUNTIME, "cannot read checkpoint %s: %s", path, strerror(errno));
-    if (H5Fis_hdf5(path) <= 0) return not_checkpoint(path, "not an HDF5 file, or a truncated one");
+    size_t size = 0;
+    HEAT_CALL(load_file(path, image, &size));
+    int has_magic;
+    if (!image_sealed(*image, size, &has_magic))
+        return has_magic ? heat_error(HEAT_ERR_RUNTIME, "%s is corrupt or truncated: its checksum does not match; "
+                                      "restart from an earlier checkpoint", path)
+                         : not_checkpoint(path, "no heatsolve header: another program's file, or not HDF5 at all");
+    free(*image);
+    *image = NULL;
     *file = keep(s, H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-    if (*file < 0) return not_checkpoint(path, "HDF5 cannot open it; truncated or damaged?");
+    if (*file < 0) return not_checkpoint(path, "HDF5 cannot open it");
     return HEAT_OK;
 }
 
@@ -367,9 +443,11 @@ int ckpt_read_meta(const char *path, ckpt_meta *m)
     memset(m, 0, sizeof *m);
     h5_scope s = {.path = path};
     hid_t file;
-    int status = open_checkpoint(&s, path, &file);
+    unsigned char *image = NULL;
+    int status = open_checkpoint(&s, path, &image, &file);
     if (status == HEAT_OK) status = read_restart_group(&s, file, m);
     h5_scope_close(&s);
+    free(image);
     if (status != HEAT_OK) ckpt_meta_free(m);
     return status;
 }
@@ -468,10 +546,12 @@ int ckpt_read(const char *path, ckpt_meta *m, void *field)
     memset(m, 0, sizeof *m);
     h5_scope s = {.path = path};
     hid_t file;
-    int status = open_checkpoint(&s, path, &file);
+    unsigned char *image = NULL;
+    int status = open_checkpoint(&s, path, &image, &file);
     if (status == HEAT_OK) status = read_restart_group(&s, file, m);
     if (status == HEAT_OK) status = read_field(&s, file, m, field);
     h5_scope_close(&s);
+    free(image);
     if (status != HEAT_OK) ckpt_meta_free(m);
     return status;
 }

@@ -444,6 +444,8 @@ static int render_text(heat_config *c)
     for (int k = 0; k < KEY_COUNT && status == HEAT_OK; ++k) {
         config_setting_t *parent;
         const char *leaf;
+        /* time.dt = 0 means "absent" (cfl decides); 0 itself is not a valid time.dt. */
+        if (keys[k].offset == offsetof(heat_config, dt_requested) && c->dt_requested == 0.0) continue;
         status = override_parent(&out, keys[k].path, keys[k].path, &parent, &leaf);
         if (status == HEAT_OK) status = add_value(parent, leaf, &keys[k], c);
     }
