@@ -15,7 +15,12 @@ grep -E "registers|spill" "$OUT/build.log" | grep -E "heat_tiled_ntIdLi(4|8)|hea
 ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 900 > "$OUT/ctest_gpu.log" 2>&1
 grep -E "Test +#|tests passed|relative difference|bitwise|ERROR SUMMARY|max \|" "$OUT/ctest_gpu.log" | head -70
 ctest --test-dir build-gpu -L gpu --rerun-failed --output-on-failure 2>&1 | grep -v "^$" | tail -60
-ctest --test-dir build-gpu -LE gpu -j 8 --timeout 900 > "$OUT/ctest_all.log" 2>&1
+CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+for tool in memcheck racecheck; do
+  "$CS" --tool $tool --error-exitcode 99 build-gpu/tests/test_gpu_vs_cpu > "$OUT/sanitizer_$tool.log" 2>&1
+  echo "compute-sanitizer $tool test_gpu_vs_cpu: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer_$tool.log")"
+done
+ctest --test-dir build-gpu -LE "gpu|sanitize|fuzz|paraview" -j 8 --timeout 900 > "$OUT/ctest_all.log" 2>&1
 grep -E "tests passed|Failed|\*\*\*" "$OUT/ctest_all.log" | head
 B=build-gpu/heatsolve
 $B bench --size 512 --json "$OUT/bench_512_double.json" | tee "$OUT/bench_512_double.txt" | tail -25
@@ -29,7 +34,7 @@ $B bench --io --size 256 --io-dir /tmp | tee "$OUT/bench_io.txt"
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 if [ -n "$NCU" ]; then
   M=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,lts__t_sector_hit_rate.pct,launch__occupancy_limit_registers
-  for k in "heat_tiled_nt 4 128,2,1" "heat_tiled_ntf 2 128,2,1" "heat_zwindowf32 1 64,4,1"; do
+  for k in "heat_tiled_nt 4 128,2,1" "heat_tiled_ntf 4 128,2,1" "heat_zwindowf32 1 64,4,1"; do
     set -- $k
     "$NCU" --clock-control none --metrics $M -k regex:"heat_(tiled_nt|zwindow)" --launch-skip 4 --launch-count 1 \
       $B inputs/letters.cfg -q --backend hip --set 'grid.n=[512,512,512]' --set time.steps=8 --set output.every=0 \
