@@ -104,8 +104,9 @@ static int create_writer(heat_run *r, heat_series *series)
     const heat_config *c = &r->config;
     HEAT_CHECK(c->output.png_index < c->grid.n[c->output.png_axis] || c->output.png_index < 0,
                "output.png_index = %d is outside the grid", c->output.png_index);
-    ckpt_writer_options o = {c->output.dir, c->output.name, c->output.compression, c->output.keep, c->output.png,
-                             quick_look_slice(c, &r->initial)};
+    ckpt_writer_options o = {c->output.dir, c->output.name, c->output.compression,
+                             c->output.strategy == 0 ? CKPT_PARALLEL_RLE : CKPT_PARALLEL_ZLIB, c->output.keep,
+                             c->output.png, quick_look_slice(c, &r->initial)};
     ckpt_meta meta = {0};
     meta.dt = r->solver->problem.dt;
     meta.precision = r->solver->problem.precision;

@@ -226,17 +226,18 @@ static int write_field(h5_scope *s, hid_t file, const ckpt_meta *m, const void *
     int dims[3] = {m->grid.n[2], m->grid.n[1], m->grid.n[0]};
     chunk_plan plan = chunk_plan_make(dims, heat_precision_size(m->precision));
     int total = chunk_plan_total(&plan);
-    int shuffle = chunk_should_shuffle(&plan, field, level);
+    chunk_codec codec = {level, method == CKPT_PARALLEL_RLE};
+    int shuffle = chunk_should_shuffle(&plan, field, codec);
     hid_t dset = -1;
     HEAT_CALL(create_field_dataset(s, file, m, &plan, level, shuffle, &dset));
     chunk_data *chunks = calloc((size_t)total, sizeof *chunks);
     HEAT_CHECK(chunks, "out of memory for %d checkpoint chunks", total);
-    int compressed_level = method == CKPT_HDF5_FILTER ? 0 : level;
-    int status = chunks_compress(&plan, field, compressed_level, shuffle, chunks)
+    chunk_codec ours = {method == CKPT_HDF5_FILTER ? 0 : level, codec.rle}; /* the filter: checksums only */
+    int status = chunks_compress(&plan, field, ours, shuffle, chunks)
                      ? HEAT_OK
                      : heat_error(HEAT_ERR_RUNTIME, "%s: compressing the field failed (out of memory?)", s->path);
     for (int c = 0; c < total; ++c) crcs[c] = chunks[c].crc;
-    if (status == HEAT_OK && method == CKPT_PARALLEL_ZLIB) status = write_chunks_direct(s, dset, &plan, chunks);
+    if (status == HEAT_OK && method != CKPT_HDF5_FILTER) status = write_chunks_direct(s, dset, &plan, chunks);
     if (status == HEAT_OK && method == CKPT_HDF5_FILTER && H5Dwrite(dset, field_type(m->precision), H5S_ALL,
                                                                      H5S_ALL, H5P_DEFAULT, field) < 0)
         status = h5_failed(s, "H5Dwrite");

@@ -85,7 +85,7 @@ static int write_job(ckpt_writer *w)
     char path[1024];
     ckpt_path(path, sizeof path, w->dir, w->name, w->meta.step);
     warn_if_disk_short(w);
-    HEAT_CALL(ckpt_write(path, &w->meta, w->buffer, w->options.level, CKPT_PARALLEL_ZLIB));
+    HEAT_CALL(ckpt_write(path, &w->meta, w->buffer, w->options.level, w->options.method));
     HEAT_CALL(series_add(&w->series, w->meta.step, w->meta.time));
     HEAT_CALL(series_write(&w->series));
     HEAT_CALL(write_png(w, path));

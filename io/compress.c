@@ -60,41 +60,54 @@ static void shuffle_bytes(const unsigned char *in, unsigned char *out, size_t n,
         }
 }
 
+/* One zlib stream (header, deflate data, Adler-32), as HDF5's filter writes. */
+static int deflate_buffer(const unsigned char *src, size_t len, chunk_codec codec, unsigned char *dst, size_t *size)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, codec.level, Z_DEFLATED, 15, 8, codec.rle ? Z_RLE : Z_DEFAULT_STRATEGY) != Z_OK) return 0;
+    z.next_in = (Bytef *)src, z.avail_in = (uInt)len;
+    z.next_out = dst, z.avail_out = (uInt)*size;
+    int status = deflate(&z, Z_FINISH);
+    *size = z.total_out;
+    deflateEnd(&z);
+    return status == Z_STREAM_END;
+}
+
 /* Compresses one raw chunk into out; returns 0 on failure. */
-static int compress_one(const chunk_plan *p, const unsigned char *raw, unsigned char *scratch, int level,
+static int compress_one(const chunk_plan *p, const unsigned char *raw, unsigned char *scratch, chunk_codec codec,
                         int shuffle, chunk_data *out)
 {
     const unsigned char *src = raw;
     if (shuffle) shuffle_bytes(raw, scratch, p->raw_bytes, p->elem, 0), src = scratch;
-    uLongf bound = level > 0 ? compressBound((uLong)p->raw_bytes) : (uLongf)p->raw_bytes;
+    size_t bound = codec.level > 0 ? compressBound((uLong)p->raw_bytes) : p->raw_bytes;
     out->bytes = malloc(bound);
     if (!out->bytes) return 0;
-    if (level == 0) {
+    if (codec.level == 0) {
         memcpy(out->bytes, raw, p->raw_bytes);
         out->size = p->raw_bytes;
         return 1;
     }
-    if (compress2(out->bytes, &bound, src, (uLong)p->raw_bytes, level) != Z_OK) return 0;
     out->size = bound;
-    return 1;
+    return deflate_buffer(src, p->raw_bytes, codec, out->bytes, &out->size);
 }
 
-int chunk_should_shuffle(const chunk_plan *p, const void *field, int level)
+int chunk_should_shuffle(const chunk_plan *p, const void *field, chunk_codec codec)
 {
-    if (level == 0 || p->elem == 1) return 0;
+    if (codec.level == 0 || p->elem == 1) return 0;
     unsigned char *raw = malloc(p->raw_bytes), *scratch = malloc(p->raw_bytes);
     chunk_data plain = {0}, shuffled = {0};
     int use = 0;
     if (raw && scratch) {
         chunk_copy(p, chunk_plan_total(p) / 2, raw, (unsigned char *)field, 0);
-        if (compress_one(p, raw, scratch, level, 0, &plain) && compress_one(p, raw, scratch, level, 1, &shuffled))
+        if (compress_one(p, raw, scratch, codec, 0, &plain) && compress_one(p, raw, scratch, codec, 1, &shuffled))
             use = shuffled.size < plain.size;
     }
     free(plain.bytes), free(shuffled.bytes), free(raw), free(scratch);
     return use;
 }
 
-int chunks_compress(const chunk_plan *p, const void *field, int level, int shuffle, chunk_data *chunks)
+int chunks_compress(const chunk_plan *p, const void *field, chunk_codec codec, int shuffle, chunk_data *chunks)
 {
     int total = chunk_plan_total(p), failed = 0;
 #pragma omp parallel reduction(+ : failed)
@@ -107,7 +120,7 @@ int chunks_compress(const chunk_plan *p, const void *field, int level, int shuff
             if (!raw || !scratch) continue;
             chunk_copy(p, c, raw, (unsigned char *)field, 0);
             chunks[c].crc = (uint32_t)crc32(0L, raw, (uInt)p->raw_bytes);
-            if (!compress_one(p, raw, scratch, level, shuffle, &chunks[c])) ++failed;
+            if (!compress_one(p, raw, scratch, codec, shuffle, &chunks[c])) ++failed;
         }
         free(raw);
         free(scratch);

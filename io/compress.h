@@ -29,12 +29,21 @@ int chunk_plan_total(const chunk_plan *plan);
 /* Offset (z, y, x) in values of chunk number c. */
 void chunk_plan_offset(const chunk_plan *plan, int c, unsigned long long offset[3]);
 
+/* How zlib compresses: level 0-9 (0 stores raw) and strategy. Z_RLE (rle = 1)
+ * runs about 2.5x faster than the default strategy on shuffled doubles for a
+ * slightly lower ratio (measured on an evolved letters field: 160 against 65
+ * MB/s a core, ratio 1.22 against 1.34); both are ordinary deflate streams. */
+typedef struct chunk_codec {
+    int level;
+    int rle;
+} chunk_codec;
+
 /* Does shuffling improve the ratio? Compresses one sample chunk both ways. */
-int chunk_should_shuffle(const chunk_plan *plan, const void *field, int level);
+int chunk_should_shuffle(const chunk_plan *plan, const void *field, chunk_codec codec);
 
 /* Compresses every chunk of field into chunks[] (allocated by the caller,
- * chunk_plan_total entries; free with chunks_free). level 0 stores raw. */
-int chunks_compress(const chunk_plan *plan, const void *field, int level, int shuffle, chunk_data *chunks);
+ * chunk_plan_total entries; free with chunks_free). */
+int chunks_compress(const chunk_plan *plan, const void *field, chunk_codec codec, int shuffle, chunk_data *chunks);
 
 /* Inverse: inflates (when level > 0) and unshuffles every chunk into field,
  * checking sizes and CRCs. Returns the number of the first bad chunk + 1, 0 when all are good. */

@@ -36,6 +36,7 @@ static const char *const backend_words[] = {"auto", "cpu", "hip", NULL};
 static const char *const precision_words[] = {"double", "float", NULL};
 static const char *const write_error_words[] = {"stop", "continue", NULL};
 static const char *const axis_words[] = {"x", "y", "z", NULL};
+static const char *const strategy_words[] = {"rle", "default", NULL};
 
 #define F(field) offsetof(heat_config, field)
 #define BIG 1e300
@@ -74,6 +75,7 @@ static const config_key keys[] = {
     {"output.name", K_STRING, F(output.name), sizeof(((heat_output *)0)->name), 0, 0, 0, NULL, "checkpoint file stem"},
     {"output.every", K_LONG, F(output.every), 0, 0, 1e15, 0, NULL, "checkpoint interval in steps, >= 0 (0: final step only)"},
     {"output.compression", K_INT, F(output.compression), 0, 0, 9, 0, NULL, "zlib level 0-9 (0: none)"},
+    {"output.compression_strategy", K_WORD, F(output.strategy), 0, 0, 0, 0, strategy_words, "rle (fast) or default (zlib's default, smaller, slower)"},
     {"output.keep", K_INT, F(output.keep), 0, 0, 1e9, 0, NULL, "keep only the newest K checkpoints, >= 0 (0: all)"},
     {"output.on_write_error", K_WORD, F(output.on_write_error), 0, 0, 0, 0, write_error_words, "stop or continue when a checkpoint cannot be written"},
     {"output.png", K_BOOL, F(output.png), 0, 0, 1, 0, NULL, "write a quick-look PNG beside each checkpoint"},

@@ -13,6 +13,7 @@ typedef struct heat_output {
     char name[128];       /* file stem; default: the config file's stem */
     long every;           /* checkpoint interval in steps; 0: only the final step */
     int compression;      /* zlib level 0-9, 0 = uncompressed */
+    int strategy;         /* 0: zlib's Z_RLE (fast), 1: zlib's default strategy */
     int keep;             /* keep only the newest K checkpoints; 0 = all */
     int on_write_error;   /* 0: stop (exit 1), 1: warn and continue */
     int png;              /* write a quick-look PNG beside each checkpoint */

@@ -340,7 +340,7 @@ def test_signals_restart_bitwise():
 
 def test_sigusr1_and_second_sigint():
     folder = fresh_dir("sigusr1")
-    cfg = long_config(folder, steps=100000, every=100000)
+    cfg = long_config(folder, steps=10 ** 9, every=10 ** 9)  # never ends by itself, even on a GPU
     proc = start([cfg, "-q"])
     wait_for_file(os.path.join(folder, "out", "long_000000.hdf"))
     time.sleep(0.3)
@@ -433,7 +433,7 @@ def test_storage_read_only_dir():
 
 def test_storage_removed_dir():
     folder = fresh_dir("fault_removed")
-    cfg = long_config(folder, steps=100000, every=300)
+    cfg = long_config(folder, steps=10 ** 9, every=300)
     out = os.path.join(folder, "out")
     proc = start([cfg, "-q"])
     wait_for_file(os.path.join(out, "long.hdf.series"))

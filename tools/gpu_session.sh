@@ -14,7 +14,7 @@ cmake --build build-gpu -j 16 > "$OUT/build.log" 2>&1 || { grep -E "error" -A3 "
 grep -E "registers|spill" "$OUT/build.log" | grep -E "heat_tiled_ntIdLi(4|8)|heat_zwindowIdLi(2|4)" -A1 | head -8
 ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 900 > "$OUT/ctest_gpu.log" 2>&1
 grep -E "Test +#|tests passed|relative difference|bitwise|ERROR SUMMARY|max \|" "$OUT/ctest_gpu.log" | head -70
-ctest --test-dir build-gpu -L gpu --rerun-failed --output-on-failure 2>&1 | grep -v "^$" | tail -60
+grep -q "tests failed" "$OUT/ctest_gpu.log" && ctest --test-dir build-gpu -L gpu --rerun-failed --output-on-failure 2>&1 | grep -v "^$" | tail -60
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 for tool in memcheck racecheck; do
   "$CS" --tool $tool --error-exitcode 99 build-gpu/tests/test_gpu_vs_cpu > "$OUT/sanitizer_$tool.log" 2>&1
