@@ -20,7 +20,7 @@ for tool in memcheck racecheck; do
   "$CS" --tool $tool --error-exitcode 99 build-gpu/tests/test_gpu_vs_cpu > "$OUT/sanitizer_$tool.log" 2>&1
   echo "compute-sanitizer $tool test_gpu_vs_cpu: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer_$tool.log")"
 done
-ctest --test-dir build-gpu -LE "gpu|sanitize|fuzz|paraview" -j 8 --timeout 900 > "$OUT/ctest_all.log" 2>&1
+[ "${1:-}" = final ] || ctest --test-dir build-gpu -LE "gpu|sanitize|fuzz|paraview" -j 8 --timeout 900 > "$OUT/ctest_all.log" 2>&1
 grep -E "tests passed|Failed|\*\*\*" "$OUT/ctest_all.log" | head
 B=build-gpu/heatsolve
 $B bench --size 512 --json "$OUT/bench_512_double.json" | tee "$OUT/bench_512_double.txt" | tail -25
@@ -30,6 +30,13 @@ $B bench --size 1024 --json "$OUT/bench_1024_double.json" > "$OUT/bench_1024_dou
 $B bench --size 1024 --precision float --json "$OUT/bench_1024_float.json" > "$OUT/bench_1024_float.txt"
 grep -E "copy|production" "$OUT"/bench_*.txt
 $B bench --io --size 256 --io-dir /tmp | tee "$OUT/bench_io.txt"
+# Checkpoint cost in a GPU letters run: every 50 steps against first and final only.
+for every in 0 50; do
+  rm -rf /tmp/lw; start=$(date +%s.%N)
+  $B inputs/letters.cfg -q --backend hip --set 'output.dir="/tmp/lw"' --set output.png=false --set output.every=$every
+  echo "letters on the GPU, output.every=$every: $(echo "$(date +%s.%N) - $start" | bc) s" | tee -a "$OUT/letters_gpu.txt"
+done
+[ "${1:-}" = final ] && { (cd "$OUT" && tar czf logs.tar.gz --remove-files *.txt *.log 2>/dev/null); exit 0; }
 # Nsight Compute evidence for the best kernels (clocks left alone).
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 if [ -n "$NCU" ]; then
