@@ -117,7 +117,7 @@ static void print_report(const bench_report *r, const char *kernel, int reps)
         printf("%-22s %4d %10.4f %14.1f %9.1f%% %8.2f%s\n", row->variant.kernel, row->variant.tile, row->ms,
                row->effective_gbs, 100.0 * row->fraction, row->glups, row->production ? "  <- production" : "");
     }
-    printf("\nproduction step: halo fill + %s\n", kernel);
+    printf("\nproduction step (halo fill included, fused into the kernel where it says ntf/zwindowf): %s\n", kernel);
 }
 
 static int write_json(const bench_report *r, const char *path)
