@@ -67,13 +67,20 @@ static void quiet_hdf5(void)
 enum { USER_BLOCK = 512 };
 static const char user_block_magic[] = "HEATSOLVE CHECKPOINT\n";
 
-static void seal_image(unsigned char *image, size_t size)
+/* CRC-32 of everything after the user block, in pieces zlib's uInt can count. */
+static unsigned long body_crc(const unsigned char *image, size_t size)
 {
-    uLong crc = crc32(0L, image + USER_BLOCK, (uInt)0);
+    uLong crc = crc32(0L, Z_NULL, 0);
     for (size_t at = USER_BLOCK; at < size; at += 1u << 30) {
         size_t n = size - at < (1u << 30) ? size - at : (1u << 30);
         crc = crc32(crc, image + at, (uInt)n);
     }
+    return crc;
+}
+
+static void seal_image(unsigned char *image, size_t size)
+{
+    unsigned long crc = body_crc(image, size);
     memset(image, 0, USER_BLOCK);
     snprintf((char *)image, USER_BLOCK, "%scrc32 %08lx\nbytes %zu\n", user_block_magic, crc, size - USER_BLOCK);
 }
@@ -90,12 +97,7 @@ static int image_sealed(const unsigned char *image, size_t size, int *has_magic)
     size_t bytes = 0;
     if (sscanf(header + sizeof user_block_magic - 1, "crc32 %lx\nbytes %zu", &crc_stored, &bytes) != 2) return 0;
     if (bytes != size - USER_BLOCK) return 0;
-    uLong crc = crc32(0L, image + USER_BLOCK, (uInt)0);
-    for (size_t at = USER_BLOCK; at < size; at += 1u << 30) {
-        size_t n = size - at < (1u << 30) ? size - at : (1u << 30);
-        crc = crc32(crc, image + at, (uInt)n);
-    }
-    return crc == crc_stored;
+    return body_crc(image, size) == crc_stored;
 }
 
 void ckpt_path(char *buf, size_t len, const char *dir, const char *name, long step)
@@ -421,36 +423,23 @@ static int load_file(const char *path, unsigned char **image, size_t *size)
 }
 
 /* Opens the checkpoint with HDF5 once its whole-file CRC has been checked
- * (the second read comes from the page cache). */
-static int open_checkpoint(h5_scope *s, const char *path, unsigned char **image, hid_t *file)
+ * (HDF5's own read then comes from the page cache). */
+static int open_checkpoint(h5_scope *s, const char *path, hid_t *file)
 {
     quiet_hdf5();
     size_t size = 0;
-    HEAT_CALL(load_file(path, image, &size));
-    int has_magic;
-    if (!image_sealed(*image, size, &has_magic))
+    unsigned char *image = NULL;
+    int status = load_file(path, &image, &size), has_magic = 0;
+    int sealed = status == HEAT_OK && image_sealed(image, size, &has_magic);
+    free(image);
+    HEAT_CALL(status);
+    if (!sealed)
         return has_magic ? heat_error(HEAT_ERR_RUNTIME, "%s is corrupt or truncated: its checksum does not match; "
                                       "restart from an earlier checkpoint", path)
                          : not_checkpoint(path, "no heatsolve header: another program's file, or not HDF5 at all");
-    free(*image);
-    *image = NULL;
     *file = keep(s, H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
     if (*file < 0) return not_checkpoint(path, "HDF5 cannot open it");
     return HEAT_OK;
-}
-
-int ckpt_read_meta(const char *path, ckpt_meta *m)
-{
-    memset(m, 0, sizeof *m);
-    h5_scope s = {.path = path};
-    hid_t file;
-    unsigned char *image = NULL;
-    int status = open_checkpoint(&s, path, &image, &file);
-    if (status == HEAT_OK) status = read_restart_group(&s, file, m);
-    h5_scope_close(&s);
-    free(image);
-    if (status != HEAT_OK) ckpt_meta_free(m);
-    return status;
 }
 
 /* The dataset must be chunked as chunk_plan_make would chunk it, with no
@@ -542,20 +531,23 @@ static int read_field(h5_scope *s, hid_t file, const ckpt_meta *m, void *field)
     return status;
 }
 
-int ckpt_read(const char *path, ckpt_meta *m, void *field)
+/* Metadata, and the field too when field is not NULL. */
+static int read_checkpoint(const char *path, ckpt_meta *m, void *field)
 {
     memset(m, 0, sizeof *m);
     h5_scope s = {.path = path};
-    hid_t file;
-    unsigned char *image = NULL;
-    int status = open_checkpoint(&s, path, &image, &file);
+    hid_t file = -1;
+    int status = open_checkpoint(&s, path, &file);
     if (status == HEAT_OK) status = read_restart_group(&s, file, m);
-    if (status == HEAT_OK) status = read_field(&s, file, m, field);
+    if (status == HEAT_OK && field) status = read_field(&s, file, m, field);
     h5_scope_close(&s);
-    free(image);
     if (status != HEAT_OK) ckpt_meta_free(m);
     return status;
 }
+
+int ckpt_read_meta(const char *path, ckpt_meta *m) { return read_checkpoint(path, m, NULL); }
+
+int ckpt_read(const char *path, ckpt_meta *m, void *field) { return read_checkpoint(path, m, field); }
 
 void ckpt_meta_free(ckpt_meta *m)
 {
