@@ -12,17 +12,19 @@ double heat_solver_field_bytes(const heat_problem *p)
     return 2.0 * points * (double)heat_precision_size(p->precision);
 }
 
-/* The host must hold the two fields plus a snapshot and a checkpoint buffer. */
-static int check_host_memory(const heat_problem *p)
+/* The host holds the initial field and the checkpoint snapshot (compact),
+ * plus the two padded fields when the CPU backend computes. */
+static int check_host_memory(const heat_problem *p, const heat_backend_ops *ops)
 {
-    double needed = heat_solver_field_bytes(p) * 2.0;
+    double compact = (double)heat_grid_points(&p->grid) * (double)heat_precision_size(p->precision);
+    double needed = 2.0 * compact + (ops == &heat_backend_cpu ? heat_solver_field_bytes(p) : 0.0);
     double available = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
     if (available > 0 && needed > available)
         return heat_error(HEAT_ERR_CONFIG,
-                          "grid.n = [%d, %d, %d] in %s needs about %.3g GB of memory (fields, snapshot and "
-                          "checkpoint buffers) but this machine has %.3g GB; reduce grid.n or use float precision",
-                          p->grid.n[0], p->grid.n[1], p->grid.n[2], heat_precision_name(p->precision),
-                          needed / 1e9, available / 1e9);
+                          "grid.n = [%d, %d, %d] in %s needs %.0f bytes (%.3g GB) of memory for its fields "
+                          "and checkpoint buffers, but this machine has %.0f bytes (%.3g GB); reduce grid.n or use "
+                          "float precision", p->grid.n[0], p->grid.n[1], p->grid.n[2],
+                          heat_precision_name(p->precision), needed, needed / 1e9, available, available / 1e9);
     return HEAT_OK;
 }
 
@@ -43,12 +45,14 @@ int heat_solver_create(const heat_problem *problem, heat_backend_request request
     *solver = NULL;
     const heat_backend_ops *ops;
     HEAT_CALL(select_backend(request, problem->quiet, &ops));
-    HEAT_CALL(check_host_memory(problem));
+    if (ops == &heat_backend_cpu) HEAT_CALL(check_host_memory(problem, ops)); /* before allocating */
     heat_solver *s = calloc(1, sizeof *s);
     HEAT_CHECK(s, "out of memory");
     s->ops = ops;
     s->problem = *problem;
+    /* A GPU backend refuses a grid too large for the device before allocating. */
     int status = ops->create(problem, &s->state);
+    if (status == HEAT_OK && ops != &heat_backend_cpu) status = check_host_memory(problem, ops);
     if (status != HEAT_OK) {
         heat_solver_destroy(&s);
         return status;

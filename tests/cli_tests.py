@@ -577,6 +577,16 @@ def test_restart_bitwise_gpu():
     expect(difference <= 1e-13, "GPU letters run differs from the CPU run")
 
 
+def test_gpu_memory_refusal():
+    """A grid larger than any GPU's memory (256 GB in float) is refused before allocating."""
+    skip_without_gpu()
+    folder = fresh_dir("gpu_memory")
+    proc = run([letters_config(folder, steps=1, every=0), "--backend", "hip", "--set", "grid.n=[4000,4000,2000]",
+                "--set", 'solver.precision="float"'], expect_status=2)
+    expect("GPU memory" in proc.stderr and "bytes" in proc.stderr and "free" in proc.stderr, proc.stderr)
+    print(proc.stderr.strip())
+
+
 def sanitizer(tool):
     skip_without_gpu()
     exe = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
