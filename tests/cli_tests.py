@@ -47,11 +47,12 @@ def write(path, text):
     return path
 
 
-def letters_config(folder, steps=40, every=10, extra=""):
-    return write(os.path.join(folder, "letters.cfg"), f"""
-grid = {{ n = [48, 24, 12]; length = [4.0, 2.0, 1.0]; }};
+def letters_config(folder, steps=40, every=10, extra="", name="letters", n=(48, 24, 12), text="HI"):
+    """A letters run on a plate cooled from below, writing to folder/out/<name>_*.hdf."""
+    return write(os.path.join(folder, f"{name}.cfg"), f"""
+grid = {{ n = [{n[0]}, {n[1]}, {n[2]}]; length = [4.0, 2.0, 1.0]; }};
 time = {{ steps = {steps}; }};
-initial = {{ type = "letters"; text = "HI"; }};
+initial = {{ type = "letters"; text = "{text}"; }};
 boundary = {{ z_low = {{ type = "dirichlet"; value = 0.0; }}; }};
 output = {{ dir = "{folder}/out"; every = {every}; {extra} }};
 """)
@@ -287,13 +288,8 @@ import time
 
 
 def long_config(folder, steps=2400, every=400, extra=""):
-    return write(os.path.join(folder, "long.cfg"), f"""
-grid = {{ n = [96, 48, 24]; length = [4.0, 2.0, 1.0]; }};
-time = {{ steps = {steps}; }};
-initial = {{ type = "letters"; text = "OK"; }};
-boundary = {{ z_low = {{ type = "dirichlet"; value = 0.0; }}; }};
-output = {{ dir = "{folder}/out"; name = "long"; every = {every}; {extra} }};
-""")
+    """A larger run (output name "long") that takes long enough to interrupt."""
+    return letters_config(folder, steps, every, extra, name="long", n=(96, 48, 24), text="OK")
 
 
 def start(args, **kwargs):
