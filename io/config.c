@@ -128,9 +128,9 @@ static void setting_path(const config_setting_t *s, char *buf, size_t len)
     for (; s && config_setting_name(s) && depth < 32; s = config_setting_parent(s)) chain[depth++] = s;
     buf[0] = '\0';
     size_t used = 0;
-    for (int i = depth - 1; i >= 0; --i)
-        used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s",
-                                 i == depth - 1 ? "" : ".", config_setting_name(chain[i]));
+    for (int i = depth - 1; i >= 0 && used < len; --i)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i == depth - 1 ? "" : ".",
+                                 config_setting_name(chain[i]));
 }
 
 /* "file.cfg:12" for settings from the file, "--set" for overrides. */
@@ -243,9 +243,12 @@ static int read_word(const config_setting_t *s, const config_key *key, const cha
     if (!word) return bad_value(s, key, origin, "must be a quoted word");
     for (int w = 0; key->words[w]; ++w)
         if (strcmp(word, key->words[w]) == 0) return *out = w, HEAT_OK;
-    char what[256];
-    int used = snprintf(what, sizeof what, "= \"%s\" is not one of", word);
-    for (int w = 0; key->words[w]; ++w) used += snprintf(what + used, sizeof what - (size_t)used, " \"%s\"", key->words[w]);
+    /* The user's word is cut to 64 characters: the message must fit whatever was typed
+     * (a fuzzer found the overflow). */
+    char what[512];
+    size_t used = (size_t)snprintf(what, sizeof what, "= \"%.64s\" is not one of", word);
+    for (int w = 0; key->words[w] && used < sizeof what; ++w)
+        used += (size_t)snprintf(what + used, sizeof what - used, " \"%s\"", key->words[w]);
     return bad_value(s, key, origin, what);
 }
 
