@@ -441,6 +441,31 @@ def test_storage_removed_dir():
     print(err.strip())
 
 
+def test_storage_disk_full():
+    """A 3 MB file system fills up: free-space warnings first, then exit 1 naming the step and
+    ENOSPC; every checkpoint the series lists reads back whole."""
+    import h5py
+    folder = fresh_dir("fault_diskfull")
+    out = os.path.join(folder, "out")
+    os.makedirs(out)
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", out]).returncode:
+        print("needs root to mount a small tmpfs: skipped")
+        sys.exit(77)
+    try:
+        proc = run([long_config(folder, steps=4000, every=200), "-q"], expect_status=None)
+        expect(proc.returncode == 1, f"exit {proc.returncode}: {proc.stderr}")
+        expect("No space left on device" in proc.stderr and "was not written" in proc.stderr, proc.stderr)
+        expect("may need up to" in proc.stderr, f"no free-space warning: {proc.stderr}")
+        expect(not [n for n in os.listdir(out) if ".tmp" in n], "temporary file left")
+        listed = [e["name"] for e in json.load(open(os.path.join(out, "long.hdf.series")))["files"]]
+        for name in listed:
+            with h5py.File(os.path.join(out, name), "r") as f:
+                f["VTKHDF/PointData/temperature"][...]
+        print(f"disk full after {len(listed)} checkpoints: {proc.stderr.strip().splitlines()[-2]}")
+    finally:
+        subprocess.run(["umount", out])
+
+
 def test_keep_newest():
     folder = fresh_dir("keep")
     run([long_config(folder, steps=1000, every=100, extra="keep = 3;"), "-q"])
