@@ -184,6 +184,16 @@ def test_series_json():
 
 # ---- restart --------------------------------------------------------------------------------------
 
+def restart_from_copy(folder, cfg, step, final_step, tag, extra):
+    """Copies checkpoint `step` of folder/out into a fresh folder, restarts from it there and
+    returns that folder and the field of its final checkpoint."""
+    target = fresh_dir(f"restart_{tag}_{step}")
+    shutil.copy(os.path.join(folder, "out", f"letters_{step:06d}.hdf"), target)
+    run([cfg, "-q", "--restart", os.path.join(target, f"letters_{step:06d}.hdf"),
+         "--set", f"output.dir=\"{target}\""] + extra)
+    return target, read_field(os.path.join(target, f"letters_{final_step:06d}.hdf"))
+
+
 def restart_bitwise(precision):
     import numpy as np
     folder = fresh_dir(f"restart_{precision}")
@@ -193,11 +203,7 @@ def restart_bitwise(precision):
     reference = read_field(os.path.join(folder, "out", "letters_000050.hdf"))
     expect(reference.dtype == (np.float32 if precision == "float" else np.float64), "precision in file")
     for step in (0, 10, 20, 30, 40):
-        target = fresh_dir(f"restart_{precision}_{step}")
-        shutil.copy(os.path.join(folder, "out", f"letters_{step:06d}.hdf"), target)
-        run([cfg, "-q", "--restart", os.path.join(target, f"letters_{step:06d}.hdf"),
-             "--set", f"output.dir=\"{target}\""] + prec)
-        final = read_field(os.path.join(target, "letters_000050.hdf"))
+        target, final = restart_from_copy(folder, cfg, step, 50, precision, prec)
         expect(final.tobytes() == reference.tobytes(), f"restart from step {step}: field differs")
         with open(os.path.join(target, "letters.hdf.series")) as f:
             names = [e["name"] for e in json.load(f)["files"]]
@@ -582,11 +588,7 @@ def test_restart_bitwise_gpu():
     expect("backend hip" in proc.stdout, f"not on the GPU: {proc.stdout}")
     reference = read_field(os.path.join(folder, "out", "letters_000060.hdf"))
     for step in (0, 20, 40):
-        target = fresh_dir(f"restart_gpu_{step}")
-        shutil.copy(os.path.join(folder, "out", f"letters_{step:06d}.hdf"), target)
-        run([cfg, "-q", "--restart", os.path.join(target, f"letters_{step:06d}.hdf"),
-             "--set", f"output.dir=\"{target}\""] + gpu)
-        final = read_field(os.path.join(target, "letters_000060.hdf"))
+        _, final = restart_from_copy(folder, cfg, step, 60, "gpu", gpu)
         expect(final.tobytes() == reference.tobytes(), f"GPU restart from step {step}: field differs")
         print(f"GPU restart from step {step}: bitwise equal")
     cpu_folder = fresh_dir("restart_gpu_cpu")
