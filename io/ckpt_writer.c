@@ -1,6 +1,8 @@
 #include "ckpt_writer.h"
 
 #include <errno.h>
+#include <omp.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@ struct ckpt_writer {
     size_t bytes;
     pthread_t thread;
     int in_flight;
+    atomic_int finished;  /* set by the writer thread as its last act */
     int status;           /* result of the last job */
     long last_step;
 };
@@ -29,6 +32,7 @@ int ckpt_writer_create(const ckpt_writer_options *o, const ckpt_meta *meta, heat
     ckpt_writer *w = calloc(1, sizeof *w);
     HEAT_CHECK(w, "out of memory");
     w->options = *o;
+    if (w->options.threads < 1) w->options.threads = 1;
     snprintf(w->dir, sizeof w->dir, "%s", o->dir);
     snprintf(w->name, sizeof w->name, "%s", o->name);
     w->options.dir = w->dir, w->options.name = w->name;
@@ -95,10 +99,12 @@ static int write_job(ckpt_writer *w)
 static void *writer_main(void *arg)
 {
     ckpt_writer *w = arg;
+    omp_set_num_threads(w->options.threads); /* this thread's parallel regions only */
     w->status = write_job(w);
     if (w->status != HEAT_OK)
         fprintf(stderr, "heatsolve: the checkpoint of step %ld was not written; earlier checkpoints and the "
                         "series file are intact\n", w->meta.step);
+    atomic_store(&w->finished, 1);
     return NULL;
 }
 
@@ -108,11 +114,14 @@ int ckpt_writer_submit(ckpt_writer *w, long step, double time)
     w->meta.step = step;
     w->meta.time = time;
     w->last_step = step;
+    atomic_store(&w->finished, 0);
     int err = pthread_create(&w->thread, NULL, writer_main, w);
     if (err != 0) return heat_error(HEAT_ERR_RUNTIME, "cannot start the checkpoint writer thread: %s", strerror(err));
     w->in_flight = 1;
     return HEAT_OK;
 }
+
+int ckpt_writer_busy(const ckpt_writer *w) { return w->in_flight && !atomic_load(&w->finished); }
 
 int ckpt_writer_wait(ckpt_writer *w)
 {

@@ -3,7 +3,7 @@
  * Writes checkpoints on a thread of its own so that the time loop computes
  * on: the loop waits for the previous write (at most one in flight), copies
  * the field into the writer's snapshot buffer and submits it. The writer
- * compresses (on all cores), writes, renames, updates the series file,
+ * compresses (on `threads` cores), writes, renames, updates the series file,
  * writes the optional PNG and prunes old checkpoints (output.keep).
  */
 #include "checkpoint.h"
@@ -17,6 +17,7 @@ typedef struct ckpt_writer_options {
     int keep;           /* newest checkpoints to keep; 0 = all */
     int png;            /* write a PNG beside each checkpoint */
     png_slice slice;
+    int threads;        /* OpenMP threads that compress */
 } ckpt_writer_options;
 
 typedef struct ckpt_writer ckpt_writer;
@@ -31,6 +32,9 @@ void *ckpt_writer_buffer(ckpt_writer *writer);
 
 /* Starts writing the buffer as the checkpoint of step. */
 int ckpt_writer_submit(ckpt_writer *writer, long step, double time);
+
+/* Is a write still running? (Does not wait.) */
+int ckpt_writer_busy(const ckpt_writer *writer);
 
 /* Waits for the write in flight; returns its status (HEAT_OK if none). */
 int ckpt_writer_wait(ckpt_writer *writer);
