@@ -20,6 +20,8 @@ void cli_print_help(void)
            "  --restart FILE|latest  continue from a checkpoint (latest: newest valid one in output.dir)\n"
            "  --backend auto|cpu|hip choose the backend (default: solver.backend, auto)\n"
            "  -q, --quiet            print only warnings and errors\n"
+           "  -v, --verbose          implicit schemes: one line per step (CG iterations, final residual)\n"
+           "  --allow-scheme-change  restart with a time.scheme other than the checkpoint's\n"
            "  -h, --help             this help\n"
            "  --version              print the version\n\n"
            "bench options:\n"
@@ -29,6 +31,7 @@ void cli_print_help(void)
            "  --reps N               timed launches per kernel after warm-up (default 50)\n"
            "  --json FILE            also write the results as JSON\n"
            "  --io                   measure checkpoint writing instead (parallel zlib vs HDF5's filter)\n"
+           "  --cg                   measure the implicit solver instead: CG operator and whole iteration\n"
            "  --io-dir DIR           folder for the --io files (default /tmp)\n\n"
            "exit status: 0 success, 1 runtime failure, 2 usage or configuration error,\n"
            "128+signal after an interrupt that wrote a final checkpoint.\n"
@@ -62,7 +65,7 @@ static int parse_positive(const char *option, const char *text, int *value)
     return HEAT_OK;
 }
 
-enum { OPT_SET = 256, OPT_RESTART, OPT_BACKEND, OPT_VERSION, OPT_SIZE, OPT_PRECISION, OPT_REPS, OPT_JSON, OPT_IO, OPT_IO_DIR };
+enum { OPT_SET = 256, OPT_RESTART, OPT_BACKEND, OPT_VERSION, OPT_SIZE, OPT_PRECISION, OPT_REPS, OPT_JSON, OPT_IO, OPT_IO_DIR, OPT_CHANGE_SCHEME, OPT_CG };
 
 static int handle_option(int opt, heat_cli *cli)
 {
@@ -75,6 +78,9 @@ static int handle_option(int opt, heat_cli *cli)
     case OPT_BACKEND: return parse_backend(optarg, &cli->backend);
     case OPT_VERSION: cli->version = 1; return HEAT_OK;
     case 'q': cli->quiet = 1; return HEAT_OK;
+    case 'v': cli->verbose = 1; return HEAT_OK;
+    case OPT_CHANGE_SCHEME: cli->allow_scheme_change = 1; return HEAT_OK;
+    case OPT_CG: cli->cg = 1; return HEAT_OK;
     case 'h': cli->help = 1; return HEAT_OK;
     case OPT_SIZE: return parse_size(optarg, cli->size);
     case OPT_PRECISION:
@@ -101,16 +107,17 @@ int cli_parse(int argc, char **argv, heat_cli *cli)
     static const struct option run_options[] = {
         {"set", required_argument, 0, OPT_SET}, {"restart", required_argument, 0, OPT_RESTART},
         {"backend", required_argument, 0, OPT_BACKEND}, {"quiet", no_argument, 0, 'q'},
+        {"verbose", no_argument, 0, 'v'}, {"allow-scheme-change", no_argument, 0, OPT_CHANGE_SCHEME},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0}};
     static const struct option bench_options[] = {
         {"backend", required_argument, 0, OPT_BACKEND}, {"size", required_argument, 0, OPT_SIZE},
         {"precision", required_argument, 0, OPT_PRECISION}, {"reps", required_argument, 0, OPT_REPS},
         {"json", required_argument, 0, OPT_JSON}, {"io", no_argument, 0, OPT_IO},
-        {"io-dir", required_argument, 0, OPT_IO_DIR}, {"quiet", no_argument, 0, 'q'},
+        {"io-dir", required_argument, 0, OPT_IO_DIR}, {"cg", no_argument, 0, OPT_CG}, {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     optind = first;
     opterr = 0;
-    for (int opt; (opt = getopt_long(argc, argv, "qh", cli->bench ? bench_options : run_options, NULL)) != -1;) {
+    for (int opt; (opt = getopt_long(argc, argv, cli->bench ? "qh" : "qvh", cli->bench ? bench_options : run_options, NULL)) != -1;) {
         if (opt == '?' || opt == ':')
             return heat_error(HEAT_ERR_CONFIG, "%s: unknown option or missing value; see heatsolve --help",
                               argv[optind - 1]);

@@ -6,6 +6,8 @@ enum { CLI_MAX_OVERRIDES = 256 };
 typedef struct heat_cli {
     int bench;                  /* `heatsolve bench ...` */
     int help, version, quiet;
+    int verbose;                /* one line per implicit step */
+    int allow_scheme_change;    /* --restart with another time.scheme */
     const char *config;         /* CONFIG argument */
     char *overrides[CLI_MAX_OVERRIDES]; /* --set PATH=VALUE, in order */
     int noverrides;
@@ -17,6 +19,7 @@ typedef struct heat_cli {
     int reps;
     const char *json;
     int io;                     /* benchmark checkpoint writing instead of kernels */
+    int cg;                     /* benchmark the implicit solver's CG instead of kernels */
     const char *io_dir;
 } heat_cli;
 

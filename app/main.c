@@ -71,17 +71,24 @@ static int load_configuration(const heat_cli *cli, heat_run *r)
     return HEAT_OK;
 }
 
-static int create_solver(heat_run *r)
+static int create_solver(heat_run *r, int verbose)
 {
     heat_problem problem;
     heat_config_problem(&r->config, &problem);
     problem.quiet = r->quiet;
     HEAT_CALL(heat_solver_create(&problem, (heat_backend_request)r->config.backend, &r->solver));
-    if (!r->quiet)
-        printf("backend %s on %s; kernel %s\ngrid %d x %d x %d, dt = %.6g (dt_max = %.6g), steps to %ld\n",
-               r->solver->ops->name, r->solver->ops->device_name(r->solver->state),
-               r->solver->ops->kernel_description(r->solver->state), problem.grid.n[0], problem.grid.n[1],
-               problem.grid.n[2], problem.dt, heat_dt_max(&problem.grid, problem.alpha), r->config.steps);
+    if (verbose && problem.implicit.scheme != HEAT_EULER) r->solver->cg_log = stdout;
+    if (r->quiet) return HEAT_OK;
+    printf("backend %s on %s; kernel %s\ngrid %d x %d x %d, dt = %.6g (dt_max = %.6g), steps to %ld\n",
+           r->solver->ops->name, r->solver->ops->device_name(r->solver->state),
+           r->solver->ops->kernel_description(r->solver->state), problem.grid.n[0], problem.grid.n[1],
+           problem.grid.n[2], problem.dt, heat_dt_max(&problem.grid, problem.alpha), r->config.steps);
+    const heat_implicit *im = &problem.implicit;
+    if (im->scheme != HEAT_EULER)
+        printf("time scheme %s: preconditioned CG (%s%s), solver.rtol = %g, at most %d iterations a step\n",
+               heat_scheme_name(im->scheme), heat_preconditioner_name(im->preconditioner),
+               im->preconditioner == HEAT_PRECOND_CHEBYSHEV ? ", degree solver.chebyshev_degree" : "", im->rtol,
+               im->max_iterations);
     return HEAT_OK;
 }
 
@@ -137,6 +144,7 @@ static int create_writer(heat_run *r, heat_series *series)
     meta.precision = r->solver->problem.precision;
     meta.grid = r->solver->problem.grid;
     meta.alpha = c->alpha;
+    meta.implicit = c->implicit;
     memcpy(meta.bc, c->bc, sizeof meta.bc);
     meta.config_text = c->text;
     return ckpt_writer_create(&o, &meta, series, &r->writer);
@@ -213,18 +221,23 @@ static void print_summary(const heat_run *r, long first_step, double wall, const
            r->solver->time, wall, wall > 0 ? points * (double)steps / wall / 1e9 : 0.0);
     printf("temperature: min %.6g  max %.6g  mean %.6g; total heat changed by %.3e (relative)\n", f->min, f->max,
            f->sum / points, change);
+    const heat_cg_stats *cg = &r->solver->cg;
+    if (cg->steps > 0)
+        printf("CG: %ld iterations in %ld implicit steps (mean %.1f, most %d); largest final relative residual %.2e\n",
+               cg->iterations, cg->steps, (double)cg->iterations / (double)cg->steps, cg->most_iterations,
+               cg->worst_residual);
 }
 
 static int run(const heat_cli *cli, heat_run *r)
 {
     r->quiet = cli->quiet;
     HEAT_CALL(load_configuration(cli, r));
-    HEAT_CALL(create_solver(r));
+    HEAT_CALL(create_solver(r, cli->verbose));
     heat_series series;
     series_init(&series, r->config.output.dir, r->config.output.name);
     void *field = malloc((size_t)heat_grid_points(&r->config.grid) * heat_precision_size(r->config.precision));
     HEAT_CHECK(field, "cannot allocate the host field");
-    int status = cli->restart ? restart_load(cli->restart, &r->config, r->solver, field, &series, r->quiet)
+    int status = cli->restart ? restart_load(cli->restart, cli->allow_scheme_change, &r->config, r->solver, field, &series, r->quiet)
                               : set_initial_field(r, field);
     free(field);
     if (status != HEAT_OK) return series_destroy(&series), status;

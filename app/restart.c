@@ -7,6 +7,7 @@
 #include "io/checkpoint.h"
 #include "io/fsutil.h"
 #include "solver/error.h"
+#include "solver/implicit.h"
 
 static int mismatch(const char *path, const char *what, const char *in_file, const char *in_config)
 {
@@ -62,12 +63,23 @@ static int check_physics(const char *path, const ckpt_meta *m, const heat_config
     return HEAT_OK;
 }
 
-static int load_file(const char *path, const heat_config *c, void *field, long *step)
+/* Another scheme continues a different computation: only when asked. */
+static int check_scheme(const char *path, const ckpt_meta *m, const heat_config *c, int allow_change)
+{
+    if (m->implicit.scheme == c->implicit.scheme || allow_change) return HEAT_OK;
+    return heat_error(HEAT_ERR_CONFIG, "%s was written with time.scheme = %s but the configuration has %s; use the "
+                      "checkpoint's scheme, or add --allow-scheme-change to continue with %s on purpose", path,
+                      heat_scheme_name(m->implicit.scheme), heat_scheme_name(c->implicit.scheme),
+                      heat_scheme_name(c->implicit.scheme));
+}
+
+static int load_file(const char *path, const heat_config *c, int allow_scheme_change, void *field, long *step)
 {
     ckpt_meta meta;
     HEAT_CALL(ckpt_read_meta(path, &meta));
     int status = check_grid(path, &meta, c);
     if (status == HEAT_OK) status = check_physics(path, &meta, c);
+    if (status == HEAT_OK) status = check_scheme(path, &meta, c, allow_scheme_change);
     ckpt_meta_free(&meta);
     HEAT_CALL(status);
     HEAT_CALL(ckpt_read(path, &meta, field));
@@ -78,7 +90,7 @@ static int load_file(const char *path, const heat_config *c, void *field, long *
 
 /* The newest checkpoint in output.dir that reads back whole. A mismatch with
  * the configuration is an error, not a reason to look further back. */
-static int load_latest(const heat_config *c, void *field, long *step, char *path, size_t len)
+static int load_latest(const heat_config *c, int allow_scheme_change, void *field, long *step, char *path, size_t len)
 {
     long *steps;
     int count = fs_list_checkpoints(c->output.dir, c->output.name, &steps);
@@ -90,7 +102,7 @@ static int load_latest(const heat_config *c, void *field, long *step, char *path
     int status = HEAT_ERR_RUNTIME;
     for (int i = count - 1; i >= 0 && status == HEAT_ERR_RUNTIME; --i) {
         ckpt_path(path, len, c->output.dir, c->output.name, steps[i]);
-        status = load_file(path, c, field, step);
+        status = load_file(path, c, allow_scheme_change, field, step);
         if (status == HEAT_ERR_RUNTIME) heat_warn("skipping %s: it does not read back whole", path);
     }
     free(steps);
@@ -99,16 +111,16 @@ static int load_latest(const heat_config *c, void *field, long *step, char *path
     return status;
 }
 
-int restart_load(const char *spec, const heat_config *c, heat_solver *solver, void *field, heat_series *series,
-                 int quiet)
+int restart_load(const char *spec, int allow_scheme_change, const heat_config *c, heat_solver *solver, void *field,
+                 heat_series *series, int quiet)
 {
     char path[1024];
     long step = 0;
     if (strcmp(spec, "latest") == 0) {
-        HEAT_CALL(load_latest(c, field, &step, path, sizeof path));
+        HEAT_CALL(load_latest(c, allow_scheme_change, field, &step, path, sizeof path));
     } else {
         snprintf(path, sizeof path, "%s", spec);
-        HEAT_CALL(load_file(path, c, field, &step));
+        HEAT_CALL(load_file(path, c, allow_scheme_change, field, &step));
     }
     HEAT_CALL(heat_solver_set_field(solver, field, step));
     if (!quiet) printf("restarted from %s at step %ld (t = %.6g)\n", path, step, solver->time);

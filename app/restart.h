@@ -9,5 +9,5 @@
 #include "solver/solver.h"
 
 /* field: scratch buffer of the configuration's grid and precision. */
-int restart_load(const char *spec, const heat_config *config, heat_solver *solver, void *field, heat_series *series,
+int restart_load(const char *spec, int allow_scheme_change, const heat_config *config, heat_solver *solver, void *field, heat_series *series,
                  int quiet);

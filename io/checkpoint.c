@@ -13,6 +13,7 @@
 
 #include "../solver/error.h"
 #include "compress.h"
+#include "../solver/implicit.h"
 #include "fsutil.h"
 
 #ifndef HEATSOLVE_VERSION
@@ -158,6 +159,16 @@ static int write_vtkhdf_group(h5_scope *s, hid_t file, const ckpt_meta *m)
     return HEAT_OK;
 }
 
+/* The time scheme and the CG settings that produced the field. */
+static int write_scheme(h5_scope *s, hid_t g, const heat_implicit *im)
+{
+    HEAT_CALL(write_string_attr(s, g, "scheme", heat_scheme_name(im->scheme)));
+    HEAT_CALL(write_string_attr(s, g, "solver_preconditioner", heat_preconditioner_name(im->preconditioner)));
+    HEAT_CALL(write_attr(s, g, "solver_rtol", H5T_NATIVE_DOUBLE, 0, 1, &im->rtol));
+    HEAT_CALL(write_attr(s, g, "solver_max_iterations", H5T_NATIVE_INT, 0, 1, &im->max_iterations));
+    return write_attr(s, g, "solver_chebyshev_degree", H5T_NATIVE_INT, 0, 1, &im->chebyshev_degree);
+}
+
 static int write_restart_group(h5_scope *s, hid_t file, const ckpt_meta *m, const chunk_plan *plan,
                                const uint32_t *crcs)
 {
@@ -179,6 +190,7 @@ static int write_restart_group(h5_scope *s, hid_t file, const ckpt_meta *m, cons
     HEAT_CALL(write_string_attr(s, g, "precision", heat_precision_name(m->precision)));
     HEAT_CALL(write_string_attr(s, g, "version", HEATSOLVE_VERSION));
     HEAT_CALL(write_string_attr(s, g, "config", m->config_text ? m->config_text : ""));
+    HEAT_CALL(write_scheme(s, g, &m->implicit));
     hsize_t n = (hsize_t)chunk_plan_total(plan);
     hid_t space = keep(s, H5Screate_simple(1, &n, NULL), H5Sclose);
     H5TRY(s, space);
@@ -372,6 +384,20 @@ static int read_precision(h5_scope *s, hid_t g, ckpt_meta *m)
     return known ? HEAT_OK : not_checkpoint(s->path, "unknown precision");
 }
 
+/* Files written before implicit schemes existed hold no "scheme": euler. */
+static int read_scheme(h5_scope *s, hid_t g, ckpt_meta *m)
+{
+    m->implicit.scheme = HEAT_EULER;
+    if (H5Aexists(g, "scheme") <= 0) return HEAT_OK;
+    char *name = NULL;
+    HEAT_CALL(read_string_attr(s, g, "scheme", &name));
+    int known = 0;
+    for (int k = HEAT_EULER; k <= HEAT_CRANK_NICOLSON; ++k)
+        if (strcmp(name, heat_scheme_name((heat_scheme)k)) == 0) m->implicit.scheme = (heat_scheme)k, known = 1;
+    free(name);
+    return known ? HEAT_OK : not_checkpoint(s->path, "unknown time scheme");
+}
+
 static int read_restart_group(h5_scope *s, hid_t file, ckpt_meta *m)
 {
     if (H5Lexists(file, "restart", H5P_DEFAULT) <= 0) return not_checkpoint(s->path, "no /restart group");
@@ -393,6 +419,7 @@ static int read_restart_group(h5_scope *s, hid_t file, ckpt_meta *m)
     HEAT_CALL(read_attr(s, g, "boundary_type", H5T_NATIVE_INT, FACE_COUNT, bc_type));
     HEAT_CALL(read_attr(s, g, "boundary_value", H5T_NATIVE_DOUBLE, FACE_COUNT, bc_value));
     HEAT_CALL(read_precision(s, g, m));
+    HEAT_CALL(read_scheme(s, g, m));
     char *version = NULL;
     HEAT_CALL(read_string_attr(s, g, "version", &version));
     snprintf(m->version, sizeof m->version, "%s", version);

@@ -24,6 +24,7 @@ typedef struct ckpt_meta {
     heat_grid grid;
     double alpha;
     heat_bc bc[FACE_COUNT];
+    heat_implicit implicit; /* time scheme and CG settings (files without them: euler) */
     char *config_text;    /* effective configuration; owned by the caller when writing, by meta after reading */
     char version[32];     /* heatsolve version that wrote the file */
     int format_version;

@@ -37,6 +37,8 @@ static const char *const precision_words[] = {"double", "float", NULL};
 static const char *const write_error_words[] = {"stop", "continue", NULL};
 static const char *const axis_words[] = {"x", "y", "z", NULL};
 static const char *const strategy_words[] = {"rle", "default", NULL};
+static const char *const scheme_words[] = {"euler", "backward_euler", "crank_nicolson", NULL};
+static const char *const preconditioner_words[] = {"chebyshev", "jacobi", "none", NULL};
 
 #define F(field) offsetof(heat_config, field)
 #define BIG 1e300
@@ -52,7 +54,8 @@ static const config_key keys[] = {
     {"physics.alpha", K_FLOAT, F(alpha), 0, 0, BIG, 1, NULL, "thermal diffusivity, > 0"},
     {"time.steps", K_LONG, F(steps), 0, 0, 1e15, 0, NULL, "final step number of the run, >= 0"},
     {"time.dt", K_FLOAT, F(dt_requested), 0, 0, BIG, 1, NULL, "time step, > 0 (default: cfl * dt_max)"},
-    {"time.cfl", K_FLOAT, F(cfl), 0, 0, 1, 1, NULL, "fraction of the stable step, in (0, 1]"},
+    {"time.cfl", K_FLOAT, F(cfl), 0, 0, 1e9, 1, NULL, "time step as a multiple of dt_max, > 0 (<= 1 for euler)"},
+    {"time.scheme", K_WORD, F(implicit.scheme), 0, 0, 0, 0, scheme_words, "euler (explicit), backward_euler or crank_nicolson (implicit)"},
     {"time.allow_unstable", K_BOOL, F(allow_unstable), 0, 0, 1, 0, NULL, "accept time.dt above dt_max"},
     {"initial.type", K_WORD, F(initial.type), 0, 0, 0, 0, initial_words, "the initial temperature field"},
     {"initial.value", K_FLOAT, F(initial.value), 0, -BIG, BIG, 0, NULL, "constant: the temperature"},
@@ -86,6 +89,10 @@ static const config_key keys[] = {
     {"solver.kernel", K_STRING, F(kernel.name), sizeof(((heat_kernel_choice *)0)->name), 0, 0, 0, NULL, "GPU kernel variant or auto"},
     {"solver.tile", K_INT, F(kernel.tile), 0, 0, 16, 0, NULL, "tile factor 1, 2, 4, 8, 16 (0: auto)"},
     {"solver.block", K_INT3, F(kernel.block), 0, 0, 1024, 0, NULL, "GPU thread block shape (zeros: auto)"},
+    {"solver.rtol", K_FLOAT, F(implicit.rtol), 0, 0, 1, 1, NULL, "implicit: CG stops at this relative residual, in (0, 1)"},
+    {"solver.max_iterations", K_INT, F(implicit.max_iterations), 0, 1, 1e7, 0, NULL, "implicit: CG iterations allowed per step, >= 1"},
+    {"solver.preconditioner", K_WORD, F(implicit.preconditioner), 0, 0, 0, 0, preconditioner_words, "implicit: chebyshev, jacobi or none"},
+    {"solver.chebyshev_degree", K_INT, F(implicit.chebyshev_degree), 0, 1, 64, 0, NULL, "implicit: operator applications per Chebyshev preconditioner call, 1-64"},
 };
 #undef FACE
 #undef F
@@ -117,6 +124,11 @@ static void set_defaults(heat_config *c)
     c->output.png_axis = 2;
     c->output.png_index = -1;
     strcpy(c->kernel.name, "auto");
+    c->implicit.scheme = HEAT_EULER;
+    c->implicit.rtol = 1e-6;
+    c->implicit.max_iterations = 1000;
+    c->implicit.preconditioner = HEAT_PRECOND_CHEBYSHEV;
+    c->implicit.chebyshev_degree = 8;
 }
 
 /* ---- locations and suggestions ---------------------------------------- */
@@ -397,11 +409,17 @@ static int check_consistency(heat_config *c)
 {
     heat_grid_set_spacing(&c->grid);
     double dt_max = heat_dt_max(&c->grid, c->alpha);
-    if (c->dt_requested > 0.0 && c->dt_requested > dt_max && !c->allow_unstable)
+    int explicit_scheme = c->implicit.scheme == HEAT_EULER; /* implicit schemes are stable at any dt */
+    if (explicit_scheme && c->dt_requested > 0.0 && c->dt_requested > dt_max && !c->allow_unstable)
         return heat_error(HEAT_ERR_CONFIG,
                           "time.dt = %g exceeds the stable limit dt_max = %.6g for this grid and alpha; "
-                          "lower time.dt, remove it to use time.cfl, or set time.allow_unstable = true",
+                          "lower time.dt, remove it to use time.cfl, use an implicit time.scheme "
+                          "(crank_nicolson, backward_euler) or set time.allow_unstable = true",
                           c->dt_requested, dt_max);
+    if (explicit_scheme && c->dt_requested == 0.0 && c->cfl > 1.0 && !c->allow_unstable)
+        return heat_error(HEAT_ERR_CONFIG,
+                          "time.cfl = %g: time.scheme = \"euler\" is unstable above 1; lower time.cfl or use an "
+                          "implicit time.scheme (crank_nicolson, backward_euler)", c->cfl);
     c->dt = c->dt_requested > 0.0 ? c->dt_requested : c->cfl * dt_max;
     if (strspn(c->output.name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
         strlen(c->output.name))
@@ -553,6 +571,7 @@ void heat_config_problem(const heat_config *c, heat_problem *p)
     p->alpha = c->alpha;
     p->dt = c->dt;
     p->kernel = c->kernel;
+    p->implicit = c->implicit;
 }
 
 const char *heat_config_word(const char *path, int index)

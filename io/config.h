@@ -36,6 +36,7 @@ typedef struct heat_config {
     int backend;            /* 0 auto, 1 cpu, 2 hip */
     int precision;          /* heat_precision */
     heat_kernel_choice kernel;
+    heat_implicit implicit; /* time.scheme and the CG solver's settings */
     char *text;             /* effective configuration, libconfig syntax (owned) */
 } heat_config;
 

@@ -22,6 +22,51 @@ typedef struct heat_variant {
     int laplacian;   /* 1: computes f = lap(u) only; 0: a full heat step */
 } heat_variant;
 
+/* Chebyshev preconditioner z = poly(A) r: `degree` - 1 operator applications
+ * after z1 = r / centre (Saad, Iterative Methods, Alg. 12.1, with z0 = 0):
+ *   z_{k+1} = z_k + keep[k] (z_k - z_{k-1}) + push[k] (r - A z_k),  k = 1 .. degree-1. */
+enum { HEAT_CHEBYSHEV_MAX = 64 };
+typedef struct heat_chebyshev {
+    int degree;
+    double inv_centre;                 /* 1 / ((lambda_max + lambda_min) / 2) */
+    double keep[HEAT_CHEBYSHEV_MAX];   /* rho_k rho_{k-1} */
+    double push[HEAT_CHEBYSHEV_MAX];   /* 2 rho_k / half-width */
+} heat_chebyshev;
+
+/* diag(A) of an owned point: base, plus face[f] for each boundary face f
+ * the point touches. jacobi = 0: the preconditioner weight is 1 instead. */
+typedef struct heat_cg_diagonal {
+    double base, face[6];
+    int jacobi;
+} heat_cg_diagonal;
+
+heat_cg_diagonal heat_cg_diagonal_make(const heat_problem *problem);
+
+/*
+ * Implicit steps (solver/implicit.c drives them): preconditioned CG on
+ *   A x = b,  A = I - theta alpha dt L0,  b = alpha dt L(u),  then u += x,
+ * where L is the Laplacian with the run's boundary conditions and L0 the
+ * same with homogeneous ones (ghost = -u Dirichlet, +u Neumann). The vectors
+ * x, r, p, q (and z, w for Chebyshev) live in the backend. Every dot product
+ * is summed in an order fixed by the grid alone, so the same inputs give the
+ * same bits on every run. "M^-1 r" is r / diag(A) (jacobi), r (none), or the
+ * Chebyshev z (chebyshev).
+ */
+typedef struct heat_cg_ops {
+    /* r = b; *rr = r.r; *rz = r.M^-1 r (jacobi, none) */
+    int (*begin)(void *state, double *rr, double *rz);
+    /* Chebyshev only: z = poly(A) r; *rz = r.z */
+    int (*precondition)(void *state, const heat_chebyshev *cheb, double *rz);
+    /* p = M^-1 r + beta p (beta = 0: p is not read) */
+    int (*direction)(void *state, double beta);
+    /* q = A p; *pq = p.q */
+    int (*apply)(void *state, double *pq);
+    /* x = a p (first) or x += a p; r -= a q; *rr = r.r; *rz = r.M^-1 r (jacobi, none) */
+    int (*update)(void *state, double a, int first, double *rr, double *rz);
+    /* u += x */
+    int (*finish)(void *state);
+} heat_cg_ops;
+
 typedef struct heat_backend_ops {
     const char *name;
     /* Allocates two fields and selects the kernel. */
@@ -46,6 +91,9 @@ typedef struct heat_backend_ops {
     int (*time_variant)(void *state, const heat_variant *variant, int reps, double *median_ms);
     int (*time_copy)(void *state, int reps, double *median_ms, double *bytes);
     int (*time_step)(void *state, int reps, double *median_ms);
+
+    /* Implicit schemes; the vectors exist when create() saw an implicit scheme. */
+    const heat_cg_ops *cg;
 } heat_backend_ops;
 
 extern const heat_backend_ops heat_backend_cpu;

@@ -46,6 +46,20 @@ typedef struct heat_kernel_choice {
     int block[3];  /* thread block shape; zeros = auto */
 } heat_kernel_choice;
 
+/* Time integration: explicit Euler, or an implicit theta scheme solved by
+ * preconditioned conjugate gradients (solver/implicit.h). */
+typedef enum { HEAT_EULER = 0, HEAT_BACKWARD_EULER = 1, HEAT_CRANK_NICOLSON = 2 } heat_scheme;
+
+typedef enum { HEAT_PRECOND_CHEBYSHEV = 0, HEAT_PRECOND_JACOBI = 1, HEAT_PRECOND_NONE = 2 } heat_preconditioner;
+
+typedef struct heat_implicit {
+    heat_scheme scheme;
+    double rtol;                  /* stop when |r| <= rtol |r0| */
+    int max_iterations;           /* per step; more is an error */
+    heat_preconditioner preconditioner;
+    int chebyshev_degree;         /* operator applications per Chebyshev preconditioner call */
+} heat_implicit;
+
 typedef struct heat_problem {
     heat_grid grid;
     heat_bc bc[FACE_COUNT];
@@ -53,6 +67,7 @@ typedef struct heat_problem {
     double alpha; /* diffusivity (length^2 / time) */
     double dt;    /* time step (time units) */
     heat_kernel_choice kernel;
+    heat_implicit implicit;
     int quiet;    /* backends print their choices unless set */
 } heat_problem;
 

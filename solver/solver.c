@@ -6,10 +6,18 @@
 
 #include "error.h"
 
+/* The two fields, plus r, p, q for CG (x reuses the second field), plus z
+ * and w for the Chebyshev preconditioner. */
+static int field_count(const heat_problem *p)
+{
+    if (p->implicit.scheme == HEAT_EULER) return 2;
+    return p->implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV ? 7 : 5;
+}
+
 double heat_solver_field_bytes(const heat_problem *p)
 {
     double points = (double)(p->grid.n[0] + 2 + 64) * (p->grid.n[1] + 2) * (p->grid.n[2] + 2);
-    return 2.0 * points * (double)heat_precision_size(p->precision);
+    return field_count(p) * points * (double)heat_precision_size(p->precision);
 }
 
 /* The host holds the initial field and the checkpoint snapshot (compact),
@@ -50,6 +58,7 @@ int heat_solver_create(const heat_problem *problem, heat_backend_request request
     HEAT_CHECK(s, "out of memory");
     s->ops = ops;
     s->problem = *problem;
+    s->chebyshev = heat_chebyshev_make(problem);
     /* A GPU backend refuses a grid too large for the device before allocating. */
     int status = ops->create(problem, &s->state);
     if (status == HEAT_OK && ops != &heat_backend_cpu) status = check_host_memory(problem, ops);
@@ -79,9 +88,17 @@ int heat_solver_set_field(heat_solver *s, const void *host, long step)
 
 int heat_solver_get_field(heat_solver *s, void *host) { return s->ops->download(s->state, host); }
 
+static int advance_implicit(heat_solver *s, long steps)
+{
+    for (long k = 1; k <= steps; ++k)
+        HEAT_CALL(heat_implicit_step(s->ops, s->state, &s->problem, &s->chebyshev, s->step + k, &s->cg, s->cg_log));
+    return HEAT_OK;
+}
+
 int heat_solver_advance(heat_solver *s, long steps)
 {
-    HEAT_CALL(s->ops->advance(s->state, steps));
+    if (s->problem.implicit.scheme == HEAT_EULER) HEAT_CALL(s->ops->advance(s->state, steps));
+    else HEAT_CALL(advance_implicit(s, steps));
     s->step += steps;
     /* step * dt, not a running sum: a restarted run has the same clock bits. */
     s->time = (double)s->step * s->problem.dt;

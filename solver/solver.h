@@ -5,6 +5,7 @@
  * (repeatedly), heat_solver_get_field / heat_solver_stats, heat_solver_destroy.
  */
 #include "backend.h"
+#include "implicit.h"
 
 typedef struct heat_solver {
     const heat_backend_ops *ops;
@@ -12,6 +13,9 @@ typedef struct heat_solver {
     heat_problem problem;
     long step;            /* steps taken since t = 0 */
     double time;          /* step * dt (time units) */
+    heat_chebyshev chebyshev; /* implicit schemes with the Chebyshev preconditioner */
+    heat_cg_stats cg;     /* implicit schemes: CG iterations and residuals so far */
+    FILE *cg_log;         /* implicit schemes: one line per step when set */
 } heat_solver;
 
 typedef enum { HEAT_SELECT_AUTO = 0, HEAT_SELECT_CPU = 1, HEAT_SELECT_HIP = 2 } heat_backend_request;
@@ -27,5 +31,6 @@ int heat_solver_get_field(heat_solver *solver, void *host);
 int heat_solver_advance(heat_solver *solver, long steps);
 int heat_solver_stats(heat_solver *solver, heat_field_stats *stats);
 
-/* Bytes a backend allocates for the two fields of this problem. */
+/* Bytes a backend allocates for the fields (two) and, for implicit schemes,
+ * the CG vectors of this problem. */
 double heat_solver_field_bytes(const heat_problem *problem);

@@ -10,6 +10,7 @@
 
 #include "../../solver/backend.h"
 #include "../../solver/error.h"
+#include "../../solver/implicit.h"
 
 #define REAL double
 #define SUFFIX _d
@@ -34,9 +35,35 @@ typedef struct cpu_state {
     double shift[6], scale[6]; /* halo fill: ghost = shift + scale * adjacent */
     float shift_f[6], scale_f[6];
     heat_field_stats *planes;  /* per-plane scratch for stats, n[2] entries */
+    /* Implicit schemes: CG vectors (x is `next`), Chebyshev's pair z, w and
+     * the one holding its result, per-row dot products, one scratch row per thread. */
+    void *r, *p, *q, *z, *w, *z_result;
+    double *dots_a, *dots_b;
+    void *scratch;
+    heat_cg_diagonal diagonal;
     char device[128];
     char kernel[96];
 } cpu_state;
+
+/* Row partials summed in row order: the same bits for any thread count. */
+static double sum_rows(const cpu_state *s, const double *rows)
+{
+    long count = (long)s->problem.grid.n[1] * s->problem.grid.n[2];
+    double sum = 0.0;
+    for (long i = 0; i < count; ++i) sum += rows[i];
+    return sum;
+}
+
+#define REAL double
+#define SUFFIX _d
+#include "cpu_cg_ops.h"
+#undef REAL
+#undef SUFFIX
+#define REAL float
+#define SUFFIX _f
+#include "cpu_cg_ops.h"
+#undef REAL
+#undef SUFFIX
 
 static const heat_variant cpu_variants[] = {
     {"heat_step", 1, 0},
@@ -59,6 +86,25 @@ static int alloc_field(cpu_state *s, void **field)
     return HEAT_OK;
 }
 
+static int alloc_cg(cpu_state *s)
+{
+    const heat_problem *p = &s->problem;
+    long rows = (long)p->grid.n[1] * p->grid.n[2];
+    HEAT_CALL(alloc_field(s, &s->r));
+    HEAT_CALL(alloc_field(s, &s->p));
+    HEAT_CALL(alloc_field(s, &s->q));
+    if (p->implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV) {
+        HEAT_CALL(alloc_field(s, &s->z));
+        HEAT_CALL(alloc_field(s, &s->w));
+    }
+    s->dots_a = malloc(sizeof(double) * rows);
+    s->dots_b = malloc(sizeof(double) * rows);
+    s->scratch = malloc(sizeof(double) * s->layout.stride_y * omp_get_max_threads());
+    HEAT_CHECK(s->dots_a && s->dots_b && s->scratch, "out of memory for the CG solver");
+    s->diagonal = heat_cg_diagonal_make(p);
+    return HEAT_OK;
+}
+
 static void cpu_destroy(void **state)
 {
     if (!state || !*state) return;
@@ -66,6 +112,8 @@ static void cpu_destroy(void **state)
     free(s->current);
     free(s->next);
     free(s->planes);
+    void *vectors[] = {s->r, s->p, s->q, s->z, s->w, s->dots_a, s->dots_b, s->scratch};
+    for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; ++v) free(vectors[v]);
     free(s);
     *state = NULL;
 }
@@ -89,6 +137,7 @@ static int cpu_create(const heat_problem *problem, void **state)
     HEAT_CHECK(s->planes, "out of memory");
     HEAT_CALL(alloc_field(s, &s->current));
     HEAT_CALL(alloc_field(s, &s->next));
+    if (problem->implicit.scheme != HEAT_EULER) HEAT_CALL(alloc_cg(s));
     snprintf(s->device, sizeof s->device, "CPU, %d OpenMP threads", omp_get_max_threads());
     snprintf(s->kernel, sizeof s->kernel, "heat_step (C + OpenMP, %s)", heat_precision_name(problem->precision));
     return HEAT_OK;
@@ -253,6 +302,49 @@ static int cpu_time_step(void *state, int reps, double *ms)
     return HEAT_OK;
 }
 
+/* ---- implicit schemes: precision dispatch to cpu_cg_ops.h ---- */
+
+#define TYPED(s, name, ...) ((s)->problem.precision == HEAT_FLOAT ? name##_f(__VA_ARGS__) : name##_d(__VA_ARGS__))
+
+static int cpu_cg_begin(void *state, double *rr, double *rz)
+{
+    TYPED((cpu_state *)state, cg_begin_typed, state, rr, rz);
+    return HEAT_OK;
+}
+
+static int cpu_cg_precondition(void *state, const heat_chebyshev *cheb, double *rz)
+{
+    TYPED((cpu_state *)state, cg_precondition_typed, state, cheb, rz);
+    return HEAT_OK;
+}
+
+static int cpu_cg_direction(void *state, double beta)
+{
+    TYPED((cpu_state *)state, cg_direction_typed, state, beta);
+    return HEAT_OK;
+}
+
+static int cpu_cg_apply(void *state, double *pq)
+{
+    TYPED((cpu_state *)state, cg_apply_typed, state, pq);
+    return HEAT_OK;
+}
+
+static int cpu_cg_update(void *state, double a, int first, double *rr, double *rz)
+{
+    TYPED((cpu_state *)state, cg_update_typed, state, a, first, rr, rz);
+    return HEAT_OK;
+}
+
+static int cpu_cg_finish(void *state)
+{
+    TYPED((cpu_state *)state, cg_finish_typed, state);
+    return HEAT_OK;
+}
+
+static const heat_cg_ops cpu_cg = {cpu_cg_begin, cpu_cg_precondition, cpu_cg_direction,
+                                   cpu_cg_apply, cpu_cg_update, cpu_cg_finish};
+
 const heat_backend_ops heat_backend_cpu = {
     .name = "cpu",
     .create = cpu_create,
@@ -268,4 +360,5 @@ const heat_backend_ops heat_backend_cpu = {
     .time_variant = cpu_time_variant,
     .time_copy = cpu_time_copy,
     .time_step = cpu_time_step,
+    .cg = &cpu_cg,
 };

@@ -40,6 +40,13 @@ static inline void FN(stencil_row)(REAL *restrict out, const REAL *restrict c, l
     }
 }
 
+/* ghost = shift + scale * adjacent on the two x faces of one row. */
+static inline void FN(set_x_ghosts)(REAL *row, long n, const REAL shift[6], const REAL scale[6])
+{
+    row[-1] = shift[FACE_X_LOW] + scale[FACE_X_LOW] * row[0];
+    row[n] = shift[FACE_X_HIGH] + scale[FACE_X_HIGH] * row[n - 1];
+}
+
 /* Sweeps the owned block of u into out (both laid out by `l`). The x-face
  * ghosts of each row are set just before the row is swept, while it is in
  * cache (a separate pass would touch two cache lines per row); only this
@@ -53,8 +60,7 @@ static void FN(stencil_sweep)(REAL *restrict out, REAL *restrict u, const int n[
     for (int z = 0; z < n[2]; ++z)
         for (int y = 0; y < n[1]; ++y) {
             long row = first + y * sy + z * sz;
-            u[row - 1] = shift[FACE_X_LOW] + scale[FACE_X_LOW] * u[row];
-            u[row + n[0]] = shift[FACE_X_HIGH] + scale[FACE_X_HIGH] * u[row + n[0] - 1];
+            FN(set_x_ghosts)(u + row, n[0], shift, scale);
             FN(stencil_row)(out + row, u + row, n[0], sy, sz, k, laplacian_only);
         }
 }
@@ -129,6 +135,8 @@ static void FN(unpack)(REAL *restrict u, const REAL *restrict compact, const int
             memcpy(o + y * l->stride_y + z * l->stride_z, compact + ((long)z * n[1] + y) * n[0],
                    sizeof(REAL) * n[0]);
 }
+
+#include "cpu_cg_kernels.h"
 
 #undef FN
 #undef CAT

@@ -1,0 +1,166 @@
+/*
+ * CPU kernels of the implicit solver (solver/implicit.h) for one precision;
+ * part of cpu_kernels.h (REAL, FN, stencil_row and set_x_ghosts come from
+ * there). Operators reuse stencil_row: A p = p + (-theta alpha dt) lap0(p) is
+ * a heat step with a negative coefficient. Each row is swept, then reduced
+ * while it is still in cache; dot products go to one partial per row (`dots`,
+ * n[1] * n[2] entries, row order), which the backend sums in row order: the
+ * result does not depend on the number of threads.
+ */
+
+/* 1 / diag(A) across one row: the two x-face points differ from the rest. */
+typedef struct FN(row_weights) {
+    REAL first, middle, last;
+} FN(row_weights);
+
+static inline REAL FN(weight_at)(FN(row_weights) w, long i, long n)
+{
+    return i == 0 ? w.first : (i == n - 1 ? w.last : w.middle);
+}
+
+/* diag(A) = base + sum of face[f] over the faces the point touches. */
+static FN(row_weights) FN(row_weights_make)(const heat_cg_diagonal *d, int y, int z, const int n[3])
+{
+    double row = d->base + (y == 0 ? d->face[FACE_Y_LOW] : 0.0) + (y == n[1] - 1 ? d->face[FACE_Y_HIGH] : 0.0) +
+                 (z == 0 ? d->face[FACE_Z_LOW] : 0.0) + (z == n[2] - 1 ? d->face[FACE_Z_HIGH] : 0.0);
+    if (!d->jacobi) return (FN(row_weights)){1, 1, 1};
+    return (FN(row_weights)){(REAL)(1.0 / (row + d->face[FACE_X_LOW])), (REAL)(1.0 / row),
+                             (REAL)(1.0 / (row + d->face[FACE_X_HIGH]))};
+}
+
+#define FOR_EACH_ROW(n)                                                                                      \
+    _Pragma("omp parallel for collapse(2) schedule(static)") for (int z = 0; z < (n)[2]; ++z) for (int y = 0; \
+                                                                                                 y < (n)[1]; ++y)
+
+/* r = scale lap(u) (the run's boundary conditions: ghosts by shift/scale). */
+static void FN(cg_rhs)(REAL *restrict r, REAL *restrict u, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
+                       REAL rhs_scale, const REAL shift[6], const REAL scale[6], const heat_cg_diagonal *d,
+                       double *rr, double *rz)
+{
+    const long first = l->origin + 1 + l->stride_y + l->stride_z;
+    FOR_EACH_ROW(n)
+    {
+        long row = first + y * l->stride_y + z * l->stride_z, at = (long)z * n[1] + y;
+        FN(row_weights) w = FN(row_weights_make)(d, y, z, n);
+        FN(set_x_ghosts)(u + row, n[0], shift, scale);
+        FN(stencil_row)(r + row, u + row, n[0], l->stride_y, l->stride_z, k, 1);
+        double sum_rr = 0.0, sum_rz = 0.0;
+        for (long i = 0; i < n[0]; ++i) {
+            REAL v = rhs_scale * r[row + i];
+            r[row + i] = v;
+            sum_rr += (double)v * v;
+            sum_rz += (double)v * (v * FN(weight_at)(w, i, n[0]));
+        }
+        rr[at] = sum_rr, rz[at] = sum_rz;
+    }
+}
+
+/* q = A p = p + k.alpha_dt lap0(p) (k.alpha_dt = -theta alpha dt; y/z ghosts of p set). */
+static void FN(cg_apply)(REAL *restrict q, REAL *restrict p, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
+                         const REAL zero[6], const REAL scale[6], double *pq)
+{
+    const long first = l->origin + 1 + l->stride_y + l->stride_z;
+    FOR_EACH_ROW(n)
+    {
+        long row = first + y * l->stride_y + z * l->stride_z;
+        FN(set_x_ghosts)(p + row, n[0], zero, scale);
+        FN(stencil_row)(q + row, p + row, n[0], l->stride_y, l->stride_z, k, 0);
+        double sum = 0.0;
+        for (long i = 0; i < n[0]; ++i) sum += (double)p[row + i] * q[row + i];
+        pq[(long)z * n[1] + y] = sum;
+    }
+}
+
+/* x = a p (first) or x += a p; r -= a q. */
+static void FN(cg_update)(REAL *restrict x, const REAL *restrict p, REAL *restrict r, const REAL *restrict q, REAL a,
+                          int first_iteration, const int n[3], const heat_layout *l, const heat_cg_diagonal *d,
+                          double *rr, double *rz)
+{
+    const long first = l->origin + 1 + l->stride_y + l->stride_z;
+    FOR_EACH_ROW(n)
+    {
+        long row = first + y * l->stride_y + z * l->stride_z, at = (long)z * n[1] + y;
+        FN(row_weights) w = FN(row_weights_make)(d, y, z, n);
+        double sum_rr = 0.0, sum_rz = 0.0;
+        for (long i = row; i < row + n[0]; ++i) {
+            x[i] = first_iteration ? a * p[i] : x[i] + a * p[i];
+            REAL v = r[i] - a * q[i];
+            r[i] = v;
+            sum_rr += (double)v * v;
+            sum_rz += (double)v * (v * FN(weight_at)(w, i - row, n[0]));
+        }
+        rr[at] = sum_rr, rz[at] = sum_rz;
+    }
+}
+
+/* p = weight source + beta p (weight = 1 / diag(A) for jacobi, else 1). */
+static void FN(cg_direction)(REAL *restrict p, const REAL *restrict source, REAL beta, const int n[3],
+                             const heat_layout *l, const heat_cg_diagonal *d)
+{
+    const long first = l->origin + 1 + l->stride_y + l->stride_z;
+    FOR_EACH_ROW(n)
+    {
+        long row = first + y * l->stride_y + z * l->stride_z;
+        FN(row_weights) w = FN(row_weights_make)(d, y, z, n);
+        for (long i = 0; i < n[0]; ++i) {
+            REAL v = source[row + i] * FN(weight_at)(w, i, n[0]);
+            p[row + i] = beta == 0 ? v : v + beta * p[row + i];
+        }
+    }
+}
+
+/* Chebyshev step k of z = poly(A) r into `out` (which holds z_{k-1}, or
+ * nothing when previous_is_zero): out = z + keep (z - out) + push (r - A z).
+ * `scratch` holds one row per thread for A z. With dots: r.out per row. */
+static void FN(cheb_step)(REAL *restrict out, REAL *restrict z_k, const REAL *restrict r, REAL keep, REAL push,
+                          int previous_is_zero, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
+                          const REAL zero[6], const REAL scale[6], REAL *scratch, double *rz)
+{
+    const long first = l->origin + 1 + l->stride_y + l->stride_z;
+    FOR_EACH_ROW(n)
+    {
+        long row = first + y * l->stride_y + z * l->stride_z;
+        REAL *applied = scratch + (long)omp_get_thread_num() * l->stride_y;
+        FN(set_x_ghosts)(z_k + row, n[0], zero, scale);
+        FN(stencil_row)(applied, z_k + row, n[0], l->stride_y, l->stride_z, k, 0);
+        double sum = 0.0;
+        for (long i = 0; i < n[0]; ++i) {
+            REAL zi = z_k[row + i], previous = previous_is_zero ? 0 : out[row + i];
+            REAL v = zi + keep * (zi - previous) + push * (r[row + i] - applied[i]);
+            out[row + i] = v;
+            sum += (double)r[row + i] * v;
+        }
+        if (rz) rz[(long)z * n[1] + y] = sum;
+    }
+}
+
+/* z = scale r, the Chebyshev start; with dots: r.z per row. */
+static void FN(cg_scale)(REAL *restrict out, const REAL *restrict r, REAL factor, const int n[3], const heat_layout *l,
+                         double *rz)
+{
+    const long first = l->origin + 1 + l->stride_y + l->stride_z;
+    FOR_EACH_ROW(n)
+    {
+        long row = first + y * l->stride_y + z * l->stride_z;
+        double sum = 0.0;
+        for (long i = row; i < row + n[0]; ++i) {
+            out[i] = factor * r[i];
+            sum += (double)r[i] * out[i];
+        }
+        if (rz) rz[(long)z * n[1] + y] = sum;
+    }
+}
+
+/* u += x over the owned points. */
+static void FN(cg_finish)(REAL *restrict u, const REAL *restrict x, const int n[3], const heat_layout *l)
+{
+    const long first = l->origin + 1 + l->stride_y + l->stride_z;
+    FOR_EACH_ROW(n)
+    {
+        long row = first + y * l->stride_y + z * l->stride_z;
+#pragma omp simd
+        for (long i = row; i < row + n[0]; ++i) u[i] += x[i];
+    }
+}
+
+#undef FOR_EACH_ROW

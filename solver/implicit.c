@@ -1,0 +1,107 @@
+#include "implicit.h"
+
+#include <math.h>
+
+#include "error.h"
+
+double heat_scheme_theta(heat_scheme scheme)
+{
+    return scheme == HEAT_CRANK_NICOLSON ? 0.5 : 1.0;
+}
+
+const char *heat_scheme_name(heat_scheme scheme)
+{
+    static const char *const names[] = {"euler", "backward_euler", "crank_nicolson"};
+    return names[scheme];
+}
+
+const char *heat_preconditioner_name(heat_preconditioner preconditioner)
+{
+    static const char *const names[] = {"chebyshev", "jacobi", "none"};
+    return names[preconditioner];
+}
+
+heat_chebyshev heat_chebyshev_make(const heat_problem *p)
+{
+    heat_chebyshev c = {0};
+    double sum = 0.0;
+    for (int d = 0; d < 3; ++d) sum += 1.0 / (p->grid.h[d] * p->grid.h[d]);
+    double lower = 1.0, upper = 1.0 + 4.0 * heat_scheme_theta(p->implicit.scheme) * p->dt * p->alpha * sum;
+    double centre = 0.5 * (upper + lower), half_width = 0.5 * (upper - lower);
+    c.degree = p->implicit.chebyshev_degree < HEAT_CHEBYSHEV_MAX ? p->implicit.chebyshev_degree : HEAT_CHEBYSHEV_MAX;
+    c.inv_centre = 1.0 / centre;
+    double sigma = centre / half_width, rho_previous = 1.0 / sigma;
+    for (int k = 1; k < c.degree; ++k) {
+        double rho = 1.0 / (2.0 * sigma - rho_previous);
+        c.keep[k] = rho * rho_previous;
+        c.push[k] = 2.0 * rho / half_width;
+        rho_previous = rho;
+    }
+    return c;
+}
+
+heat_cg_diagonal heat_cg_diagonal_make(const heat_problem *p)
+{
+    heat_cg_diagonal d = {0};
+    heat_coeffs c = heat_coeffs_make(p);
+    double shrink = heat_scheme_theta(p->implicit.scheme) * c.alpha_dt; /* A = I - shrink L0 */
+    d.base = 1.0 - shrink * c.diag;
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        double ghost_scale = p->bc[f].type == HEAT_BC_DIRICHLET ? -1.0 : 1.0; /* homogeneous ghost = scale * u */
+        d.face[f] = -shrink * ghost_scale * c.inv_h2[f / 2];
+    }
+    d.jacobi = p->implicit.preconditioner == HEAT_PRECOND_JACOBI;
+    return d;
+}
+
+static int not_converged(const heat_problem *p, long step, double residual)
+{
+    return heat_error(HEAT_ERR_RUNTIME,
+                      "step %ld: CG did not reach solver.rtol = %g within solver.max_iterations = %d (relative "
+                      "residual %.3g); raise solver.max_iterations, use solver.preconditioner = \"chebyshev\" with a "
+                      "higher solver.chebyshev_degree, or lower time.dt, then continue with --restart latest",
+                      step, p->implicit.rtol, p->implicit.max_iterations, residual);
+}
+
+static void record(heat_cg_stats *stats, int iterations, double residual, long step, FILE *log)
+{
+    stats->steps += 1;
+    stats->iterations += iterations;
+    stats->last_iterations = iterations;
+    stats->last_residual = residual;
+    if (iterations > stats->most_iterations) stats->most_iterations = iterations;
+    if (residual > stats->worst_residual) stats->worst_residual = residual;
+    if (log) fprintf(log, "step %ld: CG %d iterations, relative residual %.3e\n", step, iterations, residual);
+}
+
+int heat_implicit_step(const heat_backend_ops *ops, void *state, const heat_problem *p, const heat_chebyshev *cheb,
+                       long step, heat_cg_stats *stats, FILE *log)
+{
+    const heat_cg_ops *cg = ops->cg;
+    const int chebyshev = p->implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV;
+    double rr, rz, pq;
+    HEAT_CALL(cg->begin(state, &rr, &rz));
+    const double rr0 = rr, target = p->implicit.rtol * p->implicit.rtol * rr0;
+    if (!(rr0 > 0.0)) { /* a steady field (or NaN, which the time loop reports) */
+        record(stats, 0, 0.0, step, log);
+        return HEAT_OK;
+    }
+    if (chebyshev) HEAT_CALL(cg->precondition(state, cheb, &rz));
+    HEAT_CALL(cg->direction(state, 0.0));
+    for (int iteration = 1;; ++iteration) {
+        HEAT_CALL(cg->apply(state, &pq));
+        if (!(pq > 0.0) || !isfinite(rz))
+            return heat_error(HEAT_ERR_RUNTIME, "step %ld: CG broke down at iteration %d (p.Ap = %g); the field or "
+                              "time.dt is not finite", step, iteration, pq);
+        double rz_new;
+        HEAT_CALL(cg->update(state, rz / pq, iteration == 1, &rr, &rz_new));
+        if (rr <= target) {
+            record(stats, iteration, sqrt(rr / rr0), step, log);
+            return cg->finish(state);
+        }
+        if (iteration >= p->implicit.max_iterations) return not_converged(p, step, sqrt(rr / rr0));
+        if (chebyshev) HEAT_CALL(cg->precondition(state, cheb, &rz_new));
+        HEAT_CALL(cg->direction(state, rz_new / rz));
+        rz = rz_new;
+    }
+}

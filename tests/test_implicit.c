@@ -1,0 +1,189 @@
+/*
+ * Implicit schemes against mathematics. A product of sines with Dirichlet
+ * walls is an eigenvector of the discrete Laplacian (cell-centred ghosts
+ * -u) with eigenvalue -lambda_h, lambda_h = sum 4/h^2 sin^2(k h / 2), so one
+ * theta step multiplies it by exactly
+ *   g = (1 - (1 - theta) dt alpha lambda_h) / (1 + theta dt alpha lambda_h)
+ * and the semi-discrete solution decays as exp(-alpha lambda_h t). Comparing
+ * with the latter isolates the time error: backward Euler must show order 1
+ * and Crank-Nicolson order 2 in dt.
+ *
+ *   test_implicit order|amplification|conservation|threads [cpu|hip]
+ */
+#include <omp.h>
+
+#include "test_util.h"
+
+static heat_backend_request backend_request = HEAT_SELECT_CPU;
+
+static heat_problem sine_problem(int n, heat_scheme scheme, double dt_over_max, double rtol)
+{
+    heat_problem p = test_problem(n, n, n, 1.0, 1.0, 1.0, HEAT_DOUBLE);
+    for (int f = 0; f < FACE_COUNT; ++f) p.bc[f] = (heat_bc){HEAT_BC_DIRICHLET, 0.0};
+    p.dt = dt_over_max * heat_dt_max(&p.grid, p.alpha);
+    p.implicit = (heat_implicit){scheme, rtol, 500, HEAT_PRECOND_CHEBYSHEV, 8};
+    return p;
+}
+
+static double discrete_eigenvalue(const heat_problem *p, const heat_initial *init)
+{
+    double lambda = 0.0;
+    for (int d = 0; d < 3; ++d) {
+        double k = M_PI * init->modes[d] / p->grid.length[d], s = sin(0.5 * k * p->grid.h[d]);
+        lambda += 4.0 / (p->grid.h[d] * p->grid.h[d]) * s * s;
+    }
+    return lambda;
+}
+
+/* Runs `steps` steps from the sine mode; returns max |u - factor * u0| / max |u0|. */
+static double run_against(const heat_problem *p, const heat_initial *init, long steps, double factor)
+{
+    heat_solver *s;
+    if (heat_solver_create(p, backend_request, &s) != HEAT_OK) return -1.0;
+    void *initial = test_alloc_field(p), *field = test_alloc_field(p);
+    heat_initial_fill(init, &p->grid, p->precision, initial);
+    double worst = -1.0, scale = 0.0;
+    if (heat_solver_set_field(s, initial, 0) == HEAT_OK && heat_solver_advance(s, steps) == HEAT_OK &&
+        heat_solver_get_field(s, field) == HEAT_OK) {
+        worst = 0.0;
+        for (long at = 0; at < heat_grid_points(&p->grid); ++at) {
+            worst = fmax(worst, fabs(test_get(p, field, at) - factor * test_get(p, initial, at)));
+            scale = fmax(scale, fabs(test_get(p, initial, at)));
+        }
+        worst /= scale;
+    }
+    free(initial), free(field);
+    heat_solver_destroy(&s);
+    return worst;
+}
+
+static double amplification(heat_scheme scheme, double dt_alpha_lambda)
+{
+    double theta = heat_scheme_theta(scheme);
+    return (1.0 - (1.0 - theta) * dt_alpha_lambda) / (1.0 + theta * dt_alpha_lambda);
+}
+
+/* Error against exp(-alpha lambda_h T) for dt = T / steps, steps = 5, 10, 20, 40. */
+static int check_order(heat_scheme scheme, double expected)
+{
+    const double final_time = 0.05;
+    heat_initial init = {.type = INITIAL_SINE, .amplitude = 1.0, .modes = {1, 1, 1}};
+    double previous = 0.0;
+    for (int level = 0; level < 4; ++level) {
+        long steps = 5L << level;
+        heat_problem p = sine_problem(32, scheme, 1.0, 1e-12);
+        p.dt = final_time / (double)steps;
+        double exact = exp(-p.alpha * discrete_eigenvalue(&p, &init) * final_time);
+        double error = run_against(&p, &init, steps, exact);
+        EXPECT(error >= 0.0, "solver failed");
+        printf("%-15s dt = %.5f (%5.1f dt_max): error %.4e", heat_scheme_name(scheme), p.dt,
+               p.dt / heat_dt_max(&p.grid, p.alpha), error);
+        if (level > 0) {
+            double order = log2(previous / error);
+            printf("  observed order %.3f", order);
+            EXPECT(fabs(order - expected) <= 0.1, "%s: observed order %.3f is not %.0f +- 0.1",
+                   heat_scheme_name(scheme), order, expected);
+        }
+        printf("\n");
+        previous = error;
+    }
+    return 0;
+}
+
+/* dt = 100 dt_max: the low mode decays by g^n to solver tolerance (and,
+ * for Crank-Nicolson, close to the exact decay); the highest mode, where
+ * explicit Euler would blow up, does not grow. */
+static int check_large_steps(heat_scheme scheme)
+{
+    heat_problem p = sine_problem(64, scheme, 100.0, 1e-11);
+    const long steps = 20;
+    heat_initial low = {.type = INITIAL_SINE, .amplitude = 1.0, .modes = {1, 1, 1}};
+    double z = p.dt * p.alpha * discrete_eigenvalue(&p, &low), g = pow(amplification(scheme, z), (double)steps);
+    double error = run_against(&p, &low, steps, g);
+    double exact = exp(-z * steps), physics = run_against(&p, &low, steps, exact);
+    printf("%-15s dt = 100 dt_max, 20 steps, mode (1,1,1): |u - g^n u0| %.3e, |u - exact| %.3e\n",
+           heat_scheme_name(scheme), error, physics);
+    EXPECT(error >= 0.0 && error <= 1e-9, "decay differs from the scheme's amplification factor by %.3e", error);
+    EXPECT(physics <= (scheme == HEAT_CRANK_NICOLSON ? 2e-3 : 0.2), "far from the exact decay: %.3e", physics);
+    heat_initial high = {.type = INITIAL_SINE, .amplitude = 1.0, .modes = {63, 63, 63}};
+    double zh = p.dt * p.alpha * discrete_eigenvalue(&p, &high), gh = pow(amplification(scheme, zh), (double)steps);
+    error = run_against(&p, &high, steps, gh);
+    printf("%-15s mode (63,63,63): g = %.6f, |u - g^n u0| %.3e\n", heat_scheme_name(scheme),
+           amplification(scheme, zh), error);
+    EXPECT(fabs(amplification(scheme, zh)) < 1.0 && error >= 0.0 && error <= 1e-9, "high mode: %.3e", error);
+    return 0;
+}
+
+/* Insulated walls: the total heat stays what it was. */
+static int check_conservation(heat_scheme scheme, heat_preconditioner preconditioner)
+{
+    heat_problem p = test_problem(40, 30, 20, 2.0, 1.5, 1.0, HEAT_DOUBLE);
+    p.dt = 50.0 * heat_dt_max(&p.grid, p.alpha);
+    p.implicit = (heat_implicit){scheme, 1e-12, 2000, preconditioner, 8};
+    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 5.0, .background = 1.0, .center = {0.3, 0.6, 0.4},
+                         .width = 0.1};
+    heat_solver *s;
+    EXPECT_OK(heat_solver_create(&p, backend_request, &s));
+    void *field = test_alloc_field(&p);
+    heat_initial_fill(&init, &p.grid, p.precision, field);
+    heat_field_stats before, after;
+    EXPECT_OK(heat_solver_set_field(s, field, 0));
+    EXPECT_OK(heat_solver_stats(s, &before));
+    EXPECT_OK(heat_solver_advance(s, 10));
+    EXPECT_OK(heat_solver_stats(s, &after));
+    double change = fabs(after.sum - before.sum) / before.sum;
+    printf("%-15s %-9s insulated box, 10 steps of 50 dt_max: relative heat change %.3e (max %.4f -> %.4f), "
+           "CG %ld iterations\n", heat_scheme_name(scheme), heat_preconditioner_name(preconditioner), change,
+           before.max, after.max, s->cg.iterations);
+    free(field);
+    heat_solver_destroy(&s);
+    EXPECT(change <= 1e-10, "heat changed by %.3e", change);
+    EXPECT(after.max < before.max, "the peak did not spread");
+    return 0;
+}
+
+/* Reductions in a fixed order: 1 and 2 threads give the same bits. */
+static int check_thread_independence(void)
+{
+    heat_problem p = sine_problem(24, HEAT_CRANK_NICOLSON, 30.0, 1e-8);
+    p.bc[FACE_X_LOW] = (heat_bc){HEAT_BC_NEUMANN, 0.0};
+    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 2.0, .center = {0.4, 0.5, 0.6}, .width = 0.2};
+    void *field[2];
+    for (int t = 0; t < 2; ++t) {
+        omp_set_num_threads(t + 1);
+        heat_solver *s;
+        field[t] = test_alloc_field(&p);
+        heat_initial_fill(&init, &p.grid, p.precision, field[t]);
+        EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
+        EXPECT_OK(heat_solver_set_field(s, field[t], 0));
+        EXPECT_OK(heat_solver_advance(s, 5));
+        EXPECT_OK(heat_solver_get_field(s, field[t]));
+        heat_solver_destroy(&s);
+    }
+    int same = memcmp(field[0], field[1], (size_t)heat_grid_points(&p.grid) * sizeof(double)) == 0;
+    printf("crank_nicolson, 5 steps on 1 and on 2 threads: %s\n", same ? "bitwise equal" : "DIFFERENT");
+    free(field[0]), free(field[1]);
+    EXPECT(same, "the result depends on the number of threads");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "order";
+    if (argc > 2 && strcmp(argv[2], "hip") == 0) {
+        if (!(heat_backend_hip && heat_hip_available(NULL, 0))) return printf("no GPU: skipped\n"), TEST_SKIP;
+        backend_request = HEAT_SELECT_HIP;
+    }
+    if (strcmp(what, "order") == 0) return check_order(HEAT_BACKWARD_EULER, 1.0) | check_order(HEAT_CRANK_NICOLSON, 2.0);
+    if (strcmp(what, "amplification") == 0)
+        return check_large_steps(HEAT_BACKWARD_EULER) | check_large_steps(HEAT_CRANK_NICOLSON);
+    if (strcmp(what, "conservation") == 0) {
+        int failed = 0;
+        for (int pc = HEAT_PRECOND_CHEBYSHEV; pc <= HEAT_PRECOND_NONE; ++pc)
+            failed |= check_conservation(HEAT_CRANK_NICOLSON, (heat_preconditioner)pc);
+        return failed | check_conservation(HEAT_BACKWARD_EULER, HEAT_PRECOND_CHEBYSHEV);
+    }
+    if (strcmp(what, "threads") == 0) return check_thread_independence();
+    fprintf(stderr, "usage: test_implicit order|amplification|conservation|threads [cpu|hip]\n");
+    return 2;
+}
