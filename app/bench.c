@@ -32,7 +32,7 @@ typedef struct bench_report {
     int count;
 } bench_report;
 
-static void bench_problem(const heat_cli *cli, int gpu, heat_problem *p)
+void bench_problem(const heat_cli *cli, int gpu, heat_problem *p)
 {
     memset(p, 0, sizeof *p);
     int fallback = gpu ? 512 : 256;
@@ -50,7 +50,7 @@ static void bench_problem(const heat_cli *cli, int gpu, heat_problem *p)
 }
 
 /* Never time on zeros: a smooth non-trivial field. */
-static int bench_fill(heat_solver *s)
+int bench_fill(heat_solver *s)
 {
     heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 1.0, .background = 0.25, .width = 0.2,
                          .center = {0.4, 0.5, 0.6}};
@@ -252,5 +252,6 @@ static int bench_io(const heat_cli *cli)
 int bench_main(const heat_cli *cli)
 {
     if (cli->help) return cli_print_help(), 0;
+    if (cli->cg) return bench_cg(cli);
     return cli->io ? bench_io(cli) : bench_kernels(cli);
 }

@@ -12,10 +12,12 @@
 #include <vector>
 
 #include "heat_kernels.hip" /* one translation unit: kernels and launchers */
+#include "cg_kernels.hip"
 
 extern "C" {
 #include "../../solver/backend.h"
 #include "../../solver/error.h"
+#include "../../solver/implicit.h"
 }
 
 /* Checks a HIP runtime call: file:line, the call and the error string. */
@@ -44,6 +46,9 @@ enum { HIP_ALIGN_BYTES = 256, STATS_BLOCKS = 1024 };
 enum { HALO_NONE = 0, HALO_YZ = 1, HALO_ALL = 2 };
 
 static int halo_ready(int halo, int fused) { return halo == HALO_ALL || (fused && halo == HALO_YZ); }
+
+/* Implicit schemes' vectors; x is the second field. */
+enum { CG_R, CG_P, CG_Q, CG_Z, CG_W, CG_VECTORS };
 
 typedef enum { LAP_BASELINE, LAP_TILED, LAP_TILED_NT, HEAT_TILED, HEAT_TILED_NT, HEAT_ZWINDOW } kernel_kind;
 
@@ -96,6 +101,11 @@ struct hip_state {
     block_stats *d_partials;
     std::vector<block_stats> partials;
     hipEvent_t start, stop;
+    /* implicit schemes */
+    char *cg_vector[CG_VECTORS];
+    int z_result;               /* CG_Z or CG_W: where the Chebyshev result is */
+    double2 *cg_partials, *cg_sums;
+    cg_diagonal diagonal;
     char device[160], device_model[128], description[160];
 };
 
@@ -319,6 +329,10 @@ static int tune(hip_state *s)
     return HEAT_OK;
 }
 
+/* ---- implicit schemes ------------------------------------------------------------------------------- */
+
+#include "backend_hip_cg.hip"
+
 /* ---- backend operations --------------------------------------------------------------------------- */
 
 static void hip_destroy(void **state)
@@ -329,6 +343,7 @@ static void hip_destroy(void **state)
     (void)hipFree(s->field[0]);
     (void)hipFree(s->field[1]);
     (void)hipFree(s->d_partials);
+    free_cg(s);
     if (s->start) (void)hipEventDestroy(s->start);
     if (s->stop) (void)hipEventDestroy(s->stop);
     delete s;
@@ -353,7 +368,7 @@ static int allocate_fields(hip_state *s)
     size_t free_bytes;
     HEAT_CALL(describe_device(s, &free_bytes));
     size_t field_bytes = (size_t)s->layout.total * s->elem;
-    size_t needed = 2 * field_bytes + STATS_BLOCKS * sizeof(block_stats) + (64u << 20);
+    size_t needed = (size_t)(2 + cg_vector_count(&s->problem)) * field_bytes + STATS_BLOCKS * sizeof(block_stats) + (64u << 20);
     if (needed > free_bytes)
         return heat_error(HEAT_ERR_CONFIG, "grid.n = [%d, %d, %d] in %s needs %zu bytes of GPU memory but %s has %zu "
                           "free; reduce grid.n, use float precision or --backend cpu",
@@ -366,6 +381,7 @@ static int allocate_fields(hip_state *s)
     HIP_CALL(hipMalloc((void **)&s->d_partials, STATS_BLOCKS * sizeof(block_stats)));
     HIP_CALL(hipEventCreate(&s->start));
     HIP_CALL(hipEventCreate(&s->stop));
+    if (cg_vector_count(&s->problem) > 0) HEAT_CALL(allocate_cg(s));
     return HEAT_OK;
 }
 
@@ -385,7 +401,10 @@ static int hip_create(const heat_problem *problem, void **state)
         s->scale[f] = dirichlet ? -1.0 : 1.0;
     }
     s->partials.resize(STATS_BLOCKS);
-    snprintf(s->description, sizeof s->description, "chosen at the first step by timing");
+    if (problem->implicit.scheme != HEAT_EULER)
+        snprintf(s->description, sizeof s->description, "CG kernels cg_apply/cheb_step (tile_laplacian m=1, block %d, "
+                 "%d planes a thread)", (int)CG_THREADS, (int)CG_ZCHUNK);
+    else snprintf(s->description, sizeof s->description, "chosen at the first step by timing");
     return allocate_fields(s);
 }
 
@@ -536,9 +555,12 @@ static int hip_time_step(void *state, int reps, double *ms)
 /* Host-only objects: clang would otherwise copy these constants into the
  * device code object, where the host functions they point to do not exist. */
 #if !defined(__HIP_DEVICE_COMPILE__)
+static const heat_cg_ops hip_cg = {hip_cg_begin, hip_cg_precondition, hip_cg_direction,
+                                   hip_cg_apply, hip_cg_update, hip_cg_finish};
+
 static const heat_backend_ops hip_ops = {
     "hip", hip_create, hip_destroy, hip_upload, hip_download, hip_advance, hip_stats, hip_device_name,
-    hip_kernel_description, hip_run_variant, hip_variants, hip_time_variant, hip_time_copy, hip_time_step,
+    hip_kernel_description, hip_run_variant, hip_variants, hip_time_variant, hip_time_copy, hip_time_step, &hip_cg,
 };
 
 extern "C" const heat_backend_ops *const heat_backend_hip = &hip_ops;

@@ -71,6 +71,32 @@ __device__ __forceinline__ void x_neighbours(const T *p, T centre, int i, const 
     }
 }
 
+/* Laplacian of the M rows of a tile starting at p (owned point (i, j, k)),
+ * loads in ascending address order, y neighbours inside the tile reused from
+ * registers. FUSED: x-face ghosts are made on the fly (x_neighbours). */
+template <typename T, int M, bool FUSED>
+__device__ __forceinline__ void tile_laplacian(const T *p, int i, const stencil_shape &s, const stencil_coeffs<T> &c,
+                                               const halo_coeffs<T> &h, T centre[M], T lap[M])
+{
+#pragma unroll
+    for (int n = 0; n < M; ++n) lap[n] = p[n * s.sy - s.sz] * c.hz; /* z - 1 */
+    lap[0] += p[-s.sy] * c.hy;                                       /* y - 1 of the first row */
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        T west, east;
+        centre[n] = p[n * s.sy];
+        x_neighbours<T, FUSED>(p + n * s.sy, centre[n], i, s, h, west, east);
+        if (n > 0) lap[n] += centre[n - 1] * c.hy; /* reuse: y - 1 */
+        lap[n] += west * c.hx;
+        lap[n] += centre[n] * c.diag;
+        lap[n] += east * c.hx;
+        if (n > 0) lap[n - 1] += centre[n] * c.hy; /* reuse: y + 1 of the previous row */
+    }
+    lap[M - 1] += p[M * s.sy] * c.hy; /* y + 1 of the last row */
+#pragma unroll
+    for (int n = 0; n < M; ++n) lap[n] += p[n * s.sy + s.sz] * c.hz; /* z + 1 */
+}
+
 /* Seeds' kernel 3 generalised: HEAT selects u + alpha dt lap over lap. */
 template <typename T, int M, bool HEAT, bool NT, bool FUSED>
 __device__ __forceinline__ void tiled_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
@@ -81,25 +107,8 @@ __device__ __forceinline__ void tiled_body(T *__restrict__ out, const T *__restr
     const int k = threadIdx.z + blockIdx.z * blockDim.z;
     if (i >= s.nx || j >= s.ny || k >= s.nz) return;
     const long pos = i + j * s.sy + k * s.sz;
-    const T *p = u + pos;
     T lap[M], centre[M];
-#pragma unroll
-    for (int n = 0; n < M; ++n) lap[n] = p[n * s.sy - s.sz] * c.hz; /* z - 1 */
-    lap[0] += p[-s.sy] * c.hy;                                       /* y - 1 of the first row */
-#pragma unroll
-    for (int n = 0; n < M; ++n) {
-        T west, east;
-        centre[n] = p[n * s.sy];
-        x_neighbours<T, HEAT && FUSED>(p + n * s.sy, centre[n], i, s, h, west, east);
-        if (n > 0) lap[n] += centre[n - 1] * c.hy; /* reuse: y - 1 */
-        lap[n] += west * c.hx;
-        lap[n] += centre[n] * c.diag;
-        lap[n] += east * c.hx;
-        if (n > 0) lap[n - 1] += centre[n] * c.hy; /* reuse: y + 1 of the previous row */
-    }
-    lap[M - 1] += p[M * s.sy] * c.hy; /* y + 1 of the last row */
-#pragma unroll
-    for (int n = 0; n < M; ++n) lap[n] += p[n * s.sy + s.sz] * c.hz; /* z + 1 */
+    tile_laplacian<T, M, HEAT && FUSED>(u + pos, i, s, c, h, centre, lap);
     T *q = out + pos;
 #pragma unroll
     for (int n = 0; n < M; ++n) {

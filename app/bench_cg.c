@@ -1,0 +1,149 @@
+/*
+ * heatsolve bench --cg: the implicit solver's kernels as effective bandwidth,
+ * beside the copy bandwidth measured in the same run. Crank-Nicolson at
+ * dt = 100 dt_max on the benchmark grid; the CG runs for real (its own
+ * alpha and beta), so the timed vectors hold ordinary values.
+ *
+ * Bytes counted are the minimum each operation must move, in vectors of the
+ * grid (one read or one write of every point):
+ *   cg_apply     q = A p, p.q                 the stencil sweep's traffic (~2)
+ *   cheb_step    z' = z + k (z - z'') + m (r - A z), r.z'      4 + halo
+ *   iteration    apply 2 + update 6 (x, p, r, q in; x, r out) + direction 3
+ *                (+ Chebyshev: 2 + 4 (degree - 1), its direction reading z)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/bench.h"
+#include "app/progress.h"
+#include "io/config.h"
+#include "solver/error.h"
+
+typedef struct cg_timing {
+    double apply_ms, cheb_ms, iteration_ms;
+} cg_timing;
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* One CG iteration as implicit.c takes it; the coefficients are real. */
+typedef struct cg_run {
+    heat_solver *s;
+    double rz;
+    int chebyshev, first;
+} cg_run;
+
+static int iterate(cg_run *c)
+{
+    const heat_cg_ops *cg = c->s->ops->cg;
+    double pq, rr, rz;
+    HEAT_CALL(cg->apply(c->s->state, &pq));
+    HEAT_CALL(cg->update(c->s->state, c->rz / pq, c->first, &rr, &rz));
+    c->first = 0;
+    if (c->chebyshev) HEAT_CALL(cg->precondition(c->s->state, &c->s->chebyshev, &rz));
+    HEAT_CALL(cg->direction(c->s->state, rz / c->rz));
+    c->rz = rz;
+    return HEAT_OK;
+}
+
+static int start(cg_run *c)
+{
+    const heat_cg_ops *cg = c->s->ops->cg;
+    double rr;
+    HEAT_CALL(bench_fill(c->s));
+    HEAT_CALL(cg->begin(c->s->state, &rr, &c->rz));
+    if (c->chebyshev) HEAT_CALL(cg->precondition(c->s->state, &c->s->chebyshev, &c->rz));
+    HEAT_CALL(cg->direction(c->s->state, 0.0));
+    c->first = 1;
+    return HEAT_OK;
+}
+
+/* Median over reps of one call of `what` (0 apply, 1 one Chebyshev degree
+ * step measured as (degree-2 call - degree-1 call)), and the mean iteration
+ * over reps iterations (direction is asynchronous: the next apply waits). */
+static int time_cg(heat_solver *s, int reps, cg_timing *t)
+{
+    cg_run c = {s, 0.0, s->problem.implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV, 1};
+    double *ms = malloc(sizeof *ms * reps), pq;
+    HEAT_CHECK(ms, "out of memory");
+    int status = start(&c);
+    for (int r = 0; r < reps && status == HEAT_OK; ++r) {
+        double t0 = progress_now();
+        status = s->ops->cg->apply(s->state, &pq);
+        ms[r] = (progress_now() - t0) * 1e3;
+    }
+    qsort(ms, reps, sizeof *ms, compare_doubles);
+    t->apply_ms = ms[reps / 2];
+    free(ms);
+    HEAT_CALL(status);
+    HEAT_CALL(start(&c));
+    HEAT_CALL(iterate(&c)); /* warm-up */
+    double t0 = progress_now();
+    for (int r = 0; r < reps; ++r) HEAT_CALL(iterate(&c));
+    HEAT_CALL(s->ops->cg->apply(s->state, &pq));
+    t->iteration_ms = ((progress_now() - t0) * 1e3 - t->apply_ms) / reps;
+    return HEAT_OK;
+}
+
+static int create(const heat_cli *cli, heat_preconditioner pc, int degree, heat_solver **s)
+{
+    char reason[256];
+    int gpu = cli->backend != BACKEND_CPU && heat_backend_hip && heat_hip_available(reason, sizeof reason);
+    heat_problem p;
+    bench_problem(cli, gpu, &p);
+    p.implicit = (heat_implicit){HEAT_CRANK_NICOLSON, 1e-30, 1 << 30, pc, degree};
+    p.dt = 100.0 * heat_dt_max(&p.grid, p.alpha);
+    p.quiet = cli->quiet || pc != HEAT_PRECOND_JACOBI; /* say the backend choice once */
+    return heat_solver_create(&p, cli->backend < 0 ? HEAT_SELECT_AUTO : (heat_backend_request)cli->backend, s);
+}
+
+static void print_row(const char *what, double vectors, double ms, double points, size_t elem, double copy_gbs)
+{
+    double gbs = vectors * points * (double)elem / (ms * 1e-3) / 1e9;
+    printf("%-34s %8.2f %10.4f %14.1f %9.1f%%\n", what, vectors, ms, gbs, 100.0 * gbs / copy_gbs);
+}
+
+int bench_cg(const heat_cli *cli)
+{
+    heat_solver *s;
+    HEAT_CALL(create(cli, HEAT_PRECOND_JACOBI, 1, &s));
+    const heat_problem *p = &s->problem;
+    size_t elem = heat_precision_size(p->precision);
+    double points = (double)heat_grid_points(&p->grid), copy_ms, copy_bytes;
+    int halo[3] = {p->grid.n[0] + 2, p->grid.n[1] + 2, p->grid.n[2] + 2};
+    double sweep_vectors = heat_sweep_bytes(halo, elem) / (points * (double)elem);
+    cg_timing jacobi, cheb2, cheb8;
+    int status = s->ops->time_copy(s->state, cli->reps, &copy_ms, &copy_bytes);
+    if (status == HEAT_OK) status = time_cg(s, cli->reps, &jacobi);
+    printf("heatsolve bench --cg: backend %s on %s\nsize %d x %d x %d, %s, Crank-Nicolson at dt = 100 dt_max; "
+           "median of %d\n", s->ops->name, s->ops->device_name(s->state), p->grid.n[0], p->grid.n[1], p->grid.n[2],
+           heat_precision_name(p->precision), cli->reps);
+    heat_solver_destroy(&s);
+    HEAT_CALL(status);
+    HEAT_CALL(create(cli, HEAT_PRECOND_CHEBYSHEV, 2, &s));
+    status = time_cg(s, cli->reps, &cheb2);
+    heat_solver_destroy(&s);
+    HEAT_CALL(status);
+    HEAT_CALL(create(cli, HEAT_PRECOND_CHEBYSHEV, 8, &s));
+    status = time_cg(s, cli->reps, &cheb8);
+    double again_ms, again_bytes;
+    if (status == HEAT_OK) status = s->ops->time_copy(s->state, cli->reps, &again_ms, &again_bytes);
+    heat_solver_destroy(&s);
+    HEAT_CALL(status);
+    if (again_ms < copy_ms) copy_ms = again_ms; /* the faster copy: conservative fractions */
+    double copy_gbs = copy_bytes / (copy_ms * 1e-3) / 1e9;
+    printf("copy bandwidth (read + write, best of before and after): %.1f GB/s\n\n", copy_gbs);
+    printf("%-34s %8s %10s %14s %10s\n", "operation", "vectors", "time (ms)", "effective GB/s", "% of copy");
+    print_row("cg_apply (q = A p, p.q)", sweep_vectors, jacobi.apply_ms, points, elem, copy_gbs);
+    /* One degree of Chebyshev: the difference of degree 8 and degree 2 iterations, over 6. */
+    print_row("cheb_step (one degree)", 2.0 + sweep_vectors, (cheb8.iteration_ms - cheb2.iteration_ms) / 6.0, points,
+              elem, copy_gbs);
+    print_row("CG iteration, jacobi", sweep_vectors + 9.0, jacobi.iteration_ms, points, elem, copy_gbs);
+    print_row("CG iteration, chebyshev degree 8", sweep_vectors + 9.0 + 2.0 + 7.0 * (2.0 + sweep_vectors),
+              cheb8.iteration_ms, points, elem, copy_gbs);
+    return HEAT_OK;
+}

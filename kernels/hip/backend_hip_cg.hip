@@ -1,0 +1,166 @@
+/*
+ * The HIP backend's implicit-solver operations (backend.h, heat_cg_ops):
+ * launchers of cg_kernels.hip and the deterministic two-stage reductions.
+ * Part of backend_hip.hip's translation unit (hip_state, owned, HIP_CALL).
+ */
+
+static int cg_vector_count(const heat_problem *p)
+{
+    if (p->implicit.scheme == HEAT_EULER) return 0;
+    return p->implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV ? CG_VECTORS : CG_Q + 1;
+}
+
+static dim3 cg_grid(const hip_state *s)
+{
+    const stencil_shape &p = s->shape;
+    return dim3((unsigned)((p.nx + CG_THREADS - 1) / CG_THREADS), (unsigned)p.ny,
+                (unsigned)((p.nz + CG_ZCHUNK - 1) / CG_ZCHUNK));
+}
+
+static long cg_partial_count(const hip_state *s)
+{
+    dim3 g = cg_grid(s);
+    return (long)g.x * g.y * g.z;
+}
+
+static int allocate_cg(hip_state *s)
+{
+    size_t field_bytes = (size_t)s->layout.total * s->elem;
+    for (int v = 0; v < cg_vector_count(&s->problem); ++v) {
+        HIP_CALL(hipMalloc((void **)&s->cg_vector[v], field_bytes));
+        HIP_CALL(hipMemset(s->cg_vector[v], 0, field_bytes));
+    }
+    HIP_CALL(hipMalloc((void **)&s->cg_partials, (size_t)cg_partial_count(s) * sizeof(double2)));
+    HIP_CALL(hipMalloc((void **)&s->cg_sums, CG_SUM_BLOCKS * sizeof(double2)));
+    heat_cg_diagonal d = heat_cg_diagonal_make(&s->problem);
+    s->diagonal.base = d.base, s->diagonal.jacobi = d.jacobi;
+    for (int f = 0; f < 6; ++f) s->diagonal.face[f] = d.face[f];
+    return HEAT_OK;
+}
+
+static void free_cg(hip_state *s)
+{
+    for (char *v : s->cg_vector) (void)hipFree(v);
+    (void)hipFree(s->cg_partials);
+    (void)hipFree(s->cg_sums);
+}
+
+/* Adds the partials of the last CG kernel: on the device in CG_SUM_BLOCKS
+ * slices, then those in order on the host. */
+static int cg_sum(hip_state *s, double *a, double *b)
+{
+    sum_partials<<<CG_SUM_BLOCKS, CG_SUM_THREADS>>>(s->cg_partials, cg_partial_count(s), s->cg_sums);
+    HIP_CHECK_LAUNCH("sum_partials");
+    double2 sums[CG_SUM_BLOCKS];
+    HIP_CALL(hipMemcpy(sums, s->cg_sums, sizeof sums, hipMemcpyDeviceToHost));
+    double sa = 0.0, sb = 0.0;
+    for (const double2 &v : sums) sa += v.x, sb += v.y;
+    *a = sa;
+    if (b) *b = sb;
+    return HEAT_OK;
+}
+
+template <typename T> static T *cg_vec(const hip_state *s, int which)
+{
+    return reinterpret_cast<T *>(s->cg_vector[which]) + s->layout.origin + 1 + s->layout.stride_y + s->layout.stride_z;
+}
+
+/* Ghosts of a CG vector: homogeneous (Dirichlet -u, Neumann +u). */
+template <typename T> static halo_coeffs<T> homogeneous_halo(const hip_state *s)
+{
+    halo_coeffs<T> h;
+    for (int f = 0; f < 6; ++f) h.shift[f] = (T)0, h.scale[f] = (T)s->scale[f];
+    return h;
+}
+
+/* A = I - theta alpha dt L0 as the heat step's coefficients. */
+template <typename T> static stencil_coeffs<T> operator_coeffs(const hip_state *s)
+{
+    stencil_coeffs<T> c = cast_coeffs<T>(s->coeffs);
+    c.alpha_dt = (T)(-heat_scheme_theta(s->problem.implicit.scheme) * s->coeffs.alpha_dt);
+    return c;
+}
+
+template <typename T> static int cg_begin_typed(hip_state *s, double *rr, double *rz)
+{
+    if (!halo_ready(s->halo_valid, 1)) HEAT_CALL(fill_halo(s));
+    cg_rhs<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, CG_R), owned<T>(s, s->current), s->shape, cast_coeffs<T>(s->coeffs),
+                                          cast_halo<T>(s), (T)s->coeffs.alpha_dt, s->diagonal, s->cg_partials);
+    HIP_CHECK_LAUNCH("cg_rhs");
+    return cg_sum(s, rr, rz);
+}
+
+template <typename T> static int cg_precondition_typed(hip_state *s, const heat_chebyshev *cheb, double *rz)
+{
+    int current = CG_Z, other = CG_W;
+    cg_scale<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, current), cg_vec<T>(s, CG_R), (T)cheb->inv_centre, s->shape,
+                                            homogeneous_halo<T>(s), s->cg_partials);
+    HIP_CHECK_LAUNCH("cg_scale");
+    for (int k = 1; k < cheb->degree; ++k) {
+        cheb_step<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, other), cg_vec<T>(s, current), cg_vec<T>(s, CG_R),
+                                                 (T)cheb->keep[k], (T)cheb->push[k], k == 1, s->shape,
+                                                 operator_coeffs<T>(s), homogeneous_halo<T>(s), s->cg_partials);
+        HIP_CHECK_LAUNCH("cheb_step");
+        std::swap(current, other);
+    }
+    s->z_result = current;
+    return cg_sum(s, rz, NULL);
+}
+
+template <typename T> static int cg_direction_typed(hip_state *s, double beta)
+{
+    int source = s->problem.implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV ? s->z_result : CG_R;
+    cg_direction<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, CG_P), cg_vec<T>(s, source), (T)beta, s->shape,
+                                                s->diagonal, homogeneous_halo<T>(s));
+    HIP_CHECK_LAUNCH("cg_direction");
+    return HEAT_OK;
+}
+
+template <typename T> static int cg_apply_typed(hip_state *s, double *pq)
+{
+    cg_apply<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, CG_Q), cg_vec<T>(s, CG_P), s->shape, operator_coeffs<T>(s),
+                                            homogeneous_halo<T>(s), s->cg_partials);
+    HIP_CHECK_LAUNCH("cg_apply");
+    return cg_sum(s, pq, NULL);
+}
+
+template <typename T> static int cg_update_typed(hip_state *s, double a, int first, double *rr, double *rz)
+{
+    cg_update<T><<<cg_grid(s), CG_THREADS>>>(owned<T>(s, 1 - s->current), cg_vec<T>(s, CG_P), cg_vec<T>(s, CG_R),
+                                             cg_vec<T>(s, CG_Q), (T)a, first, s->shape, s->diagonal, s->cg_partials);
+    HIP_CHECK_LAUNCH("cg_update");
+    return cg_sum(s, rr, rz);
+}
+
+template <typename T> static int cg_finish_typed(hip_state *s)
+{
+    cg_finish<T><<<cg_grid(s), CG_THREADS>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current), s->shape,
+                                             cast_halo<T>(s));
+    HIP_CHECK_LAUNCH("cg_finish");
+    s->current = 1 - s->current;
+    s->halo_valid = HALO_YZ;
+    HIP_CALL(hipDeviceSynchronize());
+    return HEAT_OK;
+}
+
+#define HIP_TYPED(state, name, ...)                                                                              \
+    (static_cast<hip_state *>(state)->problem.precision == HEAT_FLOAT                                           \
+         ? name<float>(static_cast<hip_state *>(state), __VA_ARGS__)                                             \
+         : name<double>(static_cast<hip_state *>(state), __VA_ARGS__))
+
+static int hip_cg_begin(void *state, double *rr, double *rz) { return HIP_TYPED(state, cg_begin_typed, rr, rz); }
+static int hip_cg_precondition(void *state, const heat_chebyshev *cheb, double *rz)
+{
+    return HIP_TYPED(state, cg_precondition_typed, cheb, rz);
+}
+static int hip_cg_direction(void *state, double beta) { return HIP_TYPED(state, cg_direction_typed, beta); }
+static int hip_cg_apply(void *state, double *pq) { return HIP_TYPED(state, cg_apply_typed, pq); }
+static int hip_cg_update(void *state, double a, int first, double *rr, double *rz)
+{
+    return HIP_TYPED(state, cg_update_typed, a, first, rr, rz);
+}
+static int hip_cg_finish(void *state)
+{
+    hip_state *s = static_cast<hip_state *>(state);
+    return s->problem.precision == HEAT_FLOAT ? cg_finish_typed<float>(s) : cg_finish_typed<double>(s);
+}
