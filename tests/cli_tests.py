@@ -7,6 +7,7 @@ Exit 0 pass, 1 fail, 77 skipped.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -77,7 +78,7 @@ BAD_CONFIGS = [
     ("alpha zero", "physics = { alpha = 0.0; };", [], ["physics.alpha", "out of range"]),
     ("alpha string", "physics = { alpha = \"fast\"; };", [], ["physics.alpha", "wrong type"]),
     ("negative length", "grid = { length = [1.0, -1.0, 1.0]; };", [], ["grid.length", "out of range"]),
-    ("cfl above one", "time = { cfl = 1.5; };", [], ["time.cfl", "out of range"]),
+    ("cfl above one", "time = { cfl = 1.5; };", [], ["time.cfl", "unstable", "crank_nicolson"]),
     ("cfl zero", "time = { cfl = 0.0; };", [], ["time.cfl", "out of range"]),
     ("negative every", "output = { every = -5; };", [], ["output.every", "out of range"]),
     ("negative steps", "time = { steps = -1; };", [], ["time.steps", "out of range"]),
@@ -224,6 +225,80 @@ def test_restart_bitwise_double():
 
 def test_restart_bitwise_float():
     restart_bitwise("float")
+
+
+IMPLICIT = ["--set", 'time.scheme="crank_nicolson"', "--set", "time.cfl=20.0", "--set", "solver.rtol=1e-9"]
+
+
+def implicit_restart_bitwise(tag, backend):
+    """A Crank-Nicolson run at 20 dt_max restarted from each checkpoint ends with the same bits."""
+    folder = fresh_dir(f"restart_implicit_{tag}")
+    cfg = letters_config(folder, steps=12, every=4)
+    extra = IMPLICIT + ["--backend", backend]
+    proc = run([cfg, "-v"] + extra)
+    expect(f"backend {backend}" in proc.stdout, f"not on {backend}: {proc.stdout[-500:]}")
+    expect("time scheme crank_nicolson" in proc.stdout, "scheme not announced")
+    steps = re.findall(r"step (\d+): CG (\d+) iterations, relative residual (\S+)", proc.stdout)
+    expect([int(s) for s, _, _ in steps] == list(range(1, 13)), f"--verbose lines: {steps}")
+    expect(all(float(r) <= 1e-9 for _, _, r in steps), "a residual above solver.rtol")
+    expect(re.search(r"CG: \d+ iterations in 12 implicit steps", proc.stdout), "no CG summary")
+    reference = read_field(os.path.join(folder, "out", "letters_000012.hdf"))
+    for step in (0, 4, 8):
+        _, final = restart_from_copy(folder, cfg, step, 12, f"implicit_{tag}", extra)
+        expect(final.tobytes() == reference.tobytes(), f"restart from step {step}: field differs")
+        print(f"{backend}: implicit restart from step {step}: bitwise equal")
+    return folder, cfg, reference
+
+
+def test_restart_bitwise_implicit():
+    folder, cfg, reference = implicit_restart_bitwise("cpu", "cpu")
+    import h5py
+    with h5py.File(os.path.join(folder, "out", "letters_000008.hdf"), "r") as f:
+        attrs = f["restart"].attrs
+        text = lambda v: v.decode() if isinstance(v, bytes) else str(v)
+        expect(text(attrs["scheme"]) == "crank_nicolson", "scheme attribute")
+        expect(text(attrs["solver_preconditioner"]) == "chebyshev", "preconditioner attribute")
+        expect(float(attrs["solver_rtol"]) == 1e-9, "rtol attribute")
+    # Another scheme is refused, naming both, unless asked for.
+    other = ["--set", 'time.scheme="backward_euler"', "--set", "time.cfl=20.0"]
+    proc = run([cfg, "--restart", "latest"] + other, expect_status=2)
+    expect("crank_nicolson" in proc.stderr and "backward_euler" in proc.stderr and "--allow-scheme-change" in proc.stderr,
+           f"scheme mismatch message: {proc.stderr}")
+    target = fresh_dir("implicit_scheme_change")
+    shutil.copy(os.path.join(folder, "out", "letters_000008.hdf"), target)
+    run([cfg, "-q", "--restart", os.path.join(target, "letters_000008.hdf"), "--allow-scheme-change",
+         "--set", f"output.dir=\"{target}\""] + other)
+    changed = read_field(os.path.join(target, "letters_000012.hdf"))
+    import numpy as np
+    difference = float(np.max(np.abs(changed - reference)))
+    expect(0 < difference < 0.2 * float(np.max(reference)), f"backward Euler continuation: difference {difference}")
+    print(f"--allow-scheme-change: backward Euler continuation differs by {difference:.3e} (refused without it)")
+
+
+def test_implicit_errors():
+    """Non-convergence stops the run naming the step, the residual and the fix; config errors exit 2."""
+    folder = fresh_dir("implicit_errors")
+    cfg = letters_config(folder, steps=5, every=0)
+    proc = run([cfg, "--set", "solver.max_iterations=2", "--set", 'solver.preconditioner="jacobi"'] + IMPLICIT,
+               expect_status=1)
+    for word in ("step 1", "solver.max_iterations = 2", "relative residual", "--restart latest"):
+        expect(word in proc.stderr, f"non-convergence message lacks '{word}': {proc.stderr}")
+    proc = run([cfg, "--set", 'time.scheme="implicit"'], expect_status=2)
+    expect("time.scheme" in proc.stderr and "crank_nicolson" in proc.stderr, proc.stderr)
+    proc = run([cfg, "--set", "solver.rtol=0.0"] + IMPLICIT[:4], expect_status=2)
+    expect("solver.rtol" in proc.stderr, proc.stderr)
+    proc = run([cfg, "--set", "time.cfl=20.0"], expect_status=2)
+    expect("unstable" in proc.stderr and "crank_nicolson" in proc.stderr, proc.stderr)
+    # Far beyond dt_max, the implicit run stays bounded by its initial extremes (maximum principle).
+    proc = run([cfg, "--set", 'time.scheme="backward_euler"', "--set", "time.cfl=1000.0"])
+    found = re.search(r"min (\S+)\s+max (\S+)", proc.stdout)
+    expect(found and float(found.group(1)) >= 0.0 and float(found.group(2)) <= 100.0, proc.stdout[-400:])
+    print("non-convergence, bad scheme, bad rtol, cfl > 1 with euler: clear errors; backward Euler at 1000 dt_max bounded")
+
+
+def test_restart_bitwise_implicit_gpu():
+    skip_without_gpu()
+    implicit_restart_bitwise("gpu", "hip")
 
 
 def test_restart_done_and_mismatch():

@@ -9,6 +9,7 @@
  * and Crank-Nicolson order 2 in dt.
  *
  *   test_implicit order|amplification|conservation|threads [cpu|hip]
+ *   test_implicit gpu_vs_cpu
  */
 #include <omp.h>
 
@@ -167,6 +168,63 @@ static int check_thread_independence(void)
     return 0;
 }
 
+/* Both schemes and preconditioners on a grid no block divides, with
+ * Dirichlet values and insulated faces: the GPU agrees with the CPU within
+ * the solver tolerance, and a second GPU run gives the same bits. */
+static int run_backend(const heat_problem *p, heat_backend_request backend, const void *initial, void *out)
+{
+    heat_solver *s;
+    EXPECT_OK(heat_solver_create(p, backend, &s));
+    EXPECT_OK(heat_solver_set_field(s, initial, 0));
+    EXPECT_OK(heat_solver_advance(s, 5));
+    EXPECT_OK(heat_solver_get_field(s, out));
+    heat_solver_destroy(&s);
+    return 0;
+}
+
+static int compare_backends(heat_precision precision, heat_scheme scheme, heat_preconditioner pc)
+{
+    heat_problem p = test_problem(67, 45, 33, 1.34, 0.9, 0.66, precision);
+    p.bc[FACE_X_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 2.0};
+    p.bc[FACE_Y_HIGH] = (heat_bc){HEAT_BC_DIRICHLET, -1.0};
+    p.bc[FACE_Z_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 0.5};
+    p.dt = 40.0 * heat_dt_max(&p.grid, p.alpha);
+    double rtol = precision == HEAT_FLOAT ? 1e-5 : 1e-10, tolerance = precision == HEAT_FLOAT ? 1e-4 : 1e-8;
+    p.implicit = (heat_implicit){scheme, rtol, 1000, pc, 6};
+    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 3.0, .background = 0.25, .center = {0.3, 0.6, 0.5},
+                         .width = 0.15};
+    void *initial = test_alloc_field(&p), *cpu = test_alloc_field(&p), *gpu = test_alloc_field(&p),
+         *again = test_alloc_field(&p);
+    heat_initial_fill(&init, &p.grid, precision, initial);
+    if (run_backend(&p, HEAT_SELECT_CPU, initial, cpu) || run_backend(&p, HEAT_SELECT_HIP, initial, gpu) ||
+        run_backend(&p, HEAT_SELECT_HIP, initial, again))
+        return 1;
+    double worst = 0.0, scale = 0.0;
+    for (long at = 0; at < heat_grid_points(&p.grid); ++at) {
+        worst = fmax(worst, fabs(test_get(&p, gpu, at) - test_get(&p, cpu, at)));
+        scale = fmax(scale, fabs(test_get(&p, cpu, at)));
+    }
+    int same = memcmp(gpu, again, (size_t)heat_grid_points(&p.grid) * heat_precision_size(precision)) == 0;
+    printf("%-6s %-15s %-9s 5 steps of 40 dt_max: max relative difference GPU - CPU %.3e (rtol %g); "
+           "second GPU run %s\n", heat_precision_name(precision), heat_scheme_name(scheme),
+           heat_preconditioner_name(pc), worst / scale, rtol, same ? "bitwise equal" : "DIFFERENT");
+    free(initial), free(cpu), free(gpu), free(again);
+    EXPECT(worst / scale <= tolerance, "GPU and CPU differ by %.3e > %g", worst / scale, tolerance);
+    EXPECT(same, "two GPU runs differ: a reduction is not deterministic");
+    return 0;
+}
+
+static int check_gpu_vs_cpu(void)
+{
+    int failed = 0;
+    for (int pc = HEAT_PRECOND_CHEBYSHEV; pc <= HEAT_PRECOND_JACOBI; ++pc) {
+        failed |= compare_backends(HEAT_DOUBLE, HEAT_CRANK_NICOLSON, (heat_preconditioner)pc);
+        failed |= compare_backends(HEAT_DOUBLE, HEAT_BACKWARD_EULER, (heat_preconditioner)pc);
+        failed |= compare_backends(HEAT_FLOAT, HEAT_CRANK_NICOLSON, (heat_preconditioner)pc);
+    }
+    return failed;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "order";
@@ -184,6 +242,10 @@ int main(int argc, char **argv)
         return failed | check_conservation(HEAT_BACKWARD_EULER, HEAT_PRECOND_CHEBYSHEV);
     }
     if (strcmp(what, "threads") == 0) return check_thread_independence();
-    fprintf(stderr, "usage: test_implicit order|amplification|conservation|threads [cpu|hip]\n");
+    if (strcmp(what, "gpu_vs_cpu") == 0) {
+        if (!(heat_backend_hip && heat_hip_available(NULL, 0))) return printf("no GPU: skipped\n"), TEST_SKIP;
+        return check_gpu_vs_cpu();
+    }
+    fprintf(stderr, "usage: test_implicit order|amplification|conservation|threads [cpu|hip] | gpu_vs_cpu\n");
     return 2;
 }
