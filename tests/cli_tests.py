@@ -271,7 +271,9 @@ def test_restart_bitwise_implicit():
     changed = read_field(os.path.join(target, "letters_000012.hdf"))
     import numpy as np
     difference = float(np.max(np.abs(changed - reference)))
-    expect(0 < difference < 0.2 * float(np.max(reference)), f"backward Euler continuation: difference {difference}")
+    # Backward Euler keeps the maximum principle that Crank-Nicolson's ringing at 20 dt_max breaks.
+    expect(difference > 0 and float(changed.min()) >= 0.0 and float(changed.max()) <= 100.0,
+           f"backward Euler continuation: difference {difference}, range {changed.min()}..{changed.max()}")
     print(f"--allow-scheme-change: backward Euler continuation differs by {difference:.3e} (refused without it)")
 
 
