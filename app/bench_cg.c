@@ -55,7 +55,7 @@ static int start(cg_run *c)
     const heat_cg_ops *cg = c->s->ops->cg;
     double rr;
     HEAT_CALL(bench_fill(c->s));
-    HEAT_CALL(cg->begin(c->s->state, &rr, &c->rz));
+    HEAT_CALL(cg->begin(c->s->state, 1.0, &rr, &c->rz));
     if (c->chebyshev) HEAT_CALL(cg->precondition(c->s->state, &c->s->chebyshev, &c->rz));
     HEAT_CALL(cg->direction(c->s->state, 0.0));
     c->first = 1;
@@ -95,7 +95,7 @@ static int create(const heat_cli *cli, heat_preconditioner pc, int degree, heat_
     int gpu = cli->backend != BACKEND_CPU && heat_backend_hip && heat_hip_available(reason, sizeof reason);
     heat_problem p;
     bench_problem(cli, gpu, &p);
-    p.implicit = (heat_implicit){HEAT_CRANK_NICOLSON, 1e-30, 1 << 30, pc, degree};
+    p.implicit = (heat_implicit){HEAT_CRANK_NICOLSON, 1e-30, 1 << 30, pc, degree, 0};
     p.dt = 100.0 * heat_dt_max(&p.grid, p.alpha);
     p.quiet = cli->quiet || pc != HEAT_PRECOND_JACOBI; /* say the backend choice once */
     return heat_solver_create(&p, cli->backend < 0 ? HEAT_SELECT_AUTO : (heat_backend_request)cli->backend, s);

@@ -89,6 +89,7 @@ static const config_key keys[] = {
     {"solver.kernel", K_STRING, F(kernel.name), sizeof(((heat_kernel_choice *)0)->name), 0, 0, 0, NULL, "GPU kernel variant or auto"},
     {"solver.tile", K_INT, F(kernel.tile), 0, 0, 16, 0, NULL, "tile factor 1, 2, 4, 8, 16 (0: auto)"},
     {"solver.block", K_INT3, F(kernel.block), 0, 0, 1024, 0, NULL, "GPU thread block shape (zeros: auto)"},
+    {"time.smoothing_steps", K_INT, F(implicit.smoothing_steps), 0, 0, 1e9, 0, NULL, "crank_nicolson: first steps taken as two backward Euler half steps, >= 0"},
     {"solver.rtol", K_FLOAT, F(implicit.rtol), 0, 0, 1, 1, NULL, "implicit: CG stops at this relative residual, in (0, 1)"},
     {"solver.max_iterations", K_INT, F(implicit.max_iterations), 0, 1, 1e7, 0, NULL, "implicit: CG iterations allowed per step, >= 1"},
     {"solver.preconditioner", K_WORD, F(implicit.preconditioner), 0, 0, 0, 0, preconditioner_words, "implicit: chebyshev, jacobi or none"},
@@ -129,6 +130,7 @@ static void set_defaults(heat_config *c)
     c->implicit.max_iterations = 1000;
     c->implicit.preconditioner = HEAT_PRECOND_CHEBYSHEV;
     c->implicit.chebyshev_degree = 8;
+    c->implicit.smoothing_steps = 2;
 }
 
 /* ---- locations and suggestions ---------------------------------------- */

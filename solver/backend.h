@@ -53,8 +53,9 @@ heat_cg_diagonal heat_cg_diagonal_make(const heat_problem *problem);
  * Chebyshev z (chebyshev).
  */
 typedef struct heat_cg_ops {
-    /* r = b; *rr = r.r; *rz = r.M^-1 r (jacobi, none) */
-    int (*begin)(void *state, double *rr, double *rz);
+    /* r = b = fraction alpha dt L(u); *rr = r.r; *rz = r.M^-1 r (jacobi, none).
+     * fraction 1/2 with theta 1/2: a backward Euler half step (same A). */
+    int (*begin)(void *state, double fraction, double *rr, double *rz);
     /* Chebyshev only: z = poly(A) r; *rz = r.z */
     int (*precondition)(void *state, const heat_chebyshev *cheb, double *rz);
     /* p = M^-1 r + beta p (beta = 0: p is not read) */

@@ -58,6 +58,7 @@ typedef struct heat_implicit {
     int max_iterations;           /* per step; more is an error */
     heat_preconditioner preconditioner;
     int chebyshev_degree;         /* operator applications per Chebyshev preconditioner call */
+    int smoothing_steps;          /* crank_nicolson: the first N steps as two backward Euler half steps */
 } heat_implicit;
 
 typedef struct heat_problem {

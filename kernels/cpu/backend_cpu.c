@@ -306,9 +306,9 @@ static int cpu_time_step(void *state, int reps, double *ms)
 
 #define TYPED(s, name, ...) ((s)->problem.precision == HEAT_FLOAT ? name##_f(__VA_ARGS__) : name##_d(__VA_ARGS__))
 
-static int cpu_cg_begin(void *state, double *rr, double *rz)
+static int cpu_cg_begin(void *state, double fraction, double *rr, double *rz)
 {
-    TYPED((cpu_state *)state, cg_begin_typed, state, rr, rz);
+    TYPED((cpu_state *)state, cg_begin_typed, state, fraction, rr, rz);
     return HEAT_OK;
 }
 

@@ -25,10 +25,10 @@ static void FN(fill_homogeneous_yz)(const cpu_state *s, void *v)
     FN(halo_fill_yz)(v, s->problem.grid.n, &s->layout, zero, FN(bc_scale)(s));
 }
 
-static void FN(cg_begin_typed)(cpu_state *s, double *rr, double *rz)
+static void FN(cg_begin_typed)(cpu_state *s, double fraction, double *rr, double *rz)
 {
     FN(halo_fill_yz)(s->current, s->problem.grid.n, &s->layout, FN(bc_shift)(s), FN(bc_scale)(s));
-    FN(cg_rhs)(s->r, s->current, s->problem.grid.n, &s->layout, FN(coeffs_cast)(&s->coeffs), (REAL)s->coeffs.alpha_dt,
+    FN(cg_rhs)(s->r, s->current, s->problem.grid.n, &s->layout, FN(coeffs_cast)(&s->coeffs), (REAL)(fraction * s->coeffs.alpha_dt),
                FN(bc_shift)(s), FN(bc_scale)(s), &s->diagonal, s->dots_a, s->dots_b);
     *rr = sum_rows(s, s->dots_a), *rz = sum_rows(s, s->dots_b);
 }

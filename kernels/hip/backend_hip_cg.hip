@@ -81,11 +81,11 @@ template <typename T> static stencil_coeffs<T> operator_coeffs(const hip_state *
     return c;
 }
 
-template <typename T> static int cg_begin_typed(hip_state *s, double *rr, double *rz)
+template <typename T> static int cg_begin_typed(hip_state *s, double fraction, double *rr, double *rz)
 {
     if (!halo_ready(s->halo_valid, 1)) HEAT_CALL(fill_halo(s));
     cg_rhs<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, CG_R), owned<T>(s, s->current), s->shape, cast_coeffs<T>(s->coeffs),
-                                          cast_halo<T>(s), (T)s->coeffs.alpha_dt, s->diagonal, s->cg_partials);
+                                          cast_halo<T>(s), (T)(fraction * s->coeffs.alpha_dt), s->diagonal, s->cg_partials);
     HIP_CHECK_LAUNCH("cg_rhs");
     return cg_sum(s, rr, rz);
 }
@@ -148,7 +148,10 @@ template <typename T> static int cg_finish_typed(hip_state *s)
          ? name<float>(static_cast<hip_state *>(state), __VA_ARGS__)                                             \
          : name<double>(static_cast<hip_state *>(state), __VA_ARGS__))
 
-static int hip_cg_begin(void *state, double *rr, double *rz) { return HIP_TYPED(state, cg_begin_typed, rr, rz); }
+static int hip_cg_begin(void *state, double fraction, double *rr, double *rz)
+{
+    return HIP_TYPED(state, cg_begin_typed, fraction, rr, rz);
+}
 static int hip_cg_precondition(void *state, const heat_chebyshev *cheb, double *rz)
 {
     return HIP_TYPED(state, cg_precondition_typed, cheb, rz);
