@@ -12,16 +12,8 @@
 #include "../../solver/error.h"
 #include "../../solver/implicit.h"
 
-#define REAL double
-#define SUFFIX _d
-#include "cpu_kernels.h"
-#undef REAL
-#undef SUFFIX
-#define REAL float
-#define SUFFIX _f
-#include "cpu_kernels.h"
-#undef REAL
-#undef SUFFIX
+#define HEAT_PRECISION_FILE "cpu_kernels.h"
+#include "for_each_precision.h"
 
 enum { CPU_ALIGN_BYTES = 64 }; /* one cache line */
 
@@ -54,16 +46,8 @@ static double sum_rows(const cpu_state *s, const double *rows)
     return sum;
 }
 
-#define REAL double
-#define SUFFIX _d
-#include "cpu_cg_ops.h"
-#undef REAL
-#undef SUFFIX
-#define REAL float
-#define SUFFIX _f
-#include "cpu_cg_ops.h"
-#undef REAL
-#undef SUFFIX
+#define HEAT_PRECISION_FILE "cpu_cg_ops.h"
+#include "for_each_precision.h"
 
 static const heat_variant cpu_variants[] = {
     {"heat_step", 1, 0},

@@ -1,5 +1,5 @@
 /*
- * CPU stencil kernels for one precision. Included twice by backend_cpu.c with
+ * CPU stencil kernels for one precision. Included twice by backend_cpu.c (for_each_precision.h) with
  * REAL = double / float and SUFFIX = _d / _f (C has no templates).
  *
  * Operation order (shared with the HIP kernels so that GPU and CPU agree to
