@@ -3,15 +3,7 @@
 # suite, compute-sanitizer on the implicit GPU-vs-CPU test, bench --cg,
 # iteration counts and the letters time-to-solution comparison.
 # usage (from the project root): bash tools/gpu_implicit_session.sh
-set -uo pipefail
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-source .device-deps/env.sh
-PY=$(command -v python3)
-export HEATSOLVE_TUNING_CACHE=/tmp/heatsolve-tuning.txt
-nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
-cmake -S . -B build-gpu -G Ninja -DHEATSOLVE_GPU=nvidia -DHEATSOLVE_PYTHON="$PY" > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-cmake --build build-gpu -j 16 > "$OUT/build.log" 2>&1 || { grep -E "error" -A3 "$OUT/build.log" | head -40; exit 1; }
+source tools/gpu_setup.sh
 ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 900 > "$OUT/ctest_gpu.log" 2>&1
 grep -E "Test +#|tests passed|relative difference|bitwise|observed order|dt_max|heat change" "$OUT/ctest_gpu.log" | head -80
 grep -q "tests failed" "$OUT/ctest_gpu.log" && grep -E "FAILED|Error|error" "$OUT/ctest_gpu.log" | head -30

@@ -2,15 +2,7 @@
 # One call on the GPU machine: build the NVIDIA backend, run the gpu test
 # suite and the whole suite, then the benchmarks. Logs go to $OUT (or ./gpu-out).
 # usage (from the project root): bash tools/gpu_session.sh [quick]
-set -uo pipefail
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-source .device-deps/env.sh
-PY=$(command -v python3)
-export HEATSOLVE_TUNING_CACHE=/tmp/heatsolve-tuning.txt
-nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv | tee "$OUT/gpu.txt"
-cmake -S . -B build-gpu -G Ninja -DHEATSOLVE_GPU=nvidia -DHEATSOLVE_PYTHON="$PY" > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-cmake --build build-gpu -j 16 > "$OUT/build.log" 2>&1 || { grep -E "error" -A3 "$OUT/build.log" | head -40; exit 1; }
+source tools/gpu_setup.sh
 grep -E "registers|spill" "$OUT/build.log" | grep -E "heat_tiled_ntIdLi(4|8)|heat_zwindowIdLi(2|4)" -A1 | head -8
 ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 900 > "$OUT/ctest_gpu.log" 2>&1
 grep -E "Test +#|tests passed|relative difference|bitwise|ERROR SUMMARY|max \|" "$OUT/ctest_gpu.log" | head -70
