@@ -110,7 +110,9 @@ static png_slice quick_look_slice(const heat_config *c, const heat_field_stats *
     return s;
 }
 
-/* On the GPU backend the host has nothing else to do: all cores compress.
+/* On the GPU backend the host has nothing else to do but launch kernels:
+ * all cores but the launching thread's compress (with that one too, the
+ * launcher can be descheduled for a time slice and the GPU idles).
  * On the CPU backend the stencil and the compression share the cores while a
  * write is in flight: running both on all of them oversubscribes the cores,
  * and every OpenMP barrier of the stencil then waits for a descheduled
@@ -120,16 +122,19 @@ static void plan_cores(heat_run *r)
 {
     r->cores = omp_get_max_threads();
     int cpu = r->solver->ops == &heat_backend_cpu;
-    r->writer_cores = cpu ? (r->cores + 1) / 2 : r->cores;
-    if (cpu && r->writer_cores >= r->cores && r->cores > 1) r->writer_cores = r->cores - 1;
+    r->writer_cores = cpu ? (r->cores + 1) / 2 : r->cores - 1;
+    if (r->writer_cores >= r->cores && r->cores > 1) r->writer_cores = r->cores - 1;
+    if (r->writer_cores < 1) r->writer_cores = 1;
 }
 
-/* Before each batch: the stencil's share of the cores. */
-static void share_cores(const heat_run *r)
+/* Before each batch: the stencil's share of the cores. Returns 1 when the
+ * stencil leaves some of them to a write in flight. */
+static int share_cores(const heat_run *r)
 {
-    if (r->solver->ops != &heat_backend_cpu) return;
-    int busy = ckpt_writer_busy(r->writer);
-    omp_set_num_threads(busy && r->cores > 1 ? r->cores - r->writer_cores : r->cores);
+    if (r->solver->ops != &heat_backend_cpu) return 0;
+    int sharing = ckpt_writer_busy(r->writer) && r->cores > 1;
+    omp_set_num_threads(sharing ? r->cores - r->writer_cores : r->cores);
+    return sharing;
 }
 
 static int create_writer(heat_run *r, heat_series *series)
@@ -171,10 +176,13 @@ static int check_field(heat_run *r, long batch_start, heat_field_stats *stats)
                       stats->nonfinite, batch_start, r->solver->step);
 }
 
-/* Steps per batch so that a batch takes about 0.1 s (progress, signals). */
-static long next_batch(const heat_run *r, double steps_per_second, long next_checkpoint)
+/* Steps per batch so that a batch takes about 0.1 s (progress, signals).
+ * While a write holds some of the CPU backend's cores, batches last 0.02 s
+ * instead, so the stencil takes them back soon after the write ends rather
+ * than leaving them idle for the rest of a long batch. */
+static long next_batch(const heat_run *r, double steps_per_second, long next_checkpoint, int sharing)
 {
-    long batch = (long)(steps_per_second * 0.1);
+    long batch = (long)(steps_per_second * (sharing ? 0.02 : 0.1));
     if (batch < 1) batch = 1;
     long until = next_checkpoint - r->solver->step;
     return batch < until ? batch : until;
@@ -195,9 +203,8 @@ static int time_loop(heat_run *r, heat_field_stats *final)
     double steps_per_second = 10.0;
     while (s->step < r->config.steps) {
         long next_checkpoint = checkpoint_after(&r->config, s->step), batch_start = s->step;
-        long batch = next_batch(r, steps_per_second, next_checkpoint);
+        long batch = next_batch(r, steps_per_second, next_checkpoint, share_cores(r));
         double t0 = progress_now();
-        share_cores(r);
         HEAT_CALL(heat_solver_advance(s, batch));
         HEAT_CALL(check_field(r, batch_start, final));
         steps_per_second = (double)batch / fmax(progress_now() - t0, 1e-6);

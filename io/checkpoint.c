@@ -269,7 +269,10 @@ static int write_file(h5_scope *s, hid_t *file_out, const ckpt_meta *m, const vo
 {
     hid_t fapl = keep(s, H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
     H5TRY(s, fapl);
-    H5TRY(s, H5Pset_fapl_core(fapl, 16u << 20, 0));
+    /* One increment holds the whole file (the raw field bounds the compressed
+     * one): the image is never reallocated and copied while it grows. */
+    size_t field_bytes = (size_t)heat_grid_points(&m->grid) * heat_precision_size(m->precision);
+    H5TRY(s, H5Pset_fapl_core(fapl, field_bytes + (4u << 20), 0));
     hid_t fcpl = keep(s, H5Pcreate(H5P_FILE_CREATE), H5Pclose);
     H5TRY(s, fcpl);
     H5TRY(s, H5Pset_userblock(fcpl, USER_BLOCK));

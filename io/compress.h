@@ -21,6 +21,7 @@ typedef struct chunk_data {
     unsigned char *bytes; /* stored bytes (compressed, or raw when level 0) */
     size_t size;
     uint32_t crc;         /* CRC-32 of the chunk's raw (unshuffled) bytes */
+    int stored_planes;    /* shuffled byte planes that looked random and went in stored blocks */
 } chunk_data;
 
 /* Chunks of about 1 MiB: enough of them to keep many cores busy. */
