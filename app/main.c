@@ -55,10 +55,34 @@ typedef struct heat_run {
     int quiet;
     int cores;            /* OpenMP threads available to the run */
     int writer_cores;     /* of those, the ones that compress a checkpoint */
+    double snapshot_seconds; /* spent copying the field for the writer */
+    int snapshot_pinned;  /* the writer's snapshot buffer is page-locked for the GPU's copies */
 } heat_run;
+
+static size_t snapshot_bytes(const heat_run *r)
+{
+    const heat_problem *p = &r->solver->problem;
+    return (size_t)heat_grid_points(&p->grid) * heat_precision_size(p->precision);
+}
+
+/* A GPU copies the field into page-locked memory several times faster: the
+ * snapshot is taken while the GPU waits (H100: 61 ms pageable for 210 MB). */
+static void pin_snapshot(heat_run *r)
+{
+    r->snapshot_pinned = heat_solver_pin_host(r->solver, ckpt_writer_buffer(r->writer), snapshot_bytes(r), 1);
+}
+
+static void unpin_snapshot(heat_run *r)
+{
+    if (!r->snapshot_pinned) return;
+    ckpt_writer_wait(r->writer); /* its status was reported by the run, or the run failed anyway */
+    heat_solver_pin_host(r->solver, ckpt_writer_buffer(r->writer), snapshot_bytes(r), 0);
+    r->snapshot_pinned = 0;
+}
 
 static void run_destroy(heat_run *r)
 {
+    unpin_snapshot(r);
     ckpt_writer_destroy(&r->writer);
     heat_solver_destroy(&r->solver);
     heat_config_destroy(&r->config);
@@ -162,7 +186,9 @@ static int write_checkpoint(heat_run *r)
     int status = ckpt_writer_wait(r->writer);
     if (status != HEAT_OK && !r->config.output.on_write_error) return status;
     if (status != HEAT_OK) heat_warn("output.on_write_error = \"continue\": computing on");
+    double start = progress_now();
     HEAT_CALL(heat_solver_get_field(r->solver, ckpt_writer_buffer(r->writer)));
+    r->snapshot_seconds += progress_now() - start;
     return ckpt_writer_submit(r->writer, r->solver->step, r->solver->time);
 }
 
@@ -229,6 +255,11 @@ static void print_summary(const heat_run *r, long first_step, double wall, const
            r->solver->time, wall, wall > 0 ? points * (double)steps / wall / 1e9 : 0.0);
     printf("temperature: min %.6g  max %.6g  mean %.6g; total heat changed by %.3e (relative)\n", f->min, f->max,
            f->sum / points, change);
+    ckpt_writer_stats w = ckpt_writer_get_stats(r->writer);
+    if (w.writes > 0)
+        printf("checkpoints: %ld written, %.3f s each on %d core%s (mean); the run spent %.3f s on snapshots and %.3f s "
+               "waiting for writes\n", w.writes, w.write_seconds / (double)w.writes, r->writer_cores, r->writer_cores == 1 ? "" : "s",
+               r->snapshot_seconds, w.wait_seconds);
     const heat_cg_stats *cg = &r->solver->cg;
     if (cg->steps > 0)
         printf("CG: %ld iterations in %ld implicit steps (mean %.1f, most %d); largest final relative residual %.2e\n",
@@ -257,6 +288,7 @@ static int run(const heat_cli *cli, heat_run *r)
     HEAT_CALL(heat_solver_stats(r->solver, &r->initial));
     plan_cores(r);
     HEAT_CALL(create_writer(r, &series));
+    pin_snapshot(r);
     long first_step = r->solver->step;
     if (!cli->restart) HEAT_CALL(write_checkpoint(r)); /* the initial state opens the series */
     double start = progress_now();

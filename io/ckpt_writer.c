@@ -24,6 +24,8 @@ struct ckpt_writer {
     atomic_int finished;  /* set by the writer thread as its last act */
     int status;           /* result of the last job */
     long last_step;
+    ckpt_writer_stats stats;
+    double job_seconds;   /* the last job's time, set by the writer thread */
 };
 
 int ckpt_writer_create(const ckpt_writer_options *o, const ckpt_meta *meta, heat_series *series, ckpt_writer **out)
@@ -100,7 +102,9 @@ static void *writer_main(void *arg)
 {
     ckpt_writer *w = arg;
     omp_set_num_threads(w->options.threads); /* this thread's parallel regions only */
+    double start = omp_get_wtime();
     w->status = write_job(w);
+    w->job_seconds = omp_get_wtime() - start;
     if (w->status != HEAT_OK)
         fprintf(stderr, "heatsolve: the checkpoint of step %ld was not written; earlier checkpoints and the "
                         "series file are intact\n", w->meta.step);
@@ -121,12 +125,18 @@ int ckpt_writer_submit(ckpt_writer *w, long step, double time)
     return HEAT_OK;
 }
 
+ckpt_writer_stats ckpt_writer_get_stats(const ckpt_writer *w) { return w->stats; }
+
 int ckpt_writer_busy(const ckpt_writer *w) { return w->in_flight && !atomic_load(&w->finished); }
 
 int ckpt_writer_wait(ckpt_writer *w)
 {
     if (!w->in_flight) return HEAT_OK;
+    double start = omp_get_wtime();
     pthread_join(w->thread, NULL);
+    w->stats.wait_seconds += omp_get_wtime() - start;
+    w->stats.write_seconds += w->job_seconds;
+    ++w->stats.writes;
     w->in_flight = 0;
     int status = w->status;
     w->status = HEAT_OK;

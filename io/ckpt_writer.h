@@ -22,6 +22,13 @@ typedef struct ckpt_writer_options {
 
 typedef struct ckpt_writer ckpt_writer;
 
+/* Where the checkpoints' time went, for the run's summary. */
+typedef struct ckpt_writer_stats {
+    long writes;          /* finished writes */
+    double write_seconds; /* their total time on the writer thread */
+    double wait_seconds;  /* time the caller spent blocked in ckpt_writer_wait */
+} ckpt_writer_stats;
+
 /* meta: everything but step and time (copied, config text included). The
  * series is taken over by the writer. */
 int ckpt_writer_create(const ckpt_writer_options *options, const ckpt_meta *meta, heat_series *series,
@@ -38,6 +45,8 @@ int ckpt_writer_busy(const ckpt_writer *writer);
 
 /* Waits for the write in flight; returns its status (HEAT_OK if none). */
 int ckpt_writer_wait(ckpt_writer *writer);
+
+ckpt_writer_stats ckpt_writer_get_stats(const ckpt_writer *writer);
 
 /* Step of the last submitted checkpoint, -1 if none. */
 long ckpt_writer_last_step(const ckpt_writer *writer);

@@ -40,7 +40,9 @@ static void chunk_copy(const chunk_plan *p, int c, unsigned char *raw, unsigned 
     unsigned long long off[3];
     chunk_plan_offset(p, c, off);
     size_t row = (size_t)p->chunk[2] * p->elem;
-    if (!scatter) memset(raw, 0, p->raw_bytes);
+    int partial = off[0] + (unsigned long long)p->chunk[0] > (unsigned long long)p->dims[0] ||
+                  off[1] + (unsigned long long)p->chunk[1] > (unsigned long long)p->dims[1];
+    if (!scatter && partial) memset(raw, 0, p->raw_bytes); /* the padding past the field's edge */
     for (int z = 0; z < p->chunk[0] && off[0] + z < (unsigned long long)p->dims[0]; ++z)
         for (int y = 0; y < p->chunk[1] && off[1] + y < (unsigned long long)p->dims[1]; ++y) {
             unsigned char *f = field + (((off[0] + z) * p->dims[1] + off[1] + y) * p->dims[2]) * p->elem;

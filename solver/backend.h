@@ -93,6 +93,12 @@ typedef struct heat_backend_ops {
     int (*time_copy)(void *state, int reps, double *median_ms, double *bytes);
     int (*time_step)(void *state, int reps, double *median_ms);
 
+    /* Optional (NULL: nothing to gain). Page-locks (pin = 1) or releases host
+     * memory that download() fills again and again (the checkpoint snapshot),
+     * so that those copies run at the bus's speed. Returns 0 when the memory
+     * stays pageable: copies still work, only slower. */
+    int (*pin_host)(void *state, void *host, size_t bytes, int pin);
+
     /* Implicit schemes; the vectors exist when create() saw an implicit scheme. */
     const heat_cg_ops *cg;
 } heat_backend_ops;

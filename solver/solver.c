@@ -88,6 +88,11 @@ int heat_solver_set_field(heat_solver *s, const void *host, long step)
 
 int heat_solver_get_field(heat_solver *s, void *host) { return s->ops->download(s->state, host); }
 
+int heat_solver_pin_host(heat_solver *s, void *host, size_t bytes, int pin)
+{
+    return s->ops->pin_host ? s->ops->pin_host(s->state, host, bytes, pin) : 0;
+}
+
 static int advance_implicit(heat_solver *s, long steps)
 {
     for (long k = 1; k <= steps; ++k)

