@@ -52,17 +52,28 @@ static void chunk_copy(const chunk_plan *p, int c, unsigned char *raw, unsigned 
         }
 }
 
-/* HDF5's shuffle: byte b of every value goes to block b. Blocks of 64
- * values are transposed through a local tile of known shape, which the
- * compiler vectorises (measured: about 3 ms instead of 10 ms for a 26 MB
+/* HDF5's shuffle: byte b of every value goes to block b (values `first`
+ * onwards, one byte at a time). */
+static void shuffle_plain(const unsigned char *in, unsigned char *out, size_t values, size_t elem, size_t first,
+                          int inverse)
+{
+    for (size_t v = first; v < values; ++v)
+        for (size_t b = 0; b < elem; ++b) {
+            if (inverse) out[v * elem + b] = in[b * values + v];
+            else out[b * values + v] = in[v * elem + b];
+        }
+}
+
+/* The same in blocks of 64 values through a local tile of known shape, which
+ * the compiler vectorises (measured: about 3 ms instead of 10 ms for a 26 MB
  * double field on one core); the plane pointers of `out` would otherwise
  * need more run-time alias checks than it makes. */
-enum { SHUFFLE_TILE = 64 };
+enum { SHUFFLE_TILE = 64, SHUFFLE_MAX_ELEM = 8 };
 
-static inline __attribute__((always_inline)) void shuffle_fixed(const unsigned char *in, unsigned char *out,
+static inline __attribute__((always_inline)) void shuffle_tiled(const unsigned char *in, unsigned char *out,
                                                                 size_t values, size_t elem, int inverse)
 {
-    unsigned char tile[8][SHUFFLE_TILE];
+    unsigned char tile[SHUFFLE_MAX_ELEM][SHUFFLE_TILE];
     size_t v = 0;
     for (; v + SHUFFLE_TILE <= values; v += SHUFFLE_TILE) {
         if (inverse) {
@@ -75,18 +86,14 @@ static inline __attribute__((always_inline)) void shuffle_fixed(const unsigned c
             for (size_t b = 0; b < elem; ++b) memcpy(out + b * values + v, tile[b], SHUFFLE_TILE);
         }
     }
-    for (; v < values; ++v)
-        for (size_t b = 0; b < elem; ++b) {
-            if (inverse) out[v * elem + b] = in[b * values + v];
-            else out[b * values + v] = in[v * elem + b];
-        }
+    shuffle_plain(in, out, values, elem, v, inverse);
 }
 
 static void shuffle_bytes(const unsigned char *in, unsigned char *out, size_t n, size_t elem, int inverse)
 {
-    if (elem == 8) shuffle_fixed(in, out, n / 8, 8, inverse);
-    else if (elem == 4) shuffle_fixed(in, out, n / 4, 4, inverse);
-    else if (elem <= 8) shuffle_fixed(in, out, n / elem, elem, inverse);
+    if (elem == 8) shuffle_tiled(in, out, n / 8, 8, inverse); /* constant sizes: vectorised */
+    else if (elem == 4) shuffle_tiled(in, out, n / 4, 4, inverse);
+    else shuffle_plain(in, out, n / elem, elem, 0, inverse);
 }
 
 /* A byte plane whose bytes look random: sampled order-0 entropy above 7.9
