@@ -12,17 +12,6 @@ static heat_problem mixed_problem(heat_precision precision)
     return p;
 }
 
-static int reference(const heat_problem *p, const void *initial, void *out)
-{
-    heat_solver *cpu;
-    EXPECT_OK(heat_solver_create(p, HEAT_SELECT_CPU, &cpu));
-    EXPECT_OK(heat_solver_set_field(cpu, initial, 0));
-    EXPECT_OK(heat_solver_advance(cpu, 100));
-    EXPECT_OK(heat_solver_get_field(cpu, out));
-    heat_solver_destroy(&cpu);
-    return 0;
-}
-
 static int compare(heat_precision precision)
 {
     heat_problem p = mixed_problem(precision);
@@ -30,7 +19,7 @@ static int compare(heat_precision precision)
                          .width = 0.15};
     void *initial = test_alloc_field(&p), *cpu = test_alloc_field(&p), *gpu = test_alloc_field(&p);
     heat_initial_fill(&init, &p.grid, precision, initial);
-    if (reference(&p, initial, cpu)) return 1;
+    if (test_run(&p, HEAT_SELECT_CPU, initial, 100, cpu)) return 1;
     heat_solver *s;
     EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_HIP, &s));
     const heat_variant *variants;

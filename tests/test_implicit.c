@@ -187,14 +187,9 @@ static int check_thread_independence(void)
     void *field[2];
     for (int t = 0; t < 2; ++t) {
         omp_set_num_threads(t + 1);
-        heat_solver *s;
         field[t] = test_alloc_field(&p);
         heat_initial_fill(&init, &p.grid, p.precision, field[t]);
-        EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
-        EXPECT_OK(heat_solver_set_field(s, field[t], 0));
-        EXPECT_OK(heat_solver_advance(s, 5));
-        EXPECT_OK(heat_solver_get_field(s, field[t]));
-        heat_solver_destroy(&s);
+        if (test_run(&p, HEAT_SELECT_CPU, field[t], 5, field[t])) return 1;
     }
     int same = memcmp(field[0], field[1], (size_t)heat_grid_points(&p.grid) * sizeof(double)) == 0;
     printf("crank_nicolson, 5 steps on 1 and on 2 threads: %s\n", same ? "bitwise equal" : "DIFFERENT");
@@ -206,17 +201,6 @@ static int check_thread_independence(void)
 /* Both schemes and preconditioners on a grid no block divides, with
  * Dirichlet values and insulated faces: the GPU agrees with the CPU within
  * the solver tolerance, and a second GPU run gives the same bits. */
-static int run_backend(const heat_problem *p, heat_backend_request backend, const void *initial, void *out)
-{
-    heat_solver *s;
-    EXPECT_OK(heat_solver_create(p, backend, &s));
-    EXPECT_OK(heat_solver_set_field(s, initial, 0));
-    EXPECT_OK(heat_solver_advance(s, 5));
-    EXPECT_OK(heat_solver_get_field(s, out));
-    heat_solver_destroy(&s);
-    return 0;
-}
-
 static int compare_backends(heat_precision precision, heat_scheme scheme, heat_preconditioner pc)
 {
     heat_problem p = test_problem(67, 45, 33, 1.34, 0.9, 0.66, precision);
@@ -231,8 +215,8 @@ static int compare_backends(heat_precision precision, heat_scheme scheme, heat_p
     void *initial = test_alloc_field(&p), *cpu = test_alloc_field(&p), *gpu = test_alloc_field(&p),
          *again = test_alloc_field(&p);
     heat_initial_fill(&init, &p.grid, precision, initial);
-    if (run_backend(&p, HEAT_SELECT_CPU, initial, cpu) || run_backend(&p, HEAT_SELECT_HIP, initial, gpu) ||
-        run_backend(&p, HEAT_SELECT_HIP, initial, again))
+    if (test_run(&p, HEAT_SELECT_CPU, initial, 5, cpu) || test_run(&p, HEAT_SELECT_HIP, initial, 5, gpu) ||
+        test_run(&p, HEAT_SELECT_HIP, initial, 5, again))
         return 1;
     double worst = 0.0, scale = 0.0;
     for (long at = 0; at < heat_grid_points(&p.grid); ++at) {

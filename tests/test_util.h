@@ -53,5 +53,18 @@ static inline void test_set(const heat_problem *p, void *field, long index, doub
     else ((double *)field)[index] = v;
 }
 
+/* Runs `steps` steps of problem p from `initial` on a backend; the final field goes to out. */
+static inline int test_run(const heat_problem *p, heat_backend_request backend, const void *initial, long steps,
+                           void *out)
+{
+    heat_solver *s;
+    EXPECT_OK(heat_solver_create(p, backend, &s));
+    EXPECT_OK(heat_solver_set_field(s, initial, 0));
+    EXPECT_OK(heat_solver_advance(s, steps));
+    EXPECT_OK(heat_solver_get_field(s, out));
+    heat_solver_destroy(&s);
+    return 0;
+}
+
 /* Point coordinate along axis d of index i (cell-centred). */
 static inline double test_coord(const heat_problem *p, int d, int i) { return (i + 0.5) * p->grid.h[d]; }
