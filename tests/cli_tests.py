@@ -139,6 +139,11 @@ def test_letters_run():
     expect(names == [f"letters_{s:06d}.hdf" for s in (0, 10, 20, 30, 40)], f"checkpoints: {names}")
     expect(not [n for n in os.listdir(out) if ".tmp" in n], "temporary files left behind")
     expect("summary: 40 steps" in proc.stdout, "summary missing")
+    cost = re.search(r"checkpoints: (\d+) written, ([0-9.]+) s each on (\d+) cores? \(mean\); the run spent "
+                     r"([0-9.]+) s on snapshots and ([0-9.]+) s waiting for writes", proc.stdout)
+    expect(cost, f"checkpoint cost line missing:\n{proc.stdout[-600:]}")
+    expect(int(cost.group(1)) == len(names), f"summary counts {cost.group(1)} checkpoints, {len(names)} on disk")
+    expect(float(cost.group(2)) > 0 and int(cost.group(3)) >= 1, f"implausible write cost: {cost.group(0)}")
 
 
 def test_vtkhdf_layout():
