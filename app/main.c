@@ -147,7 +147,6 @@ static void plan_cores(heat_run *r)
     r->cores = omp_get_max_threads();
     int cpu = r->solver->ops == &heat_backend_cpu;
     r->writer_cores = cpu ? (r->cores + 1) / 2 : r->cores - 1;
-    if (r->writer_cores >= r->cores && r->cores > 1) r->writer_cores = r->cores - 1;
     if (r->writer_cores < 1) r->writer_cores = 1;
 }
 
@@ -257,9 +256,9 @@ static void print_summary(const heat_run *r, long first_step, double wall, const
            f->sum / points, change);
     ckpt_writer_stats w = ckpt_writer_get_stats(r->writer);
     if (w.writes > 0)
-        printf("checkpoints: %ld written, %.3f s each on %d core%s (mean); the run spent %.3f s on snapshots and %.3f s "
-               "waiting for writes\n", w.writes, w.write_seconds / (double)w.writes, r->writer_cores, r->writer_cores == 1 ? "" : "s",
-               r->snapshot_seconds, w.wait_seconds);
+        printf("checkpoints: %ld written, %.3f s each on %d core%s (mean); the run spent %.3f s on snapshots and "
+               "%.3f s waiting for writes\n", w.writes, w.write_seconds / (double)w.writes, r->writer_cores,
+               r->writer_cores == 1 ? "" : "s", r->snapshot_seconds, w.wait_seconds);
     const heat_cg_stats *cg = &r->solver->cg;
     if (cg->steps > 0)
         printf("CG: %ld iterations in %ld implicit steps (mean %.1f, most %d); largest final relative residual %.2e\n",
