@@ -52,6 +52,20 @@ static void chunk_copy(const chunk_plan *p, int c, unsigned char *raw, unsigned 
         }
 }
 
+/* Chunk c's bytes in place in the field, when they lie there contiguously as
+ * one full chunk (whole x rows, and whole y planes unless one row deep);
+ * NULL otherwise. Compressing from there skips a copy of the whole field. */
+static const unsigned char *chunk_in_place(const chunk_plan *p, int c, const unsigned char *field)
+{
+    unsigned long long off[3];
+    chunk_plan_offset(p, c, off);
+    int whole_rows = p->chunk[2] == p->dims[2] && (p->chunk[0] == 1 || p->chunk[1] == p->dims[1]);
+    int inside = off[0] + (unsigned long long)p->chunk[0] <= (unsigned long long)p->dims[0] &&
+                 off[1] + (unsigned long long)p->chunk[1] <= (unsigned long long)p->dims[1];
+    if (!whole_rows || !inside) return NULL;
+    return field + ((off[0] * p->dims[1] + off[1]) * p->dims[2]) * p->elem;
+}
+
 /* HDF5's shuffle: byte b of every value goes to block b (values `first`
  * onwards, one byte at a time). */
 static void shuffle_plain(const unsigned char *in, unsigned char *out, size_t values, size_t elem, size_t first,
@@ -192,9 +206,10 @@ int chunks_compress(const chunk_plan *p, const void *field, chunk_codec codec, i
         for (int c = 0; c < total; ++c) {
             chunks[c].bytes = NULL, chunks[c].stored_planes = 0;
             if (!raw || !scratch) continue;
-            chunk_copy(p, c, raw, (unsigned char *)field, 0);
-            chunks[c].crc = (uint32_t)crc32(0L, raw, (uInt)p->raw_bytes);
-            if (!compress_one(p, raw, scratch, codec, shuffle, &chunks[c])) ++failed;
+            const unsigned char *src = chunk_in_place(p, c, field);
+            if (!src) chunk_copy(p, c, raw, (unsigned char *)field, 0), src = raw;
+            chunks[c].crc = (uint32_t)crc32(0L, src, (uInt)p->raw_bytes);
+            if (!compress_one(p, src, scratch, codec, shuffle, &chunks[c])) ++failed;
         }
         free(raw);
         free(scratch);

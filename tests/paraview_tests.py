@@ -1,4 +1,4 @@
-"""Tests with Debian's real ParaView (run under `xvfb-run -a pvpython`).
+"""Tests with Debian's real ParaView (run under `xvfb-run -a -s "... -noreset" pvpython`).
 
 usage: pvpython paraview_tests.py HEATSOLVE WORKDIR SOURCE_DIR series|render
   series: ParaView opens the .hdf.series of a short letters run with the right
@@ -67,8 +67,8 @@ def png_size_and_colours(path):
 def test_render():
     folder = letters_run("pv_render", 20, 10)
     out = os.path.join(folder, "frames")
-    # In this process, under this test's X server: a second pvpython started from here could
-    # not always connect to it (seen in CI: "bad X server connection").
+    # In this process, under this test's X server, which runs with -noreset (see
+    # tests/CMakeLists.txt): a second pvpython would be a second ParaView start-up for nothing.
     import importlib.util
     script = os.path.join(SOURCE, "visualization", "render_letters.py")
     spec = importlib.util.spec_from_file_location("render_letters", script)

@@ -2,7 +2,7 @@
 by temperature (with a colour bar) and a 3-D view of isosurfaces of the hot
 letters fading, one PNG of each per time step, and an animation of both.
 
-usage: xvfb-run -a pvpython visualization/render_letters.py RUN [options]
+usage: xvfb-run -a -s "-screen 0 1280x1024x24 -noreset" pvpython visualization/render_letters.py RUN [options]
   RUN                  output folder (out/letters) or its .hdf.series file
   --time T             render only the frame nearest to simulated time T
   --size W H           image size in pixels (default 960 540)
