@@ -146,6 +146,26 @@ def test_letters_run():
     expect(float(cost.group(2)) > 0 and int(cost.group(3)) >= 1, f"implausible write cost: {cost.group(0)}")
 
 
+def test_unstable_run():
+    """A run made unstable on purpose stops with exit 1 once the field holds NaN or Inf, naming
+    the steps and the fix, and writes no checkpoint after the last finite state."""
+    import numpy
+    folder = fresh_dir("unstable_run")
+    cfg = letters_config(folder, steps=400, every=100)
+    proc = run([cfg, "-q", "--set", "time.cfl=10.0", "--set", "time.allow_unstable=true"], expect_status=1)
+    found = re.search(r"became NaN or Inf \((\d+) values\) between step (\d+) and step (\d+)", proc.stderr)
+    expect(found and "time.dt or time.cfl" in proc.stderr, f"unclear instability message: {proc.stderr}")
+    last_finite, first_bad = int(found.group(2)), int(found.group(3))
+    expect(0 <= last_finite < first_bad <= 400, f"implausible steps: {found.group(0)}")
+    out = os.path.join(folder, "out")
+    steps = sorted(int(n[-10:-4]) for n in os.listdir(out) if n.endswith(".hdf"))
+    expect(steps and steps[-1] <= last_finite, f"checkpoints {steps} go past step {last_finite}")
+    for step in steps:
+        expect(numpy.isfinite(read_field(os.path.join(out, f"letters_{step:06d}.hdf"))).all(),
+               f"checkpoint {step} holds NaN or Inf")
+    print(f"unstable run stopped between steps {last_finite} and {first_bad}; checkpoints {steps} all finite")
+
+
 def test_vtkhdf_layout():
     import h5py
     import numpy as np
