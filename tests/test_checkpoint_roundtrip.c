@@ -1,6 +1,7 @@
 /* A checkpoint written and read back gives the same bits and metadata, in
  * both precisions and at compression 0 (no filter), 1 and 6, for both
- * writing methods. A field whose low bytes are random is written with those
+ * writing methods, and on grids whose last chunks stick out of the field
+ * next to chunks compressed in place. A field whose low bytes are random is written with those
  * byte planes in stored deflate blocks, and HDF5's own filter reads it. */
 #include <hdf5.h>
 #include <stdint.h>
@@ -10,9 +11,9 @@
 #include "solver/error.h"
 #include "test_util.h"
 
-static int roundtrip(heat_precision precision, int level, ckpt_method method, const char *dir)
+static int roundtrip_grid(const int n[3], heat_precision precision, int level, ckpt_method method, const char *dir)
 {
-    heat_problem p = test_problem(37, 23, 11, 1.0, 0.7, 0.3, precision);
+    heat_problem p = test_problem(n[0], n[1], n[2], 1.0, 0.7, 0.3, precision);
     void *field = test_alloc_field(&p), *back = test_alloc_field(&p);
     heat_initial init = {.type = INITIAL_LETTERS, .text = "AB", .letter_temperature = 7.5, .plate_thickness = 0.3,
                          .letter_height = 0.4, .margin = 0.05};
@@ -22,7 +23,7 @@ static int roundtrip(heat_precision precision, int level, ckpt_method method, co
                    .config_text = "grid = { n = [37, 23, 11]; };"};
     m.bc[FACE_Z_LOW] = (heat_bc){HEAT_BC_DIRICHLET, -2.5};
     char path[512];
-    snprintf(path, sizeof path, "%s/roundtrip_%d_%d_%d.hdf", dir, precision, level, method);
+    snprintf(path, sizeof path, "%s/roundtrip_%dx%dx%d_%d_%d_%d.hdf", dir, n[0], n[1], n[2], precision, level, method);
     EXPECT_OK(ckpt_write(path, &m, field, level, method));
     ckpt_meta r;
     EXPECT_OK(ckpt_read(path, &r, back));
@@ -32,10 +33,30 @@ static int roundtrip(heat_precision precision, int level, ckpt_method method, co
     EXPECT(memcmp(r.grid.n, p.grid.n, sizeof r.grid.n) == 0 && r.precision == precision, "grid differs");
     EXPECT(r.bc[FACE_Z_LOW].type == HEAT_BC_DIRICHLET && r.bc[FACE_Z_LOW].value == -2.5, "boundary differs");
     EXPECT(strcmp(r.config_text, m.config_text) == 0, "config text differs");
-    printf("%s level %d method %d: round trip bitwise equal\n", heat_precision_name(precision), level, method);
+    printf("%d x %d x %d %s level %d method %d: round trip bitwise equal\n", n[0], n[1], n[2],
+           heat_precision_name(precision), level, method);
     ckpt_meta_free(&r);
     free(field), free(back);
     return 0;
+}
+
+/* One chunk holding the whole field. */
+static int roundtrip(heat_precision precision, int level, ckpt_method method, const char *dir)
+{
+    return roundtrip_grid((int[3]){37, 23, 11}, precision, level, method, dir);
+}
+
+/* Grids whose last chunks stick out of the field, along z (chunks of 17
+ * planes over 40) and along y (chunks of 32 rows of 4096 values over 75):
+ * those are gathered through a zero-padded copy, the others compressed in place. */
+static int roundtrip_partial_chunks(const char *dir)
+{
+    int failed = 0;
+    for (int level = 0; level <= 1; ++level) {
+        failed |= roundtrip_grid((int[3]){96, 80, 40}, HEAT_DOUBLE, level, CKPT_PARALLEL_RLE, dir);
+        failed |= roundtrip_grid((int[3]){4096, 75, 2}, HEAT_DOUBLE, level, CKPT_PARALLEL_RLE, dir);
+    }
+    return failed;
 }
 
 /* A smooth double field whose low five bytes are noise, as in any evolved
@@ -119,6 +140,7 @@ int main(int argc, char **argv)
         for (int level = 0; level <= 6; level += level ? 5 : 1)
             for (int method = 0; method < 2; ++method)
                 failed |= roundtrip((heat_precision)precision, level, (ckpt_method)method, dir);
+    failed |= roundtrip_partial_chunks(dir);
     failed |= random_planes_stored(dir);
     return failed;
 }
