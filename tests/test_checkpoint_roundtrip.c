@@ -1,8 +1,9 @@
 /* A checkpoint written and read back gives the same bits and metadata, in
  * both precisions and at compression 0 (no filter), 1 and 6, for both
  * writing methods, and on grids whose last chunks stick out of the field
- * next to chunks compressed in place. A field whose low bytes are random is written with those
- * byte planes in stored deflate blocks, and HDF5's own filter reads it. */
+ * next to chunks compressed in place. A field whose low bytes are random
+ * is written with those byte planes in stored deflate blocks, and HDF5's
+ * own filter reads it. */
 #include <hdf5.h>
 #include <stdint.h>
 
