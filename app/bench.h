@@ -14,3 +14,8 @@ int bench_fill(heat_solver *solver);
 /* `heatsolve bench --cg`: the implicit solver's operator, Chebyshev step and
  * whole CG iterations as effective bandwidth against copy. */
 int bench_cg(const heat_cli *cli);
+
+/* `heatsolve bench --io`: the checkpoint pipeline against its floor (the
+ * compression stage alone, the output folder's fsync bandwidth), restart
+ * read time, and HDF5's own filter for comparison. */
+int bench_io(const heat_cli *cli);

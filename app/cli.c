@@ -1,9 +1,12 @@
 #include "cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "io/config.h"
 #include "solver/error.h"
@@ -20,8 +23,11 @@ void cli_print_help(void)
            "  --restart FILE|latest  continue from a checkpoint (latest: newest valid one in output.dir)\n"
            "  --backend auto|cpu|hip choose the backend (default: solver.backend, auto)\n"
            "  -q, --quiet            print only warnings and errors\n"
-           "  -v, --verbose          implicit schemes: one line per step (CG iterations, final residual)\n"
+           "  -v, --verbose          print every setting (not only those that differ from the defaults);\n"
+           "                         implicit schemes: one line per step (CG iterations, final residual)\n"
            "  --allow-scheme-change  restart with a time.scheme other than the checkpoint's\n"
+           "  --overwrite            a new run into a folder that holds an earlier run's files of the same\n"
+           "                         output.name: remove those files first (otherwise the run refuses)\n"
            "  -h, --help             this help\n"
            "  --version              print the version\n\n"
            "bench options:\n"
@@ -30,11 +36,14 @@ void cli_print_help(void)
            "  --precision double|float    (default double)\n"
            "  --reps N               timed launches per kernel after warm-up (default 50)\n"
            "  --json FILE            also write the results as JSON\n"
-           "  --io                   measure checkpoint writing instead (parallel zlib vs HDF5's filter)\n"
+           "  --io                   measure checkpoint writing and reading instead, against the compression\n"
+           "                         stage alone and the output folder's fsync bandwidth\n"
+           "  --level N              --io: deflate level 0-9 (default 1, as output.compression)\n"
            "  --cg                   measure the implicit solver instead: CG operator and whole iteration\n"
            "  --io-dir DIR           folder for the --io files (default /tmp)\n\n"
-           "exit status: 0 success, 1 runtime failure, 2 usage or configuration error,\n"
-           "128+signal after an interrupt that wrote a final checkpoint.\n"
+           "exit status: 0 success, 1 runtime failure (or the final state could not be written),\n"
+           "2 usage or configuration error, 3 interrupted a second time before the final checkpoint\n"
+           "was written, 128+signal after SIGINT, SIGTERM or SIGHUP that wrote a final checkpoint.\n"
            "Configuration keys: docs/CONFIG.md.\n");
 }
 
@@ -65,7 +74,25 @@ static int parse_positive(const char *option, const char *text, int *value)
     return HEAT_OK;
 }
 
-enum { OPT_SET = 256, OPT_RESTART, OPT_BACKEND, OPT_VERSION, OPT_SIZE, OPT_PRECISION, OPT_REPS, OPT_JSON, OPT_IO, OPT_IO_DIR, OPT_CHANGE_SCHEME, OPT_CG };
+/* A file the program will write later: refused now if it cannot be, before any work. */
+static int check_output_file(const char *option, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return heat_error(HEAT_ERR_CONFIG, "%s %s is a folder; give a file name such as %s/bench.json", option, path,
+                          path);
+    char folder[1024];
+    snprintf(folder, sizeof folder, "%s", path);
+    char *slash = strrchr(folder, '/');
+    if (slash) *slash = '\0';
+    const char *parent = slash ? (folder[0] ? folder : "/") : ".";
+    if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode) || access(parent, W_OK) != 0)
+        return heat_error(HEAT_ERR_CONFIG, "%s %s: the folder %s does not exist or is not writable", option, path,
+                          parent);
+    return HEAT_OK;
+}
+
+enum { OPT_SET = 256, OPT_RESTART, OPT_BACKEND, OPT_VERSION, OPT_SIZE, OPT_PRECISION, OPT_REPS, OPT_JSON, OPT_IO, OPT_IO_DIR, OPT_CHANGE_SCHEME, OPT_CG, OPT_OVERWRITE, OPT_LEVEL };
 
 static int handle_option(int opt, heat_cli *cli)
 {
@@ -81,6 +108,14 @@ static int handle_option(int opt, heat_cli *cli)
     case 'v': cli->verbose = 1; return HEAT_OK;
     case OPT_CHANGE_SCHEME: cli->allow_scheme_change = 1; return HEAT_OK;
     case OPT_CG: cli->cg = 1; return HEAT_OK;
+    case OPT_OVERWRITE: cli->overwrite = 1; return HEAT_OK;
+    case OPT_LEVEL: {
+        char *end;
+        long v = strtol(optarg, &end, 10);
+        if (*end || end == optarg || v < 0 || v > 9) return heat_error(HEAT_ERR_CONFIG, "--level %s: expected 0-9", optarg);
+        cli->level = (int)v;
+        return HEAT_OK;
+    }
     case 'h': cli->help = 1; return HEAT_OK;
     case OPT_SIZE: return parse_size(optarg, cli->size);
     case OPT_PRECISION:
@@ -102,18 +137,19 @@ int cli_parse(int argc, char **argv, heat_cli *cli)
     cli->backend = -1;
     cli->reps = 50;
     cli->io_dir = "/tmp";
+    cli->level = 1;
     int first = 1;
     if (argc > 1 && strcmp(argv[1], "bench") == 0) cli->bench = 1, first = 2;
     static const struct option run_options[] = {
         {"set", required_argument, 0, OPT_SET}, {"restart", required_argument, 0, OPT_RESTART},
         {"backend", required_argument, 0, OPT_BACKEND}, {"quiet", no_argument, 0, 'q'},
         {"verbose", no_argument, 0, 'v'}, {"allow-scheme-change", no_argument, 0, OPT_CHANGE_SCHEME},
-        {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0}};
+        {"overwrite", no_argument, 0, OPT_OVERWRITE}, {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0}};
     static const struct option bench_options[] = {
         {"backend", required_argument, 0, OPT_BACKEND}, {"size", required_argument, 0, OPT_SIZE},
         {"precision", required_argument, 0, OPT_PRECISION}, {"reps", required_argument, 0, OPT_REPS},
         {"json", required_argument, 0, OPT_JSON}, {"io", no_argument, 0, OPT_IO},
-        {"io-dir", required_argument, 0, OPT_IO_DIR}, {"cg", no_argument, 0, OPT_CG}, {"quiet", no_argument, 0, 'q'},
+        {"io-dir", required_argument, 0, OPT_IO_DIR}, {"level", required_argument, 0, OPT_LEVEL}, {"cg", no_argument, 0, OPT_CG}, {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     optind = first;
     opterr = 0;
@@ -126,11 +162,14 @@ int cli_parse(int argc, char **argv, heat_cli *cli)
     if (cli->help || cli->version) return HEAT_OK;
     if (cli->bench) {
         if (optind < argc) return heat_error(HEAT_ERR_CONFIG, "bench takes no argument '%s'", argv[optind]);
-        return HEAT_OK;
+        return cli->json ? check_output_file("--json", cli->json) : HEAT_OK;
     }
     if (optind != argc - 1)
         return heat_error(HEAT_ERR_CONFIG, optind < argc ? "expected one CONFIG file, got several" :
                           "missing CONFIG file; usage: heatsolve [options] CONFIG (see --help)");
     cli->config = argv[optind];
+    if (cli->restart && strcmp(cli->restart, "latest") != 0 && access(cli->restart, F_OK) != 0)
+        return heat_error(HEAT_ERR_CONFIG, "--restart %s: %s; give an existing checkpoint file, or --restart latest "
+                          "for the newest one in output.dir", cli->restart, strerror(errno));
     return HEAT_OK;
 }

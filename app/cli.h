@@ -8,6 +8,7 @@ typedef struct heat_cli {
     int help, version, quiet;
     int verbose;                /* one line per implicit step */
     int allow_scheme_change;    /* --restart with another time.scheme */
+    int overwrite;              /* --overwrite: a fresh run removes an earlier run's files of its name */
     const char *config;         /* CONFIG argument */
     char *overrides[CLI_MAX_OVERRIDES]; /* --set PATH=VALUE, in order */
     int noverrides;
@@ -21,6 +22,7 @@ typedef struct heat_cli {
     int io;                     /* benchmark checkpoint writing instead of kernels */
     int cg;                     /* benchmark the implicit solver's CG instead of kernels */
     const char *io_dir;
+    int level;                  /* --io: deflate level */
 } heat_cli;
 
 /* Returns HEAT_OK, or HEAT_ERR_CONFIG with a message for a usage mistake. */

@@ -16,39 +16,20 @@
 #include "app/bench.h"
 #include "app/cli.h"
 #include "app/progress.h"
+#include "app/report.h"
 #include "app/restart.h"
+#include "app/signals.h"
 #include "io/ckpt_writer.h"
 #include "io/config.h"
 #include "io/fsutil.h"
+#include "io/output_dir.h"
 #include "solver/error.h"
 #include "solver/solver.h"
-
-/* Set by signal handlers, read by the time loop between batches. */
-static volatile sig_atomic_t stop_signal = 0;       /* SIGINT or SIGTERM received */
-static volatile sig_atomic_t checkpoint_signal = 0; /* SIGUSR1 received */
-
-static void on_stop(int sig)
-{
-    if (stop_signal == SIGINT && sig == SIGINT) _exit(128 + SIGINT); /* second Ctrl-C: leave at once */
-    stop_signal = sig;
-}
-
-static void on_checkpoint(int sig) { checkpoint_signal = sig; }
-
-static void install_signal_handlers(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sa.sa_handler = on_checkpoint;
-    sigaction(SIGUSR1, &sa, NULL);
-}
 
 /* Everything one run holds; released by run_destroy. */
 typedef struct heat_run {
     heat_config config;
+    output_dir *output;   /* the output folder, locked for this run */
     heat_solver *solver;
     ckpt_writer *writer;
     heat_field_stats initial;
@@ -85,15 +66,36 @@ static void run_destroy(heat_run *r)
     unpin_snapshot(r);
     ckpt_writer_destroy(&r->writer);
     heat_solver_destroy(&r->solver);
+    output_dir_release(&r->output);
     heat_config_destroy(&r->config);
 }
 
+/* The settings that differ from the defaults, in the user's syntax (all with -v). */
 static int load_configuration(const heat_cli *cli, heat_run *r)
 {
     HEAT_CALL(heat_config_load(cli->config, cli->overrides, cli->noverrides, &r->config));
     if (cli->backend >= 0) r->config.backend = cli->backend;
-    if (!r->quiet) printf("heatsolve %s: effective configuration of %s\n%s\n", HEATSOLVE_VERSION, cli->config, r->config.text);
+    if (r->quiet) return HEAT_OK;
+    printf("heatsolve %s: %s, %s:\n", HEATSOLVE_VERSION, cli->config,
+           cli->verbose ? "every setting" : "settings that differ from the defaults (every one with -v)");
+    if (heat_config_print(&r->config, cli->verbose, stdout) == 0) printf("  (none)\n");
     return HEAT_OK;
+}
+
+/* Before the backend starts: the folder is this run's, or the run refuses. */
+static int claim_output(const heat_cli *cli, heat_run *r)
+{
+    output_dir_mode mode = cli->restart ? OUTPUT_CONTINUE : cli->overwrite ? OUTPUT_OVERWRITE : OUTPUT_FRESH;
+    return output_dir_claim(r->config.output.dir, r->config.output.name, mode, r->quiet, &r->output);
+}
+
+static void print_scheme(const heat_implicit *im)
+{
+    char degree[32] = "";
+    if (im->preconditioner == HEAT_PRECOND_CHEBYSHEV) snprintf(degree, sizeof degree, ", degree %d", im->chebyshev_degree);
+    printf("time scheme %s: preconditioned CG (%s%s), solver.rtol = %g, at most %d iterations a step\n",
+           heat_scheme_name(im->scheme), heat_preconditioner_name(im->preconditioner), degree, im->rtol,
+           im->max_iterations);
 }
 
 static int create_solver(heat_run *r, int verbose)
@@ -108,12 +110,7 @@ static int create_solver(heat_run *r, int verbose)
            r->solver->ops->name, r->solver->ops->device_name(r->solver->state),
            r->solver->ops->kernel_description(r->solver->state), problem.grid.n[0], problem.grid.n[1],
            problem.grid.n[2], problem.dt, heat_dt_max(&problem.grid, problem.alpha), r->config.steps);
-    const heat_implicit *im = &problem.implicit;
-    if (im->scheme != HEAT_EULER)
-        printf("time scheme %s: preconditioned CG (%s%s), solver.rtol = %g, at most %d iterations a step\n",
-               heat_scheme_name(im->scheme), heat_preconditioner_name(im->preconditioner),
-               im->preconditioner == HEAT_PRECOND_CHEBYSHEV ? ", degree solver.chebyshev_degree" : "", im->rtol,
-               im->max_iterations);
+    if (problem.implicit.scheme != HEAT_EULER) print_scheme(&problem.implicit);
     return HEAT_OK;
 }
 
@@ -163,11 +160,9 @@ static int share_cores(const heat_run *r)
 static int create_writer(heat_run *r, heat_series *series)
 {
     const heat_config *c = &r->config;
-    HEAT_CHECK(c->output.png_index < c->grid.n[c->output.png_axis] || c->output.png_index < 0,
-               "output.png_index = %d is outside the grid", c->output.png_index);
     ckpt_writer_options o = {c->output.dir, c->output.name, c->output.compression,
                              c->output.strategy == 0 ? CKPT_PARALLEL_RLE : CKPT_PARALLEL_ZLIB, c->output.keep,
-                             c->output.png, quick_look_slice(c, &r->initial), r->writer_cores};
+                             c->output.png, quick_look_slice(c, &r->initial), r->writer_cores, c->output.frame_full};
     ckpt_meta meta = {0};
     meta.dt = r->solver->problem.dt;
     meta.precision = r->solver->problem.precision;
@@ -179,8 +174,9 @@ static int create_writer(heat_run *r, heat_series *series)
     return ckpt_writer_create(&o, &meta, series, &r->writer);
 }
 
-/* Waits for the previous write, snapshots the field and hands it over. */
-static int write_checkpoint(heat_run *r)
+/* Waits for the previous write, snapshots the field and hands it over as a
+ * restart checkpoint or (frame = 1) a frame for viewing. */
+static int write_output(heat_run *r, int frame)
 {
     int status = ckpt_writer_wait(r->writer);
     if (status != HEAT_OK && !r->config.output.on_write_error) return status;
@@ -188,7 +184,7 @@ static int write_checkpoint(heat_run *r)
     double start = progress_now();
     HEAT_CALL(heat_solver_get_field(r->solver, ckpt_writer_buffer(r->writer)));
     r->snapshot_seconds += progress_now() - start;
-    return ckpt_writer_submit(r->writer, r->solver->step, r->solver->time);
+    return ckpt_writer_submit(r->writer, r->solver->step, r->solver->time, frame);
 }
 
 static int check_field(heat_run *r, long batch_start, heat_field_stats *stats)
@@ -213,11 +209,12 @@ static long next_batch(const heat_run *r, double steps_per_second, long next_che
     return batch < until ? batch : until;
 }
 
-static long checkpoint_after(const heat_config *c, long step)
+/* The next multiple of every after step, or the final step. */
+static long next_multiple(long every, long step, long final)
 {
-    if (c->output.every <= 0) return c->steps;
-    long next = (step / c->output.every + 1) * c->output.every;
-    return next < c->steps ? next : c->steps;
+    if (every <= 0) return final;
+    long next = (step / every + 1) * every;
+    return next < final ? next : final;
 }
 
 /* The NaN/Inf check reads the whole field, so it runs about every 0.1 s of
@@ -235,85 +232,93 @@ static int time_loop(heat_run *r, heat_field_stats *final)
     double steps_per_second = 10.0, last_check = progress_now();
     long unchecked_from = s->step;
     while (s->step < r->config.steps) {
-        long next_checkpoint = checkpoint_after(&r->config, s->step);
-        long batch = next_batch(r, steps_per_second, next_checkpoint, share_cores(r));
+        long next_checkpoint = next_multiple(r->config.output.every, s->step, r->config.steps);
+        long next_frame = next_multiple(r->config.output.frame_every, s->step, r->config.steps);
+        long next_output = next_frame < next_checkpoint ? next_frame : next_checkpoint;
+        long batch = next_batch(r, steps_per_second, next_output, share_cores(r));
         double t0 = progress_now();
         HEAT_CALL(heat_solver_advance(s, batch));
         double t1 = progress_now();
         steps_per_second = (double)batch / fmax(t1 - t0, 1e-6);
-        int stopping = stop_signal != 0;
-        int checkpoint_due = s->step == next_checkpoint || stopping || checkpoint_signal;
-        if (checkpoint_due || s->step == r->config.steps || t1 - last_check >= CHECK_INTERVAL_MS * 1e-3) {
+        int stopping = signals_stop_requested() != 0;
+        int asked = signals_take_checkpoint_request();
+        int checkpoint_due = s->step == next_checkpoint || stopping || asked;
+        int frame_due = !checkpoint_due && s->step == next_frame;
+        if (checkpoint_due || frame_due || s->step == r->config.steps || t1 - last_check >= CHECK_INTERVAL_MS * 1e-3) {
             HEAT_CALL(check_field(r, unchecked_from, final));
             unchecked_from = s->step, last_check = t1;
         }
         progress_update(&progress, s->step, s->time);
-        if (checkpoint_due) {
-            checkpoint_signal = 0;
-            HEAT_CALL(write_checkpoint(r));
+        if (asked && !r->quiet) {
+            progress_finish(&progress);
+            printf("SIGUSR1: writing a checkpoint of step %ld (t = %.6g)\n", s->step, s->time);
         }
+        if (checkpoint_due || frame_due) HEAT_CALL(write_output(r, frame_due));
         if (stopping) break;
     }
     progress_finish(&progress);
     return HEAT_OK;
 }
 
-static void print_summary(const heat_run *r, long first_step, double wall, const heat_field_stats *f)
+/* A run ends well only with its final state on disk. */
+static int check_final_state(const heat_run *r, const ckpt_writer_stats *w)
 {
-    if (r->quiet) return;
-    double points = (double)heat_grid_points(&r->solver->problem.grid);
-    long steps = r->solver->step - first_step;
-    double change = r->initial.sum != 0.0 ? (f->sum - r->initial.sum) / fabs(r->initial.sum) : f->sum;
-    printf("summary: %ld steps (to step %ld, t = %.6g) in %.3f s, %.3f GLUP/s\n", steps, r->solver->step,
-           r->solver->time, wall, wall > 0 ? points * (double)steps / wall / 1e9 : 0.0);
-    printf("temperature: min %.6g  max %.6g  mean %.6g; total heat changed by %.3e (relative)\n", f->min, f->max,
-           f->sum / points, change);
-    ckpt_writer_stats w = ckpt_writer_get_stats(r->writer);
-    if (w.writes > 0)
-        printf("checkpoints: %ld written, %.3f s each on %d core%s (mean); the run spent %.3f s on snapshots and "
-               "%.3f s waiting for writes\n", w.writes, w.write_seconds / (double)w.writes, r->writer_cores,
-               r->writer_cores == 1 ? "" : "s", r->snapshot_seconds, w.wait_seconds);
-    const heat_cg_stats *cg = &r->solver->cg;
-    if (cg->steps > 0)
-        printf("CG: %ld iterations in %ld implicit steps (mean %.1f, most %d); largest final relative residual %.2e\n",
-               cg->iterations, cg->steps, (double)cg->iterations / (double)cg->steps, cg->most_iterations,
-               cg->worst_residual);
+    if (w->last_written_step == r->solver->step) return HEAT_OK;
+    char newest[64] = "no checkpoint of this run was written";
+    if (w->last_written_step >= 0) snprintf(newest, sizeof newest, "the newest is step %ld", w->last_written_step);
+    return heat_error(HEAT_ERR_RUNTIME, "the final state (step %ld) is not on disk: its checkpoint could not be "
+                      "written (see above); %s", r->solver->step, newest);
+}
+
+static int load_field(const heat_cli *cli, heat_run *r, heat_series *series)
+{
+    void *field = malloc((size_t)heat_grid_points(&r->config.grid) * heat_precision_size(r->config.precision));
+    HEAT_CHECK(field, "cannot allocate the host field");
+    int status = cli->restart ? restart_load(cli->restart, cli->allow_scheme_change, &r->config, r->solver, field,
+                                             series, r->quiet)
+                              : set_initial_field(r, field);
+    free(field);
+    return status;
 }
 
 static int run(const heat_cli *cli, heat_run *r)
 {
     r->quiet = cli->quiet;
     HEAT_CALL(load_configuration(cli, r));
+    HEAT_CALL(claim_output(cli, r));
     HEAT_CALL(create_solver(r, cli->verbose));
     heat_series series;
     series_init(&series, r->config.output.dir, r->config.output.name);
-    void *field = malloc((size_t)heat_grid_points(&r->config.grid) * heat_precision_size(r->config.precision));
-    HEAT_CHECK(field, "cannot allocate the host field");
-    int status = cli->restart ? restart_load(cli->restart, cli->allow_scheme_change, &r->config, r->solver, field, &series, r->quiet)
-                              : set_initial_field(r, field);
-    free(field);
+    int status = load_field(cli, r, &series);
     if (status != HEAT_OK) return series_destroy(&series), status;
     if (cli->restart && r->solver->step >= r->config.steps) {
         printf("The run already reached step %ld (time.steps = %ld): nothing to do.\n", r->solver->step, r->config.steps);
         return series_destroy(&series), HEAT_OK;
     }
-    HEAT_CALL(fs_make_dirs(r->config.output.dir));
-    HEAT_CALL(heat_solver_stats(r->solver, &r->initial));
+    run_totals totals = {.first_step = r->solver->step};
+    report_output_plan(&r->config, totals.first_step, !cli->restart, r->quiet);
+    HEAT_CALL(heat_solver_stats(r->solver, &totals.initial));
+    r->initial = totals.initial;
     plan_cores(r);
     HEAT_CALL(create_writer(r, &series));
     pin_snapshot(r);
-    long first_step = r->solver->step;
-    if (!cli->restart) HEAT_CALL(write_checkpoint(r)); /* the initial state opens the series */
+    if (!cli->restart) HEAT_CALL(write_output(r, 0)); /* the initial state opens the series */
     double start = progress_now();
-    heat_field_stats final = r->initial;
-    HEAT_CALL(time_loop(r, &final));
+    totals.final = totals.initial;
+    HEAT_CALL(time_loop(r, &totals.final));
     status = ckpt_writer_wait(r->writer);
     if (status != HEAT_OK && !r->config.output.on_write_error) return status;
-    print_summary(r, first_step, progress_now() - start, &final);
-    if (stop_signal) {
+    totals.wall_seconds = progress_now() - start;
+    totals.writer_cores = r->writer_cores;
+    totals.snapshot_seconds = r->snapshot_seconds;
+    ckpt_writer_stats writes = ckpt_writer_get_stats(r->writer);
+    if (!r->quiet) report_summary(r->solver, &writes, &totals);
+    HEAT_CALL(check_final_state(r, &writes));
+    int sig = signals_stop_requested();
+    if (sig) {
         fprintf(stderr, "heatsolve: stopped by signal %d at step %ld after writing its checkpoint; continue with "
-                        "--restart latest\n", (int)stop_signal, r->solver->step);
-        return 128 + stop_signal;
+                        "--restart latest\n", sig, r->solver->step);
+        return 128 + sig;
     }
     return HEAT_OK;
 }
@@ -336,7 +341,7 @@ int main(int argc, char **argv)
     if (cli.help) return cli_print_help(), 0;
     if (cli.version) return printf("heatsolve %s\n", HEATSOLVE_VERSION), 0;
     if (cli.bench) return bench_main(&cli);
-    install_signal_handlers();
+    signals_install();
     keep_freed_memory();
     heat_run r;
     memset(&r, 0, sizeof r);

@@ -1,5 +1,6 @@
 #include "progress.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,7 +50,8 @@ void progress_update(heat_progress *p, long step, double time)
     format_eta(done > 0 ? elapsed * (double)(total - done) / (double)done : -1.0, eta, sizeof eta);
     printf("%sstep %ld/%ld  t = %.6g  %5.1f%%  ETA %s  %.3f GLUP/s%s", p->tty ? "\r" : "", step, p->last_step,
            time, percent, eta, progress_glups(p, step), p->tty ? "   " : "\n");
-    fflush(stdout);
+    /* A closed reader (`heatsolve ... | head`): SIGPIPE is ignored, so the run goes on, silent. */
+    if (fflush(stdout) != 0 && errno == EPIPE) p->quiet = 1;
     p->last_print = now;
     p->last_logged_decile = decile;
 }

@@ -46,7 +46,10 @@ static int check_physics(const char *path, const ckpt_meta *m, const heat_config
         snprintf(a, sizeof a, "%.17g", m->alpha), snprintf(b, sizeof b, "%.17g", c->alpha);
         return mismatch(path, "physics.alpha", a, b);
     }
-    if (m->dt != c->dt) {
+    /* An implicit scheme is stable at any dt, so a restart may change it (the
+     * usual answer to a solve that did not converge); explicit runs keep theirs. */
+    int implicit = m->implicit.scheme != HEAT_EULER && c->implicit.scheme != HEAT_EULER;
+    if (m->dt != c->dt && !implicit) {
         snprintf(a, sizeof a, "%.17g", m->dt), snprintf(b, sizeof b, "%.17g", c->dt);
         return mismatch(path, "the time step dt", a, b);
     }
@@ -73,24 +76,42 @@ static int check_scheme(const char *path, const ckpt_meta *m, const heat_config 
                       heat_scheme_name(c->implicit.scheme));
 }
 
-static int load_file(const char *path, const heat_config *c, int allow_scheme_change, void *field, long *step)
+static int load_file(const char *path, const heat_config *c, int allow_scheme_change, void *field, ckpt_meta *found)
 {
     ckpt_meta meta;
     HEAT_CALL(ckpt_read_meta(path, &meta));
+    if (meta.frame) {
+        ckpt_meta_free(&meta);
+        return heat_error(HEAT_ERR_CONFIG, "%s is a frame (written for viewing by output.frame_every, not "
+                          "restartable); restart from a checkpoint written every output.every steps, or use "
+                          "--restart latest", path);
+    }
     int status = check_grid(path, &meta, c);
     if (status == HEAT_OK) status = check_physics(path, &meta, c);
     if (status == HEAT_OK) status = check_scheme(path, &meta, c, allow_scheme_change);
     ckpt_meta_free(&meta);
     HEAT_CALL(status);
     HEAT_CALL(ckpt_read(path, &meta, field));
-    *step = meta.step;
+    found->step = meta.step, found->time = meta.time, found->dt = meta.dt;
     ckpt_meta_free(&meta);
     return HEAT_OK;
 }
 
-/* The newest checkpoint in output.dir that reads back whole. A mismatch with
- * the configuration is an error, not a reason to look further back. */
-static int load_latest(const heat_config *c, int allow_scheme_change, void *field, long *step, char *path, size_t len)
+static int is_frame(const char *path)
+{
+    ckpt_meta meta;
+    int was = heat_errors_as_warnings(1);
+    int read = ckpt_read_meta(path, &meta) == HEAT_OK, frame = read && meta.frame;
+    heat_errors_as_warnings(was);
+    if (read) ckpt_meta_free(&meta);
+    return frame;
+}
+
+/* The newest checkpoint in output.dir that reads back whole; frames are
+ * passed over. A mismatch with the configuration is an error, not a reason
+ * to look further back. */
+static int load_latest(const heat_config *c, int allow_scheme_change, void *field, ckpt_meta *found, char *path,
+                       size_t len)
 {
     long *steps;
     int count = fs_list_checkpoints(c->output.dir, c->output.name, &steps);
@@ -99,13 +120,22 @@ static int load_latest(const heat_config *c, int allow_scheme_change, void *fiel
         return heat_error(HEAT_ERR_CONFIG, "--restart latest: no checkpoint %s_NNNNNN.hdf in %s; run without "
                           "--restart first, or check output.dir and output.name", c->output.name, c->output.dir);
     }
-    int status = HEAT_ERR_RUNTIME;
+    int status = HEAT_ERR_RUNTIME, frames = 0;
     for (int i = count - 1; i >= 0 && status == HEAT_ERR_RUNTIME; --i) {
         ckpt_path(path, len, c->output.dir, c->output.name, steps[i]);
-        status = load_file(path, c, allow_scheme_change, field, step);
+        if (is_frame(path)) {
+            ++frames;
+            continue;
+        }
+        /* A damaged file here is expected and skipped: its message is a warning. */
+        int was = heat_errors_as_warnings(1);
+        status = load_file(path, c, allow_scheme_change, field, found);
+        heat_errors_as_warnings(was);
         if (status == HEAT_ERR_RUNTIME) heat_warn("skipping %s: it does not read back whole", path);
     }
     free(steps);
+    if (frames && status == HEAT_OK)
+        printf("--restart latest: passed over %d newer frame%s (not restartable)\n", frames, frames == 1 ? "" : "s");
     if (status == HEAT_ERR_RUNTIME)
         return heat_error(HEAT_ERR_RUNTIME, "--restart latest: no valid checkpoint in %s", c->output.dir);
     return status;
@@ -115,15 +145,20 @@ int restart_load(const char *spec, int allow_scheme_change, const heat_config *c
                  heat_series *series, int quiet)
 {
     char path[1024];
-    long step = 0;
+    ckpt_meta found = {0};
     if (strcmp(spec, "latest") == 0) {
-        HEAT_CALL(load_latest(c, allow_scheme_change, field, &step, path, sizeof path));
+        HEAT_CALL(load_latest(c, allow_scheme_change, field, &found, path, sizeof path));
     } else {
         snprintf(path, sizeof path, "%s", spec);
-        HEAT_CALL(load_file(path, c, allow_scheme_change, field, &step));
+        HEAT_CALL(load_file(path, c, allow_scheme_change, field, &found));
     }
+    long step = found.step;
     HEAT_CALL(heat_solver_set_field(solver, field, step));
+    heat_solver_set_clock(solver, step, found.time);
     if (!quiet) printf("restarted from %s at step %ld (t = %.6g)\n", path, step, solver->time);
+    if (found.dt != c->dt && !quiet)
+        printf("the time step changes at step %ld from %.6g to %.6g (implicit scheme); later checkpoints record "
+               "the new one\n", step, found.dt, c->dt);
     if (step >= c->steps) return HEAT_OK;
     return series_scan(series, step);
 }

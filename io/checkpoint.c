@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -14,6 +15,7 @@
 #include "../solver/error.h"
 #include "compress.h"
 #include "../solver/implicit.h"
+#include "chunk_stream.h"
 #include "fsutil.h"
 
 #ifndef HEATSOLVE_VERSION
@@ -54,6 +56,11 @@ static int h5_failed(const h5_scope *s, const char *call)
 
 static void quiet_hdf5(void)
 {
+    /* A file whose write failed cannot always be closed (HDF5 1.10 keeps
+     * failing to flush it); HDF5's exit handler would then crash on it. Before
+     * the library's first use: no exit handler (the file was removed anyway). */
+    static int first = 1;
+    if (first) H5dont_atexit(), first = 0;
     /* heatsolve reports HDF5 failures itself, with the file and the call. */
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 }
@@ -68,22 +75,10 @@ static void quiet_hdf5(void)
 enum { USER_BLOCK = 512 };
 static const char user_block_magic[] = "HEATSOLVE CHECKPOINT\n";
 
-/* CRC-32 of everything after the user block, in pieces zlib's uInt can count. */
+/* CRC-32 of everything after the user block. */
 static unsigned long body_crc(const unsigned char *image, size_t size)
 {
-    uLong crc = crc32(0L, Z_NULL, 0);
-    for (size_t at = USER_BLOCK; at < size; at += 1u << 30) {
-        size_t n = size - at < (1u << 30) ? size - at : (1u << 30);
-        crc = crc32(crc, image + at, (uInt)n);
-    }
-    return crc;
-}
-
-static void seal_image(unsigned char *image, size_t size)
-{
-    unsigned long crc = body_crc(image, size);
-    memset(image, 0, USER_BLOCK);
-    snprintf((char *)image, USER_BLOCK, "%scrc32 %08lx\nbytes %zu\n", user_block_magic, crc, size - USER_BLOCK);
+    return chunk_crc32_parallel(image + USER_BLOCK, size - USER_BLOCK);
 }
 
 /* Returns 1 when image carries heatsolve's header and its CRC matches. */
@@ -191,6 +186,8 @@ static int write_restart_group(h5_scope *s, hid_t file, const ckpt_meta *m, cons
     HEAT_CALL(write_string_attr(s, g, "version", HEATSOLVE_VERSION));
     HEAT_CALL(write_string_attr(s, g, "config", m->config_text ? m->config_text : ""));
     HEAT_CALL(write_scheme(s, g, &m->implicit));
+    int restartable = !m->frame;
+    HEAT_CALL(write_attr(s, g, "restartable", H5T_NATIVE_INT, 0, 1, &restartable));
     hsize_t n = (hsize_t)chunk_plan_total(plan);
     hid_t space = keep(s, H5Screate_simple(1, &n, NULL), H5Sclose);
     H5TRY(s, space);
@@ -222,105 +219,131 @@ static int create_field_dataset(h5_scope *s, hid_t file, const ckpt_meta *m, con
     return HEAT_OK;
 }
 
-static int write_chunks_direct(h5_scope *s, hid_t dset, const chunk_plan *plan, const chunk_data *chunks)
-{
-    for (int c = 0; c < chunk_plan_total(plan); ++c) {
-        hsize_t offset[3];
-        unsigned long long off[3];
-        chunk_plan_offset(plan, c, off);
-        for (int d = 0; d < 3; ++d) offset[d] = off[d];
-        H5TRY(s, H5Dwrite_chunk(dset, H5P_DEFAULT, 0, offset, chunks[c].size, chunks[c].bytes));
-    }
-    return HEAT_OK;
-}
-
-static int write_field(h5_scope *s, hid_t file, const ckpt_meta *m, const void *field, int level,
-                       ckpt_method method, uint32_t *crcs)
+static int write_field(h5_scope *s, hid_t file, int fd, const ckpt_meta *m, const void *field, int level,
+                       ckpt_method method, uint32_t *crcs, ckpt_write_stats *stats)
 {
     int dims[3] = {m->grid.n[2], m->grid.n[1], m->grid.n[0]};
     chunk_plan plan = chunk_plan_make(dims, heat_precision_size(m->precision));
-    int total = chunk_plan_total(&plan);
     chunk_codec codec = {level, method == CKPT_PARALLEL_RLE};
     int shuffle = chunk_should_shuffle(&plan, field, codec);
     hid_t dset = -1;
     HEAT_CALL(create_field_dataset(s, file, m, &plan, level, shuffle, &dset));
+    if (method != CKPT_HDF5_FILTER) {
+        chunk_stream_result r;
+        HEAT_CALL(chunk_stream_write(s->path, dset, fd, &plan, field, codec, shuffle, crcs, &r));
+        stats->stored_bytes = r.stored_bytes, stats->compress_seconds = r.compress_seconds, stats->threads = r.threads;
+        return HEAT_OK;
+    }
+    /* HDF5's own filter (the benchmark's comparison): heatsolve only adds the checksums. */
+    int total = chunk_plan_total(&plan);
     chunk_data *chunks = calloc((size_t)total, sizeof *chunks);
     HEAT_CHECK(chunks, "out of memory for %d checkpoint chunks", total);
-    chunk_codec ours = {method == CKPT_HDF5_FILTER ? 0 : level, codec.rle}; /* the filter: checksums only */
-    int status = chunks_compress(&plan, field, ours, shuffle, chunks)
+    int status = chunks_compress(&plan, field, (chunk_codec){0, 0}, 0, chunks)
                      ? HEAT_OK
-                     : heat_error(HEAT_ERR_RUNTIME, "%s: compressing the field failed (out of memory?)", s->path);
+                     : heat_error(HEAT_ERR_RUNTIME, "%s: checksumming the field failed (out of memory?)", s->path);
     for (int c = 0; c < total; ++c) crcs[c] = chunks[c].crc;
-    if (status == HEAT_OK && method != CKPT_HDF5_FILTER) status = write_chunks_direct(s, dset, &plan, chunks);
-    if (status == HEAT_OK && method == CKPT_HDF5_FILTER && H5Dwrite(dset, field_type(m->precision), H5S_ALL,
-                                                                     H5S_ALL, H5P_DEFAULT, field) < 0)
-        status = h5_failed(s, "H5Dwrite");
     chunks_free(chunks, total);
     free(chunks);
+    if (status == HEAT_OK && H5Dwrite(dset, field_type(m->precision), H5S_ALL, H5S_ALL, H5P_DEFAULT, field) < 0)
+        status = h5_failed(s, "H5Dwrite");
     return status;
 }
 
-/* The checkpoint is built as an HDF5 file image in memory (core driver, no
- * backing store) and written to disk by fs_write_atomic: every OS error
- * (disk full, file size limit, permissions) is then ours to report, and HDF5
- * never holds a half-written file that it would try to flush again at exit. */
-static int write_file(h5_scope *s, hid_t *file_out, const ckpt_meta *m, const void *field, int level,
-                      ckpt_method method)
+/* A file whose write failed (disk full, file-size limit) stays open inside
+ * HDF5, which would flush it again at exit and, in 1.10, crash there. Its
+ * descriptor is pointed at /dev/null so that the close succeeds; the caller
+ * removes the temporary file. */
+static void discard_file(h5_scope *open_objects, hid_t file, int fd)
 {
-    hid_t fapl = keep(s, H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-    H5TRY(s, fapl);
-    /* One increment holds the whole file (the raw field bounds the compressed
-     * one): the image is never reallocated and copied while it grows. */
-    size_t field_bytes = (size_t)heat_grid_points(&m->grid) * heat_precision_size(m->precision);
-    H5TRY(s, H5Pset_fapl_core(fapl, field_bytes + (4u << 20), 0));
+    int null = open("/dev/null", O_RDWR);
+    if (fd >= 0 && null >= 0) dup2(null, fd);
+    if (null >= 0) close(null);
+    h5_scope_close(open_objects);
+    H5Fclose(file);
+}
+
+/* The file goes straight to its temporary name through HDF5's POSIX driver,
+ * chunk by chunk while later chunks compress (chunk_stream). Its descriptor
+ * serves the writeback hints. */
+static int write_file(h5_scope *s, const char *tmp, const ckpt_meta *m, const void *field, int level,
+                      ckpt_method method, ckpt_write_stats *stats)
+{
     hid_t fcpl = keep(s, H5Pcreate(H5P_FILE_CREATE), H5Pclose);
     H5TRY(s, fcpl);
     H5TRY(s, H5Pset_userblock(fcpl, USER_BLOCK));
-    hid_t file = keep(s, H5Fcreate(s->path, H5F_ACC_TRUNC, fcpl, fapl), H5Fclose);
-    H5TRY(s, file);
-    *file_out = file;
-    HEAT_CALL(write_vtkhdf_group(s, file, m));
+    errno = 0;
+    hid_t file = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    if (file < 0)
+        return heat_error(HEAT_ERR_RUNTIME, "cannot create %s: %s", tmp, errno ? strerror(errno) : "HDF5 H5Fcreate failed");
+    int *handle = NULL;
+    int fd = H5Fget_vfd_handle(file, H5P_DEFAULT, (void **)&handle) >= 0 && handle ? *handle : -1;
+    h5_scope inner = {.path = s->path};
     int dims[3] = {m->grid.n[2], m->grid.n[1], m->grid.n[0]};
     chunk_plan plan = chunk_plan_make(dims, heat_precision_size(m->precision));
     uint32_t *crcs = malloc(sizeof *crcs * (size_t)chunk_plan_total(&plan));
-    HEAT_CHECK(crcs, "out of memory");
-    int status = write_field(s, file, m, field, level, method, crcs);
-    if (status == HEAT_OK) status = write_restart_group(s, file, m, &plan, crcs);
+    int status = crcs ? write_vtkhdf_group(&inner, file, m) : heat_error(HEAT_ERR_RUNTIME, "out of memory");
+    if (status == HEAT_OK) status = write_field(&inner, file, fd, m, field, level, method, crcs, stats);
+    if (status == HEAT_OK) status = write_restart_group(&inner, file, m, &plan, crcs);
     free(crcs);
-    if (status == HEAT_OK && H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) status = h5_failed(s, "H5Fflush");
+    if (status != HEAT_OK) return discard_file(&inner, file, fd), status;
+    h5_scope_close(&inner);
+    errno = 0;
+    /* Closing flushes HDF5's metadata: a disk that is full now fails here. */
+    if (H5Fclose(file) < 0) {
+        status = heat_error(HEAT_ERR_RUNTIME, "cannot write %s: %s", s->path,
+                            errno ? strerror(errno) : "HDF5 call H5Fclose failed");
+        discard_file(&inner, file, fd);
+    }
     return status;
 }
 
-/* The file's bytes with room for the user block in front: HDF5's image of a
- * file with a user block starts at the superblock (its base address). */
-static int file_image(h5_scope *s, hid_t file, void **image, size_t *size)
+/* The whole-file CRC goes into the user block once the file is complete:
+ * the bytes HDF5 laid out are read back from the page cache (mapped, the
+ * CRC on every thread), cheaper than any other way to see them. */
+static int seal_file(const char *tmp, const char *path)
 {
-    ssize_t bytes = H5Fget_file_image(file, NULL, 0);
-    if (bytes <= 0) return h5_failed(s, "H5Fget_file_image");
-    unsigned char *buffer = malloc((size_t)bytes + USER_BLOCK);
-    HEAT_CHECK(buffer, "out of memory for a %zd-byte checkpoint image", bytes);
-    *image = buffer;
-    if (H5Fget_file_image(file, buffer + USER_BLOCK, (size_t)bytes) != bytes) return h5_failed(s, "H5Fget_file_image");
-    static const unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-    HEAT_CHECK(memcmp(buffer + USER_BLOCK, signature, 8) == 0, "%s: HDF5 image does not start with a superblock", s->path);
-    *size = (size_t)bytes + USER_BLOCK;
+    int fd = open(tmp, O_RDWR);
+    if (fd < 0) return heat_error(HEAT_ERR_RUNTIME, "cannot reopen %s: %s", tmp, strerror(errno));
+    struct stat st;
+    int err = fstat(fd, &st) != 0 ? errno : st.st_size <= USER_BLOCK ? EIO : 0;
+    size_t size = err ? 0 : (size_t)st.st_size;
+    void *image = err ? MAP_FAILED : mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+    if (!err && image == MAP_FAILED) err = errno;
+    if (!err) {
+        char header[USER_BLOCK] = {0};
+        snprintf(header, sizeof header, "%scrc32 %08lx\nbytes %zu\n", user_block_magic, body_crc(image, size),
+                 size - USER_BLOCK);
+        munmap(image, size);
+        if (pwrite(fd, header, USER_BLOCK, 0) != USER_BLOCK) err = errno ? errno : EIO;
+    }
+    close(fd);
+    if (err) return heat_error(HEAT_ERR_RUNTIME, "cannot write %s: %s", path, strerror(err));
     return HEAT_OK;
+}
+
+int ckpt_write_measured(const char *path, const ckpt_meta *m, const void *field, int level, ckpt_method method,
+                        ckpt_write_stats *stats)
+{
+    quiet_hdf5();
+    ckpt_write_stats local;
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    char tmp[4200];
+    fs_temp_name(tmp, sizeof tmp, path);
+    int slot = fs_temp_track(tmp);
+    h5_scope s = {.path = path};
+    int status = write_file(&s, tmp, m, field, level, method, stats);
+    h5_scope_close(&s);
+    if (status == HEAT_OK) status = seal_file(tmp, path);
+    if (status == HEAT_OK) status = fs_commit(tmp, path); /* the one fsync, then the rename */
+    if (status != HEAT_OK) unlink(tmp);
+    fs_temp_untrack(slot);
+    return status;
 }
 
 int ckpt_write(const char *path, const ckpt_meta *m, const void *field, int level, ckpt_method method)
 {
-    quiet_hdf5();
-    h5_scope s = {.path = path};
-    hid_t file = -1;
-    void *image = NULL;
-    size_t size = 0;
-    int status = write_file(&s, &file, m, field, level, method);
-    if (status == HEAT_OK) status = file_image(&s, file, &image, &size);
-    h5_scope_close(&s);
-    if (status == HEAT_OK) seal_image(image, size);
-    if (status == HEAT_OK) status = fs_write_atomic(path, image, size);
-    free(image);
-    return status;
+    return ckpt_write_measured(path, m, field, level, method, NULL);
 }
 
 /* ---- reading ---------------------------------------------------------------------------------- */
@@ -401,6 +424,15 @@ static int read_scheme(h5_scope *s, hid_t g, ckpt_meta *m)
     return known ? HEAT_OK : not_checkpoint(s->path, "unknown time scheme");
 }
 
+/* Frames (output.frame_every) say restartable = 0; files older than frames say nothing: restartable. */
+static int read_frame_mark(h5_scope *s, hid_t g, ckpt_meta *m)
+{
+    int restartable = 1;
+    if (H5Aexists(g, "restartable") > 0) HEAT_CALL(read_attr(s, g, "restartable", H5T_NATIVE_INT, 1, &restartable));
+    m->frame = !restartable;
+    return HEAT_OK;
+}
+
 static int read_restart_group(h5_scope *s, hid_t file, ckpt_meta *m)
 {
     if (H5Lexists(file, "restart", H5P_DEFAULT) <= 0) return not_checkpoint(s->path, "no /restart group");
@@ -423,6 +455,7 @@ static int read_restart_group(h5_scope *s, hid_t file, ckpt_meta *m)
     HEAT_CALL(read_attr(s, g, "boundary_value", H5T_NATIVE_DOUBLE, FACE_COUNT, bc_value));
     HEAT_CALL(read_precision(s, g, m));
     HEAT_CALL(read_scheme(s, g, m));
+    HEAT_CALL(read_frame_mark(s, g, m));
     char *version = NULL;
     HEAT_CALL(read_string_attr(s, g, "version", &version));
     snprintf(m->version, sizeof m->version, "%s", version);
@@ -436,19 +469,23 @@ static int read_restart_group(h5_scope *s, hid_t file, ckpt_meta *m)
     return HEAT_OK;
 }
 
+/* The file mapped read-only (the restart's whole-file CRC reads it once,
+ * from the page cache, without a copy); unmap with munmap. */
 static int load_file(const char *path, unsigned char **image, size_t *size)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return heat_error(HEAT_ERR_RUNTIME, "cannot read checkpoint %s: %s", path, strerror(errno));
+    *image = NULL, *size = 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return heat_error(HEAT_ERR_RUNTIME, "cannot read checkpoint %s: %s", path, strerror(errno));
     struct stat st;
-    int status = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? HEAT_OK
+    int status = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? HEAT_OK
                  : heat_error(HEAT_ERR_RUNTIME, "checkpoint %s is not a regular file", path);
-    *size = status == HEAT_OK ? (size_t)st.st_size : 0;
-    *image = status == HEAT_OK ? malloc(*size ? *size : 1) : NULL;
-    if (status == HEAT_OK && !*image) status = heat_error(HEAT_ERR_RUNTIME, "out of memory reading %s", path);
-    if (status == HEAT_OK && fread(*image, 1, *size, f) != *size)
-        status = heat_error(HEAT_ERR_RUNTIME, "cannot read checkpoint %s: %s", path, strerror(errno ? errno : EIO));
-    fclose(f);
+    if (status == HEAT_OK && st.st_size == 0) status = not_checkpoint(path, "it is empty");
+    if (status == HEAT_OK) {
+        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        if (map == MAP_FAILED) status = heat_error(HEAT_ERR_RUNTIME, "cannot read checkpoint %s: %s", path, strerror(errno));
+        else *image = map, *size = (size_t)st.st_size;
+    }
+    close(fd);
     return status;
 }
 
@@ -461,7 +498,7 @@ static int open_checkpoint(h5_scope *s, const char *path, hid_t *file)
     unsigned char *image = NULL;
     int status = load_file(path, &image, &size), has_magic = 0;
     int sealed = status == HEAT_OK && image_sealed(image, size, &has_magic);
-    free(image);
+    if (image) munmap(image, size);
     HEAT_CALL(status);
     if (!sealed)
         return has_magic ? heat_error(HEAT_ERR_RUNTIME, "%s is corrupt or truncated: its checksum does not match; "

@@ -28,17 +28,30 @@ typedef struct ckpt_meta {
     char *config_text;    /* effective configuration; owned by the caller when writing, by meta after reading */
     char version[32];     /* heatsolve version that wrote the file */
     int format_version;
+    int frame;            /* 1: a frame for viewing (attribute /restart/frame), not a restart point */
 } ckpt_meta;
 
 typedef enum {
     CKPT_PARALLEL_ZLIB = 0, /* chunks deflated on all cores, written with H5Dwrite_chunk */
-    CKPT_PARALLEL_RLE = 1,  /* the same with zlib's Z_RLE strategy: faster, slightly larger */
+    CKPT_PARALLEL_RLE = 1,  /* the same with zlib's Z_RLE strategy (zlib engine only; ISA-L ignores it) */
     CKPT_HDF5_FILTER = 2,   /* HDF5's built-in filter (for the benchmark comparison) */
 } ckpt_method;
 
-/* Writes field (compact, x fastest) with meta to path, atomically.
- * `level` 0-9 is the zlib level (0: uncompressed). */
+/* Writes field (compact, x fastest) with meta to path, atomically: under a
+ * temporary name, chunks written while later ones compress (on the calling
+ * context's OpenMP threads), one fsync, then the rename. `level` 0-9 is the
+ * deflate level (0: uncompressed, no copy of the field). */
 int ckpt_write(const char *path, const ckpt_meta *meta, const void *field, int level, ckpt_method method);
+
+/* Where a write's time went (benchmark, run summary). */
+typedef struct ckpt_write_stats {
+    size_t stored_bytes;     /* field bytes on disk (compressed) */
+    double compress_seconds; /* compression work summed over threads */
+    int threads;
+} ckpt_write_stats;
+
+int ckpt_write_measured(const char *path, const ckpt_meta *meta, const void *field, int level, ckpt_method method,
+                        ckpt_write_stats *stats);
 
 /* Reads only the /restart metadata (checks the layout). Free with ckpt_meta_free. */
 int ckpt_read_meta(const char *path, ckpt_meta *meta);

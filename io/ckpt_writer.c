@@ -18,6 +18,7 @@ struct ckpt_writer {
     ckpt_meta meta;       /* template; step and time set per job */
     heat_series series;
     void *buffer;         /* snapshot: compact field */
+    float *frame_buffer;  /* float32 copy of a double snapshot for frames; allocated on first use */
     size_t bytes;
     pthread_t thread;
     int in_flight;
@@ -45,6 +46,7 @@ int ckpt_writer_create(const ckpt_writer_options *o, const ckpt_meta *meta, heat
     w->bytes = (size_t)heat_grid_points(&meta->grid) * heat_precision_size(meta->precision);
     w->buffer = malloc(w->bytes);
     w->last_step = -1;
+    w->stats.first_failed_step = w->stats.last_written_step = -1;
     *out = w;
     HEAT_CHECK(w->buffer, "cannot allocate the %zu-byte checkpoint snapshot", w->bytes);
     return HEAT_OK;
@@ -62,11 +64,26 @@ static void warn_if_disk_short(const ckpt_writer *w)
                   (double)w->bytes / 1e6);
 }
 
+static int restart_count(const heat_series *s)
+{
+    int count = 0;
+    for (int i = 0; i < s->count; ++i) count += !s->entries[i].frame;
+    return count;
+}
+
+static long oldest_restart(const heat_series *s)
+{
+    for (int i = 0; i < s->count; ++i)
+        if (!s->entries[i].frame) return s->entries[i].step;
+    return -1;
+}
+
+/* output.keep counts restart checkpoints: frames are the run's film and stay. */
 static int prune_old(ckpt_writer *w)
 {
-    while (w->options.keep > 0 && w->series.count > w->options.keep) {
+    while (w->options.keep > 0 && restart_count(&w->series) > w->options.keep) {
         char path[1024];
-        long oldest = w->series.entries[0].step;
+        long oldest = oldest_restart(&w->series);
         ckpt_path(path, sizeof path, w->dir, w->name, oldest);
         series_remove(&w->series, oldest);
         HEAT_CALL(series_write(&w->series)); /* never list a file that is about to go */
@@ -83,7 +100,24 @@ static int write_png(ckpt_writer *w, const char *ckpt)
     if (!w->options.png) return HEAT_OK;
     char png[1100];
     snprintf(png, sizeof png, "%.*s.png", (int)(strlen(ckpt) - 4), ckpt);
-    return png_write_slice(png, w->buffer, &w->meta.grid, w->meta.precision, &w->options.slice);
+    return png_write_slice(png, w->buffer, &w->meta.grid, w->meta.precision, &w->options.slice, w->meta.step,
+                           w->meta.time);
+}
+
+/* A frame of a double run is written as float32 (half the bytes, and
+ * compressing 2-3x better): the conversion is the writer's, off the solver's path. */
+static int frame_field(ckpt_writer *w, ckpt_meta *meta, const void **field)
+{
+    if (w->options.frame_full || w->meta.precision != HEAT_DOUBLE) return HEAT_OK;
+    long points = heat_grid_points(&w->meta.grid);
+    if (!w->frame_buffer) w->frame_buffer = malloc(sizeof(float) * (size_t)points);
+    HEAT_CHECK(w->frame_buffer, "cannot allocate the %zu-byte frame buffer", sizeof(float) * (size_t)points);
+    const double *in = w->buffer;
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < points; ++i) w->frame_buffer[i] = (float)in[i];
+    meta->precision = HEAT_FLOAT;
+    *field = w->frame_buffer;
+    return HEAT_OK;
 }
 
 static int write_job(ckpt_writer *w)
@@ -91,11 +125,15 @@ static int write_job(ckpt_writer *w)
     char path[1024];
     ckpt_path(path, sizeof path, w->dir, w->name, w->meta.step);
     warn_if_disk_short(w);
-    HEAT_CALL(ckpt_write(path, &w->meta, w->buffer, w->options.level, w->options.method));
-    HEAT_CALL(series_add(&w->series, w->meta.step, w->meta.time));
+    ckpt_meta meta = w->meta;
+    const void *field = w->buffer;
+    if (meta.frame) HEAT_CALL(frame_field(w, &meta, &field));
+    HEAT_CALL(ckpt_write(path, &meta, field, w->options.level, w->options.method));
+    HEAT_CALL(series_add(&w->series, w->meta.step, w->meta.time, meta.frame));
     HEAT_CALL(series_write(&w->series));
     HEAT_CALL(write_png(w, path));
-    return prune_old(w);
+    HEAT_CALL(prune_old(w));
+    return fs_sync_folder(w->dir); /* the series' and the PNG's renames: one fsync for both */
 }
 
 static void *writer_main(void *arg)
@@ -112,11 +150,12 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-int ckpt_writer_submit(ckpt_writer *w, long step, double time)
+int ckpt_writer_submit(ckpt_writer *w, long step, double time, int frame)
 {
     HEAT_CALL(ckpt_writer_wait(w));
     w->meta.step = step;
     w->meta.time = time;
+    w->meta.frame = frame;
     w->last_step = step;
     atomic_store(&w->finished, 0);
     int err = pthread_create(&w->thread, NULL, writer_main, w);
@@ -137,6 +176,13 @@ int ckpt_writer_wait(ckpt_writer *w)
     w->stats.wait_seconds += omp_get_wtime() - start;
     w->stats.write_seconds += w->job_seconds;
     ++w->stats.writes;
+    if (w->meta.frame) ++w->stats.frames, w->stats.frame_seconds += w->job_seconds;
+    if (w->status == HEAT_OK) {
+        if (!w->meta.frame) w->stats.last_written_step = w->meta.step;
+    } else {
+        if (w->meta.frame) ++w->stats.frames_failed;
+        else if (w->stats.failed++ == 0) w->stats.first_failed_step = w->meta.step;
+    }
     w->in_flight = 0;
     int status = w->status;
     w->status = HEAT_OK;
@@ -151,6 +197,7 @@ void ckpt_writer_destroy(ckpt_writer **writer)
     series_destroy(&w->series);
     free(w->meta.config_text);
     free(w->buffer);
+    free(w->frame_buffer);
     free(w);
     *writer = NULL;
 }

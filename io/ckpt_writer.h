@@ -4,7 +4,8 @@
  * on: the loop waits for the previous write (at most one in flight), copies
  * the field into the writer's snapshot buffer and submits it. The writer
  * compresses (on `threads` cores), writes, renames, updates the series file,
- * writes the optional PNG and prunes old checkpoints (output.keep).
+ * writes the optional PNG and prunes old restart checkpoints (output.keep;
+ * frames stay).
  */
 #include "checkpoint.h"
 #include "png.h"
@@ -18,14 +19,21 @@ typedef struct ckpt_writer_options {
     int png;            /* write a PNG beside each checkpoint */
     png_slice slice;
     int threads;        /* OpenMP threads that compress */
+    int frame_full;     /* frames in the run's precision; 0: float32 */
 } ckpt_writer_options;
 
 typedef struct ckpt_writer ckpt_writer;
 
 /* Where the checkpoints' time went, for the run's summary. */
 typedef struct ckpt_writer_stats {
-    long writes;          /* finished writes */
+    long writes;          /* finished writes, successful or not */
+    long failed;          /* of the restart checkpoints, the ones not written */
+    long frames_failed;   /* of the frames, the ones not written */
+    long first_failed_step; /* step of the first failed write; -1 if none */
+    long last_written_step; /* step of the newest checkpoint written; -1 if none */
     double write_seconds; /* their total time on the writer thread */
+    long frames;          /* of the finished writes, frames (output.frame_every) */
+    double frame_seconds; /* their share of write_seconds */
     double wait_seconds;  /* time the caller spent blocked in ckpt_writer_wait */
 } ckpt_writer_stats;
 
@@ -37,8 +45,9 @@ int ckpt_writer_create(const ckpt_writer_options *options, const ckpt_meta *meta
 /* Where the next snapshot goes; valid after ckpt_writer_wait. */
 void *ckpt_writer_buffer(ckpt_writer *writer);
 
-/* Starts writing the buffer as the checkpoint of step. */
-int ckpt_writer_submit(ckpt_writer *writer, long step, double time);
+/* Starts writing the buffer as the checkpoint of step, or as a frame: a file
+ * for viewing only (float32 unless frame_full), marked not restartable. */
+int ckpt_writer_submit(ckpt_writer *writer, long step, double time, int frame);
 
 /* Is a write still running? (Does not wait.) */
 int ckpt_writer_busy(const ckpt_writer *writer);

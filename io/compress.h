@@ -2,7 +2,7 @@
 /*
  * Chunked field compression for checkpoints. The field (compact, x fastest,
  * dims nz x ny x nx) is cut into chunks of cz x cy x nx values; each chunk is
- * optionally byte-shuffled, then deflated with zlib, all chunks in parallel
+ * optionally byte-shuffled, then deflated (ISA-L, or zlib), all chunks in parallel
  * on every core (HDF5's own filter runs on one). The result is exactly what
  * HDF5's shuffle + deflate filters would store, so any HDF5 reader reads it.
  */
@@ -18,7 +18,8 @@ typedef struct chunk_plan {
 } chunk_plan;
 
 typedef struct chunk_data {
-    unsigned char *bytes; /* stored bytes (compressed, or raw when level 0) */
+    unsigned char *bytes; /* buffer for the compressed bytes (owned by the caller of chunk_compress) */
+    const unsigned char *data; /* the bytes to store: bytes, or at level 0 the raw chunk (in the field or work) */
     size_t size;
     uint32_t crc;         /* CRC-32 of the chunk's raw (unshuffled) bytes */
     int stored_planes;    /* shuffled byte planes that looked random and went in stored blocks */
@@ -38,6 +39,26 @@ typedef struct chunk_codec {
     int level;
     int rle;
 } chunk_codec;
+
+/* "ISA-L igzip" or "zlib": the library that writes and reads the deflate streams. */
+const char *chunk_engine_name(void);
+
+/* CRC-32 (zlib's polynomial and convention) of len bytes. */
+uint32_t chunk_crc32(const void *bytes, size_t len);
+/* The same, computed in 16 MiB pieces on every thread and combined. */
+uint32_t chunk_crc32_parallel(const void *bytes, size_t len);
+/* The same, continuing from crc (0 to start). */
+uint32_t chunk_crc32_update(uint32_t crc, const void *bytes, size_t len);
+
+/* Capacity a chunk_data.bytes buffer needs for any chunk of the plan. */
+size_t chunk_bound(const chunk_plan *plan, chunk_codec codec);
+
+/* Compresses chunk c of field into out->bytes (capacity chunk_bound) and sets
+ * out->data, size and crc. work: 2 * raw_bytes of scratch. At level 0 no byte
+ * is copied where the chunk lies contiguously in the field (out->data points
+ * there); other chunks are gathered into out->bytes. Thread-safe for distinct out and work. Returns 0 on failure. */
+int chunk_compress(const chunk_plan *plan, const void *field, int c, chunk_codec codec, int shuffle,
+                   unsigned char *work, chunk_data *out);
 
 /* Does shuffling improve the ratio? Compresses one sample chunk both ways. */
 int chunk_should_shuffle(const chunk_plan *plan, const void *field, chunk_codec codec);

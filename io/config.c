@@ -6,7 +6,9 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <sys/stat.h>
 #include <libconfig.h>
 #include <math.h>
 #include <stddef.h>
@@ -25,7 +27,7 @@ typedef struct config_key {
     size_t offset;             /* field in heat_config */
     size_t size;               /* K_STRING: buffer size */
     double min, max;           /* numeric range, per element */
-    int min_open;              /* 1: min itself is not allowed */
+    int open;                  /* OPEN_MIN, OPEN_MAX: that end itself is not allowed */
     const char *const *words;  /* K_WORD: allowed words, NULL-terminated; stored as int index */
     const char *meaning;
 } config_key;
@@ -36,9 +38,12 @@ static const char *const backend_words[] = {"auto", "cpu", "hip", NULL};
 static const char *const precision_words[] = {"double", "float", NULL};
 static const char *const write_error_words[] = {"stop", "continue", NULL};
 static const char *const axis_words[] = {"x", "y", "z", NULL};
+static const char *const frame_precision_words[] = {"float", "full", NULL};
 static const char *const strategy_words[] = {"rle", "default", NULL};
 static const char *const scheme_words[] = {"euler", "backward_euler", "crank_nicolson", NULL};
 static const char *const preconditioner_words[] = {"chebyshev", "jacobi", "none", NULL};
+
+enum { OPEN_MIN = 1, OPEN_MAX = 2 };
 
 #define F(field) offsetof(heat_config, field)
 #define BIG 1e300
@@ -77,6 +82,8 @@ static const config_key keys[] = {
     {"output.dir", K_STRING, F(output.dir), sizeof(((heat_output *)0)->dir), 0, 0, 0, NULL, "folder for checkpoints"},
     {"output.name", K_STRING, F(output.name), sizeof(((heat_output *)0)->name), 0, 0, 0, NULL, "checkpoint file stem"},
     {"output.every", K_LONG, F(output.every), 0, 0, 1e15, 0, NULL, "checkpoint interval in steps, >= 0 (0: final step only)"},
+    {"output.frame_every", K_LONG, F(output.frame_every), 0, 0, 1e15, 0, NULL, "frame interval in steps, >= 0 (0: no frames; frames are for ParaView, not restartable)"},
+    {"output.frame_precision", K_WORD, F(output.frame_full), 0, 0, 0, 0, frame_precision_words, "float (float32 frames, half the bytes) or full (the run's precision)"},
     {"output.compression", K_INT, F(output.compression), 0, 0, 9, 0, NULL, "zlib level 0-9 (0: none)"},
     {"output.compression_strategy", K_WORD, F(output.strategy), 0, 0, 0, 0, strategy_words, "rle (fast) or default (zlib's default, smaller, slower)"},
     {"output.keep", K_INT, F(output.keep), 0, 0, 1e9, 0, NULL, "keep only the newest K checkpoints, >= 0 (0: all)"},
@@ -90,7 +97,7 @@ static const config_key keys[] = {
     {"solver.tile", K_INT, F(kernel.tile), 0, 0, 16, 0, NULL, "tile factor 1, 2, 4, 8, 16 (0: auto)"},
     {"solver.block", K_INT3, F(kernel.block), 0, 0, 1024, 0, NULL, "GPU thread block shape (zeros: auto)"},
     {"time.smoothing_steps", K_INT, F(implicit.smoothing_steps), 0, 0, 1e9, 0, NULL, "crank_nicolson: first steps taken as two backward Euler half steps, >= 0"},
-    {"solver.rtol", K_FLOAT, F(implicit.rtol), 0, 0, 1, 1, NULL, "implicit: CG stops at this relative residual, in (0, 1)"},
+    {"solver.rtol", K_FLOAT, F(implicit.rtol), 0, 0, 1, OPEN_MIN | OPEN_MAX, NULL, "implicit: CG stops at this relative residual, in (0, 1)"},
     {"solver.max_iterations", K_INT, F(implicit.max_iterations), 0, 1, 1e7, 0, NULL, "implicit: CG iterations allowed per step, >= 1"},
     {"solver.preconditioner", K_WORD, F(implicit.preconditioner), 0, 0, 0, 0, preconditioner_words, "implicit: chebyshev, jacobi or none"},
     {"solver.chebyshev_degree", K_INT, F(implicit.chebyshev_degree), 0, 1, 64, 0, NULL, "implicit: operator applications per Chebyshev preconditioner call, 1-64"},
@@ -231,8 +238,20 @@ static int bad_value(const config_setting_t *s, const config_key *key, const cha
 
 static int in_range(const config_key *key, double v)
 {
-    if (isnan(v) || v > key->max) return 0;
-    return key->min_open ? v > key->min : v >= key->min;
+    if (isnan(v) || v > key->max || (key->open & OPEN_MAX && v == key->max)) return 0;
+    return key->open & OPEN_MIN ? v > key->min : v >= key->min;
+}
+
+/* "[3, 1048576]", "> 0", "(0, 1)": the range a user may give. */
+static void describe_range(const config_key *key, char *buf, size_t len)
+{
+    int low = key->min > -BIG, high = key->max < BIG;
+    if (low && high)
+        snprintf(buf, len, "%c%.15g, %.15g%c", key->open & OPEN_MIN ? '(' : '[', key->min, key->max,
+                 key->open & OPEN_MAX ? ')' : ']');
+    else if (low) snprintf(buf, len, "%s %.15g", key->open & OPEN_MIN ? ">" : ">=", key->min);
+    else if (high) snprintf(buf, len, "%s %.15g", key->open & OPEN_MAX ? "<" : "<=", key->max);
+    else snprintf(buf, len, "any finite number");
 }
 
 static int read_number(const config_setting_t *s, const config_key *key, const char *origin, int integral,
@@ -244,8 +263,9 @@ static int read_number(const config_setting_t *s, const config_key *key, const c
     else if (type == CONFIG_TYPE_FLOAT) return bad_value(s, key, origin, "must be an integer (no decimal point)");
     else return bad_value(s, key, origin, "has the wrong type");
     if (!in_range(key, *out)) {
-        char what[96];
-        snprintf(what, sizeof what, "= %g is out of range", *out);
+        char what[160], range[96];
+        describe_range(key, range, sizeof range);
+        snprintf(what, sizeof what, "= %.15g is out of range (valid: %s)", *out, range);
         return bad_value(s, key, origin, what);
     }
     return HEAT_OK;
@@ -296,12 +316,79 @@ static int read_key(const config_setting_t *s, const config_key *key, const char
     case K_STRING: {
         const char *str = config_setting_get_string(s);
         if (!str) return bad_value(s, key, origin, "must be a quoted string");
-        if (strlen(str) >= key->size) return bad_value(s, key, origin, "is too long");
+        if (strlen(str) >= key->size) {
+            char what[96];
+            snprintf(what, sizeof what, "is too long (%zu characters; at most %zu)", strlen(str), key->size - 1);
+            return bad_value(s, key, origin, what);
+        }
         strcpy(field, str);
         break;
     }
     case K_INT3:
     case K_FLOAT3: return read_triple(s, key, origin, field);
+    }
+    return HEAT_OK;
+}
+
+/* ---- integer literals --------------------------------------------------- */
+
+/* libconfig 1.5 reads an integer without the L suffix as 32 bits and cuts
+ * larger ones silently (99999999999 becomes 1215752191, 1e20 written as
+ * digits becomes -1), so the text is checked before libconfig reads it. */
+static const char *skip_string_or_comment(const char *p, int *line)
+{
+    if (*p == '"') {
+        for (++p; *p && *p != '"'; ++p) {
+            if (*p == '\\' && p[1]) ++p;
+            if (*p == '\n') ++*line;
+        }
+        return *p ? p + 1 : p;
+    }
+    if (*p == '#' || (p[0] == '/' && p[1] == '/')) return p + strcspn(p, "\n");
+    if (p[0] == '/' && p[1] == '*') {
+        const char *end = strstr(p + 2, "*/");
+        for (const char *q = p; q < (end ? end : p + strlen(p)); ++q) *line += *q == '\n';
+        return end ? end + 2 : p + strlen(p);
+    }
+    return NULL;
+}
+
+static int integer_fits(const char *digits, size_t len, int is_long, int negative)
+{
+    char text[64];
+    if (len > 40) return 0;
+    snprintf(text, sizeof text, "%s%.*s", negative ? "-" : "", (int)len, digits);
+    errno = 0;
+    long long v = strtoll(text, NULL, 10);
+    if (errno == ERANGE) return 0;
+    return is_long || (v >= -2147483648LL && v <= 2147483647LL);
+}
+
+static int check_integer_literals(const char *text, const char *origin, int from_set)
+{
+    int line = 1;
+    for (const char *p = text; *p;) {
+        const char *skipped = skip_string_or_comment(p, &line);
+        if (skipped) { p = skipped; continue; }
+        int starts_number = isdigit((unsigned char)*p) && (p == text || !(isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '.'));
+        if (!starts_number) { line += *p == '\n'; ++p; continue; }
+        size_t len = strspn(p, "0123456789");
+        const char *after = p + len;
+        int is_float = *after == '.' || *after == 'e' || *after == 'E' || *after == 'x' || *after == 'X';
+        int is_long = *after == 'L';
+        int negative = p > text && p[-1] == '-';
+        if (!is_float && !integer_fits(p, len, is_long, negative)) {
+            char where[600];
+            if (from_set) snprintf(where, sizeof where, "--set %s", origin);
+            else snprintf(where, sizeof where, "%s:%d", origin, line);
+            return heat_error(HEAT_ERR_CONFIG, "%s: the integer %s%.*s %s", where, negative ? "-" : "", (int)len, p,
+                              is_long || !integer_fits(p, len, 1, negative)
+                                  ? "does not fit in 64 bits (at most 9223372036854775807)"
+                                      : "does not fit in 32 bits; libconfig needs the L suffix for a 64-bit "
+                                        "integer, e.g. 5000000000L");
+        }
+        p = after;
+        while (isalnum((unsigned char)*p) || *p == '.' || ((*p == '+' || *p == '-') && (p[-1] == 'e' || p[-1] == 'E'))) ++p;
     }
     return HEAT_OK;
 }
@@ -380,6 +467,7 @@ static int apply_override(config_t *cf, const char *arg)
     snprintf(path, sizeof path, "%.*s", (int)(eq - arg), arg);
     if (!find_key(path))
         return heat_error(HEAT_ERR_CONFIG, "--set %s: unknown key '%s'; did you mean '%s'?", arg, path, nearest_key(path));
+    HEAT_CALL(check_integer_literals(eq + 1, arg, 1));
     size_t len = strlen(eq + 1) + 16;
     char *text = malloc(len);
     HEAT_CHECK(text, "out of memory");
@@ -407,6 +495,39 @@ static int apply_override(config_t *cf, const char *arg)
 
 /* ---- whole configuration ----------------------------------------------- */
 
+static int check_png_index(const heat_config *c)
+{
+    int n = c->grid.n[c->output.png_axis];
+    if (c->output.png_index < n) return HEAT_OK;
+    return heat_error(HEAT_ERR_CONFIG, "output.png_index = %d is outside the grid: along %s (output.png_axis) the "
+                      "valid range is [0, %d], or -1 for automatic", c->output.png_index,
+                      axis_words[c->output.png_axis], n - 1);
+}
+
+/* The GPU keys are checked on every backend, so a configuration that runs on
+ * a laptop does not fail later on the GPU machine. */
+static int check_gpu_keys(const heat_config *c)
+{
+    static const char *const kernels[] = {"auto", "heat_tiled", "heat_tiled_nt", "heat_tiled_ntf", "heat_zwindow32",
+                                          "heat_zwindow64", "heat_zwindow128", "heat_zwindowf32", NULL};
+    int known = 0;
+    for (int k = 0; kernels[k]; ++k) known |= strcmp(c->kernel.name, kernels[k]) == 0;
+    if (!known)
+        return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%.64s\" is not a heat kernel; use \"auto\", heat_tiled, "
+                          "heat_tiled_nt, heat_tiled_ntf, heat_zwindow32, heat_zwindow64, heat_zwindow128 or "
+                          "heat_zwindowf32", c->kernel.name);
+    int t = c->kernel.tile;
+    if (t != 0 && t != 1 && t != 2 && t != 4 && t != 8 && t != 16)
+        return heat_error(HEAT_ERR_CONFIG, "solver.tile = %d: expected 1, 2, 4, 8 or 16 (0: tuned)", t);
+    const int *b = c->kernel.block;
+    int zeros = (b[0] == 0) + (b[1] == 0) + (b[2] == 0);
+    if (zeros == 3) return HEAT_OK;
+    if (zeros != 0 || (long)b[0] * b[1] * b[2] > HEAT_MAX_BLOCK_THREADS)
+        return heat_error(HEAT_ERR_CONFIG, "solver.block = [%d, %d, %d]: expected three sizes >= 1 with a product of "
+                          "at most %d, or [0, 0, 0] (tuned)", b[0], b[1], b[2], HEAT_MAX_BLOCK_THREADS);
+    return HEAT_OK;
+}
+
 static int check_consistency(heat_config *c)
 {
     heat_grid_set_spacing(&c->grid);
@@ -427,6 +548,8 @@ static int check_consistency(heat_config *c)
         strlen(c->output.name))
         return heat_error(HEAT_ERR_CONFIG, "output.name = \"%s\": use only letters, digits, '.', '_' and '-'",
                           c->output.name);
+    HEAT_CALL(check_png_index(c));
+    HEAT_CALL(check_gpu_keys(c));
     if (c->initial.type == INITIAL_LETTERS) {
         const char *bad = font_unsupported(c->initial.text);
         if (c->initial.text[0] == '\0' || bad)
@@ -444,6 +567,9 @@ static void default_output(heat_config *c, const char *origin)
         size_t stem = strcspn(base, ".");
         if (stem == 0 || stem >= sizeof c->output.name) stem = strlen("heatsolve"), base = "heatsolve";
         snprintf(c->output.name, sizeof c->output.name, "%.*s", (int)stem, base);
+        /* "my run.cfg" gives "my_run": the stem is made valid, never blamed on the user. */
+        for (char *ch = c->output.name; *ch; ++ch)
+            if (!isalnum((unsigned char)*ch) && *ch != '_' && *ch != '-') *ch = '_';
     }
     if (c->output.dir[0] == '\0') snprintf(c->output.dir, sizeof c->output.dir, "out/%s", c->output.name);
 }
@@ -528,15 +654,60 @@ static int parse_error(config_t *cf, const char *origin)
                       "'group = { ... };'", origin, config_error_line(cf), config_error_text(cf));
 }
 
+/* A folder given as CONFIG: say so, and name the .cfg inside if there is one. */
+static int folder_as_config(const char *path)
+{
+    char example[1024] = "";
+    DIR *d = opendir(path);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len > 4 && strcmp(e->d_name + len - 4, ".cfg") == 0) {
+            snprintf(example, sizeof example, " such as %s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/",
+                     e->d_name);
+            break;
+        }
+    }
+    if (d) closedir(d);
+    return heat_error(HEAT_ERR_CONFIG, "CONFIG '%s' is a folder; give a configuration file%s", path, example);
+}
+
+/* The whole file as text for check_integer_literals; NULL if unreadable
+ * (libconfig then reports why). */
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    char chunk[4096];
+    for (size_t n; mem && (n = fread(chunk, 1, sizeof chunk, f)) > 0;) fwrite(chunk, 1, n, mem);
+    fclose(f);
+    if (mem && fclose(mem) == 0) return text;
+    free(text);
+    return NULL;
+}
+
+static int read_file(config_t *cf, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return folder_as_config(path);
+    errno = 0;
+    if (config_read_file(cf, path) != CONFIG_TRUE) return parse_error(cf, path);
+    char *text = read_text(path);
+    int status = text ? check_integer_literals(text, path, 0) : HEAT_OK;
+    free(text);
+    return status;
+}
+
 int heat_config_load(const char *path, char *const *overrides, int noverrides, heat_config *c)
 {
     set_defaults(c);
     snprintf(c->path, sizeof c->path, "%s", path);
     config_t cf;
     config_init(&cf);
-    errno = 0;
-    int status = config_read_file(&cf, path) == CONFIG_TRUE ? load(&cf, path, overrides, noverrides, c)
-                                                            : parse_error(&cf, path);
+    int status = read_file(&cf, path);
+    if (status == HEAT_OK) status = load(&cf, path, overrides, noverrides, c);
     config_destroy(&cf);
     if (status != HEAT_OK) free(c->text), c->text = NULL;
     return status;
@@ -549,8 +720,9 @@ int heat_config_load_string(const char *text, const char *origin, char *const *o
     snprintf(c->path, sizeof c->path, "%s", origin);
     config_t cf;
     config_init(&cf);
-    int status = config_read_string(&cf, text) == CONFIG_TRUE ? load(&cf, origin, overrides, noverrides, c)
+    int status = config_read_string(&cf, text) == CONFIG_TRUE ? check_integer_literals(text, origin, 0)
                                                                : parse_error(&cf, origin);
+    if (status == HEAT_OK) status = load(&cf, origin, overrides, noverrides, c);
     config_destroy(&cf);
     if (status != HEAT_OK) free(c->text), c->text = NULL;
     return status;
@@ -580,4 +752,81 @@ const char *heat_config_word(const char *path, int index)
 {
     const config_key *key = find_key(path);
     return key && key->words ? key->words[index] : "?";
+}
+
+/* ---- printing -------------------------------------------------------------------------------- */
+
+static size_t key_value_size(const config_key *key)
+{
+    switch (key->kind) {
+    case K_INT: case K_BOOL: case K_WORD: return sizeof(int);
+    case K_LONG: return sizeof(long);
+    case K_FLOAT: return sizeof(double);
+    case K_STRING: return key->size;
+    case K_INT3: return 3 * sizeof(int);
+    case K_FLOAT3: return 3 * sizeof(double);
+    }
+    return 0;
+}
+
+static int same_value(const config_key *key, const heat_config *a, const heat_config *b)
+{
+    const char *x = (const char *)a + key->offset, *y = (const char *)b + key->offset;
+    if (key->kind == K_STRING) return strcmp(x, y) == 0;
+    return memcmp(x, y, key_value_size(key)) == 0;
+}
+
+/* A float as the user would write it: shortest form that reads back, with a decimal point. */
+static void print_float(FILE *out, double v)
+{
+    char text[40];
+    for (int digits = 6; digits <= 17; ++digits) {
+        snprintf(text, sizeof text, "%.*g", digits, v);
+        if (strtod(text, NULL) == v) break;
+    }
+    fputs(text, out);
+    if (!strpbrk(text, ".eEn")) fputs(".0", out);
+}
+
+static void print_value(FILE *out, const config_key *key, const heat_config *c)
+{
+    const char *field = (const char *)c + key->offset;
+    switch (key->kind) {
+    case K_INT: fprintf(out, "%d", *(const int *)field); break;
+    case K_LONG: fprintf(out, "%ld", *(const long *)field); break;
+    case K_FLOAT: print_float(out, *(const double *)field); break;
+    case K_BOOL: fputs(*(const int *)field ? "true" : "false", out); break;
+    case K_STRING: fprintf(out, "\"%s\"", field); break;
+    case K_WORD: fprintf(out, "\"%s\"", key->words[*(const int *)field]); break;
+    case K_INT3: {
+        const int *v = (const int *)field;
+        fprintf(out, "[%d, %d, %d]", v[0], v[1], v[2]);
+        break;
+    }
+    case K_FLOAT3:
+        for (int i = 0; i < 3; ++i) {
+            fputs(i ? ", " : "[", out);
+            print_float(out, ((const double *)field)[i]);
+        }
+        fputs("]", out);
+        break;
+    }
+}
+
+int heat_config_print(const heat_config *c, int all, FILE *out)
+{
+    heat_config defaults;
+    set_defaults(&defaults);
+    default_output(&defaults, c->path);
+    int printed = 0;
+    for (int k = 0; k < KEY_COUNT; ++k) {
+        const config_key *key = &keys[k];
+        if (key->offset == offsetof(heat_config, dt_requested) && c->dt_requested == 0.0) continue;
+        if (!all && same_value(key, c, &defaults)) continue;
+        fprintf(out, "  %s = ", key->path);
+        print_value(out, key, c);
+        fputs("\n", out);
+        ++printed;
+    }
+    return printed;
 }

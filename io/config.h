@@ -1,4 +1,6 @@
 #pragma once
+#include <stdio.h>
+
 /*
  * heatsolve's configuration: defaults in code, overridden by a libconfig file,
  * overridden by --set PATH=VALUE strings, all validated the same way.
@@ -12,6 +14,8 @@ typedef struct heat_output {
     char dir[512];        /* folder for checkpoints and the series file */
     char name[128];       /* file stem; default: the config file's stem */
     long every;           /* checkpoint interval in steps; 0: only the final step */
+    long frame_every;     /* frame interval in steps (viewing only, not restartable); 0: none */
+    int frame_full;       /* frames in the run's precision; 0: float32 */
     int compression;      /* zlib level 0-9, 0 = uncompressed */
     int strategy;         /* 0: zlib's Z_RLE (fast), 1: zlib's default strategy */
     int keep;             /* keep only the newest K checkpoints; 0 = all */
@@ -58,6 +62,10 @@ void heat_config_destroy(heat_config *config);
 
 /* Fills the problem a backend needs from the configuration. */
 void heat_config_problem(const heat_config *config, heat_problem *problem);
+
+/* Prints "  key = value" lines in libconfig syntax: the settings that differ
+ * from the defaults, or all of them. Returns how many lines. */
+int heat_config_print(const heat_config *config, int all, FILE *out);
 
 /* Name of a keyword value, e.g. heat_config_word("initial.type", 0) = "letters". */
 const char *heat_config_word(const char *path, int index);

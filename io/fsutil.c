@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <stdatomic.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -18,6 +19,33 @@ void fs_temp_name(char *buf, size_t len, const char *path)
     const char *slash = strrchr(path, '/');
     int dir_len = slash ? (int)(slash - path + 1) : 0;
     snprintf(buf, len, "%.*s.%s.tmp-%ld", dir_len, path, slash ? slash + 1 : path, (long)getpid());
+}
+
+enum { TEMP_SLOTS = 8, TEMP_PATH_MAX = 4200 };
+static char temp_paths[TEMP_SLOTS][TEMP_PATH_MAX];
+static atomic_int temp_used[TEMP_SLOTS];
+
+int fs_temp_track(const char *tmp)
+{
+    for (int slot = 0; slot < TEMP_SLOTS; ++slot) {
+        int expected = 0;
+        if (!atomic_compare_exchange_strong(&temp_used[slot], &expected, 1)) continue;
+        snprintf(temp_paths[slot], TEMP_PATH_MAX, "%s", tmp);
+        atomic_store(&temp_used[slot], 2); /* the name is complete: a handler may use it */
+        return slot;
+    }
+    return -1;
+}
+
+void fs_temp_untrack(int slot)
+{
+    if (slot >= 0) atomic_store(&temp_used[slot], 0);
+}
+
+void fs_temp_remove_all(void)
+{
+    for (int slot = 0; slot < TEMP_SLOTS; ++slot)
+        if (atomic_load(&temp_used[slot]) == 2) unlink(temp_paths[slot]);
 }
 
 static int fsync_path(const char *path, int flags)
@@ -31,26 +59,35 @@ static int fsync_path(const char *path, int flags)
     return status;
 }
 
-int fs_commit(const char *tmp, const char *path)
+static int commit(const char *tmp, const char *path, int sync_folder)
 {
     if (fsync_path(tmp, O_RDONLY) != 0)
         return heat_error(HEAT_ERR_RUNTIME, "cannot flush %s to disk: %s", tmp, strerror(errno));
     if (rename(tmp, path) != 0)
         return heat_error(HEAT_ERR_RUNTIME, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    if (!sync_folder) return HEAT_OK;
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     /* The rename is durable only once the folder itself reaches the disk. */
-    if (fsync_path(dirname(dir), O_RDONLY | O_DIRECTORY) != 0)
-        return heat_error(HEAT_ERR_RUNTIME, "cannot flush folder of %s: %s", path, strerror(errno));
+    return fs_sync_folder(dirname(dir));
+}
+
+int fs_sync_folder(const char *dir)
+{
+    if (fsync_path(dir, O_RDONLY | O_DIRECTORY) != 0)
+        return heat_error(HEAT_ERR_RUNTIME, "cannot flush folder %s: %s", dir, strerror(errno));
     return HEAT_OK;
 }
 
-int fs_write_atomic(const char *path, const void *data, size_t len)
+int fs_commit(const char *tmp, const char *path) { return commit(tmp, path, 1); }
+
+static int write_atomic(const char *path, const void *data, size_t len, int sync_folder)
 {
     char tmp[4200];
     fs_temp_name(tmp, sizeof tmp, path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
     if (fd < 0) return heat_error(HEAT_ERR_RUNTIME, "cannot create %s: %s", tmp, strerror(errno));
+    int slot = fs_temp_track(tmp);
     const char *p = data;
     size_t left = len;
     int saved = 0;
@@ -63,11 +100,20 @@ int fs_write_atomic(const char *path, const void *data, size_t len)
     if (close(fd) != 0 && !saved) saved = errno;
     if (saved) {
         unlink(tmp);
+        fs_temp_untrack(slot);
         return heat_error(HEAT_ERR_RUNTIME, "cannot write %s: %s", path, strerror(saved));
     }
-    int status = fs_commit(tmp, path);
+    int status = commit(tmp, path, sync_folder);
     if (status != HEAT_OK) unlink(tmp);
+    fs_temp_untrack(slot);
     return status;
+}
+
+int fs_write_atomic(const char *path, const void *data, size_t len) { return write_atomic(path, data, len, 1); }
+
+int fs_write_atomic_unsynced_folder(const char *path, const void *data, size_t len)
+{
+    return write_atomic(path, data, len, 0);
 }
 
 int fs_make_dirs(const char *dir)

@@ -118,7 +118,7 @@ static int encode_png(const rgb_image *im, unsigned char **png, size_t *png_len)
     put_u32(ihdr, (uint32_t)im->width), put_u32(ihdr + 4, (uint32_t)im->height);
     ihdr[8] = 8, ihdr[9] = 2; /* 8-bit RGB */
     unsigned char *z = malloc(zlen);
-    int ok = z && compress2(z, &zlen, raw, (uLong)raw_len, 6) == Z_OK;
+    int ok = z && compress2(z, &zlen, raw, (uLong)raw_len, Z_BEST_SPEED) == Z_OK; /* a quick look: speed over size */
     size_t used = 8;
     memcpy(*png, signature, 8);
     if (ok) {
@@ -137,7 +137,17 @@ static int encode_png(const rgb_image *im, unsigned char **png, size_t *png_len)
     return HEAT_OK;
 }
 
-int png_write_slice(const char *path, const void *field, const heat_grid *g, heat_precision p, const png_slice *s)
+/* The step and simulated time under the colour bar's range: a PNG seen on its own says when it is. */
+static void draw_clock(rgb_image *im, int y0, long step, double time)
+{
+    char text[96];
+    snprintf(text, sizeof text, "STEP %ld  TIME %.6g", step, time);
+    for (char *c = text; *c; ++c) *c = *c == 'e' ? 'E' : *c; /* the font has capitals only */
+    draw_text(im, MARGIN, y0, text);
+}
+
+int png_write_slice(const char *path, const void *field, const heat_grid *g, heat_precision p, const png_slice *s,
+                    long step, double time)
 {
     int u, v;
     slice_axes(s->axis, &u, &v);
@@ -146,16 +156,18 @@ int png_write_slice(const char *path, const void *field, const heat_grid *g, hea
     int scale = largest >= MIN_IMAGE ? 1 : (MIN_IMAGE + largest - 1) / largest;
     rgb_image im;
     im.width = g->n[u] * scale + 2 * MARGIN;
-    im.height = g->n[v] * scale + 3 * MARGIN + BAR_HEIGHT + 6 + FONT_HEIGHT * TEXT_SCALE;
+    int text_line = FONT_HEIGHT * TEXT_SCALE + 6;
+    im.height = g->n[v] * scale + 3 * MARGIN + BAR_HEIGHT + 2 * text_line;
     im.pixels = calloc((size_t)im.width * im.height, 3);
     HEAT_CHECK(im.pixels, "out of memory for a %d x %d PNG", im.width, im.height);
     draw_slice(&im, field, g, p, s, scale);
     draw_bar(&im, 2 * MARGIN + g->n[v] * scale, g->n[u] * scale, s);
+    draw_clock(&im, 2 * MARGIN + g->n[v] * scale + BAR_HEIGHT + 6 + text_line, step, time);
     unsigned char *png = NULL;
     size_t len = 0;
     int status = encode_png(&im, &png, &len);
     free(im.pixels);
-    if (status == HEAT_OK) status = fs_write_atomic(path, png, len);
+    if (status == HEAT_OK) status = fs_write_atomic_unsynced_folder(path, png, len); /* the writer syncs the folder */
     free(png);
     return status;
 }

@@ -23,12 +23,13 @@ void series_destroy(heat_series *s)
     s->count = s->capacity = 0;
 }
 
-int series_add(heat_series *s, long step, double time)
+int series_add(heat_series *s, long step, double time, int frame)
 {
     int at = 0;
     while (at < s->count && s->entries[at].step < step) ++at;
     if (at < s->count && s->entries[at].step == step) {
         s->entries[at].time = time;
+        s->entries[at].frame = frame;
         return HEAT_OK;
     }
     if (s->count == s->capacity) {
@@ -38,7 +39,7 @@ int series_add(heat_series *s, long step, double time)
         s->entries = grown, s->capacity = capacity;
     }
     memmove(s->entries + at + 1, s->entries + at, sizeof *s->entries * (size_t)(s->count - at));
-    s->entries[at] = (series_entry){step, time};
+    s->entries[at] = (series_entry){step, time, frame};
     ++s->count;
     return HEAT_OK;
 }
@@ -65,7 +66,7 @@ int series_scan(heat_series *s, long last_step)
             heat_warn("%s is not a valid checkpoint; leaving it out of the series", path);
             continue;
         }
-        int status = series_add(s, meta.step, meta.time);
+        int status = series_add(s, meta.step, meta.time, meta.frame);
         ckpt_meta_free(&meta);
         if (status != HEAT_OK) return free(steps), status;
     }
@@ -85,7 +86,7 @@ int series_write(const heat_series *s)
     used += (size_t)snprintf(json + used, capacity - used, "\n  ]\n}\n");
     char path[1024];
     snprintf(path, sizeof path, "%s/%s.hdf.series", s->dir, s->name);
-    int status = fs_write_atomic(path, json, used);
+    int status = fs_write_atomic_unsynced_folder(path, json, used); /* the writer syncs the folder once a job */
     free(json);
     return status;
 }

@@ -22,6 +22,11 @@ enum heat_status {
 int heat_error_at(int code, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* While on, heat_error_at prints its message as a warning: for callers that
+ * expect a failure and handle it (a damaged file that is skipped). Returns
+ * the previous setting. */
+int heat_errors_as_warnings(int on);
+
 /* Prints "heatsolve: warning: <message>" on stderr. */
 void heat_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -1,6 +1,7 @@
 #include "implicit.h"
 
 #include <math.h>
+#include <stdio.h>
 
 #include "error.h"
 
@@ -54,13 +55,20 @@ heat_cg_diagonal heat_cg_diagonal_make(const heat_problem *p)
     return d;
 }
 
+/* Advice the program accepts: an implicit run may change dt on restart, and
+ * the preconditioner already in use is not suggested again. */
 static int not_converged(const heat_problem *p, long step, double residual)
 {
+    const char *preconditioner = p->implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV
+                                     ? "raise solver.chebyshev_degree (now %d)"
+                                     : "use solver.preconditioner = \"chebyshev\"";
+    char advice[128];
+    snprintf(advice, sizeof advice, preconditioner, p->implicit.chebyshev_degree);
     return heat_error(HEAT_ERR_RUNTIME,
                       "step %ld: CG did not reach solver.rtol = %g within solver.max_iterations = %d (relative "
-                      "residual %.3g); raise solver.max_iterations, use solver.preconditioner = \"chebyshev\" with a "
-                      "higher solver.chebyshev_degree, or lower time.dt, then continue with --restart latest",
-                      step, p->implicit.rtol, p->implicit.max_iterations, residual);
+                      "residual %.3g); raise solver.max_iterations, %s, or lower time.cfl (or time.dt), then "
+                      "continue with --restart latest (an implicit run may change its time step on restart)",
+                      step, p->implicit.rtol, p->implicit.max_iterations, residual, advice);
 }
 
 static void record(heat_cg_stats *stats, int iterations, double residual, long step, FILE *log)

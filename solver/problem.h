@@ -39,6 +39,9 @@ typedef struct heat_layout {
     long total;    /* elements to allocate for one field */
 } heat_layout;
 
+/* Threads per GPU block the kernels are built for (their launch bounds). */
+enum { HEAT_MAX_BLOCK_THREADS = 256 };
+
 /* Which kernel advances the solution; "auto" lets the backend pick. */
 typedef struct heat_kernel_choice {
     char name[32]; /* variant name or "auto" */

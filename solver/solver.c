@@ -30,9 +30,10 @@ static int check_host_memory(const heat_problem *p, const heat_backend_ops *ops)
     if (available > 0 && needed > available)
         return heat_error(HEAT_ERR_CONFIG,
                           "grid.n = [%d, %d, %d] in %s needs %.0f bytes (%.3g GB) of memory for its fields "
-                          "and checkpoint buffers, but this machine has %.0f bytes (%.3g GB); reduce grid.n or use "
-                          "float precision", p->grid.n[0], p->grid.n[1], p->grid.n[2],
-                          heat_precision_name(p->precision), needed, needed / 1e9, available, available / 1e9);
+                          "and checkpoint buffers, but this machine has %.0f bytes (%.3g GB); reduce grid.n%s",
+                          p->grid.n[0], p->grid.n[1], p->grid.n[2], heat_precision_name(p->precision), needed,
+                          needed / 1e9, available, available / 1e9,
+                          p->precision == HEAT_DOUBLE ? " or use solver.precision = \"float\"" : "");
     return HEAT_OK;
 }
 
@@ -81,9 +82,17 @@ void heat_solver_destroy(heat_solver **solver)
 int heat_solver_set_field(heat_solver *s, const void *host, long step)
 {
     HEAT_CALL(s->ops->upload(s->state, host));
-    s->step = step;
-    s->time = (double)step * s->problem.dt;
+    heat_solver_set_clock(s, step, (double)step * s->problem.dt);
     return HEAT_OK;
+}
+
+void heat_solver_set_clock(heat_solver *s, long step, double time)
+{
+    s->step = step;
+    s->time = time;
+    int same_dt = time == (double)step * s->problem.dt;
+    s->clock_step = same_dt ? 0 : step;
+    s->clock_time = same_dt ? 0.0 : time;
 }
 
 int heat_solver_get_field(heat_solver *s, void *host) { return s->ops->download(s->state, host); }
@@ -105,8 +114,9 @@ int heat_solver_advance(heat_solver *s, long steps)
     if (s->problem.implicit.scheme == HEAT_EULER) HEAT_CALL(s->ops->advance(s->state, steps));
     else HEAT_CALL(advance_implicit(s, steps));
     s->step += steps;
-    /* step * dt, not a running sum: a restarted run has the same clock bits. */
-    s->time = (double)s->step * s->problem.dt;
+    /* step * dt, not a running sum: a restarted run has the same clock bits
+     * (from the step where dt changed, if it did). */
+    s->time = s->clock_time + (double)(s->step - s->clock_step) * s->problem.dt;
     return HEAT_OK;
 }
 

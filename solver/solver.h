@@ -12,7 +12,9 @@ typedef struct heat_solver {
     void *state;          /* the backend's private state */
     heat_problem problem;
     long step;            /* steps taken since t = 0 */
-    double time;          /* step * dt (time units) */
+    double time;          /* clock_time + (step - clock_step) * dt (time units) */
+    long clock_step;      /* where the current dt began: 0, or a restart that changed dt */
+    double clock_time;
     heat_chebyshev chebyshev; /* implicit schemes with the Chebyshev preconditioner */
     heat_cg_stats cg;     /* implicit schemes: CG iterations and residuals so far */
     FILE *cg_log;         /* implicit schemes: one line per step when set */
@@ -27,6 +29,9 @@ void heat_solver_destroy(heat_solver **solver);
 
 /* Host field: compact, x fastest, the problem's precision. */
 int heat_solver_set_field(heat_solver *solver, const void *host, long step);
+/* The clock of a restarted run: the checkpoint's step and time (which differ
+ * from step * dt when the run continues with another dt). */
+void heat_solver_set_clock(heat_solver *solver, long step, double time);
 int heat_solver_get_field(heat_solver *solver, void *host);
 /* Page-locks (pin = 1) or releases a host buffer that heat_solver_get_field
  * fills repeatedly, where the backend gains from it. Returns 1 when pinned. */

@@ -93,6 +93,16 @@ BAD_CONFIGS = [
     ("bad letters", "initial = { text = \"H~I\"; };", [], ["initial.text", "character"]),
     ("bad name", "output = { name = \"a/b\"; };", [], ["output.name"]),
     ("too big", "grid = { n = [100000, 100000, 100000]; };", [], ["GB", "grid.n"]),
+    ("range stated", "grid = { n = [2, 8, 8]; };", [], ["grid.n = 2", "valid: [3, 1048576]"]),
+    ("rtol one", "solver = { rtol = 1.0; };", [], ["solver.rtol", "valid: (0, 1)"]),
+    ("long name", "output = { name = \"" + "a" * 200 + "\"; };", [], ["output.name", "200 characters; at most 127"]),
+    ("int overflow", "time = { steps = 99999999999; };", [], ["bad.cfg:1", "99999999999", "L suffix"]),
+    ("int64 overflow", "time = { steps = 99999999999999999999; };", [], ["99999999999999999999", "64 bits"]),
+    ("--set overflow", "", ["--set", "output.every=5000000000"], ["--set", "5000000000", "L suffix"]),
+    ("png index", "output = { png = true; png_index = 500; };", [], ["output.png_index = 500", "[0, 31]"]),
+    ("gpu kernel on cpu", "solver = { backend = \"cpu\"; kernel = \"fast\"; };", [], ["solver.kernel", "heat_tiled"]),
+    ("gpu tile on cpu", "solver = { backend = \"cpu\"; tile = 3; };", [], ["solver.tile = 3", "1, 2, 4, 8 or 16"]),
+    ("gpu block on cpu", "solver = { block = [16, 16, 2]; };", [], ["solver.block", "at most 256"]),
 ]
 
 
@@ -108,6 +118,25 @@ def test_bad_configs():
         print(f"ok  {name}: {proc.stderr.strip().splitlines()[0]}")
     proc = run([os.path.join(folder, "missing.cfg")], expect_status=2)
     expect("missing.cfg" in proc.stderr, "missing file not named")
+    for line in proc.stderr.splitlines() + [proc.stdout]:
+        expect("(-1" not in line, f"an overflow shown as -1: {line}")
+    # Found before the backend starts, exit 2, nothing written.
+    cfg = write(os.path.join(folder, "good.cfg"), "grid = { n = [8, 8, 8]; };")
+    proc = run([cfg, "--restart", os.path.join(folder, "nothere.hdf")], expect_status=2)
+    expect("nothere.hdf" in proc.stderr and "--restart latest" in proc.stderr, proc.stderr)
+    write(os.path.join(folder, "afile"), "x")
+    proc = run([cfg, "--set", f'output.dir="{folder}/afile"'], expect_status=2)
+    expect("is a file, not a folder" in proc.stderr, proc.stderr)
+    proc = run(["bench", "--json", folder], expect_status=2)
+    expect("is a folder" in proc.stderr, proc.stderr)
+    # A float run too large for memory is not told to use float precision.
+    big = write(os.path.join(folder, "big.cfg"), 'grid = { n = [100000, 100000, 100000]; }; solver = { precision = "float"; };')
+    proc = run([big, "--backend", "cpu"], expect_status=2)
+    expect("GB" in proc.stderr and "use float" not in proc.stderr and 'precision = "float"' not in proc.stderr,
+           f"float advice to a float run: {proc.stderr}")
+    proc = run([SOURCE + "/inputs"], expect_status=2)
+    expect("is a folder" in proc.stderr and "letters.cfg" in proc.stderr, f"folder as CONFIG: {proc.stderr}")
+    expect(not os.path.exists(os.path.join(folder, "out")), "output written despite an error")
     proc = run([], expect_status=2)
     proc = run(["--backend", "gpu", "x.cfg"], expect_status=2)
     expect("--backend" in proc.stderr, "bad --backend not named")
@@ -123,10 +152,170 @@ def test_cli_basics():
     proc = run([cfg, "--backend", "hip"], expect_status=None)
     if proc.returncode == 2:
         expect("GPU" in proc.stderr, "--backend hip without GPU: unclear message")
-    proc = run([cfg, "--quiet"])
+    proc = run([cfg, "--quiet", "--overwrite"])
     expect(proc.stdout == "", f"--quiet printed: {proc.stdout}")
+    proc = run([cfg, "--overwrite"])
+    expect("initial.text" in proc.stdout and "summary:" in proc.stdout and "GLUP/s" in proc.stdout, "no config/summary")
+
+
+def test_frames():
+    """Frames between restart checkpoints: float32, marked not restartable, listed in the series; a
+    restart refuses them by name and --restart latest passes over them to continue bitwise."""
+    import h5py
+    folder = fresh_dir("frames")
+    cfg = letters_config(folder, steps=40, every=0, extra="frame_every = 10;")
     proc = run([cfg])
-    expect("initial" in proc.stdout and "summary:" in proc.stdout and "GLUP/s" in proc.stdout, "no config/summary")
+    out = os.path.join(folder, "out")
+    expect("checkpoints: 2 written" in proc.stdout and "frames: 3 written" in proc.stdout, proc.stdout[-600:])
+    expect(re.search(r"output: 2 checkpoints .*and 3 frames", proc.stdout), f"estimate: {proc.stdout}")
+    names = [e["name"] for e in json.load(open(os.path.join(out, "letters.hdf.series")))["files"]]
+    expect(names == [f"letters_{s:06d}.hdf" for s in (0, 10, 20, 30, 40)], f"series {names}")
+    for step in (0, 10, 20, 30, 40):
+        with h5py.File(os.path.join(out, f"letters_{step:06d}.hdf"), "r") as f:
+            frame = step in (10, 20, 30)
+            dtype = f["VTKHDF/PointData/temperature"].dtype
+            expect(dtype == ("float32" if frame else "float64"), f"step {step}: {dtype}")
+            expect(int(f["restart"].attrs["restartable"]) == (0 if frame else 1), f"step {step}: restartable mark")
+    reference = read_field(os.path.join(out, "letters_000040.hdf"))
+    proc = run([cfg, "--restart", os.path.join(out, "letters_000030.hdf"), "--set", "time.steps=50"], expect_status=2)
+    expect("is a frame" in proc.stderr and "output.every" in proc.stderr, proc.stderr)
+    os.remove(os.path.join(out, "letters_000040.hdf"))
+    proc = run([cfg, "--restart", "latest"])
+    expect("passed over 3 newer frames" in proc.stdout and "letters_000000.hdf" in proc.stdout, proc.stdout)
+    expect(read_field(os.path.join(out, "letters_000040.hdf")).tobytes() == reference.tobytes(),
+           "continuing past the frames is not bitwise")
+    print("frames 10, 20, 30 float32 and not restartable; restart refuses them, latest passes over them, bitwise")
+
+
+def test_deflate_engines():
+    """Checkpoints written by the ISA-L build and by the zlib build (HEATSOLVE_ZLIB) are standard
+    HDF5 deflate: each build restarts from the other's files to the same bits, and h5py and
+    h5dump read both."""
+    import numpy as np
+    other = os.environ["HEATSOLVE_ZLIB"]
+    folder = fresh_dir("deflate_engines")
+    cfg = letters_config(folder, steps=20, every=10)
+    fields = {}
+    for tag, exe in (("isal", HEATSOLVE), ("zlib", other)):
+        target = os.path.join(folder, tag)
+        subprocess.run([exe, cfg, "-q", "--set", f'output.dir="{target}"'], check=True, timeout=300)
+        fields[tag] = read_field(os.path.join(target, "letters_000020.hdf"))
+        dump = subprocess.run(["h5dump", "-d", "/VTKHDF/PointData/temperature", os.path.join(target, "letters_000010.hdf")],
+                              capture_output=True, text=True)
+        expect(dump.returncode == 0 and "DATA" in dump.stdout, f"h5dump of the {tag} file: {dump.stderr[-300:]}")
+    expect(fields["isal"].tobytes() == fields["zlib"].tobytes(), "the two builds computed different fields")
+    isal_file, zlib_file = (os.path.join(folder, t, "letters_000010.hdf") for t in ("isal", "zlib"))
+    expect(open(isal_file, "rb").read() != open(zlib_file, "rb").read(), "both builds wrote identical bytes: same engine?")
+    for tag, exe, source in (("zlib reads isal", other, isal_file), ("isal reads zlib", HEATSOLVE, zlib_file)):
+        target = fresh_dir("deflate_engines_" + tag.replace(" ", "_"))
+        subprocess.run([exe, cfg, "-q", "--restart", source, "--set", f'output.dir="{target}"'], check=True, timeout=300)
+        final = read_field(os.path.join(target, "letters_000020.hdf"))
+        expect(final.tobytes() == fields["isal"].tobytes(), f"{tag}: restart differs")
+        print(f"{tag}: restart bitwise equal")
+    print(f"both builds' files read by h5py and h5dump; fields {np.asarray(fields['isal']).shape}")
+
+
+def test_output_ownership():
+    """A folder holds one run's files: a fresh run refuses an earlier run's files unless --overwrite,
+    a live run's lock refuses a second run and a restart, kill -9 leaves no blocking lock, stale
+    temporary files are removed with one line."""
+    folder = fresh_dir("ownership")
+    out = os.path.join(folder, "out")
+    cfg = letters_config(folder, steps=20, every=10)
+    run([cfg, "-q"])
+    write(os.path.join(out, "notes.txt"), "the user's own file")
+    write(os.path.join(out, "other_000010.hdf"), "another run's file")
+    before = checkpoint_state(out)
+    proc = run([cfg, "--set", "grid.n=[40,24,12]"], expect_status=2)
+    for word in ("already holds", "--restart latest", "--overwrite", "output.dir"):
+        expect(word in proc.stderr, f"refusal lacks '{word}': {proc.stderr}")
+    expect(checkpoint_state(out) == before, "a refused run changed the folder")
+    proc = run([cfg, "--overwrite", "--set", "time.steps=10"])
+    expect("--overwrite: removed 4 files" in proc.stdout, f"overwrite line: {proc.stdout}")
+    left = sorted(os.listdir(out))
+    expect(left == ["letters.hdf.series", "letters_000000.hdf", "letters_000010.hdf", "notes.txt", "other_000010.hdf"],
+           f"after --overwrite: {left}")
+    # A live run holds the folder: a second run and a restart are refused, naming it.
+    live = long_config(folder, steps=10 ** 9, every=10 ** 9)
+    proc = start([live, "-q"])
+    wait_for_file(os.path.join(out, "long_000000.hdf"))
+    for args in ([live, "--overwrite"], [live, "--restart", "latest"]):
+        other = run(args, expect_status=2)
+        expect(f"pid {proc.pid} on " in other.stderr and "started" in other.stderr, f"holder not named: {other.stderr}")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    stale = os.path.join(out, f".long_000400.hdf.tmp-{proc.pid}")
+    write(stale, "half a checkpoint")
+    proc = run([live, "--restart", "latest", "--set", "time.steps=20"])
+    expect("removed 1 temporary file" in proc.stdout and not os.path.exists(stale), f"stale file: {proc.stdout}")
+    expect(not [n for n in os.listdir(out) if n.endswith(".lock")], "lock file left by a finished run")
+    print("refusal, --overwrite of that name only, live-run lock, kill -9, stale temporary file: all as expected")
+
+
+def test_console_and_messages():
+    """Settings that differ from the defaults (all with -v), the output estimate, the implicit
+    banner, relative error positions, a file name with a space, heat change wording."""
+    folder = fresh_dir("console")
+    cfg = write(os.path.join(folder, "my run.cfg"), f"""grid = {{ n = [24, 16, 8]; }};
+time = {{ steps = 4; }};
+initial = {{ type = "constant"; value = 0.0; }};
+output = {{ dir = "{folder}/out"; every = 2; }};
+""")
+    proc = run([cfg])
+    lines = proc.stdout.splitlines()
+    settings = [l.strip() for l in lines if l.startswith("  ")]
+    expect(settings == ["grid.n = [24, 16, 8]", "time.steps = 4", 'initial.type = "constant"',
+                        f'output.dir = "{folder}/out"', "output.every = 2"], f"changed settings: {settings}")
+    expect(os.path.exists(os.path.join(folder, "out", "my_run_000004.hdf")), "name from 'my run.cfg'")
+    expect(re.search(r"output: 3 checkpoints into .*, at most 0.0246 MB each", proc.stdout), proc.stdout)
+    expect("(absolute: the total was 0)" in proc.stdout, f"heat change of a zero field: {proc.stdout}")
+    proc = run([cfg, "-v", "--overwrite"])
+    expect(sum(1 for l in proc.stdout.splitlines() if l.startswith("  ")) > 40, "-v does not print every setting")
+    proc = run([cfg, "--restart", "latest", "--set", "time.steps=8"])
+    expect("since step 4 (the restart)" in proc.stdout, f"restart heat change: {proc.stdout}")
+    proc = run([cfg, "--overwrite", "--set", 'time.scheme="crank_nicolson"', "--set", "time.cfl=4.0"])
+    expect("chebyshev, degree 8" in proc.stdout, f"implicit banner: {proc.stdout}")
+    # A runtime error names its source position relative to the project, not the build machine's path.
+    damaged = os.path.join(folder, "damaged.hdf")
+    with open(os.path.join(folder, "out", "my_run_000004.hdf"), "rb") as src, open(damaged, "wb") as dst:
+        dst.write(src.read()[:5000])
+    proc = run([cfg, "--restart", damaged, "--set", f'output.dir="{folder}/o2"'], expect_status=1)
+    found = re.search(r"\(reported at (\S+):\d+\)", proc.stderr)
+    expect(found and not found.group(1).startswith("/") and found.group(1).startswith(("io/", "app/", "solver/")),
+           f"source position: {proc.stderr}")
+    print("settings, estimate, banner, names, heat change wording: as expected")
+
+
+def test_restart_changes_implicit_dt():
+    """The advice after a failed CG solve works: an implicit run continues with a smaller time.cfl,
+    the file records the new dt and the clock continues from the checkpoint's time; explicit runs
+    still refuse a dt change."""
+    import h5py
+    folder = fresh_dir("implicit_dt_change")
+    cfg = letters_config(folder, steps=4, every=2)
+    run([cfg, "-q"] + IMPLICIT)
+    with h5py.File(os.path.join(folder, "out", "letters_000004.hdf"), "r") as f:
+        t4, dt_old = float(f["restart"].attrs["time"]), float(f["restart"].attrs["dt"])
+    proc = run([cfg, "--restart", "latest", "--set", "time.steps=6"] + IMPLICIT[:4] + ["--set", "time.cfl=10.0",
+               "--set", "solver.rtol=1e-9"])
+    expect("the time step changes at step 4" in proc.stdout, proc.stdout)
+    with h5py.File(os.path.join(folder, "out", "letters_000006.hdf"), "r") as f:
+        t6, dt_new = float(f["restart"].attrs["time"]), float(f["restart"].attrs["dt"])
+    expect(abs(dt_new - dt_old / 2) <= 1e-15 * dt_old and abs(t6 - (t4 + 2 * dt_new)) <= 1e-14 * t6,
+           f"dt {dt_old} -> {dt_new}, time {t4} -> {t6}")
+    explicit = letters_config(fresh_dir("explicit_dt_change"), steps=4, every=2)
+    run([explicit, "-q"])
+    proc = run([explicit, "--restart", "latest", "--set", "time.steps=6", "--set", "time.cfl=0.5"], expect_status=2)
+    expect("time step dt" in proc.stderr, proc.stderr)
+    print(f"implicit restart: dt {dt_old:.4g} -> {dt_new:.4g}, time {t4:.4g} -> {t6:.4g}; explicit refuses")
+
+
+def test_missing_h5py_skips():
+    """Under a Python without h5py (site packages off), an h5py test reports skipped, saying why."""
+    proc = subprocess.run([sys.executable, "-S", os.path.abspath(__file__), HEATSOLVE, WORK, "vtkhdf_layout"],
+                          capture_output=True, text=True, timeout=300)
+    expect(proc.returncode == 77 and "needs h5py (set HEATSOLVE_PYTHON" in proc.stdout,
+           f"exit {proc.returncode}: {proc.stdout[-500:]} {proc.stderr[-500:]}")
 
 
 # ---- letters run, layout, series ---------------------------------------------------------------
@@ -139,7 +328,7 @@ def test_letters_run():
     expect(names == [f"letters_{s:06d}.hdf" for s in (0, 10, 20, 30, 40)], f"checkpoints: {names}")
     expect(not [n for n in os.listdir(out) if ".tmp" in n], "temporary files left behind")
     expect("summary: 40 steps" in proc.stdout, "summary missing")
-    cost = re.search(r"checkpoints: (\d+) written, ([0-9.]+) s each on (\d+) cores? \(mean\); the run spent "
+    cost = re.search(r"checkpoints: (\d+) written, ([0-9.]+) s each; on (\d+) cores? \(mean\); the run spent "
                      r"([0-9.]+) s on snapshots and ([0-9.]+) s waiting for writes", proc.stdout)
     expect(cost, f"checkpoint cost line missing:\n{proc.stdout[-600:]}")
     expect(int(cost.group(1)) == len(names), f"summary counts {cost.group(1)} checkpoints, {len(names)} on disk")
@@ -310,6 +499,11 @@ def test_implicit_errors():
                expect_status=1)
     for word in ("step 1", "solver.max_iterations = 2", "relative residual", "--restart latest"):
         expect(word in proc.stderr, f"non-convergence message lacks '{word}': {proc.stderr}")
+    expect('solver.preconditioner = "chebyshev"' in proc.stderr, f"jacobi run not pointed to chebyshev: {proc.stderr}")
+    # With Chebyshev already in use, the advice raises its degree instead of suggesting it again.
+    proc = run([cfg, "--overwrite", "--set", "solver.max_iterations=1"] + IMPLICIT, expect_status=1)
+    expect('preconditioner = "chebyshev"' not in proc.stderr and "solver.chebyshev_degree (now 8)" in proc.stderr,
+           f"advice for a chebyshev run: {proc.stderr}")
     proc = run([cfg, "--set", 'time.scheme="implicit"'], expect_status=2)
     expect("time.scheme" in proc.stderr and "crank_nicolson" in proc.stderr, proc.stderr)
     proc = run([cfg, "--set", "solver.rtol=0.0"] + IMPLICIT[:4], expect_status=2)
@@ -317,7 +511,7 @@ def test_implicit_errors():
     proc = run([cfg, "--set", "time.cfl=20.0"], expect_status=2)
     expect("unstable" in proc.stderr and "crank_nicolson" in proc.stderr, proc.stderr)
     # Far beyond dt_max, the implicit run stays bounded by its initial extremes (maximum principle).
-    proc = run([cfg, "--set", 'time.scheme="backward_euler"', "--set", "time.cfl=1000.0"])
+    proc = run([cfg, "--overwrite", "--set", 'time.scheme="backward_euler"', "--set", "time.cfl=1000.0"])
     found = re.search(r"min (\S+)\s+max (\S+)", proc.stdout)
     expect(found and float(found.group(1)) >= 0.0 and float(found.group(2)) <= 100.0, proc.stdout[-400:])
     print("non-convergence, bad scheme, bad rtol, cfl > 1 with euler: clear errors; backward Euler at 1000 dt_max bounded")
@@ -387,6 +581,7 @@ def test_bad_restart_files():
     flip_field_byte(os.path.join(folder, "out", "letters_000020.hdf"))
     proc = run([cfg, "--restart", "latest", "--set", "time.steps=30"])
     expect("letters_000010.hdf" in proc.stdout and "skipping" in proc.stderr, f"latest: {proc.stdout} {proc.stderr}")
+    expect("error:" not in proc.stderr, f"a successful restart printed an error: {proc.stderr}")
 
 
 # ---- reliability: signals, storage faults, long runs -----------------------------------------------
@@ -445,7 +640,7 @@ def test_signals_restart_bitwise():
 def test_sigusr1_and_second_sigint():
     folder = fresh_dir("sigusr1")
     cfg = long_config(folder, steps=10 ** 9, every=10 ** 9)  # never ends by itself, even on a GPU
-    proc = start([cfg, "-q"])
+    proc = start([cfg])
     wait_for_file(os.path.join(folder, "out", "long_000000.hdf"))
     time.sleep(0.3)
     proc.send_signal(signal.SIGUSR1)
@@ -455,10 +650,27 @@ def test_sigusr1_and_second_sigint():
         time.sleep(0.02)
     time.sleep(0.3)
     expect(proc.poll() is None, "the run stopped after SIGUSR1")
+    # The second Ctrl-C comes while the first is honoured: the final step and a final checkpoint that
+    # takes a while (a 256 x 256 x 128 field). Sent at once, the kernel would merge the two.
+    big_folder = fresh_dir("second_sigint")
+    big = letters_config(big_folder, steps=10 ** 9, every=10 ** 9, n=(256, 256, 128))
+    proc2 = start([big, "-q"])
+    wait_for_file(os.path.join(big_folder, "out", "letters.hdf.series"))
+    time.sleep(0.3)
+    proc2.send_signal(signal.SIGINT)
+    time.sleep(0.05)
+    proc2.send_signal(signal.SIGINT)
+    _, err2 = proc2.communicate(timeout=60)
+    expect(proc2.returncode == 3, f"exit {proc2.returncode} after two SIGINTs: {err2}")
+    expect("interrupted again" in err2 and "--restart latest" in err2, f"second SIGINT not explained: {err2}")
+    expect(not [n for n in os.listdir(os.path.join(big_folder, "out")) if ".tmp" in n], "temporary file left")
     proc.send_signal(signal.SIGINT)
-    proc.send_signal(signal.SIGINT)  # second Ctrl-C: leave at once
-    proc.communicate(timeout=60)
-    expect(proc.returncode == 130, f"exit {proc.returncode} after two SIGINTs")
+    out, err = proc.communicate(timeout=60)
+    expect(proc.returncode == 130, f"exit {proc.returncode} after SIGINT: {err}")
+    usr1 = re.findall(r"SIGUSR1: writing a checkpoint of step (\d+)", out)
+    expect(len(usr1) == 1, f"expected one SIGUSR1 line: {out[-800:]}")
+    expect(os.path.exists(os.path.join(folder, "out", f"long_{int(usr1[0]):06d}.hdf")), "SIGUSR1 line names no file")
+    expect(not [n for n in os.listdir(os.path.join(folder, "out")) if ".tmp" in n], "temporary file left")
     import h5py
     for name in os.listdir(os.path.join(folder, "out")):
         path = os.path.join(folder, "out", name)
@@ -466,7 +678,51 @@ def test_sigusr1_and_second_sigint():
             with h5py.File(path, "r") as f:
                 f["VTKHDF/PointData/temperature"][...]  # every named checkpoint reads back whole
     json.load(open(os.path.join(folder, "out", "long.hdf.series")))
-    print("SIGUSR1 wrote a checkpoint and the run went on; two SIGINTs left at once, files intact")
+    print("SIGUSR1 wrote a checkpoint with one line and the run went on; SIGINT: exit 130; "
+          "a second SIGINT during the final checkpoint: exit 3 with a message, no temporary file")
+
+
+def test_sighup_and_sigpipe():
+    """SIGHUP (terminal closed) acts as SIGTERM; a closed stdout (`| head`) neither kills nor stops the run."""
+    folder = fresh_dir("sighup")
+    cfg = long_config(folder, steps=10 ** 9, every=10 ** 9)
+    proc = start([cfg, "-q"])
+    wait_for_file(os.path.join(folder, "out", "long_000000.hdf"))
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=60)
+    expect(proc.returncode == 128 + signal.SIGHUP, f"exit {proc.returncode} after SIGHUP: {err}")
+    files = sorted(n for n in os.listdir(os.path.join(folder, "out")) if n.endswith(".hdf"))
+    expect(len(files) == 2, f"SIGHUP wrote no final checkpoint: {files}")
+    # stdout is a pipe whose reader leaves after the first line: like `heatsolve ... | head -1`.
+    folder = fresh_dir("sigpipe")
+    cfg = long_config(folder, steps=3000, every=1000)
+    reader, writer = os.pipe()
+    proc = subprocess.Popen([HEATSOLVE, cfg], stdout=writer, stderr=subprocess.PIPE, text=True)
+    os.close(writer)
+    with os.fdopen(reader) as stream:
+        stream.readline()
+    _, err = proc.communicate(timeout=300)
+    expect(proc.returncode == 0, f"exit {proc.returncode} with a closed stdout: {err}")
+    files = sorted(n for n in os.listdir(os.path.join(folder, "out")) if n.endswith(".hdf"))
+    expect(files[-1] == "long_003000.hdf" and len(files) == 4, f"checkpoints with a closed stdout: {files}")
+    print("SIGHUP: final checkpoint, exit 129; closed stdout: the run finished with all 4 checkpoints")
+
+
+def test_file_size_limit_signal():
+    """A shell's `ulimit -f` without the harness ignoring SIGXFSZ: heatsolve ignores it itself, reports
+    EFBIG naming the step, and leaves no temporary file."""
+    import resource
+
+    def limit_only():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+    folder, out, before, proc = storage_fault("fault_xfsz", lambda f, o: None, preexec=limit_only)
+    expect(proc.returncode == 1, f"exit {proc.returncode} (-25 is SIGXFSZ): {proc.stderr}")
+    expect("step 600" in proc.stderr and "File too large" in proc.stderr, f"message: {proc.stderr}")
+    expect(checkpoint_state(out) == before, "earlier checkpoints or the series changed")
+    expect(not [n for n in os.listdir(out) if ".tmp" in n], "temporary file left")
+    print(proc.stderr.strip().splitlines()[0])
 
 
 def checkpoint_state(out):
@@ -507,9 +763,17 @@ def test_storage_file_size_limit():
 def test_storage_continue_on_error():
     folder, out, before, proc = storage_fault("fault_continue", lambda f, o: None, preexec=no_file_size_limit_breach,
                                               extra='on_write_error = "continue";')
-    expect(proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}")
+    # Every write failed, the last one too: the summary counts them and the run exits 1.
+    expect(proc.returncode == 1, f"exit {proc.returncode}: {proc.stderr}")
     expect("continu" in proc.stderr and "step 600" in proc.stderr, f"no warning: {proc.stderr}")
+    expect("final state (step 1200) is not on disk" in proc.stderr and "the newest is step 400" not in proc.stderr,
+           f"final state not reported: {proc.stderr}")
     expect(checkpoint_state(out) == before, "earlier checkpoints or the series changed")
+    proc = subprocess.run([HEATSOLVE, os.path.join(folder, "long.cfg"), "--restart", "latest", "--set",
+                           "time.steps=1200"], capture_output=True, text=True, timeout=300,
+                          preexec_fn=no_file_size_limit_breach)
+    found = re.search(r"checkpoints: (\d+) written, (\d+) failed \(the first at step (\d+)\)", proc.stdout)
+    expect(found and found.groups() == ("0", "4", "600"), f"summary: {proc.stdout[-800:]}")
 
 
 def test_storage_read_only_dir():
@@ -529,8 +793,9 @@ def test_storage_read_only_dir():
 
     folder, out, before, proc = storage_fault("fault_readonly", as_nobody, user="nobody")
     os.chmod(out, 0o755)
-    expect(proc.returncode == 1, f"exit {proc.returncode}: {proc.stderr}")
-    expect("step 600" in proc.stderr and "Permission denied" in proc.stderr, f"message: {proc.stderr}")
+    # Found before any computing: the run cannot take its folder's lock there.
+    expect(proc.returncode == 2, f"exit {proc.returncode}: {proc.stderr}")
+    expect("output.dir" in proc.stderr and "Permission denied" in proc.stderr, f"message: {proc.stderr}")
     expect(checkpoint_state(out) == before, "earlier checkpoints or the series changed")
     print(proc.stderr.strip())
 
@@ -641,6 +906,19 @@ def test_png_quicklook():
     expect(hot > cold + 200, f"hot letter pixel {hot} not brighter than plate {cold}")
     print(f"PNG {width}x{height}: letter brightness {hot}, plate {cold}")
 
+    # Under the colour bar's range, a second line says the step and time: it differs between steps.
+    def text_bands(rows):
+        ink = [y for y, row in enumerate(rows) if any(row[x:x + 3] == b"\xe6\xe6\xe6" for x in range(0, len(row), 3))]
+        bands = []
+        for y in ink:
+            if bands and y == bands[-1][-1] + 1: bands[-1].append(y)
+            else: bands.append([y])
+        return bands
+    later = decode_png(os.path.join(folder, "out", "letters_000010.png"))[2]
+    bands, later_bands = text_bands(rows), text_bands(later)
+    expect(len(bands) == 2 and len(later_bands) == 2, f"text bands: {len(bands)}, {len(later_bands)}")
+    expect([rows[y] for y in bands[1]] != [later[y] for y in later_bands[1]], "step/time line same at steps 0 and 10")
+
 
 # ---- bench ---------------------------------------------------------------------------------------
 
@@ -669,6 +947,28 @@ def test_bench_json():
     expect("% of copy" in proc.stdout and "production" in proc.stdout, "bench table")
     report = validate_bench_json(path)
     expect(report["size"] == [40, 32, 24] and report["backend"] == "cpu", "bench size/backend")
+
+
+def test_bench_io_json():
+    """bench --io: the figures are consistent with each other (floor = the slower stage), the JSON
+    carries them, nothing is left in the folder, a bad --level exits 2."""
+    folder = fresh_dir("bench_io")
+    path = os.path.join(folder, "io.json")
+    proc = run(["bench", "--io", "--size", "48,40,32", "--io-dir", folder, "--json", path])
+    for words in ("compression stage", "fsync bandwidth", "whole checkpoint", "its floor", "restart read"):
+        expect(words in proc.stdout, f"bench --io lacks '{words}': {proc.stdout}")
+    r = json.load(open(path))
+    expect(r["size"] == [48, 40, 32] and r["level"] == 1 and r["engine"] in ("ISA-L igzip", "zlib"), f"{r}")
+    expect(abs(r["ratio"] - r["raw_bytes"] / r["compressed_bytes"]) < 1e-4 * r["ratio"], "ratio")
+    floor = max(r["fsync_s"], r["compression_s"])
+    expect(abs(r["floor_s"] - floor) <= 1e-6 * floor
+           and abs(r["checkpoint_over_floor"] - r["checkpoint_s"] / floor) <= 1e-6 * r["checkpoint_over_floor"],
+           f"floor: {r}")
+    expect(r["restart_read_s"] > 0 and r["hdf5_filter_s"] > 0, f"{r}")
+    expect(os.listdir(folder) == ["io.json"], f"left behind: {os.listdir(folder)}")
+    proc = run(["bench", "--io", "--level", "12"], expect_status=2)
+    expect("--level 12" in proc.stderr and "0-9" in proc.stderr, proc.stderr)
+    print(f"bench --io: {r['checkpoint_s']:.4f} s, {r['checkpoint_over_floor']:.2f}x its floor")
 
 
 def skip_without_gpu():
@@ -754,6 +1054,9 @@ if __name__ == "__main__":
     name = "test_" + sys.argv[3]
     try:
         globals()[name]()
+    except ModuleNotFoundError as missing:
+        print(f"needs {missing.name} (set HEATSOLVE_PYTHON to a python3 with h5py and numpy): skipped")
+        sys.exit(77)
     except Failure as failure:
         print(f"FAILED {sys.argv[3]}: {failure}")
         sys.exit(1)

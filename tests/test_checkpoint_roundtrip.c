@@ -115,7 +115,10 @@ static int random_planes_stored(const char *dir)
     EXPECT(stored == 0, "a field of integers had %d byte planes stored", stored);
     fill_noisy_doubles(field, points);
     if (stored_planes(&plan, field, &stored, &chunks)) return 1;
-    EXPECT(stored == 5 * chunks, "%d byte planes stored in %d chunks, expected the 5 noisy ones of each", stored, chunks);
+    /* Only the zlib engine stores random-looking planes; ISA-L deflates them as fast as it would store them. */
+    int zlib_engine = strcmp(chunk_engine_name(), "zlib") == 0;
+    EXPECT(stored == (zlib_engine ? 5 * chunks : 0), "%d byte planes stored in %d chunks by %s, expected %d", stored,
+           chunks, chunk_engine_name(), zlib_engine ? 5 * chunks : 0);
 
     ckpt_meta m = {.step = 1, .dt = 1e-3, .precision = HEAT_DOUBLE, .grid = p.grid, .alpha = 1.0, .config_text = ""};
     char path[512];

@@ -2,20 +2,32 @@
  * CPU backend: C + OpenMP, vectorised with `omp simd`. Two fields with one
  * ghost layer (layout in solver/problem.h), swapped after every step.
  */
+#include <immintrin.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../solver/backend.h"
 #include "../../solver/error.h"
 #include "../../solver/implicit.h"
 
+enum { CPU_ALIGN_BYTES = 64 }; /* one cache line */
+
+/* The widest vector the build targets (-march=native decides). */
+#if defined(__AVX512F__)
+#define CPU_VECTOR_BYTES 64
+#elif defined(__AVX__)
+#define CPU_VECTOR_BYTES 32
+#else
+#define CPU_VECTOR_BYTES 16
+#endif
+
 #define HEAT_PRECISION_FILE "cpu_kernels.h"
 #include "for_each_precision.h"
 
-enum { CPU_ALIGN_BYTES = 64 }; /* one cache line */
 
 typedef struct cpu_state {
     heat_problem problem;
@@ -27,6 +39,8 @@ typedef struct cpu_state {
     double shift[6], scale[6]; /* halo fill: ghost = shift + scale * adjacent */
     float shift_f[6], scale_f[6];
     heat_field_stats *planes;  /* per-plane scratch for stats, n[2] entries */
+    const heat_variant *production; /* the variant cpu_advance runs (choose_production) */
+    int block_rows;    /* y rows per block of the sweep (block_rows_for) */
     /* Implicit schemes: CG vectors (x is `next`), Chebyshev's pair z, w and
      * the one holding its result, per-row dot products, one scratch row per thread. */
     void *r, *p, *q, *z, *w, *z_result;
@@ -49,10 +63,16 @@ static double sum_rows(const cpu_state *s, const double *rows)
 #define HEAT_PRECISION_FILE "cpu_cg_ops.h"
 #include "for_each_precision.h"
 
+/* heat_step stores through the cache; heat_step_nt streams its output past
+ * it. The production step is heat_step_nt when the two fields do not fit in
+ * the last-level cache (the output would be evicted unread anyway). */
 static const heat_variant cpu_variants[] = {
     {"heat_step", 1, 0},
+    {"heat_step_nt", 1, 0},
     {"laplacian", 1, 1},
 };
+
+static int variant_streams(const heat_variant *v) { return strcmp(v->kernel, "heat_step_nt") == 0; }
 
 static int alloc_field(cpu_state *s, void **field)
 {
@@ -102,6 +122,32 @@ static void cpu_destroy(void **state)
     *state = NULL;
 }
 
+/* Streaming stores pay once the two fields are well beyond the L2 caches:
+ * bypassing the cache saves reading each output line before writing it.
+ * Measured (docs/PERFORMANCE.md): on the 16-core Xeon 1.5-1.6x faster at
+ * 256^3 and 512^3 although 256^3 fits in its 300 MiB L3, and equal within
+ * noise on the 2-core EPYC VM; a small field stays cached. The threshold is
+ * 4x what sysconf reports for L2, which some machines give per core and
+ * others (that Xeon: 32 MiB) for all cores together. */
+static const heat_variant *choose_production(const cpu_state *s)
+{
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (l2 <= 0) l2 = 1L << 20;
+    double fields = 2.0 * (double)s->layout.total * (double)s->elem;
+    return fields > 4.0 * (double)l2 ? &cpu_variants[1] : &cpu_variants[0];
+}
+
+/* Rows of y such that the stencil's three planes of a block (and the output
+ * rows) fill about half of one core's L2 cache. */
+static int block_rows_for(const cpu_state *s)
+{
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (l2 <= 0) l2 = 512L << 10;
+    long row_bytes = (long)s->layout.stride_y * (long)s->elem;
+    long rows = l2 / 2 / (4 * row_bytes);
+    return rows < 4 ? 4 : rows > (1 << 20) ? (1 << 20) : (int)rows;
+}
+
 static int cpu_create(const heat_problem *problem, void **state)
 {
     cpu_state *s = calloc(1, sizeof *s);
@@ -123,7 +169,10 @@ static int cpu_create(const heat_problem *problem, void **state)
     HEAT_CALL(alloc_field(s, &s->next));
     if (problem->implicit.scheme != HEAT_EULER) HEAT_CALL(alloc_cg(s));
     snprintf(s->device, sizeof s->device, "CPU, %d OpenMP threads", omp_get_max_threads());
-    snprintf(s->kernel, sizeof s->kernel, "heat_step (C + OpenMP, %s)", heat_precision_name(problem->precision));
+    s->production = choose_production(s);
+    s->block_rows = block_rows_for(s);
+    snprintf(s->kernel, sizeof s->kernel, "%s (C + OpenMP, %s, %d-byte vectors, blocks of %d rows)",
+             s->production->kernel, heat_precision_name(problem->precision), CPU_VECTOR_BYTES, s->block_rows);
     return HEAT_OK;
 }
 
@@ -150,21 +199,22 @@ static void fill_halo_yz(cpu_state *s, void *field)
 }
 
 /* One step of the halo fill and the stencil: out = step(in). */
-static void sweep(cpu_state *s, void *out, void *in, int laplacian_only)
+static void sweep(cpu_state *s, void *out, void *in, int laplacian_only, int stream)
 {
     const int *n = s->problem.grid.n;
-    fill_halo_yz(s, in);
     if (s->problem.precision == HEAT_FLOAT)
-        stencil_sweep_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), s->shift_f, s->scale_f, laplacian_only);
+        stencil_sweep_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), s->shift_f, s->scale_f, laplacian_only,
+                        stream, s->block_rows);
     else
-        stencil_sweep_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), s->shift, s->scale, laplacian_only);
+        stencil_sweep_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), s->shift, s->scale, laplacian_only,
+                        stream, s->block_rows);
 }
 
 static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
 {
     cpu_state *s = state;
     for (long step = 0; step < steps; ++step) {
-        sweep(s, s->next, s->current, variant->laplacian);
+        sweep(s, s->next, s->current, variant->laplacian, variant_streams(variant));
         void *t = s->current;
         s->current = s->next;
         s->next = t;
@@ -172,7 +222,11 @@ static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
     return HEAT_OK;
 }
 
-static int cpu_advance(void *state, long steps) { return cpu_run_variant(state, &cpu_variants[0], steps); }
+static int cpu_advance(void *state, long steps)
+{
+    cpu_state *s = state;
+    return cpu_run_variant(state, s->production, steps);
+}
 
 static int cpu_stats(void *state, heat_field_stats *stats)
 {
@@ -232,9 +286,11 @@ static void body_variant(cpu_state *s, const void *arg)
     const heat_variant *v = arg;
     const int *n = s->problem.grid.n;
     if (s->problem.precision == HEAT_FLOAT)
-        stencil_sweep_f(s->next, s->current, n, &s->layout, coeffs_cast_f(&s->coeffs), s->shift_f, s->scale_f, v->laplacian);
+        stencil_sweep_f(s->next, s->current, n, &s->layout, coeffs_cast_f(&s->coeffs), s->shift_f, s->scale_f,
+                        v->laplacian, variant_streams(v), s->block_rows);
     else
-        stencil_sweep_d(s->next, s->current, n, &s->layout, coeffs_cast_d(&s->coeffs), s->shift, s->scale, v->laplacian);
+        stencil_sweep_d(s->next, s->current, n, &s->layout, coeffs_cast_d(&s->coeffs), s->shift, s->scale,
+                        v->laplacian, variant_streams(v), s->block_rows);
 }
 
 static void body_step(cpu_state *s, const void *arg)
@@ -243,21 +299,16 @@ static void body_step(cpu_state *s, const void *arg)
     cpu_advance(s, 1);
 }
 
+/* The reference copy stores the way the production step does: streaming
+ * (past the cache) when it streams, else through the cache. Against a
+ * write-allocate copy a streaming stencil would score above 100%: that copy
+ * moves three streams for the two it is credited with. */
 static void body_copy(cpu_state *s, const void *arg)
 {
     (void)arg;
-    const long total = s->layout.total;
-    if (s->problem.precision == HEAT_FLOAT) {
-        float *restrict dst = s->next;
-        const float *restrict src = s->current;
-#pragma omp parallel for simd schedule(static)
-        for (long i = 0; i < total; ++i) dst[i] = src[i];
-    } else {
-        double *restrict dst = s->next;
-        const double *restrict src = s->current;
-#pragma omp parallel for simd schedule(static)
-        for (long i = 0; i < total; ++i) dst[i] = src[i];
-    }
+    int stream = variant_streams(s->production);
+    if (s->problem.precision == HEAT_FLOAT) copy_field_f(s->next, s->current, s->layout.total, stream);
+    else copy_field_d(s->next, s->current, s->layout.total, stream);
 }
 
 static int cpu_time_variant(void *state, const heat_variant *variant, int reps, double *ms)

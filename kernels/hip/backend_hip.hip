@@ -16,6 +16,7 @@
 
 extern "C" {
 #include "../../solver/backend.h"
+static_assert(HEAT_LAUNCH_BOUND == HEAT_MAX_BLOCK_THREADS, "the config check of solver.block uses HEAT_MAX_BLOCK_THREADS");
 #include "../../solver/error.h"
 #include "../../solver/implicit.h"
 }
@@ -371,9 +372,10 @@ static int allocate_fields(hip_state *s)
     size_t needed = (size_t)(2 + cg_vector_count(&s->problem)) * field_bytes + STATS_BLOCKS * sizeof(block_stats) + (64u << 20);
     if (needed > free_bytes)
         return heat_error(HEAT_ERR_CONFIG, "grid.n = [%d, %d, %d] in %s needs %zu bytes of GPU memory but %s has %zu "
-                          "free; reduce grid.n, use float precision or --backend cpu",
+                          "free; reduce grid.n%s or use --backend cpu",
                           s->problem.grid.n[0], s->problem.grid.n[1], s->problem.grid.n[2],
-                          heat_precision_name(s->problem.precision), needed, s->device, free_bytes);
+                          heat_precision_name(s->problem.precision), needed, s->device, free_bytes,
+                          s->problem.precision == HEAT_DOUBLE ? ", use solver.precision = \"float\"" : "");
     for (int f = 0; f < 2; ++f) {
         HIP_CALL(hipMalloc((void **)&s->field[f], field_bytes));
         HIP_CALL(hipMemset(s->field[f], 0, field_bytes)); /* padding rows are read by tiled threads */

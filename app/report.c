@@ -1,0 +1,104 @@
+#include "report.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "io/fsutil.h"
+#include "solver/error.h"
+
+/* Multiples of every in (first, last). */
+static long multiples_between(long every, long first, long last)
+{
+    return every > 0 && last > first ? (last - 1) / every - first / every : 0;
+}
+
+static long gcd(long a, long b) { return b ? gcd(b, a % b) : a; }
+
+long report_checkpoint_count(const heat_config *c, long first, int fresh)
+{
+    return (fresh ? 1 : 0) + (c->steps > first) + multiples_between(c->output.every, first, c->steps);
+}
+
+/* Frames fall where no checkpoint does (a checkpoint serves as that frame). */
+static long frame_count(const heat_config *c, long first)
+{
+    long fe = c->output.frame_every, every = c->output.every;
+    if (fe <= 0) return 0;
+    long both = every > 0 ? multiples_between(fe / gcd(fe, every) * every, first, c->steps) : 0;
+    return multiples_between(fe, first, c->steps) - both;
+}
+
+/* "335 MB", "83.9 GB": three digits in the unit that suits. */
+static void format_size(double bytes, char *buf, size_t len)
+{
+    if (bytes >= 1e12) snprintf(buf, len, "%.3g TB", bytes / 1e12);
+    else if (bytes >= 1e9) snprintf(buf, len, "%.3g GB", bytes / 1e9);
+    else snprintf(buf, len, "%.3g MB", bytes / 1e6);
+}
+
+void report_output_plan(const heat_config *c, long first, int fresh, int quiet)
+{
+    long count = report_checkpoint_count(c, first, fresh);
+    /* With output.keep, older files go as new ones come: at most keep + 1 at a time. */
+    long on_disk = c->output.keep > 0 && count > c->output.keep + 1 ? c->output.keep + 1 : count;
+    double each = (double)heat_grid_points(&c->grid) * heat_precision_size((heat_precision)c->precision);
+    long frames = frame_count(c, first);
+    double frame_each = c->output.frame_full ? each : (double)heat_grid_points(&c->grid) * sizeof(float);
+    double total = (double)on_disk * each + (double)frames * frame_each;
+    double free_bytes = fs_free_bytes(c->output.dir);
+    if (!quiet) {
+        printf("output: %ld checkpoint%s into %s, at most %.3g MB each before compression", count,
+               count == 1 ? "" : "s", c->output.dir, each / 1e6);
+        if (frames) printf(", and %ld frames of at most %.3g MB", frames, frame_each / 1e6);
+        char all[32], have[32];
+        format_size(total, all, sizeof all), format_size(free_bytes, have, sizeof have);
+        printf(" (%s in all%s); %s free there\n", all, on_disk < count ? ", output.keep counted" : "", have);
+    }
+    if (free_bytes >= 0 && free_bytes < total) {
+        char have[32], need[32];
+        format_size(free_bytes, have, sizeof have), format_size(total, need, sizeof need);
+        heat_warn("%s has %s free, but the run's output may need up to %s (before compression); make room, "
+                  "raise output.every or output.frame_every, or set output.keep", c->output.dir, have, need);
+    }
+}
+
+static void print_heat_change(const run_totals *t)
+{
+    char since[64] = "";
+    if (t->first_step > 0) snprintf(since, sizeof since, " since step %ld (the restart)", t->first_step);
+    if (t->initial.sum != 0.0)
+        printf("total heat changed by %.3e (relative)%s\n", (t->final.sum - t->initial.sum) / fabs(t->initial.sum),
+               since);
+    else
+        printf("total heat changed by %.6g (absolute: the total was 0)%s\n", t->final.sum - t->initial.sum, since);
+}
+
+static void print_checkpoints(const ckpt_writer_stats *w, const run_totals *t)
+{
+    long restarts = w->writes - w->frames;
+    if (w->writes == 0) return;
+    printf("checkpoints: %ld written", restarts - w->failed);
+    if (w->failed) printf(", %ld failed (the first at step %ld)", w->failed, w->first_failed_step);
+    if (restarts > 0) printf(", %.3f s each", (w->write_seconds - w->frame_seconds) / (double)restarts);
+    if (w->frames > 0)
+        printf("; frames: %ld written%s, %.3f s each", w->frames - w->frames_failed, w->frames_failed ? " (some failed)" : "",
+               w->frame_seconds / (double)w->frames);
+    printf("; on %d core%s (mean); the run spent %.3f s on snapshots and %.3f s waiting for writes\n",
+           t->writer_cores, t->writer_cores == 1 ? "" : "s", t->snapshot_seconds, w->wait_seconds);
+}
+
+void report_summary(const heat_solver *s, const ckpt_writer_stats *w, const run_totals *t)
+{
+    double points = (double)heat_grid_points(&s->problem.grid);
+    long steps = s->step - t->first_step;
+    printf("summary: %ld steps (to step %ld, t = %.6g) in %.3f s, %.3f GLUP/s\n", steps, s->step, s->time,
+           t->wall_seconds, t->wall_seconds > 0 ? points * (double)steps / t->wall_seconds / 1e9 : 0.0);
+    printf("temperature: min %.6g  max %.6g  mean %.6g; ", t->final.min, t->final.max, t->final.sum / points);
+    print_heat_change(t);
+    print_checkpoints(w, t);
+    const heat_cg_stats *cg = &s->cg;
+    if (cg->steps > 0)
+        printf("CG: %ld iterations in %ld implicit steps (mean %.1f, most %d); largest final relative residual %.2e\n",
+               cg->iterations, cg->steps, (double)cg->iterations / (double)cg->steps, cg->most_iterations,
+               cg->worst_residual);
+}

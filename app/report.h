@@ -1,0 +1,27 @@
+#pragma once
+/*
+ * What the run tells its user before the first step (the output it will
+ * write, and whether the folder has room) and after the last (the summary).
+ */
+#include "io/ckpt_writer.h"
+#include "io/config.h"
+#include "solver/solver.h"
+
+/* Checkpoints a run from first_step to config->steps writes (the initial
+ * one included for a fresh run). */
+long report_checkpoint_count(const heat_config *config, long first_step, int fresh);
+
+/* "output: N checkpoints into DIR, at most X MB each before compression";
+ * warns when the folder's free space is short of what they may need. */
+void report_output_plan(const heat_config *config, long first_step, int fresh, int quiet);
+
+typedef struct run_totals {
+    long first_step;            /* where this run segment started (0, or the restart's step) */
+    double wall_seconds;        /* time loop */
+    heat_field_stats initial;   /* at first_step */
+    heat_field_stats final;
+    int writer_cores;
+    double snapshot_seconds;
+} run_totals;
+
+void report_summary(const heat_solver *solver, const ckpt_writer_stats *writes, const run_totals *totals);

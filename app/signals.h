@@ -1,0 +1,22 @@
+#pragma once
+/*
+ * What signals ask of a run. The handlers only record; the time loop reads
+ * the requests between batches:
+ *   SIGINT, SIGTERM, SIGHUP  finish the step, write a final checkpoint, exit 128+signal
+ *   SIGUSR1                  write a checkpoint and continue
+ *   SIGPIPE                  ignored: a closed output stream (`| head`) never kills a run
+ *   SIGXFSZ                  ignored: a write beyond the file-size limit fails with EFBIG and is
+ *                            reported like any failed write
+ * A second stop signal while the first is being honoured (the final step or
+ * checkpoint can take long) leaves at once with EXIT_INTERRUPTED_TWICE,
+ * removing the temporary file of the checkpoint in progress.
+ */
+enum { EXIT_INTERRUPTED_TWICE = 3 };
+
+void signals_install(void);
+
+/* The stop signal received (SIGINT, SIGTERM or SIGHUP), or 0. */
+int signals_stop_requested(void);
+
+/* 1 once per SIGUSR1 received since the last call. */
+int signals_take_checkpoint_request(void);

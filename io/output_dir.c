@@ -1,0 +1,213 @@
+#include "output_dir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../solver/error.h"
+#include "fsutil.h"
+
+struct output_dir {
+    char dir[512], name[128];
+    char lock_path[1024];
+    int lock_fd;     /* holds the flock; -1 where the file system has no locks */
+    int created_dir; /* the claim made the folder */
+};
+
+/* ---- the run's files ---------------------------------------------------------------------- */
+
+/* "<name>_<digits>.<ext>" with ext hdf or png, or "<name>.hdf.series". */
+static int is_run_file(const char *file, const char *name)
+{
+    size_t len = strlen(name);
+    if (strncmp(file, name, len) != 0) return 0;
+    if (strcmp(file + len, ".hdf.series") == 0) return 1;
+    if (file[len] != '_') return 0;
+    const char *digits = file + len + 1;
+    size_t count = strspn(digits, "0123456789");
+    return count >= 6 && (strcmp(digits + count, ".hdf") == 0 || strcmp(digits + count, ".png") == 0);
+}
+
+/* ".<run file>.tmp-<pid>": what fs_temp_name makes of a run file. */
+static int is_run_temp(const char *file, const char *name)
+{
+    const char *tmp = strstr(file, ".tmp-");
+    if (file[0] != '.' || !tmp || tmp[5] == '\0' || strspn(tmp + 5, "0123456789") != strlen(tmp + 5)) return 0;
+    char base[512];
+    snprintf(base, sizeof base, "%.*s", (int)(tmp - file - 1), file + 1);
+    return is_run_file(base, name);
+}
+
+typedef int (*file_filter)(const char *file, const char *name);
+
+/* Calls visit(dir/file) for each file that passes the filter; returns how many. */
+static int for_each_file(const char *dir, const char *name, file_filter filter, void (*visit)(const char *, void *),
+                         void *arg)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int count = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!filter(e->d_name, name)) continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (visit) visit(path, arg);
+        ++count;
+    }
+    closedir(d);
+    return count;
+}
+
+static void remove_file(const char *path, void *failures)
+{
+    if (unlink(path) != 0 && errno != ENOENT) {
+        heat_warn("cannot remove %s: %s", path, strerror(errno));
+        ++*(int *)failures;
+    }
+}
+
+/* ---- the lock ------------------------------------------------------------------------------ */
+
+static void describe_holder(int fd, char *buf, size_t len)
+{
+    ssize_t n = pread(fd, buf, len - 1, 0);
+    buf[n > 0 ? n : 0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    if (buf[0] == '\0') snprintf(buf, len, "a process that has not yet written its name");
+}
+
+static void write_holder(int fd)
+{
+    char host[256] = "unknown host", when[64] = "";
+    gethostname(host, sizeof host - 1);
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
+    char line[512];
+    int len = snprintf(line, sizeof line, "pid %ld on %s, started %s\n", (long)getpid(), host, when);
+    /* The lock is what matters; a holder line that cannot be written only makes a refusal less precise. */
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, line, (size_t)len, 0) != len)
+        heat_warn("cannot record this run in its lock file: %s", strerror(errno));
+}
+
+static int lock_unsupported(int err) { return err == ENOLCK || err == EOPNOTSUPP || err == ENOSYS || err == EINVAL; }
+
+/* Opens and flocks the lock file. The holder removes the file when it ends,
+ * so a lock taken on a file that is no longer at lock_path is retried. */
+static int take_lock(output_dir *o)
+{
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        int fd = open(o->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0)
+            return heat_error(HEAT_ERR_CONFIG, "cannot create the lock file %s: %s; check that output.dir is "
+                              "writable, or choose another output.dir", o->lock_path, strerror(errno));
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            int err = errno;
+            if (lock_unsupported(err)) {
+                heat_warn("the file system of %s does not support file locks (%s): a second run into this folder "
+                          "would not be detected", o->dir, strerror(err));
+                o->lock_fd = fd;
+                return HEAT_OK;
+            }
+            char holder[400];
+            describe_holder(fd, holder, sizeof holder);
+            close(fd);
+            return heat_error(HEAT_ERR_CONFIG, "another heatsolve run (%s) is writing '%s' files into %s; wait "
+                              "for it to end, or choose another output.dir or output.name", holder, o->name, o->dir);
+        }
+        struct stat held, named;
+        if (fstat(fd, &held) == 0 && stat(o->lock_path, &named) == 0 && held.st_ino == named.st_ino &&
+            held.st_dev == named.st_dev) {
+            o->lock_fd = fd;
+            write_holder(fd);
+            return HEAT_OK;
+        }
+        close(fd); /* the previous holder removed this file as we locked it */
+    }
+    return heat_error(HEAT_ERR_RUNTIME, "cannot take the lock %s: it keeps being replaced", o->lock_path);
+}
+
+/* ---- claim and release ---------------------------------------------------------------------- */
+
+static int check_folder(output_dir *o)
+{
+    struct stat st;
+    if (stat(o->dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return heat_error(HEAT_ERR_CONFIG, "output.dir = \"%s\" is a file, not a folder; choose another "
+                              "output.dir", o->dir);
+        return HEAT_OK;
+    }
+    int status = fs_make_dirs(o->dir);
+    if (status != HEAT_OK) return HEAT_ERR_CONFIG; /* fs_make_dirs said why and named output.dir */
+    o->created_dir = 1;
+    return HEAT_OK;
+}
+
+static void remove_stale_temps(const output_dir *o, int quiet)
+{
+    int failures = 0;
+    int count = for_each_file(o->dir, o->name, is_run_temp, remove_file, &failures);
+    if (count > failures && !quiet)
+        printf("removed %d temporary file%s in %s left by an earlier run that stopped while writing\n",
+               count - failures, count - failures == 1 ? "" : "s", o->dir);
+}
+
+static int apply_mode(const output_dir *o, output_dir_mode mode, int quiet)
+{
+    int count = for_each_file(o->dir, o->name, is_run_file, NULL, NULL);
+    if (count == 0 || mode == OUTPUT_CONTINUE) return HEAT_OK;
+    if (mode == OUTPUT_FRESH)
+        return heat_error(HEAT_ERR_CONFIG, "%s already holds %d file%s of an earlier run named '%s' "
+                          "(%s_*.hdf, %s.hdf.series); continue with --restart latest, or pass --overwrite, or "
+                          "choose another output.dir", o->dir, count, count == 1 ? "" : "s", o->name, o->name,
+                          o->name);
+    int failures = 0;
+    for_each_file(o->dir, o->name, is_run_file, remove_file, &failures);
+    if (failures)
+        return heat_error(HEAT_ERR_CONFIG, "--overwrite: %d file%s of the earlier run in %s could not be removed",
+                          failures, failures == 1 ? "" : "s", o->dir);
+    if (!quiet) printf("--overwrite: removed %d file%s of the earlier run '%s' from %s\n", count,
+                       count == 1 ? "" : "s", o->name, o->dir);
+    return HEAT_OK;
+}
+
+int output_dir_claim(const char *dir, const char *name, output_dir_mode mode, int quiet, output_dir **claim)
+{
+    *claim = NULL;
+    output_dir *o = calloc(1, sizeof *o);
+    HEAT_CHECK(o, "out of memory");
+    o->lock_fd = -1;
+    snprintf(o->dir, sizeof o->dir, "%s", dir);
+    snprintf(o->name, sizeof o->name, "%s", name);
+    snprintf(o->lock_path, sizeof o->lock_path, "%s/.%s.lock", dir, name);
+    int status = check_folder(o);
+    if (status == HEAT_OK) status = take_lock(o);
+    if (status == HEAT_OK) status = apply_mode(o, mode, quiet);
+    if (status != HEAT_OK) {
+        output_dir_release(&o);
+        return status;
+    }
+    remove_stale_temps(o, quiet);
+    *claim = o;
+    return HEAT_OK;
+}
+
+void output_dir_release(output_dir **claim)
+{
+    if (!claim || !*claim) return;
+    output_dir *o = *claim;
+    if (o->lock_fd >= 0) {
+        unlink(o->lock_path); /* while still holding it: see take_lock */
+        close(o->lock_fd);
+    }
+    if (o->created_dir) rmdir(o->dir); /* only succeeds when nothing was written */
+    free(o);
+    *claim = NULL;
+}

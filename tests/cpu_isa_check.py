@@ -1,0 +1,34 @@
+#!/usr/bin/python3
+"""The CPU heat step's machine code: the streaming variant's hot loop must be vector code that the
+compiler really produced, with nontemporal stores: in one function, packed nontemporal stores
+(movntpd / movntps) beside packed arithmetic on vector registers (FMA where the build targets it).
+
+usage: cpu_isa_check.py LIBHEATCORE.a   Exit 0 pass, 1 fail, 77 skipped (no objdump)."""
+import re
+import shutil
+import subprocess
+import sys
+
+if not shutil.which("objdump"):
+    print("objdump not found: skipped")
+    sys.exit(77)
+text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", sys.argv[1]], capture_output=True, text=True,
+                      check=True).stdout
+members = re.split(r"\n(\S+\.o):\s+file format [^\n]*\n", text)
+member = next((body for name, body in zip(members[1::2], members[2::2]) if name.endswith("backend_cpu.c.o")), "")
+functions = re.split(r"\n[0-9a-f]+ <([^>]+)>:\n", member)
+ok = True
+for precision, suffix in (("double", "pd"), ("float", "ps")):
+    found = []
+    for name, body in zip(functions[1::2], functions[2::2]):
+        stores = re.findall(rf"\bv?movnt{suffix}\s+%([xyz]mm)", body)
+        arithmetic = re.findall(rf"\bv(?:fmadd\d*{suffix}|mul{suffix}|add{suffix})\s+.*%([xyz]mm)", body)
+        if stores and arithmetic:
+            found.append((name, len(stores), stores[0], sum("fmadd" in l for l in re.findall(rf"\bv\w+{suffix}\b", body))))
+    if found:
+        name, count, width, fmas = found[0]
+        print(f"{precision}: {name}: {count} nontemporal stores of {width} registers, {fmas} packed FMAs")
+    else:
+        print(f"FAILED {precision}: no function with packed nontemporal stores and packed arithmetic")
+        ok = False
+sys.exit(0 if ok else 1)
