@@ -49,7 +49,8 @@ heat_cg_diagonal heat_cg_diagonal_make(const heat_problem *p)
     d.base = 1.0 - shrink * c.diag;
     for (int f = 0; f < FACE_COUNT; ++f) {
         double ghost_scale = p->bc[f].type == HEAT_BC_DIRICHLET ? -1.0 : 1.0; /* homogeneous ghost = scale * u */
-        d.face[f] = -shrink * ghost_scale * c.inv_h2[f / 2];
+        /* An exchanged face's ghost is another point's unknown, not a multiple of this one. */
+        d.face[f] = p->halo.exchanged & 1u << f ? 0.0 : -shrink * ghost_scale * c.inv_h2[f / 2];
     }
     d.jacobi = p->implicit.preconditioner == HEAT_PRECOND_JACOBI;
     return d;

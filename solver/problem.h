@@ -14,7 +14,9 @@
 
 typedef enum { HEAT_DOUBLE = 0, HEAT_FLOAT = 1 } heat_precision;
 
-typedef enum { HEAT_BC_NEUMANN = 0, HEAT_BC_DIRICHLET = 1 } heat_bc_type;
+/* Periodic: set on both faces of an axis; the ghosts are the owned points
+ * at the other end of the axis (the wrap-around), brought by the halo exchange. */
+typedef enum { HEAT_BC_NEUMANN = 0, HEAT_BC_DIRICHLET = 1, HEAT_BC_PERIODIC = 2 } heat_bc_type;
 
 enum heat_face { FACE_X_LOW, FACE_X_HIGH, FACE_Y_LOW, FACE_Y_HIGH, FACE_Z_LOW, FACE_Z_HIGH, FACE_COUNT };
 
@@ -64,14 +66,32 @@ typedef struct heat_implicit {
     int smoothing_steps;          /* crank_nicolson: the first N steps as two backward Euler half steps */
 } heat_implicit;
 
+/* Faces whose ghosts come from elsewhere: a neighbouring rank's block, or
+ * this block's far side across a periodic axis. A backend packs the owned
+ * plane next to each such face into send[f], calls exchange, and copies
+ * recv[f] into the face's ghosts; on the other faces it applies the boundary
+ * condition. offset/global_n place the block in the whole grid (sums in a
+ * fixed order, solver/reduce.h). */
+typedef struct heat_halo {
+    unsigned exchanged; /* bit f: face f's ghosts are exchanged */
+    int (*exchange)(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                    const size_t bytes[FACE_COUNT]);
+    /* Element-wise sum across processes of a vector whose entries each have one owner (parallel.h). */
+    int (*sum_owned)(void *context, double *values, long count);
+    void *context;
+    int offset[3];      /* global index of the block's first owned point */
+    int global_n[3];    /* points of the whole grid */
+} heat_halo;
+
 typedef struct heat_problem {
-    heat_grid grid;
+    heat_grid grid;     /* this process's block; h is the whole grid's spacing */
     heat_bc bc[FACE_COUNT];
     heat_precision precision;
     double alpha; /* diffusivity (length^2 / time) */
     double dt;    /* time step (time units) */
     heat_kernel_choice kernel;
     heat_implicit implicit;
+    heat_halo halo;
     int quiet;    /* backends print their choices unless set */
 } heat_problem;
 

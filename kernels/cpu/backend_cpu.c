@@ -13,6 +13,7 @@
 #include "../../solver/backend.h"
 #include "../../solver/error.h"
 #include "../../solver/implicit.h"
+#include "../../solver/reduce.h"
 
 enum { CPU_ALIGN_BYTES = 64 }; /* one cache line */
 
@@ -36,13 +37,16 @@ typedef struct cpu_state {
     size_t elem;       /* bytes per value */
     void *current;     /* field at the current step (allocation base) */
     void *next;        /* field being written by the next step */
-    double shift[6], scale[6]; /* halo fill: ghost = shift + scale * adjacent */
-    float shift_f[6], scale_f[6];
+    ghost_rule_d bc_d, zero_d; /* the run's boundary conditions; homogeneous ones (CG vectors) */
+    ghost_rule_f bc_f, zero_f;
+    void *send[FACE_COUNT], *recv[FACE_COUNT]; /* exchanged faces: owned plane out, ghosts in */
+    size_t face_bytes[FACE_COUNT];
+    heat_reduction reduction;  /* dot products in an order independent of the layout */
     heat_field_stats *planes;  /* per-plane scratch for stats, n[2] entries */
     const heat_variant *production; /* the variant cpu_advance runs (choose_production) */
     int block_rows;    /* y rows per block of the sweep (block_rows_for) */
     /* Implicit schemes: CG vectors (x is `next`), Chebyshev's pair z, w and
-     * the one holding its result, per-row dot products, one scratch row per thread. */
+     * the one holding its result, dot products per row segment, one scratch row per thread. */
     void *r, *p, *q, *z, *w, *z_result;
     double *dots_a, *dots_b;
     void *scratch;
@@ -51,13 +55,25 @@ typedef struct cpu_state {
     char kernel[96];
 } cpu_state;
 
-/* Row partials summed in row order: the same bits for any thread count. */
-static double sum_rows(const cpu_state *s, const double *rows)
+/* Ghosts of the exchanged faces (neighbours, periodic wrap-around): pack
+ * the owned planes, exchange, unpack. Other faces are the kernels' business. */
+static int exchange_ghosts(cpu_state *s, void *field)
 {
-    long count = (long)s->problem.grid.n[1] * s->problem.grid.n[2];
-    double sum = 0.0;
-    for (long i = 0; i < count; ++i) sum += rows[i];
-    return sum;
+    const heat_halo *h = &s->problem.halo;
+    if (!h->exchanged) return HEAT_OK;
+    const int *n = s->problem.grid.n;
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        if (!(h->exchanged & 1u << f)) continue;
+        if (s->problem.precision == HEAT_FLOAT) pack_face_f(s->send[f], field, f, n, &s->layout);
+        else pack_face_d(s->send[f], field, f, n, &s->layout);
+    }
+    HEAT_CALL(h->exchange(h->context, s->send, s->recv, s->face_bytes));
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        if (!(h->exchanged & 1u << f)) continue;
+        if (s->problem.precision == HEAT_FLOAT) unpack_face_f(field, s->recv[f], f, n, &s->layout);
+        else unpack_face_d(field, s->recv[f], f, n, &s->layout);
+    }
+    return HEAT_OK;
 }
 
 #define HEAT_PRECISION_FILE "cpu_cg_ops.h"
@@ -93,7 +109,7 @@ static int alloc_field(cpu_state *s, void **field)
 static int alloc_cg(cpu_state *s)
 {
     const heat_problem *p = &s->problem;
-    long rows = (long)p->grid.n[1] * p->grid.n[2];
+    long rows = (long)p->grid.n[1] * p->grid.n[2] * s->reduction.segments;
     HEAT_CALL(alloc_field(s, &s->r));
     HEAT_CALL(alloc_field(s, &s->p));
     HEAT_CALL(alloc_field(s, &s->q));
@@ -116,6 +132,8 @@ static void cpu_destroy(void **state)
     free(s->current);
     free(s->next);
     free(s->planes);
+    for (int f = 0; f < FACE_COUNT; ++f) free(s->send[f]), free(s->recv[f]);
+    heat_reduction_free(&s->reduction);
     void *vectors[] = {s->r, s->p, s->q, s->z, s->w, s->dots_a, s->dots_b, s->scratch};
     for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; ++v) free(vectors[v]);
     free(s);
@@ -148,6 +166,36 @@ static int block_rows_for(const cpu_state *s)
     return rows < 4 ? 4 : rows > (1 << 20) ? (1 << 20) : (int)rows;
 }
 
+/* ghost = shift + scale * adjacent: Neumann (0, 1), Dirichlet (2g, -1); the
+ * homogeneous rule of the CG vectors has shift 0. */
+static void set_ghost_rules(cpu_state *s)
+{
+    const heat_problem *p = &s->problem;
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        int dirichlet = p->bc[f].type == HEAT_BC_DIRICHLET;
+        double shift = dirichlet ? 2.0 * p->bc[f].value : 0.0, scale = dirichlet ? -1.0 : 1.0;
+        s->bc_d.shift[f] = shift, s->bc_d.scale[f] = scale;
+        s->zero_d.shift[f] = 0.0, s->zero_d.scale[f] = scale;
+        s->bc_f.shift[f] = (float)shift, s->bc_f.scale[f] = (float)scale;
+        s->zero_f.shift[f] = 0.0f, s->zero_f.scale[f] = (float)scale;
+    }
+    s->bc_d.exchanged = s->zero_d.exchanged = s->bc_f.exchanged = s->zero_f.exchanged = p->halo.exchanged;
+}
+
+static int alloc_faces(cpu_state *s)
+{
+    const int *n = s->problem.grid.n;
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        if (!(s->problem.halo.exchanged & 1u << f)) continue;
+        int axis = f / 2;
+        s->face_bytes[f] = (size_t)n[0] * n[1] * n[2] / n[axis] * s->elem;
+        s->send[f] = malloc(s->face_bytes[f]);
+        s->recv[f] = malloc(s->face_bytes[f]);
+        HEAT_CHECK(s->send[f] && s->recv[f], "out of memory for the halo buffers");
+    }
+    return HEAT_OK;
+}
+
 static int cpu_create(const heat_problem *problem, void **state)
 {
     cpu_state *s = calloc(1, sizeof *s);
@@ -157,12 +205,9 @@ static int cpu_create(const heat_problem *problem, void **state)
     s->elem = heat_precision_size(problem->precision);
     s->layout = heat_layout_make(problem->grid.n, s->elem, CPU_ALIGN_BYTES, 1);
     s->coeffs = heat_coeffs_make(problem);
-    for (int f = 0; f < FACE_COUNT; ++f) {
-        int dirichlet = problem->bc[f].type == HEAT_BC_DIRICHLET;
-        s->shift[f] = dirichlet ? 2.0 * problem->bc[f].value : 0.0;
-        s->scale[f] = dirichlet ? -1.0 : 1.0;
-        s->shift_f[f] = (float)s->shift[f], s->scale_f[f] = (float)s->scale[f];
-    }
+    set_ghost_rules(s);
+    HEAT_CALL(alloc_faces(s));
+    HEAT_CALL(heat_reduction_init(&s->reduction, problem));
     s->planes = malloc(sizeof *s->planes * problem->grid.n[2]);
     HEAT_CHECK(s->planes, "out of memory");
     HEAT_CALL(alloc_field(s, &s->current));
@@ -194,8 +239,8 @@ static int cpu_download(void *state, void *host)
 
 static void fill_halo_yz(cpu_state *s, void *field)
 {
-    if (s->problem.precision == HEAT_FLOAT) halo_fill_yz_f(field, s->problem.grid.n, &s->layout, s->shift_f, s->scale_f);
-    else halo_fill_yz_d(field, s->problem.grid.n, &s->layout, s->shift, s->scale);
+    if (s->problem.precision == HEAT_FLOAT) halo_fill_yz_f(field, s->problem.grid.n, &s->layout, &s->bc_f);
+    else halo_fill_yz_d(field, s->problem.grid.n, &s->layout, &s->bc_d);
 }
 
 /* One step of the halo fill and the stencil: out = step(in). */
@@ -203,10 +248,10 @@ static void sweep(cpu_state *s, void *out, void *in, int laplacian_only, int str
 {
     const int *n = s->problem.grid.n;
     if (s->problem.precision == HEAT_FLOAT)
-        stencil_sweep_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), s->shift_f, s->scale_f, laplacian_only,
+        stencil_sweep_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f, laplacian_only,
                         stream, s->block_rows);
     else
-        stencil_sweep_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), s->shift, s->scale, laplacian_only,
+        stencil_sweep_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d, laplacian_only,
                         stream, s->block_rows);
 }
 
@@ -214,6 +259,7 @@ static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
 {
     cpu_state *s = state;
     for (long step = 0; step < steps; ++step) {
+        HEAT_CALL(exchange_ghosts(s, s->current));
         sweep(s, s->next, s->current, variant->laplacian, variant_streams(variant));
         void *t = s->current;
         s->current = s->next;
@@ -286,10 +332,10 @@ static void body_variant(cpu_state *s, const void *arg)
     const heat_variant *v = arg;
     const int *n = s->problem.grid.n;
     if (s->problem.precision == HEAT_FLOAT)
-        stencil_sweep_f(s->next, s->current, n, &s->layout, coeffs_cast_f(&s->coeffs), s->shift_f, s->scale_f,
+        stencil_sweep_f(s->next, s->current, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f,
                         v->laplacian, variant_streams(v), s->block_rows);
     else
-        stencil_sweep_d(s->next, s->current, n, &s->layout, coeffs_cast_d(&s->coeffs), s->shift, s->scale,
+        stencil_sweep_d(s->next, s->current, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d,
                         v->laplacian, variant_streams(v), s->block_rows);
 }
 
@@ -343,38 +389,32 @@ static int cpu_time_step(void *state, int reps, double *ms)
 
 static int cpu_cg_begin(void *state, double fraction, double *rr, double *rz)
 {
-    TYPED((cpu_state *)state, cg_begin_typed, state, fraction, rr, rz);
-    return HEAT_OK;
+    return TYPED((cpu_state *)state, cg_begin_typed, state, fraction, rr, rz);
 }
 
 static int cpu_cg_precondition(void *state, const heat_chebyshev *cheb, double *rz)
 {
-    TYPED((cpu_state *)state, cg_precondition_typed, state, cheb, rz);
-    return HEAT_OK;
+    return TYPED((cpu_state *)state, cg_precondition_typed, state, cheb, rz);
 }
 
 static int cpu_cg_direction(void *state, double beta)
 {
-    TYPED((cpu_state *)state, cg_direction_typed, state, beta);
-    return HEAT_OK;
+    return TYPED((cpu_state *)state, cg_direction_typed, state, beta);
 }
 
 static int cpu_cg_apply(void *state, double *pq)
 {
-    TYPED((cpu_state *)state, cg_apply_typed, state, pq);
-    return HEAT_OK;
+    return TYPED((cpu_state *)state, cg_apply_typed, state, pq);
 }
 
 static int cpu_cg_update(void *state, double a, int first, double *rr, double *rz)
 {
-    TYPED((cpu_state *)state, cg_update_typed, state, a, first, rr, rz);
-    return HEAT_OK;
+    return TYPED((cpu_state *)state, cg_update_typed, state, a, first, rr, rz);
 }
 
 static int cpu_cg_finish(void *state)
 {
-    TYPED((cpu_state *)state, cg_finish_typed, state);
-    return HEAT_OK;
+    return TYPED((cpu_state *)state, cg_finish_typed, state);
 }
 
 static const heat_cg_ops cpu_cg = {cpu_cg_begin, cpu_cg_precondition, cpu_cg_direction,

@@ -29,71 +29,88 @@ static FN(row_weights) FN(row_weights_make)(const heat_cg_diagonal *d, int y, in
                              (REAL)(1.0 / (row + d->face[FACE_X_HIGH]))};
 }
 
+/* Dot products are summed per row segment of `seg` points (one reduction
+ * brick wide, solver/reduce.h), never across a segment boundary. */
+#define FOR_EACH_SEGMENT(n0, seg)                                                                              \
+    for (long s0 = 0, sid = 0, s1 = (seg) < (n0) ? (seg) : (n0); s0 < (n0);                                  \
+         s0 += (seg), ++sid, s1 = s0 + (seg) < (n0) ? s0 + (seg) : (n0))
+
+static inline long FN(segments_of)(long n0, long seg) { return (n0 + seg - 1) / seg; }
+
 #define FOR_EACH_ROW(n)                                                                                      \
     _Pragma("omp parallel for collapse(2) schedule(static)") for (int z = 0; z < (n)[2]; ++z) for (int y = 0; \
                                                                                                  y < (n)[1]; ++y)
 
 /* r = scale lap(u) (the run's boundary conditions: ghosts by shift/scale). */
 static void FN(cg_rhs)(REAL *restrict r, REAL *restrict u, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
-                       REAL rhs_scale, const REAL shift[6], const REAL scale[6], const heat_cg_diagonal *d,
-                       double *rr, double *rz)
+                       REAL rhs_scale, const FN(ghost_rule) *g, const heat_cg_diagonal *d,
+                       long seg, double *rr, double *rz)
 {
-    const long first = l->origin + 1 + l->stride_y + l->stride_z;
+    const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
     FOR_EACH_ROW(n)
     {
-        long row = first + y * l->stride_y + z * l->stride_z, at = (long)z * n[1] + y;
+        long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
         FN(row_weights) w = FN(row_weights_make)(d, y, z, n);
-        FN(set_x_ghosts)(u + row, n[0], shift, scale);
+        FN(set_x_ghosts)(u + row, n[0], g);
         FN(stencil_row)(r + row, u + row, n[0], l->stride_y, l->stride_z, k, 1);
-        double sum_rr = 0.0, sum_rz = 0.0;
+        FOR_EACH_SEGMENT(n[0], seg)
+        {
+            double sum_rr = 0.0, sum_rz = 0.0;
 #pragma omp simd reduction(+ : sum_rr, sum_rz)
-        for (long i = 0; i < n[0]; ++i) {
-            REAL v = rhs_scale * r[row + i];
-            r[row + i] = v;
-            sum_rr += (double)v * v;
-            sum_rz += (double)v * (v * FN(weight_at)(w, i, n[0]));
+            for (long i = s0; i < s1; ++i) {
+                REAL v = rhs_scale * r[row + i];
+                r[row + i] = v;
+                sum_rr += (double)v * v;
+                sum_rz += (double)v * (v * FN(weight_at)(w, i, n[0]));
+            }
+            rr[at + sid] = sum_rr, rz[at + sid] = sum_rz;
         }
-        rr[at] = sum_rr, rz[at] = sum_rz;
     }
 }
 
 /* q = A p = p + k.alpha_dt lap0(p) (k.alpha_dt = -theta alpha dt; y/z ghosts of p set). */
 static void FN(cg_apply)(REAL *restrict q, REAL *restrict p, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
-                         const REAL zero[6], const REAL scale[6], double *pq)
+                         const FN(ghost_rule) *g, long seg, double *pq)
 {
-    const long first = l->origin + 1 + l->stride_y + l->stride_z;
+    const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
     FOR_EACH_ROW(n)
     {
-        long row = first + y * l->stride_y + z * l->stride_z;
-        FN(set_x_ghosts)(p + row, n[0], zero, scale);
+        long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
+        FN(set_x_ghosts)(p + row, n[0], g);
         FN(stencil_row)(q + row, p + row, n[0], l->stride_y, l->stride_z, k, 0);
-        double sum = 0.0;
+        FOR_EACH_SEGMENT(n[0], seg)
+        {
+            double sum = 0.0;
 #pragma omp simd reduction(+ : sum)
-        for (long i = 0; i < n[0]; ++i) sum += (double)p[row + i] * q[row + i];
-        pq[(long)z * n[1] + y] = sum;
+            for (long i = s0; i < s1; ++i) sum += (double)p[row + i] * q[row + i];
+            pq[at + sid] = sum;
+        }
     }
 }
 
 /* x = a p (first) or x += a p; r -= a q. */
 static void FN(cg_update)(REAL *restrict x, const REAL *restrict p, REAL *restrict r, const REAL *restrict q, REAL a,
                           int first_iteration, const int n[3], const heat_layout *l, const heat_cg_diagonal *d,
-                          double *rr, double *rz)
+                          long seg, double *rr, double *rz)
 {
-    const long first = l->origin + 1 + l->stride_y + l->stride_z;
+    const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
     FOR_EACH_ROW(n)
     {
-        long row = first + y * l->stride_y + z * l->stride_z, at = (long)z * n[1] + y;
+        long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
         FN(row_weights) w = FN(row_weights_make)(d, y, z, n);
-        double sum_rr = 0.0, sum_rz = 0.0;
+        FOR_EACH_SEGMENT(n[0], seg)
+        {
+            double sum_rr = 0.0, sum_rz = 0.0;
 #pragma omp simd reduction(+ : sum_rr, sum_rz)
-        for (long i = row; i < row + n[0]; ++i) {
-            x[i] = first_iteration ? a * p[i] : x[i] + a * p[i];
-            REAL v = r[i] - a * q[i];
-            r[i] = v;
-            sum_rr += (double)v * v;
-            sum_rz += (double)v * (v * FN(weight_at)(w, i - row, n[0]));
+            for (long i = row + s0; i < row + s1; ++i) {
+                x[i] = first_iteration ? a * p[i] : x[i] + a * p[i];
+                REAL v = r[i] - a * q[i];
+                r[i] = v;
+                sum_rr += (double)v * v;
+                sum_rz += (double)v * (v * FN(weight_at)(w, i - row, n[0]));
+            }
+            rr[at + sid] = sum_rr, rz[at + sid] = sum_rz;
         }
-        rr[at] = sum_rr, rz[at] = sum_rz;
     }
 }
 
@@ -119,42 +136,48 @@ static void FN(cg_direction)(REAL *restrict p, const REAL *restrict source, REAL
  * `scratch` holds one row per thread for A z. With dots: r.out per row. */
 static void FN(cheb_step)(REAL *restrict out, REAL *restrict z_k, const REAL *restrict r, REAL keep, REAL push,
                           int previous_is_zero, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
-                          const REAL zero[6], const REAL scale[6], REAL *scratch, double *rz)
+                          const FN(ghost_rule) *g, REAL *scratch, long seg, double *rz)
 {
-    const long first = l->origin + 1 + l->stride_y + l->stride_z;
+    const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
     FOR_EACH_ROW(n)
     {
-        long row = first + y * l->stride_y + z * l->stride_z;
+        long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
         REAL *applied = scratch + (long)omp_get_thread_num() * l->stride_y;
-        FN(set_x_ghosts)(z_k + row, n[0], zero, scale);
+        FN(set_x_ghosts)(z_k + row, n[0], g);
         FN(stencil_row)(applied, z_k + row, n[0], l->stride_y, l->stride_z, k, 0);
-        double sum = 0.0;
+        FOR_EACH_SEGMENT(n[0], seg)
+        {
+            double sum = 0.0;
 #pragma omp simd reduction(+ : sum)
-        for (long i = 0; i < n[0]; ++i) {
-            REAL zi = z_k[row + i], previous = previous_is_zero ? 0 : out[row + i];
-            REAL v = zi + keep * (zi - previous) + push * (r[row + i] - applied[i]);
-            out[row + i] = v;
-            sum += (double)r[row + i] * v;
+            for (long i = s0; i < s1; ++i) {
+                REAL zi = z_k[row + i], previous = previous_is_zero ? 0 : out[row + i];
+                REAL v = zi + keep * (zi - previous) + push * (r[row + i] - applied[i]);
+                out[row + i] = v;
+                sum += (double)r[row + i] * v;
+            }
+            if (rz) rz[at + sid] = sum;
         }
-        if (rz) rz[(long)z * n[1] + y] = sum;
     }
 }
 
 /* z = scale r, the Chebyshev start; with dots: r.z per row. */
 static void FN(cg_scale)(REAL *restrict out, const REAL *restrict r, REAL factor, const int n[3], const heat_layout *l,
-                         double *rz)
+                         long seg, double *rz)
 {
-    const long first = l->origin + 1 + l->stride_y + l->stride_z;
+    const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
     FOR_EACH_ROW(n)
     {
-        long row = first + y * l->stride_y + z * l->stride_z;
-        double sum = 0.0;
+        long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
+        FOR_EACH_SEGMENT(n[0], seg)
+        {
+            double sum = 0.0;
 #pragma omp simd reduction(+ : sum)
-        for (long i = row; i < row + n[0]; ++i) {
-            out[i] = factor * r[i];
-            sum += (double)r[i] * out[i];
+            for (long i = row + s0; i < row + s1; ++i) {
+                out[i] = factor * r[i];
+                sum += (double)r[i] * out[i];
+            }
+            if (rz) rz[at + sid] = sum;
         }
-        if (rz) rz[(long)z * n[1] + y] = sum;
     }
 }
 
@@ -171,3 +194,4 @@ static void FN(cg_finish)(REAL *restrict u, const REAL *restrict x, const int n[
 }
 
 #undef FOR_EACH_ROW
+#undef FOR_EACH_SEGMENT

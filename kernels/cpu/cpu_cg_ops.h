@@ -7,8 +7,8 @@
 #define CAT(a, b) CAT_(a, b)
 #define FN(name) CAT(name, SUFFIX)
 
-static const REAL *FN(bc_shift)(const cpu_state *s) { return (const REAL *)(sizeof(REAL) == 4 ? (const void *)s->shift_f : (const void *)s->shift); }
-static const REAL *FN(bc_scale)(const cpu_state *s) { return (const REAL *)(sizeof(REAL) == 4 ? (const void *)s->scale_f : (const void *)s->scale); }
+static const FN(ghost_rule) *FN(bc_rule)(const cpu_state *s) { return (const FN(ghost_rule) *)(sizeof(REAL) == 4 ? (const void *)&s->bc_f : (const void *)&s->bc_d); }
+static const FN(ghost_rule) *FN(zero_rule)(const cpu_state *s) { return (const FN(ghost_rule) *)(sizeof(REAL) == 4 ? (const void *)&s->zero_f : (const void *)&s->zero_d); }
 
 /* The stencil coefficients of A = I - theta alpha dt L0 as a "heat step". */
 static FN(cpu_coeffs) FN(operator_coeffs)(const cpu_state *s)
@@ -18,60 +18,67 @@ static FN(cpu_coeffs) FN(operator_coeffs)(const cpu_state *s)
     return k;
 }
 
-/* Homogeneous y/z ghosts of a CG vector (its x ghosts are set row by row). */
-static void FN(fill_homogeneous_yz)(const cpu_state *s, void *v)
+/* The y/z ghosts of a field by the rule, and the exchanged faces' from the neighbours (x ghosts of
+ * physical faces are set row by row inside the kernels). */
+static int FN(fill_ghosts)(cpu_state *s, void *v, const FN(ghost_rule) *rule)
 {
-    static const REAL zero[6] = {0};
-    FN(halo_fill_yz)(v, s->problem.grid.n, &s->layout, zero, FN(bc_scale)(s));
+    FN(halo_fill_yz)(v, s->problem.grid.n, &s->layout, rule);
+    return exchange_ghosts(s, v);
 }
 
-static void FN(cg_begin_typed)(cpu_state *s, double fraction, double *rr, double *rz)
+static int FN(cg_begin_typed)(cpu_state *s, double fraction, double *rr, double *rz)
 {
-    FN(halo_fill_yz)(s->current, s->problem.grid.n, &s->layout, FN(bc_shift)(s), FN(bc_scale)(s));
+    HEAT_CALL(FN(fill_ghosts)(s, s->current, FN(bc_rule)(s)));
     FN(cg_rhs)(s->r, s->current, s->problem.grid.n, &s->layout, FN(coeffs_cast)(&s->coeffs), (REAL)(fraction * s->coeffs.alpha_dt),
-               FN(bc_shift)(s), FN(bc_scale)(s), &s->diagonal, s->dots_a, s->dots_b);
-    *rr = sum_rows(s, s->dots_a), *rz = sum_rows(s, s->dots_b);
+               FN(bc_rule)(s), &s->diagonal, s->reduction.brick[0], s->dots_a, s->dots_b);
+    HEAT_CALL(heat_reduction_sum(&s->reduction, s->dots_a, rr));
+    return heat_reduction_sum(&s->reduction, s->dots_b, rz);
 }
 
-static void FN(cg_precondition_typed)(cpu_state *s, const heat_chebyshev *c, double *rz)
+static int FN(cg_precondition_typed)(cpu_state *s, const heat_chebyshev *c, double *rz)
 {
-    static const REAL zero[6] = {0};
     const int *n = s->problem.grid.n;
+    const long seg = s->reduction.brick[0];
     void *current = s->z, *other = s->w;
-    FN(cg_scale)(current, s->r, (REAL)c->inv_centre, n, &s->layout, c->degree == 1 ? s->dots_a : NULL);
+    FN(cg_scale)(current, s->r, (REAL)c->inv_centre, n, &s->layout, seg, c->degree == 1 ? s->dots_a : NULL);
     for (int k = 1; k < c->degree; ++k) {
-        FN(fill_homogeneous_yz)(s, current);
+        HEAT_CALL(FN(fill_ghosts)(s, current, FN(zero_rule)(s)));
         FN(cheb_step)(other, current, s->r, (REAL)c->keep[k], (REAL)c->push[k], k == 1, n, &s->layout,
-                      FN(operator_coeffs)(s), zero, FN(bc_scale)(s), s->scratch, k == c->degree - 1 ? s->dots_a : NULL);
+                      FN(operator_coeffs)(s), FN(zero_rule)(s), s->scratch, seg, k == c->degree - 1 ? s->dots_a : NULL);
         void *t = current;
         current = other, other = t;
     }
     s->z_result = current;
-    *rz = sum_rows(s, s->dots_a);
+    return heat_reduction_sum(&s->reduction, s->dots_a, rz);
 }
 
-static void FN(cg_direction_typed)(cpu_state *s, double beta)
+static int FN(cg_direction_typed)(cpu_state *s, double beta)
 {
     const REAL *source = s->problem.implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV ? s->z_result : s->r;
     FN(cg_direction)(s->p, source, (REAL)beta, s->problem.grid.n, &s->layout, &s->diagonal);
-    FN(fill_homogeneous_yz)(s, s->p);
+    return FN(fill_ghosts)(s, s->p, FN(zero_rule)(s));
 }
 
-static void FN(cg_apply_typed)(cpu_state *s, double *pq)
+static int FN(cg_apply_typed)(cpu_state *s, double *pq)
 {
-    static const REAL zero[6] = {0};
-    FN(cg_apply)(s->q, s->p, s->problem.grid.n, &s->layout, FN(operator_coeffs)(s), zero, FN(bc_scale)(s), s->dots_a);
-    *pq = sum_rows(s, s->dots_a);
+    FN(cg_apply)(s->q, s->p, s->problem.grid.n, &s->layout, FN(operator_coeffs)(s), FN(zero_rule)(s),
+                 s->reduction.brick[0], s->dots_a);
+    return heat_reduction_sum(&s->reduction, s->dots_a, pq);
 }
 
-static void FN(cg_update_typed)(cpu_state *s, double a, int first, double *rr, double *rz)
+static int FN(cg_update_typed)(cpu_state *s, double a, int first, double *rr, double *rz)
 {
-    FN(cg_update)(s->next, s->p, s->r, s->q, (REAL)a, first, s->problem.grid.n, &s->layout, &s->diagonal, s->dots_a,
-                  s->dots_b);
-    *rr = sum_rows(s, s->dots_a), *rz = sum_rows(s, s->dots_b);
+    FN(cg_update)(s->next, s->p, s->r, s->q, (REAL)a, first, s->problem.grid.n, &s->layout, &s->diagonal,
+                  s->reduction.brick[0], s->dots_a, s->dots_b);
+    HEAT_CALL(heat_reduction_sum(&s->reduction, s->dots_a, rr));
+    return heat_reduction_sum(&s->reduction, s->dots_b, rz);
 }
 
-static void FN(cg_finish_typed)(cpu_state *s) { FN(cg_finish)(s->current, s->next, s->problem.grid.n, &s->layout); }
+static int FN(cg_finish_typed)(cpu_state *s)
+{
+    FN(cg_finish)(s->current, s->next, s->problem.grid.n, &s->layout);
+    return HEAT_OK;
+}
 
 #undef FN
 #undef CAT

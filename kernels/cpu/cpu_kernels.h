@@ -16,6 +16,16 @@ typedef struct FN(cpu_coeffs) {
     REAL hx, hy, hz, diag, alpha_dt;
 } FN(cpu_coeffs);
 
+/* How the ghosts of each face are set: ghost = shift + scale * adjacent
+ * (Neumann 0, 1; Dirichlet 2g, -1; homogeneous: shift 0), except on the
+ * exchanged faces, whose ghosts the halo exchange has already written. */
+typedef struct FN(ghost_rule) {
+    REAL shift[FACE_COUNT], scale[FACE_COUNT];
+    unsigned exchanged;
+} FN(ghost_rule);
+
+static inline int FN(applies)(const FN(ghost_rule) *g, int face) { return !(g->exchanged & 1u << face); }
+
 static FN(cpu_coeffs) FN(coeffs_cast)(const heat_coeffs *c)
 {
     FN(cpu_coeffs) r = {(REAL)c->inv_h2[0], (REAL)c->inv_h2[1], (REAL)c->inv_h2[2], (REAL)c->diag,
@@ -108,25 +118,25 @@ static void FN(copy_field)(REAL *restrict dst, const REAL *restrict src, long n,
 }
 
 /* ghost = shift + scale * adjacent on the two x faces of one row. */
-static inline void FN(set_x_ghosts)(REAL *row, long n, const REAL shift[6], const REAL scale[6])
+static inline void FN(set_x_ghosts)(REAL *row, long n, const FN(ghost_rule) *g)
 {
-    row[-1] = shift[FACE_X_LOW] + scale[FACE_X_LOW] * row[0];
-    row[n] = shift[FACE_X_HIGH] + scale[FACE_X_HIGH] * row[n - 1];
+    if (FN(applies)(g, FACE_X_LOW)) row[-1] = g->shift[FACE_X_LOW] + g->scale[FACE_X_LOW] * row[0];
+    if (FN(applies)(g, FACE_X_HIGH)) row[n] = g->shift[FACE_X_HIGH] + g->scale[FACE_X_HIGH] * row[n - 1];
 }
 
 /* The y- and z-face ghost rows that only row (y, z) reads: set by the thread
  * that sweeps that row, just before, while the row is in cache. */
-static inline void FN(set_yz_ghosts)(REAL *row, int y, int z, const int n[3], long sy, long sz, const REAL shift[6],
-                                     const REAL scale[6])
+static inline void FN(set_yz_ghosts)(REAL *row, int y, int z, const int n[3], long sy, long sz,
+                                     const FN(ghost_rule) *g)
 {
-    if (y == 0)
-        for (int x = 0; x < n[0]; ++x) row[x - sy] = shift[FACE_Y_LOW] + scale[FACE_Y_LOW] * row[x];
-    if (y == n[1] - 1)
-        for (int x = 0; x < n[0]; ++x) row[x + sy] = shift[FACE_Y_HIGH] + scale[FACE_Y_HIGH] * row[x];
-    if (z == 0)
-        for (int x = 0; x < n[0]; ++x) row[x - sz] = shift[FACE_Z_LOW] + scale[FACE_Z_LOW] * row[x];
-    if (z == n[2] - 1)
-        for (int x = 0; x < n[0]; ++x) row[x + sz] = shift[FACE_Z_HIGH] + scale[FACE_Z_HIGH] * row[x];
+    if (y == 0 && FN(applies)(g, FACE_Y_LOW))
+        for (int x = 0; x < n[0]; ++x) row[x - sy] = g->shift[FACE_Y_LOW] + g->scale[FACE_Y_LOW] * row[x];
+    if (y == n[1] - 1 && FN(applies)(g, FACE_Y_HIGH))
+        for (int x = 0; x < n[0]; ++x) row[x + sy] = g->shift[FACE_Y_HIGH] + g->scale[FACE_Y_HIGH] * row[x];
+    if (z == 0 && FN(applies)(g, FACE_Z_LOW))
+        for (int x = 0; x < n[0]; ++x) row[x - sz] = g->shift[FACE_Z_LOW] + g->scale[FACE_Z_LOW] * row[x];
+    if (z == n[2] - 1 && FN(applies)(g, FACE_Z_HIGH))
+        for (int x = 0; x < n[0]; ++x) row[x + sz] = g->shift[FACE_Z_HIGH] + g->scale[FACE_Z_HIGH] * row[x];
 }
 
 /* Sweeps the owned block of u into out (both laid out by `l`), halo fill
@@ -136,11 +146,11 @@ static inline void FN(set_yz_ghosts)(REAL *row, int y, int z, const int n[3], lo
  * regions, and the faces' cache lines touched twice); only this row's
  * stencil reads them, so threads never race. */
 static inline void FN(sweep_row)(REAL *restrict out, REAL *restrict u, long row, int y, int z, const int n[3],
-                                 long sy, long sz, FN(cpu_coeffs) k, const REAL shift[6], const REAL scale[6],
+                                 long sy, long sz, FN(cpu_coeffs) k, const FN(ghost_rule) *g,
                                  int laplacian_only, int stream)
 {
-    FN(set_x_ghosts)(u + row, n[0], shift, scale);
-    FN(set_yz_ghosts)(u + row, y, z, n, sy, sz, shift, scale);
+    FN(set_x_ghosts)(u + row, n[0], g);
+    FN(set_yz_ghosts)(u + row, y, z, n, sy, sz, g);
     if (stream && !laplacian_only) FN(stencil_row_stream)(out + row, u + row, n[0], sy, sz, k);
     else FN(stencil_row)(out + row, u + row, n[0], sy, sz, k, laplacian_only);
 }
@@ -150,7 +160,7 @@ static inline void FN(sweep_row)(REAL *restrict out, REAL *restrict u, long row,
  * (z-1, z, z+1) stay in the core's L2 cache and every value comes from memory
  * once. Grids with few planes per thread are cut into rows instead. */
 static void FN(stencil_sweep)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
-                              FN(cpu_coeffs) k, const REAL shift[6], const REAL scale[6], int laplacian_only,
+                              FN(cpu_coeffs) k, const FN(ghost_rule) *g, int laplacian_only,
                               int stream, int block_rows)
 {
     const long sy = l->stride_y, sz = l->stride_z;
@@ -164,14 +174,14 @@ static void FN(stencil_sweep)(REAL *restrict out, REAL *restrict u, const int n[
                 int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
                 for (int z = z0; z < z1; ++z)
                     for (int y = y0; y < y1; ++y)
-                        FN(sweep_row)(out, u, first + y * sy + z * sz, y, z, n, sy, sz, k, shift, scale,
+                        FN(sweep_row)(out, u, first + y * sy + z * sz, y, z, n, sy, sz, k, g,
                                       laplacian_only, stream);
             }
         } else {
 #pragma omp for collapse(2) schedule(static) nowait
             for (int z = 0; z < n[2]; ++z)
                 for (int y = 0; y < n[1]; ++y)
-                    FN(sweep_row)(out, u, first + y * sy + z * sz, y, z, n, sy, sz, k, shift, scale,
+                    FN(sweep_row)(out, u, first + y * sy + z * sz, y, z, n, sy, sz, k, g,
                                   laplacian_only, stream);
         }
         /* Streaming stores are weakly ordered: visible to the other threads before the barrier. */
@@ -179,27 +189,62 @@ static void FN(stencil_sweep)(REAL *restrict out, REAL *restrict u, const int n[
     }
 }
 
+/* Face f of a block as a plane of points: (fast, slow) counts and strides,
+ * and the owned plane next to the face (layer 0) or its ghosts (layer -1). */
+typedef struct FN(face_plane) {
+    long fast_count, fast_stride, slow_count, slow_stride, start;
+} FN(face_plane);
+
+static inline FN(face_plane) FN(face_plane_of)(int face, int layer, const int n[3], const heat_layout *l)
+{
+    const long stride[3] = {1, l->stride_y, l->stride_z};
+    int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+    long index = face % 2 ? n[axis] - 1 - layer : layer;
+    return (FN(face_plane)){n[fast], stride[fast], n[slow], stride[slow], l->origin + 1 + stride[1] + stride[2] +
+                                                                          index * stride[axis]};
+}
+
+/* The owned plane next to face f into buf (for the neighbour across it). */
+static void FN(pack_face)(REAL *restrict buf, const REAL *restrict u, int face, const int n[3], const heat_layout *l)
+{
+    FN(face_plane) p = FN(face_plane_of)(face, 0, n, l);
+#pragma omp parallel for schedule(static)
+    for (long s = 0; s < p.slow_count; ++s)
+        for (long f = 0; f < p.fast_count; ++f) buf[s * p.fast_count + f] = u[p.start + s * p.slow_stride + f * p.fast_stride];
+}
+
+/* buf (the neighbour's plane) into the ghosts of face f. */
+static void FN(unpack_face)(REAL *restrict u, const REAL *restrict buf, int face, const int n[3], const heat_layout *l)
+{
+    FN(face_plane) p = FN(face_plane_of)(face, -1, n, l);
+#pragma omp parallel for schedule(static)
+    for (long s = 0; s < p.slow_count; ++s)
+        for (long f = 0; f < p.fast_count; ++f) u[p.start + s * p.slow_stride + f * p.fast_stride] = buf[s * p.fast_count + f];
+}
+
 /* ghost = shift + scale * adjacent: Neumann (0, 1), Dirichlet (2g, -1).
  * y and z faces only: stencil_sweep sets the x-face ghosts row by row. */
-static void FN(halo_fill_yz)(REAL *u, const int n[3], const heat_layout *l, const REAL shift[6],
-                             const REAL scale[6])
+static void FN(halo_fill_yz)(REAL *u, const int n[3], const heat_layout *l, const FN(ghost_rule) *g)
 {
+    const int y_low = FN(applies)(g, FACE_Y_LOW), y_high = FN(applies)(g, FACE_Y_HIGH);
+    const int z_low = FN(applies)(g, FACE_Z_LOW), z_high = FN(applies)(g, FACE_Z_HIGH);
+    const REAL *shift = g->shift, *scale = g->scale;
     const long sy = l->stride_y, sz = l->stride_z;
     REAL *o = u + l->origin + 1 + sy + sz;
 #pragma omp parallel for schedule(static)
     for (int z = 0; z < n[2]; ++z) {
         REAL *low = o + z * sz, *high = o + (n[1] - 1) * sy + z * sz;
         for (int x = 0; x < n[0]; ++x) {
-            low[x - sy] = shift[FACE_Y_LOW] + scale[FACE_Y_LOW] * low[x];
-            high[x + sy] = shift[FACE_Y_HIGH] + scale[FACE_Y_HIGH] * high[x];
+            if (y_low) low[x - sy] = shift[FACE_Y_LOW] + scale[FACE_Y_LOW] * low[x];
+            if (y_high) high[x + sy] = shift[FACE_Y_HIGH] + scale[FACE_Y_HIGH] * high[x];
         }
     }
 #pragma omp parallel for schedule(static)
     for (int y = 0; y < n[1]; ++y) {
         REAL *low = o + y * sy, *high = o + y * sy + (n[2] - 1) * sz;
         for (int x = 0; x < n[0]; ++x) {
-            low[x - sz] = shift[FACE_Z_LOW] + scale[FACE_Z_LOW] * low[x];
-            high[x + sz] = shift[FACE_Z_HIGH] + scale[FACE_Z_HIGH] * high[x];
+            if (z_low) low[x - sz] = shift[FACE_Z_LOW] + scale[FACE_Z_LOW] * low[x];
+            if (z_high) high[x + sz] = shift[FACE_Z_HIGH] + scale[FACE_Z_HIGH] * high[x];
         }
     }
 }

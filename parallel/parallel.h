@@ -1,0 +1,53 @@
+#pragma once
+/*
+ * The one interface between heatsolve and its processes (DESIGN.md,
+ * Scale-out): start-up, rank roles, halo exchange, agreement and reductions
+ * in a fixed order, and moving blocks of the field to and from the rank that
+ * reads and writes files. parallel_mpi.c implements it with MPI
+ * (HEATSOLVE_MPI=ON); parallel_serial.c for one process, where the only
+ * "neighbour" is the block itself across a periodic axis. The time loop and
+ * the kernels never call MPI.
+ */
+#include <stddef.h>
+
+#include "decomp.h"
+
+/* Starts the process group (MPI_Init_thread) and reads the rank and size. */
+int par_init(int *argc, char ***argv);
+/* Ends it; with a failure that the other ranks may not know of, ends them too
+ * (MPI_Abort), so that no rank waits forever for one that has gone. */
+void par_finalize(int status, int agreed);
+
+int par_rank(void);
+int par_size(void);
+static inline int par_is_root(void) { return par_rank() == 0; }
+/* "MPI (OpenMPI 4.1.6), 4 ranks" or "one process". */
+const char *par_description(void);
+
+/* Ranks along x, y, z for `ranks` processes (MPI_Dims_create; entries > 0 are kept). */
+int par_dims_create(int ranks, int dims[3]);
+/* Creates the Cartesian communicator of d (a no-op for one process). */
+int par_cart_create(const heat_decomp *d);
+
+/* Sends send[f] to the neighbour across face f and receives recv[f] from it,
+ * bytes[f] each way, for every face in d->exchanged. Blocking. */
+int par_halo_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                      const size_t bytes[FACE_COUNT]);
+
+/* Element-wise maximum of `count` longs over all ranks, in place: how ranks
+ * agree on a status, a stop signal or a batch length. */
+int par_max_longs(long *values, int count);
+/* Element-wise sum over ranks, in place, of a vector in which every entry is
+ * non-zero on at most one rank: exact (adding zeros rounds nothing), so the
+ * result does not depend on the reduction order. */
+int par_sum_owned(double *values, long count);
+int par_min_max(double *min, double *max);
+int par_sum_long(long *value);
+
+/* Root's `bytes` to every rank. */
+int par_broadcast(void *data, size_t bytes);
+
+/* The whole field (compact, x fastest, on the root) from each rank's block
+ * (compact, local_n), and back. elem: 4 or 8 bytes. */
+int par_gather_field(const heat_decomp *d, const void *local, void *global, size_t elem);
+int par_scatter_field(const heat_decomp *d, const void *global, void *local, size_t elem);

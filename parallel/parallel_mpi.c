@@ -1,0 +1,191 @@
+/*
+ * parallel.h with MPI. Only the main thread calls MPI (MPI_THREAD_FUNNELED):
+ * the checkpoint writer's threads never do. Every call's status is checked:
+ * the communicators return errors instead of aborting, and a failed call is
+ * reported with the rank and what it was doing.
+ */
+#include "parallel.h"
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../solver/error.h"
+
+static int rank_ = 0, size_ = 1;
+static MPI_Comm cart_ = MPI_COMM_NULL;
+static char description_[160];
+
+static int check(int code, const char *what)
+{
+    if (code == MPI_SUCCESS) return HEAT_OK;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(code, text, &len);
+    return heat_error(HEAT_ERR_RUNTIME, "rank %d: %s failed: %s", rank_, what, text);
+}
+
+static MPI_Comm comm(void) { return cart_ != MPI_COMM_NULL ? cart_ : MPI_COMM_WORLD; }
+
+int par_init(int *argc, char ***argv)
+{
+    int provided = 0;
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        fprintf(stderr, "heatsolve: error: MPI_Init_thread failed; is this run started by mpirun or srun?\n");
+        return HEAT_ERR_RUNTIME;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    char library[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(library, &len);
+    library[strcspn(library, ",\n")] = '\0';
+    snprintf(description_, sizeof description_, "MPI (%s), %d rank%s", library, size_, size_ == 1 ? "" : "s");
+    return HEAT_OK;
+}
+
+void par_finalize(int status, int agreed)
+{
+    /* A rank that failed alone would leave the others waiting in their next
+     * collective call: end them all, with this rank's status. */
+    if (status != HEAT_OK && !agreed && size_ > 1) {
+        fprintf(stderr, "heatsolve: rank %d failed (exit %d); ending the other ranks\n", rank_, status);
+        fflush(NULL);
+        MPI_Abort(MPI_COMM_WORLD, status);
+    }
+    if (cart_ != MPI_COMM_NULL) MPI_Comm_free(&cart_);
+    MPI_Finalize();
+}
+
+int par_rank(void) { return rank_; }
+int par_size(void) { return size_; }
+const char *par_description(void) { return description_; }
+
+int par_dims_create(int ranks, int dims[3])
+{
+    return check(MPI_Dims_create(ranks, 3, dims), "MPI_Dims_create");
+}
+
+int par_cart_create(const heat_decomp *d)
+{
+    if (cart_ != MPI_COMM_NULL) MPI_Comm_free(&cart_);
+    /* No reordering: rank r holds the block heat_decomp_rank_of() gives it. */
+    HEAT_CALL(check(MPI_Cart_create(MPI_COMM_WORLD, 3, d->dims, d->periodic, 0, &cart_), "MPI_Cart_create"));
+    return check(MPI_Comm_set_errhandler(cart_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+}
+
+/* A message to the neighbour across face f lands in its ghosts of the
+ * opposite face f ^ 1: the tag names the receiving face, so the two
+ * messages between the same pair of ranks (periodic, two ranks) stay apart. */
+int par_halo_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                      const size_t bytes[FACE_COUNT])
+{
+    MPI_Request requests[2 * FACE_COUNT];
+    int count = 0;
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        if (!(d->exchanged & 1u << f)) continue;
+        HEAT_CALL(check(MPI_Irecv(recv[f], (int)bytes[f], MPI_BYTE, d->neighbour[f], f, comm(), &requests[count++]),
+                        "MPI_Irecv (halo)"));
+    }
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        if (!(d->exchanged & 1u << f)) continue;
+        HEAT_CALL(check(MPI_Isend(send[f], (int)bytes[f], MPI_BYTE, d->neighbour[f], f ^ 1, comm(),
+                                  &requests[count++]), "MPI_Isend (halo)"));
+    }
+    return check(MPI_Waitall(count, requests, MPI_STATUSES_IGNORE), "MPI_Waitall (halo)");
+}
+
+int par_max_longs(long *values, int count)
+{
+    return check(MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_LONG, MPI_MAX, comm()), "MPI_Allreduce (agreement)");
+}
+
+int par_sum_owned(double *values, long count)
+{
+    return check(MPI_Allreduce(MPI_IN_PLACE, values, (int)count, MPI_DOUBLE, MPI_SUM, comm()),
+                 "MPI_Allreduce (ordered sum)");
+}
+
+int par_min_max(double *min, double *max)
+{
+    HEAT_CALL(check(MPI_Allreduce(MPI_IN_PLACE, min, 1, MPI_DOUBLE, MPI_MIN, comm()), "MPI_Allreduce (min)"));
+    return check(MPI_Allreduce(MPI_IN_PLACE, max, 1, MPI_DOUBLE, MPI_MAX, comm()), "MPI_Allreduce (max)");
+}
+
+int par_sum_long(long *value)
+{
+    return check(MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_LONG, MPI_SUM, comm()), "MPI_Allreduce (count)");
+}
+
+int par_broadcast(void *data, size_t bytes)
+{
+    return check(MPI_Bcast(data, (int)bytes, MPI_BYTE, 0, comm()), "MPI_Bcast");
+}
+
+/* The block of `rank` inside the whole compact field, as an MPI datatype. */
+static int block_type(const heat_decomp *d, int rank, size_t elem, MPI_Datatype *type)
+{
+    int offset[3], size[3];
+    heat_decomp_block_of(d, rank, offset, size);
+    int sizes[3] = {d->global_n[2], d->global_n[1], d->global_n[0]};
+    int sub[3] = {size[2], size[1], size[0]}, starts[3] = {offset[2], offset[1], offset[0]};
+    MPI_Datatype scalar = elem == 4 ? MPI_FLOAT : MPI_DOUBLE;
+    HEAT_CALL(check(MPI_Type_create_subarray(3, sizes, sub, starts, MPI_ORDER_C, scalar, type), "MPI_Type_create_subarray"));
+    return check(MPI_Type_commit(type), "MPI_Type_commit");
+}
+
+static long local_points(const heat_decomp *d) { return (long)d->local_n[0] * d->local_n[1] * d->local_n[2]; }
+
+enum { FIELD_TAG = 100 };
+
+/* One direction of the field's journey: to_root gathers, else scatters. */
+static int move_field(const heat_decomp *d, void *local, void *global, size_t elem, int to_root)
+{
+    MPI_Datatype scalar = elem == 4 ? MPI_FLOAT : MPI_DOUBLE;
+    if (rank_ != 0) {
+        int code = to_root ? MPI_Send(local, (int)local_points(d), scalar, 0, FIELD_TAG, comm())
+                           : MPI_Recv(local, (int)local_points(d), scalar, 0, FIELD_TAG, comm(), MPI_STATUS_IGNORE);
+        return check(code, to_root ? "MPI_Send (field to the writer)" : "MPI_Recv (field from the reader)");
+    }
+    MPI_Request *requests = malloc(sizeof *requests * (size_t)size_);
+    MPI_Datatype *types = malloc(sizeof *types * (size_t)size_);
+    HEAT_CHECK(requests && types, "out of memory");
+    int status = HEAT_OK, posted = 0;
+    for (int r = 1; r < size_ && status == HEAT_OK; ++r) {
+        status = block_type(d, r, elem, &types[r - 1]);
+        if (status != HEAT_OK) break;
+        int code = to_root ? MPI_Irecv(global, 1, types[r - 1], r, FIELD_TAG, comm(), &requests[posted])
+                           : MPI_Isend(global, 1, types[r - 1], r, FIELD_TAG, comm(), &requests[posted]);
+        status = check(code, to_root ? "MPI_Irecv (field)" : "MPI_Isend (field)");
+        if (status == HEAT_OK) ++posted;
+    }
+    if (status == HEAT_OK) {
+        /* The root's own block, while the others travel. */
+        MPI_Datatype own;
+        status = block_type(d, 0, elem, &own);
+        if (status == HEAT_OK) {
+            int code = to_root ? MPI_Sendrecv(local, (int)local_points(d), scalar, 0, FIELD_TAG + 1, global, 1, own, 0,
+                                              FIELD_TAG + 1, MPI_COMM_SELF, MPI_STATUS_IGNORE)
+                               : MPI_Sendrecv(global, 1, own, 0, FIELD_TAG + 1, local, (int)local_points(d), scalar, 0,
+                                              FIELD_TAG + 1, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+            status = check(code, "MPI_Sendrecv (own block)");
+            MPI_Type_free(&own);
+        }
+    }
+    int waited = check(MPI_Waitall(posted, requests, MPI_STATUSES_IGNORE), "MPI_Waitall (field)");
+    for (int r = 0; r < posted; ++r) MPI_Type_free(&types[r]);
+    free(requests), free(types);
+    return status != HEAT_OK ? status : waited;
+}
+
+int par_gather_field(const heat_decomp *d, const void *local, void *global, size_t elem)
+{
+    return move_field(d, (void *)local, global, elem, 1);
+}
+
+int par_scatter_field(const heat_decomp *d, const void *global, void *local, size_t elem)
+{
+    return move_field(d, local, (void *)global, elem, 0);
+}

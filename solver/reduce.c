@@ -1,0 +1,78 @@
+#include "reduce.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+enum { MIN_BRICK = 16, MAX_BRICKS_PER_AXIS = 32 };
+
+/* 16 points: a row segment then starts on a 64-byte boundary in every
+ * layout (float or double), so the vectorised segment sum runs the same
+ * instructions on the same lanes wherever the segment lives. */
+int heat_brick_size(int n)
+{
+    int b = MIN_BRICK;
+    while ((long)b * MAX_BRICKS_PER_AXIS < n) b *= 2;
+    return b;
+}
+
+int heat_reduction_init(heat_reduction *r, const heat_problem *problem)
+{
+    memset(r, 0, sizeof *r);
+    const heat_halo *h = &problem->halo;
+    long total = 1;
+    for (int a = 0; a < 3; ++a) {
+        int global = h->global_n[a] > 0 ? h->global_n[a] : problem->grid.n[a];
+        r->n[a] = problem->grid.n[a];
+        r->brick[a] = heat_brick_size(global);
+        r->bricks[a] = (global + r->brick[a] - 1) / r->brick[a];
+        r->first[a] = h->offset[a] / r->brick[a];
+        r->own[a] = (r->n[a] + r->brick[a] - 1) / r->brick[a];
+        HEAT_CHECK(h->offset[a] % r->brick[a] == 0, "block offset %d is not on a brick boundary", h->offset[a]);
+        total *= r->bricks[a];
+    }
+    r->segments = r->own[0];
+    r->partials = malloc(sizeof(double) * (size_t)total);
+    HEAT_CHECK(r->partials, "out of memory for %ld brick sums", total);
+    r->sum_owned = h->sum_owned;
+    r->context = h->context;
+    return HEAT_OK;
+}
+
+void heat_reduction_free(heat_reduction *r)
+{
+    free(r->partials);
+    r->partials = NULL;
+}
+
+static long min_long(long a, long b) { return a < b ? a : b; }
+
+/* One brick of this block: its segments in row order (z, then y). */
+static double brick_sum(const heat_reduction *r, const double *segment_sums, int bx, int by, int bz)
+{
+    long y0 = (long)by * r->brick[1], y1 = min_long(y0 + r->brick[1], r->n[1]);
+    long z0 = (long)bz * r->brick[2], z1 = min_long(z0 + r->brick[2], r->n[2]);
+    double sum = 0.0;
+    for (long z = z0; z < z1; ++z)
+        for (long y = y0; y < y1; ++y) sum += segment_sums[(z * r->n[1] + y) * r->segments + bx];
+    return sum;
+}
+
+int heat_reduction_sum(heat_reduction *r, const double *segment_sums, double *total)
+{
+    long count = (long)r->bricks[0] * r->bricks[1] * r->bricks[2];
+    if (r->sum_owned) memset(r->partials, 0, sizeof(double) * (size_t)count);
+#pragma omp parallel for collapse(3) schedule(static)
+    for (int bz = 0; bz < r->own[2]; ++bz)
+        for (int by = 0; by < r->own[1]; ++by)
+            for (int bx = 0; bx < r->own[0]; ++bx) {
+                long global = ((long)(r->first[2] + bz) * r->bricks[1] + r->first[1] + by) * r->bricks[0] + r->first[0] + bx;
+                r->partials[global] = brick_sum(r, segment_sums, bx, by, bz);
+            }
+    if (r->sum_owned) HEAT_CALL(r->sum_owned(r->context, r->partials, count));
+    double sum = 0.0;
+    for (long b = 0; b < count; ++b) sum += r->partials[b];
+    *total = sum;
+    return HEAT_OK;
+}
