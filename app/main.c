@@ -23,33 +23,46 @@
 #include "io/config.h"
 #include "io/fsutil.h"
 #include "io/output_dir.h"
+#include "parallel/domain.h"
+#include "parallel/parallel.h"
 #include "solver/error.h"
 #include "solver/solver.h"
 
 /* Everything one run holds; released by run_destroy. */
 typedef struct heat_run {
     heat_config config;
-    output_dir *output;   /* the output folder, locked for this run */
+    heat_domain domain;   /* this rank's block of the grid */
+    output_dir *output;   /* the output folder, locked for this run (root) */
     heat_solver *solver;
-    ckpt_writer *writer;
+    ckpt_writer *writer;  /* the root's; NULL on the other ranks */
     heat_field_stats initial;
     int quiet;
     int cores;            /* OpenMP threads available to the run */
     int writer_cores;     /* of those, the ones that compress a checkpoint */
     double snapshot_seconds; /* spent copying the field for the writer */
     int snapshot_pinned;  /* the writer's snapshot buffer is page-locked for the GPU's copies */
+    int agreed;           /* a failure every rank knows of (no rank is left waiting) */
+    int stop_signal;      /* the stop signal the ranks agreed on, 0: none */
 } heat_run;
+
+/* Every rank goes on, or all stop with the same status. */
+static int agree(heat_run *r, int status)
+{
+    status = heat_domain_agree(status);
+    if (status != HEAT_OK) r->agreed = 1;
+    return status;
+}
 
 static size_t snapshot_bytes(const heat_run *r)
 {
-    const heat_problem *p = &r->solver->problem;
-    return (size_t)heat_grid_points(&p->grid) * heat_precision_size(p->precision);
+    return (size_t)heat_grid_points(&r->config.grid) * heat_precision_size((heat_precision)r->config.precision);
 }
 
 /* A GPU copies the field into page-locked memory several times faster: the
  * snapshot is taken while the GPU waits (H100: 61 ms pageable for 210 MB). */
 static void pin_snapshot(heat_run *r)
 {
+    if (!r->writer || heat_domain_is_split(&r->domain)) return; /* split: the block, not the snapshot, leaves the GPU */
     r->snapshot_pinned = heat_solver_pin_host(r->solver, ckpt_writer_buffer(r->writer), snapshot_bytes(r), 1);
 }
 
@@ -66,6 +79,7 @@ static void run_destroy(heat_run *r)
     unpin_snapshot(r);
     ckpt_writer_destroy(&r->writer);
     heat_solver_destroy(&r->solver);
+    heat_domain_free(&r->domain);
     output_dir_release(&r->output);
     heat_config_destroy(&r->config);
 }
@@ -98,27 +112,37 @@ static void print_scheme(const heat_implicit *im)
            im->max_iterations);
 }
 
+/* The ranks' layout, when there are several. */
+static void print_layout(const heat_decomp *d)
+{
+    printf("%s: %d x %d x %d blocks, about %d x %d x %d points each\n", par_description(), d->dims[0], d->dims[1],
+           d->dims[2], d->local_n[0], d->local_n[1], d->local_n[2]);
+}
+
 static int create_solver(heat_run *r, int verbose)
 {
-    heat_problem problem;
-    heat_config_problem(&r->config, &problem);
+    heat_problem whole, problem;
+    heat_config_problem(&r->config, &whole);
+    HEAT_CALL(agree(r, heat_domain_init(&r->domain, &whole, r->config.ranks)));
+    heat_domain_localize(&r->domain, &whole, &problem);
     problem.quiet = r->quiet;
-    HEAT_CALL(heat_solver_create(&problem, (heat_backend_request)r->config.backend, &r->solver));
+    HEAT_CALL(agree(r, heat_solver_create(&problem, (heat_backend_request)r->config.backend, &r->solver)));
     if (verbose && problem.implicit.scheme != HEAT_EULER) r->solver->cg_log = stdout;
     if (r->quiet) return HEAT_OK;
     printf("backend %s on %s; kernel %s\ngrid %d x %d x %d, dt = %.6g (dt_max = %.6g), steps to %ld\n",
            r->solver->ops->name, r->solver->ops->device_name(r->solver->state),
-           r->solver->ops->kernel_description(r->solver->state), problem.grid.n[0], problem.grid.n[1],
-           problem.grid.n[2], problem.dt, heat_dt_max(&problem.grid, problem.alpha), r->config.steps);
+           r->solver->ops->kernel_description(r->solver->state), whole.grid.n[0], whole.grid.n[1],
+           whole.grid.n[2], problem.dt, heat_dt_max(&problem.grid, problem.alpha), r->config.steps);
+    if (heat_domain_is_split(&r->domain)) print_layout(&r->domain.decomp);
     if (problem.implicit.scheme != HEAT_EULER) print_scheme(&problem.implicit);
     return HEAT_OK;
 }
 
-static int set_initial_field(heat_run *r, void *buffer)
+/* The root fills the whole field; each rank receives its block. */
+static int set_initial_field(heat_run *r, void *whole)
 {
-    const heat_problem *p = &r->solver->problem;
-    heat_initial_fill(&r->config.initial, &p->grid, p->precision, buffer);
-    return heat_solver_set_field(r->solver, buffer, 0);
+    if (whole) heat_initial_fill(&r->config.initial, &r->config.grid, (heat_precision)r->config.precision, whole);
+    return heat_domain_set_field(&r->domain, r->solver, whole, 0);
 }
 
 static png_slice quick_look_slice(const heat_config *c, const heat_field_stats *initial)
@@ -141,6 +165,7 @@ static png_slice quick_look_slice(const heat_config *c, const heat_field_stats *
  * time than the same write done serially). */
 static void plan_cores(heat_run *r)
 {
+    if (!r->writer && !par_is_root()) return;
     r->cores = omp_get_max_threads();
     int cpu = r->solver->ops == &heat_backend_cpu;
     r->writer_cores = cpu ? (r->cores + 1) / 2 : r->cores - 1;
@@ -151,7 +176,7 @@ static void plan_cores(heat_run *r)
  * stencil leaves some of them to a write in flight. */
 static int share_cores(const heat_run *r)
 {
-    if (r->solver->ops != &heat_backend_cpu) return 0;
+    if (r->solver->ops != &heat_backend_cpu || !r->writer) return 0;
     int sharing = ckpt_writer_busy(r->writer) && r->cores > 1;
     omp_set_num_threads(sharing ? r->cores - r->writer_cores : r->cores);
     return sharing;
@@ -166,7 +191,7 @@ static int create_writer(heat_run *r, heat_series *series)
     ckpt_meta meta = {0};
     meta.dt = r->solver->problem.dt;
     meta.precision = r->solver->problem.precision;
-    meta.grid = r->solver->problem.grid;
+    meta.grid = c->grid;
     meta.alpha = c->alpha;
     meta.implicit = c->implicit;
     memcpy(meta.bc, c->bc, sizeof meta.bc);
@@ -178,19 +203,25 @@ static int create_writer(heat_run *r, heat_series *series)
  * restart checkpoint or (frame = 1) a frame for viewing. */
 static int write_output(heat_run *r, int frame)
 {
-    int status = ckpt_writer_wait(r->writer);
-    if (status != HEAT_OK && !r->config.output.on_write_error) return status;
-    if (status != HEAT_OK) heat_warn("output.on_write_error = \"continue\": computing on");
+    int status = r->writer ? ckpt_writer_wait(r->writer) : HEAT_OK;
+    if (status != HEAT_OK && r->config.output.on_write_error) {
+        heat_warn("output.on_write_error = \"continue\": computing on");
+        status = HEAT_OK;
+    }
+    HEAT_CALL(agree(r, status));
     double start = progress_now();
-    HEAT_CALL(heat_solver_get_field(r->solver, ckpt_writer_buffer(r->writer)));
+    HEAT_CALL(heat_domain_get_field(&r->domain, r->solver, r->writer ? ckpt_writer_buffer(r->writer) : NULL));
     r->snapshot_seconds += progress_now() - start;
+    if (!r->writer) return HEAT_OK;
     return ckpt_writer_submit(r->writer, r->solver->step, r->solver->time, frame);
 }
 
 static int check_field(heat_run *r, long batch_start, heat_field_stats *stats)
 {
-    HEAT_CALL(heat_solver_stats(r->solver, stats));
+    HEAT_CALL(heat_domain_stats(&r->domain, r->solver, stats));
     if (stats->nonfinite == 0) return HEAT_OK;
+    r->agreed = 1; /* every rank saw the same count */
+    if (!par_is_root()) return HEAT_ERR_RUNTIME;
     return heat_error(HEAT_ERR_RUNTIME,
                       "the temperature became NaN or Inf (%ld values) between step %ld and step %ld; "
                       "the run is unstable: lower time.dt or time.cfl, or remove time.allow_unstable",
@@ -224,6 +255,24 @@ static long next_multiple(long every, long step, long final)
  * time with the check after every batch, +7% without). */
 enum { CHECK_INTERVAL_MS = 100 };
 
+/* After each batch the ranks agree on what happens next: stop (a signal
+ * reached any of them: mpirun and Slurm may deliver it to some ranks first),
+ * a SIGUSR1 checkpoint, a field check, and the slowest rank's pace for the
+ * next batch, so that every rank takes the same steps. */
+typedef struct batch_decision {
+    long stop_signal, checkpoint_asked, check_due;
+    double steps_per_second;
+} batch_decision;
+
+static int agree_on_batch(batch_decision *d)
+{
+    long values[4] = {d->stop_signal, d->checkpoint_asked, d->check_due, -(long)d->steps_per_second};
+    HEAT_CALL(par_max_longs(values, 4));
+    d->stop_signal = values[0], d->checkpoint_asked = values[1], d->check_due = values[2];
+    if (par_size() > 1) d->steps_per_second = (double)-values[3];
+    return HEAT_OK;
+}
+
 static int time_loop(heat_run *r, heat_field_stats *final)
 {
     heat_solver *s = r->solver;
@@ -239,12 +288,15 @@ static int time_loop(heat_run *r, heat_field_stats *final)
         double t0 = progress_now();
         HEAT_CALL(heat_solver_advance(s, batch));
         double t1 = progress_now();
-        steps_per_second = (double)batch / fmax(t1 - t0, 1e-6);
-        int stopping = signals_stop_requested() != 0;
-        int asked = signals_take_checkpoint_request();
+        batch_decision d = {signals_stop_requested(), signals_take_checkpoint_request(),
+                            t1 - last_check >= CHECK_INTERVAL_MS * 1e-3, (double)batch / fmax(t1 - t0, 1e-6)};
+        HEAT_CALL(agree_on_batch(&d));
+        steps_per_second = d.steps_per_second;
+        r->stop_signal = (int)d.stop_signal;
+        int stopping = d.stop_signal != 0, asked = d.checkpoint_asked != 0;
         int checkpoint_due = s->step == next_checkpoint || stopping || asked;
         int frame_due = !checkpoint_due && s->step == next_frame;
-        if (checkpoint_due || frame_due || s->step == r->config.steps || t1 - last_check >= CHECK_INTERVAL_MS * 1e-3) {
+        if (checkpoint_due || frame_due || s->step == r->config.steps || d.check_due) {
             HEAT_CALL(check_field(r, unchecked_from, final));
             unchecked_from = s->step, last_check = t1;
         }
@@ -270,26 +322,41 @@ static int check_final_state(const heat_run *r, const ckpt_writer_stats *w)
                       "written (see above); %s", r->solver->step, newest);
 }
 
+/* The root reads the checkpoint; every rank takes its block and the clock. */
+static int restart_field(const heat_cli *cli, heat_run *r, void *whole, heat_series *series)
+{
+    restart_point found = {0};
+    int status = whole ? restart_load(cli->restart, cli->allow_scheme_change, &r->config, whole, &found, series,
+                                      r->quiet)
+                       : HEAT_OK;
+    HEAT_CALL(agree(r, status));
+    HEAT_CALL(par_broadcast(&found, sizeof found));
+    HEAT_CALL(heat_domain_set_field(&r->domain, r->solver, whole, found.step));
+    heat_solver_set_clock(r->solver, found.step, found.time);
+    return HEAT_OK;
+}
+
 static int load_field(const heat_cli *cli, heat_run *r, heat_series *series)
 {
-    void *field = malloc((size_t)heat_grid_points(&r->config.grid) * heat_precision_size(r->config.precision));
-    HEAT_CHECK(field, "cannot allocate the host field");
-    int status = cli->restart ? restart_load(cli->restart, cli->allow_scheme_change, &r->config, r->solver, field,
-                                             series, r->quiet)
-                              : set_initial_field(r, field);
-    free(field);
+    void *whole = NULL;
+    if (par_is_root()) {
+        whole = malloc(snapshot_bytes(r));
+        HEAT_CHECK(whole, "cannot allocate the host field");
+    }
+    int status = cli->restart ? restart_field(cli, r, whole, series) : set_initial_field(r, whole);
+    free(whole);
     return status;
 }
 
 static int run(const heat_cli *cli, heat_run *r)
 {
-    r->quiet = cli->quiet;
-    HEAT_CALL(load_configuration(cli, r));
-    HEAT_CALL(claim_output(cli, r));
+    r->quiet = cli->quiet || !par_is_root();
+    HEAT_CALL(agree(r, load_configuration(cli, r)));
+    HEAT_CALL(agree(r, par_is_root() ? claim_output(cli, r) : HEAT_OK));
     HEAT_CALL(create_solver(r, cli->verbose));
     heat_series series;
     series_init(&series, r->config.output.dir, r->config.output.name);
-    int status = load_field(cli, r, &series);
+    int status = agree(r, load_field(cli, r, &series));
     if (status != HEAT_OK) return series_destroy(&series), status;
     if (cli->restart && r->solver->step >= r->config.steps) {
         printf("The run already reached step %ld (time.steps = %ld): nothing to do.\n", r->solver->step, r->config.steps);
@@ -297,30 +364,33 @@ static int run(const heat_cli *cli, heat_run *r)
     }
     run_totals totals = {.first_step = r->solver->step};
     report_output_plan(&r->config, totals.first_step, !cli->restart, r->quiet);
-    HEAT_CALL(heat_solver_stats(r->solver, &totals.initial));
+    HEAT_CALL(heat_domain_stats(&r->domain, r->solver, &totals.initial));
     r->initial = totals.initial;
     plan_cores(r);
-    HEAT_CALL(create_writer(r, &series));
+    if (par_is_root()) HEAT_CALL(create_writer(r, &series));
     pin_snapshot(r);
     if (!cli->restart) HEAT_CALL(write_output(r, 0)); /* the initial state opens the series */
     double start = progress_now();
     totals.final = totals.initial;
     HEAT_CALL(time_loop(r, &totals.final));
-    status = ckpt_writer_wait(r->writer);
-    if (status != HEAT_OK && !r->config.output.on_write_error) return status;
+    status = r->writer ? ckpt_writer_wait(r->writer) : HEAT_OK;
+    if (r->config.output.on_write_error) status = HEAT_OK;
+    HEAT_CALL(agree(r, status));
     totals.wall_seconds = progress_now() - start;
     totals.writer_cores = r->writer_cores;
     totals.snapshot_seconds = r->snapshot_seconds;
-    ckpt_writer_stats writes = ckpt_writer_get_stats(r->writer);
-    if (!r->quiet) report_summary(r->solver, &writes, &totals);
-    HEAT_CALL(check_final_state(r, &writes));
-    int sig = signals_stop_requested();
-    if (sig) {
+    if (r->writer) {
+        ckpt_writer_stats writes = ckpt_writer_get_stats(r->writer);
+        if (!r->quiet) report_summary(r->solver, &writes, &totals);
+        status = check_final_state(r, &writes);
+    }
+    HEAT_CALL(agree(r, status));
+    int sig = r->stop_signal;
+    if (sig && par_is_root()) {
         fprintf(stderr, "heatsolve: stopped by signal %d at step %ld after writing its checkpoint; continue with "
                         "--restart latest\n", sig, r->solver->step);
-        return 128 + sig;
     }
-    return HEAT_OK;
+    return sig ? 128 + sig : HEAT_OK;
 }
 
 /* Every checkpoint allocates its chunk buffers afresh; by default glibc
@@ -333,19 +403,29 @@ static void keep_freed_memory(void)
     mallopt(M_TRIM_THRESHOLD, 512 << 20);
 }
 
-int main(int argc, char **argv)
+/* The command line is the same on every rank, so its errors are agreed. */
+static int run_command(const heat_cli *cli, int *agreed)
 {
-    heat_cli cli;
-    int status = cli_parse(argc, argv, &cli);
-    if (status != HEAT_OK) return status;
-    if (cli.help) return cli_print_help(), 0;
-    if (cli.version) return printf("heatsolve %s\n", HEATSOLVE_VERSION), 0;
-    if (cli.bench) return bench_main(&cli);
+    if (cli->help) return par_is_root() ? cli_print_help() : (void)0, 0;
+    if (cli->version) return par_is_root() ? printf("heatsolve %s\n", HEATSOLVE_VERSION) : 0, 0;
+    if (cli->bench) return *agreed = 1, bench_main(cli);
     signals_install();
     keep_freed_memory();
     heat_run r;
     memset(&r, 0, sizeof r);
-    status = run(&cli, &r);
+    int status = run(cli, &r);
+    *agreed = r.agreed || status == HEAT_OK || status > 128;
     run_destroy(&r);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    if (par_init(&argc, &argv) != HEAT_OK) return 1;
+    heat_errors_set_rank(par_rank());
+    heat_cli cli;
+    int status = cli_parse(argc, argv, &cli), agreed = 1;
+    if (status == HEAT_OK) status = run_command(&cli, &agreed);
+    par_finalize(status, agreed);
     return status;
 }

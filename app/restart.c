@@ -141,7 +141,7 @@ static int load_latest(const heat_config *c, int allow_scheme_change, void *fiel
     return status;
 }
 
-int restart_load(const char *spec, int allow_scheme_change, const heat_config *c, heat_solver *solver, void *field,
+int restart_load(const char *spec, int allow_scheme_change, const heat_config *c, void *field, restart_point *point,
                  heat_series *series, int quiet)
 {
     char path[1024];
@@ -152,13 +152,11 @@ int restart_load(const char *spec, int allow_scheme_change, const heat_config *c
         snprintf(path, sizeof path, "%s", spec);
         HEAT_CALL(load_file(path, c, allow_scheme_change, field, &found));
     }
-    long step = found.step;
-    HEAT_CALL(heat_solver_set_field(solver, field, step));
-    heat_solver_set_clock(solver, step, found.time);
-    if (!quiet) printf("restarted from %s at step %ld (t = %.6g)\n", path, step, solver->time);
+    point->step = found.step, point->time = found.time;
+    if (!quiet) printf("restarted from %s at step %ld (t = %.6g)\n", path, found.step, found.time);
     if (found.dt != c->dt && !quiet)
         printf("the time step changes at step %ld from %.6g to %.6g (implicit scheme); later checkpoints record "
-               "the new one\n", step, found.dt, c->dt);
-    if (step >= c->steps) return HEAT_OK;
-    return series_scan(series, step);
+               "the new one\n", found.step, found.dt, c->dt);
+    if (found.step >= c->steps) return HEAT_OK;
+    return series_scan(series, found.step);
 }

@@ -1,13 +1,18 @@
 #pragma once
 /*
  * --restart FILE|latest: find the checkpoint, check that it belongs to this
- * configuration (grid, precision, physics), load its field and step into the
- * solver and rebuild the series of the checkpoints written before it.
+ * configuration (grid, precision, physics), read its field, step and time,
+ * and rebuild the series of the checkpoints written before it. The caller
+ * hands the field to the solver (on several ranks, each its block).
  */
 #include "io/config.h"
 #include "io/series.h"
-#include "solver/solver.h"
 
-/* field: scratch buffer of the configuration's grid and precision. */
-int restart_load(const char *spec, int allow_scheme_change, const heat_config *config, heat_solver *solver, void *field, heat_series *series,
-                 int quiet);
+typedef struct restart_point {
+    long step;   /* the checkpoint's step */
+    double time; /* and its simulation time */
+} restart_point;
+
+/* field: the whole grid in the configuration's precision, filled on success. */
+int restart_load(const char *spec, int allow_scheme_change, const heat_config *config, void *field,
+                 restart_point *found, heat_series *series, int quiet);

@@ -33,7 +33,7 @@ typedef struct config_key {
 } config_key;
 
 static const char *const initial_words[] = {"letters", "gaussian", "sine", "constant", NULL};
-static const char *const bc_words[] = {"neumann", "dirichlet", NULL};
+static const char *const bc_words[] = {"neumann", "dirichlet", "periodic", NULL};
 static const char *const backend_words[] = {"auto", "cpu", "hip", NULL};
 static const char *const precision_words[] = {"double", "float", NULL};
 static const char *const write_error_words[] = {"stop", "continue", NULL};
@@ -49,7 +49,7 @@ enum { OPEN_MIN = 1, OPEN_MAX = 2 };
 #define BIG 1e300
 #define FACE(name, id)                                                                       \
     {"boundary." name ".type", K_WORD, F(bc[id].type), 0, 0, 0, 0, bc_words,                \
-     "neumann (insulated) or dirichlet (fixed temperature)"},                                \
+     "neumann (insulated), dirichlet (fixed temperature) or periodic (both faces of the axis)"},                                \
     {"boundary." name ".value", K_FLOAT, F(bc[id].value), 0, -BIG, BIG, 0, NULL,           \
      "temperature held on the face (dirichlet)"}
 
@@ -91,6 +91,7 @@ static const config_key keys[] = {
     {"output.png", K_BOOL, F(output.png), 0, 0, 1, 0, NULL, "write a quick-look PNG beside each checkpoint"},
     {"output.png_axis", K_WORD, F(output.png_axis), 0, 0, 0, 0, axis_words, "normal of the PNG slice: x, y or z"},
     {"output.png_index", K_INT, F(output.png_index), 0, -1, 1 << 20, 0, NULL, "index of the PNG slice (-1: automatic)"},
+    {"parallel.ranks", K_INT3, F(ranks), 0, 0, 1 << 20, 0, NULL, "MPI ranks along x, y, z (zeros: chosen by MPI_Dims_create)"},
     {"solver.backend", K_WORD, F(backend), 0, 0, 0, 0, backend_words, "auto, cpu or hip"},
     {"solver.precision", K_WORD, F(precision), 0, 0, 0, 0, precision_words, "double or float"},
     {"solver.kernel", K_STRING, F(kernel.name), sizeof(((heat_kernel_choice *)0)->name), 0, 0, 0, NULL, "GPU kernel variant or auto"},
@@ -528,6 +529,21 @@ static int check_gpu_keys(const heat_config *c)
     return HEAT_OK;
 }
 
+/* A periodic axis wraps around: both of its faces say so, or neither. */
+static int check_periodic(const heat_config *c)
+{
+    static const char *const axes[] = {"x", "y", "z"};
+    for (int a = 0; a < 3; ++a) {
+        int low = c->bc[2 * a].type == HEAT_BC_PERIODIC, high = c->bc[2 * a + 1].type == HEAT_BC_PERIODIC;
+        if (low == high) continue;
+        return heat_error(HEAT_ERR_CONFIG, "boundary.%s_%s.type = \"periodic\" but boundary.%s_%s.type = \"%s\": a "
+                          "periodic axis wraps around, so set \"periodic\" on both boundary.%s_low and boundary.%s_high",
+                          axes[a], low ? "low" : "high", axes[a], low ? "high" : "low",
+                          bc_words[c->bc[2 * a + (low ? 1 : 0)].type], axes[a], axes[a]);
+    }
+    return HEAT_OK;
+}
+
 static int check_consistency(heat_config *c)
 {
     heat_grid_set_spacing(&c->grid);
@@ -550,6 +566,7 @@ static int check_consistency(heat_config *c)
                           c->output.name);
     HEAT_CALL(check_png_index(c));
     HEAT_CALL(check_gpu_keys(c));
+    HEAT_CALL(check_periodic(c));
     if (c->initial.type == INITIAL_LETTERS) {
         const char *bad = font_unsupported(c->initial.text);
         if (c->initial.text[0] == '\0' || bad)

@@ -41,6 +41,7 @@ typedef struct heat_config {
     int precision;          /* heat_precision */
     heat_kernel_choice kernel;
     heat_implicit implicit; /* time.scheme and the CG solver's settings */
+    int ranks[3];           /* parallel.ranks: MPI ranks along x, y, z; zeros: automatic */
     char *text;             /* effective configuration, libconfig syntax (owned) */
 } heat_config;
 

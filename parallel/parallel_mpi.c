@@ -42,7 +42,7 @@ int par_init(int *argc, char ***argv)
     int len = 0;
     MPI_Get_library_version(library, &len);
     library[strcspn(library, ",\n")] = '\0';
-    snprintf(description_, sizeof description_, "MPI (%s), %d rank%s", library, size_, size_ == 1 ? "" : "s");
+    snprintf(description_, sizeof description_, "MPI (%.100s), %d rank%s", library, size_, size_ == 1 ? "" : "s");
     return HEAT_OK;
 }
 

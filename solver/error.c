@@ -2,9 +2,17 @@
 
 #include <stdio.h>
 
+/* Several ranks: the root speaks for the job. Configuration errors and
+ * warnings are found alike on every rank, so only the root prints them; a
+ * runtime error may be one rank's own, so it is printed with that rank. */
+static int message_rank = 0;
+
+void heat_errors_set_rank(int rank) { message_rank = rank; }
+
 static void print_message(const char *kind, const char *fmt, va_list args)
 {
-    fprintf(stderr, "heatsolve: %s: ", kind);
+    if (message_rank > 0) fprintf(stderr, "heatsolve (rank %d): %s: ", message_rank, kind);
+    else fprintf(stderr, "heatsolve: %s: ", kind);
     vfprintf(stderr, fmt, args);
     fputc('\n', stderr);
 }
@@ -20,6 +28,7 @@ int heat_errors_as_warnings(int on)
 
 int heat_error_at(int code, const char *file, int line, const char *fmt, ...)
 {
+    if (message_rank > 0 && (code != HEAT_ERR_RUNTIME || demoted)) return code;
     va_list args;
     va_start(args, fmt);
     print_message(demoted ? "warning" : "error", fmt, args);
@@ -30,6 +39,7 @@ int heat_error_at(int code, const char *file, int line, const char *fmt, ...)
 
 void heat_warn(const char *fmt, ...)
 {
+    if (message_rank > 0) return;
     va_list args;
     va_start(args, fmt);
     print_message("warning", fmt, args);

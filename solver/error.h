@@ -27,6 +27,10 @@ int heat_error_at(int code, const char *file, int line, const char *fmt, ...)
  * the previous setting. */
 int heat_errors_as_warnings(int on);
 
+/* Ranks above 0 of a job print only runtime errors, marked with the rank;
+ * the root prints the rest once for the job. */
+void heat_errors_set_rank(int rank);
+
 /* Prints "heatsolve: warning: <message>" on stderr. */
 void heat_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

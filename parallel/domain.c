@@ -1,0 +1,115 @@
+#include "domain.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../solver/error.h"
+#include "parallel.h"
+
+static int requested_ranks_fit(const int requested[3], int ranks)
+{
+    long fixed = 1;
+    int free_axes = 0;
+    for (int a = 0; a < 3; ++a) {
+        if (requested[a] > 0) fixed *= requested[a];
+        else ++free_axes;
+    }
+    if (free_axes == 0 ? fixed == ranks : ranks % fixed == 0) return HEAT_OK;
+    return heat_error(HEAT_ERR_CONFIG, "parallel.ranks = [%d, %d, %d] does not fit the %d rank%s this job started; "
+                      "make the product %d (zeros let MPI choose that axis), or start the job with %ld ranks",
+                      requested[0], requested[1], requested[2], ranks, ranks == 1 ? "" : "s", ranks, fixed);
+}
+
+int heat_domain_init(heat_domain *d, const heat_problem *global, const int requested[3])
+{
+    memset(d, 0, sizeof *d);
+    d->elem = heat_precision_size(global->precision);
+    int dims[3] = {requested[0], requested[1], requested[2]}, periodic[3];
+    HEAT_CALL(requested_ranks_fit(requested, par_size()));
+    HEAT_CALL(par_dims_create(par_size(), dims));
+    for (int a = 0; a < 3; ++a) periodic[a] = global->bc[2 * a].type == HEAT_BC_PERIODIC;
+    HEAT_CALL(heat_decomp_make(global->grid.n, dims, periodic, par_rank(), &d->decomp));
+    if (par_size() > 1) {
+        HEAT_CALL(par_cart_create(&d->decomp));
+        const int *n = d->decomp.local_n;
+        d->block = malloc((size_t)n[0] * n[1] * n[2] * d->elem);
+        HEAT_CHECK(d->block, "cannot allocate this rank's block of the field");
+    }
+    return HEAT_OK;
+}
+
+void heat_domain_free(heat_domain *d)
+{
+    free(d->block);
+    d->block = NULL;
+}
+
+int heat_domain_is_split(const heat_domain *d) { return d->decomp.ranks > 1; }
+
+static int exchange(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                    const size_t bytes[FACE_COUNT])
+{
+    return par_halo_exchange(context, send, recv, bytes);
+}
+
+static int sum_owned(void *context, double *values, long count)
+{
+    (void)context;
+    return par_sum_owned(values, count);
+}
+
+void heat_domain_localize(heat_domain *d, const heat_problem *global, heat_problem *local)
+{
+    *local = *global;
+    const heat_decomp *dc = &d->decomp;
+    for (int a = 0; a < 3; ++a) {
+        local->grid.n[a] = dc->local_n[a];
+        local->grid.length[a] = global->grid.h[a] * dc->local_n[a]; /* h itself stays the whole grid's */
+        local->halo.offset[a] = dc->offset[a];
+        local->halo.global_n[a] = dc->global_n[a];
+    }
+    local->halo.exchanged = dc->exchanged;
+    local->halo.exchange = exchange;
+    local->halo.context = &d->decomp;
+    local->halo.sum_owned = dc->ranks > 1 ? sum_owned : NULL;
+}
+
+int heat_domain_set_field(heat_domain *d, heat_solver *s, const void *whole, long step)
+{
+    if (!heat_domain_is_split(d)) return heat_solver_set_field(s, whole, step);
+    HEAT_CALL(par_scatter_field(&d->decomp, whole, d->block, d->elem));
+    return heat_solver_set_field(s, d->block, step);
+}
+
+int heat_domain_get_field(heat_domain *d, heat_solver *s, void *whole)
+{
+    if (!heat_domain_is_split(d)) return heat_solver_get_field(s, whole);
+    HEAT_CALL(heat_solver_get_field(s, d->block));
+    return par_gather_field(&d->decomp, d->block, whole, d->elem);
+}
+
+int heat_domain_stats(heat_domain *d, heat_solver *s, heat_field_stats *stats)
+{
+    HEAT_CALL(heat_solver_stats(s, stats));
+    if (!heat_domain_is_split(d)) return HEAT_OK;
+    HEAT_CALL(par_min_max(&stats->min, &stats->max));
+    HEAT_CALL(par_sum_long(&stats->nonfinite));
+    /* The total heat is for the eye (summary, conservation check): per-rank
+     * sums added in rank order; the fields themselves never depend on it. */
+    double *sums = calloc((size_t)d->decomp.ranks, sizeof *sums);
+    HEAT_CHECK(sums, "out of memory");
+    sums[d->decomp.rank] = stats->sum;
+    int status = par_sum_owned(sums, d->decomp.ranks);
+    stats->sum = 0.0;
+    for (int r = 0; r < d->decomp.ranks; ++r) stats->sum += sums[r];
+    free(sums);
+    return status;
+}
+
+int heat_domain_agree(int status)
+{
+    long value = status;
+    if (par_max_longs(&value, 1) != HEAT_OK) return HEAT_ERR_RUNTIME;
+    return (int)value;
+}

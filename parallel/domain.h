@@ -1,0 +1,36 @@
+#pragma once
+/*
+ * The run's view of its processes: this rank's block of the grid, the
+ * problem its backend solves (the block, with the halo exchange and the
+ * ordered sums wired to parallel.h), and the moves of whole fields between
+ * the root, which reads and writes files, and every rank's block. With one
+ * process the block is the grid and every move is a no-op.
+ */
+#include "../solver/solver.h"
+#include "decomp.h"
+
+typedef struct heat_domain {
+    heat_decomp decomp;
+    size_t elem;     /* bytes per value */
+    void *block;     /* this rank's block, compact (several ranks only) */
+} heat_domain;
+
+/* Decomposes the grid of `global` over the ranks: requested[a] > 0 fixes the
+ * ranks along axis a (parallel.ranks). Configuration errors exit 2 on every rank. */
+int heat_domain_init(heat_domain *d, const heat_problem *global, const int requested[3]);
+void heat_domain_free(heat_domain *d);
+int heat_domain_is_split(const heat_domain *d);
+
+/* The problem of this rank's block: its points, the whole grid's spacing,
+ * boundary conditions on the outer faces, the halo exchange on the others. */
+void heat_domain_localize(heat_domain *d, const heat_problem *global, heat_problem *local);
+
+/* The whole field on the root into every rank's solver, and back. */
+int heat_domain_set_field(heat_domain *d, heat_solver *s, const void *whole, long step);
+int heat_domain_get_field(heat_domain *d, heat_solver *s, void *whole);
+/* Statistics of the whole field, on every rank. */
+int heat_domain_stats(heat_domain *d, heat_solver *s, heat_field_stats *stats);
+
+/* Every rank leaves with the largest of the ranks' statuses, so all go on or
+ * all stop together. */
+int heat_domain_agree(int status);
