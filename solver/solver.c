@@ -37,10 +37,23 @@ static int check_host_memory(const heat_problem *p, const heat_backend_ops *ops)
     return HEAT_OK;
 }
 
-static int select_backend(heat_backend_request request, int quiet, const heat_backend_ops **ops)
+/* The GPU backend does not exchange halos yet: periodic boundaries and
+ * several ranks run on the CPU backend (docs/PERFORMANCE.md, issue 14). */
+static const char gpu_exchange_missing[] = "the GPU backend does not exchange halos yet (periodic boundaries, several "
+                                           "MPI ranks)";
+
+static int select_backend(heat_backend_request request, const heat_problem *problem, const heat_backend_ops **ops)
 {
     char reason[256] = "heatsolve was built without a GPU platform (configure with -DHEATSOLVE_GPU=amd or nvidia)";
     int gpu = heat_backend_hip && heat_hip_available(reason, sizeof reason);
+    int quiet = problem->quiet;
+    if (gpu && problem->halo.exchanged) {
+        if (request == HEAT_SELECT_HIP)
+            return heat_error(HEAT_ERR_CONFIG, "--backend hip: %s; use --backend cpu", gpu_exchange_missing);
+        if (request == HEAT_SELECT_AUTO && !quiet) printf("GPU found, but %s: running on the CPU backend.\n", gpu_exchange_missing);
+        gpu = 0;
+        request = HEAT_SELECT_CPU;
+    }
     if (request == HEAT_SELECT_HIP && !gpu)
         return heat_error(HEAT_ERR_CONFIG, "--backend hip: no usable GPU: %s; use --backend cpu or auto", reason);
     if (request == HEAT_SELECT_AUTO && !gpu && !quiet)
@@ -53,7 +66,7 @@ int heat_solver_create(const heat_problem *problem, heat_backend_request request
 {
     *solver = NULL;
     const heat_backend_ops *ops;
-    HEAT_CALL(select_backend(request, problem->quiet, &ops));
+    HEAT_CALL(select_backend(request, problem, &ops));
     if (ops == &heat_backend_cpu) HEAT_CALL(check_host_memory(problem, ops)); /* before allocating */
     heat_solver *s = calloc(1, sizeof *s);
     HEAT_CHECK(s, "out of memory");

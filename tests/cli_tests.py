@@ -971,6 +971,44 @@ def test_bench_io_json():
     print(f"bench --io: {r['checkpoint_s']:.4f} s, {r['checkpoint_over_floor']:.2f}x its floor")
 
 
+def periodic_amplitude(folder, n, scheme, dt, steps):
+    """Amplitude of the periodic mode sin(2 pi x) sin(2 pi y) sin(2 pi z) after `steps` steps on n^3."""
+    import numpy
+    cfg = write(os.path.join(folder, f"p{n}_{scheme}.cfg"), f"""
+grid = {{ n = [{n}, {n}, {n}]; length = [1.0, 1.0, 1.0]; }};
+time = {{ steps = {steps}; dt = {dt!r}; scheme = "{scheme}"; }};
+solver = {{ rtol = 1e-12; }};
+initial = {{ type = "sine"; modes = [2, 2, 2]; amplitude = 1.0; }};
+boundary = {{ x_low = {{ type = "periodic"; }}; x_high = {{ type = "periodic"; }};
+             y_low = {{ type = "periodic"; }}; y_high = {{ type = "periodic"; }};
+             z_low = {{ type = "periodic"; }}; z_high = {{ type = "periodic"; }}; }};
+output = {{ dir = "{folder}/out_{n}_{scheme}"; every = 0; }};
+""")
+    run([cfg, "-q", "--backend", "cpu"])
+    u = read_field(os.path.join(folder, f"out_{n}_{scheme}", f"p{n}_{scheme}_{steps:06d}.hdf"))
+    x = numpy.sin(2 * numpy.pi * (numpy.arange(n) + 0.5) / n)
+    mode = x[:, None, None] * x[None, :, None] * x[None, None, :]
+    amplitude = float((u * mode).sum() / (mode * mode).sum())
+    expect(abs(u - amplitude * mode).max() < 1e-12, f"n={n} {scheme}: the field left the mode")
+    return amplitude
+
+
+def test_periodic_sine_decay():
+    """A periodic sine mode decays at the analytic rate exp(-3 (2 pi)^2 t), second order in h
+    (dt shrinks with h^2), explicit and implicit."""
+    import math
+    folder = fresh_dir("periodic")
+    end = 0.01
+    exact = math.exp(-3 * (2 * math.pi) ** 2 * end)
+    for scheme in ("euler", "crank_nicolson"):
+        errors = []
+        for n, steps in ((16, 25), (32, 100)):
+            errors.append(abs(periodic_amplitude(folder, n, scheme, end / steps, steps) - exact))
+        order = math.log2(errors[0] / errors[1])
+        expect(1.8 < order < 2.2, f"{scheme}: errors {errors}, observed order {order:.3f}, expected 2")
+        print(f"periodic sine, {scheme}: errors {errors[0]:.3e}, {errors[1]:.3e}; order {order:.3f}")
+
+
 def skip_without_gpu():
     folder = fresh_dir("gpu_probe")
     proc = run([letters_config(folder, steps=1, every=0), "-q", "--backend", "hip"], expect_status=None)

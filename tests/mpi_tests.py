@@ -1,0 +1,257 @@
+#!/usr/bin/python3
+"""Tests of heatsolve under mpirun: the same bits for every rank count and
+layout (explicit and implicit), restarts across rank counts, one message for
+a bad configuration, signals through mpirun, a failing rank ending the job,
+and ParaView reading a file that several ranks wrote.
+
+usage: mpi_tests.py HEATSOLVE_MPI HEATSOLVE WORKDIR TEST
+  HEATSOLVE_MPI: built with -DHEATSOLVE_MPI=ON; HEATSOLVE: the default (one process) build.
+Exit 0 pass, 1 fail, 77 skipped (no mpirun, no MPI build, no h5py, no pvpython).
+"""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HEATSOLVE_MPI, HEATSOLVE, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
+
+# CI runs as root on 2 cores: OpenMPI needs both variables to run as root, and
+# --oversubscribe to start more ranks than cores. One OpenMP thread per rank.
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+
+
+class Failure(Exception):
+    pass
+
+
+class Skip(Exception):
+    pass
+
+
+def expect(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def mpirun(ranks, args, expect_status=0, timeout=300):
+    command = ["mpirun", "--oversubscribe", "-np", str(ranks), HEATSOLVE_MPI] + args
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=MPI_ENV)
+    if expect_status is not None and proc.returncode != expect_status:
+        raise Failure(f"{' '.join(command)}: exit {proc.returncode}, expected {expect_status}\n"
+                      f"stdout: {proc.stdout[-3000:]}\nstderr: {proc.stderr[-3000:]}")
+    return proc
+
+
+def serial(args, expect_status=0):
+    proc = subprocess.run([HEATSOLVE] + args, capture_output=True, text=True, timeout=300)
+    if expect_status is not None and proc.returncode != expect_status:
+        raise Failure(f"heatsolve {' '.join(args)}: exit {proc.returncode}\n{proc.stderr[-3000:]}")
+    return proc
+
+
+def fresh_dir(name):
+    path = os.path.join(WORK, "mpi", name)
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+def config(folder, steps=40, every=20, extra=""):
+    """Letters on an 80 x 48 x 40 grid: 5 x 3 x 3 reduction bricks, so 4 ranks fit along x
+    (uneven: 1, 1, 1, 2 bricks) and 2 along y; mixed boundaries on the outer faces."""
+    path = os.path.join(folder, "run.cfg")
+    with open(path, "w") as f:
+        f.write(f"""
+grid = {{ n = [80, 48, 40]; length = [2.0, 1.2, 1.0]; }};
+time = {{ steps = {steps}; }};
+initial = {{ type = "letters"; text = "MPI"; }};
+boundary = {{ z_low = {{ type = "dirichlet"; value = 0.0; }}; x_high = {{ type = "dirichlet"; value = 20.0; }}; }};
+output = {{ every = {every}; }};
+{extra}
+""")
+    return path
+
+
+def out(folder, name):
+    return ["--set", f'output.dir="{os.path.join(folder, name)}"']
+
+
+def read_field(path):
+    import h5py
+    with h5py.File(path, "r") as f:
+        return f["VTKHDF/PointData/temperature"][...]
+
+
+def same_bits(a_path, b_path, what):
+    a, b = read_field(a_path), read_field(b_path)
+    expect(a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(),
+           f"{what}: {b_path} differs from {a_path} (max |diff| "
+           f"{abs(a.astype(float) - b.astype(float)).max() if a.shape == b.shape else 'shape'})")
+
+
+LAYOUTS = [(2, None), (4, "[4,1,1]"), (4, "[2,2,1]"), (3, None)]
+
+
+def check_layouts(folder, settings, final, what):
+    cfg = config(folder, steps=final, every=0)
+    serial([cfg, "-q"] + settings + out(folder, "one"))
+    reference = os.path.join(folder, "one", f"run_{final:06d}.hdf")
+    for ranks, layout in LAYOUTS:
+        name = f"np{ranks}" + (layout.strip("[]").replace(",", "x") if layout else "")
+        extra = ["--set", f"parallel.ranks={layout}"] if layout else []
+        mpirun(ranks, [cfg, "-q"] + settings + extra + out(folder, name))
+        same_bits(reference, os.path.join(folder, name, f"run_{final:06d}.hdf"), f"{what}, {ranks} ranks {layout or ''}")
+    print(f"{what}: 2, 4 (4x1x1, 2x2x1) and 3 ranks bitwise equal to one process")
+
+
+def test_explicit_bitwise():
+    folder = fresh_dir("explicit")
+    check_layouts(folder, [], 30, "euler, double")
+    check_layouts(fresh_dir("explicit_float"), ["--set", 'solver.precision="float"'], 30, "euler, float")
+
+
+def test_implicit_bitwise():
+    for scheme, preconditioner in (("crank_nicolson", "chebyshev"), ("backward_euler", "jacobi")):
+        settings = ["--set", f'time.scheme="{scheme}"', "--set", f'solver.preconditioner="{preconditioner}"',
+                    "--set", "time.cfl=10.0"]
+        check_layouts(fresh_dir(f"implicit_{scheme}"), settings, 6, f"{scheme} + {preconditioner}")
+
+
+def test_restart_across_rank_counts():
+    """4 ranks write; 2 ranks and 1 process continue from the middle, bitwise."""
+    folder = fresh_dir("restart")
+    cfg = config(folder, steps=40, every=20)
+    mpirun(4, [cfg, "-q", "--set", "parallel.ranks=[2,2,1]"] + out(folder, "four"))
+    middle = os.path.join(folder, "four", "run_000020.hdf")
+    final = os.path.join(folder, "four", "run_000040.hdf")
+    for who, command in (("two", lambda a: mpirun(2, a)), ("one", serial)):
+        os.makedirs(os.path.join(folder, who))
+        command([cfg, "-q", "--restart", middle] + out(folder, who))
+        same_bits(final, os.path.join(folder, who, "run_000040.hdf"), f"restart on {who} from a 4-rank checkpoint")
+    # and the other way: one process writes, four continue with --restart latest
+    serial([cfg, "-q", "--set", "time.steps=20"] + out(folder, "grow"))
+    mpirun(4, [cfg, "-q", "--restart", "latest"] + out(folder, "grow"))
+    same_bits(final, os.path.join(folder, "grow", "run_000040.hdf"), "4 ranks continuing a one-process run")
+    print("restart: written by 4 ranks, continued by 2 and by 1; written by 1, continued by 4: bitwise")
+
+
+def test_bad_config_once():
+    folder = fresh_dir("bad_config")
+    cfg = config(folder)
+    proc = mpirun(4, [cfg, "--set", "time.dt=-1"] + out(folder, "o"), expect_status=2)
+    expect(proc.stderr.count("error:") == 1 and "time.dt" in proc.stderr, f"one message expected:\n{proc.stderr}")
+    proc = mpirun(4, [cfg, "--set", "parallel.ranks=[3,1,1]"] + out(folder, "o"), expect_status=2)
+    expect(proc.stderr.count("error:") == 1 and "parallel.ranks = [3, 1, 1]" in proc.stderr, proc.stderr)
+    proc = mpirun(4, [cfg, "--set", "parallel.ranks=[1,1,4]"] + out(folder, "o"), expect_status=2)
+    expect(proc.stderr.count("error:") == 1 and "at most 3 ranks along z" in proc.stderr, proc.stderr)
+    expect(not os.path.exists(os.path.join(folder, "o", "run_000000.hdf")), "a refused run wrote a checkpoint")
+    print("bad configurations under mpirun: exit 2, one message each")
+
+
+def wait_for(path, proc, timeout=120):
+    end = time.time() + timeout
+    while not os.path.exists(path):
+        expect(time.time() < end and proc.poll() is None, f"{path} never appeared")
+        time.sleep(0.05)
+
+
+def test_sigterm_restart():
+    """SIGTERM to mpirun reaches every rank; they agree on a step, write it and exit 143; the
+    checkpoint continues to the same bits as a run that never stopped."""
+    folder = fresh_dir("sigterm")
+    cfg = config(folder, steps=10 ** 8, every=10 ** 7)
+    command = ["mpirun", "--oversubscribe", "-np", "2", HEATSOLVE_MPI, cfg, "-q"] + out(folder, "stopped")
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=MPI_ENV)
+    wait_for(os.path.join(folder, "stopped", "run_000000.hdf"), proc)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=120)
+    # The ranks exit 143; OpenMPI's mpirun, itself signalled, reports 1 for the job (Slurm's srun: 143).
+    expect(proc.returncode in (128 + signal.SIGTERM, 1), f"mpirun exit {proc.returncode}:\n{stderr}")
+    steps = sorted(int(f[4:10]) for f in os.listdir(os.path.join(folder, "stopped")) if f.endswith(".hdf"))
+    stop = steps[-1]
+    expect(0 < stop < 10 ** 7 and "stopped by signal 15" in stderr, f"final checkpoint {stop}; {stderr}")
+    final = stop + 40
+    mpirun(2, [cfg, "-q", "--restart", "latest", "--set", f"time.steps={final}"] + out(folder, "stopped"))
+    serial([cfg, "-q", "--set", f"time.steps={final}", "--set", "output.every=0"] + out(folder, "straight"))
+    same_bits(os.path.join(folder, "straight", f"run_{final:06d}.hdf"),
+              os.path.join(folder, "stopped", f"run_{final:06d}.hdf"), "SIGTERM, restart")
+    print(f"SIGTERM through mpirun: checkpoint of step {stop}, mpirun exit {proc.returncode}, restart bitwise")
+
+
+def test_failing_rank_ends_job():
+    """The root cannot write (its output folder vanished): every rank ends, in seconds, with one message."""
+    folder = fresh_dir("failing")
+    cfg = config(folder, steps=10 ** 8, every=100)
+    target = os.path.join(folder, "o")
+    command = ["mpirun", "--oversubscribe", "-np", "2", HEATSOLVE_MPI, cfg, "-q"] + out(folder, "o")
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=MPI_ENV)
+    wait_for(os.path.join(target, "run.hdf.series"), proc)
+    start = time.time()
+    while os.path.exists(target):  # the writer may be creating a file meanwhile: remove until gone
+        shutil.rmtree(target, ignore_errors=True)
+    _, stderr = proc.communicate(timeout=120)
+    elapsed = time.time() - start
+    expect(proc.returncode == 1 and "No such file or directory" in stderr, f"exit {proc.returncode}:\n{stderr}")
+    expect(stderr.count("error:") == 1, f"one message expected:\n{stderr}")
+    expect(elapsed < 60, f"the job took {elapsed:.1f} s to end")
+    print(f"a failed write on the root ended both ranks {elapsed:.1f} s after the folder went, with exit 1")
+
+
+def test_paraview_opens():
+    pvpython, xvfb = shutil.which("pvpython"), shutil.which("xvfb-run")
+    if not pvpython or not xvfb:
+        raise Skip("pvpython or xvfb-run not found")
+    folder = fresh_dir("paraview")
+    cfg = config(folder, steps=20, every=10)
+    mpirun(4, [cfg, "-q", "--set", "parallel.ranks=[2,2,1]"] + out(folder, "o"))
+    series = os.path.join(folder, "o", "run.hdf.series")
+    script = os.path.join(folder, "open.py")
+    with open(script, "w") as f:
+        f.write(f"""
+from paraview.simple import OpenDataFile, UpdatePipeline
+r = OpenDataFile({series!r})
+r.UpdatePipeline(r.TimestepValues[-1])
+info = r.GetDataInformation()
+low, high = r.PointData["temperature"].GetRange()
+print("POINTS", info.GetNumberOfPoints(), "STEPS", len(r.TimestepValues), "RANGE", low, high)
+""")
+    proc = subprocess.run([xvfb, "-a", pvpython, script], capture_output=True, text=True, timeout=300)
+    expect(proc.returncode == 0 and f"POINTS {80 * 48 * 40} STEPS 3" in proc.stdout,
+           f"pvpython: {proc.stdout[-2000:]} {proc.stderr[-2000:]}")
+    field = read_field(os.path.join(folder, "o", "run_000020.hdf"))
+    low, high = (float(v) for v in proc.stdout.split("RANGE")[1].split()[:2])
+    expect(abs(low - field.min()) <= 1e-9 * abs(field).max() and abs(high - field.max()) <= 1e-9 * abs(field).max(),
+           f"ParaView's range {low}, {high}; the file's {field.min()}, {field.max()}")
+    print("ParaView opens the series written by 4 ranks:", proc.stdout.strip().splitlines()[-1])
+
+
+def main():
+    test = sys.argv[4]
+    if not shutil.which("mpirun"):
+        print("mpirun not found (apt-get install openmpi-bin): skipped")
+        return 77
+    if not os.access(HEATSOLVE_MPI, os.X_OK):
+        print(f"{HEATSOLVE_MPI} missing (the build_mpi test builds it): skipped")
+        return 77
+    try:
+        import h5py  # noqa: F401
+    except ModuleNotFoundError:
+        print("needs h5py (set HEATSOLVE_PYTHON): skipped")
+        return 77
+    try:
+        globals()["test_" + test]()
+    except Skip as s:
+        print(f"skipped: {s}")
+        return 77
+    except (Failure, subprocess.TimeoutExpired) as f:
+        print(f"FAILED {test}: {f}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
