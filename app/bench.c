@@ -14,6 +14,7 @@
 #include "io/checkpoint.h"
 #include "io/compress.h"
 #include "io/config.h"
+#include "parallel/parallel.h"
 #include "solver/error.h"
 #include "solver/initial.h"
 #include "solver/solver.h"
@@ -172,5 +173,6 @@ int bench_main(const heat_cli *cli)
 {
     if (cli->help) return cli_print_help(), 0;
     if (cli->cg) return bench_cg(cli);
+    if (par_size() > 1 && !cli->io) return bench_scaling(cli);
     return cli->io ? bench_io(cli) : bench_kernels(cli);
 }

@@ -19,3 +19,7 @@ int bench_cg(const heat_cli *cli);
  * compression stage alone, the output folder's fsync bandwidth), restart
  * read time, and HDF5's own filter for comparison. */
 int bench_io(const heat_cli *cli);
+
+/* `mpirun -np N heatsolve bench`: strong and weak scaling of the production
+ * step against one rank alone, and the halo exchange time it does not hide. */
+int bench_scaling(const heat_cli *cli);

@@ -70,6 +70,7 @@ void heat_domain_localize(heat_domain *d, const heat_problem *global, heat_probl
         local->halo.global_n[a] = dc->global_n[a];
     }
     local->halo.exchanged = dc->exchanged;
+    local->halo.device = par_node_rank();
     local->halo.exchange = exchange;
     local->halo.context = &d->decomp;
     local->halo.sum_owned = dc->ranks > 1 ? sum_owned : NULL;

@@ -80,6 +80,7 @@ typedef struct heat_halo {
     int (*sum_owned)(void *context, double *values, long count);
     void *context;
     int offset[3];      /* global index of the block's first owned point */
+    int device;         /* GPU of this process among its node's GPUs (node-local rank) */
     int global_n[3];    /* points of the whole grid */
 } heat_halo;
 

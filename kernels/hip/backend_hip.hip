@@ -108,6 +108,10 @@ struct hip_state {
     double2 *cg_partials, *cg_sums;
     cg_diagonal diagonal;
     char device[160], device_model[128], description[160];
+    /* halo exchange, staged through page-locked host memory: owned planes out, ghosts in */
+    face_buffers d_send, d_recv;
+    void *h_send[FACE_COUNT], *h_recv[FACE_COUNT];
+    size_t face_bytes[FACE_COUNT];
 };
 
 /* ---- launching ---------------------------------------------------------------------------------- */
@@ -126,6 +130,7 @@ template <typename T> static halo_coeffs<T> cast_halo(const hip_state *s)
 {
     halo_coeffs<T> h;
     for (int f = 0; f < 6; ++f) h.shift[f] = (T)s->shift[f], h.scale[f] = (T)s->scale[f];
+    h.exchanged = s->problem.halo.exchanged;
     return h;
 }
 
@@ -344,6 +349,11 @@ static void hip_destroy(void **state)
     (void)hipFree(s->field[0]);
     (void)hipFree(s->field[1]);
     (void)hipFree(s->d_partials);
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        (void)hipFree(s->d_send.at[f]), (void)hipFree(s->d_recv.at[f]);
+        if (s->h_send[f]) (void)hipHostFree(s->h_send[f]);
+        if (s->h_recv[f]) (void)hipHostFree(s->h_recv[f]);
+    }
     free_cg(s);
     if (s->start) (void)hipEventDestroy(s->start);
     if (s->stop) (void)hipEventDestroy(s->stop);
@@ -355,12 +365,31 @@ static int describe_device(hip_state *s, size_t *free_bytes)
 {
     hipDeviceProp_t prop;
     size_t total_bytes;
-    HIP_CALL(hipSetDevice(0));
-    HIP_CALL(hipGetDeviceProperties(&prop, 0));
+    /* Ranks on a node share its GPUs round-robin by their node-local rank. */
+    int count = 1;
+    HIP_CALL(hipGetDeviceCount(&count));
+    int device = s->problem.halo.device % (count > 0 ? count : 1);
+    HIP_CALL(hipSetDevice(device));
+    HIP_CALL(hipGetDeviceProperties(&prop, device));
     HIP_CALL(hipMemGetInfo(free_bytes, &total_bytes));
     snprintf(s->device_model, sizeof s->device_model, "%s", prop.name);
     snprintf(s->device, sizeof s->device, "%s (%.1f GiB, %.1f GiB free, %s)", prop.name, total_bytes / 1073741824.0,
              *free_bytes / 1073741824.0, HEAT_GPU_PLATFORM);
+    return HEAT_OK;
+}
+
+/* Device and page-locked host buffers for the faces whose ghosts are exchanged. */
+static int allocate_faces(hip_state *s)
+{
+    const int *n = s->problem.grid.n;
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        if (!(s->problem.halo.exchanged & 1u << f)) continue;
+        s->face_bytes[f] = (size_t)n[0] * n[1] * n[2] / n[f / 2] * s->elem;
+        HIP_CALL(hipMalloc(&s->d_send.at[f], s->face_bytes[f]));
+        HIP_CALL(hipMalloc(&s->d_recv.at[f], s->face_bytes[f]));
+        HIP_CALL(hipHostMalloc(&s->h_send[f], s->face_bytes[f], hipHostMallocDefault));
+        HIP_CALL(hipHostMalloc(&s->h_recv[f], s->face_bytes[f], hipHostMallocDefault));
+    }
     return HEAT_OK;
 }
 
@@ -384,7 +413,7 @@ static int allocate_fields(hip_state *s)
     HIP_CALL(hipEventCreate(&s->start));
     HIP_CALL(hipEventCreate(&s->stop));
     if (cg_vector_count(&s->problem) > 0) HEAT_CALL(allocate_cg(s));
-    return HEAT_OK;
+    return allocate_faces(s);
 }
 
 static int hip_create(const heat_problem *problem, void **state)
@@ -443,6 +472,32 @@ static int hip_pin_host(void *, void *host, size_t bytes, int pin)
     return err == hipSuccess;
 }
 
+/* The ghosts of the exchanged faces of field[which]: pack on the device,
+ * through page-locked host memory to parallel.h's transport, unpack. */
+template <typename T> static int exchange_typed(hip_state *s, int which)
+{
+    const heat_halo *h = &s->problem.halo;
+    const int *n = s->problem.grid.n;
+    int widest = std::max(n[0], n[1]), deepest = std::max(n[1], n[2]);
+    dim3 block(32, 8), grid((widest + 31) / 32, (deepest + 7) / 8, FACE_COUNT);
+    face_copy<T><<<grid, block>>>(owned<T>(s, which), s->shape, s->d_send, h->exchanged, 1);
+    HIP_CHECK_LAUNCH("face_copy (pack)");
+    for (int f = 0; f < FACE_COUNT; ++f)
+        if (h->exchanged & 1u << f) HIP_CALL(hipMemcpy(s->h_send[f], s->d_send.at[f], s->face_bytes[f], hipMemcpyDeviceToHost));
+    HEAT_CALL(h->exchange(h->context, s->h_send, s->h_recv, s->face_bytes));
+    for (int f = 0; f < FACE_COUNT; ++f)
+        if (h->exchanged & 1u << f) HIP_CALL(hipMemcpy(s->d_recv.at[f], s->h_recv[f], s->face_bytes[f], hipMemcpyHostToDevice));
+    face_copy<T><<<grid, block>>>(owned<T>(s, which), s->shape, s->d_recv, h->exchanged, 0);
+    HIP_CHECK_LAUNCH("face_copy (unpack)");
+    return HEAT_OK;
+}
+
+static int exchange_ghosts(hip_state *s, int which)
+{
+    if (!s->problem.halo.exchanged) return HEAT_OK;
+    return s->problem.precision == HEAT_FLOAT ? exchange_typed<float>(s, which) : exchange_typed<double>(s, which);
+}
+
 static int hip_run_variant(void *state, const heat_variant *v, long steps)
 {
     hip_state *s = static_cast<hip_state *>(state);
@@ -450,6 +505,7 @@ static int hip_run_variant(void *state, const heat_variant *v, long steps)
     HEAT_CHECK(e, "no GPU kernel %s m=%d", v->kernel, v->tile);
     const int *shape = s->kernel ? s->block : block_candidates[0];
     for (long step = 0; step < steps; ++step) {
+        HEAT_CALL(exchange_ghosts(s, s->current));
         if (!halo_ready(s->halo_valid, e->fused)) HEAT_CALL(fill_halo(s));
         HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current));
         s->current = 1 - s->current;
@@ -464,6 +520,7 @@ static int hip_advance(void *state, long steps)
     hip_state *s = static_cast<hip_state *>(state);
     if (!s->kernel) HEAT_CALL(tune(s));
     for (long step = 0; step < steps; ++step) {
+        HEAT_CALL(exchange_ghosts(s, s->current));
         if (!halo_ready(s->halo_valid, s->kernel->fused)) HEAT_CALL(fill_halo(s));
         HEAT_CALL(launch(s, s->kernel, s->block, s->current, 1 - s->current));
         s->current = 1 - s->current;

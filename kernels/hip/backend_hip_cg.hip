@@ -70,6 +70,7 @@ template <typename T> static halo_coeffs<T> homogeneous_halo(const hip_state *s)
 {
     halo_coeffs<T> h;
     for (int f = 0; f < 6; ++f) h.shift[f] = (T)0, h.scale[f] = (T)s->scale[f];
+    h.exchanged = s->problem.halo.exchanged;
     return h;
 }
 

@@ -28,10 +28,18 @@ __global__ void lap_baseline(T *__restrict__ f, const T *__restrict__ u, stencil
 }
 
 /* ghost = shift + scale * adjacent owned value, per face (x low, x high,
- * y low, y high, z low, z high): Neumann (0, 1), Dirichlet (2 g, -1). */
+ * y low, y high, z low, z high): Neumann (0, 1), Dirichlet (2 g, -1);
+ * except on exchanged faces (bit f), whose ghosts the halo exchange writes
+ * (a neighbouring rank's block, or the far side of a periodic axis). */
 template <typename T> struct halo_coeffs {
     T shift[6], scale[6];
+    unsigned exchanged;
 };
+
+template <typename T> __device__ __forceinline__ bool applies(const halo_coeffs<T> &h, int face)
+{
+    return !(h.exchanged & (1u << face));
+}
 
 template <typename T, bool NT> __device__ __forceinline__ void store(T *address, T value)
 {
@@ -50,10 +58,10 @@ __device__ __forceinline__ void store_with_ghosts(T *q, T v, int j, int k, const
                                                   const halo_coeffs<T> &h)
 {
     store<T, NT>(q, v);
-    if (j == 0) store<T, NT>(q - s.sy, h.shift[2] + h.scale[2] * v);
-    if (j == s.ny - 1) store<T, NT>(q + s.sy, h.shift[3] + h.scale[3] * v);
-    if (k == 0) store<T, NT>(q - s.sz, h.shift[4] + h.scale[4] * v);
-    if (k == s.nz - 1) store<T, NT>(q + s.sz, h.shift[5] + h.scale[5] * v);
+    if (j == 0 && applies(h, 2)) store<T, NT>(q - s.sy, h.shift[2] + h.scale[2] * v);
+    if (j == s.ny - 1 && applies(h, 3)) store<T, NT>(q + s.sy, h.shift[3] + h.scale[3] * v);
+    if (k == 0 && applies(h, 4)) store<T, NT>(q - s.sz, h.shift[4] + h.scale[4] * v);
+    if (k == s.nz - 1 && applies(h, 5)) store<T, NT>(q + s.sz, h.shift[5] + h.scale[5] * v);
 }
 
 /* West and east neighbours of row point p; FUSED kernels make the x-face
@@ -63,8 +71,8 @@ __device__ __forceinline__ void x_neighbours(const T *p, T centre, int i, const 
                                              const halo_coeffs<T> &h, T &west, T &east)
 {
     if (FUSED) {
-        west = i == 0 ? h.shift[0] + h.scale[0] * centre : p[-1];
-        east = i == s.nx - 1 ? h.shift[1] + h.scale[1] * centre : p[1];
+        west = i == 0 && applies(h, 0) ? h.shift[0] + h.scale[0] * centre : p[-1];
+        east = i == s.nx - 1 && applies(h, 1) ? h.shift[1] + h.scale[1] * centre : p[1];
     } else {
         west = p[-1];
         east = p[1];
@@ -191,22 +199,53 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, FUSED && M * sizeof(T) <= 8
 }
 
 
+/* Point (a, b) of face `face`: the owned point next to it (inner), the step
+ * to its ghost, and its index in a packed face (a fastest). False outside. */
+__device__ __forceinline__ bool face_point(int face, int a, int b, const stencil_shape &s, long &inner, long &step,
+                                           long &packed)
+{
+    const int high = face & 1;
+    if (face < 2) { /* x faces: a runs along y, b along z */
+        if (a >= s.ny || b >= s.nz) return false;
+        inner = a * s.sy + b * s.sz + (high ? s.nx - 1 : 0), step = 1, packed = a + (long)b * s.ny;
+    } else if (face < 4) { /* y faces: a along x, b along z */
+        if (a >= s.nx || b >= s.nz) return false;
+        inner = a + b * s.sz + (high ? (long)(s.ny - 1) * s.sy : 0), step = s.sy, packed = a + (long)b * s.nx;
+    } else { /* z faces: a along x, b along y */
+        if (a >= s.nx || b >= s.ny) return false;
+        inner = a + b * s.sy + (high ? (long)(s.nz - 1) * s.sz : 0), step = s.sz, packed = a + (long)b * s.nx;
+    }
+    if (!high) step = -step;
+    return true;
+}
+
 template <typename T> __global__ void halo_fill(T *u, stencil_shape s, halo_coeffs<T> h)
 {
-    const int face = blockIdx.z, high = face & 1;
-    const int a = threadIdx.x + blockIdx.x * blockDim.x, b = threadIdx.y + blockIdx.y * blockDim.y;
-    long inner, step;
-    if (face < 2) { /* x faces: a runs along y, b along z */
-        if (a >= s.ny || b >= s.nz) return;
-        inner = a * s.sy + b * s.sz + (high ? s.nx - 1 : 0), step = 1;
-    } else if (face < 4) { /* y faces: a along x, b along z */
-        if (a >= s.nx || b >= s.nz) return;
-        inner = a + b * s.sz + (high ? (long)(s.ny - 1) * s.sy : 0), step = s.sy;
-    } else { /* z faces: a along x, b along y */
-        if (a >= s.nx || b >= s.ny) return;
-        inner = a + b * s.sy + (high ? (long)(s.nz - 1) * s.sz : 0), step = s.sz;
-    }
-    u[inner + (high ? step : -step)] = h.shift[face] + h.scale[face] * u[inner];
+    const int face = blockIdx.z;
+    long inner, step, packed;
+    if (!applies(h, face) ||
+        !face_point(face, threadIdx.x + blockIdx.x * blockDim.x, threadIdx.y + blockIdx.y * blockDim.y, s, inner, step, packed))
+        return;
+    u[inner + step] = h.shift[face] + h.scale[face] * u[inner];
+}
+
+/* Halo exchange on the device: the owned plane next to face blockIdx.z into
+ * buffer[face] (pack), or buffer[face] into that face's ghosts (unpack), for
+ * the faces in `faces`. Same point order as the CPU backend's faces. */
+struct face_buffers {
+    void *at[6];
+};
+
+template <typename T> __global__ void face_copy(T *u, stencil_shape s, face_buffers buffers, unsigned faces, int pack)
+{
+    const int face = blockIdx.z;
+    long inner, step, packed;
+    if (!(faces & (1u << face)) ||
+        !face_point(face, threadIdx.x + blockIdx.x * blockDim.x, threadIdx.y + blockIdx.y * blockDim.y, s, inner, step, packed))
+        return;
+    T *buffer = static_cast<T *>(buffers.at[face]);
+    if (pack) buffer[packed] = u[inner];
+    else u[inner + step] = buffer[packed];
 }
 
 /* Per-block min, max, sum and non-finite count in a fixed reduction order. */

@@ -28,6 +28,9 @@ typedef cudaEvent_t hipEvent_t;
 #define hipMemcpy cudaMemcpy
 #define hipMemcpy2D cudaMemcpy2D
 #define hipHostRegister cudaHostRegister
+#define hipHostMalloc(pointer, bytes, flags) cudaMallocHost(pointer, bytes)
+#define hipHostFree cudaFreeHost
+#define hipHostMallocDefault 0
 #define hipHostUnregister cudaHostUnregister
 #define hipHostRegisterDefault cudaHostRegisterDefault
 #define hipDeviceSynchronize cudaDeviceSynchronize

@@ -1,0 +1,155 @@
+/*
+ * `mpirun -np N heatsolve bench [--size S] [--reps R] [--json FILE]`: the
+ * production step over N ranks against one rank alone, measured in the same
+ * run. Strong scaling splits an S^3 grid over the ranks; weak scaling gives
+ * every rank an S^3 block. The halo exchange is timed by running the same
+ * blocks with their exchanged faces treated as boundaries (no exchange):
+ * the difference is the exchange time the step does not hide.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/bench.h"
+#include "app/progress.h"
+#include "parallel/domain.h"
+#include "parallel/parallel.h"
+#include "solver/error.h"
+
+enum { WARMUP_STEPS = 10, STEPS_PER_SAMPLE = 20 };
+
+typedef struct scaling_case {
+    const char *name;   /* "alone", "strong", "weak" */
+    int n[3];           /* the whole grid */
+    int ranks;
+    double ms;          /* per step, the slowest rank, median of samples */
+    double ms_no_halo;  /* the same blocks without their exchange */
+} scaling_case;
+
+static void barrier(void)
+{
+    long dummy = 0;
+    (void)par_max_longs(&dummy, 1);
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median over `reps` samples of the per-step time of the slowest rank. */
+static int time_steps(heat_solver *s, int reps, double *ms)
+{
+    double *samples = malloc(sizeof *samples * (size_t)reps);
+    HEAT_CHECK(samples, "out of memory");
+    int status = s ? heat_solver_advance(s, WARMUP_STEPS) : HEAT_OK;
+    for (int r = 0; r < reps && status == HEAT_OK; ++r) {
+        barrier();
+        double start = progress_now();
+        if (s) status = heat_solver_advance(s, STEPS_PER_SAMPLE);
+        long slowest_us = (long)((progress_now() - start) * 1e6 / STEPS_PER_SAMPLE);
+        if (status == HEAT_OK) status = par_max_longs(&slowest_us, 1);
+        samples[r] = slowest_us * 1e-3;
+    }
+    qsort(samples, (size_t)reps, sizeof *samples, compare_doubles);
+    *ms = samples[reps / 2];
+    free(samples);
+    return status;
+}
+
+static int make_solver(const heat_cli *cli, const heat_problem *p, heat_solver **s)
+{
+    HEAT_CALL(heat_solver_create(p, cli->backend == 1 ? HEAT_SELECT_CPU : cli->backend == 2 ? HEAT_SELECT_HIP
+                                                                                           : HEAT_SELECT_AUTO, s));
+    return bench_fill(*s);
+}
+
+/* The root alone with the whole of `whole` (no exchange); the others wait. */
+static int time_alone(const heat_cli *cli, const heat_problem *whole, int reps, scaling_case *c)
+{
+    heat_solver *s = NULL;
+    int status = par_is_root() ? make_solver(cli, whole, &s) : HEAT_OK;
+    status = heat_domain_agree(status);
+    if (status == HEAT_OK) status = time_steps(s, reps, &c->ms);
+    c->ms_no_halo = c->ms;
+    heat_solver_destroy(&s);
+    return status;
+}
+
+/* All ranks, each its block of `whole`: with the exchange, then without. */
+static int time_split(const heat_cli *cli, const heat_problem *whole, int reps, scaling_case *c)
+{
+    heat_domain domain;
+    const int automatic[3] = {0, 0, 0};
+    HEAT_CALL(heat_domain_agree(heat_domain_init(&domain, whole, automatic)));
+    heat_problem local;
+    heat_domain_localize(&domain, whole, &local);
+    local.quiet = 1;
+    heat_solver *s = NULL;
+    int status = heat_domain_agree(make_solver(cli, &local, &s));
+    if (status == HEAT_OK) status = time_steps(s, reps, &c->ms);
+    heat_solver_destroy(&s);
+    local.halo.exchanged = 0; /* the same blocks, every face a boundary */
+    if (status == HEAT_OK) status = heat_domain_agree(make_solver(cli, &local, &s));
+    if (status == HEAT_OK) status = time_steps(s, reps, &c->ms_no_halo);
+    heat_solver_destroy(&s);
+    heat_domain_free(&domain);
+    return status;
+}
+
+static double points(const scaling_case *c) { return (double)c->n[0] * c->n[1] * c->n[2]; }
+
+static void print_row(const scaling_case *c, const scaling_case *alone)
+{
+    double rate = points(c) / (c->ms * 1e-3) / 1e9, rate_alone = points(alone) / (alone->ms * 1e-3) / 1e9;
+    double exposed = c->ms - c->ms_no_halo;
+    double efficiency = rate / (rate_alone * c->ranks); /* strong: speed-up / ranks; weak: rate per rank / alone */
+    printf("%-7s %5d x %5d x %5d  %5d  %9.3f  %9.3f  %9.3f  %8.2f  %8.2fx  %6.1f%%\n", c->name, c->n[0], c->n[1],
+           c->n[2], c->ranks, c->ms, c->ms_no_halo, exposed, rate, rate / rate_alone, 100.0 * efficiency);
+}
+
+static int write_json(const char *path, const scaling_case cases[3], const char *device)
+{
+    FILE *f = fopen(path, "w");
+    HEAT_CHECK(f, "cannot write %s", path);
+    fprintf(f, "{\n  \"benchmark\": \"scaling\",\n  \"ranks\": %d,\n  \"device\": \"%s\",\n  \"cases\": [\n", par_size(),
+            device);
+    for (int i = 0; i < 3; ++i)
+        fprintf(f, "    {\"name\": \"%s\", \"n\": [%d, %d, %d], \"ranks\": %d, \"ms_per_step\": %.6g, "
+                   "\"ms_per_step_without_exchange\": %.6g, \"glups\": %.6g}%s\n",
+                cases[i].name, cases[i].n[0], cases[i].n[1], cases[i].n[2], cases[i].ranks, cases[i].ms,
+                cases[i].ms_no_halo, points(&cases[i]) / (cases[i].ms * 1e-3) / 1e9, i < 2 ? "," : "");
+    fprintf(f, "  ]\n}\n");
+    HEAT_CHECK(fclose(f) == 0, "cannot write %s", path);
+    return HEAT_OK;
+}
+
+int bench_scaling(const heat_cli *cli)
+{
+    heat_problem whole;
+    bench_problem(cli, 1, &whole);
+    whole.quiet = 1;
+    int reps = cli->reps > 0 ? cli->reps : 5, dims[3] = {0, 0, 0};
+    HEAT_CALL(par_dims_create(par_size(), dims));
+    scaling_case cases[3] = {{"alone", {0}, 1, 0, 0}, {"strong", {0}, par_size(), 0, 0}, {"weak", {0}, par_size(), 0, 0}};
+    for (int a = 0; a < 3; ++a) {
+        cases[0].n[a] = cases[1].n[a] = whole.grid.n[a];
+        cases[2].n[a] = whole.grid.n[a] * dims[a];
+    }
+    HEAT_CALL(time_alone(cli, &whole, reps, &cases[0]));
+    HEAT_CALL(time_split(cli, &whole, reps, &cases[1]));
+    heat_problem weak = whole;
+    memcpy(weak.grid.n, cases[2].n, sizeof weak.grid.n);
+    heat_grid_set_spacing(&weak.grid);
+    weak.dt = 0.5 * heat_dt_max(&weak.grid, weak.alpha);
+    HEAT_CALL(time_split(cli, &weak, reps, &cases[2]));
+    if (!par_is_root()) return HEAT_OK;
+    printf("heatsolve bench (scaling): %s, %d x %d x %d ranks, %s, production step, median of %d x %d steps\n",
+           par_description(), dims[0], dims[1], dims[2], heat_precision_name(whole.precision), reps, STEPS_PER_SAMPLE);
+    printf("case    grid                   ranks  ms/step   no-exchange  exposed   GLUP/s   vs alone  efficiency\n");
+    for (int i = 0; i < 3; ++i) print_row(&cases[i], &cases[0]);
+    printf("exposed = ms/step - no-exchange: the halo exchange's cost the step does not hide (host-staged, not "
+           "overlapped: all of it)\n");
+    return cli->json ? write_json(cli->json, cases, par_description()) : HEAT_OK;
+}
