@@ -971,7 +971,7 @@ def test_bench_io_json():
     print(f"bench --io: {r['checkpoint_s']:.4f} s, {r['checkpoint_over_floor']:.2f}x its floor")
 
 
-def periodic_amplitude(folder, n, scheme, dt, steps):
+def periodic_amplitude(folder, n, scheme, dt, steps, backend="cpu"):
     """Amplitude of the periodic mode sin(2 pi x) sin(2 pi y) sin(2 pi z) after `steps` steps on n^3."""
     import numpy
     cfg = write(os.path.join(folder, f"p{n}_{scheme}.cfg"), f"""
@@ -984,7 +984,7 @@ boundary = {{ x_low = {{ type = "periodic"; }}; x_high = {{ type = "periodic"; }
              z_low = {{ type = "periodic"; }}; z_high = {{ type = "periodic"; }}; }};
 output = {{ dir = "{folder}/out_{n}_{scheme}"; every = 0; }};
 """)
-    run([cfg, "-q", "--backend", "cpu"])
+    run([cfg, "-q", "--backend", backend])
     u = read_field(os.path.join(folder, f"out_{n}_{scheme}", f"p{n}_{scheme}_{steps:06d}.hdf"))
     x = numpy.sin(2 * numpy.pi * (numpy.arange(n) + 0.5) / n)
     mode = x[:, None, None] * x[None, :, None] * x[None, None, :]
@@ -993,17 +993,17 @@ output = {{ dir = "{folder}/out_{n}_{scheme}"; every = 0; }};
     return amplitude
 
 
-def test_periodic_sine_decay():
+def test_periodic_sine_decay(backend="cpu", schemes=("euler", "crank_nicolson")):
     """A periodic sine mode decays at the analytic rate exp(-3 (2 pi)^2 t), second order in h
     (dt shrinks with h^2), explicit and implicit."""
     import math
-    folder = fresh_dir("periodic")
+    folder = fresh_dir("periodic_" + backend)
     end = 0.01
     exact = math.exp(-3 * (2 * math.pi) ** 2 * end)
-    for scheme in ("euler", "crank_nicolson"):
+    for scheme in schemes:
         errors = []
         for n, steps in ((16, 25), (32, 100)):
-            errors.append(abs(periodic_amplitude(folder, n, scheme, end / steps, steps) - exact))
+            errors.append(abs(periodic_amplitude(folder, n, scheme, end / steps, steps, backend) - exact))
         order = math.log2(errors[0] / errors[1])
         expect(1.8 < order < 2.2, f"{scheme}: errors {errors}, observed order {order:.3f}, expected 2")
         print(f"periodic sine, {scheme}: errors {errors[0]:.3e}, {errors[1]:.3e}; order {order:.3f}")
@@ -1016,6 +1016,12 @@ def skip_without_gpu():
         print("no GPU: skipped")
         sys.exit(77)
     expect(proc.returncode == 0, f"GPU probe run failed: {proc.stderr}")
+
+
+def test_periodic_sine_decay_gpu():
+    """The periodic mode on the GPU (explicit: its exchange of the wrapped-around faces)."""
+    skip_without_gpu()
+    test_periodic_sine_decay("hip", ("euler",))
 
 
 def test_restart_bitwise_gpu():

@@ -115,8 +115,10 @@ def test_explicit_bitwise():
 
 def test_implicit_bitwise():
     for scheme, preconditioner in (("crank_nicolson", "chebyshev"), ("backward_euler", "jacobi")):
+        # The GPU's implicit solver does not exchange halos yet: several ranks run it on the CPU,
+        # so the one-process reference does too.
         settings = ["--set", f'time.scheme="{scheme}"', "--set", f'solver.preconditioner="{preconditioner}"',
-                    "--set", "time.cfl=10.0"]
+                    "--set", "time.cfl=10.0", "--backend", "cpu"]
         check_layouts(fresh_dir(f"implicit_{scheme}"), settings, 6, f"{scheme} + {preconditioner}")
 
 
