@@ -13,4 +13,5 @@ cmake -S "$source" -B "$build" $generator -DHEATSOLVE_SANITIZE=ON -DHEATSOLVE_NA
 cmake --build "$build" -j 2
 export ASAN_OPTIONS=exitcode=86:detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=86
-ctest --test-dir "$build" -j 2 --output-on-failure -LE "isa|build|paraview|gpu|sanitize|fuzz"
+# mpi: OpenMPI itself does not run clean under LeakSanitizer; the MPI tests run in the default build.
+ctest --test-dir "$build" -j 2 --output-on-failure -LE "isa|build|paraview|gpu|sanitize|fuzz|mpi"
