@@ -113,10 +113,13 @@ static void print_scheme(const heat_implicit *im)
 }
 
 /* The ranks' layout, when there are several. */
-static void print_layout(const heat_decomp *d)
+static void print_layout(const heat_decomp *d, int gpu)
 {
-    printf("%s: %d x %d x %d blocks, about %d x %d x %d points each\n", par_description(), d->dims[0], d->dims[1],
-           d->dims[2], d->local_n[0], d->local_n[1], d->local_n[2]);
+    const char *transport = !gpu ? "MPI from host memory"
+                            : par_device_transport() ? par_device_transport()
+                                                     : "MPI through page-locked host memory (no NCCL in this build)";
+    printf("%s: %d x %d x %d blocks, about %d x %d x %d points each; halos: %s\n", par_description(), d->dims[0],
+           d->dims[1], d->dims[2], d->local_n[0], d->local_n[1], d->local_n[2], transport);
 }
 
 static int create_solver(heat_run *r, int verbose)
@@ -133,7 +136,7 @@ static int create_solver(heat_run *r, int verbose)
            r->solver->ops->name, r->solver->ops->device_name(r->solver->state),
            r->solver->ops->kernel_description(r->solver->state), whole.grid.n[0], whole.grid.n[1],
            whole.grid.n[2], problem.dt, heat_dt_max(&problem.grid, problem.alpha), r->config.steps);
-    if (heat_domain_is_split(&r->domain)) print_layout(&r->domain.decomp);
+    if (heat_domain_is_split(&r->domain)) print_layout(&r->domain.decomp, r->solver->ops != &heat_backend_cpu);
     if (problem.implicit.scheme != HEAT_EULER) print_scheme(&problem.implicit);
     return HEAT_OK;
 }

@@ -53,6 +53,12 @@ static int exchange(void *context, void *const send[FACE_COUNT], void *const rec
     return par_halo_exchange(context, send, recv, bytes);
 }
 
+static int exchange_device(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                           const size_t bytes[FACE_COUNT])
+{
+    return par_device_exchange(context, send, recv, bytes);
+}
+
 static int sum_owned(void *context, double *values, long count)
 {
     (void)context;
@@ -71,6 +77,7 @@ void heat_domain_localize(heat_domain *d, const heat_problem *global, heat_probl
     }
     local->halo.exchanged = dc->exchanged;
     local->halo.device = par_node_rank();
+    local->halo.exchange_device = dc->ranks > 1 && par_device_transport() ? exchange_device : NULL;
     local->halo.exchange = exchange;
     local->halo.context = &d->decomp;
     local->halo.sum_owned = dc->ranks > 1 ? sum_owned : NULL;

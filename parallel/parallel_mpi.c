@@ -60,6 +60,7 @@ void par_finalize(int status, int agreed)
         fflush(NULL);
         MPI_Abort(MPI_COMM_WORLD, status);
     }
+    par_device_release();
     if (cart_ != MPI_COMM_NULL) MPI_Comm_free(&cart_);
     MPI_Finalize();
 }
@@ -195,3 +196,15 @@ int par_scatter_field(const heat_decomp *d, const void *global, void *local, siz
 {
     return move_field(d, local, (void *)global, elem, 0);
 }
+
+#ifndef HEATSOLVE_NCCL
+/* Without NCCL the GPU backend stages its faces through host memory. */
+int par_device_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                        const size_t bytes[FACE_COUNT])
+{
+    (void)d, (void)send, (void)recv, (void)bytes;
+    return heat_error(HEAT_ERR_RUNTIME, "heatsolve was built without NCCL");
+}
+const char *par_device_transport(void) { return NULL; }
+void par_device_release(void) {}
+#endif

@@ -76,6 +76,10 @@ typedef struct heat_halo {
     unsigned exchanged; /* bit f: face f's ghosts are exchanged */
     int (*exchange)(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
                     const size_t bytes[FACE_COUNT]);
+    /* Where set, GPU backends hand device buffers (face-packed, same layout)
+     * to this instead of staging them through host memory. */
+    int (*exchange_device)(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                           const size_t bytes[FACE_COUNT]);
     /* Element-wise sum across processes of a vector whose entries each have one owner (parallel.h). */
     int (*sum_owned)(void *context, double *values, long count);
     void *context;

@@ -387,6 +387,7 @@ static int allocate_faces(hip_state *s)
         s->face_bytes[f] = (size_t)n[0] * n[1] * n[2] / n[f / 2] * s->elem;
         HIP_CALL(hipMalloc(&s->d_send.at[f], s->face_bytes[f]));
         HIP_CALL(hipMalloc(&s->d_recv.at[f], s->face_bytes[f]));
+        if (s->problem.halo.exchange_device) continue; /* no host staging */
         HIP_CALL(hipHostMalloc(&s->h_send[f], s->face_bytes[f], hipHostMallocDefault));
         HIP_CALL(hipHostMalloc(&s->h_recv[f], s->face_bytes[f], hipHostMallocDefault));
     }
@@ -482,11 +483,17 @@ template <typename T> static int exchange_typed(hip_state *s, int which)
     dim3 block(32, 8), grid((widest + 31) / 32, (deepest + 7) / 8, FACE_COUNT);
     face_copy<T><<<grid, block>>>(owned<T>(s, which), s->shape, s->d_send, h->exchanged, 1);
     HIP_CHECK_LAUNCH("face_copy (pack)");
-    for (int f = 0; f < FACE_COUNT; ++f)
-        if (h->exchanged & 1u << f) HIP_CALL(hipMemcpy(s->h_send[f], s->d_send.at[f], s->face_bytes[f], hipMemcpyDeviceToHost));
-    HEAT_CALL(h->exchange(h->context, s->h_send, s->h_recv, s->face_bytes));
-    for (int f = 0; f < FACE_COUNT; ++f)
-        if (h->exchanged & 1u << f) HIP_CALL(hipMemcpy(s->d_recv.at[f], s->h_recv[f], s->face_bytes[f], hipMemcpyHostToDevice));
+    if (h->exchange_device) { /* device to device, ordered on the default stream */
+        HEAT_CALL(h->exchange_device(h->context, s->d_send.at, s->d_recv.at, s->face_bytes));
+    } else {
+        for (int f = 0; f < FACE_COUNT; ++f)
+            if (h->exchanged & 1u << f)
+                HIP_CALL(hipMemcpy(s->h_send[f], s->d_send.at[f], s->face_bytes[f], hipMemcpyDeviceToHost));
+        HEAT_CALL(h->exchange(h->context, s->h_send, s->h_recv, s->face_bytes));
+        for (int f = 0; f < FACE_COUNT; ++f)
+            if (h->exchanged & 1u << f)
+                HIP_CALL(hipMemcpy(s->d_recv.at[f], s->h_recv[f], s->face_bytes[f], hipMemcpyHostToDevice));
+    }
     face_copy<T><<<grid, block>>>(owned<T>(s, which), s->shape, s->d_recv, h->exchanged, 0);
     HIP_CHECK_LAUNCH("face_copy (unpack)");
     return HEAT_OK;

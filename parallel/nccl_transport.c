@@ -1,0 +1,69 @@
+/*
+ * GPU-to-GPU halo transport through NCCL (NVIDIA; RCCL keeps the same API on
+ * AMD): the faces go device to device over NVLink or the network, never
+ * through host memory. Used where OpenMPI is not CUDA-aware (the machines
+ * measured: mpi_built_with_cuda_support = false). The communicator is made
+ * at the first exchange, which every rank reaches together.
+ */
+#include <cuda_runtime.h>
+#include <mpi.h>
+#include <nccl.h>
+#include <stdio.h>
+
+#include "../solver/error.h"
+#include "parallel.h"
+
+static ncclComm_t comm_;
+static int ready_ = 0;
+
+#define NCCL_CALL(call)                                                                                      \
+    do {                                                                                                     \
+        ncclResult_t nccl_status_ = (call);                                                                  \
+        if (nccl_status_ != ncclSuccess)                                                                     \
+            return heat_error(HEAT_ERR_RUNTIME, "rank %d: %s failed: %s", par_rank(), #call,                \
+                              ncclGetErrorString(nccl_status_));                                             \
+    } while (0)
+
+static int connect(void)
+{
+    ncclUniqueId id;
+    if (par_is_root()) NCCL_CALL(ncclGetUniqueId(&id));
+    HEAT_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "MPI_Bcast of the NCCL id failed");
+    NCCL_CALL(ncclCommInitRank(&comm_, par_size(), id, par_rank()));
+    ready_ = 1;
+    return HEAT_OK;
+}
+
+/* Sends go out in face order; the receives are posted in the order of the
+ * faces they answer (face f's message lands in the neighbour's face f ^ 1),
+ * so the k-th send to a peer meets the peer's k-th receive from us, also
+ * when both neighbours along an axis are the same rank. */
+int par_device_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                        const size_t bytes[FACE_COUNT])
+{
+    if (!ready_) HEAT_CALL(connect());
+    NCCL_CALL(ncclGroupStart());
+    for (int f = 0; f < FACE_COUNT; ++f)
+        if (d->exchanged & 1u << f) NCCL_CALL(ncclSend(send[f], bytes[f], ncclChar, d->neighbour[f], comm_, 0));
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        int g = f ^ 1;
+        if (d->exchanged & 1u << g) NCCL_CALL(ncclRecv(recv[g], bytes[g], ncclChar, d->neighbour[g], comm_, 0));
+    }
+    NCCL_CALL(ncclGroupEnd());
+    return HEAT_OK;
+}
+
+const char *par_device_transport(void)
+{
+    static char name[64];
+    int version = 0;
+    ncclGetVersion(&version);
+    snprintf(name, sizeof name, "NCCL %d.%d.%d, GPU to GPU", version / 10000, version / 100 % 100, version % 100);
+    return name;
+}
+
+void par_device_release(void)
+{
+    if (ready_) ncclCommDestroy(comm_);
+    ready_ = 0;
+}
