@@ -117,7 +117,8 @@ static void print_layout(const heat_decomp *d, int gpu)
 {
     const char *transport = !gpu ? "MPI from host memory"
                             : par_device_transport() ? par_device_transport()
-                                                     : "MPI through page-locked host memory (no NCCL in this build)";
+                                                     : "MPI through page-locked host memory (NCCL needs a GPU per "
+                                                       "rank and an NCCL build)";
     printf("%s: %d x %d x %d blocks, about %d x %d x %d points each; halos: %s\n", par_description(), d->dims[0],
            d->dims[1], d->dims[2], d->local_n[0], d->local_n[1], d->local_n[2], transport);
 }

@@ -53,8 +53,16 @@ int par_device_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void
     return HEAT_OK;
 }
 
+/* NCCL takes one GPU per rank: where a node has more ranks than GPUs, the
+ * shared GPUs exchange through host memory instead. */
 const char *par_device_transport(void)
 {
+    int gpus = 0;
+    if (cudaGetDeviceCount(&gpus) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    if (par_node_size() > gpus) return NULL;
     static char name[64];
     int version = 0;
     ncclGetVersion(&version);

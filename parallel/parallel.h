@@ -23,6 +23,7 @@ int par_size(void);
 static inline int par_is_root(void) { return par_rank() == 0; }
 /* This rank among the ranks of its node (MPI_COMM_TYPE_SHARED): which GPU it takes. */
 int par_node_rank(void);
+int par_node_size(void);
 /* "MPI (OpenMPI 4.1.6), 4 ranks" or "one process". */
 const char *par_description(void);
 

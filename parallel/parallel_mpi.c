@@ -13,7 +13,7 @@
 
 #include "../solver/error.h"
 
-static int rank_ = 0, size_ = 1, node_rank_ = 0;
+static int rank_ = 0, size_ = 1, node_rank_ = 0, node_size_ = 1;
 static MPI_Comm cart_ = MPI_COMM_NULL;
 static char description_[160];
 
@@ -41,6 +41,7 @@ int par_init(int *argc, char ***argv)
     MPI_Comm node;
     if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
         MPI_Comm_rank(node, &node_rank_);
+        MPI_Comm_size(node, &node_size_);
         MPI_Comm_free(&node);
     }
     char library[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -68,6 +69,7 @@ void par_finalize(int status, int agreed)
 int par_rank(void) { return rank_; }
 int par_size(void) { return size_; }
 int par_node_rank(void) { return node_rank_; }
+int par_node_size(void) { return node_size_; }
 const char *par_description(void) { return description_; }
 
 int par_dims_create(int ranks, int dims[3])

@@ -16,6 +16,7 @@ void par_finalize(int status, int agreed) { (void)status, (void)agreed; }
 int par_rank(void) { return 0; }
 int par_size(void) { return 1; }
 int par_node_rank(void) { return 0; }
+int par_node_size(void) { return 1; }
 const char *par_description(void) { return "one process"; }
 
 int par_dims_create(int ranks, int dims[3])
