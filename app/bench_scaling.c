@@ -131,7 +131,7 @@ int bench_scaling(const heat_cli *cli)
     bench_problem(cli, 1, &whole);
     whole.quiet = 1;
     int reps = cli->reps > 0 ? cli->reps : 5, dims[3] = {0, 0, 0};
-    HEAT_CALL(par_dims_create(par_size(), dims));
+    HEAT_CALL(heat_domain_dims(par_size(), dims, dims));
     scaling_case cases[3] = {{"alone", {0}, 1, 0, 0}, {"strong", {0}, par_size(), 0, 0}, {"weak", {0}, par_size(), 0, 0}};
     for (int a = 0; a < 3; ++a) {
         cases[0].n[a] = cases[1].n[a] = whole.grid.n[a];
@@ -149,7 +149,7 @@ int bench_scaling(const heat_cli *cli)
            par_description(), dims[0], dims[1], dims[2], heat_precision_name(whole.precision), reps, STEPS_PER_SAMPLE);
     printf("case    grid                   ranks  ms/step   no-exchange  exposed   GLUP/s   vs alone  efficiency\n");
     for (int i = 0; i < 3; ++i) print_row(&cases[i], &cases[0]);
-    printf("exposed = ms/step - no-exchange: the halo exchange's cost the step does not hide (host-staged, not "
-           "overlapped: all of it)\n");
+    printf("exposed = ms/step - no-exchange: the halo exchange's cost (pack, transfer, unpack; not overlapped with "
+           "the update)\n");
     return cli->json ? write_json(cli->json, cases, par_description()) : HEAT_OK;
 }
