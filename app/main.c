@@ -40,6 +40,7 @@ typedef struct heat_run {
     int cores;            /* OpenMP threads available to the run */
     int writer_cores;     /* of those, the ones that compress a checkpoint */
     double snapshot_seconds; /* spent copying the field for the writer */
+    double stepping_seconds; /* in heat_solver_advance (halo exchanges included) */
     int snapshot_pinned;  /* the writer's snapshot buffer is page-locked for the GPU's copies */
     int agreed;           /* a failure every rank knows of (no rank is left waiting) */
     int stop_signal;      /* the stop signal the ranks agreed on, 0: none */
@@ -292,6 +293,7 @@ static int time_loop(heat_run *r, heat_field_stats *final)
         double t0 = progress_now();
         HEAT_CALL(heat_solver_advance(s, batch));
         double t1 = progress_now();
+        r->stepping_seconds += t1 - t0;
         batch_decision d = {signals_stop_requested(), signals_take_checkpoint_request(),
                             t1 - last_check >= CHECK_INTERVAL_MS * 1e-3, (double)batch / fmax(t1 - t0, 1e-6)};
         HEAT_CALL(agree_on_batch(&d));
@@ -313,6 +315,21 @@ static int time_loop(heat_run *r, heat_field_stats *final)
         if (stopping) break;
     }
     progress_finish(&progress);
+    return HEAT_OK;
+}
+
+/* The summary's line on the ranks: layout, halo share, balance. */
+static int describe_ranks(heat_run *r, run_totals *t)
+{
+    const heat_decomp *d = &r->domain.decomp;
+    t->points = (double)heat_grid_points(&r->config.grid);
+    t->ranks = d->ranks;
+    memcpy(t->dims, d->dims, sizeof t->dims);
+    heat_balance balance;
+    HEAT_CALL(heat_domain_balance(&r->domain, r->stepping_seconds, &balance));
+    int device_transport = r->solver->problem.halo.exchange_device != NULL;
+    t->halo_fraction = device_transport ? -1.0 : balance.halo_fraction;
+    t->imbalance = balance.imbalance;
     return HEAT_OK;
 }
 
@@ -383,6 +400,7 @@ static int run(const heat_cli *cli, heat_run *r)
     totals.wall_seconds = progress_now() - start;
     totals.writer_cores = r->writer_cores;
     totals.snapshot_seconds = r->snapshot_seconds;
+    HEAT_CALL(describe_ranks(r, &totals));
     if (r->writer) {
         ckpt_writer_stats writes = ckpt_writer_get_stats(r->writer);
         if (!r->quiet) report_summary(r->solver, &writes, &totals);

@@ -87,15 +87,26 @@ static void print_checkpoints(const ckpt_writer_stats *w, const run_totals *t)
            t->writer_cores, t->writer_cores == 1 ? "" : "s", t->snapshot_seconds, w->wait_seconds);
 }
 
+static void print_ranks(const run_totals *t)
+{
+    printf("ranks: %d (%d x %d x %d); ", t->ranks, t->dims[0], t->dims[1], t->dims[2]);
+    if (t->halo_fraction >= 0)
+        printf("halo exchange %.1f%% of the stepping time (mean over ranks; not overlapped with the update)",
+               100.0 * t->halo_fraction);
+    else printf("halo exchange on the GPUs' streams (GPU to GPU; its cost: mpirun ... heatsolve bench)");
+    printf("; load imbalance %.2f (the slowest rank's computing over the mean)\n", t->imbalance);
+}
+
 void report_summary(const heat_solver *s, const ckpt_writer_stats *w, const run_totals *t)
 {
-    double points = (double)heat_grid_points(&s->problem.grid);
+    double points = t->points;
     long steps = s->step - t->first_step;
     printf("summary: %ld steps (to step %ld, t = %.6g) in %.3f s, %.3f GLUP/s\n", steps, s->step, s->time,
            t->wall_seconds, t->wall_seconds > 0 ? points * (double)steps / t->wall_seconds / 1e9 : 0.0);
     printf("temperature: min %.6g  max %.6g  mean %.6g; ", t->final.min, t->final.max, t->final.sum / points);
     print_heat_change(t);
     print_checkpoints(w, t);
+    if (t->ranks > 1) print_ranks(t);
     const heat_cg_stats *cg = &s->cg;
     if (cg->steps > 0)
         printf("CG: %ld iterations in %ld implicit steps (mean %.1f, most %d); largest final relative residual %.2e\n",

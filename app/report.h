@@ -22,6 +22,11 @@ typedef struct run_totals {
     heat_field_stats final;
     int writer_cores;
     double snapshot_seconds;
+    double points;              /* of the whole grid */
+    int ranks;                  /* MPI ranks; 1 without */
+    int dims[3];
+    double halo_fraction;       /* of the stepping time in host halo exchanges; < 0: not measured */
+    double imbalance;           /* slowest rank's computing over the mean */
 } run_totals;
 
 void report_summary(const heat_solver *solver, const ckpt_writer_stats *writes, const run_totals *totals);

@@ -7,6 +7,15 @@
 #include "../solver/error.h"
 #include "parallel.h"
 
+#include <time.h>
+
+static double monotonic_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 static int requested_ranks_fit(const int requested[3], int ranks)
 {
     long fixed = 1;
@@ -62,13 +71,17 @@ int heat_domain_is_split(const heat_domain *d) { return d->decomp.ranks > 1; }
 static int exchange(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
                     const size_t bytes[FACE_COUNT])
 {
-    return par_halo_exchange(context, send, recv, bytes);
+    heat_domain *d = context;
+    double start = monotonic_seconds();
+    int status = par_halo_exchange(&d->decomp, send, recv, bytes);
+    d->halo_seconds += monotonic_seconds() - start;
+    return status;
 }
 
 static int exchange_device(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
                            const size_t bytes[FACE_COUNT])
 {
-    return par_device_exchange(context, send, recv, bytes);
+    return par_device_exchange(&((heat_domain *)context)->decomp, send, recv, bytes);
 }
 
 static int sum_owned(void *context, double *values, long count)
@@ -91,7 +104,7 @@ void heat_domain_localize(heat_domain *d, const heat_problem *global, heat_probl
     local->halo.device = par_node_rank();
     local->halo.exchange_device = dc->ranks > 1 && par_device_transport() ? exchange_device : NULL;
     local->halo.exchange = exchange;
-    local->halo.context = &d->decomp;
+    local->halo.context = d;
     local->halo.sum_owned = dc->ranks > 1 ? sum_owned : NULL;
 }
 
@@ -124,6 +137,25 @@ int heat_domain_stats(heat_domain *d, heat_solver *s, heat_field_stats *stats)
     stats->sum = 0.0;
     for (int r = 0; r < d->decomp.ranks; ++r) stats->sum += sums[r];
     free(sums);
+    return status;
+}
+
+int heat_domain_balance(heat_domain *d, double stepping_seconds, heat_balance *balance)
+{
+    int ranks = d->decomp.ranks, rank = d->decomp.rank;
+    double *v = calloc((size_t)ranks * 2, sizeof *v); /* per rank: stepping, halo */
+    HEAT_CHECK(v, "out of memory");
+    v[2 * rank] = stepping_seconds, v[2 * rank + 1] = d->halo_seconds;
+    int status = ranks > 1 ? par_sum_owned(v, 2L * ranks) : HEAT_OK;
+    double halo = 0.0, computing = 0.0, slowest = 0.0, stepping = 0.0;
+    for (int r = 0; r < ranks; ++r) {
+        double own = v[2 * r] - v[2 * r + 1];
+        stepping += v[2 * r], halo += v[2 * r + 1], computing += own;
+        if (own > slowest) slowest = own;
+    }
+    balance->halo_fraction = stepping > 0 ? halo / stepping : 0.0;
+    balance->imbalance = computing > 0 ? slowest / (computing / ranks) : 1.0;
+    free(v);
     return status;
 }
 

@@ -13,7 +13,16 @@ typedef struct heat_domain {
     heat_decomp decomp;
     size_t elem;     /* bytes per value */
     void *block;     /* this rank's block, compact (several ranks only) */
+    double halo_seconds; /* in host-side exchanges (blocking MPI); device transports are asynchronous */
 } heat_domain;
+
+/* How the ranks shared the stepping: the mean fraction of it spent in host
+ * halo exchanges (-1 where the exchange runs on the GPUs' streams and the
+ * host cannot time it), and the slowest rank's computing over the mean. */
+typedef struct heat_balance {
+    double halo_fraction, imbalance;
+} heat_balance;
+int heat_domain_balance(heat_domain *d, double stepping_seconds, heat_balance *balance);
 
 /* Decomposes the grid of `global` over the ranks: requested[a] > 0 fixes the
  * ranks along axis a (parallel.ranks). Configuration errors exit 2 on every rank. */

@@ -110,6 +110,10 @@ def check_layouts(folder, settings, final, what):
 def test_explicit_bitwise():
     folder = fresh_dir("explicit")
     check_layouts(folder, [], 30, "euler, double")
+    proc = mpirun(2, [config(folder, steps=30, every=0)] + out(folder, "talking"))
+    for words in ("2 ranks: 1 x 1 x 2 blocks", "halos:", "ranks: 2 (1 x 1 x 2)", "load imbalance", "summary: 30 steps"):
+        expect(words in proc.stdout, f"the console lacks '{words}':\n{proc.stdout}")
+    expect(proc.stdout.count("summary:") == 1, "one summary, from rank 0")
     check_layouts(fresh_dir("explicit_float"), ["--set", 'solver.precision="float"'], 30, "euler, float")
 
 
