@@ -79,9 +79,9 @@ static int exchange(void *context, void *const send[FACE_COUNT], void *const rec
 }
 
 static int exchange_device(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                           const size_t bytes[FACE_COUNT], void *stream)
+                           const size_t bytes[FACE_COUNT])
 {
-    return par_device_exchange(&((heat_domain *)context)->decomp, send, recv, bytes, stream);
+    return par_device_exchange(&((heat_domain *)context)->decomp, send, recv, bytes);
 }
 
 static int sum_owned(void *context, double *values, long count)

@@ -77,10 +77,9 @@ typedef struct heat_halo {
     int (*exchange)(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
                     const size_t bytes[FACE_COUNT]);
     /* Where set, GPU backends hand device buffers (face-packed, same layout)
-     * to this instead of staging them through host memory; the transfers are
-     * queued on `stream` (the backend's stream handle) in order with its work. */
+     * to this instead of staging them through host memory. */
     int (*exchange_device)(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                           const size_t bytes[FACE_COUNT], void *stream);
+                           const size_t bytes[FACE_COUNT]);
     /* Element-wise sum across processes of a vector whose entries each have one owner (parallel.h). */
     int (*sum_owned)(void *context, double *values, long count);
     void *context;

@@ -112,15 +112,6 @@ struct hip_state {
     face_buffers d_send, d_recv;
     void *h_send[FACE_COUNT], *h_recv[FACE_COUNT];
     size_t face_bytes[FACE_COUNT];
-    hipStream_t comm;           /* device transport: exchange and unpack, beside the interior update */
-    hipEvent_t packed, arrived;
-};
-
-/* A box [lo, hi) of the block's owned points; cut: its faces inside the
- * block (kernels read real neighbours there and write no ghosts). */
-struct region {
-    int lo[3], hi[3];
-    unsigned cut;
 };
 
 /* ---- launching ---------------------------------------------------------------------------------- */
@@ -143,60 +134,49 @@ template <typename T> static halo_coeffs<T> cast_halo(const hip_state *s)
     return h;
 }
 
-static dim3 grid_for(const stencil_shape &p, dim3 block, int tile, int zchunk)
+static dim3 grid_for(const hip_state *s, dim3 block, int tile, int zchunk)
 {
+    const stencil_shape &p = s->shape;
     unsigned zblocks = zchunk > 0 ? (unsigned)((p.nz + zchunk - 1) / zchunk) : (unsigned)((p.nz + block.z - 1) / block.z);
     return dim3((unsigned)((p.nx + block.x - 1) / block.x), (unsigned)((p.ny + block.y * tile - 1) / (block.y * tile)), zblocks);
 }
 
 template <typename T, int M>
-static void launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const hip_state *s,
-                         const stencil_shape &p, unsigned cut)
+static void launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const hip_state *s)
 {
     stencil_coeffs<T> c = cast_coeffs<T>(s->coeffs);
     halo_coeffs<T> h = cast_halo<T>(s);
-    h.exchanged |= cut;
     switch (e->kind) {
-    case LAP_TILED: lap_tiled<T, M><<<g, b>>>(out, in, p, c, h); break;
-    case LAP_TILED_NT: lap_tiled_nt<T, M><<<g, b>>>(out, in, p, c, h); break;
-    case HEAT_TILED: heat_tiled<T, M><<<g, b>>>(out, in, p, c, h); break;
+    case LAP_TILED: lap_tiled<T, M><<<g, b>>>(out, in, s->shape, c, h); break;
+    case LAP_TILED_NT: lap_tiled_nt<T, M><<<g, b>>>(out, in, s->shape, c, h); break;
+    case HEAT_TILED: heat_tiled<T, M><<<g, b>>>(out, in, s->shape, c, h); break;
     case HEAT_TILED_NT:
-        if (e->fused) heat_tiled_nt<T, M, true><<<g, b>>>(out, in, p, c, h);
-        else heat_tiled_nt<T, M, false><<<g, b>>>(out, in, p, c, h);
+        if (e->fused) heat_tiled_nt<T, M, true><<<g, b>>>(out, in, s->shape, c, h);
+        else heat_tiled_nt<T, M, false><<<g, b>>>(out, in, s->shape, c, h);
         break;
     case HEAT_ZWINDOW:
-        if (e->fused) heat_zwindow<T, M, true><<<g, b>>>(out, in, p, c, h, e->zchunk);
-        else heat_zwindow<T, M, false><<<g, b>>>(out, in, p, c, h, e->zchunk);
+        if (e->fused) heat_zwindow<T, M, true><<<g, b>>>(out, in, s->shape, c, h, e->zchunk);
+        else heat_zwindow<T, M, false><<<g, b>>>(out, in, s->shape, c, h, e->zchunk);
         break;
-    case LAP_BASELINE: lap_baseline<T><<<g, b>>>(out, in, p, c); break;
+    case LAP_BASELINE: lap_baseline<T><<<g, b>>>(out, in, s->shape, c); break;
     }
 }
 
-/* Kernel e over the whole block, or over region r of it. */
-template <typename T>
-static int launch_typed(const hip_state *s, const kernel_entry *e, const int shape[3], int from, int to, const region *r)
+template <typename T> static int launch_typed(const hip_state *s, const kernel_entry *e, const int shape[3], int from, int to)
 {
-    stencil_shape p = s->shape;
-    long offset = 0;
-    if (r) {
-        p.nx = r->hi[0] - r->lo[0], p.ny = r->hi[1] - r->lo[1], p.nz = r->hi[2] - r->lo[2];
-        if (p.nx <= 0 || p.ny <= 0 || p.nz <= 0) return HEAT_OK;
-        offset = r->lo[0] + r->lo[1] * p.sy + r->lo[2] * p.sz;
-    }
     dim3 block((unsigned)shape[0], (unsigned)shape[1], e->kind == HEAT_ZWINDOW ? 1u : (unsigned)shape[2]);
-    dim3 grid = grid_for(p, block, e->variant.tile, e->kind == HEAT_ZWINDOW ? e->zchunk : 0);
-    T *out = owned<T>(s, to) + offset;
-    const T *in = owned<T>(s, from) + offset;
-    unsigned cut = r ? r->cut : 0u;
+    dim3 grid = grid_for(s, block, e->variant.tile, e->kind == HEAT_ZWINDOW ? e->zchunk : 0);
+    T *out = owned<T>(s, to);
+    const T *in = owned<T>(s, from);
     switch (e->variant.tile) {
-    case 1: launch_tiled<T, 1>(e, grid, block, out, in, s, p, cut); break;
-    case 2: launch_tiled<T, 2>(e, grid, block, out, in, s, p, cut); break;
-    case 4: launch_tiled<T, 4>(e, grid, block, out, in, s, p, cut); break;
+    case 1: launch_tiled<T, 1>(e, grid, block, out, in, s); break;
+    case 2: launch_tiled<T, 2>(e, grid, block, out, in, s); break;
+    case 4: launch_tiled<T, 4>(e, grid, block, out, in, s); break;
     case 8:
-        if (e->kind != HEAT_ZWINDOW) launch_tiled<T, 8>(e, grid, block, out, in, s, p, cut);
+        if (e->kind != HEAT_ZWINDOW) launch_tiled<T, 8>(e, grid, block, out, in, s);
         break;
     case 16:
-        if (e->kind != HEAT_ZWINDOW) launch_tiled<T, 16>(e, grid, block, out, in, s, p, cut);
+        if (e->kind != HEAT_ZWINDOW) launch_tiled<T, 16>(e, grid, block, out, in, s);
         break;
     default: return heat_error(HEAT_ERR_CONFIG, "solver.tile = %d: expected 1, 2, 4, 8 or 16", e->variant.tile);
     }
@@ -204,11 +184,10 @@ static int launch_typed(const hip_state *s, const kernel_entry *e, const int sha
     return HEAT_OK;
 }
 
-static int launch(const hip_state *s, const kernel_entry *e, const int shape[3], int from, int to,
-                  const region *r = NULL)
+static int launch(const hip_state *s, const kernel_entry *e, const int shape[3], int from, int to)
 {
-    return s->problem.precision == HEAT_FLOAT ? launch_typed<float>(s, e, shape, from, to, r)
-                                              : launch_typed<double>(s, e, shape, from, to, r);
+    return s->problem.precision == HEAT_FLOAT ? launch_typed<float>(s, e, shape, from, to)
+                                              : launch_typed<double>(s, e, shape, from, to);
 }
 
 template <typename T> static int fill_halo_typed(hip_state *s)
@@ -376,9 +355,6 @@ static void hip_destroy(void **state)
         if (s->h_recv[f]) (void)hipHostFree(s->h_recv[f]);
     }
     free_cg(s);
-    if (s->comm) (void)hipStreamDestroy(s->comm);
-    if (s->packed) (void)hipEventDestroy(s->packed);
-    if (s->arrived) (void)hipEventDestroy(s->arrived);
     if (s->start) (void)hipEventDestroy(s->start);
     if (s->stop) (void)hipEventDestroy(s->stop);
     delete s;
@@ -406,11 +382,6 @@ static int describe_device(hip_state *s, size_t *free_bytes)
 static int allocate_faces(hip_state *s)
 {
     const int *n = s->problem.grid.n;
-    if (s->problem.halo.exchange_device) {
-        HIP_CALL(hipStreamCreateWithFlags(&s->comm, hipStreamNonBlocking));
-        HIP_CALL(hipEventCreateWithFlags(&s->packed, hipEventDisableTiming));
-        HIP_CALL(hipEventCreateWithFlags(&s->arrived, hipEventDisableTiming));
-    }
     for (int f = 0; f < FACE_COUNT; ++f) {
         if (!(s->problem.halo.exchanged & 1u << f)) continue;
         s->face_bytes[f] = (size_t)n[0] * n[1] * n[2] / n[f / 2] * s->elem;
@@ -502,125 +473,36 @@ static int hip_pin_host(void *, void *host, size_t bytes, int pin)
     return err == hipSuccess;
 }
 
-/* ---- halo exchange, overlapped with the interior update ------------------------------------------- */
-
-template <typename T> static void face_copy_launch(hip_state *s, int which, const face_buffers &buffers, int pack,
-                                                   hipStream_t stream)
+/* The ghosts of the exchanged faces of field[which]: pack on the device,
+ * through page-locked host memory to parallel.h's transport, unpack. */
+template <typename T> static int exchange_typed(hip_state *s, int which)
 {
+    const heat_halo *h = &s->problem.halo;
     const int *n = s->problem.grid.n;
     int widest = std::max(n[0], n[1]), deepest = std::max(n[1], n[2]);
     dim3 block(32, 8), grid((widest + 31) / 32, (deepest + 7) / 8, FACE_COUNT);
-    face_copy<T><<<grid, block, 0, stream>>>(owned<T>(s, which), s->shape, buffers, s->problem.halo.exchanged, pack);
-}
-
-/* Starts the exchange of field[which]'s faces: packs them; with a device
- * transport also queues the transfer and the unpack on the comm stream;
- * host staging copies them to page-locked memory (finish sends them). */
-template <typename T> static int halo_start_typed(hip_state *s, int which)
-{
-    const heat_halo *h = &s->problem.halo;
-    face_copy_launch<T>(s, which, s->d_send, 1, 0);
+    face_copy<T><<<grid, block>>>(owned<T>(s, which), s->shape, s->d_send, h->exchanged, 1);
     HIP_CHECK_LAUNCH("face_copy (pack)");
-    if (h->exchange_device) {
-        HIP_CALL(hipEventRecord(s->packed, 0));
-        HIP_CALL(hipStreamWaitEvent(s->comm, s->packed, 0));
-        HEAT_CALL(h->exchange_device(h->context, s->d_send.at, s->d_recv.at, s->face_bytes, (void *)s->comm));
-        face_copy_launch<T>(s, which, s->d_recv, 0, s->comm);
-        HIP_CHECK_LAUNCH("face_copy (unpack)");
-        HIP_CALL(hipEventRecord(s->arrived, s->comm));
-        return HEAT_OK;
+    if (h->exchange_device) { /* device to device, ordered on the default stream */
+        HEAT_CALL(h->exchange_device(h->context, s->d_send.at, s->d_recv.at, s->face_bytes));
+    } else {
+        for (int f = 0; f < FACE_COUNT; ++f)
+            if (h->exchanged & 1u << f)
+                HIP_CALL(hipMemcpy(s->h_send[f], s->d_send.at[f], s->face_bytes[f], hipMemcpyDeviceToHost));
+        HEAT_CALL(h->exchange(h->context, s->h_send, s->h_recv, s->face_bytes));
+        for (int f = 0; f < FACE_COUNT; ++f)
+            if (h->exchanged & 1u << f)
+                HIP_CALL(hipMemcpy(s->d_recv.at[f], s->h_recv[f], s->face_bytes[f], hipMemcpyHostToDevice));
     }
-    for (int f = 0; f < FACE_COUNT; ++f)
-        if (h->exchanged & 1u << f) HIP_CALL(hipMemcpy(s->h_send[f], s->d_send.at[f], s->face_bytes[f], hipMemcpyDeviceToHost));
-    return HEAT_OK;
-}
-
-/* Completes it: the default stream waits for the device transport, or the
- * host sends and receives (while the GPU computes what was launched since
- * start) and unpacks. */
-template <typename T> static int halo_finish_typed(hip_state *s, int which)
-{
-    const heat_halo *h = &s->problem.halo;
-    if (h->exchange_device) {
-        HIP_CALL(hipStreamWaitEvent(0, s->arrived, 0));
-        return HEAT_OK;
-    }
-    HEAT_CALL(h->exchange(h->context, s->h_send, s->h_recv, s->face_bytes));
-    for (int f = 0; f < FACE_COUNT; ++f)
-        if (h->exchanged & 1u << f) HIP_CALL(hipMemcpy(s->d_recv.at[f], s->h_recv[f], s->face_bytes[f], hipMemcpyHostToDevice));
-    face_copy_launch<T>(s, which, s->d_recv, 0, 0);
+    face_copy<T><<<grid, block>>>(owned<T>(s, which), s->shape, s->d_recv, h->exchanged, 0);
     HIP_CHECK_LAUNCH("face_copy (unpack)");
     return HEAT_OK;
 }
 
-static int halo_start(hip_state *s, int which)
+static int exchange_ghosts(hip_state *s, int which)
 {
-    return s->problem.precision == HEAT_FLOAT ? halo_start_typed<float>(s, which) : halo_start_typed<double>(s, which);
-}
-
-static int halo_finish(hip_state *s, int which)
-{
-    return s->problem.precision == HEAT_FLOAT ? halo_finish_typed<float>(s, which) : halo_finish_typed<double>(s, which);
-}
-
-static unsigned cut_faces(const region &r, const int n[3])
-{
-    unsigned cut = 0;
-    for (int a = 0; a < 3; ++a) cut |= (r.lo[a] > 0 ? 1u << 2 * a : 0u) | (r.hi[a] < n[a] ? 1u << (2 * a + 1) : 0u);
-    return cut;
-}
-
-/* The interior (no point next to an exchanged face) and the shell: one
- * slab per exchanged face, x slabs whole, y slabs without the x slabs, z
- * slabs without both, so every point is updated once. Returns the number of
- * slabs, or -1 where it does not overlap (x or y faces exchanged, or an
- * exchanged axis too thin to have an interior). */
-static int plan_regions(const hip_state *s, region *interior, region shell[FACE_COUNT])
-{
-    const int *n = s->problem.grid.n;
-    unsigned ex = s->problem.halo.exchanged;
-    /* Only z slabs overlap: their shells are whole planes, which the kernels
-     * sweep at speed. x and y shells are one point thin across the threads'
-     * fastest axis (measured on 2 H200 with x slabs: the extra launches cost
-     * more than the exchange they hid). */
-    if (ex & ((1u << FACE_Z_LOW) - 1)) return -1;
-    for (int a = 0; a < 3; ++a) {
-        interior->lo[a] = ex & 1u << 2 * a ? 1 : 0;
-        interior->hi[a] = n[a] - (ex & 1u << (2 * a + 1) ? 1 : 0);
-        if (interior->hi[a] <= interior->lo[a]) return -1;
-    }
-    interior->cut = cut_faces(*interior, n);
-    int count = 0;
-    for (int f = 0; f < FACE_COUNT; ++f) {
-        if (!(ex & 1u << f)) continue;
-        int axis = f / 2;
-        region &r = shell[count++];
-        for (int a = 0; a < 3; ++a) {
-            r.lo[a] = a < axis ? interior->lo[a] : 0;
-            r.hi[a] = a < axis ? interior->hi[a] : n[a];
-        }
-        r.lo[axis] = f % 2 ? n[axis] - 1 : 0;
-        r.hi[axis] = r.lo[axis] + 1;
-        r.cut = cut_faces(r, n);
-    }
-    return count;
-}
-
-/* One step of kernel e: where faces are exchanged, the interior is updated
- * while they travel, then the shell. */
-static int step(hip_state *s, const kernel_entry *e, const int shape[3])
-{
-    if (!halo_ready(s->halo_valid, e->fused)) HEAT_CALL(fill_halo(s));
-    region interior, shell[FACE_COUNT];
-    int slabs = s->problem.halo.exchanged ? plan_regions(s, &interior, shell) : 0;
-    if (s->problem.halo.exchanged) HEAT_CALL(halo_start(s, s->current));
-    if (slabs > 0) HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current, &interior));
-    if (s->problem.halo.exchanged) HEAT_CALL(halo_finish(s, s->current));
-    if (slabs <= 0) HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current)); /* not overlapped */
-    for (int i = 0; i < slabs; ++i) HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current, &shell[i]));
-    s->current = 1 - s->current;
-    s->halo_valid = e->fused ? HALO_YZ : HALO_NONE; /* fused kernels write the next y/z ghosts */
-    return HEAT_OK;
+    if (!s->problem.halo.exchanged) return HEAT_OK;
+    return s->problem.precision == HEAT_FLOAT ? exchange_typed<float>(s, which) : exchange_typed<double>(s, which);
 }
 
 static int hip_run_variant(void *state, const heat_variant *v, long steps)
@@ -629,7 +511,13 @@ static int hip_run_variant(void *state, const heat_variant *v, long steps)
     const kernel_entry *e = find_kernel(v->kernel, v->tile);
     HEAT_CHECK(e, "no GPU kernel %s m=%d", v->kernel, v->tile);
     const int *shape = s->kernel ? s->block : block_candidates[0];
-    for (long i = 0; i < steps; ++i) HEAT_CALL(step(s, e, shape));
+    for (long step = 0; step < steps; ++step) {
+        HEAT_CALL(exchange_ghosts(s, s->current));
+        if (!halo_ready(s->halo_valid, e->fused)) HEAT_CALL(fill_halo(s));
+        HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current));
+        s->current = 1 - s->current;
+        s->halo_valid = e->fused ? HALO_YZ : HALO_NONE; /* fused kernels write the next y/z ghosts */
+    }
     HIP_CALL(hipDeviceSynchronize());
     return HEAT_OK;
 }
@@ -638,7 +526,13 @@ static int hip_advance(void *state, long steps)
 {
     hip_state *s = static_cast<hip_state *>(state);
     if (!s->kernel) HEAT_CALL(tune(s));
-    for (long i = 0; i < steps; ++i) HEAT_CALL(step(s, s->kernel, s->block));
+    for (long step = 0; step < steps; ++step) {
+        HEAT_CALL(exchange_ghosts(s, s->current));
+        if (!halo_ready(s->halo_valid, s->kernel->fused)) HEAT_CALL(fill_halo(s));
+        HEAT_CALL(launch(s, s->kernel, s->block, s->current, 1 - s->current));
+        s->current = 1 - s->current;
+        s->halo_valid = s->kernel->fused ? HALO_YZ : HALO_NONE; /* fused kernels write the new y/z ghosts */
+    }
     HIP_CALL(hipDeviceSynchronize());
     return HEAT_OK;
 }

@@ -12,7 +12,6 @@
 typedef cudaError_t hipError_t;
 typedef cudaDeviceProp hipDeviceProp_t;
 typedef cudaEvent_t hipEvent_t;
-typedef cudaStream_t hipStream_t;
 #define hipSuccess cudaSuccess
 #define hipMemcpyHostToDevice cudaMemcpyHostToDevice
 #define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
@@ -40,12 +39,6 @@ typedef cudaStream_t hipStream_t;
 #define hipEventRecord cudaEventRecord
 #define hipEventSynchronize cudaEventSynchronize
 #define hipEventElapsedTime cudaEventElapsedTime
-#define hipStreamCreateWithFlags cudaStreamCreateWithFlags
-#define hipStreamNonBlocking cudaStreamNonBlocking
-#define hipStreamDestroy cudaStreamDestroy
-#define hipStreamWaitEvent cudaStreamWaitEvent
-#define hipEventCreateWithFlags cudaEventCreateWithFlags
-#define hipEventDisableTiming cudaEventDisableTiming
 #define HEAT_GPU_PLATFORM "CUDA"
 
 template <typename T> __device__ __forceinline__ void nontemporal_store(T value, T *address)
