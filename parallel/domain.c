@@ -78,26 +78,6 @@ static int exchange(void *context, void *const send[FACE_COUNT], void *const rec
     return status;
 }
 
-static int exchange_start(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                          const size_t bytes[FACE_COUNT])
-{
-    heat_domain *d = context;
-    double start = monotonic_seconds();
-    int status = par_halo_start(&d->decomp, send, recv, bytes);
-    d->halo_seconds += monotonic_seconds() - start;
-    return status;
-}
-
-/* The wait is the exchange's cost that the update did not hide. */
-static int exchange_finish(void *context)
-{
-    heat_domain *d = context;
-    double start = monotonic_seconds();
-    int status = par_halo_finish();
-    d->halo_seconds += monotonic_seconds() - start;
-    return status;
-}
-
 static int exchange_device(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
                            const size_t bytes[FACE_COUNT])
 {
@@ -124,8 +104,6 @@ void heat_domain_localize(heat_domain *d, const heat_problem *global, heat_probl
     local->halo.device = par_node_rank();
     local->halo.exchange_device = dc->ranks > 1 && par_device_transport() ? exchange_device : NULL;
     local->halo.exchange = exchange;
-    local->halo.exchange_start = exchange_start;
-    local->halo.exchange_finish = exchange_finish;
     local->halo.context = d;
     local->halo.sum_owned = dc->ranks > 1 ? sum_owned : NULL;
 }

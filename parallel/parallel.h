@@ -44,12 +44,6 @@ int par_device_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void
 const char *par_device_transport(void);
 void par_device_release(void);
 
-/* par_halo_exchange in two halves: start posts the transfers (one process:
- * copies the wrap-around), finish waits for them. One exchange at a time. */
-int par_halo_start(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                   const size_t bytes[FACE_COUNT]);
-int par_halo_finish(void);
-
 /* Element-wise maximum of `count` longs over all ranks, in place: how ranks
  * agree on a status, a stop signal or a batch length. */
 int par_max_longs(long *values, int count);

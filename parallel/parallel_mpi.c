@@ -88,13 +88,10 @@ int par_cart_create(const heat_decomp *d)
 /* A message to the neighbour across face f lands in its ghosts of the
  * opposite face f ^ 1: the tag names the receiving face, so the two
  * messages between the same pair of ranks (periodic, two ranks) stay apart. */
-static MPI_Request pending_[2 * FACE_COUNT];
-static int pending_count_ = 0;
-
-int par_halo_start(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                   const size_t bytes[FACE_COUNT])
+int par_halo_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                      const size_t bytes[FACE_COUNT])
 {
-    MPI_Request *requests = pending_;
+    MPI_Request requests[2 * FACE_COUNT];
     int count = 0;
     for (int f = 0; f < FACE_COUNT; ++f) {
         if (!(d->exchanged & 1u << f)) continue;
@@ -106,22 +103,7 @@ int par_halo_start(const heat_decomp *d, void *const send[FACE_COUNT], void *con
         HEAT_CALL(check(MPI_Isend(send[f], (int)bytes[f], MPI_BYTE, d->neighbour[f], f ^ 1, comm(),
                                   &requests[count++]), "MPI_Isend (halo)"));
     }
-    pending_count_ = count;
-    return HEAT_OK;
-}
-
-int par_halo_finish(void)
-{
-    int count = pending_count_;
-    pending_count_ = 0;
-    return check(MPI_Waitall(count, pending_, MPI_STATUSES_IGNORE), "MPI_Waitall (halo)");
-}
-
-int par_halo_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                      const size_t bytes[FACE_COUNT])
-{
-    HEAT_CALL(par_halo_start(d, send, recv, bytes));
-    return par_halo_finish();
+    return check(MPI_Waitall(count, requests, MPI_STATUSES_IGNORE), "MPI_Waitall (halo)");
 }
 
 int par_max_longs(long *values, int count)

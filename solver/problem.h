@@ -76,11 +76,6 @@ typedef struct heat_halo {
     unsigned exchanged; /* bit f: face f's ghosts are exchanged */
     int (*exchange)(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
                     const size_t bytes[FACE_COUNT]);
-    /* The same exchange in two halves, so that a backend can update the
-     * points that read no exchanged ghost while the faces travel. */
-    int (*exchange_start)(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                          const size_t bytes[FACE_COUNT]);
-    int (*exchange_finish)(void *context);
     /* Where set, GPU backends hand device buffers (face-packed, same layout)
      * to this instead of staging them through host memory. */
     int (*exchange_device)(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],

@@ -57,35 +57,22 @@ typedef struct cpu_state {
 
 /* Ghosts of the exchanged faces (neighbours, periodic wrap-around): pack
  * the owned planes, exchange, unpack. Other faces are the kernels' business. */
-static void pack_faces(cpu_state *s, const void *field)
+static int exchange_ghosts(cpu_state *s, void *field)
 {
     const heat_halo *h = &s->problem.halo;
+    if (!h->exchanged) return HEAT_OK;
     const int *n = s->problem.grid.n;
     for (int f = 0; f < FACE_COUNT; ++f) {
         if (!(h->exchanged & 1u << f)) continue;
         if (s->problem.precision == HEAT_FLOAT) pack_face_f(s->send[f], field, f, n, &s->layout);
         else pack_face_d(s->send[f], field, f, n, &s->layout);
     }
-}
-
-static void unpack_faces(cpu_state *s, void *field)
-{
-    const heat_halo *h = &s->problem.halo;
-    const int *n = s->problem.grid.n;
+    HEAT_CALL(h->exchange(h->context, s->send, s->recv, s->face_bytes));
     for (int f = 0; f < FACE_COUNT; ++f) {
         if (!(h->exchanged & 1u << f)) continue;
         if (s->problem.precision == HEAT_FLOAT) unpack_face_f(field, s->recv[f], f, n, &s->layout);
         else unpack_face_d(field, s->recv[f], f, n, &s->layout);
     }
-}
-
-static int exchange_ghosts(cpu_state *s, void *field)
-{
-    const heat_halo *h = &s->problem.halo;
-    if (!h->exchanged) return HEAT_OK;
-    pack_faces(s, field);
-    HEAT_CALL(h->exchange(h->context, s->send, s->recv, s->face_bytes));
-    unpack_faces(s, field);
     return HEAT_OK;
 }
 
@@ -256,47 +243,28 @@ static void fill_halo_yz(cpu_state *s, void *field)
     else halo_fill_yz_d(field, s->problem.grid.n, &s->layout, &s->bc_d);
 }
 
-/* One step of the halo fill and the stencil over `rows`: out = step(in). */
-static void sweep(cpu_state *s, void *out, void *in, int laplacian_only, int stream, int rows)
+/* One step of the halo fill and the stencil: out = step(in). */
+static void sweep(cpu_state *s, void *out, void *in, int laplacian_only, int stream)
 {
     const int *n = s->problem.grid.n;
     if (s->problem.precision == HEAT_FLOAT)
         stencil_sweep_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f, laplacian_only,
-                        stream, s->block_rows, rows);
+                        stream, s->block_rows);
     else
         stencil_sweep_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d, laplacian_only,
-                        stream, s->block_rows, rows);
-}
-
-/* One step with its halo exchange. Where only y and z faces are exchanged,
- * the rows that read none of their ghosts are swept while the faces travel,
- * the shell rows after (an exchanged x face touches every row). */
-static int step_once(cpu_state *s, const heat_variant *v)
-{
-    const heat_halo *h = &s->problem.halo;
-    unsigned x_faces = (1u << FACE_X_LOW) | (1u << FACE_X_HIGH);
-    int overlap = h->exchanged && !(h->exchanged & x_faces) && h->exchange_start;
-    if (!overlap) {
-        HEAT_CALL(exchange_ghosts(s, s->current));
-        sweep(s, s->next, s->current, v->laplacian, variant_streams(v), ROWS_ALL);
-    } else {
-        pack_faces(s, s->current);
-        HEAT_CALL(h->exchange_start(h->context, s->send, s->recv, s->face_bytes));
-        sweep(s, s->next, s->current, v->laplacian, variant_streams(v), ROWS_INTERIOR);
-        HEAT_CALL(h->exchange_finish(h->context));
-        unpack_faces(s, s->current);
-        sweep(s, s->next, s->current, v->laplacian, variant_streams(v), ROWS_SHELL);
-    }
-    void *t = s->current;
-    s->current = s->next;
-    s->next = t;
-    return HEAT_OK;
+                        stream, s->block_rows);
 }
 
 static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
 {
     cpu_state *s = state;
-    for (long step = 0; step < steps; ++step) HEAT_CALL(step_once(s, variant));
+    for (long step = 0; step < steps; ++step) {
+        HEAT_CALL(exchange_ghosts(s, s->current));
+        sweep(s, s->next, s->current, variant->laplacian, variant_streams(variant));
+        void *t = s->current;
+        s->current = s->next;
+        s->next = t;
+    }
     return HEAT_OK;
 }
 
@@ -365,10 +333,10 @@ static void body_variant(cpu_state *s, const void *arg)
     const int *n = s->problem.grid.n;
     if (s->problem.precision == HEAT_FLOAT)
         stencil_sweep_f(s->next, s->current, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f,
-                        v->laplacian, variant_streams(v), s->block_rows, ROWS_ALL);
+                        v->laplacian, variant_streams(v), s->block_rows);
     else
         stencil_sweep_d(s->next, s->current, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d,
-                        v->laplacian, variant_streams(v), s->block_rows, ROWS_ALL);
+                        v->laplacian, variant_streams(v), s->block_rows);
 }
 
 static void body_step(cpu_state *s, const void *arg)

@@ -155,30 +155,14 @@ static inline void FN(sweep_row)(REAL *restrict out, REAL *restrict u, long row,
     else FN(stencil_row)(out + row, u + row, n[0], sy, sz, k, laplacian_only);
 }
 
-/* Which rows a sweep updates: all, or (halo exchange in flight) first the
- * rows that read no exchanged ghost, then the shell rows that do. */
-#ifndef CPU_ROWS_DEFINED
-#define CPU_ROWS_DEFINED
-enum { ROWS_ALL = 0, ROWS_INTERIOR = 1, ROWS_SHELL = 2 };
-#endif
-
-static inline int FN(row_selected)(int rows, unsigned shell, int y, int z, const int n[3])
-{
-    if (rows == ROWS_ALL) return 1;
-    int on_shell = (y == 0 && (shell & 1u << FACE_Y_LOW)) || (y == n[1] - 1 && (shell & 1u << FACE_Y_HIGH)) ||
-                   (z == 0 && (shell & 1u << FACE_Z_LOW)) || (z == n[2] - 1 && (shell & 1u << FACE_Z_HIGH));
-    return on_shell == (rows == ROWS_SHELL);
-}
-
 /* Each thread sweeps a slab of z planes, in blocks of `block_rows` rows of y:
  * within a block it marches up z, so the three planes' rows the stencil reads
  * (z-1, z, z+1) stay in the core's L2 cache and every value comes from memory
  * once. Grids with few planes per thread are cut into rows instead. */
 static void FN(stencil_sweep)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
                               FN(cpu_coeffs) k, const FN(ghost_rule) *g, int laplacian_only,
-                              int stream, int block_rows, int rows)
+                              int stream, int block_rows)
 {
-    const unsigned shell = g->exchanged;
     const long sy = l->stride_y, sz = l->stride_z;
     const long first = l->origin + 1 + sy + sz; /* owned point (0, 0, 0) */
 #pragma omp parallel
@@ -190,17 +174,15 @@ static void FN(stencil_sweep)(REAL *restrict out, REAL *restrict u, const int n[
                 int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
                 for (int z = z0; z < z1; ++z)
                     for (int y = y0; y < y1; ++y)
-                        if (FN(row_selected)(rows, shell, y, z, n))
-                            FN(sweep_row)(out, u, first + y * sy + z * sz, y, z, n, sy, sz, k, g,
-                                          laplacian_only, stream);
+                        FN(sweep_row)(out, u, first + y * sy + z * sz, y, z, n, sy, sz, k, g,
+                                      laplacian_only, stream);
             }
         } else {
 #pragma omp for collapse(2) schedule(static) nowait
             for (int z = 0; z < n[2]; ++z)
                 for (int y = 0; y < n[1]; ++y)
-                    if (FN(row_selected)(rows, shell, y, z, n))
-                        FN(sweep_row)(out, u, first + y * sy + z * sz, y, z, n, sy, sz, k, g,
-                                      laplacian_only, stream);
+                    FN(sweep_row)(out, u, first + y * sy + z * sz, y, z, n, sy, sz, k, g,
+                                  laplacian_only, stream);
         }
         /* Streaming stores are weakly ordered: visible to the other threads before the barrier. */
         if (stream) _mm_sfence();
