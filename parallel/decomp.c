@@ -41,11 +41,6 @@ void heat_decomp_block_of(const heat_decomp *d, int rank, int offset[3], int siz
     for (int a = 0; a < 3; ++a) block_along(d, a, coords[a], &offset[a], &size[a]);
 }
 
-void heat_decomp_brick_range(const heat_decomp *d, int first[3], int end[3])
-{
-    for (int a = 0; a < 3; ++a) split(d->bricks[a], d->dims[a], d->coords[a], &first[a], &end[a]);
-}
-
 /* The rank across face f, or -1 where the face is the grid's own boundary. */
 static int neighbour_across(const heat_decomp *d, int f)
 {

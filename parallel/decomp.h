@@ -38,6 +38,3 @@ int heat_decomp_make(const int global_n[3], const int dims[3], const int periodi
 
 /* The block of `rank` (offset and size) in the same decomposition. */
 void heat_decomp_block_of(const heat_decomp *d, int rank, int offset[3], int size[3]);
-
-/* The owned range of bricks of this rank along each axis: [first, end). */
-void heat_decomp_brick_range(const heat_decomp *d, int first[3], int end[3]);
