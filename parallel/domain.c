@@ -25,6 +25,11 @@ static int requested_ranks_fit(const int requested[3], int ranks)
         else ++free_axes;
     }
     if (free_axes == 0 ? fixed == ranks : ranks % fixed == 0) return HEAT_OK;
+#ifndef HEATSOLVE_MPI
+    return heat_error(HEAT_ERR_CONFIG, "parallel.ranks = [%d, %d, %d] asks for %ld ranks, but this heatsolve was built "
+                      "without MPI: remove parallel.ranks, or build with -DHEATSOLVE_MPI=ON and start it with mpirun -np "
+                      "%ld", requested[0], requested[1], requested[2], fixed, fixed);
+#endif
     return heat_error(HEAT_ERR_CONFIG, "parallel.ranks = [%d, %d, %d] does not fit the %d rank%s this job started; "
                       "make the product %d (zeros let MPI choose that axis), or start the job with %ld ranks",
                       requested[0], requested[1], requested[2], ranks, ranks == 1 ? "" : "s", ranks, fixed);

@@ -86,7 +86,7 @@ BAD_CONFIGS = [
     ("unknown boundary", "boundary = { x_low = { type = \"robin\"; }; };", [], ["boundary.x_low.type", "robin"]),
     ("periodic on one face", "boundary = { x_low = { type = \"periodic\"; }; };", [],
      ["boundary.x_low.type", "periodic", "boundary.x_high", "both"]),
-    ("ranks without mpirun", "parallel = { ranks = [2, 1, 1]; };", [], ["parallel.ranks = [2, 1, 1]", "1 rank"]),
+    ("ranks without mpirun", "parallel = { ranks = [2, 1, 1]; };", [], ["parallel.ranks = [2, 1, 1]", "without MPI", "mpirun -np 2"]),
     ("negative ranks", "parallel = { ranks = [-1, 1, 1]; };", [], ["parallel.ranks", "out of range"]),
     ("compression 12", "output = { compression = 12; };", [], ["output.compression", "out of range"]),
     ("dt unstable", "time = { dt = 1.0; };", [], ["time.dt", "dt_max", "allow_unstable"]),
