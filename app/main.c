@@ -133,10 +133,10 @@ static void print_scheme(const heat_implicit *im)
 /* The ranks' layout, when there are several. */
 static void print_layout(const heat_decomp *d, int gpu)
 {
-    const char *transport = !gpu ? "MPI from host memory"
-                            : par_device_transport() ? par_device_transport()
-                                                     : "MPI through page-locked host memory (NCCL needs a GPU per "
-                                                       "rank and an NCCL build)";
+    const char *device = gpu ? par_device_transport() : NULL;
+    const char *transport = !gpu     ? "MPI from host memory"
+                            : device ? device
+                                     : "MPI through page-locked host memory (NCCL needs a GPU per rank and an NCCL build)";
     printf("%s: %d x %d x %d blocks, about %d x %d x %d points each; halos: %s\n", par_description(), d->dims[0],
            d->dims[1], d->dims[2], d->local_n[0], d->local_n[1], d->local_n[2], transport);
 }
@@ -187,7 +187,7 @@ static png_slice quick_look_slice(const heat_config *c, const heat_field_stats *
  * time than the same write done serially). */
 static void plan_cores(heat_run *r)
 {
-    if (!r->writer && !par_is_root()) return;
+    if (!par_is_root()) return; /* only the root writes */
     r->cores = omp_get_max_threads();
     int cpu = r->solver->ops == &heat_backend_cpu;
     r->writer_cores = cpu ? (r->cores + 1) / 2 : r->cores - 1;
