@@ -16,6 +16,7 @@
 #include "app/bench.h"
 #include "app/cli.h"
 #include "app/progress.h"
+#include "app/ranks.h"
 #include "app/report.h"
 #include "app/restart.h"
 #include "app/signals.h"
@@ -130,16 +131,6 @@ static void print_scheme(const heat_implicit *im)
            im->max_iterations);
 }
 
-/* The ranks' layout, when there are several. */
-static void print_layout(const heat_decomp *d, int gpu)
-{
-    const char *device = gpu ? par_device_transport() : NULL;
-    const char *transport = !gpu     ? "MPI from host memory"
-                            : device ? device
-                                     : "MPI through page-locked host memory (NCCL needs a GPU per rank and an NCCL build)";
-    printf("%s: %d x %d x %d blocks, about %d x %d x %d points each; halos: %s\n", par_description(), d->dims[0],
-           d->dims[1], d->dims[2], d->local_n[0], d->local_n[1], d->local_n[2], transport);
-}
 
 static int create_solver(heat_run *r, int verbose)
 {
@@ -155,7 +146,7 @@ static int create_solver(heat_run *r, int verbose)
            r->solver->ops->name, r->solver->ops->device_name(r->solver->state),
            r->solver->ops->kernel_description(r->solver->state), whole.grid.n[0], whole.grid.n[1],
            whole.grid.n[2], problem.dt, heat_dt_max(&problem.grid, problem.alpha), r->config.steps);
-    if (heat_domain_is_split(&r->domain)) print_layout(&r->domain.decomp, r->solver->ops != &heat_backend_cpu);
+    if (heat_domain_is_split(&r->domain)) ranks_print_layout(&r->domain.decomp, r->solver->ops != &heat_backend_cpu);
     if (problem.implicit.scheme != HEAT_EULER) print_scheme(&problem.implicit);
     return HEAT_OK;
 }
@@ -277,24 +268,6 @@ static long next_multiple(long every, long step, long final)
  * time with the check after every batch, +7% without). */
 enum { CHECK_INTERVAL_MS = 100 };
 
-/* After each batch the ranks agree on what happens next: stop (a signal
- * reached any of them: mpirun and Slurm may deliver it to some ranks first),
- * a SIGUSR1 checkpoint, a field check, and the slowest rank's pace for the
- * next batch, so that every rank takes the same steps. */
-typedef struct batch_decision {
-    long stop_signal, checkpoint_asked, check_due;
-    double steps_per_second;
-} batch_decision;
-
-static int agree_on_batch(batch_decision *d)
-{
-    long values[4] = {d->stop_signal, d->checkpoint_asked, d->check_due, -(long)d->steps_per_second};
-    HEAT_CALL(par_max_longs(values, 4));
-    d->stop_signal = values[0], d->checkpoint_asked = values[1], d->check_due = values[2];
-    if (par_size() > 1) d->steps_per_second = (double)-values[3];
-    return HEAT_OK;
-}
-
 static int time_loop(heat_run *r, heat_field_stats *final)
 {
     heat_solver *s = r->solver;
@@ -313,7 +286,7 @@ static int time_loop(heat_run *r, heat_field_stats *final)
         r->stepping_seconds += t1 - t0;
         batch_decision d = {signals_stop_requested(), signals_take_checkpoint_request(),
                             t1 - last_check >= CHECK_INTERVAL_MS * 1e-3, (double)batch / fmax(t1 - t0, 1e-6)};
-        HEAT_CALL(agree_on_batch(&d));
+        HEAT_CALL(ranks_agree_on_batch(&d));
         steps_per_second = d.steps_per_second;
         r->stop_signal = (int)d.stop_signal;
         int stopping = d.stop_signal != 0, asked = d.checkpoint_asked != 0;
@@ -335,20 +308,6 @@ static int time_loop(heat_run *r, heat_field_stats *final)
     return HEAT_OK;
 }
 
-/* The summary's line on the ranks: layout, halo share, balance. */
-static int describe_ranks(heat_run *r, run_totals *t)
-{
-    const heat_decomp *d = &r->domain.decomp;
-    t->points = (double)heat_grid_points(&r->config.grid);
-    t->ranks = d->ranks;
-    memcpy(t->dims, d->dims, sizeof t->dims);
-    heat_balance balance;
-    HEAT_CALL(heat_domain_balance(&r->domain, r->stepping_seconds, &balance));
-    int device_transport = r->solver->problem.halo.exchange_device != NULL;
-    t->halo_fraction = device_transport ? -1.0 : balance.halo_fraction;
-    t->imbalance = balance.imbalance;
-    return HEAT_OK;
-}
 
 /* A run ends well only with its final state on disk. */
 static int check_final_state(const heat_run *r, const ckpt_writer_stats *w)
@@ -417,7 +376,8 @@ static int run(const heat_cli *cli, heat_run *r)
     totals.wall_seconds = progress_now() - start;
     totals.writer_cores = r->writer_cores;
     totals.snapshot_seconds = r->snapshot_seconds;
-    HEAT_CALL(describe_ranks(r, &totals));
+    HEAT_CALL(ranks_describe(&r->domain, r->solver, r->stepping_seconds, &totals));
+    totals.points = (double)heat_grid_points(&r->config.grid);
     if (r->writer) {
         ckpt_writer_stats writes = ckpt_writer_get_stats(r->writer);
         if (!r->quiet) report_summary(r->solver, &writes, &totals);

@@ -1,0 +1,25 @@
+#pragma once
+/*
+ * The run's dealings with its ranks that the time loop needs: the layout
+ * line, the agreement after each batch, and the summary's line on the ranks.
+ * With one process each is trivial (parallel.h's one-process build).
+ */
+#include "app/report.h"
+#include "parallel/domain.h"
+
+/* After each batch the ranks agree on what happens next: stop (a signal
+ * reached any of them: mpirun and Slurm may deliver it to some ranks first),
+ * a SIGUSR1 checkpoint, a field check, and the slowest rank's pace for the
+ * next batch, so that every rank takes the same steps. */
+typedef struct batch_decision {
+    long stop_signal, checkpoint_asked, check_due;
+    double steps_per_second;
+} batch_decision;
+
+int ranks_agree_on_batch(batch_decision *d);
+
+/* "MPI (...), 4 ranks: 1 x 2 x 2 blocks, about ...; halos: ..." */
+void ranks_print_layout(const heat_decomp *d, int gpu);
+
+/* Fills the ranks, layout, halo share and imbalance of the summary (collective). */
+int ranks_describe(heat_domain *domain, const heat_solver *solver, double stepping_seconds, run_totals *t);
