@@ -87,6 +87,7 @@ static void unpin_snapshot(heat_run *r)
 {
     if (!r->snapshot_pinned) return;
     if (r->writer) ckpt_writer_wait(r->writer); /* its status was reported by the run, or the run failed anyway */
+    heat_solver_wait_field(r->solver);          /* a copy into it that no writer waited for */
     size_t bytes;
     void *host = copied_from_gpu(r, &bytes);
     heat_solver_pin_host(r->solver, host, bytes, 0);
@@ -158,6 +159,17 @@ static int set_initial_field(heat_run *r, void *whole)
     return heat_domain_set_field(&r->domain, r->solver, whole, 0);
 }
 
+/* One process: the field leaves the GPU while it steps on, and the writer
+ * waits for it (snapshot_arrived). Several: each block, gathered on the root. */
+static int take_snapshot(heat_run *r)
+{
+    void *whole = r->writer ? ckpt_writer_buffer(r->writer) : NULL;
+    if (heat_domain_is_split(&r->domain)) return heat_domain_get_field(&r->domain, r->solver, whole);
+    return heat_solver_get_field_async(r->solver, whole);
+}
+
+static int snapshot_arrived(void *solver) { return heat_solver_wait_field(solver); }
+
 static png_slice quick_look_slice(const heat_config *c, const heat_field_stats *initial)
 {
     png_slice s = {c->output.png_axis, c->output.png_index, initial->min, initial->max};
@@ -209,7 +221,9 @@ static int create_writer(heat_run *r, heat_series *series)
     meta.implicit = c->implicit;
     memcpy(meta.bc, c->bc, sizeof meta.bc);
     meta.config_text = c->text;
-    return ckpt_writer_create(&o, &meta, series, &r->writer);
+    HEAT_CALL(ckpt_writer_create(&o, &meta, series, &r->writer));
+    ckpt_writer_set_arrival(r->writer, snapshot_arrived, r->solver);
+    return HEAT_OK;
 }
 
 /* Waits for the previous write, snapshots the field and hands it over as a
@@ -223,7 +237,7 @@ static int write_output(heat_run *r, int frame)
     }
     HEAT_CALL(agree(r, status));
     double start = progress_now();
-    HEAT_CALL(heat_domain_get_field(&r->domain, r->solver, r->writer ? ckpt_writer_buffer(r->writer) : NULL));
+    HEAT_CALL(take_snapshot(r));
     r->snapshot_seconds += progress_now() - start;
     if (!r->writer) return HEAT_OK;
     return ckpt_writer_submit(r->writer, r->solver->step, r->solver->time, frame);

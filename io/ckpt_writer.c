@@ -27,6 +27,8 @@ struct ckpt_writer {
     long last_step;
     ckpt_writer_stats stats;
     double job_seconds;   /* the last job's time, set by the writer thread */
+    int (*arrived)(void *context); /* waits until the snapshot is in the buffer; NULL: it is */
+    void *arrival_context;
 };
 
 int ckpt_writer_create(const ckpt_writer_options *o, const ckpt_meta *meta, heat_series *series, ckpt_writer **out)
@@ -54,6 +56,12 @@ int ckpt_writer_create(const ckpt_writer_options *o, const ckpt_meta *meta, heat
 
 void *ckpt_writer_buffer(ckpt_writer *w) { return w->buffer; }
 long ckpt_writer_last_step(const ckpt_writer *w) { return w->last_step; }
+
+void ckpt_writer_set_arrival(ckpt_writer *w, int (*arrived)(void *context), void *context)
+{
+    w->arrived = arrived;
+    w->arrival_context = context;
+}
 
 static void warn_if_disk_short(const ckpt_writer *w)
 {
@@ -141,7 +149,8 @@ static void *writer_main(void *arg)
     ckpt_writer *w = arg;
     omp_set_num_threads(w->options.threads); /* this thread's parallel regions only */
     double start = omp_get_wtime();
-    w->status = write_job(w);
+    w->status = w->arrived ? w->arrived(w->arrival_context) : HEAT_OK;
+    if (w->status == HEAT_OK) w->status = write_job(w);
     w->job_seconds = omp_get_wtime() - start;
     if (w->status != HEAT_OK)
         fprintf(stderr, "heatsolve: the checkpoint of step %ld was not written; earlier checkpoints and the "

@@ -45,6 +45,11 @@ int ckpt_writer_create(const ckpt_writer_options *options, const ckpt_meta *meta
 /* Where the next snapshot goes; valid after ckpt_writer_wait. */
 void *ckpt_writer_buffer(ckpt_writer *writer);
 
+/* A snapshot may still be arriving when it is submitted (a GPU copies it
+ * while it steps on): the writer thread calls arrived(context) before it
+ * reads the buffer. */
+void ckpt_writer_set_arrival(ckpt_writer *writer, int (*arrived)(void *context), void *context);
+
 /* Starts writing the buffer as the checkpoint of step, or as a frame: a file
  * for viewing only (float32 unless frame_full), marked not restartable. */
 int ckpt_writer_submit(ckpt_writer *writer, long step, double time, int frame);

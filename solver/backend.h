@@ -101,6 +101,12 @@ typedef struct heat_backend_ops {
 
     /* Implicit schemes; the vectors exist when create() saw an implicit scheme. */
     const heat_cg_ops *cg;
+
+    /* Optional (NULL: download() is used). Starts copying the current field
+     * into host while advance() goes on; host must not be read, and the
+     * next snapshot not started, before download_wait() returns. */
+    int (*download_async)(void *state, void *host);
+    int (*download_wait)(void *state);
 } heat_backend_ops;
 
 extern const heat_backend_ops heat_backend_cpu;

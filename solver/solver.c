@@ -110,6 +110,13 @@ void heat_solver_set_clock(heat_solver *s, long step, double time)
 
 int heat_solver_get_field(heat_solver *s, void *host) { return s->ops->download(s->state, host); }
 
+int heat_solver_get_field_async(heat_solver *s, void *host)
+{
+    return s->ops->download_async ? s->ops->download_async(s->state, host) : s->ops->download(s->state, host);
+}
+
+int heat_solver_wait_field(heat_solver *s) { return s->ops->download_wait ? s->ops->download_wait(s->state) : HEAT_OK; }
+
 int heat_solver_pin_host(heat_solver *s, void *host, size_t bytes, int pin)
 {
     return s->ops->pin_host ? s->ops->pin_host(s->state, host, bytes, pin) : 0;

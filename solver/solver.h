@@ -33,6 +33,11 @@ int heat_solver_set_field(heat_solver *solver, const void *host, long step);
  * from step * dt when the run continues with another dt). */
 void heat_solver_set_clock(heat_solver *solver, long step, double time);
 int heat_solver_get_field(heat_solver *solver, void *host);
+/* The same, where the backend can, without stopping the stepping: the copy
+ * runs beside later heat_solver_advance calls; host is valid once
+ * heat_solver_wait_field returns (which any thread may call). */
+int heat_solver_get_field_async(heat_solver *solver, void *host);
+int heat_solver_wait_field(heat_solver *solver);
 /* Page-locks (pin = 1) or releases a host buffer that heat_solver_get_field
  * fills repeatedly, where the backend gains from it. Returns 1 when pinned. */
 int heat_solver_pin_host(heat_solver *solver, void *host, size_t bytes, int pin);

@@ -112,6 +112,12 @@ struct hip_state {
     face_buffers d_send, d_recv;
     void *h_send[FACE_COUNT], *h_recv[FACE_COUNT];
     size_t face_bytes[FACE_COUNT];
+    /* checkpoint snapshots: a device copy of the field leaves on a stream of its own */
+    char *snapshot;             /* NULL until the first snapshot, or when memory was short */
+    int snapshot_unavailable;   /* the copy could not be allocated: synchronous downloads */
+    int snapshot_pending;       /* a copy to the host is in flight */
+    hipStream_t copy_stream;
+    hipEvent_t snapshot_taken, snapshot_done;
 };
 
 /* ---- launching ---------------------------------------------------------------------------------- */
@@ -355,6 +361,11 @@ static void hip_destroy(void **state)
         if (s->h_recv[f]) (void)hipHostFree(s->h_recv[f]);
     }
     free_cg(s);
+    if (s->snapshot_pending) (void)hipEventSynchronize(s->snapshot_done);
+    (void)hipFree(s->snapshot);
+    if (s->copy_stream) (void)hipStreamDestroy(s->copy_stream);
+    if (s->snapshot_taken) (void)hipEventDestroy(s->snapshot_taken);
+    if (s->snapshot_done) (void)hipEventDestroy(s->snapshot_done);
     if (s->start) (void)hipEventDestroy(s->start);
     if (s->stop) (void)hipEventDestroy(s->stop);
     delete s;
@@ -464,6 +475,59 @@ static int hip_upload(void *state, const void *host)
 }
 static int hip_download(void *state, void *host) { return copy_planes((hip_state *)state, host, 0); }
 
+/* The device copy of the field that a snapshot leaves from, allocated at the
+ * first snapshot; without room for it snapshots stay synchronous. */
+static int snapshot_ready(hip_state *s)
+{
+    if (s->snapshot || s->snapshot_unavailable) return HEAT_OK;
+    if (hipMalloc((void **)&s->snapshot, (size_t)s->layout.total * s->elem) != hipSuccess) {
+        (void)hipGetLastError();
+        s->snapshot = NULL, s->snapshot_unavailable = 1;
+        heat_warn("no GPU memory for a copy of the field: checkpoints stop the stepping while they leave the GPU");
+        return HEAT_OK;
+    }
+    HIP_CALL(hipStreamCreateWithFlags(&s->copy_stream, hipStreamNonBlocking));
+    HIP_CALL(hipEventCreateWithFlags(&s->snapshot_taken, hipEventDisableTiming));
+    HIP_CALL(hipEventCreateWithFlags(&s->snapshot_done, hipEventDisableTiming));
+    return HEAT_OK;
+}
+
+/* A copy of the field on the device (stream-ordered before any later step
+ * can change it; about 2 ms for 1 GB), then to the host on the copy stream
+ * (20 ms for 1 GB into page-locked memory) while the next steps run. */
+static int hip_download_async(void *state, void *host)
+{
+    hip_state *s = static_cast<hip_state *>(state);
+    HEAT_CHECK(!s->snapshot_pending, "a snapshot was started before the previous one was waited for");
+    HEAT_CALL(snapshot_ready(s));
+    if (!s->snapshot) return copy_planes(s, host, 0);
+    size_t bytes = (size_t)s->layout.total * s->elem;
+    HIP_CALL(hipMemcpyAsync(s->snapshot, s->field[s->current], bytes, hipMemcpyDeviceToDevice, 0));
+    HIP_CALL(hipEventRecord(s->snapshot_taken, 0));
+    HIP_CALL(hipStreamWaitEvent(s->copy_stream, s->snapshot_taken, 0));
+    const int *n = s->problem.grid.n;
+    size_t row = (size_t)n[0] * s->elem, pitch = (size_t)s->layout.stride_y * s->elem;
+    size_t first = (size_t)(s->layout.origin + 1 + s->layout.stride_y + s->layout.stride_z) * s->elem;
+    for (int k = 0; k < n[2]; ++k) {
+        const char *d = s->snapshot + first + (size_t)k * s->layout.stride_z * s->elem;
+        char *h = (char *)host + (size_t)k * n[1] * row;
+        HIP_CALL(hipMemcpy2DAsync(h, row, d, pitch, row, (size_t)n[1], hipMemcpyDeviceToHost, s->copy_stream));
+    }
+    HIP_CALL(hipEventRecord(s->snapshot_done, s->copy_stream));
+    s->snapshot_pending = 1;
+    return HEAT_OK;
+}
+
+/* Called by the checkpoint writer's thread. */
+static int hip_download_wait(void *state)
+{
+    hip_state *s = static_cast<hip_state *>(state);
+    if (!s->snapshot_pending) return HEAT_OK;
+    s->snapshot_pending = 0;
+    HIP_CALL(hipEventSynchronize(s->snapshot_done));
+    return HEAT_OK;
+}
+
 /* Pageable host memory makes the driver stage every copy through a small
  * pinned buffer (measured on the H100: 3.4 GB/s for a 210 MB snapshot). */
 static int hip_pin_host(void *, void *host, size_t bytes, int pin)
@@ -518,7 +582,7 @@ static int hip_run_variant(void *state, const heat_variant *v, long steps)
         s->current = 1 - s->current;
         s->halo_valid = e->fused ? HALO_YZ : HALO_NONE; /* fused kernels write the next y/z ghosts */
     }
-    HIP_CALL(hipDeviceSynchronize());
+    HIP_CALL(hipStreamSynchronize(0));
     return HEAT_OK;
 }
 
@@ -533,7 +597,7 @@ static int hip_advance(void *state, long steps)
         s->current = 1 - s->current;
         s->halo_valid = s->kernel->fused ? HALO_YZ : HALO_NONE; /* fused kernels write the new y/z ghosts */
     }
-    HIP_CALL(hipDeviceSynchronize());
+    HIP_CALL(hipStreamSynchronize(0)); /* the steps, not a snapshot on its way to the host */
     return HEAT_OK;
 }
 
@@ -636,7 +700,7 @@ static const heat_cg_ops hip_cg = {hip_cg_begin, hip_cg_precondition, hip_cg_dir
 static const heat_backend_ops hip_ops = {
     "hip", hip_create, hip_destroy, hip_upload, hip_download, hip_advance, hip_stats, hip_device_name,
     hip_kernel_description, hip_run_variant, hip_variants, hip_time_variant, hip_time_copy, hip_time_step,
-    hip_pin_host, &hip_cg,
+    hip_pin_host, &hip_cg, hip_download_async, hip_download_wait,
 };
 
 extern "C" const heat_backend_ops *const heat_backend_hip = &hip_ops;

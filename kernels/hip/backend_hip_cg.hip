@@ -140,7 +140,7 @@ template <typename T> static int cg_finish_typed(hip_state *s)
     HIP_CHECK_LAUNCH("cg_finish");
     s->current = 1 - s->current;
     s->halo_valid = HALO_YZ;
-    HIP_CALL(hipDeviceSynchronize());
+    HIP_CALL(hipStreamSynchronize(0));
     return HEAT_OK;
 }
 

@@ -12,6 +12,7 @@
 typedef cudaError_t hipError_t;
 typedef cudaDeviceProp hipDeviceProp_t;
 typedef cudaEvent_t hipEvent_t;
+typedef cudaStream_t hipStream_t;
 #define hipSuccess cudaSuccess
 #define hipMemcpyHostToDevice cudaMemcpyHostToDevice
 #define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
@@ -34,6 +35,15 @@ typedef cudaEvent_t hipEvent_t;
 #define hipHostUnregister cudaHostUnregister
 #define hipHostRegisterDefault cudaHostRegisterDefault
 #define hipDeviceSynchronize cudaDeviceSynchronize
+#define hipStreamCreateWithFlags cudaStreamCreateWithFlags
+#define hipStreamNonBlocking cudaStreamNonBlocking
+#define hipStreamDestroy cudaStreamDestroy
+#define hipStreamSynchronize cudaStreamSynchronize
+#define hipStreamWaitEvent cudaStreamWaitEvent
+#define hipMemcpyAsync cudaMemcpyAsync
+#define hipMemcpy2DAsync cudaMemcpy2DAsync
+#define hipEventCreateWithFlags cudaEventCreateWithFlags
+#define hipEventDisableTiming cudaEventDisableTiming
 #define hipEventCreate cudaEventCreate
 #define hipEventDestroy cudaEventDestroy
 #define hipEventRecord cudaEventRecord
