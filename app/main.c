@@ -35,7 +35,8 @@ typedef struct heat_run {
     heat_domain domain;   /* this rank's block of the grid */
     output_dir *output;   /* the output folder, locked for this run (root) */
     heat_solver *solver;
-    ckpt_writer *writer;  /* the root's; NULL on the other ranks */
+    ckpt_writer *writer;  /* the root's, or with parts every rank's; NULL otherwise */
+    ckpt_parts *parts;    /* each rank compresses its own slab (io/ckpt_parts.h); NULL: the root gathers */
     heat_field_stats initial;
     int quiet;
     int cores;            /* OpenMP threads available to the run */
@@ -55,6 +56,9 @@ static int agree(heat_run *r, int status)
     return status;
 }
 
+/* Does this rank write checkpoints (or its part of them)? */
+static int writes(const heat_run *r) { return par_is_root() || r->parts; }
+
 static size_t snapshot_bytes(const heat_run *r)
 {
     return (size_t)heat_grid_points(&r->config.grid) * heat_precision_size((heat_precision)r->config.precision);
@@ -65,12 +69,13 @@ static size_t snapshot_bytes(const heat_run *r)
  * to rank 0's snapshot). */
 static void *copied_from_gpu(const heat_run *r, size_t *bytes)
 {
-    if (heat_domain_is_split(&r->domain)) {
+    if (heat_domain_is_split(&r->domain) && !r->parts) {
         const int *n = r->domain.decomp.local_n;
         *bytes = (size_t)n[0] * n[1] * n[2] * r->domain.elem;
         return r->domain.block;
     }
-    *bytes = snapshot_bytes(r);
+    const int *n = r->domain.decomp.local_n;
+    *bytes = (size_t)n[0] * n[1] * n[2] * r->domain.elem; /* the whole field, or with parts this rank's slab */
     return r->writer ? ckpt_writer_buffer(r->writer) : NULL;
 }
 
@@ -98,6 +103,7 @@ static void run_destroy(heat_run *r)
 {
     unpin_snapshot(r);
     ckpt_writer_destroy(&r->writer);
+    ckpt_parts_destroy(&r->parts);
     heat_solver_destroy(&r->solver);
     heat_domain_free(&r->domain);
     output_dir_release(&r->output);
@@ -141,13 +147,15 @@ static int create_solver(heat_run *r, int verbose)
     heat_domain_localize(&r->domain, &whole, &problem);
     problem.quiet = r->quiet;
     HEAT_CALL(agree(r, heat_solver_create(&problem, (heat_backend_request)r->config.backend, &r->solver)));
+    HEAT_CALL(agree(r, ranks_checkpoint_parts(&r->domain.decomp, problem.precision, &r->parts)));
     if (verbose && problem.implicit.scheme != HEAT_EULER) r->solver->cg_log = stdout;
     if (r->quiet) return HEAT_OK;
     printf("backend %s on %s; kernel %s\ngrid %d x %d x %d, dt = %.6g (dt_max = %.6g), steps to %ld\n",
            r->solver->ops->name, r->solver->ops->device_name(r->solver->state),
            r->solver->ops->kernel_description(r->solver->state), whole.grid.n[0], whole.grid.n[1],
            whole.grid.n[2], problem.dt, heat_dt_max(&problem.grid, problem.alpha), r->config.steps);
-    if (heat_domain_is_split(&r->domain)) ranks_print_layout(&r->domain.decomp, r->solver->ops != &heat_backend_cpu);
+    if (heat_domain_is_split(&r->domain))
+        ranks_print_layout(&r->domain.decomp, r->solver->ops != &heat_backend_cpu, r->parts);
     if (problem.implicit.scheme != HEAT_EULER) print_scheme(&problem.implicit);
     return HEAT_OK;
 }
@@ -159,13 +167,14 @@ static int set_initial_field(heat_run *r, void *whole)
     return heat_domain_set_field(&r->domain, r->solver, whole, 0);
 }
 
-/* One process: the field leaves the GPU while it steps on, and the writer
- * waits for it (snapshot_arrived). Several: each block, gathered on the root. */
+/* The field (one process) or each rank's slab (parts) leaves the GPU while
+ * it steps on, and the writer waits for it (snapshot_arrived). Otherwise
+ * each block is gathered on the root. */
 static int take_snapshot(heat_run *r)
 {
-    void *whole = r->writer ? ckpt_writer_buffer(r->writer) : NULL;
-    if (heat_domain_is_split(&r->domain)) return heat_domain_get_field(&r->domain, r->solver, whole);
-    return heat_solver_get_field_async(r->solver, whole);
+    void *buffer = r->writer ? ckpt_writer_buffer(r->writer) : NULL;
+    if (heat_domain_is_split(&r->domain) && !r->parts) return heat_domain_get_field(&r->domain, r->solver, buffer);
+    return heat_solver_get_field_async(r->solver, buffer);
 }
 
 static int snapshot_arrived(void *solver) { return heat_solver_wait_field(solver); }
@@ -190,7 +199,7 @@ static png_slice quick_look_slice(const heat_config *c, const heat_field_stats *
  * time than the same write done serially). */
 static void plan_cores(heat_run *r)
 {
-    if (!par_is_root()) return; /* only the root writes */
+    if (!writes(r)) return;
     r->cores = omp_get_max_threads();
     int cpu = r->solver->ops == &heat_backend_cpu;
     r->writer_cores = cpu ? (r->cores + 1) / 2 : r->cores - 1;
@@ -212,7 +221,8 @@ static int create_writer(heat_run *r, heat_series *series)
     const heat_config *c = &r->config;
     ckpt_writer_options o = {c->output.dir, c->output.name, c->output.compression,
                              c->output.strategy == 0 ? CKPT_PARALLEL_RLE : CKPT_PARALLEL_ZLIB, c->output.keep,
-                             c->output.png, quick_look_slice(c, &r->initial), r->writer_cores, c->output.frame_full};
+                             c->output.png, quick_look_slice(c, &r->initial), r->writer_cores, c->output.frame_full,
+                             r->parts};
     ckpt_meta meta = {0};
     meta.dt = r->solver->problem.dt;
     meta.precision = r->solver->problem.precision;
@@ -378,7 +388,7 @@ static int run(const heat_cli *cli, heat_run *r)
     HEAT_CALL(heat_domain_stats(&r->domain, r->solver, &totals.initial));
     r->initial = totals.initial;
     plan_cores(r);
-    if (par_is_root()) HEAT_CALL(create_writer(r, &series));
+    if (writes(r)) HEAT_CALL(create_writer(r, &series));
     pin_snapshot(r);
     if (!cli->restart) HEAT_CALL(write_output(r, 0)); /* the initial state opens the series */
     double start = progress_now();

@@ -15,8 +15,36 @@ int ranks_agree_on_batch(batch_decision *d)
     return HEAT_OK;
 }
 
+/* Why the root gathers the field, or NULL where the ranks write in parts. */
+static const char *parts_refused(const heat_decomp *d)
+{
+    if (d->ranks < 2) return "one process";
+    if (!par_parts_available()) return "MPI gives no MPI_THREAD_MULTIPLE";
+    if (d->dims[0] != 1 || d->dims[1] != 1) return "the blocks are not z slabs";
+    return NULL;
+}
+
+int ranks_checkpoint_parts(const heat_decomp *d, heat_precision precision, ckpt_parts **parts)
+{
+    *parts = NULL;
+    if (parts_refused(d)) return HEAT_OK;
+    int z_offset[d->ranks], z_count[d->ranks];
+    for (int r = 0; r < d->ranks; ++r) {
+        int offset[3], size[3];
+        heat_decomp_block_of(d, r, offset, size);
+        z_offset[r] = offset[2], z_count[r] = size[2];
+    }
+    HEAT_CALL(ckpt_parts_create(d->ranks, d->rank, z_offset, z_count, parts));
+    int dims[3] = {d->global_n[2], d->global_n[1], d->global_n[0]};
+    /* frames of a double run are float32: their chunks must fit too */
+    if (ckpt_parts_fit(*parts, dims, heat_precision_size(precision)) && ckpt_parts_fit(*parts, dims, sizeof(float)))
+        return HEAT_OK;
+    ckpt_parts_destroy(parts);
+    return HEAT_OK;
+}
+
 /* The ranks' layout, when there are several. */
-void ranks_print_layout(const heat_decomp *d, int gpu)
+void ranks_print_layout(const heat_decomp *d, int gpu, const ckpt_parts *parts)
 {
     const char *device = gpu ? par_device_transport() : NULL;
     const char *transport = !gpu     ? "MPI from host memory"
@@ -24,6 +52,9 @@ void ranks_print_layout(const heat_decomp *d, int gpu)
                                      : "MPI through page-locked host memory (NCCL needs a GPU per rank and an NCCL build)";
     printf("%s: %d x %d x %d blocks, about %d x %d x %d points each; halos: %s\n", par_description(), d->dims[0],
            d->dims[1], d->dims[2], d->local_n[0], d->local_n[1], d->local_n[2], transport);
+    if (parts) printf("checkpoints: every rank compresses its own slab, rank 0 writes the file\n");
+    else printf("checkpoints: rank 0 gathers the field and compresses it alone (%s)\n",
+                parts_refused(d) ? parts_refused(d) : "slab edges fall inside checkpoint chunks");
 }
 
 /* The summary's line on the ranks: layout, halo share, balance. */

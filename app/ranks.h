@@ -5,6 +5,7 @@
  * With one process each is trivial (parallel.h's one-process build).
  */
 #include "app/report.h"
+#include "io/ckpt_parts.h"
 #include "parallel/domain.h"
 
 /* After each batch the ranks agree on what happens next: stop (a signal
@@ -18,8 +19,14 @@ typedef struct batch_decision {
 
 int ranks_agree_on_batch(batch_decision *d);
 
-/* "MPI (...), 4 ranks: 1 x 2 x 2 blocks, about ...; halos: ..." */
-void ranks_print_layout(const heat_decomp *d, int gpu);
+/* "MPI (...), 4 ranks: 1 x 2 x 2 blocks, about ...; halos: ...; checkpoints: ..." */
+void ranks_print_layout(const heat_decomp *d, int gpu, const ckpt_parts *parts);
+
+/* How checkpoints leave the ranks: in parts (every rank compresses its own
+ * z slab, io/ckpt_parts.h) where the layout is z slabs whose edges fall on
+ * chunk edges and MPI lets the writers' threads talk; *parts NULL otherwise
+ * (the root gathers the field). The same answer on every rank. */
+int ranks_checkpoint_parts(const heat_decomp *d, heat_precision precision, ckpt_parts **parts);
 
 /* Fills the ranks, layout, halo share and imbalance of the summary (collective). */
 int ranks_describe(heat_domain *domain, const heat_solver *solver, double stepping_seconds, run_totals *t);

@@ -16,6 +16,7 @@
 #include "compress.h"
 #include "../solver/implicit.h"
 #include "chunk_stream.h"
+#include "ckpt_parts.h"
 #include "fsutil.h"
 
 #ifndef HEATSOLVE_VERSION
@@ -191,8 +192,10 @@ static int write_restart_group(h5_scope *s, hid_t file, const ckpt_meta *m, cons
     hsize_t n = (hsize_t)chunk_plan_total(plan);
     hid_t space = keep(s, H5Screate_simple(1, &n, NULL), H5Sclose);
     H5TRY(s, space);
-    hid_t d = keep(s, H5Dcreate2(g, "chunk_crc32", H5T_STD_U32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                   H5Dclose);
+    hid_t dcpl = keep(s, H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    H5TRY(s, dcpl);
+    H5TRY(s, H5Pset_obj_track_times(dcpl, 0)); /* no clock in the file: the same run gives the same bytes */
+    hid_t d = keep(s, H5Dcreate2(g, "chunk_crc32", H5T_STD_U32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
     H5TRY(s, d);
     H5TRY(s, H5Dwrite(d, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, crcs));
     return HEAT_OK;
@@ -210,6 +213,7 @@ static int create_field_dataset(h5_scope *s, hid_t file, const ckpt_meta *m, con
     H5TRY(s, space);
     hid_t dcpl = keep(s, H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
     H5TRY(s, dcpl);
+    H5TRY(s, H5Pset_obj_track_times(dcpl, 0)); /* the same field gives the same file, whoever wrote it when */
     H5TRY(s, H5Pset_chunk(dcpl, 3, chunk));
     if (level > 0 && shuffle) H5TRY(s, H5Pset_shuffle(dcpl));
     if (level > 0) H5TRY(s, H5Pset_deflate(dcpl, (unsigned)level));
@@ -219,15 +223,44 @@ static int create_field_dataset(h5_scope *s, hid_t file, const ckpt_meta *m, con
     return HEAT_OK;
 }
 
-static int write_field(h5_scope *s, hid_t file, int fd, const ckpt_meta *m, const void *field, int level,
+/* What a checkpoint's field comes from: the whole field, or the root's
+ * slab with the other ranks' chunks arriving (parts, shuffle agreed). */
+typedef struct field_source {
+    const void *field;
+    ckpt_parts *parts;
+    int shuffle;
+} field_source;
+
+/* The root's slab first (it starts at plane 0, so its chunks are the
+ * whole field's first), then the other ranks' as they arrive. */
+static int write_parts(h5_scope *s, hid_t dset, int fd, const chunk_plan *whole, const field_source *src,
+                       chunk_codec codec, uint32_t *crcs, ckpt_write_stats *stats)
+{
+    int first = 0;
+    chunk_plan mine = ckpt_parts_plan(src->parts, whole, 0, &first);
+    chunk_stream_result r;
+    HEAT_CALL(chunk_stream_write(s->path, dset, fd, &mine, src->field, codec, src->shuffle, crcs, &r));
+    size_t received = 0;
+    HEAT_CALL(ckpt_parts_receive(src->parts, s->path, dset, whole, codec, crcs, &received));
+    stats->stored_bytes = r.stored_bytes + received, stats->compress_seconds = r.compress_seconds;
+    stats->threads = r.threads;
+    return HEAT_OK;
+}
+
+static int write_field(h5_scope *s, hid_t file, int fd, const ckpt_meta *m, const field_source *src, int level,
                        ckpt_method method, uint32_t *crcs, ckpt_write_stats *stats)
 {
     int dims[3] = {m->grid.n[2], m->grid.n[1], m->grid.n[0]};
     chunk_plan plan = chunk_plan_make(dims, heat_precision_size(m->precision));
     chunk_codec codec = {level, method == CKPT_PARALLEL_RLE};
-    int shuffle = chunk_should_shuffle(&plan, field, codec);
+    const void *field = src->field;
+    int shuffle = src->parts ? src->shuffle : chunk_should_shuffle(&plan, field, codec);
     hid_t dset = -1;
     HEAT_CALL(create_field_dataset(s, file, m, &plan, level, shuffle, &dset));
+    if (src->parts) {
+        HEAT_CHECK(method != CKPT_HDF5_FILTER, "HDF5's own filter cannot write a field in parts");
+        return write_parts(s, dset, fd, &plan, src, codec, crcs, stats);
+    }
     if (method != CKPT_HDF5_FILTER) {
         chunk_stream_result r;
         HEAT_CALL(chunk_stream_write(s->path, dset, fd, &plan, field, codec, shuffle, crcs, &r));
@@ -265,7 +298,7 @@ static void discard_file(h5_scope *open_objects, hid_t file, int fd)
 /* The file goes straight to its temporary name through HDF5's POSIX driver,
  * chunk by chunk while later chunks compress (chunk_stream). Its descriptor
  * serves the writeback hints. */
-static int write_file(h5_scope *s, const char *tmp, const ckpt_meta *m, const void *field, int level,
+static int write_file(h5_scope *s, const char *tmp, const ckpt_meta *m, const field_source *field, int level,
                       ckpt_method method, ckpt_write_stats *stats)
 {
     hid_t fcpl = keep(s, H5Pcreate(H5P_FILE_CREATE), H5Pclose);
@@ -321,8 +354,8 @@ static int seal_file(const char *tmp, const char *path)
     return HEAT_OK;
 }
 
-int ckpt_write_measured(const char *path, const ckpt_meta *m, const void *field, int level, ckpt_method method,
-                        ckpt_write_stats *stats)
+static int write_checkpoint(const char *path, const ckpt_meta *m, const field_source *field, int level,
+                            ckpt_method method, ckpt_write_stats *stats)
 {
     quiet_hdf5();
     ckpt_write_stats local;
@@ -341,9 +374,23 @@ int ckpt_write_measured(const char *path, const ckpt_meta *m, const void *field,
     return status;
 }
 
+int ckpt_write_measured(const char *path, const ckpt_meta *m, const void *field, int level, ckpt_method method,
+                        ckpt_write_stats *stats)
+{
+    field_source whole = {field, NULL, 0};
+    return write_checkpoint(path, m, &whole, level, method, stats);
+}
+
 int ckpt_write(const char *path, const ckpt_meta *m, const void *field, int level, ckpt_method method)
 {
     return ckpt_write_measured(path, m, field, level, method, NULL);
+}
+
+int ckpt_write_parts(const char *path, const ckpt_meta *m, const void *slab, int level, ckpt_method method,
+                     ckpt_parts *parts, int shuffle, ckpt_write_stats *stats)
+{
+    field_source source = {slab, parts, shuffle};
+    return write_checkpoint(path, m, &source, level, method, stats);
 }
 
 /* ---- reading ---------------------------------------------------------------------------------- */
@@ -509,16 +556,19 @@ static int open_checkpoint(h5_scope *s, const char *path, hid_t *file)
     return HEAT_OK;
 }
 
-/* The dataset must be chunked as chunk_plan_make would chunk it, with no
- * filters or deflate, optionally after shuffle. */
-static int read_filters(h5_scope *s, hid_t dset, const chunk_plan *plan, int *compressed, int *shuffle)
+/* The dataset must be chunked in whole x rows (any chunk shape that
+ * heatsolve has written: earlier versions chose another number of
+ * planes), with no filters or deflate, optionally after shuffle. */
+static int read_filters(h5_scope *s, hid_t dset, chunk_plan *plan, int *compressed, int *shuffle)
 {
     hid_t dcpl = keep(s, H5Dget_create_plist(dset), H5Pclose);
     H5TRY(s, dcpl);
     hsize_t chunk[3];
-    if (H5Pget_layout(dcpl) != H5D_CHUNKED || H5Pget_chunk(dcpl, 3, chunk) != 3 ||
-        chunk[0] != (hsize_t)plan->chunk[0] || chunk[1] != (hsize_t)plan->chunk[1] || chunk[2] != (hsize_t)plan->chunk[2])
+    if (H5Pget_layout(dcpl) != H5D_CHUNKED || H5Pget_chunk(dcpl, 3, chunk) != 3 || chunk[0] < 1 ||
+        chunk[0] > (hsize_t)plan->dims[0] || chunk[1] < 1 || chunk[1] > (hsize_t)plan->dims[1] ||
+        chunk[2] != (hsize_t)plan->dims[2])
         return not_checkpoint(s->path, "field dataset chunked differently");
+    *plan = chunk_plan_with(plan->dims, (int[3]){(int)chunk[0], (int)chunk[1], (int)chunk[2]}, plan->elem);
     int nfilters = H5Pget_nfilters(dcpl);
     *compressed = *shuffle = 0;
     for (int f = 0; f < nfilters; ++f) {

@@ -98,25 +98,42 @@ static double compress_job(stream *s, int j, unsigned char *work)
     return omp_get_wtime() - start;
 }
 
-static int write_one(const char *path, stream *s, hid_t dset, int c)
+/* Where a finished chunk goes: the file (the root), or the root (the other
+ * ranks' writers, io/ckpt_parts.c). */
+typedef struct chunk_sink {
+    int (*put)(void *context, int chunk, const chunk_data *data);
+    void *context;
+} chunk_sink;
+
+typedef struct file_sink {
+    const char *path;
+    const chunk_plan *plan;
+    hid_t dset;
+    flusher *flush;
+    size_t stored;
+} file_sink;
+
+static int write_one(void *context, int c, const chunk_data *chunk)
 {
+    file_sink *f = context;
     unsigned long long off[3];
-    chunk_plan_offset(s->plan, c, off);
+    chunk_plan_offset(f->plan, c, off);
     hsize_t offset[3] = {off[0], off[1], off[2]};
-    const chunk_data *slot = &s->slots[c % s->window];
     errno = 0;
-    if (H5Dwrite_chunk(dset, H5P_DEFAULT, 0, offset, slot->size, slot->data) < 0) {
+    if (H5Dwrite_chunk(f->dset, H5P_DEFAULT, 0, offset, chunk->size, chunk->data) < 0) {
         int saved = errno;
-        return heat_error(HEAT_ERR_RUNTIME, "cannot write %s: %s", path,
+        return heat_error(HEAT_ERR_RUNTIME, "cannot write %s: %s", f->path,
                           saved ? strerror(saved) : "HDF5 call H5Dwrite_chunk failed");
     }
+    f->stored += chunk->size;
+    if (f->flush) atomic_store(&f->flush->written, f->stored);
     return HEAT_OK;
 }
 
-/* The calling thread: writes chunks in order, compressing one itself
- * whenever the next to write is not ready yet. */
-static int writer_loop(const char *path, stream *s, hid_t dset, flusher *flush, unsigned char *work,
-                       chunk_stream_result *result, double *busy)
+/* The calling thread: hands chunks over in order, compressing one itself
+ * whenever the next is not ready yet. */
+static int writer_loop(stream *s, const chunk_sink *sink, unsigned char *work, chunk_stream_result *result,
+                       double *busy)
 {
     for (int c = 0; c < s->total; ++c) {
         atomic_int *ready = &s->ready[c % s->window];
@@ -126,28 +143,25 @@ static int writer_loop(const char *path, stream *s, hid_t dset, flusher *flush, 
             else sched_yield();
         }
         if (atomic_load(ready) < 0)
-            return heat_error(HEAT_ERR_RUNTIME, "%s: compressing chunk %d failed (out of memory?)", path, c);
-        HEAT_CALL(write_one(path, s, dset, c));
+            return heat_error(HEAT_ERR_RUNTIME, "compressing chunk %d of the checkpoint failed (out of memory?)", c);
+        HEAT_CALL(sink->put(sink->context, c, &s->slots[c % s->window]));
         result->stored_bytes += s->slots[c % s->window].size;
         atomic_store(ready, 0);
         atomic_store(&s->written, c + 1);
-        atomic_store(&flush->written, result->stored_bytes);
     }
     return HEAT_OK;
 }
 
-static int run_stream(const char *path, stream *s, hid_t dset, int fd, chunk_stream_result *result)
+static int run_stream(stream *s, const chunk_sink *sink, chunk_stream_result *result)
 {
     int status = HEAT_OK;
     double busy = 0.0;
-    flusher flush = {.fd = fd};
-    flush.started = fd >= 0 && pthread_create(&flush.thread, NULL, flusher_main, &flush) == 0;
 #pragma omp parallel reduction(+ : busy)
     {
         unsigned char *work = malloc(2 * s->plan->raw_bytes);
         if (omp_get_thread_num() == 0) {
             result->threads = omp_get_num_threads();
-            status = writer_loop(path, s, dset, &flush, work, result, &busy);
+            status = writer_loop(s, sink, work, result, &busy);
             if (status != HEAT_OK) atomic_store(&s->abort, 1);
         } else {
             for (int j; (j = claim_job(s, 1)) >= 0;) busy += compress_job(s, j, work);
@@ -155,13 +169,12 @@ static int run_stream(const char *path, stream *s, hid_t dset, int fd, chunk_str
         free(work);
     }
     result->compress_seconds = busy;
-    atomic_store(&flush.done, 1);
-    if (flush.started) pthread_join(flush.thread, NULL);
     return status;
 }
 
-int chunk_stream_write(const char *path, hid_t dset, int fd, const chunk_plan *plan, const void *field,
-                       chunk_codec codec, int shuffle, uint32_t *crcs, chunk_stream_result *result)
+/* The window of compressed chunks, then the stream into sink. */
+static int stream_chunks(const chunk_plan *plan, const void *field, chunk_codec codec, int shuffle, uint32_t *crcs,
+                         const chunk_sink *sink, chunk_stream_result *result)
 {
     memset(result, 0, sizeof *result);
     stream s = {.plan = plan, .field = field, .codec = codec, .shuffle = shuffle, .crcs = crcs};
@@ -174,9 +187,30 @@ int chunk_stream_write(const char *path, hid_t dset, int fd, const chunk_plan *p
     for (int w = 0; status == HEAT_OK && w < s.window; ++w)
         if (!(s.slots[w].bytes = malloc(bound)))
             status = heat_error(HEAT_ERR_RUNTIME, "out of memory for the chunk window (%d x %zu bytes)", s.window, bound);
-    if (status == HEAT_OK) status = run_stream(path, &s, dset, fd, result);
+    if (status == HEAT_OK) status = run_stream(&s, sink, result);
     for (int w = 0; s.slots && w < s.window; ++w) free(s.slots[w].bytes);
     free(s.slots);
     free((void *)s.ready);
     return status;
+}
+
+int chunk_stream_write(const char *path, hid_t dset, int fd, const chunk_plan *plan, const void *field,
+                       chunk_codec codec, int shuffle, uint32_t *crcs, chunk_stream_result *result)
+{
+    flusher flush = {.fd = fd};
+    flush.started = fd >= 0 && pthread_create(&flush.thread, NULL, flusher_main, &flush) == 0;
+    file_sink file = {path, plan, dset, flush.started ? &flush : NULL, 0};
+    chunk_sink sink = {write_one, &file};
+    int status = stream_chunks(plan, field, codec, shuffle, crcs, &sink, result);
+    atomic_store(&flush.done, 1);
+    if (flush.started) pthread_join(flush.thread, NULL);
+    return status;
+}
+
+int chunk_stream_each(const chunk_plan *plan, const void *field, chunk_codec codec, int shuffle, uint32_t *crcs,
+                      int (*put)(void *context, int chunk, const chunk_data *data), void *context,
+                      chunk_stream_result *result)
+{
+    chunk_sink sink = {put, context};
+    return stream_chunks(plan, field, codec, shuffle, crcs, &sink, result);
 }

@@ -28,3 +28,10 @@ typedef struct chunk_stream_result {
  * error naming path. */
 int chunk_stream_write(const char *path, hid_t dset, int fd, const chunk_plan *plan, const void *field,
                        chunk_codec codec, int shuffle, uint32_t *crcs, chunk_stream_result *result);
+
+/* The same pipeline with another destination: every chunk of field,
+ * compressed, goes to put(context, chunk number, data) in chunk order on the
+ * calling thread (a rank's writer sending its part to the root). */
+int chunk_stream_each(const chunk_plan *plan, const void *field, chunk_codec codec, int shuffle, uint32_t *crcs,
+                      int (*put)(void *context, int chunk, const chunk_data *data), void *context,
+                      chunk_stream_result *result);

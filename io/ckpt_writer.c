@@ -19,7 +19,8 @@ struct ckpt_writer {
     heat_series series;
     void *buffer;         /* snapshot: compact field */
     float *frame_buffer;  /* float32 copy of a double snapshot for frames; allocated on first use */
-    size_t bytes;
+    size_t bytes;         /* of the snapshot: the whole field, or this rank's slab */
+    double *plane;        /* with parts and PNGs: the quick-look slice, summed on the root */
     pthread_t thread;
     int in_flight;
     atomic_int finished;  /* set by the writer thread as its last act */
@@ -45,12 +46,18 @@ int ckpt_writer_create(const ckpt_writer_options *o, const ckpt_meta *meta, heat
     w->meta.config_text = meta->config_text ? strdup(meta->config_text) : NULL;
     w->series = *series;
     memset(series, 0, sizeof *series);
-    w->bytes = (size_t)heat_grid_points(&meta->grid) * heat_precision_size(meta->precision);
+    const ckpt_parts *parts = o->parts;
+    long planes = parts ? parts->z_count[parts->rank] : meta->grid.n[2];
+    w->bytes = (size_t)meta->grid.n[0] * meta->grid.n[1] * planes * heat_precision_size(meta->precision);
     w->buffer = malloc(w->bytes);
     w->last_step = -1;
     w->stats.first_failed_step = w->stats.last_written_step = -1;
     *out = w;
     HEAT_CHECK(w->buffer, "cannot allocate the %zu-byte checkpoint snapshot", w->bytes);
+    if (parts && o->png) {
+        w->plane = malloc(sizeof *w->plane * (size_t)(heat_grid_points(&meta->grid) / meta->grid.n[o->slice.axis]));
+        HEAT_CHECK(w->plane, "cannot allocate the quick-look slice");
+    }
     return HEAT_OK;
 }
 
@@ -66,10 +73,11 @@ void ckpt_writer_set_arrival(ckpt_writer *w, int (*arrived)(void *context), void
 static void warn_if_disk_short(const ckpt_writer *w)
 {
     double free_bytes = fs_free_bytes(w->dir);
+    double bytes = (double)heat_grid_points(&w->meta.grid) * (double)heat_precision_size(w->meta.precision);
     /* Compressed size is unknown in advance; the raw size bounds it. */
-    if (free_bytes >= 0 && free_bytes < (double)w->bytes * 1.05)
+    if (free_bytes >= 0 && free_bytes < bytes * 1.05)
         heat_warn("only %.3g MB free in %s; the next checkpoint may need up to %.3g MB", free_bytes / 1e6, w->dir,
-                  (double)w->bytes / 1e6);
+                  bytes / 1e6);
 }
 
 static int restart_count(const heat_series *s)
@@ -108,8 +116,15 @@ static int write_png(ckpt_writer *w, const char *ckpt)
     if (!w->options.png) return HEAT_OK;
     char png[1100];
     snprintf(png, sizeof png, "%.*s.png", (int)(strlen(ckpt) - 4), ckpt);
-    return png_write_slice(png, w->buffer, &w->meta.grid, w->meta.precision, &w->options.slice, w->meta.step,
-                           w->meta.time);
+    if (!w->plane)
+        return png_write_slice(png, w->buffer, &w->meta.grid, w->meta.precision, &w->options.slice, w->meta.step,
+                               w->meta.time);
+    /* With parts: the slice alone, summed from the ranks' pieces, as a grid one point thick. */
+    heat_grid plane = w->meta.grid;
+    plane.n[w->options.slice.axis] = 1;
+    png_slice slice = w->options.slice;
+    slice.index = 0;
+    return png_write_slice(png, w->plane, &plane, HEAT_DOUBLE, &slice, w->meta.step, w->meta.time);
 }
 
 /* A frame of a double run is written as float32 (half the bytes, and
@@ -117,7 +132,7 @@ static int write_png(ckpt_writer *w, const char *ckpt)
 static int frame_field(ckpt_writer *w, ckpt_meta *meta, const void **field)
 {
     if (w->options.frame_full || w->meta.precision != HEAT_DOUBLE) return HEAT_OK;
-    long points = heat_grid_points(&w->meta.grid);
+    long points = (long)(w->bytes / sizeof(double));
     if (!w->frame_buffer) w->frame_buffer = malloc(sizeof(float) * (size_t)points);
     HEAT_CHECK(w->frame_buffer, "cannot allocate the %zu-byte frame buffer", sizeof(float) * (size_t)points);
     const double *in = w->buffer;
@@ -126,6 +141,16 @@ static int frame_field(ckpt_writer *w, ckpt_meta *meta, const void **field)
     meta->precision = HEAT_FLOAT;
     *field = w->frame_buffer;
     return HEAT_OK;
+}
+
+/* The file is complete: list it, draw it, prune, one folder fsync. */
+static int publish(ckpt_writer *w, const char *path, const ckpt_meta *meta)
+{
+    HEAT_CALL(series_add(&w->series, w->meta.step, w->meta.time, meta->frame));
+    HEAT_CALL(series_write(&w->series));
+    HEAT_CALL(write_png(w, path));
+    HEAT_CALL(prune_old(w));
+    return fs_sync_folder(w->dir); /* the series' and the PNG's renames: one fsync for both */
 }
 
 static int write_job(ckpt_writer *w)
@@ -137,11 +162,41 @@ static int write_job(ckpt_writer *w)
     const void *field = w->buffer;
     if (meta.frame) HEAT_CALL(frame_field(w, &meta, &field));
     HEAT_CALL(ckpt_write(path, &meta, field, w->options.level, w->options.method));
-    HEAT_CALL(series_add(&w->series, w->meta.step, w->meta.time, meta.frame));
-    HEAT_CALL(series_write(&w->series));
-    HEAT_CALL(write_png(w, path));
-    HEAT_CALL(prune_old(w));
-    return fs_sync_folder(w->dir); /* the series' and the PNG's renames: one fsync for both */
+    return publish(w, path, &meta);
+}
+
+/* With parts, every rank's writer takes every step whatever failed before
+ * (ckpt_parts.h): the shuffle decision, the chunks, the slice. */
+static int write_parts_job(ckpt_writer *w, int status)
+{
+    ckpt_parts *parts = w->options.parts;
+    ckpt_meta meta = w->meta;
+    const void *field = w->buffer;
+    if (status == HEAT_OK && meta.frame) status = frame_field(w, &meta, &field);
+    if (status != HEAT_OK) field = NULL;
+    int dims[3] = {meta.grid.n[2], meta.grid.n[1], meta.grid.n[0]}, shuffle = 0;
+    chunk_plan whole = chunk_plan_make(dims, heat_precision_size(meta.precision));
+    chunk_codec codec = {w->options.level, w->options.method == CKPT_PARALLEL_RLE};
+    int agreed = ckpt_parts_shuffle(parts, &whole, field, codec, &shuffle);
+    if (status == HEAT_OK) status = agreed;
+    char path[1024];
+    ckpt_path(path, sizeof path, w->dir, w->name, w->meta.step);
+    if (parts->rank != 0) {
+        int sent = ckpt_parts_send(parts, &whole, status == HEAT_OK ? field : NULL, codec, shuffle);
+        if (status == HEAT_OK) status = sent;
+    } else {
+        warn_if_disk_short(w);
+        ckpt_parts_begin(parts);
+        if (status == HEAT_OK)
+            status = ckpt_write_parts(path, &meta, field, w->options.level, w->options.method, parts, shuffle, NULL);
+        ckpt_parts_drain(parts, &whole, codec);
+    }
+    if (w->options.png) {
+        int summed = ckpt_parts_slice(parts, meta.grid.n, w->meta.precision, &w->options.slice, w->buffer, w->plane);
+        if (status == HEAT_OK) status = summed;
+    }
+    if (parts->rank != 0 || status != HEAT_OK) return status;
+    return publish(w, path, &meta);
 }
 
 static void *writer_main(void *arg)
@@ -149,8 +204,9 @@ static void *writer_main(void *arg)
     ckpt_writer *w = arg;
     omp_set_num_threads(w->options.threads); /* this thread's parallel regions only */
     double start = omp_get_wtime();
-    w->status = w->arrived ? w->arrived(w->arrival_context) : HEAT_OK;
-    if (w->status == HEAT_OK) w->status = write_job(w);
+    int arrived = w->arrived ? w->arrived(w->arrival_context) : HEAT_OK;
+    if (w->options.parts) w->status = write_parts_job(w, arrived); /* the other writers wait for this one's part */
+    else w->status = arrived == HEAT_OK ? write_job(w) : arrived;
     w->job_seconds = omp_get_wtime() - start;
     if (w->status != HEAT_OK)
         fprintf(stderr, "heatsolve: the checkpoint of step %ld was not written; earlier checkpoints and the "
@@ -207,6 +263,7 @@ void ckpt_writer_destroy(ckpt_writer **writer)
     free(w->meta.config_text);
     free(w->buffer);
     free(w->frame_buffer);
+    free(w->plane);
     free(w);
     *writer = NULL;
 }

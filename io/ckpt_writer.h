@@ -8,6 +8,7 @@
  * frames stay).
  */
 #include "checkpoint.h"
+#include "ckpt_parts.h"
 #include "png.h"
 #include "series.h"
 
@@ -20,6 +21,7 @@ typedef struct ckpt_writer_options {
     png_slice slice;
     int threads;        /* OpenMP threads that compress */
     int frame_full;     /* frames in the run's precision; 0: float32 */
+    ckpt_parts *parts;  /* every rank's writer, with this rank's slab in the buffer; NULL: the whole field (root) */
 } ckpt_writer_options;
 
 typedef struct ckpt_writer ckpt_writer;
@@ -38,11 +40,14 @@ typedef struct ckpt_writer_stats {
 } ckpt_writer_stats;
 
 /* meta: everything but step and time (copied, config text included). The
- * series is taken over by the writer. */
+ * series is taken over by the writer. With parts, every rank has a writer:
+ * the root's writes the files, the others' compress their slabs and send
+ * them (series unused); parts must outlive the writer. */
 int ckpt_writer_create(const ckpt_writer_options *options, const ckpt_meta *meta, heat_series *series,
                        ckpt_writer **writer);
 
-/* Where the next snapshot goes; valid after ckpt_writer_wait. */
+/* Where the next snapshot goes (the whole field, or this rank's slab);
+ * valid after ckpt_writer_wait. */
 void *ckpt_writer_buffer(ckpt_writer *writer);
 
 /* A snapshot may still be arriving when it is submitted (a GPU copies it

@@ -11,17 +11,34 @@
 
 enum { CHUNK_TARGET_BYTES = 1 << 20 };
 
+/* Planes per chunk when a chunk holds whole planes: a power of two up to 16,
+ * so that chunks never straddle the z slabs of a decomposition (ranks own
+ * whole reduction bricks, powers of two of at least 16 planes) and each rank
+ * can compress its own (io/ckpt_parts.h). */
+static int planes_per_chunk(long rows, int ny)
+{
+    long planes = rows / ny;
+    int p = 1;
+    while (p * 2 <= planes && p * 2 <= 16) p *= 2;
+    return p;
+}
+
 chunk_plan chunk_plan_make(const int dims[3], size_t elem)
+{
+    long row = (long)dims[2] * (long)elem;
+    long rows = CHUNK_TARGET_BYTES / row > 0 ? CHUNK_TARGET_BYTES / row : 1;
+    int chunk[3] = {rows >= dims[1] ? planes_per_chunk(rows, dims[1]) : 1, rows >= dims[1] ? dims[1] : (int)rows,
+                    dims[2]};
+    if (chunk[0] > dims[0]) chunk[0] = dims[0];
+    return chunk_plan_with(dims, chunk, elem);
+}
+
+chunk_plan chunk_plan_with(const int dims[3], const int chunk[3], size_t elem)
 {
     chunk_plan p;
     memcpy(p.dims, dims, sizeof p.dims);
+    memcpy(p.chunk, chunk, sizeof p.chunk);
     p.elem = elem;
-    long row = (long)dims[2] * (long)elem;
-    long rows = CHUNK_TARGET_BYTES / row > 0 ? CHUNK_TARGET_BYTES / row : 1;
-    p.chunk[2] = dims[2];
-    p.chunk[1] = rows >= dims[1] ? dims[1] : (int)rows;
-    p.chunk[0] = rows >= dims[1] ? (int)(rows / dims[1]) : 1;
-    if (p.chunk[0] > dims[0]) p.chunk[0] = dims[0];
     p.count[0] = (dims[0] + p.chunk[0] - 1) / p.chunk[0];
     p.count[1] = (dims[1] + p.chunk[1] - 1) / p.chunk[1];
     p.raw_bytes = (size_t)p.chunk[0] * p.chunk[1] * p.chunk[2] * elem;
@@ -307,12 +324,17 @@ static int compress_one(const chunk_plan *p, const unsigned char *raw, unsigned 
 
 int chunk_should_shuffle(const chunk_plan *p, const void *field, chunk_codec codec)
 {
+    return chunk_should_shuffle_at(p, field, chunk_plan_total(p) / 2, codec);
+}
+
+int chunk_should_shuffle_at(const chunk_plan *p, const void *field, int sample, chunk_codec codec)
+{
     if (codec.level == 0 || p->elem == 1) return 0;
     unsigned char *raw = malloc(p->raw_bytes), *scratch = malloc(p->raw_bytes);
     chunk_data plain = {0}, shuffled = {0};
     int use = 0;
     if (raw && scratch) {
-        chunk_copy(p, chunk_plan_total(p) / 2, raw, (unsigned char *)field, 0);
+        chunk_copy(p, sample, raw, (unsigned char *)field, 0);
         if (compress_one(p, raw, scratch, codec, 0, &plain) && compress_one(p, raw, scratch, codec, 1, &shuffled))
             use = shuffled.size < plain.size;
     }

@@ -27,6 +27,8 @@ typedef struct chunk_data {
 
 /* Chunks of about 1 MiB: enough of them to keep many cores busy. */
 chunk_plan chunk_plan_make(const int dims_zyx[3], size_t elem);
+/* The plan of a given chunk shape (cz, cy, nx): a file's, or a block's. */
+chunk_plan chunk_plan_with(const int dims_zyx[3], const int chunk_zyx[3], size_t elem);
 int chunk_plan_total(const chunk_plan *plan);
 /* Offset (z, y, x) in values of chunk number c. */
 void chunk_plan_offset(const chunk_plan *plan, int c, unsigned long long offset[3]);
@@ -60,8 +62,10 @@ size_t chunk_bound(const chunk_plan *plan, chunk_codec codec);
 int chunk_compress(const chunk_plan *plan, const void *field, int c, chunk_codec codec, int shuffle,
                    unsigned char *work, chunk_data *out);
 
-/* Does shuffling improve the ratio? Compresses one sample chunk both ways. */
+/* Does shuffling improve the ratio? Compresses one sample chunk both ways:
+ * the middle one, or (_at) chunk `sample`. */
 int chunk_should_shuffle(const chunk_plan *plan, const void *field, chunk_codec codec);
+int chunk_should_shuffle_at(const chunk_plan *plan, const void *field, int sample, chunk_codec codec);
 
 /* Compresses every chunk of field into chunks[] (allocated by the caller,
  * chunk_plan_total entries; free with chunks_free). */

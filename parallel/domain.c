@@ -39,9 +39,24 @@ static int requested_ranks_fit(const int requested[3], int ranks)
  * cuts the grid into z slabs where it can, whose faces are whole planes,
  * contiguous in memory (an x face is one point per row: on 2 H200 its pack
  * and unpack cost more than the transfer). */
-int heat_domain_dims(int ranks, const int requested[3], int dims[3])
+/* z slabs where the grid has as many z bricks as ranks: their faces are
+ * contiguous planes (on two H200s NCCL exchanged them in 63 us against
+ * 84-99 us for x faces), and the checkpoint chunks of a slab are whole, so
+ * every rank compresses its own (io/ckpt_parts.h). */
+static int slabs_fit(int ranks, const int requested[3], const int global_n[3])
+{
+    if (requested[0] > 0 || requested[1] > 0 || requested[2] > 0 || !global_n) return 0;
+    int brick = heat_brick_size(global_n[2]);
+    return ranks <= (global_n[2] + brick - 1) / brick;
+}
+
+int heat_domain_dims(int ranks, const int requested[3], const int global_n[3], int dims[3])
 {
     HEAT_CALL(requested_ranks_fit(requested, ranks));
+    if (slabs_fit(ranks, requested, global_n)) {
+        dims[0] = dims[1] = 1, dims[2] = ranks;
+        return HEAT_OK;
+    }
     int reversed[3] = {requested[2], requested[1], requested[0]};
     HEAT_CALL(par_dims_create(ranks, reversed));
     dims[0] = reversed[2], dims[1] = reversed[1], dims[2] = reversed[0];
@@ -53,7 +68,7 @@ int heat_domain_init(heat_domain *d, const heat_problem *global, const int reque
     memset(d, 0, sizeof *d);
     d->elem = heat_precision_size(global->precision);
     int dims[3], periodic[3];
-    HEAT_CALL(heat_domain_dims(par_size(), requested, dims));
+    HEAT_CALL(heat_domain_dims(par_size(), requested, global->grid.n, dims));
     for (int a = 0; a < 3; ++a) periodic[a] = global->bc[2 * a].type == HEAT_BC_PERIODIC;
     HEAT_CALL(heat_decomp_make(global->grid.n, dims, periodic, par_rank(), &d->decomp));
     if (par_size() > 1) {

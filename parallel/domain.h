@@ -27,9 +27,10 @@ int heat_domain_balance(heat_domain *d, double stepping_seconds, heat_balance *b
 /* Decomposes the grid of `global` over the ranks: requested[a] > 0 fixes the
  * ranks along axis a (parallel.ranks). Configuration errors exit 2 on every rank. */
 int heat_domain_init(heat_domain *d, const heat_problem *global, const int requested[3]);
-/* The layout heat_domain_init uses: requested[a] > 0 kept, the rest from
- * MPI_Dims_create with the most ranks along z. */
-int heat_domain_dims(int ranks, const int requested[3], int dims[3]);
+/* The layout heat_domain_init uses: requested[a] > 0 kept; with nothing
+ * requested, z slabs where the grid (global_n; NULL: unknown) has a z brick
+ * for every rank; otherwise MPI_Dims_create with the most ranks along z. */
+int heat_domain_dims(int ranks, const int requested[3], const int global_n[3], int dims[3]);
 void heat_domain_free(heat_domain *d);
 int heat_domain_is_split(const heat_domain *d);
 

@@ -61,3 +61,17 @@ int par_broadcast(void *data, size_t bytes);
  * (compact, local_n), and back. elem: 4 or 8 bytes. */
 int par_gather_field(const heat_decomp *d, const void *local, void *global, size_t elem);
 int par_scatter_field(const heat_decomp *d, const void *global, void *local, size_t elem);
+
+/* Checkpoint parts: the checkpoint writers' threads of all ranks talk on a
+ * communicator of their own while the main threads step on. Needs
+ * MPI_THREAD_MULTIPLE; without it (or with one process) there are no parts
+ * and the field is gathered on the root instead. */
+int par_parts_available(void);
+/* To the root; received by the root in the order sent. */
+int par_part_send(const void *data, size_t bytes);
+/* The next message from `rank` (at most `capacity` bytes; its size in *bytes). */
+int par_part_receive(int rank, void *buffer, size_t capacity, size_t *bytes);
+/* `from`'s bytes to every rank's writer. */
+int par_part_broadcast(void *data, size_t bytes, int from);
+/* Element-wise sum over ranks onto the root's values. */
+int par_part_sum_to_root(double *values, long count);

@@ -1,11 +1,14 @@
 /*
- * parallel.h with MPI. Only the main thread calls MPI (MPI_THREAD_FUNNELED):
- * the checkpoint writer's threads never do. Every call's status is checked:
+ * parallel.h with MPI. The main thread steps (halo exchange, agreement);
+ * the checkpoint writer's thread sends and receives checkpoint parts on a
+ * communicator of its own (parts_), which needs MPI_THREAD_MULTIPLE; where
+ * the library gives less, there are no parts. Every call's status is checked:
  * the communicators return errors instead of aborting, and a failed call is
  * reported with the rank and what it was doing.
  */
 #include "parallel.h"
 
+#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +17,7 @@
 #include "../solver/error.h"
 
 static int rank_ = 0, size_ = 1, node_rank_ = 0, node_size_ = 1;
-static MPI_Comm cart_ = MPI_COMM_NULL;
+static MPI_Comm cart_ = MPI_COMM_NULL, parts_ = MPI_COMM_NULL;
 static char description_[160];
 
 static int check(int code, const char *what)
@@ -31,13 +34,15 @@ static MPI_Comm comm(void) { return cart_ != MPI_COMM_NULL ? cart_ : MPI_COMM_WO
 int par_init(int *argc, char ***argv)
 {
     int provided = 0;
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "heatsolve: error: MPI_Init_thread failed; is this run started by mpirun or srun?\n");
         return HEAT_ERR_RUNTIME;
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    if (provided == MPI_THREAD_MULTIPLE && size_ > 1 && MPI_Comm_dup(MPI_COMM_WORLD, &parts_) == MPI_SUCCESS)
+        MPI_Comm_set_errhandler(parts_, MPI_ERRORS_RETURN);
     MPI_Comm node;
     if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
         MPI_Comm_rank(node, &node_rank_);
@@ -63,6 +68,7 @@ void par_finalize(int status, int agreed)
     }
     par_device_release();
     if (cart_ != MPI_COMM_NULL) MPI_Comm_free(&cart_);
+    if (parts_ != MPI_COMM_NULL) MPI_Comm_free(&parts_);
     MPI_Finalize();
 }
 
@@ -210,3 +216,48 @@ int par_device_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void
 const char *par_device_transport(void) { return NULL; }
 void par_device_release(void) {}
 #endif
+
+int par_parts_available(void) { return parts_ != MPI_COMM_NULL; }
+
+static int part_size(size_t bytes, const char *what)
+{
+    if (bytes <= (size_t)INT_MAX) return HEAT_OK;
+    return heat_error(HEAT_ERR_RUNTIME, "rank %d: %s: %zu bytes in one message", rank_, what, bytes);
+}
+
+int par_part_send(const void *data, size_t bytes)
+{
+    HEAT_CALL(part_size(bytes, "sending a checkpoint part"));
+    return check(MPI_Send(data, (int)bytes, MPI_BYTE, 0, 0, parts_), "MPI_Send (checkpoint part)");
+}
+
+/* Matched probe: the size is known before the receive, and no other thread
+ * can take the message in between. */
+int par_part_receive(int rank, void *buffer, size_t capacity, size_t *bytes)
+{
+    MPI_Message message;
+    MPI_Status status;
+    int count = 0;
+    HEAT_CALL(check(MPI_Mprobe(rank, 0, parts_, &message, &status), "MPI_Mprobe (checkpoint part)"));
+    HEAT_CALL(check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count (checkpoint part)"));
+    if ((size_t)count > capacity) {
+        MPI_Mrecv(NULL, 0, MPI_BYTE, &message, MPI_STATUS_IGNORE); /* fails: truncated; the message is gone either way */
+        return heat_error(HEAT_ERR_RUNTIME, "rank %d: a checkpoint part of %d bytes from rank %d exceeds %zu", rank_,
+                          count, rank, capacity);
+    }
+    *bytes = (size_t)count;
+    return check(MPI_Mrecv(buffer, count, MPI_BYTE, &message, MPI_STATUS_IGNORE), "MPI_Mrecv (checkpoint part)");
+}
+
+int par_part_broadcast(void *data, size_t bytes, int from)
+{
+    HEAT_CALL(part_size(bytes, "broadcasting a checkpoint setting"));
+    return check(MPI_Bcast(data, (int)bytes, MPI_BYTE, from, parts_), "MPI_Bcast (checkpoint)");
+}
+
+int par_part_sum_to_root(double *values, long count)
+{
+    HEAT_CALL(part_size((size_t)count * sizeof *values, "summing a checkpoint slice"));
+    void *send = rank_ == 0 ? MPI_IN_PLACE : values;
+    return check(MPI_Reduce(send, values, (int)count, MPI_DOUBLE, MPI_SUM, 0, parts_), "MPI_Reduce (checkpoint slice)");
+}

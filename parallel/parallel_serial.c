@@ -4,6 +4,8 @@
  */
 #include "parallel.h"
 
+#include "../solver/error.h"
+
 #include <string.h>
 
 int par_init(int *argc, char ***argv)
@@ -73,3 +75,14 @@ int par_device_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void
 }
 const char *par_device_transport(void) { return NULL; }
 void par_device_release(void) {}
+
+/* One process holds the whole field: no parts. */
+int par_parts_available(void) { return 0; }
+static int no_parts(void) { return heat_error(HEAT_ERR_RUNTIME, "checkpoint parts need several MPI ranks"); }
+int par_part_send(const void *data, size_t bytes) { return (void)data, (void)bytes, no_parts(); }
+int par_part_receive(int rank, void *buffer, size_t capacity, size_t *bytes)
+{
+    return (void)rank, (void)buffer, (void)capacity, (void)bytes, no_parts();
+}
+int par_part_broadcast(void *data, size_t bytes, int from) { return (void)data, (void)bytes, (void)from, no_parts(); }
+int par_part_sum_to_root(double *values, long count) { return (void)values, (void)count, no_parts(); }

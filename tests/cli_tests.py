@@ -437,6 +437,26 @@ def restart_bitwise(precision):
     expect(final.tobytes() == reference.tobytes(), "restart latest: field differs")
 
 
+def test_restart_older_chunking():
+    """A checkpoint written by heatsolve before chunks took at most 16 planes (this one: one
+    chunk of 40 planes) restarts, and continues to the bits of a run that never stopped."""
+    import h5py
+    folder = fresh_dir("older_chunking")
+    data = os.path.join(SOURCE, "tests", "data")
+    cfg = os.path.join(data, "old_chunking.cfg")
+    old = os.path.join(folder, "old_000010.hdf")
+    shutil.copy(os.path.join(data, "old_chunking_000010.hdf"), old)
+    run([cfg, "-q", "--restart", old, "--set", "time.steps=20", "--set", f'output.dir="{folder}/continued"'])
+    run([cfg, "-q", "--set", "time.steps=20", "--set", f'output.dir="{folder}/straight"'])
+    with h5py.File(old, "r") as f, h5py.File(os.path.join(folder, "continued", "old_000020.hdf"), "r") as g:
+        chunks = (f["VTKHDF/PointData/temperature"].chunks, g["VTKHDF/PointData/temperature"].chunks)
+    expect(chunks == ((40, 20, 24), (16, 20, 24)), f"chunk shapes {chunks}")
+    same = read_field(os.path.join(folder, "continued", "old_000020.hdf")).tobytes() == \
+        read_field(os.path.join(folder, "straight", "old_000020.hdf")).tobytes()
+    expect(same, "the restart from a 40-plane-chunk checkpoint differs from the run that never stopped")
+    print(f"restart from a checkpoint chunked {chunks[0]} (now {chunks[1]}): bitwise")
+
+
 def test_restart_bitwise_double():
     restart_bitwise("double")
 

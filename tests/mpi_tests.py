@@ -36,17 +36,17 @@ def expect(condition, message):
         raise Failure(message)
 
 
-def mpirun(ranks, args, expect_status=0, timeout=300):
+def mpirun(ranks, args, expect_status=0, timeout=300, cwd=None):
     command = ["mpirun", "--oversubscribe", "-np", str(ranks), HEATSOLVE_MPI] + args
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=MPI_ENV)
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=MPI_ENV, cwd=cwd)
     if expect_status is not None and proc.returncode != expect_status:
         raise Failure(f"{' '.join(command)}: exit {proc.returncode}, expected {expect_status}\n"
                       f"stdout: {proc.stdout[-3000:]}\nstderr: {proc.stderr[-3000:]}")
     return proc
 
 
-def serial(args, expect_status=0):
-    proc = subprocess.run([HEATSOLVE] + args, capture_output=True, text=True, timeout=300)
+def serial(args, expect_status=0, cwd=None):
+    proc = subprocess.run([HEATSOLVE] + args, capture_output=True, text=True, timeout=300, cwd=cwd)
     if expect_status is not None and proc.returncode != expect_status:
         raise Failure(f"heatsolve {' '.join(args)}: exit {proc.returncode}\n{proc.stderr[-3000:]}")
     return proc
@@ -142,6 +142,40 @@ def test_restart_across_rank_counts():
     mpirun(4, [cfg, "-q", "--restart", "latest"] + out(folder, "grow"))
     same_bits(final, os.path.join(folder, "grow", "run_000040.hdf"), "4 ranks continuing a one-process run")
     print("restart: written by 4 ranks, continued by 2 and by 1; written by 1, continued by 4: bitwise")
+
+
+def test_checkpoint_parts():
+    """Z slabs: every rank compresses its own chunks and rank 0 writes them (2 and 3 ranks):
+    the files (restart checkpoints, float32 frames, quick-look PNGs, the series) are byte for
+    byte those of one process. 2 x 2 x 1 blocks: rank 0 gathers the field; the same fields,
+    PNGs and series (its files also record parallel.ranks)."""
+    folder = fresh_dir("parts")
+    cfg = config(folder, steps=20, every=10)
+    # The same relative output folder for every run: the files record the settings.
+    settings = ["--set", "output.frame_every=5", "--set", "output.png=true", "--set", 'output.dir="out"']
+    os.makedirs(os.path.join(folder, "one"))
+    serial([cfg, "-q"] + settings, cwd=os.path.join(folder, "one"))
+    first = os.path.join(folder, "one", "out")
+    reference = sorted(os.listdir(first))
+    expect(len([f for f in reference if f.endswith(".hdf")]) == 5, f"one process wrote {reference}")
+    for ranks, layout, words in ((2, None, "every rank compresses its own slab"),
+                                 (3, None, "every rank compresses its own slab"),
+                                 (4, "[2,2,1]", "rank 0 gathers the field")):
+        name = f"np{ranks}"
+        os.makedirs(os.path.join(folder, name))
+        extra = ["--set", f"parallel.ranks={layout}"] if layout else []
+        proc = mpirun(ranks, [cfg] + settings + extra, cwd=os.path.join(folder, name))
+        expect(words in proc.stdout, f"{ranks} ranks: the console lacks '{words}':\n{proc.stdout}")
+        target = os.path.join(folder, name, "out")
+        files = sorted(os.listdir(target))
+        expect(files == reference, f"{ranks} ranks wrote {files}, one process {reference}")
+        for f in files:
+            if layout and f.endswith(".hdf"):  # the file records parallel.ranks among the settings
+                same_bits(os.path.join(first, f), os.path.join(target, f), f"{ranks} ranks {layout}")
+                continue
+            with open(os.path.join(first, f), "rb") as a, open(os.path.join(target, f), "rb") as b:
+                expect(a.read() == b.read(), f"{ranks} ranks {layout or ''}: {f} differs from one process's")
+    print("checkpoints from 2 and 3 ranks in parts, and from 4 ranks gathered: byte for byte one process's")
 
 
 def test_bad_config_once():

@@ -14,7 +14,7 @@ common="$source/solver/error.c $source/solver/problem.c $source/solver/implicit.
 case $name in
   config) sources="$source/io/config.c $source/solver/font.c $common"; libs="$(pkg-config --libs libconfig) -lm"
           runs=${runs:-60000} ;;
-  checkpoint) sources="$source/io/checkpoint.c $source/io/compress.c $source/io/chunk_stream.c $source/io/fsutil.c $common"
+  checkpoint) sources="$source/io/checkpoint.c $source/io/compress.c $source/io/chunk_stream.c $source/io/ckpt_parts.c $source/io/fsutil.c $source/parallel/parallel_serial.c $common"
               libs="$hdf5_libs -lz -lm"; runs=${runs:-30000} ;;
   *) echo "unknown harness $name"; exit 2 ;;
 esac
