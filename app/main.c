@@ -387,6 +387,7 @@ static int run(const heat_cli *cli, heat_run *r)
     report_output_plan(&r->config, totals.first_step, !cli->restart, r->quiet);
     HEAT_CALL(heat_domain_stats(&r->domain, r->solver, &totals.initial));
     r->initial = totals.initial;
+    ranks_check_binding();
     plan_cores(r);
     if (writes(r)) HEAT_CALL(create_writer(r, &series));
     pin_snapshot(r);

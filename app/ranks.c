@@ -1,4 +1,8 @@
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "app/ranks.h"
+
+#include <omp.h>
+#include <sched.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -69,4 +73,24 @@ int ranks_describe(heat_domain *domain, const heat_solver *solver, double steppi
     t->halo_fraction = device_transport ? -1.0 : balance.halo_fraction;
     t->imbalance = balance.imbalance;
     return HEAT_OK;
+}
+
+/* mpirun binds each of 1 or 2 ranks to a single core by default: OpenMP's
+ * threads (the stencil's, the checkpoint compression's) would then share it.
+ * The root says so for all ranks (the fewest cores, the most threads). */
+void ranks_check_binding(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) CPU_ZERO(&set);
+    long cores = CPU_COUNT(&set), threads = omp_get_max_threads(), crowded = cores > 0 && threads > cores;
+    long seen[3] = {crowded, crowded ? -cores : -(1L << 30), crowded ? threads : 0};
+    if (par_max_longs(seen, 3) != HEAT_OK || !seen[0]) return;
+    cores = -seen[1], threads = seen[2];
+    if (par_size() == 1)
+        heat_warn("heatsolve may run on %ld core%s but has %ld OpenMP threads, which share them; set OMP_NUM_THREADS=%ld",
+                  cores, cores == 1 ? "" : "s", threads, cores);
+    else
+        heat_warn("a rank may run on %ld core%s but has %ld OpenMP threads, which share them; give each rank its cores "
+                  "(mpirun --bind-to none, or --map-by slot:PE=%ld) or set OMP_NUM_THREADS=%ld",
+                  cores, cores == 1 ? "" : "s", threads, threads, cores);
 }

@@ -26,6 +26,10 @@ void ranks_print_layout(const heat_decomp *d, int gpu, const ckpt_parts *parts);
  * z slab, io/ckpt_parts.h) where the layout is z slabs whose edges fall on
  * chunk edges and MPI lets the writers' threads talk; *parts NULL otherwise
  * (the root gathers the field). The same answer on every rank. */
+/* Warns when this process has more OpenMP threads than cores it may run on
+ * (collective; one warning per job). */
+void ranks_check_binding(void);
+
 int ranks_checkpoint_parts(const heat_decomp *d, heat_precision precision, ckpt_parts **parts);
 
 /* Fills the ranks, layout, halo share and imbalance of the summary (collective). */
