@@ -34,5 +34,8 @@ for i in 1 2; do
   run1 --set grid.n=[512,512,512] --set time.steps=200 --set output.every=100
   run2 --set grid.n=[512,512,1024] --set time.steps=200 --set output.every=100
 done
+# mpirun's default binding (one core a rank), for comparison
+MPIRUN="mpirun --oversubscribe -x NCCL_NVLS_ENABLE -x OMP_NUM_THREADS=16 -x HEATSOLVE_TUNING_CACHE"
+run2 --set grid.n=[512,512,1024] --set time.steps=200 --set output.every=100
 $B bench --io --size 512 --io-dir /tmp --json "$OUT/bench_io_512.json" | tee -a "$OUT/bench_io.txt"
 true
