@@ -43,7 +43,9 @@ typedef struct cpu_state {
     size_t face_bytes[FACE_COUNT];
     heat_reduction reduction;  /* dot products in an order independent of the layout */
     heat_field_stats *planes;  /* per-plane scratch for stats, n[2] entries */
-    const heat_variant *production; /* the variant cpu_advance runs (choose_production) */
+    const heat_variant *production; /* the variant cpu_advance runs; NULL until the trial steps chose it */
+    int trials;        /* trial steps taken so far (trial_step) */
+    double trial_ms[2]; /* fastest trial step of heat_step, heat_step_nt */
     int block_rows;    /* y rows per block of the sweep (block_rows_for) */
     /* Implicit schemes: CG vectors (x is `next`), Chebyshev's pair z, w and
      * the one holding its result, dot products per row segment, one scratch row per thread. */
@@ -52,7 +54,7 @@ typedef struct cpu_state {
     void *scratch;
     heat_cg_diagonal diagonal;
     char device[128];
-    char kernel[96];
+    char kernel[224];
 } cpu_state;
 
 /* Ghosts of the exchanged faces (neighbours, periodic wrap-around): pack
@@ -80,8 +82,7 @@ static int exchange_ghosts(cpu_state *s, void *field)
 #include "for_each_precision.h"
 
 /* heat_step stores through the cache; heat_step_nt streams its output past
- * it. The production step is heat_step_nt when the two fields do not fit in
- * the last-level cache (the output would be evicted unread anyway). */
+ * it. Which is faster is the machine's business (trial_step). */
 static const heat_variant cpu_variants[] = {
     {"heat_step", 1, 0},
     {"heat_step_nt", 1, 0},
@@ -140,20 +141,6 @@ static void cpu_destroy(void **state)
     *state = NULL;
 }
 
-/* Streaming stores pay once the two fields are well beyond the L2 caches:
- * bypassing the cache saves reading each output line before writing it.
- * Measured (docs/PERFORMANCE.md): on the 16-core Xeon 1.5-1.6x faster at
- * 256^3 and 512^3 although 256^3 fits in its 300 MiB L3, and equal within
- * noise on the 2-core EPYC VM; a small field stays cached. The threshold is
- * 4x what sysconf reports for L2, which some machines give per core and
- * others (that Xeon: 32 MiB) for all cores together. */
-static const heat_variant *choose_production(const cpu_state *s)
-{
-    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    if (l2 <= 0) l2 = 1L << 20;
-    double fields = 2.0 * (double)s->layout.total * (double)s->elem;
-    return fields > 4.0 * (double)l2 ? &cpu_variants[1] : &cpu_variants[0];
-}
 
 /* Rows of y such that the stencil's three planes of a block (and the output
  * rows) fill about half of one core's L2 cache. */
@@ -214,10 +201,10 @@ static int cpu_create(const heat_problem *problem, void **state)
     HEAT_CALL(alloc_field(s, &s->next));
     if (problem->implicit.scheme != HEAT_EULER) HEAT_CALL(alloc_cg(s));
     snprintf(s->device, sizeof s->device, "CPU, %d OpenMP threads", omp_get_max_threads());
-    s->production = choose_production(s);
     s->block_rows = block_rows_for(s);
-    snprintf(s->kernel, sizeof s->kernel, "%s (C + OpenMP, %s, %d-byte vectors, blocks of %d rows)",
-             s->production->kernel, heat_precision_name(problem->precision), CPU_VECTOR_BYTES, s->block_rows);
+    snprintf(s->kernel, sizeof s->kernel, "heat_step or heat_step_nt, chosen by timing the first steps (C + OpenMP, "
+             "%s, %d-byte vectors, blocks of %d rows)", heat_precision_name(problem->precision), CPU_VECTOR_BYTES,
+             s->block_rows);
     return HEAT_OK;
 }
 
@@ -268,9 +255,39 @@ static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
     return HEAT_OK;
 }
 
+/* Streaming stores save reading each output line before writing it, but
+ * the next step then reads the field from memory, where a field that the
+ * last-level cache could hold might have stayed cached. A size rule (fields
+ * beyond 4x the reported L2) got it wrong on one machine (the 16-core Xeon,
+ * whose sysconf reports a 32 MiB L2, streamed 1.5x faster at 256^3), so the
+ * first steps of the run decide: heat_step and
+ * heat_step_nt take turns of three steps, twice each, and the fastest step
+ * that is not the first of its turn (whose input the other variant left in
+ * or out of the cache) wins. Both do the same arithmetic in the same order, so
+ * the trial steps are the run's own steps and nothing depends on the choice. */
+enum { TRIAL_TURN = 3, TRIAL_TURNS = 4 };
+
+static int trial_step(cpu_state *s)
+{
+    int which = s->trials / TRIAL_TURN % 2, timed = s->trials % TRIAL_TURN != 0;
+    double start = omp_get_wtime();
+    HEAT_CALL(cpu_run_variant(s, &cpu_variants[which], 1));
+    double ms = (omp_get_wtime() - start) * 1e3;
+    if (timed && (s->trial_ms[which] <= 0.0 || ms < s->trial_ms[which])) s->trial_ms[which] = ms;
+    if (++s->trials < TRIAL_TURN * TRIAL_TURNS) return HEAT_OK;
+    int faster = s->trial_ms[1] < s->trial_ms[0];
+    s->production = &cpu_variants[faster];
+    char rest[96];
+    snprintf(rest, sizeof rest, "%s", strchr(s->kernel, '('));
+    snprintf(s->kernel, sizeof s->kernel, "%s, chosen by timing: %.3g ms a step against %.3g for %s %s",
+             s->production->kernel, s->trial_ms[faster], s->trial_ms[!faster], cpu_variants[!faster].kernel, rest);
+    return HEAT_OK;
+}
+
 static int cpu_advance(void *state, long steps)
 {
     cpu_state *s = state;
+    for (; steps > 0 && !s->production; --steps) HEAT_CALL(trial_step(s));
     return cpu_run_variant(state, s->production, steps);
 }
 
@@ -369,6 +386,7 @@ static int cpu_time_variant(void *state, const heat_variant *variant, int reps, 
 static int cpu_time_copy(void *state, int reps, double *ms, double *bytes)
 {
     cpu_state *s = state;
+    while (!s->production) HEAT_CALL(trial_step(s)); /* the copy stores as the production step does */
     *ms = median_ms(s, reps, body_copy, NULL);
     *bytes = 2.0 * (double)s->layout.total * (double)s->elem;
     HEAT_CHECK(*ms >= 0.0, "out of memory while timing");
