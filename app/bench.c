@@ -11,6 +11,7 @@
 
 #include "app/bench.h"
 #include "app/progress.h"
+#include "app/threads.h"
 #include "io/checkpoint.h"
 #include "io/compress.h"
 #include "io/config.h"
@@ -156,7 +157,11 @@ static int bench_kernels(const heat_cli *cli)
     heat_problem p;
     bench_problem(cli, gpu, &p);
     heat_solver *s;
-    HEAT_CALL(heat_solver_create(&p, cli->backend < 0 ? HEAT_SELECT_AUTO : (heat_backend_request)cli->backend, &s));
+    heat_backend_request request = cli->backend < 0 ? HEAT_SELECT_AUTO : (heat_backend_request)cli->backend;
+    int cpu = heat_solver_runs_on_cpu(&p, request);
+    if (cpu) threads_pin_workers(par_node_size()); /* as a run does: before the fields' first touch */
+    HEAT_CALL(heat_solver_create(&p, request, &s));
+    if (cpu) printf("OpenMP: %s\n", threads_binding());
     bench_report r = {.precision = p.precision, .size = {p.grid.n[0], p.grid.n[1], p.grid.n[2]}};
     copy_plain(r.device, sizeof r.device, s->ops->device_name(s->state));
     copy_plain(r.backend, sizeof r.backend, s->ops->name);

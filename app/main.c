@@ -20,6 +20,7 @@
 #include "app/report.h"
 #include "app/restart.h"
 #include "app/signals.h"
+#include "app/threads.h"
 #include "io/ckpt_writer.h"
 #include "io/config.h"
 #include "io/fsutil.h"
@@ -146,6 +147,8 @@ static int create_solver(heat_run *r, int verbose)
     HEAT_CALL(agree(r, heat_domain_init(&r->domain, &whole, r->config.ranks)));
     heat_domain_localize(&r->domain, &whole, &problem);
     problem.quiet = r->quiet;
+    if (heat_solver_runs_on_cpu(&problem, (heat_backend_request)r->config.backend))
+        threads_pin_workers(par_node_size()); /* before the fields' first touch */
     HEAT_CALL(agree(r, heat_solver_create(&problem, (heat_backend_request)r->config.backend, &r->solver)));
     HEAT_CALL(agree(r, ranks_checkpoint_parts(&r->domain.decomp, problem.precision, &r->parts)));
     if (verbose && problem.implicit.scheme != HEAT_EULER) r->solver->cg_log = stdout;
@@ -154,6 +157,7 @@ static int create_solver(heat_run *r, int verbose)
            r->solver->ops->name, r->solver->ops->device_name(r->solver->state),
            r->solver->ops->kernel_description(r->solver->state), whole.grid.n[0], whole.grid.n[1],
            whole.grid.n[2], problem.dt, heat_dt_max(&problem.grid, problem.alpha), r->config.steps);
+    if (r->solver->ops == &heat_backend_cpu) printf("OpenMP: %s\n", threads_binding());
     if (heat_domain_is_split(&r->domain))
         ranks_print_layout(&r->domain.decomp, r->solver->ops != &heat_backend_cpu, r->parts);
     if (problem.implicit.scheme != HEAT_EULER) print_scheme(&problem.implicit);

@@ -62,6 +62,13 @@ static int select_backend(heat_backend_request request, const heat_problem *prob
     return HEAT_OK;
 }
 
+int heat_solver_runs_on_cpu(const heat_problem *problem, heat_backend_request request)
+{
+    if (request == HEAT_SELECT_CPU) return 1;
+    int gpu = heat_backend_hip && heat_hip_available(NULL, 0);
+    return !gpu || (problem->halo.exchanged && problem->implicit.scheme != HEAT_EULER); /* as select_backend */
+}
+
 int heat_solver_create(const heat_problem *problem, heat_backend_request request, heat_solver **solver)
 {
     *solver = NULL;

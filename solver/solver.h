@@ -26,6 +26,8 @@ typedef enum { HEAT_SELECT_AUTO = 0, HEAT_SELECT_CPU = 1, HEAT_SELECT_HIP = 2 } 
  * checks that the fields fit in memory and allocates them. */
 int heat_solver_create(const heat_problem *problem, heat_backend_request request, heat_solver **solver);
 void heat_solver_destroy(heat_solver **solver);
+/* Would heat_solver_create pick the CPU backend? (Says nothing.) */
+int heat_solver_runs_on_cpu(const heat_problem *problem, heat_backend_request request);
 
 /* Host field: compact, x fastest, the problem's precision. */
 int heat_solver_set_field(heat_solver *solver, const void *host, long step);

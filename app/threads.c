@@ -1,0 +1,53 @@
+#define _GNU_SOURCE /* sched_getaffinity, pthread_setaffinity_np */
+#include "app/threads.h"
+
+#include <omp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Below this many cores there is no second memory node and little to gain,
+ * and processes that share a small machine (ctest -j, two runs on a laptop)
+ * would all pin their workers to the same cores. */
+enum { PIN_FROM_CORES = 8 };
+
+static char binding[192] = "not pinned";
+
+static int pin_self(int cpu)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+}
+
+void threads_pin_workers(int ranks_on_node)
+{
+    const char *bind = getenv("OMP_PROC_BIND"), *places = getenv("OMP_PLACES");
+    cpu_set_t mask;
+    int cores = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : 1;
+    if (bind || places) {
+        snprintf(binding, sizeof binding, "placed by OMP_PROC_BIND=%s, OMP_PLACES=%s", bind ? bind : "(unset)",
+                 places ? places : "(unset)");
+        return;
+    }
+    if (cores < PIN_FROM_CORES || ranks_on_node > 1) {
+        snprintf(binding, sizeof binding, "not pinned (%s; OMP_PROC_BIND and OMP_PLACES place them)",
+                 ranks_on_node > 1 ? "several ranks on this node" : "fewer than 8 cores");
+        return;
+    }
+    int cpus[CPU_SETSIZE], count = 0;
+    for (int c = 0; c < CPU_SETSIZE && count < cores; ++c)
+        if (CPU_ISSET(c, &mask)) cpus[count++] = c;
+    int pinned = 0;
+#pragma omp parallel reduction(+ : pinned)
+    {
+        int t = omp_get_thread_num();
+        if (t > 0) pinned += pin_self(cpus[t % count]);
+    }
+    snprintf(binding, sizeof binding, "%d of %d worker threads pinned one to a core (set OMP_PROC_BIND to choose)",
+             pinned, omp_get_max_threads() - 1);
+}
+
+const char *threads_binding(void) { return binding; }

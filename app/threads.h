@@ -1,0 +1,17 @@
+#pragma once
+/*
+ * Where the CPU backend's OpenMP threads run. On a machine with many cores,
+ * one process to a node, heatsolve pins the stencil's worker threads, one to
+ * a core, before the fields are allocated: each thread first-touches, and
+ * then keeps sweeping, the same z planes on the same core and memory node.
+ * OMP_PROC_BIND or OMP_PLACES, when set, are the user's choice and win.
+ * The calling (main) thread stays unpinned: the checkpoint writer's thread,
+ * which it starts, inherits its cores, and its compressing threads must be
+ * free to use every core the stencil leaves idle.
+ */
+
+/* ranks_on_node: processes of this run on this node (each would pin the same cores). */
+void threads_pin_workers(int ranks_on_node);
+
+/* For the run's first lines: "16 threads, workers pinned one to a core (...)" and the like. */
+const char *threads_binding(void);
