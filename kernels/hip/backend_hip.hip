@@ -537,18 +537,43 @@ static int hip_pin_host(void *, void *host, size_t bytes, int pin)
     return err == hipSuccess;
 }
 
-/* The ghosts of the exchanged faces of field[which]: pack on the device,
- * through page-locked host memory to parallel.h's transport, unpack. */
+/* Where face f's plane lies whole in the padded field: the z faces (planes
+ * of stride_z values, the same layout on both ranks, since ranks stacked
+ * along z own the same x and y extents). layer 0: the owned plane next to the
+ * face; -1: its ghost plane. NULL for the x and y faces, which are strided. */
+static char *whole_plane(const hip_state *s, int which, int face, int layer)
+{
+    if (face / 2 != 2) return NULL;
+    long k = face == FACE_Z_LOW ? layer : s->problem.grid.n[2] - 1 - layer; /* owned plane index, -1 .. n */
+    return s->field[which] + (size_t)(s->layout.origin + (k + 1) * s->layout.stride_z) * s->elem;
+}
+
+/* The ghosts of the exchanged faces of field[which]. GPU to GPU (NCCL): z
+ * planes go straight from the owned plane into the neighbour's ghost plane;
+ * x and y faces are packed and unpacked on the device. Otherwise every face
+ * is packed and staged through page-locked host memory. */
 template <typename T> static int exchange_typed(hip_state *s, int which)
 {
     const heat_halo *h = &s->problem.halo;
     const int *n = s->problem.grid.n;
     int widest = std::max(n[0], n[1]), deepest = std::max(n[1], n[2]);
     dim3 block(32, 8), grid((widest + 31) / 32, (deepest + 7) / 8, FACE_COUNT);
-    face_copy<T><<<grid, block>>>(owned<T>(s, which), s->shape, s->d_send, h->exchanged, 1);
-    HIP_CHECK_LAUNCH("face_copy (pack)");
+    void *send[FACE_COUNT], *recv[FACE_COUNT];
+    size_t bytes[FACE_COUNT];
+    unsigned packed = h->exchanged;
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        char *mine = h->exchange_device ? whole_plane(s, which, f, 0) : NULL;
+        if (mine) packed &= ~(1u << f);
+        send[f] = mine ? mine : s->d_send.at[f];
+        recv[f] = mine ? whole_plane(s, which, f, -1) : s->d_recv.at[f];
+        bytes[f] = mine ? (size_t)s->layout.stride_z * s->elem : s->face_bytes[f];
+    }
+    if (packed) {
+        face_copy<T><<<grid, block>>>(owned<T>(s, which), s->shape, s->d_send, packed, 1);
+        HIP_CHECK_LAUNCH("face_copy (pack)");
+    }
     if (h->exchange_device) { /* device to device, ordered on the default stream */
-        HEAT_CALL(h->exchange_device(h->context, s->d_send.at, s->d_recv.at, s->face_bytes));
+        HEAT_CALL(h->exchange_device(h->context, send, recv, bytes));
     } else {
         for (int f = 0; f < FACE_COUNT; ++f)
             if (h->exchanged & 1u << f)
@@ -558,8 +583,10 @@ template <typename T> static int exchange_typed(hip_state *s, int which)
             if (h->exchanged & 1u << f)
                 HIP_CALL(hipMemcpy(s->d_recv.at[f], s->h_recv[f], s->face_bytes[f], hipMemcpyHostToDevice));
     }
-    face_copy<T><<<grid, block>>>(owned<T>(s, which), s->shape, s->d_recv, h->exchanged, 0);
-    HIP_CHECK_LAUNCH("face_copy (unpack)");
+    if (packed) {
+        face_copy<T><<<grid, block>>>(owned<T>(s, which), s->shape, s->d_recv, packed, 0);
+        HIP_CHECK_LAUNCH("face_copy (unpack)");
+    }
     return HEAT_OK;
 }
 
