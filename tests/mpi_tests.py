@@ -178,6 +178,63 @@ def test_checkpoint_parts():
     print("checkpoints from 2 and 3 ranks in parts, and from 4 ranks gathered: byte for byte one process's")
 
 
+def slurm_ready():
+    """A Slurm controller that answers and srun with the PMIx plugin; else the reason to skip."""
+    if not shutil.which("srun") or not shutil.which("sinfo"):
+        return "no srun or sinfo (Slurm is not installed)"
+    try:
+        proc = subprocess.run(["sinfo", "-h", "-o", "%a"], capture_output=True, text=True, timeout=20)
+        plugins = subprocess.run(["srun", "--mpi=list"], capture_output=True, text=True, timeout=20)
+    except subprocess.TimeoutExpired:
+        return "sinfo or srun did not answer in 20 s"
+    if proc.returncode != 0 or "up" not in proc.stdout:
+        return "no Slurm controller answers (sinfo: " + (proc.stderr.strip() or proc.stdout.strip()) + ")"
+    if "pmix" not in plugins.stdout + plugins.stderr:
+        return "srun has no PMIx plugin"
+    return None
+
+
+def test_slurm_srun():
+    """srun starts the ranks (PMIx): the same bits as one process; scancel --signal=TERM reaches
+    every rank, which write a final checkpoint and exit 143; it restarts bitwise. Skips without
+    a Slurm cluster (tools/local_slurm.sh starts a one-node one)."""
+    reason = slurm_ready()
+    if reason:
+        raise Skip(reason)
+    folder = fresh_dir("slurm")
+    cfg = config(folder, steps=30, every=0)
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    srun = ["srun", "--mpi=pmix", "-n", "2", "--overcommit", "--chdir", folder]
+    proc = subprocess.run(srun + [HEATSOLVE_MPI, cfg, "-q"] + out(folder, "srun"), capture_output=True, text=True,
+                          timeout=300, env=env)
+    expect(proc.returncode == 0, f"srun: exit {proc.returncode}\n{proc.stderr[-3000:]}")
+    serial([cfg, "-q"] + out(folder, "one"))
+    same_bits(os.path.join(folder, "one", "run_000030.hdf"), os.path.join(folder, "srun", "run_000030.hdf"),
+              "2 ranks started by srun")
+    long_cfg = config(folder, steps=10 ** 8, every=10 ** 7)
+    name = f"heatsolve-test-{os.getpid()}"
+    job = subprocess.Popen(srun + ["-J", name, HEATSOLVE_MPI, long_cfg, "-q"] + out(folder, "stopped"),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    wait_for(os.path.join(folder, "stopped", "run_000000.hdf"), job)
+    time.sleep(0.5)
+    ids = subprocess.run(["squeue", "-h", "-n", name, "-o", "%i"], capture_output=True, text=True).stdout.split()
+    expect(len(ids) == 1, f"squeue found {ids} for {name}")
+    subprocess.run(["scancel", "--signal=TERM", ids[0]], check=True)
+    stdout, stderr = job.communicate(timeout=120)
+    expect(job.returncode == 128 + signal.SIGTERM, f"srun exit {job.returncode}:\n{stderr}")
+    steps = sorted(int(f[4:10]) for f in os.listdir(os.path.join(folder, "stopped")) if f.endswith(".hdf"))
+    stop = steps[-1]
+    expect(0 < stop < 10 ** 7 and "stopped by signal 15" in stderr, f"final checkpoint {stop}; {stderr}")
+    final = stop + 20
+    proc = subprocess.run(srun + [HEATSOLVE_MPI, long_cfg, "-q", "--restart", "latest", "--set", f"time.steps={final}"]
+                          + out(folder, "stopped"), capture_output=True, text=True, timeout=300, env=env)
+    expect(proc.returncode == 0, f"srun restart: exit {proc.returncode}\n{proc.stderr[-3000:]}")
+    serial([long_cfg, "-q", "--set", f"time.steps={final}", "--set", "output.every=0"] + out(folder, "straight"))
+    same_bits(os.path.join(folder, "straight", f"run_{final:06d}.hdf"),
+              os.path.join(folder, "stopped", f"run_{final:06d}.hdf"), "scancel --signal=TERM, restart")
+    print(f"srun: bitwise; scancel --signal=TERM: checkpoint of step {stop}, srun exit 143, restart bitwise")
+
+
 def test_bad_config_once():
     folder = fresh_dir("bad_config")
     cfg = config(folder)
