@@ -439,7 +439,7 @@ def restart_bitwise(precision):
 
 def test_restart_older_chunking():
     """A checkpoint written by heatsolve before chunks took at most 16 planes (this one: one
-    chunk of 40 planes) restarts, and continues to the bits of a run that never stopped."""
+    chunk of 40 planes) restarts and continues to the field of a run that never stopped."""
     import h5py
     folder = fresh_dir("older_chunking")
     data = os.path.join(SOURCE, "tests", "data")
@@ -451,10 +451,16 @@ def test_restart_older_chunking():
     with h5py.File(old, "r") as f, h5py.File(os.path.join(folder, "continued", "old_000020.hdf"), "r") as g:
         chunks = (f["VTKHDF/PointData/temperature"].chunks, g["VTKHDF/PointData/temperature"].chunks)
     expect(chunks == ((40, 20, 24), (16, 20, 24)), f"chunk shapes {chunks}")
-    same = read_field(os.path.join(folder, "continued", "old_000020.hdf")).tobytes() == \
-        read_field(os.path.join(folder, "straight", "old_000020.hdf")).tobytes()
-    expect(same, "the restart from a 40-plane-chunk checkpoint differs from the run that never stopped")
-    print(f"restart from a checkpoint chunked {chunks[0]} (now {chunks[1]}): bitwise")
+    # The fixture was computed by another build (another machine's vector code, or no sanitizer),
+    # so its field may differ from this build's in the last bits: equal to rounding, not bitwise.
+    # A chunk read in the wrong place would differ by the field's own size.
+    continued = read_field(os.path.join(folder, "continued", "old_000020.hdf"))
+    straight = read_field(os.path.join(folder, "straight", "old_000020.hdf"))
+    scale = float(abs(straight).max())
+    worst = float(abs(continued - straight).max())
+    expect(scale > 1.0 and worst <= 1e-10 * scale,
+           f"the restart from a 40-plane-chunk checkpoint differs from the run that never stopped by {worst:g}")
+    print(f"restart from a checkpoint chunked {chunks[0]} (now {chunks[1]}): max difference {worst:g} of {scale:g}")
 
 
 def test_restart_bitwise_double():
