@@ -99,9 +99,9 @@ static int exchange(void *context, void *const send[FACE_COUNT], void *const rec
 }
 
 static int exchange_device(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                           const size_t bytes[FACE_COUNT])
+                           const size_t bytes[FACE_COUNT], void *stream)
 {
-    return par_device_exchange(&((heat_domain *)context)->decomp, send, recv, bytes);
+    return par_device_exchange(&((heat_domain *)context)->decomp, send, recv, bytes, stream);
 }
 
 static int sum_owned(void *context, double *values, long count)

@@ -39,15 +39,16 @@ static int connect(void)
  * so the k-th send to a peer meets the peer's k-th receive from us, also
  * when both neighbours along an axis are the same rank. */
 int par_device_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                        const size_t bytes[FACE_COUNT])
+                        const size_t bytes[FACE_COUNT], void *stream)
 {
     if (!ready_) HEAT_CALL(connect());
+    cudaStream_t on = (cudaStream_t)stream;
     NCCL_CALL(ncclGroupStart());
     for (int f = 0; f < FACE_COUNT; ++f)
-        if (d->exchanged & 1u << f) NCCL_CALL(ncclSend(send[f], bytes[f], ncclChar, d->neighbour[f], comm_, 0));
+        if (d->exchanged & 1u << f) NCCL_CALL(ncclSend(send[f], bytes[f], ncclChar, d->neighbour[f], comm_, on));
     for (int f = 0; f < FACE_COUNT; ++f) {
         int g = f ^ 1;
-        if (d->exchanged & 1u << g) NCCL_CALL(ncclRecv(recv[g], bytes[g], ncclChar, d->neighbour[g], comm_, 0));
+        if (d->exchanged & 1u << g) NCCL_CALL(ncclRecv(recv[g], bytes[g], ncclChar, d->neighbour[g], comm_, on));
     }
     NCCL_CALL(ncclGroupEnd());
     return HEAT_OK;

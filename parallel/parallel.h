@@ -37,10 +37,11 @@ int par_cart_create(const heat_decomp *d);
 int par_halo_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
                       const size_t bytes[FACE_COUNT]);
 
-/* GPU-to-GPU exchange of device buffers on the GPU's default stream (NCCL),
- * where heatsolve was built with it (HEATSOLVE_NCCL); NULL name otherwise. */
+/* GPU-to-GPU exchange of device buffers, queued on a stream of the GPU
+ * (a cudaStream_t; NULL: the default stream) (NCCL), where heatsolve was
+ * built with it (HEATSOLVE_NCCL); NULL name otherwise. */
 int par_device_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                        const size_t bytes[FACE_COUNT]);
+                        const size_t bytes[FACE_COUNT], void *stream);
 const char *par_device_transport(void);
 void par_device_release(void);
 

@@ -208,9 +208,9 @@ int par_scatter_field(const heat_decomp *d, const void *global, void *local, siz
 #ifndef HEATSOLVE_NCCL
 /* Without NCCL the GPU backend stages its faces through host memory. */
 int par_device_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                        const size_t bytes[FACE_COUNT])
+                        const size_t bytes[FACE_COUNT], void *stream)
 {
-    (void)d, (void)send, (void)recv, (void)bytes;
+    (void)d, (void)send, (void)recv, (void)bytes, (void)stream;
     return heat_error(HEAT_ERR_RUNTIME, "heatsolve was built without NCCL");
 }
 const char *par_device_transport(void) { return NULL; }

@@ -77,9 +77,10 @@ typedef struct heat_halo {
     int (*exchange)(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
                     const size_t bytes[FACE_COUNT]);
     /* Where set, GPU backends hand device buffers (face-packed, same layout)
-     * to this instead of staging them through host memory. */
+     * to this instead of staging them through host memory; the transfer is
+     * queued on `stream` (the GPU's; NULL: its default stream). */
     int (*exchange_device)(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                           const size_t bytes[FACE_COUNT]);
+                           const size_t bytes[FACE_COUNT], void *stream);
     /* Element-wise sum across processes of a vector whose entries each have one owner (parallel.h). */
     int (*sum_owned)(void *context, double *values, long count);
     void *context;

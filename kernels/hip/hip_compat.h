@@ -36,6 +36,8 @@ typedef cudaStream_t hipStream_t;
 #define hipHostRegisterDefault cudaHostRegisterDefault
 #define hipDeviceSynchronize cudaDeviceSynchronize
 #define hipStreamCreateWithFlags cudaStreamCreateWithFlags
+#define hipStreamCreateWithPriority cudaStreamCreateWithPriority
+#define hipDeviceGetStreamPriorityRange cudaDeviceGetStreamPriorityRange
 #define hipStreamNonBlocking cudaStreamNonBlocking
 #define hipStreamDestroy cudaStreamDestroy
 #define hipStreamSynchronize cudaStreamSynchronize
