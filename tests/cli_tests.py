@@ -1076,6 +1076,34 @@ def test_restart_bitwise_gpu():
     expect(difference <= 1e-13, "GPU letters run differs from the CPU run")
 
 
+def test_kernels_bitwise_gpu():
+    """Every GPU heat kernel variant and tile factor gives the same bits (no multiply-add
+    contraction in the GPU build): the tuner's choice, which depends on the block size and on
+    timing, can then change neither a restart nor a run on another number of ranks."""
+    skip_without_gpu()
+    variants = [("heat_tiled", 2), ("heat_tiled_nt", 4), ("heat_tiled_ntf", 1), ("heat_tiled_ntf", 4),
+                ("heat_tiled_ntf", 8), ("heat_zwindow32", 4), ("heat_zwindow128", 1), ("heat_zwindowf32", 2)]
+    for precision in ("double", "float"):
+        folder = fresh_dir(f"kernels_{precision}")
+        cfg = write(os.path.join(folder, "kernels.cfg"), f"""
+grid = {{ n = [80, 48, 40]; length = [2.0, 1.2, 1.0]; }};
+time = {{ steps = 30; }};
+initial = {{ type = "letters"; text = "GPU"; }};
+boundary = {{ z_low = {{ type = "dirichlet"; value = 0.0; }}; x_high = {{ type = "dirichlet"; value = 20.0; }}; }};
+output = {{ every = 0; name = "letters"; }};
+""")
+        fields = {}
+        for kernel, tile in variants:
+            target = os.path.join(folder, f"{kernel}_{tile}")
+            run([cfg, "-q", "--backend", "hip", "--set", f'solver.precision="{precision}"', "--set",
+                 f'solver.kernel="{kernel}"', "--set", f"solver.tile={tile}", "--set", f'output.dir="{target}"'])
+            fields[(kernel, tile)] = read_field(os.path.join(target, "letters_000030.hdf")).tobytes()
+        first = variants[0]
+        differing = [v for v in variants if fields[v] != fields[first]]
+        expect(not differing, f"{precision}: {differing} differ from {first}")
+        print(f"{precision}: {len(variants)} kernel variants, the same bits")
+
+
 def test_gpu_memory_refusal():
     """A grid larger than any GPU's memory (256 GB in float) is refused before allocating."""
     skip_without_gpu()
