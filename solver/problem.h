@@ -87,6 +87,7 @@ typedef struct heat_halo {
     int offset[3];      /* global index of the block's first owned point */
     int device;         /* GPU of this process among its node's GPUs (node-local rank) */
     int global_n[3];    /* points of the whole grid */
+    int serial;         /* 1: the exchange before the update, never beside it (benchmark's comparison) */
 } heat_halo;
 
 typedef struct heat_problem {

@@ -429,7 +429,8 @@ static int prepare_overlap(hip_state *s)
 {
     const heat_halo *h = &s->problem.halo;
     unsigned z_faces = 1u << FACE_Z_LOW | 1u << FACE_Z_HIGH;
-    s->overlap = h->exchange_device && h->exchanged && !(h->exchanged & ~z_faces) && s->problem.grid.n[2] >= 3;
+    s->overlap = h->exchange_device && h->exchanged && !(h->exchanged & ~z_faces) && s->problem.grid.n[2] >= 3 &&
+                 !h->serial;
     if (!s->overlap) return HEAT_OK;
     int least = 0, greatest = 0;
     HIP_CALL(hipDeviceGetStreamPriorityRange(&least, &greatest));
