@@ -93,7 +93,10 @@ static void print_ranks(const run_totals *t)
     if (t->halo_fraction >= 0)
         printf("halo exchange %.1f%% of the stepping time (mean over ranks; not overlapped with the update)",
                100.0 * t->halo_fraction);
-    else printf("halo exchange on the GPUs' streams (GPU to GPU; its cost: mpirun ... heatsolve bench)");
+    else if (t->halo_beside_update)
+        printf("halo exchange GPU to GPU beside the interior update (its cost and the part hidden: mpirun ... heatsolve "
+               "bench)");
+    else printf("halo exchange GPU to GPU before each update (its cost: mpirun ... heatsolve bench)");
     printf("; load imbalance %.2f (the slowest rank's computing over the mean)\n", t->imbalance);
 }
 

@@ -27,6 +27,7 @@ typedef struct run_totals {
     int dims[3];
     double halo_fraction;       /* of the stepping time in host halo exchanges; < 0: not measured */
     double imbalance;           /* slowest rank's computing over the mean */
+    int halo_beside_update;     /* GPU z slabs with NCCL: the exchange runs beside the interior update */
 } run_totals;
 
 void report_summary(const heat_solver *solver, const ckpt_writer_stats *writes, const run_totals *totals);
