@@ -55,6 +55,8 @@ typedef struct cpu_state {
     double *dots_a, *dots_b;
     void *scratch;
     heat_cg_diagonal diagonal;
+    void *allocations[8]; /* what alloc_field allocated (fields start a little past these) */
+    int allocated;
     char device[128];
     char kernel[224];
 } cpu_state;
@@ -93,13 +95,23 @@ static const heat_variant cpu_variants[] = {
 
 static int variant_streams(const heat_variant *v) { return strcmp(v->kernel, "heat_step_nt") == 0; }
 
+/* Fields on 2 MiB pages would all start at the same offset in the cache's
+ * sets, and so would the planes the stencil reads together (powers of two
+ * apart on power-of-two grids): each field starts 17 cache lines further
+ * into its allocation than the one before, so they do not evict each other. */
+enum { FIELD_STAGGER_BYTES = 17 * CPU_ALIGN_BYTES };
+
 static int alloc_field(cpu_state *s, void **field)
 {
-    size_t bytes = (size_t)s->layout.total * s->elem;
+    HEAT_CHECK(s->allocated < (int)(sizeof s->allocations / sizeof s->allocations[0]), "too many fields");
+    size_t stagger = (size_t)s->allocated * FIELD_STAGGER_BYTES;
+    size_t bytes = (size_t)s->layout.total * s->elem + stagger;
     size_t align = bytes >= HUGE_PAGE_BYTES ? HUGE_PAGE_BYTES : CPU_ALIGN_BYTES;
     bytes = (bytes + align - 1) / align * align;
-    *field = aligned_alloc(align, bytes);
-    HEAT_CHECK(*field, "cannot allocate %zu bytes for a field", bytes);
+    char *base = aligned_alloc(align, bytes);
+    HEAT_CHECK(base, "cannot allocate %zu bytes for a field", bytes);
+    s->allocations[s->allocated++] = base;
+    *field = base + stagger;
     /* 2 MiB pages where the kernel gives them on request (transparent huge pages in "madvise"
      * mode, Debian's default): the stencil reads three planes and writes one, each a
      * different 4 KiB page per row, and the TLB misses cost more than the bytes (measured on
@@ -107,7 +119,7 @@ static int alloc_field(cpu_state *s, void **field)
      * the copy +30%). A hint: where it is refused, 4 KiB pages work as before. */
     if (align == HUGE_PAGE_BYTES) (void)madvise(*field, bytes, MADV_HUGEPAGE);
     /* First touch in parallel places pages near the threads that use them. */
-    char *p = *field;
+    char *p = base;
 #pragma omp parallel for schedule(static)
     for (long z = 0; z < (long)(bytes / 4096 + 1); ++z) {
         size_t begin = (size_t)z * 4096, end = begin + 4096 < bytes ? begin + 4096 : bytes;
@@ -139,12 +151,11 @@ static void cpu_destroy(void **state)
 {
     if (!state || !*state) return;
     cpu_state *s = *state;
-    free(s->current);
-    free(s->next);
+    for (int a = 0; a < s->allocated; ++a) free(s->allocations[a]); /* the fields and CG vectors */
     free(s->planes);
     for (int f = 0; f < FACE_COUNT; ++f) free(s->send[f]), free(s->recv[f]);
     heat_reduction_free(&s->reduction);
-    void *vectors[] = {s->r, s->p, s->q, s->z, s->w, s->dots_a, s->dots_b, s->scratch};
+    void *vectors[] = {s->dots_a, s->dots_b, s->scratch};
     for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; ++v) free(vectors[v]);
     free(s);
     *state = NULL;
