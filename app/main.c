@@ -65,9 +65,9 @@ static size_t snapshot_bytes(const heat_run *r)
     return (size_t)heat_grid_points(&r->config.grid) * heat_precision_size((heat_precision)r->config.precision);
 }
 
-/* What leaves the GPU at a checkpoint: the whole field into the writer's
- * snapshot, or with several ranks each rank's block (which MPI then takes
- * to rank 0's snapshot). */
+/* What leaves the GPU at a checkpoint: the writer's snapshot (the whole
+ * field, or with parts this rank's slab), or without parts each rank's block
+ * (which MPI then takes to rank 0's snapshot). */
 static void *copied_from_gpu(const heat_run *r, size_t *bytes)
 {
     if (heat_domain_is_split(&r->domain) && !r->parts) {
