@@ -178,6 +178,20 @@ def test_checkpoint_parts():
     print("checkpoints from 2 and 3 ranks in parts, and from 4 ranks gathered: byte for byte one process's")
 
 
+def restarts_bitwise(folder, cfg, stderr, extra, launch, what):
+    """A run into folder/stopped that a SIGTERM ended: its final checkpoint, and a restart from it
+    (`launch(args)`) `extra` steps on, bitwise equal to a run that never stopped. Returns the step."""
+    steps = sorted(int(f[4:10]) for f in os.listdir(os.path.join(folder, "stopped")) if f.endswith(".hdf"))
+    stop = steps[-1]
+    expect(0 < stop < 10 ** 7 and "stopped by signal 15" in stderr, f"final checkpoint {stop}; {stderr}")
+    final = stop + extra
+    launch([cfg, "-q", "--restart", "latest", "--set", f"time.steps={final}"] + out(folder, "stopped"))
+    serial([cfg, "-q", "--set", f"time.steps={final}", "--set", "output.every=0"] + out(folder, "straight"))
+    same_bits(os.path.join(folder, "straight", f"run_{final:06d}.hdf"),
+              os.path.join(folder, "stopped", f"run_{final:06d}.hdf"), what)
+    return stop
+
+
 def slurm_ready():
     """A Slurm controller that answers and srun with the PMIx plugin; else the reason to skip."""
     if not shutil.which("srun") or not shutil.which("sinfo"):
@@ -222,16 +236,12 @@ def test_slurm_srun():
     subprocess.run(["scancel", "--signal=TERM", ids[0]], check=True)
     stdout, stderr = job.communicate(timeout=120)
     expect(job.returncode == 128 + signal.SIGTERM, f"srun exit {job.returncode}:\n{stderr}")
-    steps = sorted(int(f[4:10]) for f in os.listdir(os.path.join(folder, "stopped")) if f.endswith(".hdf"))
-    stop = steps[-1]
-    expect(0 < stop < 10 ** 7 and "stopped by signal 15" in stderr, f"final checkpoint {stop}; {stderr}")
-    final = stop + 20
-    proc = subprocess.run(srun + [HEATSOLVE_MPI, long_cfg, "-q", "--restart", "latest", "--set", f"time.steps={final}"]
-                          + out(folder, "stopped"), capture_output=True, text=True, timeout=300, env=env)
-    expect(proc.returncode == 0, f"srun restart: exit {proc.returncode}\n{proc.stderr[-3000:]}")
-    serial([long_cfg, "-q", "--set", f"time.steps={final}", "--set", "output.every=0"] + out(folder, "straight"))
-    same_bits(os.path.join(folder, "straight", f"run_{final:06d}.hdf"),
-              os.path.join(folder, "stopped", f"run_{final:06d}.hdf"), "scancel --signal=TERM, restart")
+
+    def restart(args):
+        proc = subprocess.run(srun + [HEATSOLVE_MPI] + args, capture_output=True, text=True, timeout=300, env=env)
+        expect(proc.returncode == 0, f"srun restart: exit {proc.returncode}\n{proc.stderr[-3000:]}")
+
+    stop = restarts_bitwise(folder, long_cfg, stderr, 20, restart, "scancel --signal=TERM, restart")
     print(f"srun: bitwise; scancel --signal=TERM: checkpoint of step {stop}, srun exit 143, restart bitwise")
 
 
@@ -268,14 +278,7 @@ def test_sigterm_restart():
     stdout, stderr = proc.communicate(timeout=120)
     # The ranks exit 143; OpenMPI's mpirun, itself signalled, reports 1 for the job (Slurm's srun: 143).
     expect(proc.returncode in (128 + signal.SIGTERM, 1), f"mpirun exit {proc.returncode}:\n{stderr}")
-    steps = sorted(int(f[4:10]) for f in os.listdir(os.path.join(folder, "stopped")) if f.endswith(".hdf"))
-    stop = steps[-1]
-    expect(0 < stop < 10 ** 7 and "stopped by signal 15" in stderr, f"final checkpoint {stop}; {stderr}")
-    final = stop + 40
-    mpirun(2, [cfg, "-q", "--restart", "latest", "--set", f"time.steps={final}"] + out(folder, "stopped"))
-    serial([cfg, "-q", "--set", f"time.steps={final}", "--set", "output.every=0"] + out(folder, "straight"))
-    same_bits(os.path.join(folder, "straight", f"run_{final:06d}.hdf"),
-              os.path.join(folder, "stopped", f"run_{final:06d}.hdf"), "SIGTERM, restart")
+    stop = restarts_bitwise(folder, cfg, stderr, 40, lambda args: mpirun(2, args), "SIGTERM, restart")
     print(f"SIGTERM through mpirun: checkpoint of step {stop}, mpirun exit {proc.returncode}, restart bitwise")
 
 
