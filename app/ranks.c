@@ -1,9 +1,6 @@
-#define _GNU_SOURCE /* sched_getaffinity */
 #include "app/ranks.h"
 
 #include <omp.h>
-#include <sched.h>
-
 #include <stdio.h>
 #include <string.h>
 
@@ -82,9 +79,9 @@ int ranks_describe(heat_domain *domain, const heat_solver *solver, double steppi
  * The root says so for all ranks (the fewest cores, the most threads). */
 void ranks_check_binding(void)
 {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0) CPU_ZERO(&set);
-    long cores = CPU_COUNT(&set), threads = omp_get_max_threads(), crowded = cores > 0 && threads > cores;
+    /* The process's cores as the OpenMP runtime found them at start: with OMP_PROC_BIND set it
+     * has bound this (main) thread to one of them since, so its own mask would say 1. */
+    long cores = omp_get_num_procs(), threads = omp_get_max_threads(), crowded = cores > 0 && threads > cores;
     long seen[3] = {crowded, crowded ? -cores : -(1L << 30), crowded ? threads : 0};
     if (par_max_longs(seen, 3) != HEAT_OK || !seen[0]) return;
     cores = -seen[1], threads = seen[2];

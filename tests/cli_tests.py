@@ -290,6 +290,33 @@ output = {{ dir = "{folder}/out"; every = 2; }};
     print("settings, estimate, banner, names, heat change wording: as expected")
 
 
+def test_threads_and_binding():
+    """The run says where its OpenMP threads run, warns when they outnumber the cores it may use,
+    leaves OMP_PROC_BIND to the user, and the CPU step's variant is chosen by timing."""
+    if not shutil.which("taskset"):
+        print("no taskset: skipped")
+        sys.exit(77)
+    folder = fresh_dir("threads")
+    cfg = letters_config(folder, steps=20, every=0)
+    crowded = dict(os.environ, OMP_NUM_THREADS="4")
+    crowded.pop("OMP_PROC_BIND", None), crowded.pop("OMP_PLACES", None)
+    proc = subprocess.run(["taskset", "-c", "0", HEATSOLVE, cfg, "--backend", "cpu"], capture_output=True, text=True,
+                          timeout=600, env=crowded)
+    expect(proc.returncode == 0, f"crowded run: exit {proc.returncode}: {proc.stderr}")
+    expect("may run on 1 core but has 4 OpenMP threads" in proc.stderr and "OMP_NUM_THREADS=1" in proc.stderr,
+           f"no warning for 4 threads on 1 core: {proc.stderr}")
+    expect("OpenMP: not pinned (fewer than 8 cores" in proc.stdout, f"binding line: {proc.stdout}")
+    expect("heat_step or heat_step_nt, chosen by timing the first steps" in proc.stdout, proc.stdout)
+    chosen = dict(os.environ, OMP_PROC_BIND="close")
+    proc = run([cfg, "--backend", "cpu", "--overwrite"], env=chosen)
+    expect("OpenMP: placed by OMP_PROC_BIND=close" in proc.stdout, f"the user's binding: {proc.stdout}")
+    expect("warning" not in proc.stderr or "OpenMP threads" not in proc.stderr, f"spurious warning: {proc.stderr}")
+    proc = run(["bench", "--backend", "cpu", "--size", "32", "--reps", "3"])
+    expect(re.search(r"production step .*: heat_step(_nt)?, chosen by timing: [0-9.e-]+ ms a step against", proc.stdout),
+           f"the trial's choice: {proc.stdout}")
+    print("binding line, crowded-core warning, OMP_PROC_BIND respected, variant chosen by timing")
+
+
 def test_restart_changes_implicit_dt():
     """The advice after a failed CG solve works: an implicit run continues with a smaller time.cfl,
     the file records the new dt and the clock continues from the checkpoint's time; explicit runs

@@ -245,6 +245,27 @@ def test_slurm_srun():
     print(f"srun: bitwise; scancel --signal=TERM: checkpoint of step {stop}, srun exit 143, restart bitwise")
 
 
+def test_bench_scaling():
+    """`mpirun -np 2 heatsolve bench`: alone, strong and weak cases with the exchange beside the
+    update, before it and absent, the fraction hidden, and the same in the JSON file."""
+    import json
+    folder = fresh_dir("bench_scaling")
+    path = os.path.join(folder, "scaling.json")
+    proc = mpirun(2, ["bench", "--size", "32", "--reps", "3", "--json", path])
+    for words in ("case    grid", "no-exchange", "exchange", "exposed", "hidden", "alone", "strong", "weak"):
+        expect(words in proc.stdout, f"the table lacks '{words}':\n{proc.stdout}")
+    with open(path) as f:
+        report = json.load(f)
+    cases = {c["name"]: c for c in report["cases"]}
+    expect(report["ranks"] == 2 and sorted(cases) == ["alone", "strong", "weak"], f"cases: {report}")
+    for c in cases.values():
+        for key in ("ms_per_step", "ms_per_step_without_exchange", "ms_per_step_exchange_before_update", "glups"):
+            expect(c[key] > 0, f"{c['name']}: {key} = {c[key]}")
+        expect(0.0 <= c["hidden_fraction"] <= 1.0, f"{c['name']}: hidden_fraction {c['hidden_fraction']}")
+    expect(cases["weak"]["n"] == [32, 32, 64] and cases["strong"]["n"] == [32, 32, 32], f"grids: {cases}")
+    print("bench scaling: table and JSON with the exchange's cost and the fraction hidden")
+
+
 def test_bad_config_once():
     folder = fresh_dir("bad_config")
     cfg = config(folder)
