@@ -9,9 +9,18 @@
 #include <mpi.h>
 #include <nccl.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "../solver/error.h"
 #include "parallel.h"
+
+/* NCCL would spread a face over up to 32 CTAs, one SM each, for the whole
+ * exchange, taking them from the interior update that the exchange runs
+ * beside. Eight finish a 2 MiB face well inside a 512^3 step and leave the
+ * update its SMs; measured on two H200 (docs/PERFORMANCE.md), the step is no
+ * slower at 512^3 and 1024^3 and the exposed exchange fell from 9-10 to 7 us
+ * at 512^3. NCCL_MAX_CTAS in the environment still overrides it. */
+enum { HALO_MAX_CTAS = 8 };
 
 static ncclComm_t comm_;
 static int ready_ = 0;
@@ -29,7 +38,9 @@ static int connect(void)
     ncclUniqueId id;
     if (par_is_root()) NCCL_CALL(ncclGetUniqueId(&id));
     HEAT_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "MPI_Bcast of the NCCL id failed");
-    NCCL_CALL(ncclCommInitRank(&comm_, par_size(), id, par_rank()));
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.maxCTAs = HALO_MAX_CTAS;
+    NCCL_CALL(ncclCommInitRankConfig(&comm_, par_size(), id, par_rank(), &config));
     ready_ = 1;
     return HEAT_OK;
 }
@@ -64,10 +75,12 @@ const char *par_device_transport(void)
         return NULL;
     }
     if (par_node_size() > gpus) return NULL;
-    static char name[64];
+    static char name[96];
     int version = 0;
     ncclGetVersion(&version);
-    snprintf(name, sizeof name, "NCCL %d.%d.%d, GPU to GPU", version / 10000, version / 100 % 100, version % 100);
+    const char *ctas = getenv("NCCL_MAX_CTAS");
+    snprintf(name, sizeof name, "NCCL %d.%d.%d, GPU to GPU, at most %d CTAs", version / 10000, version / 100 % 100,
+             version % 100, ctas && *ctas ? atoi(ctas) : (int)HALO_MAX_CTAS);
     return name;
 }
 

@@ -119,12 +119,12 @@ struct hip_state {
     hipStream_t copy_stream;
     hipEvent_t snapshot_taken, snapshot_done;
     /* z halos beside the update (NCCL, only z faces exchanged): each step
-     * updates its boundary planes first, sends them on a high-priority stream
-     * and updates the interior planes meanwhile (overlapped_step) */
+     * updates its boundary planes and sends them on a high-priority stream
+     * while the default stream updates the interior planes (overlapped_step) */
     int overlap;
     int ghosts_queued;          /* the exchange into field[current]'s ghost planes is queued; `arrived` ends it */
     hipStream_t comm;
-    hipEvent_t boundary_done, arrived;
+    hipEvent_t default_ready, boundary_done, arrived;
 };
 
 /* ---- launching ---------------------------------------------------------------------------------- */
@@ -163,31 +163,31 @@ static dim3 grid_for(const stencil_shape &p, dim3 block, int tile, int zchunk)
 
 template <typename T, int M>
 static void launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const hip_state *s,
-                         const stencil_shape &p, unsigned cut)
+                         const stencil_shape &p, unsigned cut, hipStream_t q)
 {
     stencil_coeffs<T> c = cast_coeffs<T>(s->coeffs);
     halo_coeffs<T> h = cast_halo<T>(s);
     h.exchanged |= cut;
     switch (e->kind) {
-    case LAP_TILED: lap_tiled<T, M><<<g, b>>>(out, in, p, c, h); break;
-    case LAP_TILED_NT: lap_tiled_nt<T, M><<<g, b>>>(out, in, p, c, h); break;
-    case HEAT_TILED: heat_tiled<T, M><<<g, b>>>(out, in, p, c, h); break;
+    case LAP_TILED: lap_tiled<T, M><<<g, b, 0, q>>>(out, in, p, c, h); break;
+    case LAP_TILED_NT: lap_tiled_nt<T, M><<<g, b, 0, q>>>(out, in, p, c, h); break;
+    case HEAT_TILED: heat_tiled<T, M><<<g, b, 0, q>>>(out, in, p, c, h); break;
     case HEAT_TILED_NT:
-        if (e->fused) heat_tiled_nt<T, M, true><<<g, b>>>(out, in, p, c, h);
-        else heat_tiled_nt<T, M, false><<<g, b>>>(out, in, p, c, h);
+        if (e->fused) heat_tiled_nt<T, M, true><<<g, b, 0, q>>>(out, in, p, c, h);
+        else heat_tiled_nt<T, M, false><<<g, b, 0, q>>>(out, in, p, c, h);
         break;
     case HEAT_ZWINDOW:
-        if (e->fused) heat_zwindow<T, M, true><<<g, b>>>(out, in, p, c, h, e->zchunk);
-        else heat_zwindow<T, M, false><<<g, b>>>(out, in, p, c, h, e->zchunk);
+        if (e->fused) heat_zwindow<T, M, true><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
+        else heat_zwindow<T, M, false><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
         break;
-    case LAP_BASELINE: lap_baseline<T><<<g, b>>>(out, in, p, c); break;
+    case LAP_BASELINE: lap_baseline<T><<<g, b, 0, q>>>(out, in, p, c); break;
     }
 }
 
 /* Kernel e over the whole block, or over the planes r of it. */
 template <typename T>
 static int launch_typed(const hip_state *s, const kernel_entry *e, const int shape[3], int from, int to,
-                        const plane_range *r)
+                        const plane_range *r, hipStream_t q)
 {
     stencil_shape p = s->shape;
     long offset = 0;
@@ -202,14 +202,14 @@ static int launch_typed(const hip_state *s, const kernel_entry *e, const int sha
     const T *in = owned<T>(s, from) + offset;
     unsigned cut = r ? r->cut : 0u;
     switch (e->variant.tile) {
-    case 1: launch_tiled<T, 1>(e, grid, block, out, in, s, p, cut); break;
-    case 2: launch_tiled<T, 2>(e, grid, block, out, in, s, p, cut); break;
-    case 4: launch_tiled<T, 4>(e, grid, block, out, in, s, p, cut); break;
+    case 1: launch_tiled<T, 1>(e, grid, block, out, in, s, p, cut, q); break;
+    case 2: launch_tiled<T, 2>(e, grid, block, out, in, s, p, cut, q); break;
+    case 4: launch_tiled<T, 4>(e, grid, block, out, in, s, p, cut, q); break;
     case 8:
-        if (e->kind != HEAT_ZWINDOW) launch_tiled<T, 8>(e, grid, block, out, in, s, p, cut);
+        if (e->kind != HEAT_ZWINDOW) launch_tiled<T, 8>(e, grid, block, out, in, s, p, cut, q);
         break;
     case 16:
-        if (e->kind != HEAT_ZWINDOW) launch_tiled<T, 16>(e, grid, block, out, in, s, p, cut);
+        if (e->kind != HEAT_ZWINDOW) launch_tiled<T, 16>(e, grid, block, out, in, s, p, cut, q);
         break;
     default: return heat_error(HEAT_ERR_CONFIG, "solver.tile = %d: expected 1, 2, 4, 8 or 16", e->variant.tile);
     }
@@ -218,10 +218,10 @@ static int launch_typed(const hip_state *s, const kernel_entry *e, const int sha
 }
 
 static int launch(const hip_state *s, const kernel_entry *e, const int shape[3], int from, int to,
-                  const plane_range *r = NULL)
+                  const plane_range *r = NULL, hipStream_t q = 0)
 {
-    return s->problem.precision == HEAT_FLOAT ? launch_typed<float>(s, e, shape, from, to, r)
-                                              : launch_typed<double>(s, e, shape, from, to, r);
+    return s->problem.precision == HEAT_FLOAT ? launch_typed<float>(s, e, shape, from, to, r, q)
+                                              : launch_typed<double>(s, e, shape, from, to, r, q);
 }
 
 template <typename T> static int fill_halo_typed(hip_state *s)
@@ -391,6 +391,7 @@ static void hip_destroy(void **state)
     free_cg(s);
     if (s->snapshot_pending) (void)hipEventSynchronize(s->snapshot_done);
     if (s->comm) (void)hipStreamSynchronize(s->comm), (void)hipStreamDestroy(s->comm);
+    if (s->default_ready) (void)hipEventDestroy(s->default_ready);
     if (s->boundary_done) (void)hipEventDestroy(s->boundary_done);
     if (s->arrived) (void)hipEventDestroy(s->arrived);
     (void)hipFree(s->snapshot);
@@ -423,8 +424,9 @@ static int describe_device(hip_state *s, size_t *free_bytes)
 /* The exchange overlaps the update where NCCL carries it and only z faces
  * are exchanged (whole planes, sent from the field itself), with at least
  * one plane between the two boundary planes. Its stream has the highest
- * priority: NCCL's kernel then gets SMs as soon as any free up, rather than
- * after the whole interior update (measured without: 60 us exposed). */
+ * priority: the boundary planes and NCCL's kernel then get SMs as soon as
+ * any free up, rather than after the whole interior update (measured
+ * without: 60 us exposed). */
 static int prepare_overlap(hip_state *s)
 {
     const heat_halo *h = &s->problem.halo;
@@ -435,6 +437,7 @@ static int prepare_overlap(hip_state *s)
     int least = 0, greatest = 0;
     HIP_CALL(hipDeviceGetStreamPriorityRange(&least, &greatest));
     HIP_CALL(hipStreamCreateWithPriority(&s->comm, hipStreamNonBlocking, greatest));
+    HIP_CALL(hipEventCreateWithFlags(&s->default_ready, hipEventDisableTiming));
     HIP_CALL(hipEventCreateWithFlags(&s->boundary_done, hipEventDisableTiming));
     HIP_CALL(hipEventCreateWithFlags(&s->arrived, hipEventDisableTiming));
     return HEAT_OK;
@@ -643,9 +646,17 @@ template <typename T> static int exchange_typed(hip_state *s, int which)
     return HEAT_OK;
 }
 
+/* The comm stream goes on once everything queued so far on the default
+ * stream is done. */
+static int comm_after_default(hip_state *s)
+{
+    HIP_CALL(hipEventRecord(s->default_ready, 0));
+    HIP_CALL(hipStreamWaitEvent(s->comm, s->default_ready, 0));
+    return HEAT_OK;
+}
+
 /* The z faces of field[which] to the neighbours, and theirs into its ghost
- * planes, on the comm stream after everything queued so far on the default
- * stream; `arrived` marks the end. */
+ * planes, next on the comm stream; `arrived` marks the end. */
 static int queue_z_exchange(hip_state *s, int which)
 {
     const heat_halo *h = &s->problem.halo;
@@ -656,32 +667,42 @@ static int queue_z_exchange(hip_state *s, int which)
         send[f] = whole_plane(s, which, f, 0), recv[f] = whole_plane(s, which, f, -1);
         bytes[f] = (size_t)s->layout.stride_z * s->elem;
     }
-    HIP_CALL(hipEventRecord(s->boundary_done, 0));
-    HIP_CALL(hipStreamWaitEvent(s->comm, s->boundary_done, 0));
     HEAT_CALL(h->exchange_device(h->context, send, recv, bytes, (void *)s->comm));
     HIP_CALL(hipEventRecord(s->arrived, s->comm));
     s->ghosts_queued = 1;
     return HEAT_OK;
 }
 
-/* One step with the exchange beside the update: wait for the ghost planes
- * of the current field, update the planes next to exchanged faces, queue
- * their exchange (it reads only those planes of the output and writes only
- * its ghost planes), then update the interior planes while it runs. Every
- * point is updated once, by the same kernel and arithmetic. */
+/* One step with the exchange beside the update, on two streams. The comm
+ * stream (highest priority) has the ghost planes of the current field; it
+ * updates the planes next to exchanged faces and sends them on. The default
+ * stream updates the interior planes meanwhile: they read no ghost plane.
+ * The streams meet once a step, each waiting for the other's previous
+ * update: the two read each other's planes and overwrite planes the other
+ * read. So the interior updates run back to back and the boundary planes
+ * and their exchange fit beside them. Every point is updated once, by the
+ * same kernel and arithmetic. */
 static int overlapped_step(hip_state *s, const kernel_entry *e, const int shape[3])
 {
     const int n2 = s->problem.grid.n[2], from = s->current, to = 1 - s->current;
     const unsigned ex = s->problem.halo.exchanged;
     const unsigned low = 1u << FACE_Z_LOW, high = 1u << FACE_Z_HIGH;
-    if (!s->ghosts_queued) HEAT_CALL(queue_z_exchange(s, from));
-    HIP_CALL(hipStreamWaitEvent(0, s->arrived, 0));
-    if (!halo_ready(s->halo_valid, e->fused)) HEAT_CALL(fill_halo(s));
+    if (!halo_ready(s->halo_valid, e->fused)) { /* physical ghosts from the whole field: the streams meet */
+        if (s->ghosts_queued) HIP_CALL(hipStreamWaitEvent(0, s->arrived, 0));
+        HEAT_CALL(fill_halo(s));
+    }
+    if (!s->ghosts_queued) {
+        HEAT_CALL(comm_after_default(s));
+        HEAT_CALL(queue_z_exchange(s, from));
+    }
+    HIP_CALL(hipStreamWaitEvent(0, s->boundary_done, 0)); /* the previous step's, recorded below */
+    HEAT_CALL(comm_after_default(s));
     plane_range bottom = {0, 1, high}, top = {n2 - 1, 1, low};
     plane_range inner = {ex & low ? 1 : 0, 0, (ex & low) | (ex & high)};
     inner.count = (ex & high ? n2 - 1 : n2) - inner.first;
-    if (ex & low) HEAT_CALL(launch(s, e, shape, from, to, &bottom));
-    if (ex & high) HEAT_CALL(launch(s, e, shape, from, to, &top));
+    if (ex & low) HEAT_CALL(launch(s, e, shape, from, to, &bottom, s->comm));
+    if (ex & high) HEAT_CALL(launch(s, e, shape, from, to, &top, s->comm));
+    HIP_CALL(hipEventRecord(s->boundary_done, s->comm));
     HEAT_CALL(queue_z_exchange(s, to));
     HEAT_CALL(launch(s, e, shape, from, to, &inner));
     s->current = to;
