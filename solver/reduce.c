@@ -59,20 +59,63 @@ static double brick_sum(const heat_reduction *r, const double *segment_sums, int
     return sum;
 }
 
-int heat_reduction_sum(heat_reduction *r, const double *segment_sums, double *total)
+enum { SUM_LANES = 8 };
+
+/* values[0], values[stride], ... in a fixed order: value b into lane b % 8,
+ * then the lanes pairwise. One running sum would chain up to 32768
+ * dependent additions (45 us a dot product on the GPU's host, where it runs
+ * after every CG kernel). */
+static double lane_sum(const double *values, long count, long stride)
+{
+    double lane[SUM_LANES] = {0};
+    long b = 0;
+    for (; b + SUM_LANES <= count; b += SUM_LANES)
+        for (int l = 0; l < SUM_LANES; ++l) lane[l] += values[(b + l) * stride];
+    for (; b < count; ++b) lane[b % SUM_LANES] += values[b * stride];
+    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
+/* The own bricks' partials are in place: across processes, then in order. */
+static int add_bricks(heat_reduction *r, double *total)
+{
+    long count = (long)r->bricks[0] * r->bricks[1] * r->bricks[2];
+    if (r->sum_owned) HEAT_CALL(r->sum_owned(r->context, r->partials, count));
+    *total = lane_sum(r->partials, count, 1);
+    return HEAT_OK;
+}
+
+/* Where this block's brick (bx, by, bz) goes among the whole grid's. */
+static long global_brick(const heat_reduction *r, int bx, int by, int bz)
+{
+    return ((long)(r->first[2] + bz) * r->bricks[1] + r->first[1] + by) * r->bricks[0] + r->first[0] + bx;
+}
+
+static void clear_partials(heat_reduction *r)
 {
     long count = (long)r->bricks[0] * r->bricks[1] * r->bricks[2];
     if (r->sum_owned) memset(r->partials, 0, sizeof(double) * (size_t)count);
+}
+
+int heat_reduction_sum(heat_reduction *r, const double *segment_sums, double *total)
+{
+    clear_partials(r);
 #pragma omp parallel for collapse(3) schedule(static)
     for (int bz = 0; bz < r->own[2]; ++bz)
         for (int by = 0; by < r->own[1]; ++by)
-            for (int bx = 0; bx < r->own[0]; ++bx) {
-                long global = ((long)(r->first[2] + bz) * r->bricks[1] + r->first[1] + by) * r->bricks[0] + r->first[0] + bx;
-                r->partials[global] = brick_sum(r, segment_sums, bx, by, bz);
-            }
-    if (r->sum_owned) HEAT_CALL(r->sum_owned(r->context, r->partials, count));
-    double sum = 0.0;
-    for (long b = 0; b < count; ++b) sum += r->partials[b];
-    *total = sum;
-    return HEAT_OK;
+            for (int bx = 0; bx < r->own[0]; ++bx) r->partials[global_brick(r, bx, by, bz)] = brick_sum(r, segment_sums, bx, by, bz);
+    return add_bricks(r, total);
+}
+
+int heat_reduction_sum_bricks(heat_reduction *r, const double *brick_sums, long stride, double *total)
+{
+    if (!r->sum_owned) { /* one process owns every brick: its order is the grid's */
+        *total = lane_sum(brick_sums, (long)r->own[0] * r->own[1] * r->own[2], stride);
+        return HEAT_OK;
+    }
+    clear_partials(r);
+    long local = 0;
+    for (int bz = 0; bz < r->own[2]; ++bz)
+        for (int by = 0; by < r->own[1]; ++by)
+            for (int bx = 0; bx < r->own[0]; ++bx, ++local) r->partials[global_brick(r, bx, by, bz)] = brick_sums[local * stride];
+    return add_bricks(r, total);
 }

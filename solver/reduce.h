@@ -4,9 +4,10 @@
  * between processes (the CG solver's dot products). The grid is cut into
  * bricks (parallel/decomp.h: heat_brick_size per axis); kernels sum each row
  * in segments of one brick's width, this module adds a brick's segments in
- * row order, and the bricks in brick order. Every process owns whole bricks,
- * so every partial sum is formed by one process from the same values in the
- * same order, whatever the layout.
+ * row order (the GPU backend forms its brick sums itself, cg_kernels.hip),
+ * and the bricks in a fixed order of their global index. Every process owns
+ * whole bricks, so every partial sum is formed by one process from the same
+ * values in the same order, whatever the layout.
  */
 #include "problem.h"
 
@@ -29,3 +30,6 @@ int heat_reduction_init(heat_reduction *r, const heat_problem *problem);
 void heat_reduction_free(heat_reduction *r);
 /* Row segment sums -> the global sum. segment_sums: [z][y][segment] of this block. */
 int heat_reduction_sum(heat_reduction *r, const double *segment_sums, double *total);
+/* This block's brick sums, [bz][by][bx] of its own bricks, `stride` doubles
+ * apart (a backend that forms them itself, the GPU's) -> the global sum. */
+int heat_reduction_sum_bricks(heat_reduction *r, const double *brick_sums, long stride, double *total);

@@ -37,23 +37,11 @@ static int check_host_memory(const heat_problem *p, const heat_backend_ops *ops)
     return HEAT_OK;
 }
 
-/* The GPU backend's CG solver does not exchange halos yet: implicit runs
- * with periodic boundaries or several ranks use the CPU backend. */
-static const char gpu_exchange_missing[] = "the GPU backend's implicit solver does not exchange halos yet (periodic "
-                                           "boundaries, several MPI ranks)";
-
 static int select_backend(heat_backend_request request, const heat_problem *problem, const heat_backend_ops **ops)
 {
     char reason[256] = "heatsolve was built without a GPU platform (configure with -DHEATSOLVE_GPU=amd or nvidia)";
     int gpu = heat_backend_hip && heat_hip_available(reason, sizeof reason);
     int quiet = problem->quiet;
-    if (gpu && problem->halo.exchanged && problem->implicit.scheme != HEAT_EULER) {
-        if (request == HEAT_SELECT_HIP)
-            return heat_error(HEAT_ERR_CONFIG, "--backend hip: %s; use --backend cpu", gpu_exchange_missing);
-        if (request == HEAT_SELECT_AUTO && !quiet) printf("GPU found, but %s: running on the CPU backend.\n", gpu_exchange_missing);
-        gpu = 0;
-        request = HEAT_SELECT_CPU;
-    }
     if (request == HEAT_SELECT_HIP && !gpu)
         return heat_error(HEAT_ERR_CONFIG, "--backend hip: no usable GPU: %s; use --backend cpu or auto", reason);
     if (request == HEAT_SELECT_AUTO && !gpu && !quiet)
@@ -64,9 +52,9 @@ static int select_backend(heat_backend_request request, const heat_problem *prob
 
 int heat_solver_runs_on_cpu(const heat_problem *problem, heat_backend_request request)
 {
+    (void)problem;
     if (request == HEAT_SELECT_CPU) return 1;
-    int gpu = heat_backend_hip && heat_hip_available(NULL, 0);
-    return !gpu || (problem->halo.exchanged && problem->implicit.scheme != HEAT_EULER); /* as select_backend */
+    return !(heat_backend_hip && heat_hip_available(NULL, 0)); /* as select_backend */
 }
 
 int heat_solver_create(const heat_problem *problem, heat_backend_request request, heat_solver **solver)

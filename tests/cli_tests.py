@@ -1076,9 +1076,9 @@ def skip_without_gpu():
 
 
 def test_periodic_sine_decay_gpu():
-    """The periodic mode on the GPU (explicit: its exchange of the wrapped-around faces)."""
+    """The periodic mode on the GPU, explicit and implicit (the exchange of the wrapped-around faces)."""
     skip_without_gpu()
-    test_periodic_sine_decay("hip", ("euler",))
+    test_periodic_sine_decay("hip", ("euler", "crank_nicolson"))
 
 
 def test_restart_bitwise_gpu():

@@ -119,10 +119,9 @@ def test_explicit_bitwise():
 
 def test_implicit_bitwise():
     for scheme, preconditioner in (("crank_nicolson", "chebyshev"), ("backward_euler", "jacobi")):
-        # The GPU's implicit solver does not exchange halos yet: several ranks run it on the CPU,
-        # so the one-process reference does too.
+        # On a GPU machine every run, the one-process reference included, runs on the GPUs.
         settings = ["--set", f'time.scheme="{scheme}"', "--set", f'solver.preconditioner="{preconditioner}"',
-                    "--set", "time.cfl=10.0", "--backend", "cpu"]
+                    "--set", "time.cfl=10.0"]
         check_layouts(fresh_dir(f"implicit_{scheme}"), settings, 6, f"{scheme} + {preconditioner}")
 
 

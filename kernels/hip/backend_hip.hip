@@ -19,6 +19,7 @@ extern "C" {
 static_assert(HEAT_LAUNCH_BOUND == HEAT_MAX_BLOCK_THREADS, "the config check of solver.block uses HEAT_MAX_BLOCK_THREADS");
 #include "../../solver/error.h"
 #include "../../solver/implicit.h"
+#include "../../solver/reduce.h"
 }
 
 /* Checks a HIP runtime call: file:line, the call and the error string. */
@@ -105,7 +106,11 @@ struct hip_state {
     /* implicit schemes */
     char *cg_vector[CG_VECTORS];
     int z_result;               /* CG_Z or CG_W: where the Chebyshev result is */
-    double2 *cg_partials, *cg_sums;
+    double2 *cg_partials, *cg_sums; /* per piece of a row (cg_kernels.hip), per brick */
+    heat_reduction reduction;       /* the bricks' sum across ranks, in brick order */
+    cg_brick_geometry cg_bricks;
+    int cg_piece;
+    double2 *cg_brick_host;         /* page-locked: the bricks' sums cross every CG reduction */
     cg_diagonal diagonal;
     char device[160], device_model[128], description[160];
     /* halo exchange, staged through page-locked host memory: owned planes out, ghosts in */
@@ -129,10 +134,13 @@ struct hip_state {
 
 /* ---- launching ---------------------------------------------------------------------------------- */
 
-template <typename T> static T *owned(const hip_state *s, int which)
+/* The first owned point of a padded buffer (a field or a CG vector). */
+template <typename T> static T *owned_in(const hip_state *s, char *buffer)
 {
-    return reinterpret_cast<T *>(s->field[which]) + s->layout.origin + 1 + s->layout.stride_y + s->layout.stride_z;
+    return reinterpret_cast<T *>(buffer) + s->layout.origin + 1 + s->layout.stride_y + s->layout.stride_z;
 }
+
+template <typename T> static T *owned(const hip_state *s, int which) { return owned_in<T>(s, s->field[which]); }
 
 template <typename T> static stencil_coeffs<T> cast_coeffs(const heat_coeffs &c)
 {
@@ -371,6 +379,7 @@ static int tune(hip_state *s)
 
 /* ---- implicit schemes ------------------------------------------------------------------------------- */
 
+static int exchange_buffer(hip_state *s, char *buffer);
 #include "backend_hip_cg.hip"
 
 /* ---- backend operations --------------------------------------------------------------------------- */
@@ -593,22 +602,23 @@ static int hip_pin_host(void *, void *host, size_t bytes, int pin)
     return err == hipSuccess;
 }
 
-/* Where face f's plane lies whole in the padded field: the z faces (planes
+/* Where face f's plane lies whole in a padded buffer: the z faces (planes
  * of stride_z values, the same layout on both ranks, since ranks stacked
  * along z own the same x and y extents). layer 0: the owned plane next to the
  * face; -1: its ghost plane. NULL for the x and y faces, which are strided. */
-static char *whole_plane(const hip_state *s, int which, int face, int layer)
+static char *whole_plane(const hip_state *s, char *buffer, int face, int layer)
 {
     if (face / 2 != 2) return NULL;
     long k = face == FACE_Z_LOW ? layer : s->problem.grid.n[2] - 1 - layer; /* owned plane index, -1 .. n */
-    return s->field[which] + (size_t)(s->layout.origin + (k + 1) * s->layout.stride_z) * s->elem;
+    return buffer + (size_t)(s->layout.origin + (k + 1) * s->layout.stride_z) * s->elem;
 }
 
-/* The ghosts of the exchanged faces of field[which]. GPU to GPU (NCCL): z
- * planes go straight from the owned plane into the neighbour's ghost plane;
- * x and y faces are packed and unpacked on the device. Otherwise every face
- * is packed and staged through page-locked host memory. */
-template <typename T> static int exchange_typed(hip_state *s, int which)
+/* The ghosts of the exchanged faces of a padded buffer (a field or a CG
+ * vector). GPU to GPU (NCCL): z planes go straight from the owned plane into
+ * the neighbour's ghost plane; x and y faces are packed and unpacked on the
+ * device. Otherwise every face is packed and staged through page-locked host
+ * memory. */
+template <typename T> static int exchange_typed(hip_state *s, char *buffer)
 {
     const heat_halo *h = &s->problem.halo;
     const int *n = s->problem.grid.n;
@@ -618,14 +628,14 @@ template <typename T> static int exchange_typed(hip_state *s, int which)
     size_t bytes[FACE_COUNT];
     unsigned packed = h->exchanged;
     for (int f = 0; f < FACE_COUNT; ++f) {
-        char *mine = h->exchange_device ? whole_plane(s, which, f, 0) : NULL;
+        char *mine = h->exchange_device ? whole_plane(s, buffer, f, 0) : NULL;
         if (mine) packed &= ~(1u << f);
         send[f] = mine ? mine : s->d_send.at[f];
-        recv[f] = mine ? whole_plane(s, which, f, -1) : s->d_recv.at[f];
+        recv[f] = mine ? whole_plane(s, buffer, f, -1) : s->d_recv.at[f];
         bytes[f] = mine ? (size_t)s->layout.stride_z * s->elem : s->face_bytes[f];
     }
     if (packed) {
-        face_copy<T><<<grid, block>>>(owned<T>(s, which), s->shape, s->d_send, packed, 1);
+        face_copy<T><<<grid, block>>>(owned_in<T>(s, buffer), s->shape, s->d_send, packed, 1);
         HIP_CHECK_LAUNCH("face_copy (pack)");
     }
     if (h->exchange_device) { /* device to device, ordered on the default stream */
@@ -640,7 +650,7 @@ template <typename T> static int exchange_typed(hip_state *s, int which)
                 HIP_CALL(hipMemcpy(s->d_recv.at[f], s->h_recv[f], s->face_bytes[f], hipMemcpyHostToDevice));
     }
     if (packed) {
-        face_copy<T><<<grid, block>>>(owned<T>(s, which), s->shape, s->d_recv, packed, 0);
+        face_copy<T><<<grid, block>>>(owned_in<T>(s, buffer), s->shape, s->d_recv, packed, 0);
         HIP_CHECK_LAUNCH("face_copy (unpack)");
     }
     return HEAT_OK;
@@ -664,7 +674,7 @@ static int queue_z_exchange(hip_state *s, int which)
     size_t bytes[FACE_COUNT] = {0};
     for (int f = FACE_Z_LOW; f <= FACE_Z_HIGH; ++f) {
         if (!(h->exchanged & 1u << f)) continue;
-        send[f] = whole_plane(s, which, f, 0), recv[f] = whole_plane(s, which, f, -1);
+        send[f] = whole_plane(s, s->field[which], f, 0), recv[f] = whole_plane(s, s->field[which], f, -1);
         bytes[f] = (size_t)s->layout.stride_z * s->elem;
     }
     HEAT_CALL(h->exchange_device(h->context, send, recv, bytes, (void *)s->comm));
@@ -717,11 +727,13 @@ static int settle_exchange(hip_state *s)
     return HEAT_OK;
 }
 
-static int exchange_ghosts(hip_state *s, int which)
+static int exchange_buffer(hip_state *s, char *buffer)
 {
     if (!s->problem.halo.exchanged) return HEAT_OK;
-    return s->problem.precision == HEAT_FLOAT ? exchange_typed<float>(s, which) : exchange_typed<double>(s, which);
+    return s->problem.precision == HEAT_FLOAT ? exchange_typed<float>(s, buffer) : exchange_typed<double>(s, buffer);
 }
+
+static int exchange_ghosts(hip_state *s, int which) { return exchange_buffer(s, s->field[which]); }
 
 static int hip_run_variant(void *state, const heat_variant *v, long steps)
 {

@@ -17,10 +17,30 @@ static dim3 cg_grid(const hip_state *s)
                 (unsigned)((p.nz + CG_ZCHUNK - 1) / CG_ZCHUNK));
 }
 
+/* The dot products' partials and bricks (cg_kernels.hip): a partial covers
+ * `piece` points of a row, at most 32 and a divisor of the brick's width. */
+static void plan_cg_bricks(hip_state *s)
+{
+    const heat_reduction &r = s->reduction;
+    const int *n = s->problem.grid.n;
+    s->cg_piece = std::min(r.brick[0], 32);
+    s->cg_bricks.count[0] = (n[0] + s->cg_piece - 1) / s->cg_piece;
+    s->cg_bricks.count[1] = n[1];
+    s->cg_bricks.count[2] = (n[2] + CG_ZCHUNK - 1) / CG_ZCHUNK;
+    s->cg_bricks.span[0] = r.brick[0] / s->cg_piece;
+    s->cg_bricks.span[1] = r.brick[1];
+    s->cg_bricks.span[2] = r.brick[2] / CG_ZCHUNK;
+    for (int a = 0; a < 3; ++a) s->cg_bricks.own[a] = r.own[a];
+}
+
 static long cg_partial_count(const hip_state *s)
 {
-    dim3 g = cg_grid(s);
-    return (long)g.x * g.y * g.z;
+    return (long)s->cg_bricks.count[0] * s->cg_bricks.count[1] * s->cg_bricks.count[2];
+}
+
+static long cg_brick_count(const hip_state *s)
+{
+    return (long)s->cg_bricks.own[0] * s->cg_bricks.own[1] * s->cg_bricks.own[2];
 }
 
 static int allocate_cg(hip_state *s)
@@ -30,8 +50,13 @@ static int allocate_cg(hip_state *s)
         HIP_CALL(hipMalloc((void **)&s->cg_vector[v], field_bytes));
         HIP_CALL(hipMemset(s->cg_vector[v], 0, field_bytes));
     }
+    HEAT_CALL(heat_reduction_init(&s->reduction, &s->problem));
+    HEAT_CHECK(s->reduction.brick[2] % CG_ZCHUNK == 0, "reduction brick of %d planes: not a multiple of %d",
+               s->reduction.brick[2], (int)CG_ZCHUNK);
+    plan_cg_bricks(s);
     HIP_CALL(hipMalloc((void **)&s->cg_partials, (size_t)cg_partial_count(s) * sizeof(double2)));
-    HIP_CALL(hipMalloc((void **)&s->cg_sums, CG_SUM_BLOCKS * sizeof(double2)));
+    HIP_CALL(hipMalloc((void **)&s->cg_sums, (size_t)cg_brick_count(s) * sizeof(double2)));
+    HIP_CALL(hipHostMalloc((void **)&s->cg_brick_host, (size_t)cg_brick_count(s) * sizeof(double2), hipHostMallocDefault));
     heat_cg_diagonal d = heat_cg_diagonal_make(&s->problem);
     s->diagonal.base = d.base, s->diagonal.jacobi = d.jacobi;
     for (int f = 0; f < 6; ++f) s->diagonal.face[f] = d.face[f];
@@ -43,20 +68,24 @@ static void free_cg(hip_state *s)
     for (char *v : s->cg_vector) (void)hipFree(v);
     (void)hipFree(s->cg_partials);
     (void)hipFree(s->cg_sums);
+    if (s->cg_brick_host) (void)hipHostFree(s->cg_brick_host);
+    heat_reduction_free(&s->reduction);
 }
 
-/* Adds the partials of the last CG kernel: on the device in CG_SUM_BLOCKS
- * slices, then those in order on the host. */
+static cg_partials_at cg_out(const hip_state *s) { return {s->cg_partials, s->cg_piece}; }
+
+/* Adds the partials of the last CG kernel: each brick's on the device, then
+ * the bricks of the whole grid in order on the host (and across ranks). */
 static int cg_sum(hip_state *s, double *a, double *b)
 {
-    sum_partials<<<CG_SUM_BLOCKS, CG_SUM_THREADS>>>(s->cg_partials, cg_partial_count(s), s->cg_sums);
-    HIP_CHECK_LAUNCH("sum_partials");
-    double2 sums[CG_SUM_BLOCKS];
-    HIP_CALL(hipMemcpy(sums, s->cg_sums, sizeof sums, hipMemcpyDeviceToHost));
-    double sa = 0.0, sb = 0.0;
-    for (const double2 &v : sums) sa += v.x, sb += v.y;
-    *a = sa;
-    if (b) *b = sb;
+    long bricks = cg_brick_count(s);
+    const long threads = bricks * CG_BRICK_LANES;
+    brick_sums<<<(unsigned)((threads + CG_SUM_THREADS - 1) / CG_SUM_THREADS), CG_SUM_THREADS>>>(s->cg_partials, s->cg_bricks,
+                                                                                                s->cg_sums);
+    HIP_CHECK_LAUNCH("brick_sums");
+    HIP_CALL(hipMemcpy(s->cg_brick_host, s->cg_sums, (size_t)bricks * sizeof(double2), hipMemcpyDeviceToHost));
+    HEAT_CALL(heat_reduction_sum_bricks(&s->reduction, &s->cg_brick_host[0].x, 2, a));
+    if (b) HEAT_CALL(heat_reduction_sum_bricks(&s->reduction, &s->cg_brick_host[0].y, 2, b));
     return HEAT_OK;
 }
 
@@ -85,8 +114,9 @@ template <typename T> static stencil_coeffs<T> operator_coeffs(const hip_state *
 template <typename T> static int cg_begin_typed(hip_state *s, double fraction, double *rr, double *rz)
 {
     if (!halo_ready(s->halo_valid, 1)) HEAT_CALL(fill_halo(s));
+    HEAT_CALL(exchange_buffer(s, s->field[s->current]));
     cg_rhs<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, CG_R), owned<T>(s, s->current), s->shape, cast_coeffs<T>(s->coeffs),
-                                          cast_halo<T>(s), (T)(fraction * s->coeffs.alpha_dt), s->diagonal, s->cg_partials);
+                                          cast_halo<T>(s), (T)(fraction * s->coeffs.alpha_dt), s->diagonal, cg_out(s));
     HIP_CHECK_LAUNCH("cg_rhs");
     return cg_sum(s, rr, rz);
 }
@@ -95,12 +125,13 @@ template <typename T> static int cg_precondition_typed(hip_state *s, const heat_
 {
     int current = CG_Z, other = CG_W;
     cg_scale<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, current), cg_vec<T>(s, CG_R), (T)cheb->inv_centre, s->shape,
-                                            homogeneous_halo<T>(s), s->cg_partials);
+                                            homogeneous_halo<T>(s), cg_out(s));
     HIP_CHECK_LAUNCH("cg_scale");
     for (int k = 1; k < cheb->degree; ++k) {
+        HEAT_CALL(exchange_buffer(s, s->cg_vector[current]));
         cheb_step<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, other), cg_vec<T>(s, current), cg_vec<T>(s, CG_R),
                                                  (T)cheb->keep[k], (T)cheb->push[k], k == 1, s->shape,
-                                                 operator_coeffs<T>(s), homogeneous_halo<T>(s), s->cg_partials);
+                                                 operator_coeffs<T>(s), homogeneous_halo<T>(s), cg_out(s));
         HIP_CHECK_LAUNCH("cheb_step");
         std::swap(current, other);
     }
@@ -114,13 +145,13 @@ template <typename T> static int cg_direction_typed(hip_state *s, double beta)
     cg_direction<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, CG_P), cg_vec<T>(s, source), (T)beta, s->shape,
                                                 s->diagonal, homogeneous_halo<T>(s));
     HIP_CHECK_LAUNCH("cg_direction");
-    return HEAT_OK;
+    return exchange_buffer(s, s->cg_vector[CG_P]); /* cg_apply reads its neighbours next */
 }
 
 template <typename T> static int cg_apply_typed(hip_state *s, double *pq)
 {
     cg_apply<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, CG_Q), cg_vec<T>(s, CG_P), s->shape, operator_coeffs<T>(s),
-                                            homogeneous_halo<T>(s), s->cg_partials);
+                                            homogeneous_halo<T>(s), cg_out(s));
     HIP_CHECK_LAUNCH("cg_apply");
     return cg_sum(s, pq, NULL);
 }
@@ -128,7 +159,7 @@ template <typename T> static int cg_apply_typed(hip_state *s, double *pq)
 template <typename T> static int cg_update_typed(hip_state *s, double a, int first, double *rr, double *rz)
 {
     cg_update<T><<<cg_grid(s), CG_THREADS>>>(owned<T>(s, 1 - s->current), cg_vec<T>(s, CG_P), cg_vec<T>(s, CG_R),
-                                             cg_vec<T>(s, CG_Q), (T)a, first, s->shape, s->diagonal, s->cg_partials);
+                                             cg_vec<T>(s, CG_Q), (T)a, first, s->shape, s->diagonal, cg_out(s));
     HIP_CHECK_LAUNCH("cg_update");
     return cg_sum(s, rr, rz);
 }

@@ -8,13 +8,18 @@
  * (p, the Chebyshev iterates, the new field) also write its y/z ghosts;
  * x ghosts are made on the fly.
  *
- * Reductions are deterministic: a block of CG_THREADS threads covers
- * CG_THREADS points of a row over CG_ZCHUNK planes, each thread sums its
- * points in plane order, the block combines its threads in a fixed tree and
- * writes one partial; sum_partials and the host then add the partials in
- * block order. The launch shape depends on the grid alone.
+ * Reductions give the same bits however the grid is split between ranks
+ * (solver/reduce.h): a block of CG_THREADS threads covers CG_THREADS points
+ * of a row over CG_ZCHUNK planes; each thread sums its points in plane order,
+ * and each piece of `piece` neighbouring threads (a power of two up to 32
+ * that divides the reduction brick's width) combines in a fixed tree into one
+ * partial. brick_sums adds each brick's partials in a fixed order of their
+ * place in the brick, and the host adds the bricks of the whole grid in a
+ * fixed order of their index. Ranks own whole bricks, and z chunks and
+ * pieces never straddle a brick, so every brick's sum is formed from the
+ * same values in the same order in every layout.
  */
-enum { CG_THREADS = 128, CG_ZCHUNK = 8, CG_SUM_BLOCKS = 64, CG_SUM_THREADS = 256 };
+enum { CG_THREADS = 128, CG_ZCHUNK = 8, CG_SUM_THREADS = 256 };
 
 /* diag(A) = base + face[f] on each boundary face f a point touches (backend.h). */
 struct cg_diagonal {
@@ -53,25 +58,34 @@ __device__ __forceinline__ cg_span cg_thread_span(const stencil_shape &s)
     return t;
 }
 
-/* Fixed-tree sum of the block's (a, b) into partial[block]. Every thread calls it. */
-__device__ __forceinline__ void cg_block_sum(double a, double b, double2 *partial)
+/* Where a kernel's dot products go: one (a, b) per piece of a row in a z chunk. */
+struct cg_partials_at {
+    double2 *at; /* [z chunk][row][piece] */
+    int piece;   /* points of a row per partial */
+};
+
+/* Fixed-tree sums of (a, b) over each piece of the block's threads into
+ * their partials. Every thread calls it. */
+__device__ __forceinline__ void cg_piece_sum(double a, double b, const cg_partials_at &p, const stencil_shape &s)
 {
     __shared__ double sa[CG_THREADS], sb[CG_THREADS];
     const int t = threadIdx.x;
     sa[t] = a, sb[t] = b;
     __syncthreads();
-    for (int half = CG_THREADS / 2; half > 0; half /= 2) {
-        if (t < half) sa[t] += sa[t + half], sb[t] += sb[t + half];
+    for (int half = p.piece / 2; half > 0; half /= 2) {
+        if (t % p.piece < half) sa[t] += sa[t + half], sb[t] += sb[t + half];
         __syncthreads();
     }
-    if (t == 0) partial[blockIdx.x + gridDim.x * (blockIdx.y + (long)gridDim.y * blockIdx.z)] = make_double2(sa[0], sb[0]);
+    const int i = t + blockIdx.x * CG_THREADS, pieces = (s.nx + p.piece - 1) / p.piece;
+    if (t % p.piece == 0 && i < s.nx)
+        p.at[((long)blockIdx.z * gridDim.y + blockIdx.y) * pieces + i / p.piece] = make_double2(sa[t], sb[t]);
 }
 
 /* r = scale lap(u) with the run's boundary conditions; partial (r.r, r.w r). */
 template <typename T>
 __global__ void __launch_bounds__(CG_THREADS) cg_rhs(T *__restrict__ r, const T *__restrict__ u, stencil_shape s,
                                                      stencil_coeffs<T> c, halo_coeffs<T> bc, T scale, cg_diagonal d,
-                                                     double2 *partial)
+                                                     cg_partials_at partial)
 {
     const cg_span t = cg_thread_span(s);
     double rr = 0.0, rz = 0.0;
@@ -83,13 +97,13 @@ __global__ void __launch_bounds__(CG_THREADS) cg_rhs(T *__restrict__ r, const T 
         nontemporal_store(v, r + pos);
         rr += (double)v * v, rz += (double)v * (v * cg_weight<T>(d, t.i, t.j, k, s));
     }
-    cg_block_sum(rr, rz, partial);
+    cg_piece_sum(rr, rz, partial, s);
 }
 
 /* q = A p (c.alpha_dt = -theta alpha dt, homogeneous ghosts); partial (p.q, 0). */
 template <typename T>
 __global__ void __launch_bounds__(CG_THREADS) cg_apply(T *__restrict__ q, const T *__restrict__ p, stencil_shape s,
-                                                       stencil_coeffs<T> c, halo_coeffs<T> zero, double2 *partial)
+                                                       stencil_coeffs<T> c, halo_coeffs<T> zero, cg_partials_at partial)
 {
     const cg_span t = cg_thread_span(s);
     double pq = 0.0;
@@ -101,14 +115,14 @@ __global__ void __launch_bounds__(CG_THREADS) cg_apply(T *__restrict__ q, const 
         nontemporal_store(v, q + pos);
         pq += (double)centre[0] * v;
     }
-    cg_block_sum(pq, 0.0, partial);
+    cg_piece_sum(pq, 0.0, partial, s);
 }
 
 /* x = a p (first) or x += a p; r -= a q; partial (r.r, r.w r). */
 template <typename T>
 __global__ void __launch_bounds__(CG_THREADS) cg_update(T *__restrict__ x, const T *__restrict__ p, T *__restrict__ r,
                                                         const T *__restrict__ q, T a, int first, stencil_shape s,
-                                                        cg_diagonal d, double2 *partial)
+                                                        cg_diagonal d, cg_partials_at partial)
 {
     const cg_span t = cg_thread_span(s);
     double rr = 0.0, rz = 0.0;
@@ -120,7 +134,7 @@ __global__ void __launch_bounds__(CG_THREADS) cg_update(T *__restrict__ x, const
         nontemporal_store(v, r + pos);
         rr += (double)v * v, rz += (double)v * (v * cg_weight<T>(d, t.i, t.j, k, s));
     }
-    cg_block_sum(rr, rz, partial);
+    cg_piece_sum(rr, rz, partial, s);
 }
 
 /* p = w source + beta p (beta = 0: p not read), with its homogeneous y/z ghosts. */
@@ -139,7 +153,7 @@ __global__ void __launch_bounds__(CG_THREADS) cg_direction(T *__restrict__ p, co
 /* z = factor r, the Chebyshev start, with ghosts; partial (r.z, 0). */
 template <typename T>
 __global__ void __launch_bounds__(CG_THREADS) cg_scale(T *__restrict__ z, const T *__restrict__ r, T factor,
-                                                       stencil_shape s, halo_coeffs<T> zero, double2 *partial)
+                                                       stencil_shape s, halo_coeffs<T> zero, cg_partials_at partial)
 {
     const cg_span t = cg_thread_span(s);
     double rz = 0.0;
@@ -149,7 +163,7 @@ __global__ void __launch_bounds__(CG_THREADS) cg_scale(T *__restrict__ z, const 
         store_with_ghosts<T, true>(z + pos, v, t.j, k, s, zero);
         rz += (double)r[pos] * v;
     }
-    cg_block_sum(rz, 0.0, partial);
+    cg_piece_sum(rz, 0.0, partial, s);
 }
 
 /* Chebyshev step: out (holding z_{k-1}, or nothing when previous_is_zero)
@@ -158,7 +172,7 @@ template <typename T>
 __global__ void __launch_bounds__(CG_THREADS) cheb_step(T *__restrict__ out, const T *__restrict__ z,
                                                         const T *__restrict__ r, T keep, T push, int previous_is_zero,
                                                         stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> zero,
-                                                        double2 *partial)
+                                                        cg_partials_at partial)
 {
     const cg_span t = cg_thread_span(s);
     double rz = 0.0;
@@ -171,7 +185,7 @@ __global__ void __launch_bounds__(CG_THREADS) cheb_step(T *__restrict__ out, con
         store_with_ghosts<T, true>(out + pos, v, t.j, k, s, zero);
         rz += (double)r[pos] * v;
     }
-    cg_block_sum(rz, 0.0, partial);
+    cg_piece_sum(rz, 0.0, partial, s);
 }
 
 /* x = u + x: the new field, in x's storage, with the run's y/z ghosts. */
@@ -186,19 +200,41 @@ __global__ void __launch_bounds__(CG_THREADS) cg_finish(T *__restrict__ x, const
     }
 }
 
-/* Second stage: block b adds the partials of its contiguous slice in a fixed order. */
-__global__ void __launch_bounds__(CG_SUM_THREADS) sum_partials(const double2 *partial, long count, double2 *sums)
+/* This block's bricks in partial units (cg_piece_sum's): per axis, how many
+ * bricks it owns, a brick's extent (pieces, rows, z chunks) and its own. */
+struct cg_brick_geometry {
+    int own[3], span[3], count[3];
+};
+
+/* Second stage: a group of CG_BRICK_LANES threads per brick b of this block
+ * ([bz][by][bx]). Lane l adds the brick's partials l, l + 32, ... (numbered
+ * in z-chunk, row, piece order), then the lanes combine in a fixed tree: the
+ * order depends on the brick alone. One thread a brick, looping, waited on
+ * its loads one after another (20 us at 512^3 on the H100). */
+enum { CG_BRICK_LANES = 32 };
+
+__global__ void __launch_bounds__(CG_SUM_THREADS) brick_sums(const double2 *partial, cg_brick_geometry g, double2 *sums)
 {
     __shared__ double sa[CG_SUM_THREADS], sb[CG_SUM_THREADS];
-    const long begin = count * blockIdx.x / gridDim.x, end = count * (blockIdx.x + 1) / gridDim.x;
-    double a = 0.0, b = 0.0;
-    for (long n = begin + threadIdx.x; n < end; n += CG_SUM_THREADS) a += partial[n].x, b += partial[n].y;
-    const int t = threadIdx.x;
-    sa[t] = a, sb[t] = b;
+    const int t = threadIdx.x, lane = t % CG_BRICK_LANES;
+    const long b = (threadIdx.x + (long)blockIdx.x * CG_SUM_THREADS) / CG_BRICK_LANES;
+    double a = 0.0, c = 0.0;
+    if (b < (long)g.own[0] * g.own[1] * g.own[2]) {
+        const int brick[3] = {(int)(b % g.own[0]), (int)(b / g.own[0] % g.own[1]), (int)(b / g.own[0] / g.own[1])};
+        int from[3], extent[3];
+        for (int d = 0; d < 3; ++d) from[d] = brick[d] * g.span[d], extent[d] = min(g.span[d], g.count[d] - from[d]);
+        const int items = extent[0] * extent[1] * extent[2];
+        for (int q = lane; q < items; q += CG_BRICK_LANES) {
+            const int x = from[0] + q % extent[0], y = from[1] + q / extent[0] % extent[1], z = from[2] + q / extent[0] / extent[1];
+            const double2 v = partial[((long)z * g.count[1] + y) * g.count[0] + x];
+            a += v.x, c += v.y;
+        }
+    }
+    sa[t] = a, sb[t] = c;
     __syncthreads();
-    for (int half = CG_SUM_THREADS / 2; half > 0; half /= 2) {
-        if (t < half) sa[t] += sa[t + half], sb[t] += sb[t + half];
+    for (int half = CG_BRICK_LANES / 2; half > 0; half /= 2) {
+        if (lane < half) sa[t] += sa[t + half], sb[t] += sb[t + half];
         __syncthreads();
     }
-    if (t == 0) sums[blockIdx.x] = make_double2(sa[0], sb[0]);
+    if (lane == 0 && b < (long)g.own[0] * g.own[1] * g.own[2]) sums[b] = make_double2(sa[t], sb[t]);
 }
