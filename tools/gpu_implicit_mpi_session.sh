@@ -5,11 +5,8 @@
 # GPU), the CG benchmark on one GPU, and a Crank-Nicolson letters run on one
 # GPU and on two. Logs under $OUT.
 source tools/gpu_setup.sh
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
-bash tests/mpi_build.sh "$PWD" "$PWD/build-gpu/mpi-build" nvidia > "$OUT/mpi_build.log" 2>&1 || { tail -20 "$OUT/mpi_build.log"; exit 1; }
+source tools/gpu_mpi_setup.sh
 B=build-gpu/heatsolve
-M=build-gpu/mpi-build/heatsolve
-MPIRUN="mpirun --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE -x OMP_NUM_THREADS=16 -x HEATSOLVE_TUNING_CACHE"
 timeout ${TEST_LIMIT:-300} ctest --test-dir build-gpu -L "gpu|mpi" --output-on-failure > "$OUT/ctest.log" 2>&1
 grep -E "tests passed|Failed|\*\*\*|Not Run|Skipped" "$OUT/ctest.log" | head -30
 $B bench --cg --size 512 --reps 10 2>&1 | tee "$OUT/bench_cg_512.txt" | tail -8

@@ -6,11 +6,8 @@
 #                                           two (per-checkpoint time per byte), bench --io
 # Logs under $OUT.
 source tools/gpu_setup.sh
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
-bash tests/mpi_build.sh "$PWD" "$PWD/build-gpu/mpi-build" nvidia > "$OUT/mpi_build.log" 2>&1 || { tail -20 "$OUT/mpi_build.log"; exit 1; }
+source tools/gpu_mpi_setup.sh
 B=build-gpu/heatsolve
-M=build-gpu/mpi-build/heatsolve
-MPIRUN="mpirun --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE -x OMP_NUM_THREADS=16 -x HEATSOLVE_TUNING_CACHE"
 
 if [ "${1:-}" = tests ]; then
   timeout 560 ctest --test-dir build-gpu -L "gpu|mpi" -E "memcheck|racecheck" --output-on-failure > "$OUT/ctest.log" 2>&1
