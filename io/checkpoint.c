@@ -224,11 +224,13 @@ static int create_field_dataset(h5_scope *s, hid_t file, const ckpt_meta *m, con
 }
 
 /* What a checkpoint's field comes from: the whole field, or the root's
- * slab with the other ranks' chunks arriving (parts, shuffle agreed). */
+ * slab with the other ranks' chunks arriving (parts, shuffle agreed); in
+ * memory as doubles while the file holds float32 (a frame) or as the file. */
 typedef struct field_source {
     const void *field;
     ckpt_parts *parts;
     int shuffle;
+    int from_doubles;
 } field_source;
 
 /* The root's slab first (it starts at plane 0, so its chunks are the
@@ -252,6 +254,7 @@ static int write_field(h5_scope *s, hid_t file, int fd, const ckpt_meta *m, cons
 {
     int dims[3] = {m->grid.n[2], m->grid.n[1], m->grid.n[0]};
     chunk_plan plan = chunk_plan_make(dims, heat_precision_size(m->precision));
+    if (src->from_doubles) plan = chunk_plan_from_doubles(plan);
     chunk_codec codec = {level, method == CKPT_PARALLEL_RLE};
     const void *field = src->field;
     int shuffle = src->parts ? src->shuffle : chunk_should_shuffle(&plan, field, codec);
@@ -277,7 +280,8 @@ static int write_field(h5_scope *s, hid_t file, int fd, const ckpt_meta *m, cons
     for (int c = 0; c < total; ++c) crcs[c] = chunks[c].crc;
     chunks_free(chunks, total);
     free(chunks);
-    if (status == HEAT_OK && H5Dwrite(dset, field_type(m->precision), H5S_ALL, H5S_ALL, H5P_DEFAULT, field) < 0)
+    hid_t memory_type = src->from_doubles ? H5T_NATIVE_DOUBLE : field_type(m->precision); /* HDF5 converts */
+    if (status == HEAT_OK && H5Dwrite(dset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, field) < 0)
         status = h5_failed(s, "H5Dwrite");
     return status;
 }
@@ -374,10 +378,20 @@ static int write_checkpoint(const char *path, const ckpt_meta *m, const field_so
     return status;
 }
 
+/* A double field written as float32 (a frame): only a frame may be narrowed. */
+static int narrowing(const ckpt_meta *m, heat_precision field_precision, int *from_doubles)
+{
+    *from_doubles = field_precision == HEAT_DOUBLE && m->precision == HEAT_FLOAT;
+    HEAT_CHECK(field_precision == m->precision || (*from_doubles && m->frame),
+               "a %s field cannot be written as a %s checkpoint", heat_precision_name(field_precision),
+               heat_precision_name(m->precision));
+    return HEAT_OK;
+}
+
 int ckpt_write_measured(const char *path, const ckpt_meta *m, const void *field, int level, ckpt_method method,
                         ckpt_write_stats *stats)
 {
-    field_source whole = {field, NULL, 0};
+    field_source whole = {field, NULL, 0, 0};
     return write_checkpoint(path, m, &whole, level, method, stats);
 }
 
@@ -386,10 +400,19 @@ int ckpt_write(const char *path, const ckpt_meta *m, const void *field, int leve
     return ckpt_write_measured(path, m, field, level, method, NULL);
 }
 
-int ckpt_write_parts(const char *path, const ckpt_meta *m, const void *slab, int level, ckpt_method method,
-                     ckpt_parts *parts, int shuffle, ckpt_write_stats *stats)
+int ckpt_write_from(const char *path, const ckpt_meta *m, const void *field, heat_precision field_precision,
+                    int level, ckpt_method method)
 {
-    field_source source = {slab, parts, shuffle};
+    field_source whole = {field, NULL, 0, 0};
+    HEAT_CALL(narrowing(m, field_precision, &whole.from_doubles));
+    return write_checkpoint(path, m, &whole, level, method, NULL);
+}
+
+int ckpt_write_parts(const char *path, const ckpt_meta *m, const void *slab, heat_precision slab_precision, int level,
+                     ckpt_method method, ckpt_parts *parts, int shuffle, ckpt_write_stats *stats)
+{
+    field_source source = {slab, parts, shuffle, 0};
+    HEAT_CALL(narrowing(m, slab_precision, &source.from_doubles));
     return write_checkpoint(path, m, &source, level, method, stats);
 }
 

@@ -53,13 +53,18 @@ typedef struct ckpt_write_stats {
 int ckpt_write_measured(const char *path, const ckpt_meta *meta, const void *field, int level, ckpt_method method,
                         ckpt_write_stats *stats);
 
+/* The same, from a field held in field_precision: meta's precision, or
+ * double for a float32 frame (meta->frame), converted chunk by chunk. */
+int ckpt_write_from(const char *path, const ckpt_meta *meta, const void *field, heat_precision field_precision,
+                    int level, ckpt_method method);
+
 /* The same file from a field cut into z slabs (io/ckpt_parts.h): the root's
  * call, with its own slab; the other ranks' chunks arrive during it and are
  * written as they come. shuffle: the decision every writer agreed on
  * (ckpt_parts_shuffle). */
 struct ckpt_parts;
-int ckpt_write_parts(const char *path, const ckpt_meta *meta, const void *slab, int level, ckpt_method method,
-                     struct ckpt_parts *parts, int shuffle, ckpt_write_stats *stats);
+int ckpt_write_parts(const char *path, const ckpt_meta *meta, const void *slab, heat_precision slab_precision,
+                     int level, ckpt_method method, struct ckpt_parts *parts, int shuffle, ckpt_write_stats *stats);
 
 /* Reads only the /restart metadata (checks the layout). Free with ckpt_meta_free. */
 int ckpt_read_meta(const char *path, ckpt_meta *meta);

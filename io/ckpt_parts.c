@@ -51,7 +51,9 @@ chunk_plan ckpt_parts_plan(const ckpt_parts *p, const chunk_plan *whole, int ran
 {
     int dims[3] = {p->z_count[rank], whole->dims[1], whole->dims[2]};
     *first = p->z_offset[rank] / whole->chunk[0] * whole->count[1];
-    return chunk_plan_with(dims, whole->chunk, whole->elem);
+    chunk_plan mine = chunk_plan_with(dims, whole->chunk, whole->elem);
+    mine.source_elem = whole->source_elem;
+    return mine;
 }
 
 /* The rank whose slab holds chunk c. */

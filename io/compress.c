@@ -42,7 +42,14 @@ chunk_plan chunk_plan_with(const int dims[3], const int chunk[3], size_t elem)
     p.count[0] = (dims[0] + p.chunk[0] - 1) / p.chunk[0];
     p.count[1] = (dims[1] + p.chunk[1] - 1) / p.chunk[1];
     p.raw_bytes = (size_t)p.chunk[0] * p.chunk[1] * p.chunk[2] * elem;
+    p.source_elem = elem;
     return p;
+}
+
+chunk_plan chunk_plan_from_doubles(chunk_plan plan)
+{
+    plan.source_elem = sizeof(double);
+    return plan;
 }
 
 int chunk_plan_total(const chunk_plan *p) { return p->count[0] * p->count[1]; }
@@ -54,8 +61,16 @@ void chunk_plan_offset(const chunk_plan *p, int c, unsigned long long offset[3])
     offset[2] = 0;
 }
 
-/* Copies chunk c of the field into raw (zero padding past the field's edge)
- * or, with `scatter`, raw back into the field. */
+/* One row of doubles as float32 (frames): what (float) does, value by value. */
+static void row_to_float(float *restrict out, const double *restrict in, int n)
+{
+#pragma omp simd
+    for (int i = 0; i < n; ++i) out[i] = (float)in[i];
+}
+
+/* Copies chunk c of the field into raw (zero padding past the field's edge),
+ * converting where the plan says so, or, with `scatter`, raw back into the
+ * field (never converted). */
 static void chunk_copy(const chunk_plan *p, int c, unsigned char *raw, unsigned char *field, int scatter)
 {
     unsigned long long off[3];
@@ -66,9 +81,10 @@ static void chunk_copy(const chunk_plan *p, int c, unsigned char *raw, unsigned 
     if (!scatter && partial) memset(raw, 0, p->raw_bytes); /* the padding past the field's edge */
     for (int z = 0; z < p->chunk[0] && off[0] + z < (unsigned long long)p->dims[0]; ++z)
         for (int y = 0; y < p->chunk[1] && off[1] + y < (unsigned long long)p->dims[1]; ++y) {
-            unsigned char *f = field + (((off[0] + z) * p->dims[1] + off[1] + y) * p->dims[2]) * p->elem;
+            unsigned char *f = field + (((off[0] + z) * p->dims[1] + off[1] + y) * p->dims[2]) * p->source_elem;
             unsigned char *r = raw + ((size_t)z * p->chunk[1] + y) * row;
-            if (scatter) memcpy(f, r, row);
+            if (!scatter && p->source_elem != p->elem) row_to_float((float *)r, (const double *)f, p->chunk[2]);
+            else if (scatter) memcpy(f, r, row);
             else memcpy(r, f, row);
         }
 }
@@ -81,6 +97,7 @@ static const unsigned char *chunk_in_place(const chunk_plan *p, int c, const uns
     unsigned long long off[3];
     chunk_plan_offset(p, c, off);
     int whole_rows = p->chunk[2] == p->dims[2] && (p->chunk[0] == 1 || p->chunk[1] == p->dims[1]);
+    if (p->source_elem != p->elem) return NULL; /* converted as it is gathered */
     int inside = off[0] + (unsigned long long)p->chunk[0] <= (unsigned long long)p->dims[0] &&
                  off[1] + (unsigned long long)p->chunk[1] <= (unsigned long long)p->dims[1];
     if (!whole_rows || !inside) return NULL;

@@ -15,6 +15,8 @@ typedef struct chunk_plan {
     int count[2];     /* chunks along z and y */
     size_t elem;      /* bytes per value */
     size_t raw_bytes; /* bytes of one full chunk, padding included */
+    size_t source_elem; /* bytes per value of the field chunks are gathered from: elem, or 8 where
+                         * float32 chunks (elem 4) are converted from doubles as they are gathered */
 } chunk_plan;
 
 typedef struct chunk_data {
@@ -30,6 +32,10 @@ chunk_plan chunk_plan_make(const int dims_zyx[3], size_t elem);
 /* The plan of a given chunk shape (cz, cy, nx): a file's, or a block's. */
 chunk_plan chunk_plan_with(const int dims_zyx[3], const int chunk_zyx[3], size_t elem);
 int chunk_plan_total(const chunk_plan *plan);
+/* The same plan, gathering from a field of doubles converted to float32 (a
+ * frame of a double run): the conversion happens chunk by chunk, in cache,
+ * instead of in a pass over the whole field. */
+chunk_plan chunk_plan_from_doubles(chunk_plan plan);
 /* Offset (z, y, x) in values of chunk number c. */
 void chunk_plan_offset(const chunk_plan *plan, int c, unsigned long long offset[3]);
 
