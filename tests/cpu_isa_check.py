@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The CPU heat step's machine code: the streaming variant's hot loop must be vector code that the
 compiler really produced, with nontemporal stores: in one function, packed nontemporal stores
-(movntpd / movntps) beside packed arithmetic on vector registers (FMA where the build targets it).
+(movntpd / movntps) beside packed arithmetic on vector registers (FMA where the build targets it)
+and the prefetch of the next row of plane z+1 into L2 (prefetcht2).
 
 usage: cpu_isa_check.py LIBHEATCORE.a   Exit 0 pass, 1 fail, 77 skipped (no objdump)."""
 import re
@@ -23,12 +24,15 @@ for precision, suffix in (("double", "pd"), ("float", "ps")):
     for name, body in zip(functions[1::2], functions[2::2]):
         stores = re.findall(rf"\bv?movnt{suffix}\s+%([xyz]mm)", body)
         arithmetic = re.findall(rf"\bv(?:fmadd\d*{suffix}|mul{suffix}|add{suffix})\s+.*%([xyz]mm)", body)
-        if stores and arithmetic:
-            found.append((name, len(stores), stores[0], sum("fmadd" in l for l in re.findall(rf"\bv\w+{suffix}\b", body))))
+        prefetches = len(re.findall(r"\bprefetcht2\b", body))
+        if stores and arithmetic and prefetches:
+            found.append((name, len(stores), stores[0], sum("fmadd" in l for l in re.findall(rf"\bv\w+{suffix}\b", body)),
+                          prefetches))
     if found:
-        name, count, width, fmas = found[0]
-        print(f"{precision}: {name}: {count} nontemporal stores of {width} registers, {fmas} packed FMAs")
+        name, count, width, fmas, prefetches = found[0]
+        print(f"{precision}: {name}: {count} nontemporal stores of {width} registers, {fmas} packed FMAs, "
+              f"{prefetches} prefetcht2")
     else:
-        print(f"FAILED {precision}: no function with packed nontemporal stores and packed arithmetic")
+        print(f"FAILED {precision}: no function with packed nontemporal stores, packed arithmetic and prefetcht2")
         ok = False
 sys.exit(0 if ok else 1)
