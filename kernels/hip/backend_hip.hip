@@ -107,7 +107,7 @@ struct hip_state {
     char *cg_vector[CG_VECTORS];
     int z_result;               /* CG_Z or CG_W: where the Chebyshev result is */
     double2 *cg_partials, *cg_sums; /* per piece of a row (cg_kernels.hip), per brick */
-    heat_reduction reduction;       /* the bricks' sum across ranks, in brick order */
+    heat_reduction reduction;       /* the bricks' sum across ranks, in a fixed order */
     cg_brick_geometry cg_bricks;
     int cg_piece;
     double2 *cg_brick_host;         /* page-locked: the bricks' sums cross every CG reduction */

@@ -89,10 +89,7 @@ static int cg_sum(hip_state *s, double *a, double *b)
     return HEAT_OK;
 }
 
-template <typename T> static T *cg_vec(const hip_state *s, int which)
-{
-    return reinterpret_cast<T *>(s->cg_vector[which]) + s->layout.origin + 1 + s->layout.stride_y + s->layout.stride_z;
-}
+template <typename T> static T *cg_vec(const hip_state *s, int which) { return owned_in<T>(s, s->cg_vector[which]); }
 
 /* Ghosts of a CG vector: homogeneous (Dirichlet -u, Neumann +u). */
 template <typename T> static halo_coeffs<T> homogeneous_halo(const hip_state *s)
