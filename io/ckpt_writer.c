@@ -69,14 +69,15 @@ void ckpt_writer_set_arrival(ckpt_writer *w, int (*arrived)(void *context), void
     w->arrival_context = context;
 }
 
-static void warn_if_disk_short(const ckpt_writer *w)
+/* file: what is about to be written (a float32 frame needs half a double checkpoint's room). */
+static void warn_if_disk_short(const ckpt_writer *w, const ckpt_meta *file)
 {
     double free_bytes = fs_free_bytes(w->dir);
-    double bytes = (double)heat_grid_points(&w->meta.grid) * (double)heat_precision_size(w->meta.precision);
+    double bytes = (double)heat_grid_points(&file->grid) * (double)heat_precision_size(file->precision);
     /* Compressed size is unknown in advance; the raw size bounds it. */
     if (free_bytes >= 0 && free_bytes < bytes * 1.05)
-        heat_warn("only %.3g MB free in %s; the next checkpoint may need up to %.3g MB", free_bytes / 1e6, w->dir,
-                  bytes / 1e6);
+        heat_warn("only %.3g MB free in %s; the next %s may need up to %.3g MB", free_bytes / 1e6, w->dir,
+                  file->frame ? "frame" : "checkpoint", bytes / 1e6);
 }
 
 static int restart_count(const heat_series *s)
@@ -149,9 +150,9 @@ static int write_job(ckpt_writer *w)
 {
     char path[1024];
     ckpt_path(path, sizeof path, w->dir, w->name, w->meta.step);
-    warn_if_disk_short(w);
     ckpt_meta meta = w->meta;
     frame_precision(w, &meta);
+    warn_if_disk_short(w, &meta);
     HEAT_CALL(ckpt_write_from(path, &meta, w->buffer, w->meta.precision, w->options.level, w->options.method));
     return publish(w, path, &meta);
 }
@@ -176,7 +177,7 @@ static int write_parts_job(ckpt_writer *w, int status)
         int sent = ckpt_parts_send(parts, &whole, status == HEAT_OK ? field : NULL, codec, shuffle);
         if (status == HEAT_OK) status = sent;
     } else {
-        warn_if_disk_short(w);
+        warn_if_disk_short(w, &meta);
         ckpt_parts_begin(parts);
         if (status == HEAT_OK)
             status = ckpt_write_parts(path, &meta, field, w->meta.precision, w->options.level, w->options.method, parts,
