@@ -38,9 +38,13 @@ static int connect(void)
     ncclUniqueId id;
     if (par_is_root()) NCCL_CALL(ncclGetUniqueId(&id));
     HEAT_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD) == MPI_SUCCESS, "MPI_Bcast of the NCCL id failed");
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 17, 0) /* ncclConfig_t.maxCTAs */
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.maxCTAs = HALO_MAX_CTAS;
     NCCL_CALL(ncclCommInitRankConfig(&comm_, par_size(), id, par_rank(), &config));
+#else
+    NCCL_CALL(ncclCommInitRank(&comm_, par_size(), id, par_rank()));
+#endif
     ready_ = 1;
     return HEAT_OK;
 }
@@ -65,6 +69,15 @@ int par_device_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void
     return HEAT_OK;
 }
 
+/* The CTAs the exchange may hold: NCCL_MAX_CTAS, else ours (NCCL 2.17 and
+ * later take it); 0: NCCL's own choice. */
+static int cta_limit(void)
+{
+    const char *env = getenv("NCCL_MAX_CTAS");
+    if (env && *env) return atoi(env);
+    return NCCL_VERSION_CODE >= NCCL_VERSION(2, 17, 0) ? HALO_MAX_CTAS : 0;
+}
+
 /* NCCL takes one GPU per rank: where a node has more ranks than GPUs, the
  * shared GPUs exchange through host memory instead. */
 const char *par_device_transport(void)
@@ -78,9 +91,9 @@ const char *par_device_transport(void)
     static char name[96];
     int version = 0;
     ncclGetVersion(&version);
-    const char *ctas = getenv("NCCL_MAX_CTAS");
-    snprintf(name, sizeof name, "NCCL %d.%d.%d, GPU to GPU, at most %d CTAs", version / 10000, version / 100 % 100,
-             version % 100, ctas && *ctas ? atoi(ctas) : (int)HALO_MAX_CTAS);
+    int at = snprintf(name, sizeof name, "NCCL %d.%d.%d, GPU to GPU", version / 10000, version / 100 % 100,
+                      version % 100);
+    if (cta_limit() > 0) snprintf(name + at, sizeof name - (size_t)at, ", at most %d CTAs", cta_limit());
     return name;
 }
 
