@@ -44,6 +44,8 @@ typedef struct heat_run {
     int writer_cores;     /* of those, the ones that compress a checkpoint */
     double snapshot_seconds; /* spent copying the field for the writer */
     double stepping_seconds; /* in heat_solver_advance (halo exchanges included) */
+    void *host_field;     /* one process: the field on the host, loaded there, then the writer's snapshot buffer */
+    long host_field_step; /* the step whose field host_field holds as loaded (no snapshot needed); -1: none */
     int snapshot_pinned;  /* the writer's snapshot buffer is page-locked for the GPU's copies */
     int agreed;           /* a failure every rank knows of (no rank is left waiting) */
     int stop_signal;      /* the stop signal the ranks agreed on, 0: none */
@@ -70,13 +72,10 @@ static size_t snapshot_bytes(const heat_run *r)
  * (which MPI then takes to rank 0's snapshot). */
 static void *copied_from_gpu(const heat_run *r, size_t *bytes)
 {
-    if (heat_domain_is_split(&r->domain) && !r->parts) {
-        const int *n = r->domain.decomp.local_n;
-        *bytes = (size_t)n[0] * n[1] * n[2] * r->domain.elem;
-        return r->domain.block;
-    }
     const int *n = r->domain.decomp.local_n;
-    *bytes = (size_t)n[0] * n[1] * n[2] * r->domain.elem; /* the whole field, or with parts this rank's slab */
+    *bytes = (size_t)n[0] * n[1] * n[2] * r->domain.elem; /* the whole field, or this rank's block or slab */
+    if (heat_domain_is_split(&r->domain) && !r->parts) return r->domain.block;
+    if (r->host_field) return r->host_field;
     return r->writer ? ckpt_writer_buffer(r->writer) : NULL;
 }
 
@@ -84,6 +83,7 @@ static void *copied_from_gpu(const heat_run *r, size_t *bytes)
  * is taken while the GPU waits (H100: 61 ms pageable for 210 MB). */
 static void pin_snapshot(heat_run *r)
 {
+    if (r->snapshot_pinned) return;
     size_t bytes;
     void *host = copied_from_gpu(r, &bytes);
     if (host) r->snapshot_pinned = heat_solver_pin_host(r->solver, host, bytes, 1);
@@ -104,6 +104,7 @@ static void run_destroy(heat_run *r)
 {
     unpin_snapshot(r);
     ckpt_writer_destroy(&r->writer);
+    free(r->host_field);
     ckpt_parts_destroy(&r->parts);
     heat_solver_destroy(&r->solver);
     heat_domain_free(&r->domain);
@@ -226,7 +227,7 @@ static int create_writer(heat_run *r, heat_series *series)
     ckpt_writer_options o = {c->output.dir, c->output.name, c->output.compression,
                              c->output.strategy == 0 ? CKPT_PARALLEL_RLE : CKPT_PARALLEL_ZLIB, c->output.keep,
                              c->output.png, quick_look_slice(c, &r->initial), r->writer_cores, c->output.frame_full,
-                             r->parts};
+                             r->parts, r->host_field};
     ckpt_meta meta = {0};
     meta.dt = r->solver->problem.dt;
     meta.precision = r->solver->problem.precision;
@@ -251,7 +252,8 @@ static int write_output(heat_run *r, int frame)
     }
     HEAT_CALL(agree(r, status));
     double start = progress_now();
-    HEAT_CALL(take_snapshot(r));
+    if (r->host_field_step == r->solver->step) r->host_field_step = -1; /* the field is there, as loaded */
+    else HEAT_CALL(take_snapshot(r));
     r->snapshot_seconds += progress_now() - start;
     if (!r->writer) return HEAT_OK;
     return ckpt_writer_submit(r->writer, r->solver->step, r->solver->time, frame);
@@ -362,33 +364,53 @@ static int restart_field(const heat_cli *cli, heat_run *r, void *whole, heat_ser
     return HEAT_OK;
 }
 
+/* One process loads its field where the checkpoints' snapshots will go, a
+ * buffer page-locked once: the upload to a GPU runs at full speed and the
+ * initial checkpoint needs no copy back. (Until 2026-11-24 the field was
+ * loaded into a buffer of its own: a second gigabyte touched at 512^3 double.)
+ * Several ranks load on the root and scatter the blocks (parallel/domain.h). */
+static int allocate_host_field(heat_run *r)
+{
+    r->host_field_step = -1;
+    if (heat_domain_is_split(&r->domain)) return HEAT_OK;
+    r->host_field = malloc(snapshot_bytes(r));
+    HEAT_CHECK(r->host_field, "cannot allocate the %zu-byte host field", snapshot_bytes(r));
+    pin_snapshot(r);
+    return HEAT_OK;
+}
+
 static int load_field(const heat_cli *cli, heat_run *r, heat_series *series)
 {
-    void *whole = NULL;
-    if (par_is_root()) {
+    HEAT_CALL(allocate_host_field(r));
+    void *whole = r->host_field;
+    if (par_is_root() && !whole) {
         whole = malloc(snapshot_bytes(r));
         HEAT_CHECK(whole, "cannot allocate the host field");
     }
     int status = cli->restart ? restart_field(cli, r, whole, series) : set_initial_field(r, whole);
-    free(whole);
+    if (whole != r->host_field) free(whole);
+    if (status == HEAT_OK && r->host_field) r->host_field_step = r->solver->step;
     return status;
 }
 
 static int run(const heat_cli *cli, heat_run *r)
 {
+    double begun = progress_now();
     r->quiet = cli->quiet || !par_is_root();
     HEAT_CALL(agree(r, load_configuration(cli, r)));
     HEAT_CALL(agree(r, par_is_root() ? claim_output(cli, r) : HEAT_OK));
     HEAT_CALL(create_solver(r, cli->verbose));
+    run_totals totals = {.backend_seconds = progress_now() - begun};
     heat_series series;
     series_init(&series, r->config.output.dir, r->config.output.name);
     int status = agree(r, load_field(cli, r, &series));
+    totals.field_seconds = progress_now() - begun - totals.backend_seconds;
     if (status != HEAT_OK) return series_destroy(&series), status;
     if (cli->restart && r->solver->step >= r->config.steps) {
         printf("The run already reached step %ld (time.steps = %ld): nothing to do.\n", r->solver->step, r->config.steps);
         return series_destroy(&series), HEAT_OK;
     }
-    run_totals totals = {.first_step = r->solver->step};
+    totals.first_step = r->solver->step;
     report_output_plan(&r->config, totals.first_step, !cli->restart, r->quiet);
     HEAT_CALL(heat_domain_stats(&r->domain, r->solver, &totals.initial));
     r->initial = totals.initial;
@@ -398,6 +420,7 @@ static int run(const heat_cli *cli, heat_run *r)
     pin_snapshot(r);
     if (!cli->restart) HEAT_CALL(write_output(r, 0)); /* the initial state opens the series */
     double start = progress_now();
+    totals.startup_seconds = start - begun;
     totals.final = totals.initial;
     HEAT_CALL(time_loop(r, &totals.final));
     status = r->writer ? ckpt_writer_wait(r->writer) : HEAT_OK;

@@ -48,7 +48,7 @@ int ckpt_writer_create(const ckpt_writer_options *o, const ckpt_meta *meta, heat
     const ckpt_parts *parts = o->parts;
     long planes = parts ? parts->z_count[parts->rank] : meta->grid.n[2];
     w->bytes = (size_t)meta->grid.n[0] * meta->grid.n[1] * planes * heat_precision_size(meta->precision);
-    w->buffer = malloc(w->bytes);
+    w->buffer = o->buffer ? o->buffer : malloc(w->bytes);
     w->last_step = -1;
     w->stats.first_failed_step = w->stats.last_written_step = -1;
     *out = w;
@@ -255,7 +255,7 @@ void ckpt_writer_destroy(ckpt_writer **writer)
     if (w->in_flight) ckpt_writer_wait(w);
     series_destroy(&w->series);
     free(w->meta.config_text);
-    free(w->buffer);
+    if (!w->options.buffer) free(w->buffer);
     free(w->plane);
     free(w);
     *writer = NULL;

@@ -22,6 +22,8 @@ typedef struct ckpt_writer_options {
     int threads;        /* OpenMP threads that compress */
     int frame_full;     /* frames in the run's precision; 0: float32 */
     ckpt_parts *parts;  /* every rank's writer, with this rank's slab in the buffer; NULL: the whole field (root) */
+    void *buffer;       /* the snapshot buffer, owned by the caller (the run loads its field there);
+                           NULL: the writer allocates its own */
 } ckpt_writer_options;
 
 typedef struct ckpt_writer ckpt_writer;

@@ -1,0 +1,37 @@
+#!/bin/bash
+# One call on the 16-core GPU host (nvidia-h100-x1): the current tree against
+# an earlier one (its source in build-old-src, carried: `git archive REV |
+# tar -x -C build-old-src`), runs alternated, for the letters runs whose wall
+# time issue 17 targets; the GPU tests; and the CPU backend's benchmark on
+# the host's cores (issue 16). Logs under $OUT.
+#   bash tools/gpu_startup_session.sh
+source tools/gpu_setup.sh
+echo "cores: $(nproc); $(lscpu | grep 'Model name')" | tee "$OUT/host.txt"
+if [ -d build-old-src ]; then
+  cmake -S build-old-src -B build-old -G Ninja -DHEATSOLVE_GPU=nvidia -DHEATSOLVE_TESTS=OFF > "$OUT/old_configure.log" 2>&1 &&
+    cmake --build build-old -j 16 > "$OUT/old_build.log" 2>&1 || { tail -20 "$OUT/old_build.log"; exit 1; }
+fi
+ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 300 > "$OUT/ctest_gpu.log" 2>&1
+grep -E "tests passed|Failed|\*\*\*" "$OUT/ctest_gpu.log" | head -20
+summary() { grep -E "^(summary|start-up|checkpoints)|wall" | sed "s|^|[$1] |" | tee -a "$OUT/runs.txt"; }
+run1() { local bin=$1; shift; rm -rf /tmp/run; /usr/bin/time -f "  wall %e s" $bin/heatsolve inputs/letters.cfg \
+  --backend hip --set 'output.dir="/tmp/run"' "$@" 2>&1 | summary "$bin $*"; }
+L512="--set grid.n=[512,512,512] --set time.steps=1000 --set output.png=false"
+run1 build-gpu --set output.every=0 > /dev/null # the kernel choice into the tuning cache
+for i in 1 2 3; do
+  for bin in build-old build-gpu; do
+    [ -x $bin/heatsolve ] || continue
+    run1 $bin $L512 --set output.every=0 --set output.frame_every=100
+    run1 $bin $L512 --set output.every=100
+    run1 $bin
+  done
+done
+B=build-gpu/heatsolve
+for size in 256 512; do
+  for prec in double float; do
+    $B bench --backend cpu --size $size --precision $prec --reps 10 --json "$OUT/cpu_${size}_$prec.json" 2>&1 \
+      | grep -E "OpenMP|copy bandwidth|<- production|^production" | sed "s|^|[$size $prec] |" | tee -a "$OUT/cpu.txt"
+  done
+done
+$B bench --cg --backend cpu --size 256 --reps 5 2>&1 | tail -12 | tee -a "$OUT/cpu.txt"
+true
