@@ -49,6 +49,9 @@ typedef struct cpu_state {
     int trials;        /* trial steps taken so far (trial_step) */
     double trial_ms[2]; /* fastest trial step of heat_step, heat_step_nt */
     int block_rows;    /* y rows per block of the sweep (block_rows_for) */
+    int fused_rows;    /* the same for two steps in one sweep (stencil_sweep2) */
+    void *rings;       /* stencil_sweep2's rings of planes, one for each of ring_threads; NULL: no fusing */
+    int ring_threads;
     /* Implicit schemes: CG vectors (x is `next`), Chebyshev's pair z, w and
      * the one holding its result, dot products per row segment, one scratch row per thread. */
     void *r, *p, *q, *z, *w, *z_result;
@@ -58,7 +61,7 @@ typedef struct cpu_state {
     void *allocations[8]; /* what alloc_field allocated (fields start a little past these) */
     int allocated;
     char device[128];
-    char kernel[224];
+    char kernel[320];
 } cpu_state;
 
 /* Ghosts of the exchanged faces (neighbours, periodic wrap-around): pack
@@ -155,22 +158,41 @@ static void cpu_destroy(void **state)
     free(s->planes);
     for (int f = 0; f < FACE_COUNT; ++f) free(s->send[f]), free(s->recv[f]);
     heat_reduction_free(&s->reduction);
-    void *vectors[] = {s->dots_a, s->dots_b, s->scratch};
+    void *vectors[] = {s->dots_a, s->dots_b, s->scratch, s->rings};
     for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; ++v) free(vectors[v]);
     free(s);
     *state = NULL;
 }
 
 
-/* Rows of y such that the stencil's three planes of a block (and the output
- * rows) fill about half of one core's L2 cache. */
-static int block_rows_for(const cpu_state *s)
+/* Rows of y such that the planes of a block that a sweep keeps in cache
+ * fill about half of one core's L2 cache: the stencil's three planes and the
+ * output rows (4); with two steps a sweep, also the ring's three planes (7). */
+static int block_rows_for(const cpu_state *s, int planes)
 {
     long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     if (l2 <= 0) l2 = 512L << 10;
     long row_bytes = (long)s->layout.stride_y * (long)s->elem;
-    long rows = l2 / 2 / (4 * row_bytes);
+    long rows = l2 / 2 / (planes * row_bytes);
     return rows < 4 ? 4 : rows > (1 << 20) ? (1 << 20) : (int)rows;
+}
+
+/* Explicit steps without exchanged faces go two a sweep (stencil_sweep2),
+ * each thread with a ring of planes of its own. */
+static int alloc_rings(cpu_state *s)
+{
+    const heat_problem *p = &s->problem;
+    if (p->implicit.scheme != HEAT_EULER || p->halo.exchanged) return HEAT_OK;
+    s->fused_rows = block_rows_for(s, 7);
+    if (s->fused_rows > p->grid.n[1]) s->fused_rows = p->grid.n[1];
+    long values = s->problem.precision == HEAT_FLOAT ? ring_values_f(s->layout.stride_y, s->fused_rows)
+                                                     : ring_values_d(s->layout.stride_y, s->fused_rows);
+    size_t bytes = (size_t)values * s->elem * (size_t)omp_get_max_threads();
+    s->rings = aligned_alloc(CPU_ALIGN_BYTES, (bytes + CPU_ALIGN_BYTES - 1) / CPU_ALIGN_BYTES * CPU_ALIGN_BYTES);
+    HEAT_CHECK(s->rings, "cannot allocate %zu bytes for the sweep's rings of planes", bytes);
+    memset(s->rings, 0, bytes);
+    s->ring_threads = omp_get_max_threads();
+    return HEAT_OK;
 }
 
 /* ghost = shift + scale * adjacent: Neumann (0, 1), Dirichlet (2g, -1); the
@@ -221,10 +243,13 @@ static int cpu_create(const heat_problem *problem, void **state)
     HEAT_CALL(alloc_field(s, &s->next));
     if (problem->implicit.scheme != HEAT_EULER) HEAT_CALL(alloc_cg(s));
     snprintf(s->device, sizeof s->device, "CPU, %d OpenMP threads", omp_get_max_threads());
-    s->block_rows = block_rows_for(s);
+    s->block_rows = block_rows_for(s, 4);
+    HEAT_CALL(alloc_rings(s));
+    char fused[64] = "";
+    if (s->rings) snprintf(fused, sizeof fused, "; two steps a sweep, blocks of %d rows", s->fused_rows);
     snprintf(s->kernel, sizeof s->kernel, "heat_step or heat_step_nt, chosen by timing the first steps (C + OpenMP, "
-             "%s, %d-byte vectors, blocks of %d rows)", heat_precision_name(problem->precision), CPU_VECTOR_BYTES,
-             s->block_rows);
+             "%s, %d-byte vectors, blocks of %d rows%s)", heat_precision_name(problem->precision), CPU_VECTOR_BYTES,
+             s->block_rows, fused);
     return HEAT_OK;
 }
 
@@ -262,15 +287,37 @@ static void sweep(cpu_state *s, void *out, void *in, int laplacian_only, int str
                         stream, s->block_rows);
 }
 
+/* Two steps in one sweep where the run allows it (alloc_rings) and the
+ * grid gives every thread a slab of at least 4 planes. */
+static int fusable(const cpu_state *s, const heat_variant *variant)
+{
+    int threads = omp_get_max_threads();
+    return s->rings && !variant->laplacian && threads <= s->ring_threads && s->problem.grid.n[2] >= 4 * threads;
+}
+
+static void sweep2(cpu_state *s, void *out, void *in, int stream)
+{
+    const int *n = s->problem.grid.n;
+    if (s->problem.precision == HEAT_FLOAT)
+        stencil_sweep2_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f, stream, s->fused_rows, s->rings);
+    else
+        stencil_sweep2_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d, stream, s->fused_rows, s->rings);
+}
+
 static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
 {
     cpu_state *s = state;
-    for (long step = 0; step < steps; ++step) {
-        HEAT_CALL(exchange_ghosts(s, s->current));
-        sweep(s, s->next, s->current, variant->laplacian, variant_streams(variant));
+    for (long step = 0; step < steps;) {
+        int pair = steps - step >= 2 && fusable(s, variant);
+        if (pair) sweep2(s, s->next, s->current, variant_streams(variant));
+        else {
+            HEAT_CALL(exchange_ghosts(s, s->current));
+            sweep(s, s->next, s->current, variant->laplacian, variant_streams(variant));
+        }
         void *t = s->current;
         s->current = s->next;
         s->next = t;
+        step += pair ? 2 : 1;
     }
     return HEAT_OK;
 }
@@ -297,7 +344,7 @@ static int trial_step(cpu_state *s)
     if (++s->trials < TRIAL_TURN * TRIAL_TURNS) return HEAT_OK;
     int faster = s->trial_ms[1] < s->trial_ms[0];
     s->production = &cpu_variants[faster];
-    char rest[96];
+    char rest[160];
     snprintf(rest, sizeof rest, "%s", strchr(s->kernel, '('));
     snprintf(s->kernel, sizeof s->kernel, "%s, chosen by timing: %.3g ms a step against %.3g for %s %s",
              s->production->kernel, s->trial_ms[faster], s->trial_ms[!faster], cpu_variants[!faster].kernel, rest);
@@ -376,10 +423,11 @@ static void body_variant(cpu_state *s, const void *arg)
                         v->laplacian, variant_streams(v), s->block_rows);
 }
 
+/* Two steps: the run takes them in one sweep where it can (fusable). */
 static void body_step(cpu_state *s, const void *arg)
 {
     (void)arg;
-    cpu_advance(s, 1);
+    cpu_advance(s, 2);
 }
 
 /* The reference copy moves data the way the production step does: it
@@ -422,7 +470,7 @@ static int cpu_time_copy(void *state, int reps, double *ms, double *bytes)
 static int cpu_time_step(void *state, int reps, double *ms)
 {
     cpu_state *s = state;
-    *ms = median_ms(s, reps, body_step, NULL);
+    *ms = median_ms(s, reps, body_step, NULL) / 2.0; /* a step */
     HEAT_CHECK(*ms >= 0.0, "out of memory while timing");
     return HEAT_OK;
 }

@@ -41,25 +41,36 @@ static FN(cpu_coeffs) FN(coeffs_cast)(const heat_coeffs *c)
  * Xeon VM, 512^3 double: 65-71% of copy without, 81% with; one row ahead
  * beat two or four, and prefetcht0 or prefetchnta (docs/PERFORMANCE.md). */
 #ifndef NEXT_ROW_PREFETCH /* this file is included once per precision */
-#define NEXT_ROW_PREFETCH(c, sy, sz, bytes)                                                                  \
-    __builtin_prefetch((const char *)((c) + (sz) + (sy)) + (bytes), 0, 1)
+#define NEXT_ROW_PREFETCH(above, sy, bytes) __builtin_prefetch((const char *)((above) + (sy)) + (bytes), 0, 1)
 #endif
 
-/* One row of the stencil: `laplacian_only` selects f = lap(u) over u_new. */
-static inline void FN(stencil_row)(REAL *restrict out, const REAL *restrict c, long n, long sy,
-                                   long sz, FN(cpu_coeffs) k, int laplacian_only)
+/* One row of the stencil from the rows of planes z-1 (below), z (c, whose
+ * rows y-1 and y+1 are sy away) and z+1 (above): `laplacian_only` selects
+ * f = lap(u) over u_new. The planes are separate pointers so that the fused
+ * sweep (stencil_sweep2) can read planes kept in a small ring; every caller
+ * runs this one expression, so every path rounds alike. */
+static inline void FN(stencil_row3)(REAL *restrict out, const REAL *restrict below, const REAL *restrict c,
+                                    const REAL *restrict above, long n, long sy, FN(cpu_coeffs) k,
+                                    int laplacian_only)
 {
 #pragma omp simd
     for (long i = 0; i < n; ++i) {
-        REAL lap = c[i - sz] * k.hz;
+        REAL lap = below[i] * k.hz;
         lap += c[i - sy] * k.hy;
         lap += c[i - 1] * k.hx;
         lap += c[i] * k.diag;
         lap += c[i + 1] * k.hx;
         lap += c[i + sy] * k.hy;
-        lap += c[i + sz] * k.hz;
+        lap += above[i] * k.hz;
         out[i] = laplacian_only ? lap : c[i] + k.alpha_dt * lap;
     }
+}
+
+/* The same row of a field whose planes are sz apart. */
+static inline void FN(stencil_row)(REAL *restrict out, const REAL *restrict c, long n, long sy,
+                                   long sz, FN(cpu_coeffs) k, int laplacian_only)
+{
+    FN(stencil_row3)(out, c - sz, c, c + sz, n, sy, k, laplacian_only);
 }
 
 /* The same row with streaming (nontemporal) stores of whole vectors: the
@@ -93,23 +104,37 @@ static inline void FN(stream_store)(REAL *p, FN(vec) v)
 #endif
 }
 
-static inline void FN(stencil_row_stream)(REAL *restrict out, const REAL *restrict c, long n, long sy, long sz,
-                                          FN(cpu_coeffs) k)
+/* stream: streaming stores (else through the cache); prefetch: the next row
+ * of plane z+1 (else none: the fused sweep's second step reads planes that
+ * are all in cache). Constants at every call, so each use compiles to one
+ * plain loop. */
+static inline void FN(stencil_row3_vec)(REAL *restrict out, const REAL *restrict below, const REAL *restrict c,
+                                        const REAL *restrict above, long n, long sy, FN(cpu_coeffs) k, int stream,
+                                        int prefetch)
 {
     long i = 0;
     for (; i + FN(LANES) <= n; i += FN(LANES)) {
-        for (long b = 0; b < (long)(FN(LANES) * sizeof(REAL)); b += 64) NEXT_ROW_PREFETCH(c + i, sy, sz, b);
+        if (prefetch)
+            for (long b = 0; b < (long)(FN(LANES) * sizeof(REAL)); b += 64) NEXT_ROW_PREFETCH(above + i, sy, b);
         FN(vec) centre = FN(load)(c + i);
-        FN(vec) lap = FN(load)(c + i - sz) * k.hz;
+        FN(vec) lap = FN(load)(below + i) * k.hz;
         lap += FN(load)(c + i - sy) * k.hy;
         lap += FN(load)(c + i - 1) * k.hx;
         lap += centre * k.diag;
         lap += FN(load)(c + i + 1) * k.hx;
         lap += FN(load)(c + i + sy) * k.hy;
-        lap += FN(load)(c + i + sz) * k.hz;
-        FN(stream_store)(out + i, centre + k.alpha_dt * lap);
+        lap += FN(load)(above + i) * k.hz;
+        FN(vec) result = centre + k.alpha_dt * lap;
+        if (stream) FN(stream_store)(out + i, result);
+        else memcpy(out + i, &result, sizeof result);
     }
-    if (i < n) FN(stencil_row)(out + i, c + i, n - i, sy, sz, k, 0);
+    if (i < n) FN(stencil_row3)(out + i, below + i, c + i, above + i, n - i, sy, k, 0);
+}
+
+static inline void FN(stencil_row_stream)(REAL *restrict out, const REAL *restrict c, long n, long sy, long sz,
+                                          FN(cpu_coeffs) k)
+{
+    FN(stencil_row3_vec)(out, c - sz, c, c + sz, n, sy, k, 1, 1);
 }
 
 /* dst = src over n values (aligned bases), optionally with streaming stores. */
@@ -137,19 +162,28 @@ static inline void FN(set_x_ghosts)(REAL *row, long n, const FN(ghost_rule) *g)
     if (FN(applies)(g, FACE_X_HIGH)) row[n] = g->shift[FACE_X_HIGH] + g->scale[FACE_X_HIGH] * row[n - 1];
 }
 
+/* ghost = shift + scale * adjacent over the n values of a row. */
+static inline void FN(set_ghost_row)(REAL *restrict ghost, const REAL *restrict adjacent, long n,
+                                     const FN(ghost_rule) *g, int face)
+{
+    for (long x = 0; x < n; ++x) ghost[x] = g->shift[face] + g->scale[face] * adjacent[x];
+}
+
+/* The y-face ghost row that only row y reads (rows sy apart). */
+static inline void FN(set_y_ghosts)(REAL *row, int y, const int n[3], long sy, const FN(ghost_rule) *g)
+{
+    if (y == 0 && FN(applies)(g, FACE_Y_LOW)) FN(set_ghost_row)(row - sy, row, n[0], g, FACE_Y_LOW);
+    if (y == n[1] - 1 && FN(applies)(g, FACE_Y_HIGH)) FN(set_ghost_row)(row + sy, row, n[0], g, FACE_Y_HIGH);
+}
+
 /* The y- and z-face ghost rows that only row (y, z) reads: set by the thread
  * that sweeps that row, just before, while the row is in cache. */
 static inline void FN(set_yz_ghosts)(REAL *row, int y, int z, const int n[3], long sy, long sz,
                                      const FN(ghost_rule) *g)
 {
-    if (y == 0 && FN(applies)(g, FACE_Y_LOW))
-        for (int x = 0; x < n[0]; ++x) row[x - sy] = g->shift[FACE_Y_LOW] + g->scale[FACE_Y_LOW] * row[x];
-    if (y == n[1] - 1 && FN(applies)(g, FACE_Y_HIGH))
-        for (int x = 0; x < n[0]; ++x) row[x + sy] = g->shift[FACE_Y_HIGH] + g->scale[FACE_Y_HIGH] * row[x];
-    if (z == 0 && FN(applies)(g, FACE_Z_LOW))
-        for (int x = 0; x < n[0]; ++x) row[x - sz] = g->shift[FACE_Z_LOW] + g->scale[FACE_Z_LOW] * row[x];
-    if (z == n[2] - 1 && FN(applies)(g, FACE_Z_HIGH))
-        for (int x = 0; x < n[0]; ++x) row[x + sz] = g->shift[FACE_Z_HIGH] + g->scale[FACE_Z_HIGH] * row[x];
+    FN(set_y_ghosts)(row, y, n, sy, g);
+    if (z == 0 && FN(applies)(g, FACE_Z_LOW)) FN(set_ghost_row)(row - sz, row, n[0], g, FACE_Z_LOW);
+    if (z == n[2] - 1 && FN(applies)(g, FACE_Z_HIGH)) FN(set_ghost_row)(row + sz, row, n[0], g, FACE_Z_HIGH);
 }
 
 /* Sweeps the owned block of u into out (both laid out by `l`), halo fill
@@ -198,6 +232,138 @@ static void FN(stencil_sweep)(REAL *restrict out, REAL *restrict u, const int n[
                                   laplacian_only, stream);
         }
         /* Streaming stores are weakly ordered: visible to the other threads before the barrier. */
+        if (stream) _mm_sfence();
+    }
+}
+
+/* ---- Two steps in one sweep ----
+ *
+ * A step reads the field once and writes it once, as a copy does, so one
+ * step a sweep cannot beat the copy. stencil_sweep2 takes two steps in one
+ * sweep: each thread keeps the intermediate field v (one step on) in a ring
+ * of three planes for its block of rows, small enough to stay in its L2, and
+ * the second step reads v from there: memory sees one field read and one
+ * written for two steps. Every value is computed by the same row functions
+ * from the same inputs, its ghosts set by the same rules, as two calls of
+ * stencil_sweep would, so the results are the same bits. A block needs one
+ * row of v beyond it on each side and a thread's slab one plane: those are
+ * computed twice (2-4% more arithmetic). Not for exchanged faces, whose
+ * second step would need a halo two planes wide. */
+
+/* A thread's ring: planes of v, rows ya-1 .. ya + rows (the grid's y ghost
+ * rows where the block reaches a y face), laid out as the field (rows sy
+ * apart, x ghosts beside them). Plane z (-1 and n[2]: the z ghosts) lives
+ * in slot (z + 3) mod 3. */
+typedef struct FN(ring) {
+    REAL *base;
+    long plane;   /* values per slot */
+    long sy;
+    int ya;       /* first row of v in the block */
+} FN(ring);
+
+enum { FN(RING_PAD) = CPU_ALIGN_BYTES / sizeof(REAL) }; /* x = 0 aligned, x = -1 in front of it */
+
+/* Values of one thread's ring for blocks of up to block_rows rows. */
+static inline long FN(ring_values)(long sy, int block_rows)
+{
+    return 3 * ((long)(block_rows + 4) * sy + 2 * FN(RING_PAD));
+}
+
+static inline REAL *FN(ring_row)(const FN(ring) *v, int y, int z)
+{
+    return v->base + (long)((z + 3) % 3) * v->plane + (long)(y - v->ya + 1) * v->sy + FN(RING_PAD);
+}
+
+/* u's ghosts on every row of plane z (what sweep_row sets row by row). */
+static void FN(set_plane_ghosts)(REAL *u, long first, int z, const int n[3], long sy, long sz,
+                                 const FN(ghost_rule) *g)
+{
+    for (int y = 0; y < n[1]; ++y) {
+        REAL *row = u + first + y * sy + z * sz;
+        FN(set_x_ghosts)(row, n[0], g);
+        FN(set_yz_ghosts)(row, y, z, n, sy, sz, g);
+    }
+}
+
+/* Rows [ya, yb) of plane z of v = one step of u, with v's x and y ghosts;
+ * set_u_ghosts: set u's ghosts of each row first (the planes no other
+ * thread reads; the others were set before the sweep). */
+static void FN(first_step_plane)(FN(ring) *v, REAL *u, long first, int z, int yb, int set_u_ghosts,
+                                 const int n[3], long sz, FN(cpu_coeffs) k, const FN(ghost_rule) *g)
+{
+    const long sy = v->sy;
+    for (int y = v->ya; y < yb; ++y) {
+        REAL *row = u + first + y * sy + z * sz, *out = FN(ring_row)(v, y, z);
+        if (set_u_ghosts) {
+            FN(set_x_ghosts)(row, n[0], g);
+            FN(set_yz_ghosts)(row, y, z, n, sy, sz, g);
+        }
+        FN(stencil_row3_vec)(out, row - sz, row, row + sz, n[0], sy, k, 0, 1);
+        FN(set_x_ghosts)(out, n[0], g);
+        FN(set_y_ghosts)(out, y, n, sy, g);
+    }
+}
+
+/* v's z ghost plane beyond plane z (a z face), rows [ya, yb). */
+static void FN(ring_z_ghosts)(FN(ring) *v, int z, int ghost, int yb, const int n[3], const FN(ghost_rule) *g,
+                              int face)
+{
+    for (int y = v->ya; y < yb; ++y) FN(set_ghost_row)(FN(ring_row)(v, y, ghost), FN(ring_row)(v, y, z), n[0], g, face);
+}
+
+/* Rows [y0, y1) of plane z of out = one step of v. */
+static void FN(second_step_plane)(REAL *out, const FN(ring) *v, long first, int z, int y0, int y1, const int n[3],
+                                  long sz, FN(cpu_coeffs) k, int stream)
+{
+    for (int y = y0; y < y1; ++y) {
+        REAL *o = out + first + y * v->sy + z * sz;
+        const REAL *below = FN(ring_row)(v, y, z - 1), *c = FN(ring_row)(v, y, z), *above = FN(ring_row)(v, y, z + 1);
+        if (stream) FN(stencil_row3_vec)(o, below, c, above, n[0], v->sy, k, 1, 0);
+        else FN(stencil_row3_vec)(o, below, c, above, n[0], v->sy, k, 0, 0);
+    }
+}
+
+/* One block of rows [y0, y1) of a thread's slab [z0, z1): up z, plane z of v
+ * and then plane z - 1 of out, whose three planes of v are then in the ring. */
+static void FN(sweep2_block)(REAL *out, REAL *u, FN(ring) *v, long first, int y0, int y1, int z0, int z1,
+                             const int n[3], long sz, FN(cpu_coeffs) k, const FN(ghost_rule) *g, int stream)
+{
+    v->ya = y0 > 0 ? y0 - 1 : 0;
+    int yb = y1 < n[1] ? y1 + 1 : n[1];
+    int za = z0 > 0 ? z0 - 1 : 0, zb = z1 < n[2] ? z1 + 1 : n[2];
+    for (int z = za; z < zb; ++z) {
+        FN(first_step_plane)(v, u, first, z, yb, z > z0 && z < z1 - 1, n, sz, k, g);
+        if (z == 0 && FN(applies)(g, FACE_Z_LOW)) FN(ring_z_ghosts)(v, 0, -1, yb, n, g, FACE_Z_LOW);
+        if (z - 1 >= z0 && z - 1 < z1) FN(second_step_plane)(out, v, first, z - 1, y0, y1, n, sz, k, stream);
+        if (z == n[2] - 1 && z < z1) { /* its ghost takes the slot of plane z - 2, which the line above has just used */
+            if (FN(applies)(g, FACE_Z_HIGH)) FN(ring_z_ghosts)(v, z, n[2], yb, n, g, FACE_Z_HIGH);
+            FN(second_step_plane)(out, v, first, z, y0, y1, n, sz, k, stream);
+        }
+    }
+}
+
+/* out = two steps of u. rings: ring_values(sy, block_rows) values for each
+ * thread, 64-byte aligned. Needs n[2] >= 4 * threads and no exchanged faces. */
+static void FN(stencil_sweep2)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
+                               FN(cpu_coeffs) k, const FN(ghost_rule) *g, int stream, int block_rows, REAL *rings)
+{
+    const long sy = l->stride_y, sz = l->stride_z;
+    const long first = l->origin + 1 + sy + sz;
+#pragma omp parallel
+    {
+        int threads = omp_get_num_threads(), t = omp_get_thread_num();
+        int z0 = (int)((long)n[2] * t / threads), z1 = (int)((long)n[2] * (t + 1) / threads);
+        /* A slab's first and last planes are read by the next thread's first
+         * step too: their owner sets their ghosts before anyone sweeps. */
+        FN(set_plane_ghosts)(u, first, z0, n, sy, sz, g);
+        FN(set_plane_ghosts)(u, first, z1 - 1, n, sy, sz, g);
+#pragma omp barrier
+        long values = FN(ring_values)(sy, block_rows);
+        FN(ring) v = {rings + t * values, values / 3, sy, 0};
+        for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
+            int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
+            FN(sweep2_block)(out, u, &v, first, y0, y1, z0, z1, n, sz, k, g, stream);
+        }
         if (stream) _mm_sfence();
     }
 }
