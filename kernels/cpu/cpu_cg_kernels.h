@@ -41,6 +41,15 @@ static inline long FN(segments_of)(long n0, long seg) { return (n0 + seg - 1) / 
     _Pragma("omp parallel for collapse(2) schedule(static)") for (int z = 0; z < (n)[2]; ++z) for (int y = 0; \
                                                                                                  y < (n)[1]; ++y)
 
+/* The same rows for the operators, which read three planes: in blocks of
+ * `rows` rows of y, each swept by all threads, each thread up the z planes of
+ * its share, so that planes z-1 and z of the block are still in its L2 when
+ * row z+1 needs them (as stencil_sweep does). One parallel region a block. */
+#define FOR_EACH_ROW_IN_BLOCKS(n, rows)                                                                      \
+    for (int y0 = 0; y0 < (n)[1]; y0 += (rows))                                                               \
+    _Pragma("omp parallel for collapse(2) schedule(static)") for (int z = 0; z < (n)[2]; ++z) for (           \
+        int y = y0; y < (y0 + (rows) < (n)[1] ? y0 + (rows) : (n)[1]); ++y)
+
 /* r = scale lap(u) (the run's boundary conditions: ghosts by shift/scale). */
 static void FN(cg_rhs)(REAL *restrict r, REAL *restrict u, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
                        REAL rhs_scale, const FN(ghost_rule) *g, const heat_cg_diagonal *d,
@@ -70,14 +79,15 @@ static void FN(cg_rhs)(REAL *restrict r, REAL *restrict u, const int n[3], const
 
 /* q = A p = p + k.alpha_dt lap0(p) (k.alpha_dt = -theta alpha dt; y/z ghosts of p set). */
 static void FN(cg_apply)(REAL *restrict q, REAL *restrict p, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
-                         const FN(ghost_rule) *g, long seg, double *pq)
+                         const FN(ghost_rule) *g, long seg, double *pq, int rows)
 {
     const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
-    FOR_EACH_ROW(n)
+    const long sy = l->stride_y, sz = l->stride_z;
+    FOR_EACH_ROW_IN_BLOCKS(n, rows)
     {
-        long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
+        long row = first + y * sy + z * sz, at = ((long)z * n[1] + y) * segs;
         FN(set_x_ghosts)(p + row, n[0], g);
-        FN(stencil_row)(q + row, p + row, n[0], l->stride_y, l->stride_z, k, 0);
+        FN(stencil_row3_vec)(q + row, p + row - sz, p + row, p + row + sz, n[0], sy, k, 0, 1);
         FOR_EACH_SEGMENT(n[0], seg)
         {
             double sum = 0.0;
@@ -136,15 +146,16 @@ static void FN(cg_direction)(REAL *restrict p, const REAL *restrict source, REAL
  * `scratch` holds one row per thread for A z. With dots: r.out per row. */
 static void FN(cheb_step)(REAL *restrict out, REAL *restrict z_k, const REAL *restrict r, REAL keep, REAL push,
                           int previous_is_zero, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
-                          const FN(ghost_rule) *g, REAL *scratch, long seg, double *rz)
+                          const FN(ghost_rule) *g, REAL *scratch, long seg, double *rz, int rows)
 {
     const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
-    FOR_EACH_ROW(n)
+    const long sy = l->stride_y, sz = l->stride_z;
+    FOR_EACH_ROW_IN_BLOCKS(n, rows)
     {
-        long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
-        REAL *applied = scratch + (long)omp_get_thread_num() * l->stride_y;
+        long row = first + y * sy + z * sz, at = ((long)z * n[1] + y) * segs;
+        REAL *applied = scratch + (long)omp_get_thread_num() * sy;
         FN(set_x_ghosts)(z_k + row, n[0], g);
-        FN(stencil_row)(applied, z_k + row, n[0], l->stride_y, l->stride_z, k, 0);
+        FN(stencil_row3_vec)(applied, z_k + row - sz, z_k + row, z_k + row + sz, n[0], sy, k, 0, 1);
         FOR_EACH_SEGMENT(n[0], seg)
         {
             double sum = 0.0;
@@ -194,4 +205,5 @@ static void FN(cg_finish)(REAL *restrict u, const REAL *restrict x, const int n[
 }
 
 #undef FOR_EACH_ROW
+#undef FOR_EACH_ROW_IN_BLOCKS
 #undef FOR_EACH_SEGMENT

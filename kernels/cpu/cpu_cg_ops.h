@@ -44,7 +44,8 @@ static int FN(cg_precondition_typed)(cpu_state *s, const heat_chebyshev *c, doub
     for (int k = 1; k < c->degree; ++k) {
         HEAT_CALL(FN(fill_ghosts)(s, current, FN(zero_rule)(s)));
         FN(cheb_step)(other, current, s->r, (REAL)c->keep[k], (REAL)c->push[k], k == 1, n, &s->layout,
-                      FN(operator_coeffs)(s), FN(zero_rule)(s), s->scratch, seg, k == c->degree - 1 ? s->dots_a : NULL);
+                      FN(operator_coeffs)(s), FN(zero_rule)(s), s->scratch, seg, k == c->degree - 1 ? s->dots_a : NULL,
+                      s->block_rows);
         void *t = current;
         current = other, other = t;
     }
@@ -62,7 +63,7 @@ static int FN(cg_direction_typed)(cpu_state *s, double beta)
 static int FN(cg_apply_typed)(cpu_state *s, double *pq)
 {
     FN(cg_apply)(s->q, s->p, s->problem.grid.n, &s->layout, FN(operator_coeffs)(s), FN(zero_rule)(s),
-                 s->reduction.brick[0], s->dots_a);
+                 s->reduction.brick[0], s->dots_a, s->block_rows);
     return heat_reduction_sum(&s->reduction, s->dots_a, pq);
 }
 
