@@ -68,8 +68,10 @@ int ranks_describe(heat_domain *domain, const heat_solver *solver, double steppi
     HEAT_CALL(heat_domain_balance(domain, stepping_seconds, &balance));
     int device_transport = solver->problem.halo.exchange_device != NULL;
     t->halo_fraction = device_transport ? -1.0 : balance.halo_fraction;
-    /* as the GPU backend decides (prepare_overlap): z faces only, three planes or more */
-    t->halo_beside_update = device_transport && !(d->exchanged & 0xFu) && d->local_n[2] >= 3;
+    /* as the backends decide (the GPU's prepare_overlap with its own transport, the
+     * CPU's overlappable): z faces only, three planes or more */
+    int overlapping_backend = device_transport || solver->ops == &heat_backend_cpu;
+    t->halo_beside_update = overlapping_backend && !(d->exchanged & 0xFu) && d->local_n[2] >= 3;
     t->imbalance = balance.imbalance;
     return HEAT_OK;
 }

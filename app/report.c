@@ -91,8 +91,8 @@ static void print_ranks(const run_totals *t)
 {
     printf("ranks: %d (%d x %d x %d); ", t->ranks, t->dims[0], t->dims[1], t->dims[2]);
     if (t->halo_fraction >= 0)
-        printf("halo exchange %.1f%% of the stepping time (mean over ranks; not overlapped with the update)",
-               100.0 * t->halo_fraction);
+        printf("halo exchange %.1f%% of the stepping time (mean over ranks; %s)", 100.0 * t->halo_fraction,
+               t->halo_beside_update ? "what the interior update did not hide" : "not overlapped with the update");
     else if (t->halo_beside_update)
         printf("halo exchange GPU to GPU beside the interior update (its cost and the part hidden: mpirun ... heatsolve "
                "bench)");

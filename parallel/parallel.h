@@ -36,6 +36,15 @@ int par_cart_create(const heat_decomp *d);
  * bytes[f] each way, for every face in d->exchanged. Blocking. */
 int par_halo_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
                       const size_t bytes[FACE_COUNT]);
+/* The same exchange in three calls, so that the caller computes while it
+ * travels (one in flight at a time): start posts it; progress lets MPI move
+ * it (MPI moves messages, shared memory included, only inside its calls) and
+ * returns 1 once it has arrived, 0 before, < 0 on an error; wait ends it.
+ * The buffers must stay untouched until wait returns. */
+int par_halo_start(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                   const size_t bytes[FACE_COUNT]);
+int par_halo_progress(void);
+int par_halo_wait(void);
 
 /* GPU-to-GPU exchange of device buffers, queued on a stream of the GPU
  * (a cudaStream_t; NULL: the default stream) (NCCL), where heatsolve was

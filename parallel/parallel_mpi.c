@@ -94,11 +94,19 @@ int par_cart_create(const heat_decomp *d)
 /* A message to the neighbour across face f lands in its ghosts of the
  * opposite face f ^ 1: the tag names the receiving face, so the two
  * messages between the same pair of ranks (periodic, two ranks) stay apart. */
-int par_halo_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                      const size_t bytes[FACE_COUNT])
-{
+/* The exchange in flight (par_halo_start .. par_halo_wait). */
+static struct {
     MPI_Request requests[2 * FACE_COUNT];
+    int count, arrived;
+} halo;
+
+int par_halo_start(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                   const size_t bytes[FACE_COUNT])
+{
+    HEAT_CHECK(halo.count == 0, "a halo exchange was started before the previous one ended");
+    MPI_Request *requests = halo.requests;
     int count = 0;
+    halo.arrived = 0;
     for (int f = 0; f < FACE_COUNT; ++f) {
         if (!(d->exchanged & 1u << f)) continue;
         HEAT_CALL(check(MPI_Irecv(recv[f], (int)bytes[f], MPI_BYTE, d->neighbour[f], f, comm(), &requests[count++]),
@@ -109,7 +117,30 @@ int par_halo_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *
         HEAT_CALL(check(MPI_Isend(send[f], (int)bytes[f], MPI_BYTE, d->neighbour[f], f ^ 1, comm(),
                                   &requests[count++]), "MPI_Isend (halo)"));
     }
-    return check(MPI_Waitall(count, requests, MPI_STATUSES_IGNORE), "MPI_Waitall (halo)");
+    halo.count = count;
+    return HEAT_OK;
+}
+
+int par_halo_progress(void)
+{
+    if (halo.arrived || halo.count == 0) return 1;
+    int status = check(MPI_Testall(halo.count, halo.requests, &halo.arrived, MPI_STATUSES_IGNORE), "MPI_Testall (halo)");
+    return status != HEAT_OK ? -1 : halo.arrived;
+}
+
+int par_halo_wait(void)
+{
+    int count = halo.count;
+    halo.count = 0;
+    if (halo.arrived || count == 0) return HEAT_OK;
+    return check(MPI_Waitall(count, halo.requests, MPI_STATUSES_IGNORE), "MPI_Waitall (halo)");
+}
+
+int par_halo_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                      const size_t bytes[FACE_COUNT])
+{
+    HEAT_CALL(par_halo_start(d, send, recv, bytes));
+    return par_halo_wait();
 }
 
 int par_max_longs(long *values, int count)

@@ -76,6 +76,13 @@ typedef struct heat_halo {
     unsigned exchanged; /* bit f: face f's ghosts are exchanged */
     int (*exchange)(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
                     const size_t bytes[FACE_COUNT]);
+    /* The same exchange in three calls (parallel.h: par_halo_start), so that
+     * a backend updates the interior while the faces travel; NULL: only the
+     * blocking one. progress returns 1 once the faces arrived, < 0 on error. */
+    int (*exchange_start)(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                          const size_t bytes[FACE_COUNT]);
+    int (*exchange_progress)(void *context);
+    int (*exchange_wait)(void *context);
     /* Where set, GPU backends hand device buffers (face-packed, same layout)
      * to this instead of staging them through host memory; the transfer is
      * queued on `stream` (the GPU's; NULL: its default stream). */
@@ -88,6 +95,8 @@ typedef struct heat_halo {
     int device;         /* GPU of this process among its node's GPUs (node-local rank) */
     int global_n[3];    /* points of the whole grid */
     int serial;         /* 1: the exchange before the update, never beside it (benchmark's comparison) */
+    int single_steps;   /* 1: one explicit step a sweep even without exchanged faces (the benchmark's
+                           blocks without exchange, compared with blocks that exchange) */
 } heat_halo;
 
 typedef struct heat_problem {

@@ -64,24 +64,37 @@ typedef struct cpu_state {
     char kernel[320];
 } cpu_state;
 
+/* The owned planes next to the exchanged faces into the send buffers. */
+static void pack_faces(cpu_state *s, const void *field)
+{
+    const int *n = s->problem.grid.n;
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        if (!(s->problem.halo.exchanged & 1u << f)) continue;
+        if (s->problem.precision == HEAT_FLOAT) pack_face_f(s->send[f], field, f, n, &s->layout);
+        else pack_face_d(s->send[f], field, f, n, &s->layout);
+    }
+}
+
+/* The received planes into the ghosts of the exchanged faces. */
+static void unpack_faces(cpu_state *s, void *field)
+{
+    const int *n = s->problem.grid.n;
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        if (!(s->problem.halo.exchanged & 1u << f)) continue;
+        if (s->problem.precision == HEAT_FLOAT) unpack_face_f(field, s->recv[f], f, n, &s->layout);
+        else unpack_face_d(field, s->recv[f], f, n, &s->layout);
+    }
+}
+
 /* Ghosts of the exchanged faces (neighbours, periodic wrap-around): pack
  * the owned planes, exchange, unpack. Other faces are the kernels' business. */
 static int exchange_ghosts(cpu_state *s, void *field)
 {
     const heat_halo *h = &s->problem.halo;
     if (!h->exchanged) return HEAT_OK;
-    const int *n = s->problem.grid.n;
-    for (int f = 0; f < FACE_COUNT; ++f) {
-        if (!(h->exchanged & 1u << f)) continue;
-        if (s->problem.precision == HEAT_FLOAT) pack_face_f(s->send[f], field, f, n, &s->layout);
-        else pack_face_d(s->send[f], field, f, n, &s->layout);
-    }
+    pack_faces(s, field);
     HEAT_CALL(h->exchange(h->context, s->send, s->recv, s->face_bytes));
-    for (int f = 0; f < FACE_COUNT; ++f) {
-        if (!(h->exchanged & 1u << f)) continue;
-        if (s->problem.precision == HEAT_FLOAT) unpack_face_f(field, s->recv[f], f, n, &s->layout);
-        else unpack_face_d(field, s->recv[f], f, n, &s->layout);
-    }
+    unpack_faces(s, field);
     return HEAT_OK;
 }
 
@@ -182,7 +195,7 @@ static int block_rows_for(const cpu_state *s, int planes)
 static int alloc_rings(cpu_state *s)
 {
     const heat_problem *p = &s->problem;
-    if (p->implicit.scheme != HEAT_EULER || p->halo.exchanged) return HEAT_OK;
+    if (p->implicit.scheme != HEAT_EULER || p->halo.exchanged || p->halo.single_steps) return HEAT_OK;
     s->fused_rows = block_rows_for(s, 7);
     if (s->fused_rows > p->grid.n[1]) s->fused_rows = p->grid.n[1];
     long values = s->problem.precision == HEAT_FLOAT ? ring_values_f(s->layout.stride_y, s->fused_rows)
@@ -287,6 +300,49 @@ static void sweep(cpu_state *s, void *out, void *in, int laplacian_only, int str
                         stream, s->block_rows);
 }
 
+/* Planes [z_begin, z_end) of one step, with an exchange travelling meanwhile (NULL: none). */
+static void sweep_planes(cpu_state *s, void *out, void *in, const heat_variant *v, int z_begin, int z_end,
+                         const heat_halo *travelling)
+{
+    const int *n = s->problem.grid.n;
+    if (s->problem.precision == HEAT_FLOAT)
+        stencil_sweep_planes_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f, v->laplacian,
+                               variant_streams(v), s->block_rows, z_begin, z_end, travelling);
+    else
+        stencil_sweep_planes_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d, v->laplacian,
+                               variant_streams(v), s->block_rows, z_begin, z_end, travelling);
+}
+
+/* The exchange can travel beside the update where only z faces are
+ * exchanged (ranks stacked along z, the default layout, or a periodic z):
+ * their ghosts are read by planes 0 and n[2]-1 alone. */
+static int overlappable(const cpu_state *s)
+{
+    const heat_halo *h = &s->problem.halo;
+    unsigned z_faces = 1u << FACE_Z_LOW | 1u << FACE_Z_HIGH;
+    return h->exchanged && !(h->exchanged & ~z_faces) && h->exchange_start && !h->serial &&
+           s->problem.grid.n[2] >= 3;
+}
+
+/* One step with the exchange beside it: the faces leave, the planes that
+ * read no ghosts are swept while they travel (thread 0 moving them along,
+ * since MPI moves messages only inside its calls), then, once they have
+ * arrived, the two boundary planes. The same values as exchange-then-sweep:
+ * each row is computed from the same inputs; only the order of rows changes. */
+static int overlapped_sweep(cpu_state *s, const heat_variant *v)
+{
+    const heat_halo *h = &s->problem.halo;
+    const int nz = s->problem.grid.n[2];
+    pack_faces(s, s->current);
+    HEAT_CALL(h->exchange_start(h->context, s->send, s->recv, s->face_bytes));
+    sweep_planes(s, s->next, s->current, v, 1, nz - 1, h);
+    HEAT_CALL(h->exchange_wait(h->context));
+    unpack_faces(s, s->current);
+    sweep_planes(s, s->next, s->current, v, 0, 1, NULL);
+    sweep_planes(s, s->next, s->current, v, nz - 1, nz, NULL);
+    return HEAT_OK;
+}
+
 /* Two steps in one sweep where the run allows it (alloc_rings) and the
  * grid gives every thread a slab of at least 4 planes. */
 static int fusable(const cpu_state *s, const heat_variant *variant)
@@ -310,6 +366,7 @@ static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
     for (long step = 0; step < steps;) {
         int pair = steps - step >= 2 && fusable(s, variant);
         if (pair) sweep2(s, s->next, s->current, variant_streams(variant));
+        else if (overlappable(s)) HEAT_CALL(overlapped_sweep(s, variant));
         else {
             HEAT_CALL(exchange_ghosts(s, s->current));
             sweep(s, s->next, s->current, variant->laplacian, variant_streams(variant));

@@ -202,38 +202,61 @@ static inline void FN(sweep_row)(REAL *restrict out, REAL *restrict u, long row,
     else FN(stencil_row)(out + row, u + row, n[0], sy, sz, k, laplacian_only);
 }
 
-/* Each thread sweeps a slab of z planes, in blocks of `block_rows` rows of y:
- * within a block it marches up z, so the three planes' rows the stencil reads
- * (z-1, z, z+1) stay in the core's L2 cache and every value comes from memory
- * once. Grids with few planes per thread are cut into rows instead. */
-static void FN(stencil_sweep)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
-                              FN(cpu_coeffs) k, const FN(ghost_rule) *g, int laplacian_only,
-                              int stream, int block_rows)
+/* Thread 0 lets an exchange in flight move on (heat_halo.exchange_progress)
+ * until it has arrived; `arrived` is that thread's own flag. */
+static inline void FN(let_travel)(const heat_halo *travelling, int *arrived)
+{
+    if (travelling && !*arrived) *arrived = travelling->exchange_progress(travelling->context) != 0;
+}
+
+/* Each thread sweeps a slab of the planes [z_begin, z_end), in blocks of
+ * `block_rows` rows of y: within a block it marches up z, so the three
+ * planes' rows the stencil reads (z-1, z, z+1) stay in the core's L2 cache
+ * and every value comes from memory once. Few planes per thread: cut into
+ * rows instead. travelling: a halo exchange in flight, which thread 0 lets
+ * move after each plane (or row) it sweeps; NULL: none. */
+static void FN(stencil_sweep_planes)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
+                                     FN(cpu_coeffs) k, const FN(ghost_rule) *g, int laplacian_only, int stream,
+                                     int block_rows, int z_begin, int z_end, const heat_halo *travelling)
 {
     const long sy = l->stride_y, sz = l->stride_z;
     const long first = l->origin + 1 + sy + sz; /* owned point (0, 0, 0) */
+    const int planes = z_end - z_begin;
 #pragma omp parallel
     {
-        int threads = omp_get_num_threads(), t = omp_get_thread_num();
-        if (n[2] >= 4 * threads) {
-            int z0 = (int)((long)n[2] * t / threads), z1 = (int)((long)n[2] * (t + 1) / threads);
+        int threads = omp_get_num_threads(), t = omp_get_thread_num(), arrived = 0;
+        const heat_halo *mover = t == 0 ? travelling : NULL;
+        if (planes >= 4 * threads) {
+            int z0 = z_begin + (int)((long)planes * t / threads), z1 = z_begin + (int)((long)planes * (t + 1) / threads);
             for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
                 int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
-                for (int z = z0; z < z1; ++z)
+                for (int z = z0; z < z1; ++z) {
                     for (int y = y0; y < y1; ++y)
                         FN(sweep_row)(out, u, first + y * sy + z * sz, y, z, n, sy, sz, k, g,
                                       laplacian_only, stream);
+                    FN(let_travel)(mover, &arrived);
+                }
             }
         } else {
 #pragma omp for collapse(2) schedule(static) nowait
-            for (int z = 0; z < n[2]; ++z)
-                for (int y = 0; y < n[1]; ++y)
+            for (int z = z_begin; z < z_end; ++z)
+                for (int y = 0; y < n[1]; ++y) {
                     FN(sweep_row)(out, u, first + y * sy + z * sz, y, z, n, sy, sz, k, g,
                                   laplacian_only, stream);
+                    FN(let_travel)(mover, &arrived);
+                }
         }
         /* Streaming stores are weakly ordered: visible to the other threads before the barrier. */
         if (stream) _mm_sfence();
     }
+}
+
+/* Sweeps the whole owned block. */
+static void FN(stencil_sweep)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
+                              FN(cpu_coeffs) k, const FN(ghost_rule) *g, int laplacian_only,
+                              int stream, int block_rows)
+{
+    FN(stencil_sweep_planes)(out, u, n, l, k, g, laplacian_only, stream, block_rows, 0, n[2], NULL);
 }
 
 /* ---- Two steps in one sweep ----
