@@ -26,12 +26,5 @@ for i in 1 2 3; do
     run1 $bin
   done
 done
-B=build-gpu/heatsolve
-for size in 256 512; do
-  for prec in double float; do
-    $B bench --backend cpu --size $size --precision $prec --reps 10 --json "$OUT/cpu_${size}_$prec.json" 2>&1 \
-      | grep -E "OpenMP|copy bandwidth|<- production|^production" | sed "s|^|[$size $prec] |" | tee -a "$OUT/cpu.txt"
-  done
-done
-$B bench --cg --backend cpu --size 256 --reps 5 2>&1 | tail -12 | tee -a "$OUT/cpu.txt"
+bash tools/cpu_bench.sh build-gpu/heatsolve
 true

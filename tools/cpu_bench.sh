@@ -1,0 +1,12 @@
+#!/bin/bash
+# The CPU backend's benchmark (issue 16) with the binary $1, 256^3 and 512^3,
+# double and float, the CG iteration at 256^3; logs into $OUT/cpu.txt and
+# JSON beside it. Called by the GPU-host session scripts.
+B=$1
+for size in 256 512; do
+  for prec in double float; do
+    $B bench --backend cpu --size $size --precision $prec --reps 10 --json "$OUT/cpu_${size}_$prec.json" 2>&1 \
+      | grep -E "OpenMP|copy bandwidth|<- production|^production" | sed "s|^|[$size $prec] |" | tee -a "$OUT/cpu.txt"
+  done
+done
+$B bench --cg --backend cpu --size 256 --reps 5 2>&1 | tail -12 | tee -a "$OUT/cpu.txt"
