@@ -364,6 +364,13 @@ def test_letters_run():
     expect(cost, f"checkpoint cost line missing:\n{proc.stdout[-600:]}")
     expect(int(cost.group(1)) == len(names), f"summary counts {cost.group(1)} checkpoints, {len(names)} on disk")
     expect(float(cost.group(2)) > 0 and int(cost.group(3)) >= 1, f"implausible write cost: {cost.group(0)}")
+    startup = re.search(r"start-up: ([0-9.]+) s before the first step \(configuration and backend ([0-9.]+) s, "
+                        r"initial field ([0-9.]+) s\)", proc.stdout)
+    expect(startup, f"start-up line missing:\n{proc.stdout[-600:]}")
+    whole, backend, field = (float(g) for g in startup.groups())
+    expect(backend + field <= whole + 0.002, f"start-up parts exceed the whole: {startup.group(0)}")
+    initial = read_field(os.path.join(out, names[0]))  # written from the buffer the field was loaded into
+    expect(initial.max() == 100.0 and initial.min() == 0.0, f"step 0: range {initial.min()}..{initial.max()}")
 
 
 def test_unstable_run():
