@@ -3,7 +3,7 @@
 # an earlier one (its source in build-old-src, carried: `git archive REV |
 # tar -x -C build-old-src`), runs alternated, for the letters runs whose wall
 # time issue 17 targets; the GPU tests; and the CPU backend's benchmark on
-# the host's cores (issue 16). Logs under $OUT.
+# the host's cores (issue 16) and under mpirun (issue 14). Logs under $OUT.
 #   bash tools/gpu_startup_session.sh
 source tools/gpu_setup.sh
 echo "cores: $(nproc); $(lscpu | grep 'Model name')" | tee "$OUT/host.txt"
@@ -27,4 +27,11 @@ for i in 1 2 3; do
   done
 done
 bash tools/cpu_bench.sh build-gpu/heatsolve
+# The CPU exchange beside the interior update (issue 14), 2 ranks of 8 threads on the 16 cores:
+# the benchmark compares blocks exchanging before the update, beside it, and not at all.
+source tools/gpu_mpi_setup.sh
+for i in 1 2; do
+  mpirun --oversubscribe --map-by socket:PE=8 --bind-to core -x OMP_NUM_THREADS=8 -np 2 $M bench --backend cpu \
+    --size 512 --reps 10 2>&1 | tail -5 | tee -a "$OUT/cpu_mpi.txt"
+done
 true
