@@ -104,6 +104,25 @@ static inline void FN(stream_store)(REAL *p, FN(vec) v)
 #endif
 }
 
+/* One vector of the stencil at c (stencil_row3's expression, lane by lane). */
+static inline FN(vec) FN(stencil_vec)(const REAL *below, const REAL *c, const REAL *above, long sy, FN(cpu_coeffs) k)
+{
+    FN(vec) centre = FN(load)(c);
+    FN(vec) lap = FN(load)(below) * k.hz;
+    lap += FN(load)(c - sy) * k.hy;
+    lap += FN(load)(c - 1) * k.hx;
+    lap += centre * k.diag;
+    lap += FN(load)(c + 1) * k.hx;
+    lap += FN(load)(c + sy) * k.hy;
+    lap += FN(load)(above) * k.hz;
+    return centre + k.alpha_dt * lap;
+}
+
+static inline void FN(prefetch_next_row)(const REAL *above, long sy)
+{
+    for (long b = 0; b < (long)(FN(LANES) * sizeof(REAL)); b += 64) NEXT_ROW_PREFETCH(above, sy, b);
+}
+
 /* stream: streaming stores (else through the cache); prefetch: the next row
  * of plane z+1 (else none: the fused sweep's second step reads planes that
  * are all in cache). Constants at every call, so each use compiles to one
@@ -114,17 +133,8 @@ static inline void FN(stencil_row3_vec)(REAL *restrict out, const REAL *restrict
 {
     long i = 0;
     for (; i + FN(LANES) <= n; i += FN(LANES)) {
-        if (prefetch)
-            for (long b = 0; b < (long)(FN(LANES) * sizeof(REAL)); b += 64) NEXT_ROW_PREFETCH(above + i, sy, b);
-        FN(vec) centre = FN(load)(c + i);
-        FN(vec) lap = FN(load)(below + i) * k.hz;
-        lap += FN(load)(c + i - sy) * k.hy;
-        lap += FN(load)(c + i - 1) * k.hx;
-        lap += centre * k.diag;
-        lap += FN(load)(c + i + 1) * k.hx;
-        lap += FN(load)(c + i + sy) * k.hy;
-        lap += FN(load)(above + i) * k.hz;
-        FN(vec) result = centre + k.alpha_dt * lap;
+        if (prefetch) FN(prefetch_next_row)(above + i, sy);
+        FN(vec) result = FN(stencil_vec)(below + i, c + i, above + i, sy, k);
         if (stream) FN(stream_store)(out + i, result);
         else memcpy(out + i, &result, sizeof result);
     }
