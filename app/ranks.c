@@ -70,7 +70,8 @@ int ranks_describe(heat_domain *domain, const heat_solver *solver, double steppi
     t->halo_fraction = device_transport ? -1.0 : balance.halo_fraction;
     /* as the backends decide (the GPU's prepare_overlap with its own transport, the
      * CPU's overlappable): z faces only, three planes or more */
-    int overlapping_backend = device_transport || solver->ops == &heat_backend_cpu;
+    int cpu_single_steps = solver->ops == &heat_backend_cpu && !heat_pairs_allowed(&solver->problem);
+    int overlapping_backend = device_transport || cpu_single_steps; /* CPU pairs exchange first */
     t->halo_beside_update = overlapping_backend && !(d->exchanged & 0xFu) && d->local_n[2] >= 3;
     t->imbalance = balance.imbalance;
     return HEAT_OK;

@@ -51,6 +51,12 @@ heat_coeffs heat_coeffs_make(const heat_problem *problem)
     return c;
 }
 
+int heat_pairs_allowed(const heat_problem *p)
+{
+    unsigned z_faces = 1u << FACE_Z_LOW | 1u << FACE_Z_HIGH;
+    return p->implicit.scheme == HEAT_EULER && !p->halo.single_steps && !(p->halo.exchanged & ~z_faces);
+}
+
 double heat_dt_max(const heat_grid *grid, double alpha)
 {
     double sum = 0.0;

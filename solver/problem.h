@@ -128,6 +128,11 @@ heat_layout heat_layout_make(const int n[3], size_t elem_size, size_t align_byte
 heat_coeffs heat_coeffs_make(const heat_problem *problem);
 /* Largest stable forward-Euler step: 1 / (2 alpha sum(1/h^2)). */
 double heat_dt_max(const heat_grid *grid, double alpha);
+
+/* May the CPU backend take explicit steps two a sweep? Where no face is
+ * exchanged, or only z faces (ranks stacked along z, a periodic z axis:
+ * their neighbours then send two planes), and not halo.single_steps. */
+int heat_pairs_allowed(const heat_problem *p);
 /* The seeds' theoretical traffic of one sweep over a field of `dims` points
  * (halo included): every point but the 8 corners and 12 edges read, every
  * interior point written. */

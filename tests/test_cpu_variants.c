@@ -8,10 +8,12 @@
  * Runs of 7 steps take three pairs in one sweep each (stencil_sweep2) and a
  * single step; the reference takes its 7 steps one call at a time, so one
  * sweep each: both paths must give the same bits, on 1 to 4 threads (4: the
- * thinnest slabs, 4 planes a thread).
+ * thinnest slabs, 4 planes a thread), and on a grid of 3 planes. Again with a periodic z axis, whose
+ * ghosts come through the halo exchange (two planes for a pair).
  */
 #include <omp.h>
 
+#include "../parallel/domain.h"
 #include "test_util.h"
 
 static int run_variant(const heat_problem *p, const void *initial, const char *name, int threads, int calls,
@@ -33,9 +35,9 @@ static int run_variant(const heat_problem *p, const void *initial, const char *n
     return 0;
 }
 
-static int check_precision(heat_precision precision)
+static int check_precision(heat_precision precision, int nz)
 {
-    heat_problem p = test_problem(61, 300, 16, 2.0, 3.0, 1.0, precision);
+    heat_problem p = test_problem(61, 300, nz, 2.0, 3.0, 1.0, precision);
     p.bc[FACE_X_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 1.0};
     p.bc[FACE_Y_HIGH] = (heat_bc){HEAT_BC_DIRICHLET, 2.0};
     p.bc[FACE_Z_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 0.5};
@@ -51,16 +53,49 @@ static int check_precision(heat_precision precision)
     for (int c = 0; c < 6; ++c) {
         if (run_variant(&p, initial, names[c], threads[c], 1, other)) return 1;
         EXPECT(memcmp(reference, other, bytes) == 0,
-               "%s: %s on %d threads, two steps a sweep, differs from heat_step on 1 thread, one step a sweep",
-               heat_precision_name(precision), names[c], threads[c]);
-        printf("%s: %s on %d thread%s, two steps a sweep: bitwise equal to heat_step on 1 thread, one a sweep\n",
-               heat_precision_name(precision), names[c], threads[c], threads[c] == 1 ? "" : "s");
+               "%s, %d planes: %s on %d threads, two steps a sweep, differs from heat_step on 1 thread, one a sweep",
+               heat_precision_name(precision), nz, names[c], threads[c]);
+        printf("%s, %d planes: %s on %d thread%s, two steps a sweep: bitwise equal to heat_step on 1 thread, one a "
+               "sweep\n", heat_precision_name(precision), nz, names[c], threads[c], threads[c] == 1 ? "" : "s");
     }
+    free(initial), free(reference), free(other);
+    return 0;
+}
+
+/* Periodic z: the process's own planes across the axis (parallel_serial.c),
+ * wired as a run wires them (heat_domain_localize). */
+static int check_periodic(heat_precision precision)
+{
+    heat_problem whole = test_problem(61, 300, 16, 2.0, 3.0, 1.0, precision), p;
+    whole.bc[FACE_Z_LOW] = whole.bc[FACE_Z_HIGH] = (heat_bc){HEAT_BC_PERIODIC, 0.0};
+    whole.bc[FACE_X_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 1.0};
+    heat_domain domain;
+    const int automatic[3] = {0, 0, 0};
+    EXPECT_OK(heat_domain_init(&domain, &whole, automatic));
+    heat_domain_localize(&domain, &whole, &p);
+    EXPECT(p.halo.exchanged == (1u << FACE_Z_LOW | 1u << FACE_Z_HIGH), "z faces not exchanged: %x", p.halo.exchanged);
+    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 5.0, .background = 1.0, .center = {0.3, 0.6, 0.1},
+                         .width = 0.3};
+    void *initial = test_alloc_field(&p), *reference = test_alloc_field(&p), *other = test_alloc_field(&p);
+    heat_initial_fill(&init, &p.grid, p.precision, initial);
+    size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(precision);
+    if (run_variant(&p, initial, "heat_step", 1, 7, reference)) return 1;
+    const int threads[] = {1, 2, 4};
+    for (int c = 0; c < 3; ++c) {
+        if (run_variant(&p, initial, "heat_step_nt", threads[c], 1, other)) return 1;
+        EXPECT(memcmp(reference, other, bytes) == 0, "%s, periodic z: two steps a sweep on %d threads differ",
+               heat_precision_name(precision), threads[c]);
+    }
+    printf("%s, periodic z: two steps a sweep on 1, 2, 4 threads bitwise equal to one a sweep\n",
+           heat_precision_name(precision));
+    heat_domain_free(&domain);
     free(initial), free(reference), free(other);
     return 0;
 }
 
 int main(void)
 {
-    return check_precision(HEAT_DOUBLE) || check_precision(HEAT_FLOAT);
+    /* 3 planes: fewer than 4 a thread, so the pairs run on fewer threads than the step has */
+    return check_precision(HEAT_DOUBLE, 16) || check_precision(HEAT_FLOAT, 16) || check_precision(HEAT_DOUBLE, 3) ||
+           check_periodic(HEAT_DOUBLE) || check_periodic(HEAT_FLOAT);
 }

@@ -64,14 +64,18 @@ typedef struct cpu_state {
     char kernel[320];
 } cpu_state;
 
-/* The owned planes next to the exchanged faces into the send buffers. */
-static void pack_faces(cpu_state *s, const void *field)
+/* The owned planes next to the exchanged faces into the send buffers, and
+ * for two steps a sweep (layers = 2) the planes behind them after those. */
+static void pack_faces(cpu_state *s, const void *field, int layers)
 {
     const int *n = s->problem.grid.n;
     for (int f = 0; f < FACE_COUNT; ++f) {
         if (!(s->problem.halo.exchanged & 1u << f)) continue;
-        if (s->problem.precision == HEAT_FLOAT) pack_face_f(s->send[f], field, f, n, &s->layout);
-        else pack_face_d(s->send[f], field, f, n, &s->layout);
+        for (int layer = 0; layer < layers; ++layer) {
+            char *buf = (char *)s->send[f] + (size_t)layer * s->face_bytes[f];
+            if (s->problem.precision == HEAT_FLOAT) pack_face_f((float *)buf, field, f, layer, n, &s->layout);
+            else pack_face_d((double *)buf, field, f, layer, n, &s->layout);
+        }
     }
 }
 
@@ -92,7 +96,7 @@ static int exchange_ghosts(cpu_state *s, void *field)
 {
     const heat_halo *h = &s->problem.halo;
     if (!h->exchanged) return HEAT_OK;
-    pack_faces(s, field);
+    pack_faces(s, field, 1);
     HEAT_CALL(h->exchange(h->context, s->send, s->recv, s->face_bytes));
     unpack_faces(s, field);
     return HEAT_OK;
@@ -202,7 +206,7 @@ static int block_rows_for(const cpu_state *s, int planes)
 static int alloc_rings(cpu_state *s)
 {
     const heat_problem *p = &s->problem;
-    if (p->implicit.scheme != HEAT_EULER || p->halo.exchanged || p->halo.single_steps) return HEAT_OK;
+    if (!heat_pairs_allowed(p)) return HEAT_OK;
     s->fused_rows = block_rows_for(s, 7);
     if (s->fused_rows > p->grid.n[1]) s->fused_rows = p->grid.n[1];
     long values = s->problem.precision == HEAT_FLOAT ? ring_values_f(s->layout.stride_y, s->fused_rows)
@@ -231,15 +235,17 @@ static void set_ghost_rules(cpu_state *s)
     s->bc_d.exchanged = s->zero_d.exchanged = s->bc_f.exchanged = s->zero_f.exchanged = p->halo.exchanged;
 }
 
+/* Halo buffers of one plane a face, two where pairs are allowed. */
 static int alloc_faces(cpu_state *s)
 {
     const int *n = s->problem.grid.n;
+    size_t layers = heat_pairs_allowed(&s->problem) ? 2 : 1;
     for (int f = 0; f < FACE_COUNT; ++f) {
         if (!(s->problem.halo.exchanged & 1u << f)) continue;
         int axis = f / 2;
         s->face_bytes[f] = (size_t)n[0] * n[1] * n[2] / n[axis] * s->elem;
-        s->send[f] = malloc(s->face_bytes[f]);
-        s->recv[f] = malloc(s->face_bytes[f]);
+        s->send[f] = malloc(layers * s->face_bytes[f]);
+        s->recv[f] = malloc(layers * s->face_bytes[f]);
         HEAT_CHECK(s->send[f] && s->recv[f], "out of memory for the halo buffers");
     }
     return HEAT_OK;
@@ -340,7 +346,7 @@ static int overlapped_sweep(cpu_state *s, const heat_variant *v)
 {
     const heat_halo *h = &s->problem.halo;
     const int nz = s->problem.grid.n[2];
-    pack_faces(s, s->current);
+    pack_faces(s, s->current, 1);
     HEAT_CALL(h->exchange_start(h->context, s->send, s->recv, s->face_bytes));
     sweep_planes(s, s->next, s->current, v, 1, nz - 1, h);
     HEAT_CALL(h->exchange_wait(h->context));
@@ -350,21 +356,56 @@ static int overlapped_sweep(cpu_state *s, const heat_variant *v)
     return HEAT_OK;
 }
 
-/* Two steps in one sweep where the run allows it (alloc_rings) and the
- * grid gives every thread a slab of at least 4 planes. */
-static int fusable(const cpu_state *s, const heat_variant *variant)
+/* Two steps in one sweep wherever the run allows it (alloc_rings): a
+ * property of the whole run, never of this rank's block or of the threads
+ * it has just now, since ranks that exchange two planes for a pair must all
+ * take the same pairs. */
+static int fusable(const cpu_state *s, const heat_variant *variant) { return s->rings && !variant->laplacian; }
+
+/* The pair's team: the threads the stencil has now, at most one a 4 planes
+ * (a thinner slab recomputes more of its neighbours' planes than its own). */
+static int pair_threads(const cpu_state *s)
 {
-    int threads = omp_get_max_threads();
-    return s->rings && !variant->laplacian && threads <= s->ring_threads && s->problem.grid.n[2] >= 4 * threads;
+    int threads = omp_get_max_threads(), by_planes = s->problem.grid.n[2] / 4;
+    if (threads > s->ring_threads) threads = s->ring_threads;
+    if (threads > by_planes) threads = by_planes;
+    return threads > 1 ? threads : 1;
 }
 
-static void sweep2(cpu_state *s, void *out, void *in, int stream)
+/* The exchanged z faces' two planes across: the nearer into the ghost
+ * planes, the outer ones stay in the receive buffers (stencil_sweep2's
+ * `beyond`): what two steps read of the neighbours. */
+static int exchange_two_planes(cpu_state *s, void *field)
 {
+    const heat_halo *h = &s->problem.halo;
+    if (!h->exchanged) return HEAT_OK;
+    size_t bytes[FACE_COUNT];
+    for (int f = 0; f < FACE_COUNT; ++f) bytes[f] = 2 * s->face_bytes[f];
+    pack_faces(s, field, 2);
+    HEAT_CALL(h->exchange(h->context, s->send, s->recv, bytes));
+    unpack_faces(s, field);
+    return HEAT_OK;
+}
+
+/* The outer received plane below plane -1 / above plane n[2]; NULL where the face is a boundary. */
+static const void *beyond_face(const cpu_state *s, int face)
+{
+    if (!(s->problem.halo.exchanged & 1u << face)) return NULL;
+    return (const char *)s->recv[face] + s->face_bytes[face];
+}
+
+static int sweep2(cpu_state *s, void *out, void *in, int stream)
+{
+    HEAT_CALL(exchange_two_planes(s, in));
     const int *n = s->problem.grid.n;
+    const void *beyond[2] = {beyond_face(s, FACE_Z_LOW), beyond_face(s, FACE_Z_HIGH)};
     if (s->problem.precision == HEAT_FLOAT)
-        stencil_sweep2_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f, stream, s->fused_rows, s->rings);
+        stencil_sweep2_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f, stream, s->fused_rows, s->rings,
+                         (const float *const *)beyond, pair_threads(s));
     else
-        stencil_sweep2_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d, stream, s->fused_rows, s->rings);
+        stencil_sweep2_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d, stream, s->fused_rows, s->rings,
+                         (const double *const *)beyond, pair_threads(s));
+    return HEAT_OK;
 }
 
 static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
@@ -372,7 +413,7 @@ static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
     cpu_state *s = state;
     for (long step = 0; step < steps;) {
         int pair = steps - step >= 2 && fusable(s, variant);
-        if (pair) sweep2(s, s->next, s->current, variant_streams(variant));
+        if (pair) HEAT_CALL(sweep2(s, s->next, s->current, variant_streams(variant)));
         else if (overlappable(s)) HEAT_CALL(overlapped_sweep(s, variant));
         else {
             HEAT_CALL(exchange_ghosts(s, s->current));

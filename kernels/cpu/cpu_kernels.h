@@ -280,8 +280,10 @@ static void FN(stencil_sweep)(REAL *restrict out, REAL *restrict u, const int n[
  * from the same inputs, its ghosts set by the same rules, as two calls of
  * stencil_sweep would, so the results are the same bits. A block needs one
  * row of v beyond it on each side and a thread's slab one plane: those are
- * computed twice (2-4% more arithmetic). Not for exchanged faces, whose
- * second step would need a halo two planes wide. */
+ * computed twice (2-4% more arithmetic). Exchanged faces: z faces only,
+ * whose neighbours sent two planes (`beyond`: the second, outer one, rows of
+ * n[0] values; the first is in the field's ghost plane), so that plane -1 or
+ * n[2] of v is computed as the neighbour computes it. */
 
 /* A thread's ring: planes of v, rows ya-1 .. ya + rows (the grid's y ghost
  * rows where the block reaches a y face), laid out as the field (rows sy
@@ -320,9 +322,12 @@ static void FN(set_plane_ghosts)(REAL *u, long first, int z, const int n[3], lon
 
 /* Rows [ya, yb) of plane z of v = one step of u, with v's x and y ghosts;
  * set_u_ghosts: set u's ghosts of each row first (the planes no other
- * thread reads; the others were set before the sweep). */
+ * thread reads; the others were set before the sweep). Planes -1 and n[2]
+ * (exchanged z faces) read their outer neighbour plane from beyond[0] and
+ * beyond[1]. */
 static void FN(first_step_plane)(FN(ring) *v, REAL *u, long first, int z, int yb, int set_u_ghosts,
-                                 const int n[3], long sz, FN(cpu_coeffs) k, const FN(ghost_rule) *g)
+                                 const int n[3], long sz, FN(cpu_coeffs) k, const FN(ghost_rule) *g,
+                                 const REAL *const beyond[2])
 {
     const long sy = v->sy;
     for (int y = v->ya; y < yb; ++y) {
@@ -331,7 +336,9 @@ static void FN(first_step_plane)(FN(ring) *v, REAL *u, long first, int z, int yb
             FN(set_x_ghosts)(row, n[0], g);
             FN(set_yz_ghosts)(row, y, z, n, sy, sz, g);
         }
-        FN(stencil_row3_vec)(out, row - sz, row, row + sz, n[0], sy, k, 0, 1);
+        const REAL *below = z == -1 ? beyond[0] + (long)y * n[0] : row - sz;
+        const REAL *above = z == n[2] ? beyond[1] + (long)y * n[0] : row + sz;
+        FN(stencil_row3_vec)(out, below, row, above, n[0], sy, k, 0, 1);
         FN(set_x_ghosts)(out, n[0], g);
         FN(set_y_ghosts)(out, y, n, sy, g);
     }
@@ -357,45 +364,57 @@ static void FN(second_step_plane)(REAL *out, const FN(ring) *v, long first, int 
 }
 
 /* One block of rows [y0, y1) of a thread's slab [z0, z1): up z, plane z of v
- * and then plane z - 1 of out, whose three planes of v are then in the ring. */
+ * and then plane z - 1 of out, whose three planes of v are then in the ring.
+ * v's planes run one beyond the slab, or at a z face one beyond the grid
+ * where the face is exchanged (computed) and none where it is a boundary
+ * (v's ghost plane, set by the face's rule). */
 static void FN(sweep2_block)(REAL *out, REAL *u, FN(ring) *v, long first, int y0, int y1, int z0, int z1,
-                             const int n[3], long sz, FN(cpu_coeffs) k, const FN(ghost_rule) *g, int stream)
+                             const int n[3], long sz, FN(cpu_coeffs) k, const FN(ghost_rule) *g, int stream,
+                             const REAL *const beyond[2])
 {
+    const int low_rule = FN(applies)(g, FACE_Z_LOW), high_rule = FN(applies)(g, FACE_Z_HIGH);
     v->ya = y0 > 0 ? y0 - 1 : 0;
     int yb = y1 < n[1] ? y1 + 1 : n[1];
-    int za = z0 > 0 ? z0 - 1 : 0, zb = z1 < n[2] ? z1 + 1 : n[2];
+    int za = z0 > 0 || !low_rule ? z0 - 1 : 0, zb = z1 < n[2] || !high_rule ? z1 + 1 : n[2];
     for (int z = za; z < zb; ++z) {
-        FN(first_step_plane)(v, u, first, z, yb, z > z0 && z < z1 - 1, n, sz, k, g);
-        if (z == 0 && FN(applies)(g, FACE_Z_LOW)) FN(ring_z_ghosts)(v, 0, -1, yb, n, g, FACE_Z_LOW);
+        FN(first_step_plane)(v, u, first, z, yb, z > z0 && z < z1 - 1, n, sz, k, g, beyond);
+        if (z == 0 && low_rule) FN(ring_z_ghosts)(v, 0, -1, yb, n, g, FACE_Z_LOW);
         if (z - 1 >= z0 && z - 1 < z1) FN(second_step_plane)(out, v, first, z - 1, y0, y1, n, sz, k, stream);
-        if (z == n[2] - 1 && z < z1) { /* its ghost takes the slot of plane z - 2, which the line above has just used */
-            if (FN(applies)(g, FACE_Z_HIGH)) FN(ring_z_ghosts)(v, z, n[2], yb, n, g, FACE_Z_HIGH);
+        if (z == n[2] - 1 && z < z1 && high_rule) { /* its ghost takes the slot of plane z - 2, just used above */
+            FN(ring_z_ghosts)(v, z, n[2], yb, n, g, FACE_Z_HIGH);
             FN(second_step_plane)(out, v, first, z, y0, y1, n, sz, k, stream);
         }
     }
 }
 
-/* out = two steps of u. rings: ring_values(sy, block_rows) values for each
- * thread, 64-byte aligned. Needs n[2] >= 4 * threads and no exchanged faces. */
+/* out = two steps of u on `threads` threads (each a slab of at least one
+ * plane). rings: ring_values(sy, block_rows) values for each thread, 64-byte
+ * aligned. Exchanged faces: z
+ * faces only, their nearer plane in u's ghost plane, the outer one in
+ * beyond[0] (below plane -1) and beyond[1] (above plane n[2]). */
 static void FN(stencil_sweep2)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
-                               FN(cpu_coeffs) k, const FN(ghost_rule) *g, int stream, int block_rows, REAL *rings)
+                               FN(cpu_coeffs) k, const FN(ghost_rule) *g, int stream, int block_rows, REAL *rings,
+                               const REAL *const beyond[2], int threads)
 {
     const long sy = l->stride_y, sz = l->stride_z;
     const long first = l->origin + 1 + sy + sz;
-#pragma omp parallel
+#pragma omp parallel num_threads(threads)
     {
-        int threads = omp_get_num_threads(), t = omp_get_thread_num();
-        int z0 = (int)((long)n[2] * t / threads), z1 = (int)((long)n[2] * (t + 1) / threads);
+        int team = omp_get_num_threads(), t = omp_get_thread_num();
+        int z0 = (int)((long)n[2] * t / team), z1 = (int)((long)n[2] * (t + 1) / team);
         /* A slab's first and last planes are read by the next thread's first
          * step too: their owner sets their ghosts before anyone sweeps. */
         FN(set_plane_ghosts)(u, first, z0, n, sy, sz, g);
         FN(set_plane_ghosts)(u, first, z1 - 1, n, sy, sz, g);
+        /* A received ghost plane is swept by the first step too: its x and y ghosts. */
+        if (z0 == 0 && !FN(applies)(g, FACE_Z_LOW)) FN(set_plane_ghosts)(u, first, -1, n, sy, sz, g);
+        if (z1 == n[2] && !FN(applies)(g, FACE_Z_HIGH)) FN(set_plane_ghosts)(u, first, n[2], n, sy, sz, g);
 #pragma omp barrier
         long values = FN(ring_values)(sy, block_rows);
         FN(ring) v = {rings + t * values, values / 3, sy, 0};
         for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
             int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
-            FN(sweep2_block)(out, u, &v, first, y0, y1, z0, z1, n, sz, k, g, stream);
+            FN(sweep2_block)(out, u, &v, first, y0, y1, z0, z1, n, sz, k, g, stream, beyond);
         }
         if (stream) _mm_sfence();
     }
@@ -416,10 +435,11 @@ static inline FN(face_plane) FN(face_plane_of)(int face, int layer, const int n[
                                                                           index * stride[axis]};
 }
 
-/* The owned plane next to face f into buf (for the neighbour across it). */
-static void FN(pack_face)(REAL *restrict buf, const REAL *restrict u, int face, const int n[3], const heat_layout *l)
+/* The owned plane `layer` planes in from face f (0: next to it) into buf (for the neighbour across it). */
+static void FN(pack_face)(REAL *restrict buf, const REAL *restrict u, int face, int layer, const int n[3],
+                          const heat_layout *l)
 {
-    FN(face_plane) p = FN(face_plane_of)(face, 0, n, l);
+    FN(face_plane) p = FN(face_plane_of)(face, layer, n, l);
 #pragma omp parallel for schedule(static)
     for (long s = 0; s < p.slow_count; ++s)
         for (long f = 0; f < p.fast_count; ++f) buf[s * p.fast_count + f] = u[p.start + s * p.slow_stride + f * p.fast_stride];
