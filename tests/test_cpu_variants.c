@@ -35,31 +35,42 @@ static int run_variant(const heat_problem *p, const void *initial, const char *n
     return 0;
 }
 
+/* 7 steps of heat_step on one thread, one sweep a step (the reference),
+ * against 7 steps in one call (three pairs and a single sweep) of each
+ * variant names[c] on threads[c] threads, from a Gaussian centred at z = cz. */
+static int pairs_match_single_sweeps(const heat_problem *p, double cz, const char *what, const char *const names[],
+                                     const int threads[], int count)
+{
+    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 5.0, .background = 1.0, .center = {0.3, 0.6, cz},
+                         .width = 0.3};
+    void *initial = test_alloc_field(p), *reference = test_alloc_field(p), *other = test_alloc_field(p);
+    heat_initial_fill(&init, &p->grid, p->precision, initial);
+    size_t bytes = (size_t)heat_grid_points(&p->grid) * heat_precision_size(p->precision);
+    if (run_variant(p, initial, "heat_step", 1, 7, reference)) return 1;
+    EXPECT(memcmp(initial, reference, bytes) != 0, "%s: the step changed nothing", what);
+    for (int c = 0; c < count; ++c) {
+        if (run_variant(p, initial, names[c], threads[c], 1, other)) return 1;
+        EXPECT(memcmp(reference, other, bytes) == 0,
+               "%s: %s on %d threads, two steps a sweep, differs from heat_step on 1 thread, one a sweep", what,
+               names[c], threads[c]);
+        printf("%s: %s on %d thread%s, two steps a sweep: bitwise equal to heat_step on 1 thread, one a sweep\n",
+               what, names[c], threads[c], threads[c] == 1 ? "" : "s");
+    }
+    free(initial), free(reference), free(other);
+    return 0;
+}
+
 static int check_precision(heat_precision precision, int nz)
 {
     heat_problem p = test_problem(61, 300, nz, 2.0, 3.0, 1.0, precision);
     p.bc[FACE_X_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 1.0};
     p.bc[FACE_Y_HIGH] = (heat_bc){HEAT_BC_DIRICHLET, 2.0};
     p.bc[FACE_Z_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 0.5};
-    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 5.0, .background = 1.0, .center = {0.3, 0.6, 0.4},
-                         .width = 0.3};
-    void *initial = test_alloc_field(&p), *reference = test_alloc_field(&p), *other = test_alloc_field(&p);
-    heat_initial_fill(&init, &p.grid, p.precision, initial);
-    size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(precision);
-    if (run_variant(&p, initial, "heat_step", 1, 7, reference)) return 1;
-    EXPECT(memcmp(initial, reference, bytes) != 0, "the step changed nothing");
-    const char *names[] = {"heat_step", "heat_step", "heat_step_nt", "heat_step_nt", "heat_step_nt", "heat_step"};
+    const char *const names[] = {"heat_step", "heat_step", "heat_step_nt", "heat_step_nt", "heat_step_nt", "heat_step"};
     const int threads[] = {1, 2, 1, 2, 3, 4};
-    for (int c = 0; c < 6; ++c) {
-        if (run_variant(&p, initial, names[c], threads[c], 1, other)) return 1;
-        EXPECT(memcmp(reference, other, bytes) == 0,
-               "%s, %d planes: %s on %d threads, two steps a sweep, differs from heat_step on 1 thread, one a sweep",
-               heat_precision_name(precision), nz, names[c], threads[c]);
-        printf("%s, %d planes: %s on %d thread%s, two steps a sweep: bitwise equal to heat_step on 1 thread, one a "
-               "sweep\n", heat_precision_name(precision), nz, names[c], threads[c], threads[c] == 1 ? "" : "s");
-    }
-    free(initial), free(reference), free(other);
-    return 0;
+    char what[64];
+    snprintf(what, sizeof what, "%s, %d planes", heat_precision_name(precision), nz);
+    return pairs_match_single_sweeps(&p, 0.4, what, names, threads, 6);
 }
 
 /* Periodic z: the process's own planes across the axis (parallel_serial.c),
@@ -74,23 +85,13 @@ static int check_periodic(heat_precision precision)
     EXPECT_OK(heat_domain_init(&domain, &whole, automatic));
     heat_domain_localize(&domain, &whole, &p);
     EXPECT(p.halo.exchanged == (1u << FACE_Z_LOW | 1u << FACE_Z_HIGH), "z faces not exchanged: %x", p.halo.exchanged);
-    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 5.0, .background = 1.0, .center = {0.3, 0.6, 0.1},
-                         .width = 0.3};
-    void *initial = test_alloc_field(&p), *reference = test_alloc_field(&p), *other = test_alloc_field(&p);
-    heat_initial_fill(&init, &p.grid, p.precision, initial);
-    size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(precision);
-    if (run_variant(&p, initial, "heat_step", 1, 7, reference)) return 1;
+    const char *const names[] = {"heat_step_nt", "heat_step_nt", "heat_step_nt"};
     const int threads[] = {1, 2, 4};
-    for (int c = 0; c < 3; ++c) {
-        if (run_variant(&p, initial, "heat_step_nt", threads[c], 1, other)) return 1;
-        EXPECT(memcmp(reference, other, bytes) == 0, "%s, periodic z: two steps a sweep on %d threads differ",
-               heat_precision_name(precision), threads[c]);
-    }
-    printf("%s, periodic z: two steps a sweep on 1, 2, 4 threads bitwise equal to one a sweep\n",
-           heat_precision_name(precision));
+    char what[64];
+    snprintf(what, sizeof what, "%s, periodic z", heat_precision_name(precision));
+    int failed = pairs_match_single_sweeps(&p, 0.1, what, names, threads, 3);
     heat_domain_free(&domain);
-    free(initial), free(reference), free(other);
-    return 0;
+    return failed;
 }
 
 int main(void)
