@@ -133,6 +133,19 @@ static int sum_owned(void *context, double *values, long count)
     return par_sum_owned(values, count);
 }
 
+/* The fewest planes along z of any rank's block: a pair of CPU steps needs
+ * two from each neighbour. */
+static int thinnest_z(const heat_decomp *d)
+{
+    int thinnest = d->global_n[2];
+    for (int r = 0; r < d->ranks; ++r) {
+        int offset[3], size[3];
+        heat_decomp_block_of(d, r, offset, size);
+        if (size[2] < thinnest) thinnest = size[2];
+    }
+    return thinnest;
+}
+
 void heat_domain_localize(heat_domain *d, const heat_problem *global, heat_problem *local)
 {
     *local = *global;
@@ -144,6 +157,7 @@ void heat_domain_localize(heat_domain *d, const heat_problem *global, heat_probl
         local->halo.global_n[a] = dc->global_n[a];
     }
     local->halo.exchanged = dc->exchanged;
+    if (thinnest_z(dc) < 2) local->halo.single_steps = 1;
     local->halo.device = par_node_rank();
     local->halo.exchange_device = dc->ranks > 1 && par_device_transport() ? exchange_device : NULL;
     local->halo.exchange = exchange;

@@ -95,8 +95,9 @@ typedef struct heat_halo {
     int device;         /* GPU of this process among its node's GPUs (node-local rank) */
     int global_n[3];    /* points of the whole grid */
     int serial;         /* 1: the exchange before the update, never beside it (benchmark's comparison) */
-    int single_steps;   /* 1: one explicit step a sweep even without exchanged faces (the benchmark's
-                           blocks without exchange, compared with blocks that exchange) */
+    int single_steps;   /* 1: one explicit step a sweep where two would be allowed: some rank's block
+                           is one plane thick along z (a pair needs two from each neighbour), or the
+                           benchmark's blocks without exchange, compared with blocks that exchange */
 } heat_halo;
 
 typedef struct heat_problem {

@@ -115,6 +115,17 @@ def test_explicit_bitwise():
         expect(words in proc.stdout, f"the console lacks '{words}':\n{proc.stdout}")
     expect(proc.stdout.count("summary:") == 1, "one summary, from rank 0")
     check_layouts(fresh_dir("explicit_float"), ["--set", 'solver.precision="float"'], 30, "euler, float")
+    # 33 planes in bricks of 16 over 3 ranks: 16, 16 and 1 plane. Ranks stacked along z take CPU
+    # steps in pairs with two planes from each neighbour; a rank with one plane cannot send two,
+    # so this run steps one at a time, and still matches one process (which pairs). 30 steps: the
+    # first 12 are the trial's single steps.
+    thin = fresh_dir("explicit_thin")
+    cfg = config(thin, steps=30, every=0)
+    grid = ["--set", "grid.n=[80,48,33]"]
+    serial([cfg, "-q"] + grid + out(thin, "one"))
+    mpirun(3, [cfg, "-q"] + grid + out(thin, "np3"))
+    same_bits(os.path.join(thin, "one", "run_000030.hdf"), os.path.join(thin, "np3", "run_000030.hdf"),
+              "3 ranks, one of them a single plane thick")
 
 
 def test_implicit_bitwise():

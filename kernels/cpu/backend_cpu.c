@@ -182,14 +182,15 @@ static void cpu_destroy(void **state)
 }
 
 
-/* Rows of y such that the planes of a block that a sweep keeps in cache
- * fill about half of one core's L2 cache: the stencil's three planes and the
- * output rows (4); with two steps a sweep, also the ring's three planes (7). */
 /* No x86 core of today has more than 2 MiB of L2 (Sapphire and Granite
  * Rapids 2 MiB, Zen 4 and 5 1 MiB); the GPU hosts' 16-core Xeon VM reports
  * 32 MiB, which would make a block the whole plane and send the planes the
  * sweep re-reads to L3. */
 enum { L2_BYTES_MAX = 2 << 20 };
+
+/* Rows of y such that the planes of a block that a sweep keeps in cache
+ * fill about half of one core's L2 cache: the stencil's three planes and the
+ * output rows (4); with two steps a sweep, also the ring's three planes (7). */
 
 static int block_rows_for(const cpu_state *s, int planes)
 {
@@ -201,8 +202,8 @@ static int block_rows_for(const cpu_state *s, int planes)
     return rows < 4 ? 4 : rows > (1 << 20) ? (1 << 20) : (int)rows;
 }
 
-/* Explicit steps without exchanged faces go two a sweep (stencil_sweep2),
- * each thread with a ring of planes of its own. */
+/* Where the run allows pairs (heat_pairs_allowed), explicit steps go two a
+ * sweep (stencil_sweep2), each thread with a ring of planes of its own. */
 static int alloc_rings(cpu_state *s)
 {
     const heat_problem *p = &s->problem;
