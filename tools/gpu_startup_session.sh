@@ -1,37 +1,46 @@
 #!/bin/bash
-# One call on the 16-core GPU host (nvidia-h100-x1): the current tree against
-# an earlier one (its source in build-old-src, carried: `git archive REV |
-# tar -x -C build-old-src`), runs alternated, for the letters runs whose wall
-# time issue 17 targets; the GPU tests; and the CPU backend's benchmark on
-# the host's cores (issue 16) and under mpirun (issue 14). Logs under $OUT.
-#   bash tools/gpu_startup_session.sh
+# Two calls on the 16-core GPU host (nvidia-h100-x1), each well inside the
+# 10-minute limit; logs under $OUT.
+#   bash tools/gpu_startup_session.sh letters   the current tree against an earlier one (its source
+#       in build-old-src, carried: `git archive REV | tar -x -C build-old-src`), runs alternated,
+#       for the letters runs whose wall time issue 17 targets, and the GPU tests
+#   bash tools/gpu_startup_session.sh cpu       the CPU backend's benchmark on the host's cores
+#       (issue 16) and under mpirun, 2 ranks of 8 threads (issue 14)
+part=${1:-letters}
 source tools/gpu_setup.sh
 echo "cores: $(nproc); $(lscpu | grep 'Model name')" | tee "$OUT/host.txt"
-if [ -d build-old-src ]; then
-  cmake -S build-old-src -B build-old -G Ninja -DHEATSOLVE_GPU=nvidia -DHEATSOLVE_TESTS=OFF > "$OUT/old_configure.log" 2>&1 &&
-    cmake --build build-old -j 16 > "$OUT/old_build.log" 2>&1 || { tail -20 "$OUT/old_build.log"; exit 1; }
-fi
-ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 300 > "$OUT/ctest_gpu.log" 2>&1
-grep -E "tests passed|Failed|\*\*\*" "$OUT/ctest_gpu.log" | head -20
-summary() { grep -E "^(summary|start-up|checkpoints)|wall" | sed "s|^|[$1] |" | tee -a "$OUT/runs.txt"; }
-run1() { local bin=$1; shift; rm -rf /tmp/run; /usr/bin/time -f "  wall %e s" $bin/heatsolve inputs/letters.cfg \
-  --backend hip --set 'output.dir="/tmp/run"' "$@" 2>&1 | summary "$bin $*"; }
-L512="--set grid.n=[512,512,512] --set time.steps=1000 --set output.png=false"
-run1 build-gpu --set output.every=0 > /dev/null # the kernel choice into the tuning cache
-for i in 1 2 3; do
-  for bin in build-old build-gpu; do
-    [ -x $bin/heatsolve ] || continue
-    run1 $bin $L512 --set output.every=0 --set output.frame_every=100
-    run1 $bin $L512 --set output.every=100
-    run1 $bin
+
+letters() {
+  if [ -d build-old-src ]; then
+    cmake -S build-old-src -B build-old -G Ninja -DHEATSOLVE_GPU=nvidia -DHEATSOLVE_TESTS=OFF > "$OUT/old_configure.log" 2>&1 &&
+      cmake --build build-old -j 16 > "$OUT/old_build.log" 2>&1 || { tail -20 "$OUT/old_build.log"; exit 1; }
+  fi
+  ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 300 > "$OUT/ctest_gpu.log" 2>&1
+  grep -E "tests passed|Failed|\*\*\*" "$OUT/ctest_gpu.log" | head -20
+  summary() { grep -E "^(summary|start-up|checkpoints)|wall" | sed "s|^|[$1] |" | tee -a "$OUT/runs.txt"; }
+  run1() { local bin=$1; shift; rm -rf /tmp/run; /usr/bin/time -f "  wall %e s" $bin/heatsolve inputs/letters.cfg \
+    --backend hip --set 'output.dir="/tmp/run"' "$@" 2>&1 | summary "$bin $*"; }
+  local L512="--set grid.n=[512,512,512] --set time.steps=1000 --set output.png=false"
+  run1 build-gpu --set output.every=0 > /dev/null # the kernel choice into the tuning cache
+  for i in 1 2 3; do
+    for bin in build-old build-gpu; do
+      [ -x $bin/heatsolve ] || continue
+      run1 $bin $L512 --set output.every=0 --set output.frame_every=100
+      run1 $bin $L512 --set output.every=100
+      run1 $bin
+    done
   done
-done
-bash tools/cpu_bench.sh build-gpu/heatsolve
-# The CPU exchange beside the interior update (issue 14), 2 ranks of 8 threads on the 16 cores:
-# the benchmark compares blocks exchanging before the update, beside it, and not at all.
-source tools/gpu_mpi_setup.sh
-for i in 1 2; do
-  mpirun --oversubscribe --map-by socket:PE=8 --bind-to core -x OMP_NUM_THREADS=8 -np 2 $M bench --backend cpu \
-    --size 512 --reps 10 2>&1 | tail -5 | tee -a "$OUT/cpu_mpi.txt"
-done
+}
+
+cpu() {
+  bash tools/cpu_bench.sh build-gpu/heatsolve
+  # The benchmark compares blocks exchanging before the update, beside it, and not at all.
+  source tools/gpu_mpi_setup.sh
+  for i in 1 2; do
+    mpirun --oversubscribe --map-by socket:PE=8 --bind-to core -x OMP_NUM_THREADS=8 -np 2 $M bench --backend cpu \
+      --size 512 --reps 10 2>&1 | tail -5 | tee -a "$OUT/cpu_mpi.txt"
+  done
+}
+
+$part
 true
