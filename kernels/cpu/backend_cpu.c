@@ -215,7 +215,9 @@ static int alloc_rings(cpu_state *s)
     size_t bytes = (size_t)values * s->elem * (size_t)omp_get_max_threads();
     s->rings = aligned_alloc(CPU_ALIGN_BYTES, (bytes + CPU_ALIGN_BYTES - 1) / CPU_ALIGN_BYTES * CPU_ALIGN_BYTES);
     HEAT_CHECK(s->rings, "cannot allocate %zu bytes for the sweep's rings of planes", bytes);
-    memset(s->rings, 0, bytes);
+    size_t ring_bytes = (size_t)values * s->elem;
+#pragma omp parallel /* each ring first touched by the thread that will use it (its memory node) */
+    memset((char *)s->rings + (size_t)omp_get_thread_num() * ring_bytes, 0, ring_bytes);
     s->ring_threads = omp_get_max_threads();
     return HEAT_OK;
 }
