@@ -72,7 +72,7 @@ int ranks_describe(heat_domain *domain, const heat_solver *solver, double steppi
      * CPU's overlappable): z faces only, three planes or more */
     int cpu_single_steps = solver->ops == &heat_backend_cpu && !heat_pairs_allowed(&solver->problem);
     int overlapping_backend = device_transport || cpu_single_steps; /* CPU pairs exchange first */
-    t->halo_beside_update = overlapping_backend && !(d->exchanged & 0xFu) && d->local_n[2] >= 3;
+    t->halo_beside_update = overlapping_backend && heat_only_z_exchanged(d->exchanged) && d->local_n[2] >= 3;
     t->imbalance = balance.imbalance;
     return HEAT_OK;
 }

@@ -53,8 +53,7 @@ heat_coeffs heat_coeffs_make(const heat_problem *problem)
 
 int heat_pairs_allowed(const heat_problem *p)
 {
-    unsigned z_faces = 1u << FACE_Z_LOW | 1u << FACE_Z_HIGH;
-    return p->implicit.scheme == HEAT_EULER && !p->halo.single_steps && !(p->halo.exchanged & ~z_faces);
+    return p->implicit.scheme == HEAT_EULER && !p->halo.single_steps && heat_only_z_exchanged(p->halo.exchanged);
 }
 
 double heat_dt_max(const heat_grid *grid, double alpha)

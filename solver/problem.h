@@ -130,6 +130,13 @@ heat_coeffs heat_coeffs_make(const heat_problem *problem);
 /* Largest stable forward-Euler step: 1 / (2 alpha sum(1/h^2)). */
 double heat_dt_max(const heat_grid *grid, double alpha);
 
+/* No face is exchanged but the z faces (ranks stacked along z, a periodic z
+ * axis): their ghosts are read by the first and last planes alone. */
+static inline int heat_only_z_exchanged(unsigned exchanged)
+{
+    return !(exchanged & ~(1u << FACE_Z_LOW | 1u << FACE_Z_HIGH));
+}
+
 /* May the CPU backend take explicit steps two a sweep? Where no face is
  * exchanged, or only z faces (ranks stacked along z, a periodic z axis:
  * their neighbours then send two planes), and not halo.single_steps. */

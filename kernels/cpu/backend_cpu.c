@@ -304,19 +304,8 @@ static void fill_halo_yz(cpu_state *s, void *field)
     else halo_fill_yz_d(field, s->problem.grid.n, &s->layout, &s->bc_d);
 }
 
-/* One step of the halo fill and the stencil: out = step(in). */
-static void sweep(cpu_state *s, void *out, void *in, int laplacian_only, int stream)
-{
-    const int *n = s->problem.grid.n;
-    if (s->problem.precision == HEAT_FLOAT)
-        stencil_sweep_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f, laplacian_only,
-                        stream, s->block_rows);
-    else
-        stencil_sweep_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d, laplacian_only,
-                        stream, s->block_rows);
-}
-
-/* Planes [z_begin, z_end) of one step, with an exchange travelling meanwhile (NULL: none). */
+/* Planes [z_begin, z_end) of one step (halo fill and stencil: out = step(in)), with an
+ * exchange travelling meanwhile (NULL: none). */
 static void sweep_planes(cpu_state *s, void *out, void *in, const heat_variant *v, int z_begin, int z_end,
                          const heat_halo *travelling)
 {
@@ -335,8 +324,7 @@ static void sweep_planes(cpu_state *s, void *out, void *in, const heat_variant *
 static int overlappable(const cpu_state *s)
 {
     const heat_halo *h = &s->problem.halo;
-    unsigned z_faces = 1u << FACE_Z_LOW | 1u << FACE_Z_HIGH;
-    return h->exchanged && !(h->exchanged & ~z_faces) && h->exchange_start && !h->serial &&
+    return h->exchanged && heat_only_z_exchanged(h->exchanged) && h->exchange_start && !h->serial &&
            s->problem.grid.n[2] >= 3;
 }
 
@@ -420,7 +408,7 @@ static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
         else if (overlappable(s)) HEAT_CALL(overlapped_sweep(s, variant));
         else {
             HEAT_CALL(exchange_ghosts(s, s->current));
-            sweep(s, s->next, s->current, variant->laplacian, variant_streams(variant));
+            sweep_planes(s, s->next, s->current, variant, 0, s->problem.grid.n[2], NULL);
         }
         void *t = s->current;
         s->current = s->next;
@@ -521,14 +509,7 @@ static double median_ms(cpu_state *s, int reps, void (*body)(cpu_state *, const 
 /* The stencil sweep alone: x ghosts are set inside it, y/z ghosts were set once. */
 static void body_variant(cpu_state *s, const void *arg)
 {
-    const heat_variant *v = arg;
-    const int *n = s->problem.grid.n;
-    if (s->problem.precision == HEAT_FLOAT)
-        stencil_sweep_f(s->next, s->current, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f,
-                        v->laplacian, variant_streams(v), s->block_rows);
-    else
-        stencil_sweep_d(s->next, s->current, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d,
-                        v->laplacian, variant_streams(v), s->block_rows);
+    sweep_planes(s, s->next, s->current, arg, 0, s->problem.grid.n[2], NULL);
 }
 
 /* Two steps: the run takes them in one sweep where it can (fusable). */

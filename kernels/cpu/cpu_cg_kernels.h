@@ -44,7 +44,7 @@ static inline long FN(segments_of)(long n0, long seg) { return (n0 + seg - 1) / 
 /* The same rows for the operators, which read three planes: in blocks of
  * `rows` rows of y, each swept by all threads, each thread up the z planes of
  * its share, so that planes z-1 and z of the block are still in its L2 when
- * row z+1 needs them (as stencil_sweep does). One parallel region a block. */
+ * row z+1 needs them (as stencil_sweep_planes does). One parallel region a block. */
 #define FOR_EACH_ROW_IN_BLOCKS(n, rows)                                                                      \
     for (int y0 = 0; y0 < (n)[1]; y0 += (rows))                                                               \
     _Pragma("omp parallel for collapse(2) schedule(static)") for (int z = 0; z < (n)[2]; ++z) for (           \

@@ -34,7 +34,7 @@ static FN(cpu_coeffs) FN(coeffs_cast)(const heat_coeffs *c)
 }
 
 /* Of the planes a row reads, only z+1 comes from memory: planes z-1 and z
- * are in L2 from the rows swept before (stencil_sweep marches up z). The
+ * are in L2 from the rows swept before (stencil_sweep_planes marches up z). The
  * hardware prefetcher starts over at every 4 KiB page and leaves much of that
  * stream's latency exposed, so each row asks for the next row of plane z+1
  * into L2 (prefetcht2: locality 1) while it computes. Measured on the 2-core
@@ -261,14 +261,6 @@ static void FN(stencil_sweep_planes)(REAL *restrict out, REAL *restrict u, const
     }
 }
 
-/* Sweeps the whole owned block. */
-static void FN(stencil_sweep)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
-                              FN(cpu_coeffs) k, const FN(ghost_rule) *g, int laplacian_only,
-                              int stream, int block_rows)
-{
-    FN(stencil_sweep_planes)(out, u, n, l, k, g, laplacian_only, stream, block_rows, 0, n[2], NULL);
-}
-
 /* ---- Two steps in one sweep ----
  *
  * A step reads the field once and writes it once, as a copy does, so one
@@ -278,7 +270,7 @@ static void FN(stencil_sweep)(REAL *restrict out, REAL *restrict u, const int n[
  * the second step reads v from there: memory sees one field read and one
  * written for two steps. Every value is computed by the same row functions
  * from the same inputs, its ghosts set by the same rules, as two calls of
- * stencil_sweep would, so the results are the same bits. A block needs one
+ * stencil_sweep_planes would, so the results are the same bits. A block needs one
  * row of v beyond it on each side and a thread's slab one plane: those are
  * computed twice (2-4% more arithmetic). Exchanged faces: z faces only,
  * whose neighbours sent two planes (`beyond`: the second, outer one, rows of
@@ -455,7 +447,7 @@ static void FN(unpack_face)(REAL *restrict u, const REAL *restrict buf, int face
 }
 
 /* ghost = shift + scale * adjacent: Neumann (0, 1), Dirichlet (2g, -1).
- * y and z faces only: stencil_sweep sets the x-face ghosts row by row. */
+ * y and z faces only: stencil_sweep_planes sets the x-face ghosts row by row. */
 static void FN(halo_fill_yz)(REAL *u, const int n[3], const heat_layout *l, const FN(ghost_rule) *g)
 {
     const int y_low = FN(applies)(g, FACE_Y_LOW), y_high = FN(applies)(g, FACE_Y_HIGH);
