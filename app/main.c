@@ -278,6 +278,7 @@ static int check_field(heat_run *r, long batch_start, heat_field_stats *stats)
 static long next_batch(const heat_run *r, double steps_per_second, long next_checkpoint, int sharing)
 {
     long batch = (long)(steps_per_second * (sharing ? 0.02 : 0.1));
+    if (batch > 1) batch &= ~1L; /* the CPU backend steps in pairs: an odd batch would end in a single sweep */
     if (batch < 1) batch = 1;
     long until = next_checkpoint - r->solver->step;
     return batch < until ? batch : until;

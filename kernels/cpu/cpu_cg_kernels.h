@@ -37,6 +37,7 @@ static FN(row_weights) FN(row_weights_make)(const heat_cg_diagonal *d, int y, in
 
 static inline long FN(segments_of)(long n0, long seg) { return (n0 + seg - 1) / seg; }
 
+
 #define FOR_EACH_ROW(n)                                                                                      \
     _Pragma("omp parallel for collapse(2) schedule(static)") for (int z = 0; z < (n)[2]; ++z) for (int y = 0; \
                                                                                                  y < (n)[1]; ++y)
@@ -77,23 +78,40 @@ static void FN(cg_rhs)(REAL *restrict r, REAL *restrict u, const int n[3], const
     }
 }
 
-/* q = A p = p + k.alpha_dt lap0(p) (k.alpha_dt = -theta alpha dt; y/z ghosts of p set). */
+/* q = A p = p + k.alpha_dt lap0(p) (k.alpha_dt = -theta alpha dt; y/z ghosts of p set).
+ * q is next read from memory (by cg_update), so each row is computed into the
+ * thread's scratch row, reduced with p there, and streamed to q: stored
+ * through the cache, every line of q would be read before being written, a
+ * third stream beside p and q. (Streaming straight from the stencil and
+ * summing from its registers was slower: the fixed-order segment sums broke
+ * its vector loop.) Blocked as FOR_EACH_ROW_IN_BLOCKS, with each thread's
+ * streaming stores fenced before the block's closing barrier. */
 static void FN(cg_apply)(REAL *restrict q, REAL *restrict p, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
-                         const FN(ghost_rule) *g, long seg, double *pq, int rows)
+                         const FN(ghost_rule) *g, REAL *scratch, long seg, double *pq, int rows)
 {
     const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
     const long sy = l->stride_y, sz = l->stride_z;
-    FOR_EACH_ROW_IN_BLOCKS(n, rows)
-    {
-        long row = first + y * sy + z * sz, at = ((long)z * n[1] + y) * segs;
-        FN(set_x_ghosts)(p + row, n[0], g);
-        FN(stencil_row3_vec)(q + row, p + row - sz, p + row, p + row + sz, n[0], sy, k, 0, 1);
-        FOR_EACH_SEGMENT(n[0], seg)
+    for (int y0 = 0; y0 < n[1]; y0 += rows) {
+        const int y1 = y0 + rows < n[1] ? y0 + rows : n[1];
+#pragma omp parallel
         {
-            double sum = 0.0;
+            REAL *applied = scratch + (long)omp_get_thread_num() * sy;
+#pragma omp for collapse(2) schedule(static) nowait
+            for (int z = 0; z < n[2]; ++z)
+                for (int y = y0; y < y1; ++y) {
+                    long row = first + y * sy + z * sz, at = ((long)z * n[1] + y) * segs;
+                    FN(set_x_ghosts)(p + row, n[0], g);
+                    FN(stencil_row3_vec)(applied, p + row - sz, p + row, p + row + sz, n[0], sy, k, 0, 1);
+                    FOR_EACH_SEGMENT(n[0], seg)
+                    {
+                        double sum = 0.0;
 #pragma omp simd reduction(+ : sum)
-            for (long i = s0; i < s1; ++i) sum += (double)p[row + i] * q[row + i];
-            pq[at + sid] = sum;
+                        for (long i = s0; i < s1; ++i) sum += (double)p[row + i] * applied[i];
+                        pq[at + sid] = sum;
+                    }
+                    FN(stream_row)(q + row, applied, n[0]);
+                }
+            _mm_sfence();
         }
     }
 }
@@ -153,21 +171,23 @@ static void FN(cheb_step)(REAL *restrict out, REAL *restrict z_k, const REAL *re
     FOR_EACH_ROW_IN_BLOCKS(n, rows)
     {
         long row = first + y * sy + z * sz, at = ((long)z * n[1] + y) * segs;
-        REAL *applied = scratch + (long)omp_get_thread_num() * sy;
+        REAL *applied = scratch + (long)omp_get_thread_num() * sy, *o = out + row;
+        const REAL *zr = z_k + row, *rr = r + row;
         FN(set_x_ghosts)(z_k + row, n[0], g);
         FN(stencil_row3_vec)(applied, z_k + row - sz, z_k + row, z_k + row + sz, n[0], sy, k, 0, 1);
-        FOR_EACH_SEGMENT(n[0], seg)
-        {
-            double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-            for (long i = s0; i < s1; ++i) {
-                REAL zi = z_k[row + i], previous = previous_is_zero ? 0 : out[row + i];
-                REAL v = zi + keep * (zi - previous) + push * (r[row + i] - applied[i]);
-                out[row + i] = v;
-                sum += (double)r[row + i] * v;
-            }
-            if (rz) rz[at + sid] = sum;
+#pragma omp simd
+        for (long i = 0; i < n[0]; ++i) {
+            REAL zi = zr[i], previous = previous_is_zero ? 0 : o[i];
+            o[i] = zi + keep * (zi - previous) + push * (rr[i] - applied[i]);
         }
+        /* Only the last degree's r.z is wanted; its row is still in L1. */
+        if (rz) FOR_EACH_SEGMENT(n[0], seg)
+            {
+                double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+                for (long i = s0; i < s1; ++i) sum += (double)rr[i] * o[i];
+                rz[at + sid] = sum;
+            }
     }
 }
 
