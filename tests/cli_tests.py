@@ -292,14 +292,18 @@ output = {{ dir = "{folder}/out"; every = 2; }};
 
 def test_threads_and_binding():
     """The run says where its OpenMP threads run, warns when they outnumber the cores it may use,
-    leaves OMP_PROC_BIND to the user, and the CPU step's variant is chosen by timing."""
+    leaves OMP_PROC_BIND to the user; the CPU step's variant is chosen by timing, kept in the
+    tuning cache for the next run of the same problem, and timed again where the cache's line is
+    not a variant."""
     if not shutil.which("taskset"):
         print("no taskset: skipped")
         sys.exit(77)
     folder = fresh_dir("threads")
+    cache = os.path.join(folder, "tuning.txt")
+    env = dict(os.environ, HEATSOLVE_TUNING_CACHE=cache)
+    env.pop("OMP_PROC_BIND", None), env.pop("OMP_PLACES", None)
     cfg = letters_config(folder, steps=20, every=0)
-    crowded = dict(os.environ, OMP_NUM_THREADS="4")
-    crowded.pop("OMP_PROC_BIND", None), crowded.pop("OMP_PLACES", None)
+    crowded = dict(env, OMP_NUM_THREADS="4")
     proc = subprocess.run(["taskset", "-c", "0", HEATSOLVE, cfg, "--backend", "cpu"], capture_output=True, text=True,
                           timeout=600, env=crowded)
     expect(proc.returncode == 0, f"crowded run: exit {proc.returncode}: {proc.stderr}")
@@ -307,14 +311,26 @@ def test_threads_and_binding():
            f"no warning for 4 threads on 1 core: {proc.stderr}")
     expect("OpenMP: not pinned (fewer than 8 cores" in proc.stdout, f"binding line: {proc.stdout}")
     expect("heat_step or heat_step_nt, chosen by timing the first steps" in proc.stdout, proc.stdout)
-    chosen = dict(os.environ, OMP_PROC_BIND="close")
+    chosen = dict(env, OMP_PROC_BIND="close")
     proc = run([cfg, "--backend", "cpu", "--overwrite"], env=chosen)
     expect("OpenMP: placed by OMP_PROC_BIND=close" in proc.stdout, f"the user's binding: {proc.stdout}")
     expect("warning" not in proc.stderr or "OpenMP threads" not in proc.stderr, f"spurious warning: {proc.stderr}")
-    proc = run(["bench", "--backend", "cpu", "--size", "32", "--reps", "3"])
-    expect(re.search(r"production step .*: heat_step(_nt)?, chosen by timing: [0-9.e-]+ ms a step against", proc.stdout),
-           f"the trial's choice: {proc.stdout}")
-    print("binding line, crowded-core warning, OMP_PROC_BIND respected, variant chosen by timing")
+    bench = ["bench", "--backend", "cpu", "--size", "32", "--reps", "3"]
+    timed = r"production step .*: (heat_step(_nt)?), chosen by timing: [0-9.e-]+ ms a step against"
+    found = re.search(timed, run(bench, env=env).stdout)
+    expect(found, "the trial's choice is not reported")
+    with open(cache) as f:
+        lines = [line.rstrip("\n").split("\t") for line in f]
+    mine = [line for line in lines if line[1:3] == ["32x32x32", "double"]]
+    expect(len(mine) == 1 and mine[0][0].startswith("CPU ") and mine[0][3] == found.group(1),
+           f"the tuning cache holds {lines}, expected one 32x32x32 double line choosing {found.group(1)}")
+    again = run(bench, env=env).stdout
+    expect(f": {found.group(1)}, from the tuning cache (" in again, f"the second run timed again: {again}")
+    with open(cache, "a") as f:
+        f.write("\t".join(mine[0][:3] + ["no_such_variant"]) + "\n")
+    expect(re.search(timed, run(bench, env=env).stdout), "a line naming no variant was not timed again")
+    print("binding line, crowded-core warning, OMP_PROC_BIND respected, variant chosen by timing, then from the "
+          "tuning cache, timed again past a bad line")
 
 
 def test_restart_changes_implicit_dt():

@@ -36,9 +36,9 @@ def expect(condition, message):
         raise Failure(message)
 
 
-def mpirun(ranks, args, expect_status=0, timeout=300, cwd=None):
+def mpirun(ranks, args, expect_status=0, timeout=300, cwd=None, env=None):
     command = ["mpirun", "--oversubscribe", "-np", str(ranks), HEATSOLVE_MPI] + args
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=MPI_ENV, cwd=cwd)
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env or MPI_ENV, cwd=cwd)
     if expect_status is not None and proc.returncode != expect_status:
         raise Failure(f"{' '.join(command)}: exit {proc.returncode}, expected {expect_status}\n"
                       f"stdout: {proc.stdout[-3000:]}\nstderr: {proc.stderr[-3000:]}")
@@ -117,8 +117,7 @@ def test_explicit_bitwise():
     check_layouts(fresh_dir("explicit_float"), ["--set", 'solver.precision="float"'], 30, "euler, float")
     # 33 planes in bricks of 16 over 3 ranks: 16, 16 and 1 plane. Ranks stacked along z take CPU
     # steps in pairs with two planes from each neighbour; a rank with one plane cannot send two,
-    # so this run steps one at a time, and still matches one process (which pairs). 30 steps: the
-    # first 12 are the trial's single steps.
+    # so this run steps one at a time, and still matches one process (which pairs).
     thin = fresh_dir("explicit_thin")
     cfg = config(thin, steps=30, every=0)
     grid = ["--set", "grid.n=[80,48,33]"]
@@ -126,6 +125,30 @@ def test_explicit_bitwise():
     mpirun(3, [cfg, "-q"] + grid + out(thin, "np3"))
     same_bits(os.path.join(thin, "one", "run_000030.hdf"), os.path.join(thin, "np3", "run_000030.hdf"),
               "3 ranks, one of them a single plane thick")
+    mixed_tuning_cache()
+
+
+def mixed_tuning_cache():
+    """Uneven z slabs (32 and 16 planes) look up different lines of the tuning cache. With only
+    the first rank's line there, one rank steps as the cache says while the other still times
+    its trial steps: both must take the same pairs (two planes exchanged a pair)."""
+    folder = fresh_dir("explicit_cache")
+    cache = os.path.join(folder, "tuning.txt")
+    env = dict(MPI_ENV, HEATSOLVE_TUNING_CACHE=cache)
+    cfg = config(folder, steps=30, every=0)
+    grid = ["--set", "grid.n=[80,48,48]"]
+    serial([cfg, "-q"] + grid + out(folder, "one"))
+    mpirun(2, [cfg, "-q"] + grid + out(folder, "first"), env=env)
+    with open(cache) as f:
+        lines = f.readlines()
+    kept = [line for line in lines if "\t80x48x32\t" in line]
+    expect(len(kept) == 1 and any("\t80x48x16\t" in line for line in lines), f"tuning cache: {lines}")
+    with open(cache, "w") as f:
+        f.writelines(kept)
+    mpirun(2, [cfg, "-q"] + grid + out(folder, "mixed"), env=env)
+    for run in ("first", "mixed"):
+        same_bits(os.path.join(folder, "one", "run_000030.hdf"), os.path.join(folder, run, "run_000030.hdf"),
+                  f"2 ranks ({run} tuning cache)")
 
 
 def test_implicit_bitwise():

@@ -15,6 +15,7 @@
 #include "../../solver/error.h"
 #include "../../solver/implicit.h"
 #include "../../solver/reduce.h"
+#include "../../solver/tuning_cache.h"
 
 enum { CPU_ALIGN_BYTES = 64 }; /* one cache line */
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
@@ -61,7 +62,7 @@ typedef struct cpu_state {
     void *allocations[8]; /* what alloc_field allocated (fields start a little past these) */
     int allocated;
     char device[128];
-    char kernel[320];
+    char kernel[512];
 } cpu_state;
 
 /* The owned planes next to the exchanged faces into the send buffers, and
@@ -114,6 +115,53 @@ static const heat_variant cpu_variants[] = {
 };
 
 static int variant_streams(const heat_variant *v) { return strcmp(v->kernel, "heat_step_nt") == 0; }
+
+/* The trial's choice goes into the tuning cache (solver/tuning_cache.h), as
+ * the GPU's kernel choice does, under the processor, the threads, the vector
+ * width, the block and the precision: later runs of the same problem on the
+ * same machine take pairs from their first step instead of twelve trial steps. */
+static void processor_name(char *buf, size_t len)
+{
+    char line[256];
+    snprintf(buf, len, "unknown processor");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    while (fgets(line, sizeof line, f)) {
+        const char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) != 0 || !colon) continue;
+        line[strcspn(line, "\n")] = '\0';
+        snprintf(buf, len, "%s", colon + 2 <= line + strlen(line) ? colon + 2 : colon + 1);
+        break;
+    }
+    fclose(f);
+}
+
+static void trial_cache_key(const cpu_state *s, char *key, size_t len)
+{
+    char processor[160];
+    const int *n = s->problem.grid.n;
+    processor_name(processor, sizeof processor);
+    snprintf(key, len, "CPU %s, %d threads, %d-byte vectors\t%dx%dx%d\t%s", processor, omp_get_max_threads(),
+             CPU_VECTOR_BYTES, n[0], n[1], n[2], heat_precision_name(s->problem.precision));
+}
+
+/* s->kernel's description after the choice: "<variant>, <how> (<build>)". */
+static void describe_choice(cpu_state *s, const char *how)
+{
+    char build[160];
+    snprintf(build, sizeof build, "%s", strchr(s->kernel, '('));
+    snprintf(s->kernel, sizeof s->kernel, "%s, %s %s", s->production->kernel, how, build);
+}
+
+static void choose_from_cache(cpu_state *s)
+{
+    char key[320], value[64];
+    trial_cache_key(s, key, sizeof key);
+    if (!tuning_cache_lookup(key, value, sizeof value)) return;
+    for (int v = 0; v < 2; ++v)
+        if (strcmp(value, cpu_variants[v].kernel) == 0) s->production = &cpu_variants[v];
+    if (s->production) describe_choice(s, "from the tuning cache");
+}
 
 /* Fields on 2 MiB pages would all start at the same offset in the cache's
  * sets, and so would the planes the stencil reads together (powers of two
@@ -279,6 +327,7 @@ static int cpu_create(const heat_problem *problem, void **state)
     snprintf(s->kernel, sizeof s->kernel, "heat_step or heat_step_nt, chosen by timing the first steps (C + OpenMP, "
              "%s, %d-byte vectors, blocks of %d rows%s)", heat_precision_name(problem->precision), CPU_VECTOR_BYTES,
              s->block_rows, fused);
+    choose_from_cache(s);
     return HEAT_OK;
 }
 
@@ -427,30 +476,38 @@ static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
  * heat_step_nt take turns of three steps, twice each, and the fastest step
  * that is not the first of its turn (whose input the other variant left in
  * or out of the cache) wins. Both do the same arithmetic in the same order, so
- * the trial steps are the run's own steps and nothing depends on the choice. */
+ * the trial steps are the run's own steps and nothing depends on the choice.
+ * Where the run takes pairs, a trial step is a pair, as production's are: a
+ * rank that took its choice from the tuning cache and one that is still
+ * trying must exchange the same planes (two for a pair, one for a single). */
 enum { TRIAL_TURN = 3, TRIAL_TURNS = 4 };
 
-static int trial_step(cpu_state *s)
+/* One trial step of at most `steps` (a pair where allowed); returns the steps taken in *taken. */
+static int trial_step(cpu_state *s, long steps, long *taken)
 {
     int which = s->trials / TRIAL_TURN % 2, timed = s->trials % TRIAL_TURN != 0;
+    const heat_variant *v = &cpu_variants[which];
+    *taken = steps >= 2 && fusable(s, v) ? 2 : 1;
     double start = omp_get_wtime();
-    HEAT_CALL(cpu_run_variant(s, &cpu_variants[which], 1));
-    double ms = (omp_get_wtime() - start) * 1e3;
+    HEAT_CALL(cpu_run_variant(s, v, *taken));
+    double ms = (omp_get_wtime() - start) * 1e3 / (double)*taken;
     if (timed && (s->trial_ms[which] <= 0.0 || ms < s->trial_ms[which])) s->trial_ms[which] = ms;
     if (++s->trials < TRIAL_TURN * TRIAL_TURNS) return HEAT_OK;
     int faster = s->trial_ms[1] < s->trial_ms[0];
     s->production = &cpu_variants[faster];
-    char rest[160];
-    snprintf(rest, sizeof rest, "%s", strchr(s->kernel, '('));
-    snprintf(s->kernel, sizeof s->kernel, "%s, chosen by timing: %.3g ms a step against %.3g for %s %s",
-             s->production->kernel, s->trial_ms[faster], s->trial_ms[!faster], cpu_variants[!faster].kernel, rest);
+    char how[128], key[320];
+    snprintf(how, sizeof how, "chosen by timing: %.3g ms a step against %.3g for %s", s->trial_ms[faster],
+             s->trial_ms[!faster], cpu_variants[!faster].kernel);
+    describe_choice(s, how);
+    trial_cache_key(s, key, sizeof key);
+    tuning_cache_store(key, s->production->kernel);
     return HEAT_OK;
 }
 
 static int cpu_advance(void *state, long steps)
 {
     cpu_state *s = state;
-    for (; steps > 0 && !s->production; --steps) HEAT_CALL(trial_step(s));
+    for (long taken = 0; steps > 0 && !s->production; steps -= taken) HEAT_CALL(trial_step(s, steps, &taken));
     return cpu_run_variant(state, s->production, steps);
 }
 
@@ -549,7 +606,7 @@ static int cpu_time_variant(void *state, const heat_variant *variant, int reps, 
 static int cpu_time_copy(void *state, int reps, double *ms, double *bytes)
 {
     cpu_state *s = state;
-    while (!s->production) HEAT_CALL(trial_step(s)); /* the copy stores as the production step does */
+    for (long taken; !s->production;) HEAT_CALL(trial_step(s, 2, &taken)); /* the copy stores as production does */
     *ms = median_ms(s, reps, body_copy, NULL);
     *bytes = 2.0 * (double)s->layout.total * (double)s->elem;
     HEAT_CHECK(*ms >= 0.0, "out of memory while timing");

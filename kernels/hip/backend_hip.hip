@@ -20,6 +20,7 @@ static_assert(HEAT_LAUNCH_BOUND == HEAT_MAX_BLOCK_THREADS, "the config check of 
 #include "../../solver/error.h"
 #include "../../solver/implicit.h"
 #include "../../solver/reduce.h"
+#include "../../solver/tuning_cache.h"
 }
 
 /* Checks a HIP runtime call: file:line, the call and the error string. */
@@ -281,51 +282,35 @@ static int time_kernel(hip_state *s, const kernel_entry *e, const int shape[3], 
 static const int block_candidates[][3] = {{256, 1, 1}, {128, 2, 1}, {64, 4, 1}, {32, 8, 1}};
 enum { TUNE_BLOCKS = 3 }; /* the first three shapes take part in start-up tuning */
 
-/* Tuning cache: one line per device, size and precision:
+/* Tuning cache (solver/tuning_cache.h): one line per device, size and precision:
  * "<device>\t<nx>x<ny>x<nz>\t<precision>\t<kernel>\t<tile>\t<bx>,<by>,<bz>". */
-static void cache_path(char *buf, size_t len)
-{
-    const char *explicit_path = getenv("HEATSOLVE_TUNING_CACHE"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (explicit_path) snprintf(buf, len, "%s", explicit_path);
-    else if (xdg) snprintf(buf, len, "%s/heatsolve-tuning.txt", xdg);
-    else snprintf(buf, len, "%s/.cache/heatsolve-tuning.txt", home ? home : "/tmp");
-}
-
 static void cache_key(const hip_state *s, char *buf, size_t len)
 {
     const int *n = s->problem.grid.n;
-    snprintf(buf, len, "%s\t%dx%dx%d\t%s\t", s->device_model, n[0], n[1], n[2], heat_precision_name(s->problem.precision));
+    snprintf(buf, len, "%s\t%dx%dx%d\t%s", s->device_model, n[0], n[1], n[2], heat_precision_name(s->problem.precision));
 }
 
 static int cache_lookup(hip_state *s)
 {
-    char path[1024], key[256], line[512], name[64];
-    cache_path(path, sizeof path);
+    char key[256], value[256], name[64];
+    int tile, b[3];
     cache_key(s, key, sizeof key);
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    while (fgets(line, sizeof line, f)) {
-        int tile, b[3];
-        if (strncmp(line, key, strlen(key)) != 0) continue;
-        if (sscanf(line + strlen(key), "%63s %d %d,%d,%d", name, &tile, &b[0], &b[1], &b[2]) != 5) continue;
-        const kernel_entry *e = find_kernel(name, tile);
-        if (e && !e->variant.laplacian && b[0] > 0 && b[0] * b[1] * b[2] <= HEAT_LAUNCH_BOUND)
-            s->kernel = e, memcpy(s->block, b, sizeof s->block);
-    }
-    fclose(f);
-    return s->kernel != NULL;
+    if (!tuning_cache_lookup(key, value, sizeof value)) return 0;
+    if (sscanf(value, "%63s %d %d,%d,%d", name, &tile, &b[0], &b[1], &b[2]) != 5) return 0;
+    const kernel_entry *e = find_kernel(name, tile);
+    if (!e || e->variant.laplacian || b[0] <= 0 || b[1] <= 0 || b[2] <= 0 || b[0] * b[1] * b[2] > HEAT_LAUNCH_BOUND)
+        return 0;
+    s->kernel = e, memcpy(s->block, b, sizeof s->block);
+    return 1;
 }
 
 static void cache_store(const hip_state *s)
 {
-    char path[1024], key[256];
-    cache_path(path, sizeof path);
+    char key[256], value[128];
     cache_key(s, key, sizeof key);
-    FILE *f = fopen(path, "a");
-    if (!f) return; /* a cache: tuning again next time is the only cost */
-    fprintf(f, "%s%s\t%d\t%d,%d,%d\n", key, s->kernel->variant.kernel, s->kernel->variant.tile, s->block[0], s->block[1],
-            s->block[2]);
-    fclose(f);
+    snprintf(value, sizeof value, "%s\t%d\t%d,%d,%d", s->kernel->variant.kernel, s->kernel->variant.tile, s->block[0],
+             s->block[1], s->block[2]);
+    tuning_cache_store(key, value);
 }
 
 /* Fastest of the candidate heat kernels, tiles and block shapes, timed on
