@@ -56,6 +56,12 @@ int heat_pairs_allowed(const heat_problem *p)
     return p->implicit.scheme == HEAT_EULER && !p->halo.single_steps && heat_only_z_exchanged(p->halo.exchanged);
 }
 
+int heat_chebyshev_pairs_allowed(const heat_problem *p)
+{
+    return p->implicit.scheme != HEAT_EULER && p->implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV &&
+           p->implicit.chebyshev_degree >= 4 && p->halo.exchanged == 0 && !p->halo.single_steps;
+}
+
 double heat_dt_max(const heat_grid *grid, double alpha)
 {
     double sum = 0.0;

@@ -6,12 +6,14 @@
 
 #include "error.h"
 
-/* The two fields, plus r, p, q for CG (x reuses the second field), plus z
- * and w for the Chebyshev preconditioner. */
+/* The CPU backend's fields: the two fields, plus r, p, q for CG (x reuses
+ * the second field), plus z and w for the Chebyshev preconditioner and a
+ * fourth vector where its steps go in pairs. */
 static int field_count(const heat_problem *p)
 {
     if (p->implicit.scheme == HEAT_EULER) return 2;
-    return p->implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV ? 7 : 5;
+    if (p->implicit.preconditioner != HEAT_PRECOND_CHEBYSHEV) return 5;
+    return heat_chebyshev_pairs_allowed(p) ? 8 : 7;
 }
 
 double heat_solver_field_bytes(const heat_problem *p)

@@ -188,6 +188,50 @@ static int check_thread_independence(void)
     return 0;
 }
 
+/* Chebyshev steps two a sweep (cheb_pair) give the bits of single steps
+ * (halo.single_steps), on 1 to 3 threads, for degrees whose step counts lead
+ * with a single step or not, on a grid no block divides, in both precisions. */
+static int check_chebyshev_pairs(heat_precision precision, int degree, int threads)
+{
+    heat_problem p = test_problem(37, 29, 23, 1.2, 0.9, 0.7, precision);
+    p.bc[FACE_X_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 2.0};
+    p.bc[FACE_Z_HIGH] = (heat_bc){HEAT_BC_DIRICHLET, -1.0};
+    p.dt = 40.0 * heat_dt_max(&p.grid, p.alpha);
+    p.implicit = (heat_implicit){HEAT_CRANK_NICOLSON, precision == HEAT_FLOAT ? 1e-5 : 1e-10, 1000,
+                                 HEAT_PRECOND_CHEBYSHEV, degree, 1};
+    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 3.0, .background = 0.25, .center = {0.3, 0.6, 0.4},
+                         .width = 0.2};
+    void *initial = test_alloc_field(&p), *single = test_alloc_field(&p), *paired = test_alloc_field(&p);
+    heat_initial_fill(&init, &p.grid, precision, initial);
+    omp_set_num_threads(1);
+    p.halo.single_steps = 1;
+    if (test_run(&p, HEAT_SELECT_CPU, initial, 3, single)) return 1;
+    omp_set_num_threads(threads);
+    p.halo.single_steps = 0;
+    if (test_run(&p, HEAT_SELECT_CPU, initial, 3, paired)) return 1;
+    size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(precision);
+    int same = memcmp(single, paired, bytes) == 0, moved = memcmp(initial, paired, bytes) != 0;
+    printf("%-6s Chebyshev degree %2d, 3 steps: two steps a sweep on %d thread%s %s single steps on 1\n",
+           heat_precision_name(precision), degree, threads, threads == 1 ? "" : "s",
+           same ? "bitwise equal to" : "DIFFERENT from");
+    free(initial), free(single), free(paired);
+    EXPECT(moved, "the steps changed nothing");
+    EXPECT(same, "Chebyshev steps in pairs differ from single steps");
+    return 0;
+}
+
+static int check_all_chebyshev_pairs(void)
+{
+    int failed = 0;
+    const int degrees[] = {4, 5, 8};
+    for (int d = 0; d < 3; ++d)
+        for (int threads = 1; threads <= 3; ++threads) {
+            failed |= check_chebyshev_pairs(HEAT_DOUBLE, degrees[d], threads);
+            failed |= check_chebyshev_pairs(HEAT_FLOAT, degrees[d], threads);
+        }
+    return failed;
+}
+
 /* Both schemes and preconditioners on a grid no block divides, with
  * Dirichlet values and insulated faces: the GPU agrees with the CPU within
  * the solver tolerance, and a second GPU run gives the same bits. */
@@ -254,10 +298,11 @@ int main(int argc, char **argv)
         return failed | check_conservation(HEAT_BACKWARD_EULER, HEAT_PRECOND_CHEBYSHEV);
     }
     if (strcmp(what, "threads") == 0) return check_thread_independence();
+    if (strcmp(what, "chebyshev_pairs") == 0) return check_all_chebyshev_pairs();
     if (strcmp(what, "gpu_vs_cpu") == 0) {
         if (!(heat_backend_hip && heat_hip_available(NULL, 0))) return printf("no GPU: skipped\n"), TEST_SKIP;
         return check_gpu_vs_cpu();
     }
-    fprintf(stderr, "usage: test_implicit order|amplification|conservation|threads [cpu|hip] | gpu_vs_cpu\n");
+    fprintf(stderr, "usage: test_implicit order|amplification|conservation|threads|chebyshev_pairs [cpu|hip] | gpu_vs_cpu\n");
     return 2;
 }

@@ -51,15 +51,18 @@ typedef struct cpu_state {
     double trial_ms[2]; /* fastest trial step of heat_step, heat_step_nt */
     int block_rows;    /* y rows per block of the sweep (block_rows_for) */
     int fused_rows;    /* the same for two steps in one sweep (stencil_sweep2) */
-    void *rings;       /* stencil_sweep2's rings of planes, one for each of ring_threads; NULL: no fusing */
+    void *rings;       /* rings of planes for two steps a sweep, one for each of ring_threads; NULL: none */
     int ring_threads;
+    int step_pairs;    /* explicit steps two a sweep (heat_pairs_allowed, stencil_sweep2) */
+    int cheb_pairs;    /* Chebyshev steps two a sweep (heat_chebyshev_pairs_allowed, cheb_pair) */
     /* Implicit schemes: CG vectors (x is `next`), Chebyshev's pair z, w and
      * the one holding its result, dot products per row segment, one scratch row per thread. */
     void *r, *p, *q, *z, *w, *z_result;
+    void *z2;          /* with cheb_pairs: the fourth vector a pair needs (q is the third) */
     double *dots_a, *dots_b;
     void *scratch;
     heat_cg_diagonal diagonal;
-    void *allocations[8]; /* what alloc_field allocated (fields start a little past these) */
+    void *allocations[10]; /* what alloc_field allocated (fields start a little past these) */
     int allocated;
     char device[128];
     char kernel[512];
@@ -101,6 +104,16 @@ static int exchange_ghosts(cpu_state *s, void *field)
     HEAT_CALL(h->exchange(h->context, s->send, s->recv, s->face_bytes));
     unpack_faces(s, field);
     return HEAT_OK;
+}
+
+/* The pair's team: the threads the stencil has now, at most one a 4 planes
+ * (a thinner slab recomputes more of its neighbours' planes than its own). */
+static int pair_threads(const cpu_state *s)
+{
+    int threads = omp_get_max_threads(), by_planes = s->problem.grid.n[2] / 4;
+    if (threads > s->ring_threads) threads = s->ring_threads;
+    if (threads > by_planes) threads = by_planes;
+    return threads > 1 ? threads : 1;
 }
 
 #define HEAT_PRECISION_FILE "cpu_cg_ops.h"
@@ -207,9 +220,10 @@ static int alloc_cg(cpu_state *s)
         HEAT_CALL(alloc_field(s, &s->z));
         HEAT_CALL(alloc_field(s, &s->w));
     }
+    if (heat_chebyshev_pairs_allowed(p)) HEAT_CALL(alloc_field(s, &s->z2));
     s->dots_a = malloc(sizeof(double) * rows);
     s->dots_b = malloc(sizeof(double) * rows);
-    s->scratch = malloc(sizeof(double) * s->layout.stride_y * omp_get_max_threads());
+    s->scratch = malloc(2 * sizeof(double) * s->layout.stride_y * omp_get_max_threads()); /* two rows a thread */
     HEAT_CHECK(s->dots_a && s->dots_b && s->scratch, "out of memory for the CG solver");
     s->diagonal = heat_cg_diagonal_make(p);
     return HEAT_OK;
@@ -250,12 +264,15 @@ static int block_rows_for(const cpu_state *s, int planes)
     return rows < 4 ? 4 : rows > (1 << 20) ? (1 << 20) : (int)rows;
 }
 
-/* Where the run allows pairs (heat_pairs_allowed), explicit steps go two a
- * sweep (stencil_sweep2), each thread with a ring of planes of its own. */
+/* Where the run allows pairs, explicit steps (heat_pairs_allowed,
+ * stencil_sweep2) or the Chebyshev steps (heat_chebyshev_pairs_allowed, cheb_pair) go
+ * two a sweep, each thread with a ring of planes of its own. */
 static int alloc_rings(cpu_state *s)
 {
     const heat_problem *p = &s->problem;
-    if (!heat_pairs_allowed(p)) return HEAT_OK;
+    s->step_pairs = heat_pairs_allowed(p);
+    s->cheb_pairs = heat_chebyshev_pairs_allowed(p);
+    if (!s->step_pairs && !s->cheb_pairs) return HEAT_OK;
     s->fused_rows = block_rows_for(s, 7);
     if (s->fused_rows > p->grid.n[1]) s->fused_rows = p->grid.n[1];
     long values = s->problem.precision == HEAT_FLOAT ? ring_values_f(s->layout.stride_y, s->fused_rows)
@@ -323,7 +340,7 @@ static int cpu_create(const heat_problem *problem, void **state)
     s->block_rows = block_rows_for(s, 4);
     HEAT_CALL(alloc_rings(s));
     char fused[64] = "";
-    if (s->rings) snprintf(fused, sizeof fused, "; two steps a sweep, blocks of %d rows", s->fused_rows);
+    if (s->step_pairs) snprintf(fused, sizeof fused, "; two steps a sweep, blocks of %d rows", s->fused_rows);
     snprintf(s->kernel, sizeof s->kernel, "heat_step or heat_step_nt, chosen by timing the first steps (C + OpenMP, "
              "%s, %d-byte vectors, blocks of %d rows%s)", heat_precision_name(problem->precision), CPU_VECTOR_BYTES,
              s->block_rows, fused);
@@ -400,17 +417,7 @@ static int overlapped_sweep(cpu_state *s, const heat_variant *v)
  * property of the whole run, never of this rank's block or of the threads
  * it has just now, since ranks that exchange two planes for a pair must all
  * take the same pairs. */
-static int fusable(const cpu_state *s, const heat_variant *variant) { return s->rings && !variant->laplacian; }
-
-/* The pair's team: the threads the stencil has now, at most one a 4 planes
- * (a thinner slab recomputes more of its neighbours' planes than its own). */
-static int pair_threads(const cpu_state *s)
-{
-    int threads = omp_get_max_threads(), by_planes = s->problem.grid.n[2] / 4;
-    if (threads > s->ring_threads) threads = s->ring_threads;
-    if (threads > by_planes) threads = by_planes;
-    return threads > 1 ? threads : 1;
-}
+static int fusable(const cpu_state *s, const heat_variant *variant) { return s->step_pairs && !variant->laplacian; }
 
 /* The exchanged z faces' two planes across: the nearer into the ghost
  * planes, the outer ones stay in the receive buffers (stencil_sweep2's

@@ -159,6 +159,22 @@ static void FN(cg_direction)(REAL *restrict p, const REAL *restrict source, REAL
     }
 }
 
+/* One row of a Chebyshev step: out = z + keep (z - previous) + push (r - applied), previous
+ * NULL for zero. The one expression of every path, so that a fused pair of steps (cheb_pair)
+ * gives the bits of two single steps. out may be previous (updated in place). */
+static inline void FN(cheb_update_row)(REAL *out, const REAL *restrict z, const REAL *previous,
+                                       const REAL *restrict r, const REAL *restrict applied, long n, REAL keep,
+                                       REAL push)
+{
+    if (previous) {
+#pragma omp simd
+        for (long i = 0; i < n; ++i) out[i] = z[i] + keep * (z[i] - previous[i]) + push * (r[i] - applied[i]);
+    } else {
+#pragma omp simd
+        for (long i = 0; i < n; ++i) out[i] = z[i] + keep * (z[i] - 0) + push * (r[i] - applied[i]);
+    }
+}
+
 /* Chebyshev step k of z = poly(A) r into `out` (which holds z_{k-1}, or
  * nothing when previous_is_zero): out = z + keep (z - out) + push (r - A z).
  * `scratch` holds one row per thread for A z. With dots: r.out per row. */
@@ -175,11 +191,7 @@ static void FN(cheb_step)(REAL *restrict out, REAL *restrict z_k, const REAL *re
         const REAL *zr = z_k + row, *rr = r + row;
         FN(set_x_ghosts)(z_k + row, n[0], g);
         FN(stencil_row3_vec)(applied, z_k + row - sz, z_k + row, z_k + row + sz, n[0], sy, k, 0, 1);
-#pragma omp simd
-        for (long i = 0; i < n[0]; ++i) {
-            REAL zi = zr[i], previous = previous_is_zero ? 0 : o[i];
-            o[i] = zi + keep * (zi - previous) + push * (rr[i] - applied[i]);
-        }
+        FN(cheb_update_row)(o, zr, previous_is_zero ? NULL : o, rr, applied, n[0], keep, push);
         /* Only the last degree's r.z is wanted; its row is still in L1. */
         if (rz) FOR_EACH_SEGMENT(n[0], seg)
             {
@@ -188,6 +200,101 @@ static void FN(cheb_step)(REAL *restrict out, REAL *restrict z_k, const REAL *re
                 for (long i = s0; i < s1; ++i) sum += (double)rr[i] * o[i];
                 rz[at + sid] = sum;
             }
+    }
+}
+
+/* ---- two Chebyshev steps a sweep ----
+ * Where no face is exchanged, steps k and k+1 of the preconditioner go in one
+ * sweep, as two explicit steps do (stencil_sweep2):
+ *   mid = z + keep[0] (z - previous) + push[0] (r - A z)      (previous NULL: zero)
+ *   out = mid + keep[1] (mid - z) + push[1] (r - A mid)
+ * Each thread keeps mid for its block of rows in a ring of three planes and
+ * streams it to `mid` (the next pair's previous); out is streamed. Memory sees
+ * previous, z and r read and mid and out written for two steps, where two
+ * single steps move eight fields. All four fields are distinct: a thread's
+ * ring reads z and previous one plane and one row beyond its block, which
+ * its neighbours (and its own next block) would otherwise have overwritten.
+ * scratch: two rows a thread. */
+typedef struct FN(cheb_pair_args) {
+    REAL *mid, *out, *z;
+    const REAL *previous, *r;
+    REAL keep[2], push[2];
+    FN(cpu_coeffs) k;
+    const FN(ghost_rule) *g;
+} FN(cheb_pair_args);
+
+/* Rows [v->ya, yb) of plane z of mid into the ring; the rows of the block
+ * [y0, y1) inside the slab also to memory. */
+static void FN(cheb_first_plane)(const FN(cheb_pair_args) *a, FN(ring) *v, long first, int z, int y0, int y1,
+                                 int yb, int owned, int set_z_ghosts, const int n[3], long sz, REAL *applied)
+{
+    const long sy = v->sy;
+    for (int y = v->ya; y < yb; ++y) {
+        long row = first + y * sy + z * sz;
+        REAL *m = FN(ring_row)(v, y, z);
+        if (set_z_ghosts) FN(set_x_ghosts)(a->z + row, n[0], a->g);
+        FN(stencil_row3_vec)(applied, a->z + row - sz, a->z + row, a->z + row + sz, n[0], sy, a->k, 0, 1);
+        FN(cheb_update_row)(m, a->z + row, a->previous ? a->previous + row : NULL, a->r + row, applied, n[0],
+                            a->keep[0], a->push[0]);
+        FN(set_x_ghosts)(m, n[0], a->g);
+        FN(set_y_ghosts)(m, y, n, sy, a->g);
+        if (owned && y >= y0 && y < y1) FN(stream_row)(a->mid + row, m, n[0]);
+    }
+}
+
+/* Rows [y0, y1) of plane z of out, from the ring's planes z-1, z, z+1. */
+static void FN(cheb_second_plane)(const FN(cheb_pair_args) *a, const FN(ring) *v, long first, int z, int y0, int y1,
+                                  const int n[3], long sz, REAL *applied, REAL *result)
+{
+    for (int y = y0; y < y1; ++y) {
+        long row = first + y * v->sy + z * sz;
+        const REAL *m = FN(ring_row)(v, y, z);
+        FN(stencil_row3_vec)(applied, FN(ring_row)(v, y, z - 1), m, FN(ring_row)(v, y, z + 1), n[0], v->sy, a->k, 0, 0);
+        FN(cheb_update_row)(result, m, a->z + row, a->r + row, applied, n[0], a->keep[1], a->push[1]);
+        FN(stream_row)(a->out + row, result, n[0]);
+    }
+}
+
+/* One block of rows [y0, y1) of a thread's slab [z0, z1), up z (sweep2_block's order). */
+static void FN(cheb_pair_block)(const FN(cheb_pair_args) *a, FN(ring) *v, long first, int y0, int y1, int z0, int z1,
+                                const int n[3], long sz, REAL *applied, REAL *result)
+{
+    v->ya = y0 > 0 ? y0 - 1 : 0;
+    int yb = y1 < n[1] ? y1 + 1 : n[1];
+    int za = z0 > 0 ? z0 - 1 : 0, zb = z1 < n[2] ? z1 + 1 : n[2];
+    for (int z = za; z < zb; ++z) {
+        FN(cheb_first_plane)(a, v, first, z, y0, y1, yb, z >= z0 && z < z1, z > z0 && z < z1 - 1, n, sz, applied);
+        if (z == 0) FN(ring_z_ghosts)(v, 0, -1, yb, n, a->g, FACE_Z_LOW);
+        if (z - 1 >= z0 && z - 1 < z1) FN(cheb_second_plane)(a, v, first, z - 1, y0, y1, n, sz, applied, result);
+        if (z == n[2] - 1 && z < z1) { /* its ghost takes the slot of plane z - 2, just used above */
+            FN(ring_z_ghosts)(v, z, n[2], yb, n, a->g, FACE_Z_HIGH);
+            FN(cheb_second_plane)(a, v, first, z, y0, y1, n, sz, applied, result);
+        }
+    }
+}
+
+/* The pair on `threads` threads, each a slab of planes; z's y and z ghosts set (halo_fill_yz). */
+static void FN(cheb_pair)(const FN(cheb_pair_args) *a, const int n[3], const heat_layout *l, REAL *scratch,
+                          int block_rows, REAL *rings, int threads)
+{
+    const long sy = l->stride_y, sz = l->stride_z;
+    const long first = l->origin + 1 + sy + sz;
+#pragma omp parallel num_threads(threads)
+    {
+        int team = omp_get_num_threads(), t = omp_get_thread_num();
+        int z0 = (int)((long)n[2] * t / team), z1 = (int)((long)n[2] * (t + 1) / team);
+        /* The slab's first and last planes are read by the neighbours' rings too. */
+        FN(set_plane_ghosts)(a->z, first, z0, n, sy, sz, a->g);
+        FN(set_plane_ghosts)(a->z, first, z1 - 1, n, sy, sz, a->g);
+#pragma omp barrier
+        long values = FN(ring_values)(sy, block_rows);
+        FN(ring) v = {rings + t * values, values / 3, sy, 0};
+        REAL *applied = scratch + 2L * t * sy, *result = applied + sy;
+        for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
+            int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
+            FN(cheb_pair_block)(a, &v, first, y0, y1, z0, z1, n, sz, applied, result);
+        }
+        _mm_sfence();
     }
 }
 

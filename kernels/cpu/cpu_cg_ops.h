@@ -35,17 +35,52 @@ static int FN(cg_begin_typed)(cpu_state *s, double fraction, double *rr, double 
     return heat_reduction_sum(&s->reduction, s->dots_b, rz);
 }
 
+/* Chebyshev step k: out (holding step k-1's z) = step k from current. */
+static int FN(cheb_single)(cpu_state *s, const heat_chebyshev *c, int k, void *out, void *current, double *dots)
+{
+    HEAT_CALL(FN(fill_ghosts)(s, current, FN(zero_rule)(s)));
+    FN(cheb_step)(out, current, s->r, (REAL)c->keep[k], (REAL)c->push[k], k == 1, s->problem.grid.n, &s->layout,
+                  FN(operator_coeffs)(s), FN(zero_rule)(s), s->scratch, s->reduction.brick[0], dots, s->block_rows);
+    return HEAT_OK;
+}
+
+/* Chebyshev steps k and k+1 in one sweep (cheb_pair) into mid and out. */
+static int FN(cheb_two)(cpu_state *s, const heat_chebyshev *c, int k, const void *previous, void *current, void *mid,
+                        void *out)
+{
+    HEAT_CALL(FN(fill_ghosts)(s, current, FN(zero_rule)(s)));
+    FN(cheb_pair_args) a = {mid, out, current, k == 1 ? NULL : previous, s->r,
+                            {(REAL)c->keep[k], (REAL)c->keep[k + 1]}, {(REAL)c->push[k], (REAL)c->push[k + 1]},
+                            FN(operator_coeffs)(s), FN(zero_rule)(s)};
+    FN(cheb_pair)(&a, s->problem.grid.n, &s->layout, s->scratch, s->fused_rows, s->rings, pair_threads(s));
+    return HEAT_OK;
+}
+
+/* z = poly(A) r: steps 1 to degree-1 after the start. Where the run allows
+ * (cheb_pairs), they go two a sweep through four vectors in turn (z, w, q,
+ * which the iteration recomputes after this, and z2); a single step leads
+ * where their count is even, and the last step is always a single one,
+ * which forms the dot products r.z. The same bits either way. */
 static int FN(cg_precondition_typed)(cpu_state *s, const heat_chebyshev *c, double *rz)
 {
     const int *n = s->problem.grid.n;
     const long seg = s->reduction.brick[0];
-    void *current = s->z, *other = s->w;
+    void *current = s->z, *other = s->w, *spare[2] = {s->q, s->z2};
     FN(cg_scale)(current, s->r, (REAL)c->inv_centre, n, &s->layout, seg, c->degree == 1 ? s->dots_a : NULL);
-    for (int k = 1; k < c->degree; ++k) {
-        HEAT_CALL(FN(fill_ghosts)(s, current, FN(zero_rule)(s)));
-        FN(cheb_step)(other, current, s->r, (REAL)c->keep[k], (REAL)c->push[k], k == 1, n, &s->layout,
-                      FN(operator_coeffs)(s), FN(zero_rule)(s), s->scratch, seg, k == c->degree - 1 ? s->dots_a : NULL,
-                      s->block_rows);
+    int k = 1;
+    if (s->cheb_pairs && (c->degree - 1) % 2 == 0) {
+        HEAT_CALL(FN(cheb_single)(s, c, k++, other, current, NULL));
+        void *t = current;
+        current = other, other = t;
+    }
+    for (; s->cheb_pairs && k + 2 < c->degree; k += 2) {
+        HEAT_CALL(FN(cheb_two)(s, c, k, other, current, spare[0], spare[1]));
+        void *was_previous = other, *was_current = current;
+        other = spare[0], current = spare[1];
+        spare[0] = was_previous, spare[1] = was_current;
+    }
+    for (; k < c->degree; ++k) {
+        HEAT_CALL(FN(cheb_single)(s, c, k, other, current, k == c->degree - 1 ? s->dots_a : NULL));
         void *t = current;
         current = other, other = t;
     }
