@@ -321,13 +321,13 @@ def test_threads_and_binding():
     expect(found, "the trial's choice is not reported")
     with open(cache) as f:
         lines = [line.rstrip("\n").split("\t") for line in f]
-    mine = [line for line in lines if line[1:3] == ["32x32x32", "double"]]
-    expect(len(mine) == 1 and mine[0][0].startswith("CPU ") and mine[0][3] == found.group(1),
-           f"the tuning cache holds {lines}, expected one 32x32x32 double line choosing {found.group(1)}")
+    mine = [line for line in lines if line[1:4] == ["32x32x32", "double", "step"]]
+    expect(len(mine) == 1 and mine[0][0].startswith("CPU ") and mine[0][4] == found.group(1),
+           f"the tuning cache holds {lines}, expected one 32x32x32 double step line choosing {found.group(1)}")
     again = run(bench, env=env).stdout
     expect(f": {found.group(1)}, from the tuning cache (" in again, f"the second run timed again: {again}")
     with open(cache, "a") as f:
-        f.write("\t".join(mine[0][:3] + ["no_such_variant"]) + "\n")
+        f.write("\t".join(mine[0][:4] + ["no_such_variant"]) + "\n")
     expect(re.search(timed, run(bench, env=env).stdout), "a line naming no variant was not timed again")
     print("binding line, crowded-core warning, OMP_PROC_BIND respected, variant chosen by timing, then from the "
           "tuning cache, timed again past a bad line")

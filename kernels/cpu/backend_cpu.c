@@ -54,7 +54,10 @@ typedef struct cpu_state {
     void *rings;       /* rings of planes for two steps a sweep, one for each of ring_threads; NULL: none */
     int ring_threads;
     int step_pairs;    /* explicit steps two a sweep (heat_pairs_allowed, stencil_sweep2) */
-    int cheb_pairs;    /* Chebyshev steps two a sweep (heat_chebyshev_pairs_allowed, cheb_pair) */
+    int cheb_pairs;    /* Chebyshev steps may go two a sweep (heat_chebyshev_pairs_allowed, cheb_pair) */
+    int cheb_choice;   /* 1: they do, 0: they do not, -1: the trial (cheb_pairs_now) has not decided */
+    int cheb_trials;
+    double cheb_ms[2]; /* fastest timed preconditioner call with single steps, with pairs */
     /* Implicit schemes: CG vectors (x is `next`), Chebyshev's pair z, w and
      * the one holding its result, dot products per row segment, one scratch row per thread. */
     void *r, *p, *q, *z, *w, *z_result;
@@ -106,6 +109,85 @@ static int exchange_ghosts(cpu_state *s, void *field)
     return HEAT_OK;
 }
 
+/* The trial's choice goes into the tuning cache (solver/tuning_cache.h), as
+ * the GPU's kernel choice does, under the processor, the threads, the vector
+ * width, the block and the precision: later runs of the same problem on the
+ * same machine take pairs from their first step instead of twelve trial steps. */
+static void processor_name(char *buf, size_t len)
+{
+    char line[256];
+    snprintf(buf, len, "unknown processor");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    while (fgets(line, sizeof line, f)) {
+        const char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) != 0 || !colon) continue;
+        line[strcspn(line, "\n")] = '\0';
+        snprintf(buf, len, "%s", colon + 2 <= line + strlen(line) ? colon + 2 : colon + 1);
+        break;
+    }
+    fclose(f);
+}
+
+/* "<processor, threads, vector width>\t<block>\t<precision>\t<what>": what is
+ * "step" (the explicit step's variant) or "chebyshev degree <d>" (pairs or not). */
+static void trial_cache_key(const cpu_state *s, const char *what, char *key, size_t len)
+{
+    char processor[160];
+    const int *n = s->problem.grid.n;
+    processor_name(processor, sizeof processor);
+    snprintf(key, len, "CPU %s, %d threads, %d-byte vectors\t%dx%dx%d\t%s\t%s", processor, omp_get_max_threads(),
+             CPU_VECTOR_BYTES, n[0], n[1], n[2], heat_precision_name(s->problem.precision), what);
+}
+
+/* Chebyshev steps in pairs move 5/8 of the bytes of single steps but do
+ * more arithmetic: where the CG vectors come from memory they are faster
+ * (256^3 double on the 2-core Xeon VM: a CG iteration 9% faster), where
+ * they stay in a cache slower (128^3: 8% slower). So the run's first
+ * preconditioner calls decide, as the step's trial does: single steps and
+ * pairs take turns of three calls, twice each, the fastest call that is not
+ * the first of its turn wins, and the choice goes into the tuning cache.
+ * Both give the same bits. */
+enum { CHEB_TURN = 3, CHEB_TURNS = 4 };
+
+static void cheb_cache_key(const cpu_state *s, char *key, size_t len)
+{
+    char what[48];
+    snprintf(what, sizeof what, "chebyshev degree %d", s->problem.implicit.chebyshev_degree);
+    trial_cache_key(s, what, key, len);
+}
+
+static void cheb_choose_from_cache(cpu_state *s)
+{
+    char key[320], value[32];
+    s->cheb_choice = -1;
+    if (!s->cheb_pairs) return;
+    cheb_cache_key(s, key, sizeof key);
+    if (!tuning_cache_lookup(key, value, sizeof value)) return;
+    if (strcmp(value, "pairs") == 0) s->cheb_choice = 1;
+    if (strcmp(value, "single steps") == 0) s->cheb_choice = 0;
+}
+
+/* Whether this preconditioner call takes its steps in pairs. */
+static int cheb_pairs_now(const cpu_state *s)
+{
+    if (!s->cheb_pairs) return 0;
+    return s->cheb_choice >= 0 ? s->cheb_choice : s->cheb_trials / CHEB_TURN % 2;
+}
+
+/* After a call that took `ms`: the trial's bookkeeping, and its choice. */
+static void cheb_trial_call(cpu_state *s, double ms)
+{
+    if (!s->cheb_pairs || s->cheb_choice >= 0) return;
+    int which = s->cheb_trials / CHEB_TURN % 2;
+    if (s->cheb_trials % CHEB_TURN != 0 && (s->cheb_ms[which] <= 0.0 || ms < s->cheb_ms[which])) s->cheb_ms[which] = ms;
+    if (++s->cheb_trials < CHEB_TURN * CHEB_TURNS) return;
+    s->cheb_choice = s->cheb_ms[1] < s->cheb_ms[0];
+    char key[320];
+    cheb_cache_key(s, key, sizeof key);
+    tuning_cache_store(key, s->cheb_choice ? "pairs" : "single steps");
+}
+
 /* The pair's team: the threads the stencil has now, at most one a 4 planes
  * (a thinner slab recomputes more of its neighbours' planes than its own). */
 static int pair_threads(const cpu_state *s)
@@ -129,35 +211,6 @@ static const heat_variant cpu_variants[] = {
 
 static int variant_streams(const heat_variant *v) { return strcmp(v->kernel, "heat_step_nt") == 0; }
 
-/* The trial's choice goes into the tuning cache (solver/tuning_cache.h), as
- * the GPU's kernel choice does, under the processor, the threads, the vector
- * width, the block and the precision: later runs of the same problem on the
- * same machine take pairs from their first step instead of twelve trial steps. */
-static void processor_name(char *buf, size_t len)
-{
-    char line[256];
-    snprintf(buf, len, "unknown processor");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return;
-    while (fgets(line, sizeof line, f)) {
-        const char *colon = strchr(line, ':');
-        if (strncmp(line, "model name", 10) != 0 || !colon) continue;
-        line[strcspn(line, "\n")] = '\0';
-        snprintf(buf, len, "%s", colon + 2 <= line + strlen(line) ? colon + 2 : colon + 1);
-        break;
-    }
-    fclose(f);
-}
-
-static void trial_cache_key(const cpu_state *s, char *key, size_t len)
-{
-    char processor[160];
-    const int *n = s->problem.grid.n;
-    processor_name(processor, sizeof processor);
-    snprintf(key, len, "CPU %s, %d threads, %d-byte vectors\t%dx%dx%d\t%s", processor, omp_get_max_threads(),
-             CPU_VECTOR_BYTES, n[0], n[1], n[2], heat_precision_name(s->problem.precision));
-}
-
 /* s->kernel's description after the choice: "<variant>, <how> (<build>)". */
 static void describe_choice(cpu_state *s, const char *how)
 {
@@ -169,7 +222,7 @@ static void describe_choice(cpu_state *s, const char *how)
 static void choose_from_cache(cpu_state *s)
 {
     char key[320], value[64];
-    trial_cache_key(s, key, sizeof key);
+    trial_cache_key(s, "step", key, sizeof key);
     if (!tuning_cache_lookup(key, value, sizeof value)) return;
     for (int v = 0; v < 2; ++v)
         if (strcmp(value, cpu_variants[v].kernel) == 0) s->production = &cpu_variants[v];
@@ -345,6 +398,7 @@ static int cpu_create(const heat_problem *problem, void **state)
              "%s, %d-byte vectors, blocks of %d rows%s)", heat_precision_name(problem->precision), CPU_VECTOR_BYTES,
              s->block_rows, fused);
     choose_from_cache(s);
+    cheb_choose_from_cache(s);
     return HEAT_OK;
 }
 
@@ -506,7 +560,7 @@ static int trial_step(cpu_state *s, long steps, long *taken)
     snprintf(how, sizeof how, "chosen by timing: %.3g ms a step against %.3g for %s", s->trial_ms[faster],
              s->trial_ms[!faster], cpu_variants[!faster].kernel);
     describe_choice(s, how);
-    trial_cache_key(s, key, sizeof key);
+    trial_cache_key(s, "step", key, sizeof key);
     tuning_cache_store(key, s->production->kernel);
     return HEAT_OK;
 }

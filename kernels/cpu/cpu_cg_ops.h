@@ -57,7 +57,7 @@ static int FN(cheb_two)(cpu_state *s, const heat_chebyshev *c, int k, const void
 }
 
 /* z = poly(A) r: steps 1 to degree-1 after the start. Where the run allows
- * (cheb_pairs), they go two a sweep through four vectors in turn (z, w, q,
+ * and its trial chooses (cheb_pairs_now), they go two a sweep through four vectors in turn (z, w, q,
  * which the iteration recomputes after this, and z2); a single step leads
  * where their count is even, and the last step is always a single one,
  * which forms the dot products r.z. The same bits either way. */
@@ -65,15 +65,17 @@ static int FN(cg_precondition_typed)(cpu_state *s, const heat_chebyshev *c, doub
 {
     const int *n = s->problem.grid.n;
     const long seg = s->reduction.brick[0];
+    const int pairs = cheb_pairs_now(s);
+    const double start = omp_get_wtime();
     void *current = s->z, *other = s->w, *spare[2] = {s->q, s->z2};
     FN(cg_scale)(current, s->r, (REAL)c->inv_centre, n, &s->layout, seg, c->degree == 1 ? s->dots_a : NULL);
     int k = 1;
-    if (s->cheb_pairs && (c->degree - 1) % 2 == 0) {
+    if (pairs && (c->degree - 1) % 2 == 0) {
         HEAT_CALL(FN(cheb_single)(s, c, k++, other, current, NULL));
         void *t = current;
         current = other, other = t;
     }
-    for (; s->cheb_pairs && k + 2 < c->degree; k += 2) {
+    for (; pairs && k + 2 < c->degree; k += 2) {
         HEAT_CALL(FN(cheb_two)(s, c, k, other, current, spare[0], spare[1]));
         void *was_previous = other, *was_current = current;
         other = spare[0], current = spare[1];
@@ -85,6 +87,7 @@ static int FN(cg_precondition_typed)(cpu_state *s, const heat_chebyshev *c, doub
         current = other, other = t;
     }
     s->z_result = current;
+    cheb_trial_call(s, (omp_get_wtime() - start) * 1e3);
     return heat_reduction_sum(&s->reduction, s->dots_a, rz);
 }
 
