@@ -177,6 +177,6 @@ int bench_scaling(const heat_cli *cli)
            "efficiency\n");
     for (int i = 0; i < 3; ++i) print_row(&cases[i], &cases[0]);
     printf("exchange: its whole cost, with the exchange before the update; exposed = ms/step - no-exchange: what the "
-           "step pays with the exchange beside the update (z slabs: GPUs with NCCL, and the CPU); hidden = 1 - exposed / exchange\n");
+           "step pays with the exchange beside the update (z slabs: GPUs with NCCL, and the CPU where it steps one at a time); hidden = 1 - exposed / exchange\n");
     return cli->json ? write_json(cli->json, cases, par_description()) : HEAT_OK;
 }

@@ -69,10 +69,10 @@ int ranks_describe(heat_domain *domain, const heat_solver *solver, double steppi
     int device_transport = solver->problem.halo.exchange_device != NULL;
     t->halo_fraction = device_transport ? -1.0 : balance.halo_fraction;
     /* as the backends decide (the GPU's prepare_overlap with its own transport, the
-     * CPU's overlappable): z faces only, three planes or more (a CPU pair: eight) */
-    int cpu = solver->ops == &heat_backend_cpu;
-    int planes = cpu && heat_pairs_allowed(&solver->problem) ? HEAT_PAIR_OVERLAP_PLANES : 3;
-    t->halo_beside_update = (device_transport || cpu) && heat_only_z_exchanged(d->exchanged) && d->local_n[2] >= planes;
+     * CPU's overlappable): z faces only, three planes or more */
+    int cpu_single_steps = solver->ops == &heat_backend_cpu && !heat_pairs_allowed(&solver->problem);
+    int overlapping_backend = device_transport || cpu_single_steps; /* CPU pairs exchange first */
+    t->halo_beside_update = overlapping_backend && heat_only_z_exchanged(d->exchanged) && d->local_n[2] >= 3;
     t->imbalance = balance.imbalance;
     return HEAT_OK;
 }

@@ -142,10 +142,6 @@ static inline int heat_only_z_exchanged(unsigned exchanged)
  * their neighbours then send two planes), and not halo.single_steps. */
 int heat_pairs_allowed(const heat_problem *p);
 
-/* Planes a block needs along z for the CPU's pair to take its exchange beside
- * the update (the two planes by each exchanged face wait for it). */
-enum { HEAT_PAIR_OVERLAP_PLANES = 8 };
-
 /* The CPU backend's Chebyshev preconditioner takes its steps two a sweep
  * (cheb_pair, one more vector) where no face is exchanged, there are at least
  * three steps (degree >= 4: a pair and the last step, which forms r.z), and

@@ -495,49 +495,17 @@ static const void *beyond_face(const cpu_state *s, int face)
     return (const char *)s->recv[face] + s->face_bytes[face];
 }
 
-/* Planes [z_lo, z_hi) of two steps on `threads` threads (stencil_sweep2). */
-static void sweep2_range(cpu_state *s, void *out, void *in, int stream, int z_lo, int z_hi, int threads,
-                         const heat_halo *travelling)
+static int sweep2(cpu_state *s, void *out, void *in, int stream)
 {
+    HEAT_CALL(exchange_two_planes(s, in));
     const int *n = s->problem.grid.n;
     const void *beyond[2] = {beyond_face(s, FACE_Z_LOW), beyond_face(s, FACE_Z_HIGH)};
     if (s->problem.precision == HEAT_FLOAT)
         stencil_sweep2_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f, stream, s->fused_rows, s->rings,
-                         (const float *const *)beyond, threads, z_lo, z_hi, travelling);
+                         (const float *const *)beyond, pair_threads(s));
     else
         stencil_sweep2_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d, stream, s->fused_rows, s->rings,
-                         (const double *const *)beyond, threads, z_lo, z_hi, travelling);
-}
-
-/* A pair with its exchange beside it, as overlapped_sweep does for a single
- * step: the two planes by each exchanged face leave, the planes two clear of
- * the faces (which read no ghost) are swept while they travel, then, once
- * they have arrived, the two planes by each face, on all threads (rows
- * split between them). The same values as exchange-then-pair: each row is
- * computed from the same inputs; only the order of rows changes. */
-static int overlapped_pair(cpu_state *s, void *out, void *in, int stream)
-{
-    const heat_halo *h = &s->problem.halo;
-    const int nz = s->problem.grid.n[2];
-    int all = omp_get_max_threads() < s->ring_threads ? omp_get_max_threads() : s->ring_threads;
-    size_t bytes[FACE_COUNT];
-    for (int f = 0; f < FACE_COUNT; ++f) bytes[f] = 2 * s->face_bytes[f];
-    pack_faces(s, in, 2);
-    HEAT_CALL(h->exchange_start(h->context, s->send, s->recv, bytes));
-    sweep2_range(s, out, in, stream, 2, nz - 2, pair_threads(s), h);
-    HEAT_CALL(h->exchange_wait(h->context));
-    unpack_faces(s, in);
-    sweep2_range(s, out, in, stream, 0, 2, all, NULL);
-    sweep2_range(s, out, in, stream, nz - 2, nz, all, NULL);
-    return HEAT_OK;
-}
-
-static int sweep2(cpu_state *s, void *out, void *in, int stream)
-{
-    const int nz = s->problem.grid.n[2];
-    if (overlappable(s) && nz >= HEAT_PAIR_OVERLAP_PLANES) return overlapped_pair(s, out, in, stream);
-    HEAT_CALL(exchange_two_planes(s, in));
-    sweep2_range(s, out, in, stream, 0, nz, pair_threads(s), NULL);
+                         (const double *const *)beyond, pair_threads(s));
     return HEAT_OK;
 }
 

@@ -371,15 +371,14 @@ static void FN(second_step_plane)(REAL *out, const FN(ring) *v, long first, int 
  * (v's ghost plane, set by the face's rule). */
 static void FN(sweep2_block)(REAL *out, REAL *u, FN(ring) *v, long first, int y0, int y1, int z0, int z1,
                              const int n[3], long sz, FN(cpu_coeffs) k, const FN(ghost_rule) *g, int stream,
-                             const REAL *const beyond[2], int set_u_ghosts, const heat_halo *mover, int *arrived)
+                             const REAL *const beyond[2])
 {
     const int low_rule = FN(applies)(g, FACE_Z_LOW), high_rule = FN(applies)(g, FACE_Z_HIGH);
     v->ya = y0 > 0 ? y0 - 1 : 0;
     int yb = y1 < n[1] ? y1 + 1 : n[1];
     int za = z0 > 0 || !low_rule ? z0 - 1 : 0, zb = z1 < n[2] || !high_rule ? z1 + 1 : n[2];
     for (int z = za; z < zb; ++z) {
-        FN(let_travel)(mover, arrived);
-        FN(first_step_plane)(v, u, first, z, yb, set_u_ghosts && z > z0 && z < z1 - 1, n, sz, k, g, beyond);
+        FN(first_step_plane)(v, u, first, z, yb, z > z0 && z < z1 - 1, n, sz, k, g, beyond);
         if (z == 0 && low_rule) FN(ring_z_ghosts)(v, 0, -1, yb, n, g, FACE_Z_LOW);
         if (z - 1 >= z0 && z - 1 < z1) FN(second_step_plane)(out, v, first, z - 1, y0, y1, n, sz, k, stream);
         if (z == n[2] - 1 && z < z1 && high_rule) { /* its ghost takes the slot of plane z - 2, just used above */
@@ -389,60 +388,34 @@ static void FN(sweep2_block)(REAL *out, REAL *u, FN(ring) *v, long first, int y0
     }
 }
 
-/* u's ghosts (x, y, and z at a face with a rule) on every row of planes
- * [za, zb), clamped to the grid, and those of the received ghost planes
- * (x and y) where the range reaches an exchanged z face. */
-static void FN(set_range_ghosts)(REAL *u, long first, int za, int zb, const int n[3], long sy, long sz,
-                                 const FN(ghost_rule) *g)
-{
-    for (int z = za < 0 ? 0 : za; z < (zb > n[2] ? n[2] : zb); ++z) FN(set_plane_ghosts)(u, first, z, n, sy, sz, g);
-    if (za <= 0 && !FN(applies)(g, FACE_Z_LOW)) FN(set_plane_ghosts)(u, first, -1, n, sy, sz, g);
-    if (zb >= n[2] && !FN(applies)(g, FACE_Z_HIGH)) FN(set_plane_ghosts)(u, first, n[2], n, sy, sz, g);
-}
-
-/* Planes [z_lo, z_hi) of out = two steps of u on `threads` threads.
- * rings: ring_values(sy, block_rows) values for each thread, 64-byte
- * aligned. Exchanged faces: z faces only, their nearer plane in u's ghost
- * plane, the outer one in beyond[0] (below plane -1) and beyond[1] (above
- * plane n[2]); a range that stays two planes clear of them reads neither,
- * so it may run while they travel (travelling: the exchange in flight,
- * which thread 0 lets move after each plane; NULL: none). With at least 4
- * planes a thread, each thread sweeps a slab of planes; with fewer (the
- * two planes by an exchanged face) each sweeps blocks of rows of all of them. */
+/* out = two steps of u on `threads` threads (each a slab of at least one
+ * plane). rings: ring_values(sy, block_rows) values for each thread, 64-byte
+ * aligned. Exchanged faces: z
+ * faces only, their nearer plane in u's ghost plane, the outer one in
+ * beyond[0] (below plane -1) and beyond[1] (above plane n[2]). */
 static void FN(stencil_sweep2)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
                                FN(cpu_coeffs) k, const FN(ghost_rule) *g, int stream, int block_rows, REAL *rings,
-                               const REAL *const beyond[2], int threads, int z_lo, int z_hi,
-                               const heat_halo *travelling)
+                               const REAL *const beyond[2], int threads)
 {
     const long sy = l->stride_y, sz = l->stride_z;
     const long first = l->origin + 1 + sy + sz;
-    const int slabs = z_hi - z_lo >= 4 * threads;
 #pragma omp parallel num_threads(threads)
     {
-        int team = omp_get_num_threads(), t = omp_get_thread_num(), arrived = 0;
-        const heat_halo *mover = t == 0 ? travelling : NULL;
-        int z0 = z_lo, z1 = z_hi;
-        if (slabs) {
-            z0 = z_lo + (int)((long)(z_hi - z_lo) * t / team), z1 = z_lo + (int)((long)(z_hi - z_lo) * (t + 1) / team);
-            /* A slab's first and last planes, and the planes just outside the range, are read by
-             * more than one thread's first step: their ghosts are set before anyone sweeps (the
-             * other planes' by the one thread that reads them, in the sweep). */
-            FN(set_range_ghosts)(u, first, z0, z0 + 1, n, sy, sz, g);
-            FN(set_range_ghosts)(u, first, z1 - 1, z1, n, sy, sz, g);
-            if (t == 0) FN(set_range_ghosts)(u, first, z_lo - 1, z_lo, n, sy, sz, g);
-            if (t == team - 1) FN(set_range_ghosts)(u, first, z_hi, z_hi + 1, n, sy, sz, g);
-        } else if (t == 0) {
-            FN(set_range_ghosts)(u, first, z_lo - 1, z_hi + 1, n, sy, sz, g);
-        }
+        int team = omp_get_num_threads(), t = omp_get_thread_num();
+        int z0 = (int)((long)n[2] * t / team), z1 = (int)((long)n[2] * (t + 1) / team);
+        /* A slab's first and last planes are read by the next thread's first
+         * step too: their owner sets their ghosts before anyone sweeps. */
+        FN(set_plane_ghosts)(u, first, z0, n, sy, sz, g);
+        FN(set_plane_ghosts)(u, first, z1 - 1, n, sy, sz, g);
+        /* A received ghost plane is swept by the first step too: its x and y ghosts. */
+        if (z0 == 0 && !FN(applies)(g, FACE_Z_LOW)) FN(set_plane_ghosts)(u, first, -1, n, sy, sz, g);
+        if (z1 == n[2] && !FN(applies)(g, FACE_Z_HIGH)) FN(set_plane_ghosts)(u, first, n[2], n, sy, sz, g);
 #pragma omp barrier
         long values = FN(ring_values)(sy, block_rows);
         FN(ring) v = {rings + t * values, values / 3, sy, 0};
-        int rows = slabs ? block_rows : (n[1] + team - 1) / team; /* rows: a block a thread at least */
-        if (rows > block_rows) rows = block_rows;
-        int blocks = (n[1] + rows - 1) / rows;
-        for (int b = slabs ? 0 : t; b < blocks; b += slabs ? 1 : team) {
-            int y0 = b * rows, y1 = y0 + rows < n[1] ? y0 + rows : n[1];
-            FN(sweep2_block)(out, u, &v, first, y0, y1, z0, z1, n, sz, k, g, stream, beyond, slabs, mover, &arrived);
+        for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
+            int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
+            FN(sweep2_block)(out, u, &v, first, y0, y1, z0, z1, n, sz, k, g, stream, beyond);
         }
         if (stream) _mm_sfence();
     }
