@@ -211,14 +211,21 @@ static void plan_cores(heat_run *r)
     if (r->writer_cores < 1) r->writer_cores = 1;
 }
 
-/* Before each batch: the stencil's share of the cores. Returns 1 when the
- * stencil leaves some of them to a write in flight. */
-static int share_cores(const heat_run *r)
+/* Before each batch: the stencil's share of this rank's cores. *sharing:
+ * 1 when the stencil of some rank leaves some of them to a write in flight.
+ * That decides the batch's length, which every rank must agree on: each
+ * rank's writer finishes in its own time, and ranks whose batches differed
+ * in length would wait for each other's halos and hang. */
+static int share_cores(const heat_run *r, int *sharing)
 {
-    if (r->solver->ops != &heat_backend_cpu || !r->writer) return 0;
-    int sharing = ckpt_writer_busy(r->writer) && r->cores > 1;
-    omp_set_num_threads(sharing ? r->cores - r->writer_cores : r->cores);
-    return sharing;
+    *sharing = 0;
+    if (r->solver->ops != &heat_backend_cpu) return HEAT_OK;
+    int here = r->writer && ckpt_writer_busy(r->writer) && r->cores > 1; /* ranks without a writer: 0 */
+    if (r->writer) omp_set_num_threads(here ? r->cores - r->writer_cores : r->cores);
+    long anywhere = here;
+    if (par_size() > 1) HEAT_CALL(par_max_longs(&anywhere, 1)); /* every rank, writer or not */
+    *sharing = anywhere != 0;
+    return HEAT_OK;
 }
 
 static int create_writer(heat_run *r, heat_series *series)
@@ -311,7 +318,9 @@ static int time_loop(heat_run *r, heat_field_stats *final)
         long next_checkpoint = next_multiple(r->config.output.every, s->step, r->config.steps);
         long next_frame = next_multiple(r->config.output.frame_every, s->step, r->config.steps);
         long next_output = next_frame < next_checkpoint ? next_frame : next_checkpoint;
-        long batch = next_batch(r, steps_per_second, next_output, share_cores(r));
+        int sharing;
+        HEAT_CALL(share_cores(r, &sharing));
+        long batch = next_batch(r, steps_per_second, next_output, sharing);
         double t0 = progress_now();
         HEAT_CALL(heat_solver_advance(s, batch));
         double t1 = progress_now();

@@ -125,6 +125,13 @@ def test_explicit_bitwise():
     mpirun(3, [cfg, "-q"] + grid + out(thin, "np3"))
     same_bits(os.path.join(thin, "one", "run_000030.hdf"), os.path.join(thin, "np3", "run_000030.hdf"),
               "3 ranks, one of them a single plane thick")
+    # Ranks of 2 threads, whose stencil gives cores to its writer while a checkpoint is in flight:
+    # the ranks' batches must still agree in length (they once hung here, one rank a step ahead).
+    # Unbound and sleeping at barriers, so that 6 threads share the 2 cores of CI.
+    threads = dict(MPI_ENV, OMP_NUM_THREADS="2", OMP_WAIT_POLICY="passive", OMPI_MCA_hwloc_base_binding_policy="none")
+    mpirun(3, [cfg, "-q"] + grid + out(thin, "np3_threads"), env=threads, timeout=120)
+    same_bits(os.path.join(thin, "one", "run_000030.hdf"), os.path.join(thin, "np3_threads", "run_000030.hdf"),
+              "3 ranks of 2 threads")
     mixed_tuning_cache()
 
 
