@@ -145,7 +145,7 @@ static int create_solver(heat_run *r, int verbose)
 {
     heat_problem whole, problem;
     heat_config_problem(&r->config, &whole);
-    HEAT_CALL(agree(r, heat_domain_init(&r->domain, &whole, r->config.ranks)));
+    HEAT_CALL(agree(r, heat_domain_init(&r->domain, &whole, r->config.ranks, (par_transport)r->config.transport)));
     heat_domain_localize(&r->domain, &whole, &problem);
     problem.quiet = r->quiet;
     if (heat_solver_runs_on_cpu(&problem, (heat_backend_request)r->config.backend))

@@ -50,7 +50,8 @@ void ranks_print_layout(const heat_decomp *d, int gpu, const ckpt_parts *parts)
     const char *device = gpu ? par_device_transport() : NULL;
     const char *transport = !gpu     ? "MPI from host memory"
                             : device ? device
-                                     : "MPI through page-locked host memory (NCCL needs a GPU per rank and an NCCL build)";
+                                     : "MPI through page-locked host memory (GPU to GPU needs a GPU-aware MPI, or NCCL and a GPU "
+                                       "per rank)";
     printf("%s: %d x %d x %d blocks, about %d x %d x %d points each; halos: %s\n", par_description(), d->dims[0],
            d->dims[1], d->dims[2], d->local_n[0], d->local_n[1], d->local_n[2], transport);
     if (parts) printf("checkpoints: every rank compresses its own slab, rank 0 writes the file\n");

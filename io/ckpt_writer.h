@@ -38,6 +38,7 @@ typedef struct ckpt_writer_stats {
     double write_seconds; /* their total time on the writer thread */
     long frames;          /* of the finished writes, frames (output.frame_every) */
     double frame_seconds; /* their share of write_seconds */
+    double publish_seconds; /* of write_seconds, listing the files: series, PNG, pruning, folder fsync */
     double wait_seconds;  /* time the caller spent blocked in ckpt_writer_wait */
 } ckpt_writer_stats;
 

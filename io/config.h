@@ -42,6 +42,7 @@ typedef struct heat_config {
     heat_kernel_choice kernel;
     heat_implicit implicit; /* time.scheme and the CG solver's settings */
     int ranks[3];           /* parallel.ranks: MPI ranks along x, y, z; zeros: automatic */
+    int transport;          /* parallel.transport: par_transport (parallel/parallel.h) */
     char *text;             /* effective configuration, libconfig syntax (owned) */
 } heat_config;
 

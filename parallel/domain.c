@@ -63,7 +63,7 @@ int heat_domain_dims(int ranks, const int requested[3], const int global_n[3], i
     return HEAT_OK;
 }
 
-int heat_domain_init(heat_domain *d, const heat_problem *global, const int requested[3])
+int heat_domain_init(heat_domain *d, const heat_problem *global, const int requested[3], par_transport transport)
 {
     memset(d, 0, sizeof *d);
     d->elem = heat_precision_size(global->precision);
@@ -73,6 +73,7 @@ int heat_domain_init(heat_domain *d, const heat_problem *global, const int reque
     HEAT_CALL(heat_decomp_make(global->grid.n, dims, periodic, par_rank(), &d->decomp));
     if (par_size() > 1) {
         HEAT_CALL(par_cart_create(&d->decomp));
+        HEAT_CALL(par_device_select(transport));
         const int *n = d->decomp.local_n;
         d->block = malloc((size_t)n[0] * n[1] * n[2] * d->elem);
         HEAT_CHECK(d->block, "cannot allocate this rank's block of the field");
@@ -160,6 +161,7 @@ void heat_domain_localize(heat_domain *d, const heat_problem *global, heat_probl
     if (thinnest_z(dc) < 2) local->halo.single_steps = 1;
     local->halo.device = par_node_rank();
     local->halo.exchange_device = dc->ranks > 1 && par_device_transport() ? exchange_device : NULL;
+    local->halo.device_exchange_blocks = par_device_exchange_blocks();
     local->halo.exchange = exchange;
     local->halo.exchange_start = exchange_start;
     local->halo.exchange_progress = exchange_progress;

@@ -8,6 +8,7 @@
  */
 #include "../solver/solver.h"
 #include "decomp.h"
+#include "parallel.h"
 
 typedef struct heat_domain {
     heat_decomp decomp;
@@ -25,8 +26,9 @@ typedef struct heat_balance {
 int heat_domain_balance(heat_domain *d, double stepping_seconds, heat_balance *balance);
 
 /* Decomposes the grid of `global` over the ranks: requested[a] > 0 fixes the
- * ranks along axis a (parallel.ranks). Configuration errors exit 2 on every rank. */
-int heat_domain_init(heat_domain *d, const heat_problem *global, const int requested[3]);
+ * ranks along axis a (parallel.ranks); chooses how GPU halos travel
+ * (parallel.transport). Configuration errors exit 2 on every rank. */
+int heat_domain_init(heat_domain *d, const heat_problem *global, const int requested[3], par_transport transport);
 /* The layout heat_domain_init uses: requested[a] > 0 kept; with nothing
  * requested, z slabs where the grid (global_n; NULL: unknown) has a z brick
  * for every rank; otherwise MPI_Dims_create with the most ranks along z. */

@@ -1,9 +1,10 @@
 /*
  * GPU-to-GPU halo transport through NCCL (NVIDIA; RCCL keeps the same API on
  * AMD): the faces go device to device over NVLink or the network, never
- * through host memory. Used where OpenMPI is not CUDA-aware (the machines
- * measured: mpi_built_with_cuda_support = false). The communicator is made
- * at the first exchange, which every rank reaches together.
+ * through host memory. Chosen where MPI is not GPU-aware (the machines
+ * measured: mpi_built_with_cuda_support = false; device_transport.c). The
+ * communicator is made at the first exchange, which every rank reaches
+ * together.
  */
 #include <cuda_runtime.h>
 #include <mpi.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 
 #include "../solver/error.h"
+#include "nccl_transport.h"
 #include "parallel.h"
 
 /* NCCL would spread a face over up to 32 CTAs, one SM each, for the whole
@@ -53,8 +55,8 @@ static int connect(void)
  * faces they answer (face f's message lands in the neighbour's face f ^ 1),
  * so the k-th send to a peer meets the peer's k-th receive from us, also
  * when both neighbours along an axis are the same rank. */
-int par_device_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                        const size_t bytes[FACE_COUNT], void *stream)
+int nccl_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                  const size_t bytes[FACE_COUNT], void *stream)
 {
     if (!ready_) HEAT_CALL(connect());
     cudaStream_t on = (cudaStream_t)stream;
@@ -79,8 +81,8 @@ static int cta_limit(void)
 }
 
 /* NCCL takes one GPU per rank: where a node has more ranks than GPUs, the
- * shared GPUs exchange through host memory instead. */
-const char *par_device_transport(void)
+ * shared GPUs exchange otherwise. */
+const char *nccl_transport_name(void)
 {
     int gpus = 0;
     if (cudaGetDeviceCount(&gpus) != cudaSuccess) {
@@ -97,7 +99,7 @@ const char *par_device_transport(void)
     return name;
 }
 
-void par_device_release(void)
+void nccl_release(void)
 {
     if (ready_) ncclCommDestroy(comm_);
     ready_ = 0;

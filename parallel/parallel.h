@@ -46,12 +46,30 @@ int par_halo_start(const heat_decomp *d, void *const send[FACE_COUNT], void *con
 int par_halo_progress(void);
 int par_halo_wait(void);
 
-/* GPU-to-GPU exchange of device buffers, queued on a stream of the GPU
- * (a cudaStream_t; NULL: the default stream) (NCCL), where heatsolve was
- * built with it (HEATSOLVE_NCCL); NULL name otherwise. */
+/* How GPU halos travel (parallel.transport). */
+typedef enum par_transport {
+    TRANSPORT_AUTO, /* the first the machine has of MPI, NCCL, host */
+    TRANSPORT_MPI,  /* device buffers handed to a GPU-aware MPI (MPIX_Query_cuda_support) */
+    TRANSPORT_NCCL, /* NCCL on the GPUs' streams: needs a GPU per rank */
+    TRANSPORT_HOST, /* the backend stages the faces through page-locked host memory */
+} par_transport;
+
+/* Chooses the transport, the same on every rank (collective): `wanted`, or
+ * for TRANSPORT_AUTO GPU-aware MPI where the library reports it, otherwise
+ * NCCL where every rank has a GPU of its own, otherwise host memory. A
+ * wanted transport that this build or machine lacks is a configuration
+ * error. Without a GPU build, or with one process, the choice is host. */
+int par_device_select(par_transport wanted);
+/* GPU-to-GPU exchange of device buffers (face-packed) as par_halo_exchange
+ * does with host buffers, after the work queued on `stream` (a cudaStream_t;
+ * NULL: the default stream). NCCL queues it on the stream and returns; MPI
+ * waits for the stream, then moves the faces and returns once they are in
+ * (par_device_exchange_blocks). */
 int par_device_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
                         const size_t bytes[FACE_COUNT], void *stream);
+/* The chosen GPU-to-GPU transport, in words; NULL for host memory. */
 const char *par_device_transport(void);
+int par_device_exchange_blocks(void);
 void par_device_release(void);
 
 /* Element-wise maximum of `count` longs over all ranks, in place: how ranks

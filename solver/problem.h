@@ -88,6 +88,8 @@ typedef struct heat_halo {
      * queued on `stream` (the GPU's; NULL: its default stream). */
     int (*exchange_device)(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
                            const size_t bytes[FACE_COUNT], void *stream);
+    int device_exchange_blocks; /* 1: exchange_device waits for `stream` and returns with the faces
+                                   in (GPU-aware MPI); 0: it only queues them there (NCCL) */
     /* Element-wise sum across processes of a vector whose entries each have one owner (parallel.h). */
     int (*sum_owned)(void *context, double *values, long count);
     void *context;

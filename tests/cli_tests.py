@@ -375,11 +375,13 @@ def test_letters_run():
     expect(names == [f"letters_{s:06d}.hdf" for s in (0, 10, 20, 30, 40)], f"checkpoints: {names}")
     expect(not [n for n in os.listdir(out) if ".tmp" in n], "temporary files left behind")
     expect("summary: 40 steps" in proc.stdout, "summary missing")
-    cost = re.search(r"checkpoints: (\d+) written, ([0-9.]+) s each; on (\d+) cores? \(mean\); the run spent "
-                     r"([0-9.]+) s on snapshots and ([0-9.]+) s waiting for writes", proc.stdout)
+    cost = re.search(r"checkpoints: (\d+) written, ([0-9.]+) s each \(([0-9.]+) s of it listing each: series, PNG, "
+                     r"folder fsync\); on (\d+) cores? \(mean\); the run spent ([0-9.]+) s on snapshots and ([0-9.]+) s "
+                     r"waiting for writes", proc.stdout)
     expect(cost, f"checkpoint cost line missing:\n{proc.stdout[-600:]}")
     expect(int(cost.group(1)) == len(names), f"summary counts {cost.group(1)} checkpoints, {len(names)} on disk")
-    expect(float(cost.group(2)) > 0 and int(cost.group(3)) >= 1, f"implausible write cost: {cost.group(0)}")
+    expect(float(cost.group(2)) > 0 and int(cost.group(4)) >= 1, f"implausible write cost: {cost.group(0)}")
+    expect(float(cost.group(3)) <= float(cost.group(2)), f"listing costs more than the whole: {cost.group(0)}")
     startup = re.search(r"start-up: ([0-9.]+) s before the first step \(configuration and backend ([0-9.]+) s, "
                         r"initial field ([0-9.]+) s\)", proc.stdout)
     expect(startup, f"start-up line missing:\n{proc.stdout[-600:]}")

@@ -315,8 +315,55 @@ def test_bad_config_once():
     expect(proc.stderr.count("error:") == 1 and "parallel.ranks = [3, 1, 1]" in proc.stderr, proc.stderr)
     proc = mpirun(4, [cfg, "--set", "parallel.ranks=[1,1,4]"] + out(folder, "o"), expect_status=2)
     expect(proc.stderr.count("error:") == 1 and "at most 3 ranks along z" in proc.stderr, proc.stderr)
+    # NCCL takes a GPU a rank: 4 ranks on a machine of at most 2 GPUs (or a build without it) cannot have it.
+    proc = mpirun(4, [cfg, "--set", 'parallel.transport="nccl"'] + out(folder, "o"), expect_status=2)
+    expect(proc.stderr.count("error:") == 1 and 'parallel.transport = "nccl"' in proc.stderr, proc.stderr)
     expect(not os.path.exists(os.path.join(folder, "o", "run_000000.hdf")), "a refused run wrote a checkpoint")
     print("bad configurations under mpirun: exit 2, one message each")
+
+
+# What each parallel.transport prints on the "halos:" line of the layout.
+TRANSPORT_WORDS = {"mpi": "GPU-aware MPI", "nccl": "NCCL", "host": "page-locked host memory"}
+
+
+def halos_line(stdout):
+    return next((line for line in stdout.splitlines() if "halos:" in line), "")
+
+
+def test_gpu_transports():
+    """GPU build: every halo transport that this machine has (GPU-aware MPI, NCCL, host memory)
+    gives 2 ranks the bits of one process, explicit and implicit; a transport it lacks is refused
+    with exit 2; "auto" takes the first it has of mpi, nccl, host."""
+    folder = fresh_dir("transports")
+    cfg = config(folder, steps=12, every=0)
+    gpu = ["--set", 'solver.backend="hip"']
+    probe = mpirun(2, [cfg, "-q", "--set", "time.steps=1"] + gpu + out(folder, "probe"), expect_status=None)
+    if probe.returncode != 0:
+        why = next((line for line in probe.stderr.splitlines() if "error:" in line), probe.stderr[-200:])
+        raise Skip("needs an MPI build with a GPU backend and a GPU: " + why)
+    schemes = {"euler": [], "crank_nicolson": ["--set", 'time.scheme="crank_nicolson"', "--set", "time.cfl=10.0"]}
+    for scheme, settings in schemes.items():
+        serial([cfg, "-q"] + gpu + settings + out(folder, f"one_{scheme}"))
+    available = []
+    for transport, words in TRANSPORT_WORDS.items():
+        chosen = ["--set", f'parallel.transport="{transport}"']
+        for scheme, settings in schemes.items():
+            name = f"{transport}_{scheme}"
+            proc = mpirun(2, [cfg] + gpu + settings + chosen + out(folder, name), expect_status=None)
+            if proc.returncode == 2 and f'parallel.transport = "{transport}"' in proc.stderr:
+                expect(transport != "host" and proc.stderr.count("error:") == 1, f"{transport} refused: {proc.stderr}")
+                print(f"{transport}: not on this machine: {proc.stderr.splitlines()[0]}")
+                break
+            expect(proc.returncode == 0, f"{transport}, {scheme}: exit {proc.returncode}\n{proc.stderr[-3000:]}")
+            expect(words in halos_line(proc.stdout), f"{transport}: {halos_line(proc.stdout)}")
+            same_bits(os.path.join(folder, f"one_{scheme}", "run_000012.hdf"),
+                      os.path.join(folder, name, "run_000012.hdf"), f"2 GPU ranks, {transport}, {scheme}")
+        else:
+            available.append(transport)
+            print(f"{transport}: {halos_line(proc.stdout).split('halos: ')[-1]}; euler and crank_nicolson bitwise")
+    proc = mpirun(2, [cfg, "--set", "time.steps=1"] + gpu + out(folder, "auto_talking"))
+    expect(TRANSPORT_WORDS[available[0]] in halos_line(proc.stdout), f"auto: {halos_line(proc.stdout)}, have {available}")
+    print(f"auto takes {available[0]} of {available}")
 
 
 def wait_for(path, proc, timeout=120):

@@ -415,7 +415,8 @@ static int describe_device(hip_state *s, size_t *free_bytes)
     return HEAT_OK;
 }
 
-/* The exchange overlaps the update where NCCL carries it and only z faces
+/* The exchange overlaps the update where it goes GPU to GPU (NCCL on the
+ * comm stream; GPU-aware MPI from the host while the update runs) and only z faces
  * are exchanged (whole planes, sent from the field itself), with at least
  * one plane between the two boundary planes. Its stream has the highest
  * priority: the boundary planes and NCCL's kernel then get SMs as soon as
@@ -698,8 +699,13 @@ static int overlapped_step(hip_state *s, const kernel_entry *e, const int shape[
     if (ex & low) HEAT_CALL(launch(s, e, shape, from, to, &bottom, s->comm));
     if (ex & high) HEAT_CALL(launch(s, e, shape, from, to, &top, s->comm));
     HIP_CALL(hipEventRecord(s->boundary_done, s->comm));
-    HEAT_CALL(queue_z_exchange(s, to));
-    HEAT_CALL(launch(s, e, shape, from, to, &inner));
+    if (s->problem.halo.device_exchange_blocks) { /* MPI: the host waits in the exchange while the GPU updates */
+        HEAT_CALL(launch(s, e, shape, from, to, &inner));
+        HEAT_CALL(queue_z_exchange(s, to));
+    } else {
+        HEAT_CALL(queue_z_exchange(s, to));
+        HEAT_CALL(launch(s, e, shape, from, to, &inner));
+    }
     s->current = to;
     s->halo_valid = e->fused ? HALO_YZ : HALO_NONE; /* fused kernels write the next y/z ghosts */
     return HEAT_OK;

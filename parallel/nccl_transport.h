@@ -1,0 +1,13 @@
+#pragma once
+/*
+ * NCCL's halo transport, for device_transport.c (HEATSOLVE_NCCL builds):
+ * faces queued on a GPU stream, device to device.
+ */
+#include "decomp.h"
+
+/* "NCCL 2.28.3, GPU to GPU, at most 8 CTAs" where this rank's node has a GPU
+ * for each of its ranks (NCCL takes one GPU per rank); NULL otherwise. */
+const char *nccl_transport_name(void);
+int nccl_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                  const size_t bytes[FACE_COUNT], void *stream);
+void nccl_release(void);
