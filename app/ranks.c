@@ -67,13 +67,14 @@ int ranks_describe(heat_domain *domain, const heat_solver *solver, double steppi
     memcpy(t->dims, d->dims, sizeof t->dims);
     heat_balance balance;
     HEAT_CALL(heat_domain_balance(domain, stepping_seconds, &balance));
-    int device_transport = solver->problem.halo.exchange_device != NULL;
+    int device_transport = solver->problem.halo.exchange_device != NULL && solver->ops != &heat_backend_cpu;
     t->halo_fraction = device_transport ? -1.0 : balance.halo_fraction;
     /* as the backends decide (the GPU's prepare_overlap with its own transport, the
      * CPU's overlappable): z faces only, three planes or more */
     int cpu_single_steps = solver->ops == &heat_backend_cpu && !heat_pairs_allowed(&solver->problem);
     int overlapping_backend = device_transport || cpu_single_steps; /* CPU pairs exchange first */
-    t->halo_beside_update = overlapping_backend && heat_only_z_exchanged(d->exchanged) && d->local_n[2] >= 3;
+    int planes = device_transport ? solver->problem.halo.fewest_z_planes : d->local_n[2];
+    t->halo_beside_update = overlapping_backend && heat_only_z_exchanged(d->exchanged) && planes >= 3;
     t->imbalance = balance.imbalance;
     return HEAT_OK;
 }

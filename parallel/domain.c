@@ -158,7 +158,8 @@ void heat_domain_localize(heat_domain *d, const heat_problem *global, heat_probl
         local->halo.global_n[a] = dc->global_n[a];
     }
     local->halo.exchanged = dc->exchanged;
-    if (thinnest_z(dc) < 2) local->halo.single_steps = 1;
+    local->halo.fewest_z_planes = thinnest_z(dc);
+    if (local->halo.fewest_z_planes < 2) local->halo.single_steps = 1;
     local->halo.device = par_node_rank();
     local->halo.exchange_device = dc->ranks > 1 && par_device_transport() ? exchange_device : NULL;
     local->halo.device_exchange_blocks = par_device_exchange_blocks();

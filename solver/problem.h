@@ -90,6 +90,7 @@ typedef struct heat_halo {
                            const size_t bytes[FACE_COUNT], void *stream);
     int device_exchange_blocks; /* 1: exchange_device waits for `stream` and returns with the faces
                                    in (GPU-aware MPI); 0: it only queues them there (NCCL) */
+    int fewest_z_planes; /* of any rank's block (the whole grid's with one process); 0: unknown */
     /* Element-wise sum across processes of a vector whose entries each have one owner (parallel.h). */
     int (*sum_owned)(void *context, double *values, long count);
     void *context;

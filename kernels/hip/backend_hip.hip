@@ -418,7 +418,10 @@ static int describe_device(hip_state *s, size_t *free_bytes)
 /* The exchange overlaps the update where it goes GPU to GPU (NCCL on the
  * comm stream; GPU-aware MPI from the host while the update runs) and only z faces
  * are exchanged (whole planes, sent from the field itself), with at least
- * one plane between the two boundary planes. Its stream has the highest
+ * one plane between the two boundary planes on every rank: an overlapping
+ * rank exchanges a step's ghosts right after the step before, so the ranks
+ * must all overlap or none (a rank stepping otherwise would meet the last
+ * exchange of a batch only in the next, after the ranks' agreement: a hang). Its stream has the highest
  * priority: the boundary planes and NCCL's kernel then get SMs as soon as
  * any free up, rather than after the whole interior update (measured
  * without: 60 us exposed). */
@@ -426,7 +429,7 @@ static int prepare_overlap(hip_state *s)
 {
     const heat_halo *h = &s->problem.halo;
     unsigned z_faces = 1u << FACE_Z_LOW | 1u << FACE_Z_HIGH;
-    s->overlap = h->exchange_device && h->exchanged && !(h->exchanged & ~z_faces) && s->problem.grid.n[2] >= 3 &&
+    s->overlap = h->exchange_device && h->exchanged && !(h->exchanged & ~z_faces) && h->fewest_z_planes >= 3 &&
                  !h->serial;
     if (!s->overlap) return HEAT_OK;
     int least = 0, greatest = 0;
