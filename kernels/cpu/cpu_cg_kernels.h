@@ -116,6 +116,20 @@ static void FN(cg_apply)(REAL *restrict q, REAL *restrict p, const int n[3], con
     }
 }
 
+/* x = a p (first) or x += a p across one row. Two loops, not a choice
+ * inside one: GCC vectorised the loop with the choice only where it was
+ * unswitched to x = a p, and ran x += a p, every iteration's case, scalar. */
+static inline void FN(cg_step_row)(REAL *restrict x, const REAL *restrict p, REAL a, int first_iteration, long n)
+{
+    if (first_iteration) {
+#pragma omp simd
+        for (long i = 0; i < n; ++i) x[i] = a * p[i];
+    } else {
+#pragma omp simd
+        for (long i = 0; i < n; ++i) x[i] = x[i] + a * p[i];
+    }
+}
+
 /* x = a p (first) or x += a p; r -= a q. */
 static void FN(cg_update)(REAL *restrict x, const REAL *restrict p, REAL *restrict r, const REAL *restrict q, REAL a,
                           int first_iteration, const int n[3], const heat_layout *l, const heat_cg_diagonal *d,
@@ -126,12 +140,12 @@ static void FN(cg_update)(REAL *restrict x, const REAL *restrict p, REAL *restri
     {
         long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
         FN(row_weights) w = FN(row_weights_make)(d, y, z, n);
+        FN(cg_step_row)(x + row, p + row, a, first_iteration, n[0]);
         FOR_EACH_SEGMENT(n[0], seg)
         {
             double sum_rr = 0.0, sum_rz = 0.0;
 #pragma omp simd reduction(+ : sum_rr, sum_rz)
             for (long i = row + s0; i < row + s1; ++i) {
-                x[i] = first_iteration ? a * p[i] : x[i] + a * p[i];
                 REAL v = r[i] - a * q[i];
                 r[i] = v;
                 sum_rr += (double)v * v;
