@@ -2,15 +2,11 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <time.h>
 #include <unistd.h>
 
-double progress_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "solver/clock.h"
+
+double progress_now(void) { return monotonic_seconds(); }
 
 void progress_start(heat_progress *p, long first_step, long last_step, double points, int quiet)
 {

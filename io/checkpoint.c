@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../solver/clock.h"
 #include "../solver/error.h"
 #include "compress.h"
 #include "../solver/implicit.h"
@@ -369,10 +370,15 @@ static int write_checkpoint(const char *path, const ckpt_meta *m, const field_so
     fs_temp_name(tmp, sizeof tmp, path);
     int slot = fs_temp_track(tmp);
     h5_scope s = {.path = path};
+    double start = monotonic_seconds();
     int status = write_file(&s, tmp, m, field, level, method, stats);
     h5_scope_close(&s);
+    double written = monotonic_seconds();
     if (status == HEAT_OK) status = seal_file(tmp, path);
+    double sealed = monotonic_seconds();
     if (status == HEAT_OK) status = fs_commit(tmp, path); /* the one fsync, then the rename */
+    stats->file_seconds = written - start, stats->seal_seconds = sealed - written;
+    stats->commit_seconds = monotonic_seconds() - sealed;
     if (status != HEAT_OK) unlink(tmp);
     fs_temp_untrack(slot);
     return status;

@@ -48,6 +48,10 @@ typedef struct ckpt_write_stats {
     size_t stored_bytes;     /* field bytes on disk (compressed) */
     double compress_seconds; /* compression work summed over threads */
     int threads;
+    /* The write's phases in turn, wall time: the HDF5 file (created, chunks
+     * compressed and written, metadata, closed), the seal (the whole-file CRC
+     * into the user block), the commit (fsync, rename, folder fsync). */
+    double file_seconds, seal_seconds, commit_seconds;
 } ckpt_write_stats;
 
 int ckpt_write_measured(const char *path, const ckpt_meta *meta, const void *field, int level, ckpt_method method,

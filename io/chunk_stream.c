@@ -26,9 +26,6 @@ static double omp_get_wtime(void)
 
 #include "../solver/error.h"
 
-/* Start the kernel's writeback every this many bytes written. */
-enum { WRITEBACK_BYTES = 32 << 20 };
-
 /* Starts the kernel's writeback of what the writer has written, on a thread
  * of its own: sync_file_range can block while the disk's queue is full, and
  * the writer must not (the compressing threads would wait for their slots). */
@@ -46,7 +43,7 @@ static void *flusher_main(void *arg)
     size_t flushed = 0;
     for (;;) {
         size_t written = atomic_load(&f->written);
-        if (written - flushed >= WRITEBACK_BYTES) {
+        if (written - flushed >= CHUNK_WRITEBACK_BYTES) {
             /* From the last start to the end of the file; a hint: failures show at fsync. */
             sync_file_range(f->fd, (off_t)flushed, 0, SYNC_FILE_RANGE_WRITE);
             flushed = written;

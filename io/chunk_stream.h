@@ -16,6 +16,12 @@
 
 #include "compress.h"
 
+/* The kernel's writeback is started every this many bytes written. Small
+ * enough that a checkpoint of tens of MB (the letters demo's: 18-20 MB)
+ * reaches the disk while it is still being compressed, instead of all at
+ * its fsync. */
+enum { CHUNK_WRITEBACK_BYTES = 4 << 20 };
+
 typedef struct chunk_stream_result {
     size_t stored_bytes;      /* chunk bytes written */
     double compress_seconds;  /* summed over threads: compression work */

@@ -4,17 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../solver/clock.h"
 #include "../solver/error.h"
 #include "parallel.h"
-
-#include <time.h>
-
-static double monotonic_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int requested_ranks_fit(const int requested[3], int ranks)
 {

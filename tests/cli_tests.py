@@ -1047,6 +1047,8 @@ def test_bench_io_json():
            and abs(r["checkpoint_over_floor"] - r["checkpoint_s"] / floor) <= 1e-6 * r["checkpoint_over_floor"],
            f"floor: {r}")
     expect(r["restart_read_s"] > 0 and r["hdf5_filter_s"] > 0, f"{r}")
+    phases = r["file_s"] + r["seal_s"] + r["commit_s"]
+    expect(min(r["file_s"], r["seal_s"], r["commit_s"]) > 0 and phases <= r["checkpoint_s"], f"phases: {r}")
     expect(os.listdir(folder) == ["io.json"], f"left behind: {os.listdir(folder)}")
     proc = run(["bench", "--io", "--level", "12"], expect_status=2)
     expect("--level 12" in proc.stderr and "0-9" in proc.stderr, proc.stderr)
