@@ -312,10 +312,36 @@ static void FN(cheb_pair)(const FN(cheb_pair_args) *a, const int n[3], const hea
     }
 }
 
-/* z = scale r, the Chebyshev start; with dots: r.z per row. */
-static void FN(cg_scale)(REAL *restrict out, const REAL *restrict r, REAL factor, const int n[3], const heat_layout *l,
-                         long seg, double *rz)
+/* z = scale r with streaming stores: stored through the cache, every line of
+ * z would be read before it is written. */
+static void FN(scale_stream)(REAL *restrict out, const REAL *restrict r, REAL factor, const int n[3],
+                             const heat_layout *l)
 {
+    const long first = l->origin + 1 + l->stride_y + l->stride_z;
+#pragma omp parallel
+    {
+#pragma omp for collapse(2) schedule(static) nowait
+        for (int z = 0; z < n[2]; ++z)
+            for (int y = 0; y < n[1]; ++y) {
+                long row = first + y * l->stride_y + z * l->stride_z, i = 0;
+                for (; i + FN(LANES) <= n[0]; i += FN(LANES))
+                    FN(stream_store)(out + row + i, factor * FN(load)(r + row + i));
+                for (; i < n[0]; ++i) out[row + i] = factor * r[row + i];
+            }
+        _mm_sfence();
+    }
+}
+
+/* z = scale r, the Chebyshev start; with dots: r.z per row. stream: where
+ * the preconditioner runs in pairs, whose first sweep reads z from memory;
+ * pairs need degree >= 4, so that start never forms the dots (degree 1's). */
+static void FN(cg_scale)(REAL *restrict out, const REAL *restrict r, REAL factor, const int n[3], const heat_layout *l,
+                         long seg, double *rz, int stream)
+{
+    if (stream && !rz) {
+        FN(scale_stream)(out, r, factor, n, l);
+        return;
+    }
     const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
     FOR_EACH_ROW(n)
     {

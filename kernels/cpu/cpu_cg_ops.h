@@ -68,7 +68,7 @@ static int FN(cg_precondition_typed)(cpu_state *s, const heat_chebyshev *c, doub
     const int pairs = cheb_pairs_now(s);
     const double start = omp_get_wtime();
     void *current = s->z, *other = s->w, *spare[2] = {s->q, s->z2};
-    FN(cg_scale)(current, s->r, (REAL)c->inv_centre, n, &s->layout, seg, c->degree == 1 ? s->dots_a : NULL);
+    FN(cg_scale)(current, s->r, (REAL)c->inv_centre, n, &s->layout, seg, c->degree == 1 ? s->dots_a : NULL, pairs);
     int k = 1;
     if (pairs && (c->degree - 1) % 2 == 0) {
         HEAT_CALL(FN(cheb_single)(s, c, k++, other, current, NULL));
