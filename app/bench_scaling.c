@@ -173,10 +173,12 @@ int bench_scaling(const heat_cli *cli)
     if (!par_is_root()) return HEAT_OK;
     printf("heatsolve bench (scaling): %s, %d x %d x %d ranks, %s, production step, median of %d x %d steps\n",
            par_description(), dims[0], dims[1], dims[2], heat_precision_name(whole.precision), reps, STEPS_PER_SAMPLE);
+    const char *device = par_device_transport(); /* as the last time_split chose it */
+    printf("halos: %s\n", device ? device : "MPI from host memory (staged through page-locked memory on GPUs)");
     printf("case    grid                   ranks  ms/step   no-exchange  exchange  exposed   hidden   GLUP/s   vs alone  "
            "efficiency\n");
     for (int i = 0; i < 3; ++i) print_row(&cases[i], &cases[0]);
     printf("exchange: its whole cost, with the exchange before the update; exposed = ms/step - no-exchange: what the "
-           "step pays with the exchange beside the update (z slabs: GPUs with NCCL, and the CPU where it steps one at a time); hidden = 1 - exposed / exchange\n");
+           "step pays with the exchange beside the update (z slabs: GPUs exchanging GPU to GPU, and the CPU where it steps one at a time); hidden = 1 - exposed / exchange\n");
     return cli->json ? write_json(cli->json, cases, par_description()) : HEAT_OK;
 }
