@@ -96,7 +96,7 @@ static int time_split(const heat_cli *cli, const heat_problem *whole, int reps, 
 {
     heat_domain domain;
     const int automatic[3] = {0, 0, 0};
-    HEAT_CALL(heat_domain_agree(heat_domain_init(&domain, whole, automatic, TRANSPORT_AUTO)));
+    HEAT_CALL(heat_domain_agree(heat_domain_init(&domain, whole, automatic, (par_transport)cli->transport)));
     heat_problem local;
     heat_domain_localize(&domain, whole, &local);
     local.quiet = 1;

@@ -41,6 +41,7 @@ void cli_print_help(void)
            "  --level N              --io: deflate level 0-9 (default 1, as output.compression)\n"
            "  --cg                   measure the implicit solver instead: CG operator and whole iteration\n"
            "  --io-dir DIR           folder for the --io files (default /tmp)\n"
+           "  --transport auto|mpi|nccl|host  under mpirun: how GPU halos travel (as parallel.transport)\n"
            "  under mpirun (a -DHEATSOLVE_MPI=ON build), bench times strong and weak scaling of the\n"
            "  production step against one rank alone: mpirun -np N heatsolve bench --size S\n\n"
            "exit status: 0 success, 1 runtime failure (or the final state could not be written),\n"
@@ -94,7 +95,16 @@ static int check_output_file(const char *option, const char *path)
     return HEAT_OK;
 }
 
-enum { OPT_SET = 256, OPT_RESTART, OPT_BACKEND, OPT_VERSION, OPT_SIZE, OPT_PRECISION, OPT_REPS, OPT_JSON, OPT_IO, OPT_IO_DIR, OPT_CHANGE_SCHEME, OPT_CG, OPT_OVERWRITE, OPT_LEVEL };
+enum { OPT_SET = 256, OPT_RESTART, OPT_BACKEND, OPT_VERSION, OPT_SIZE, OPT_PRECISION, OPT_REPS, OPT_JSON, OPT_IO, OPT_IO_DIR, OPT_CHANGE_SCHEME, OPT_CG, OPT_OVERWRITE, OPT_LEVEL, OPT_TRANSPORT };
+
+/* --transport: parallel.transport's words, in par_transport's order. */
+static int parse_transport(const char *text, int *transport)
+{
+    static const char *const words[] = {"auto", "mpi", "nccl", "host"};
+    for (int i = 0; i < 4; ++i)
+        if (strcmp(text, words[i]) == 0) return *transport = i, HEAT_OK;
+    return heat_error(HEAT_ERR_CONFIG, "--transport %s: expected auto, mpi, nccl or host", text);
+}
 
 static int handle_option(int opt, heat_cli *cli)
 {
@@ -129,6 +139,7 @@ static int handle_option(int opt, heat_cli *cli)
     case OPT_JSON: cli->json = optarg; return HEAT_OK;
     case OPT_IO: cli->io = 1; return HEAT_OK;
     case OPT_IO_DIR: cli->io_dir = optarg; return HEAT_OK;
+    case OPT_TRANSPORT: return parse_transport(optarg, &cli->transport);
     default: return heat_error(HEAT_ERR_CONFIG, "unknown option; see heatsolve --help");
     }
 }
@@ -151,7 +162,7 @@ int cli_parse(int argc, char **argv, heat_cli *cli)
         {"backend", required_argument, 0, OPT_BACKEND}, {"size", required_argument, 0, OPT_SIZE},
         {"precision", required_argument, 0, OPT_PRECISION}, {"reps", required_argument, 0, OPT_REPS},
         {"json", required_argument, 0, OPT_JSON}, {"io", no_argument, 0, OPT_IO},
-        {"io-dir", required_argument, 0, OPT_IO_DIR}, {"level", required_argument, 0, OPT_LEVEL}, {"cg", no_argument, 0, OPT_CG}, {"quiet", no_argument, 0, 'q'},
+        {"io-dir", required_argument, 0, OPT_IO_DIR}, {"level", required_argument, 0, OPT_LEVEL}, {"transport", required_argument, 0, OPT_TRANSPORT}, {"cg", no_argument, 0, OPT_CG}, {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     optind = first;
     opterr = 0;

@@ -23,6 +23,7 @@ typedef struct heat_cli {
     int cg;                     /* benchmark the implicit solver's CG instead of kernels */
     const char *io_dir;
     int level;                  /* --io: deflate level */
+    int transport;              /* under mpirun: GPU halo transport, par_transport's order (parallel.transport) */
 } heat_cli;
 
 /* Returns HEAT_OK, or HEAT_ERR_CONFIG with a message for a usage mistake. */
