@@ -8,16 +8,11 @@
 #ifdef _OPENMP
 #include <omp.h>
 #else /* one thread (the fuzzing build): the writer compresses every chunk itself */
-#include <time.h>
+#include "../solver/clock.h"
 static int omp_get_thread_num(void) { return 0; }
 static int omp_get_num_threads(void) { return 1; }
 static int omp_get_max_threads(void) { return 1; }
-static double omp_get_wtime(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+static double omp_get_wtime(void) { return monotonic_seconds(); }
 #endif
 #include <sched.h>
 #include <stdatomic.h>
