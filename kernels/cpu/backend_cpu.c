@@ -317,6 +317,14 @@ static int block_rows_for(const cpu_state *s, int planes)
     return rows < 4 ? 4 : rows > (1 << 20) ? (1 << 20) : (int)rows;
 }
 
+/* A pair's first step computes one row of v beyond each side of its block:
+ * 2 / rows more of that step. Blocks sized to half a 512 KiB L2 (9 rows at
+ * 512^3) made that 22%; on the 2-core EPYC VM they ran 61-74 ms a step
+ * against 50-68 ms for blocks of 32-48 rows, whose planes partly come from
+ * L3 (alternated, docs/PERFORMANCE.md). Cores with 2 MiB of L2 size their
+ * blocks beyond this anyway. */
+enum { PAIR_BLOCK_ROWS_MIN = 32 };
+
 /* Where the run allows pairs, explicit steps (heat_pairs_allowed,
  * stencil_sweep2) or the Chebyshev steps (heat_chebyshev_pairs_allowed, cheb_pair) go
  * two a sweep, each thread with a ring of planes of its own. */
@@ -327,6 +335,7 @@ static int alloc_rings(cpu_state *s)
     s->cheb_pairs = heat_chebyshev_pairs_allowed(p);
     if (!s->step_pairs && !s->cheb_pairs) return HEAT_OK;
     s->fused_rows = block_rows_for(s, 7);
+    if (s->fused_rows < PAIR_BLOCK_ROWS_MIN) s->fused_rows = PAIR_BLOCK_ROWS_MIN;
     if (s->fused_rows > p->grid.n[1]) s->fused_rows = p->grid.n[1];
     long values = s->problem.precision == HEAT_FLOAT ? ring_values_f(s->layout.stride_y, s->fused_rows)
                                                      : ring_values_d(s->layout.stride_y, s->fused_rows);
