@@ -102,6 +102,25 @@ const char *par_device_transport(void)
 
 int par_device_exchange_blocks(void) { return chosen_ == TRANSPORT_MPI; }
 
+int par_device_alloc(void **buffer, size_t bytes)
+{
+    *buffer = NULL;
+#ifdef HEATSOLVE_NCCL
+    if (chosen_ == TRANSPORT_NCCL) return nccl_alloc(buffer, bytes);
+#endif
+    (void)bytes;
+    return HEAT_OK;
+}
+
+int par_device_free(void *buffer)
+{
+#ifdef HEATSOLVE_NCCL
+    return nccl_free(buffer);
+#else
+    return (void)buffer, 0;
+#endif
+}
+
 void par_device_release(void)
 {
 #ifdef HEATSOLVE_NCCL

@@ -120,6 +120,13 @@ static int exchange_device(void *context, void *const send[FACE_COUNT], void *co
     return par_device_exchange(&((heat_domain *)context)->decomp, send, recv, bytes, stream);
 }
 
+static int alloc_device(void *context, void **buffer, size_t bytes)
+{
+    return (void)context, par_device_alloc(buffer, bytes);
+}
+
+static int free_device(void *context, void *buffer) { return (void)context, par_device_free(buffer); }
+
 static int sum_owned(void *context, double *values, long count)
 {
     (void)context;
@@ -155,6 +162,8 @@ void heat_domain_localize(heat_domain *d, const heat_problem *global, heat_probl
     local->halo.device = par_node_rank();
     local->halo.exchange_device = dc->ranks > 1 && par_device_transport() ? exchange_device : NULL;
     local->halo.device_exchange_blocks = par_device_exchange_blocks();
+    local->halo.alloc_device = local->halo.exchange_device ? alloc_device : NULL;
+    local->halo.free_device = local->halo.exchange_device ? free_device : NULL;
     local->halo.exchange = exchange;
     local->halo.exchange_start = exchange_start;
     local->halo.exchange_progress = exchange_progress;

@@ -71,6 +71,12 @@ int par_device_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void
 /* The chosen GPU-to-GPU transport, in words; NULL for host memory. */
 const char *par_device_transport(void);
 int par_device_exchange_blocks(void);
+/* Device memory for a buffer whose planes the GPU-to-GPU transport moves:
+ * NCCL's, registered for direct transfers, where NCCL carries the halos;
+ * elsewhere *buffer stays NULL and the backend allocates as usual.
+ * par_device_free returns 1 where it freed one of these, 0 otherwise. */
+int par_device_alloc(void **buffer, size_t bytes);
+int par_device_free(void *buffer);
 void par_device_release(void);
 
 /* Element-wise maximum of `count` longs over all ranks, in place: how ranks

@@ -90,6 +90,11 @@ typedef struct heat_halo {
                            const size_t bytes[FACE_COUNT], void *stream);
     int device_exchange_blocks; /* 1: exchange_device waits for `stream` and returns with the faces
                                    in (GPU-aware MPI); 0: it only queues them there (NCCL) */
+    /* Where set, GPU backends take the buffers whose planes exchange_device
+     * moves (fields, CG vectors, packed faces) from alloc_device, which may
+     * decline (*buffer NULL), and give back with free_device what it gave. */
+    int (*alloc_device)(void *context, void **buffer, size_t bytes);
+    int (*free_device)(void *context, void *buffer);
     int fewest_z_planes; /* of any rank's block (the whole grid's with one process); 0: unknown */
     /* Element-wise sum across processes of a vector whose entries each have one owner (parallel.h). */
     int (*sum_owned)(void *context, double *values, long count);

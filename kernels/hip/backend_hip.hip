@@ -362,6 +362,26 @@ static int tune(hip_state *s)
     return HEAT_OK;
 }
 
+/* ---- buffers the halo transport moves ------------------------------------------------------------ */
+
+/* A field, CG vector or packed face: from the transport's allocator where it
+ * has one (NCCL's, registered for direct transfers between GPUs), else
+ * hipMalloc. */
+static int exchanged_alloc(hip_state *s, void **buffer, size_t bytes)
+{
+    const heat_halo *h = &s->problem.halo;
+    *buffer = NULL;
+    if (h->alloc_device) HEAT_CALL(h->alloc_device(h->context, buffer, bytes));
+    if (!*buffer) HIP_CALL(hipMalloc(buffer, bytes));
+    return HEAT_OK;
+}
+
+static void exchanged_free(hip_state *s, void *buffer)
+{
+    const heat_halo *h = &s->problem.halo;
+    if (buffer && !(h->free_device && h->free_device(h->context, buffer))) (void)hipFree(buffer);
+}
+
 /* ---- implicit schemes ------------------------------------------------------------------------------- */
 
 static int exchange_buffer(hip_state *s, char *buffer);
@@ -374,11 +394,11 @@ static void hip_destroy(void **state)
     if (!state || !*state) return;
     hip_state *s = static_cast<hip_state *>(*state);
     /* Teardown cannot report failures: results are already out. */
-    (void)hipFree(s->field[0]);
-    (void)hipFree(s->field[1]);
+    exchanged_free(s, s->field[0]);
+    exchanged_free(s, s->field[1]);
     (void)hipFree(s->d_partials);
     for (int f = 0; f < FACE_COUNT; ++f) {
-        (void)hipFree(s->d_send.at[f]), (void)hipFree(s->d_recv.at[f]);
+        exchanged_free(s, s->d_send.at[f]), exchanged_free(s, s->d_recv.at[f]);
         if (s->h_send[f]) (void)hipHostFree(s->h_send[f]);
         if (s->h_recv[f]) (void)hipHostFree(s->h_recv[f]);
     }
@@ -449,8 +469,8 @@ static int allocate_faces(hip_state *s)
     for (int f = 0; f < FACE_COUNT; ++f) {
         if (!(s->problem.halo.exchanged & 1u << f)) continue;
         s->face_bytes[f] = (size_t)n[0] * n[1] * n[2] / n[f / 2] * s->elem;
-        HIP_CALL(hipMalloc(&s->d_send.at[f], s->face_bytes[f]));
-        HIP_CALL(hipMalloc(&s->d_recv.at[f], s->face_bytes[f]));
+        HEAT_CALL(exchanged_alloc(s, &s->d_send.at[f], s->face_bytes[f]));
+        HEAT_CALL(exchanged_alloc(s, &s->d_recv.at[f], s->face_bytes[f]));
         if (s->problem.halo.exchange_device) continue; /* no host staging */
         HIP_CALL(hipHostMalloc(&s->h_send[f], s->face_bytes[f], hipHostMallocDefault));
         HIP_CALL(hipHostMalloc(&s->h_recv[f], s->face_bytes[f], hipHostMallocDefault));
@@ -471,7 +491,7 @@ static int allocate_fields(hip_state *s)
                           heat_precision_name(s->problem.precision), needed, s->device, free_bytes,
                           s->problem.precision == HEAT_DOUBLE ? ", use solver.precision = \"float\"" : "");
     for (int f = 0; f < 2; ++f) {
-        HIP_CALL(hipMalloc((void **)&s->field[f], field_bytes));
+        HEAT_CALL(exchanged_alloc(s, (void **)&s->field[f], field_bytes));
         HIP_CALL(hipMemset(s->field[f], 0, field_bytes)); /* padding rows are read by tiled threads */
     }
     HIP_CALL(hipMalloc((void **)&s->d_partials, STATS_BLOCKS * sizeof(block_stats)));

@@ -47,7 +47,7 @@ static int allocate_cg(hip_state *s)
 {
     size_t field_bytes = (size_t)s->layout.total * s->elem;
     for (int v = 0; v < cg_vector_count(&s->problem); ++v) {
-        HIP_CALL(hipMalloc((void **)&s->cg_vector[v], field_bytes));
+        HEAT_CALL(exchanged_alloc(s, (void **)&s->cg_vector[v], field_bytes));
         HIP_CALL(hipMemset(s->cg_vector[v], 0, field_bytes));
     }
     HEAT_CALL(heat_reduction_init(&s->reduction, &s->problem));
@@ -65,7 +65,7 @@ static int allocate_cg(hip_state *s)
 
 static void free_cg(hip_state *s)
 {
-    for (char *v : s->cg_vector) (void)hipFree(v);
+    for (char *v : s->cg_vector) exchanged_free(s, v);
     (void)hipFree(s->cg_partials);
     (void)hipFree(s->cg_sums);
     if (s->cg_brick_host) (void)hipHostFree(s->cg_brick_host);
