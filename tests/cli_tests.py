@@ -1046,7 +1046,10 @@ def test_bench_io_json():
     expect(abs(r["floor_s"] - floor) <= 1e-6 * floor
            and abs(r["checkpoint_over_floor"] - r["checkpoint_s"] / floor) <= 1e-6 * r["checkpoint_over_floor"],
            f"floor: {r}")
-    expect(r["restart_read_s"] > 0 and r["hdf5_filter_s"] > 0, f"{r}")
+    expect(r["restart_read_s"] > 0 and r["hdf5_filter_s"] > 0 and r["hdf5_filter_file_bytes"] > 0, f"{r}")
+    # The file holds the chunks the compression stage made, plus metadata (the config, the CRCs, HDF5's own).
+    expect(0 < r["file_bytes"] - r["compressed_bytes"] < 64 * 1024, f"file against its chunks: {r}")
+    expect("its file (zlib)" in proc.stdout, f"bench --io lacks zlib's file: {proc.stdout}")
     phases = r["file_s"] + r["seal_s"] + r["commit_s"]
     expect(min(r["file_s"], r["seal_s"], r["commit_s"]) > 0 and phases <= r["checkpoint_s"], f"phases: {r}")
     expect(os.listdir(folder) == ["io.json"], f"left behind: {os.listdir(folder)}")

@@ -365,6 +365,27 @@ def test_gpu_transports():
     preferred = next(t for t in ("nccl", "mpi", "host") if t in available)
     expect(TRANSPORT_WORDS[preferred] in halos_line(proc.stdout), f"auto: {halos_line(proc.stdout)}, have {available}")
     print(f"auto takes {preferred} of {available}")
+    if "nccl" in available:
+        nccl_registered_buffers(folder, cfg, gpu)
+
+
+def nccl_registered_buffers(folder, cfg, gpu):
+    """Where NCCL moves faces between registered buffers (NCCL 2.23 on), its log shows the
+    registration, and its FIFO path (NCCL_LOCAL_REGISTER=0) gives the same bits too."""
+    talking = dict(MPI_ENV, NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="REG")
+    chosen = ["--set", 'parallel.transport="nccl"']
+    proc = mpirun(2, [cfg] + gpu + chosen + out(folder, "nccl_registered"), env=talking)
+    if "registered buffers" not in halos_line(proc.stdout):
+        print(f"nccl: no registered buffers here ({halos_line(proc.stdout)})")
+        return
+    log = proc.stdout + proc.stderr
+    expect("IPC register" in log, "NCCL's log shows no buffer registration:\n" + log[-3000:])
+    fifo = dict(MPI_ENV, NCCL_LOCAL_REGISTER="0")
+    proc = mpirun(2, [cfg] + gpu + chosen + out(folder, "nccl_fifo"), env=fifo)
+    expect("registered buffers" not in halos_line(proc.stdout), f"NCCL_LOCAL_REGISTER=0: {halos_line(proc.stdout)}")
+    same_bits(os.path.join(folder, "one_euler", "run_000012.hdf"), os.path.join(folder, "nccl_fifo", "run_000012.hdf"),
+              "2 GPU ranks, NCCL's FIFO path")
+    print("nccl: buffers registered (NCCL's log), and the FIFO path bitwise too")
 
 
 def wait_for(path, proc, timeout=120):
