@@ -370,22 +370,26 @@ def test_gpu_transports():
 
 
 def nccl_registered_buffers(folder, cfg, gpu):
-    """Where NCCL moves faces between registered buffers (NCCL 2.23 on), its log shows the
-    registration, and its FIFO path (NCCL_LOCAL_REGISTER=0) gives the same bits too."""
+    """Where NCCL can move faces between registered buffers (NCCL 2.23 on), its log shows the fields
+    registered, and its FIFO path (NCCL_LOCAL_REGISTER=0) gives the same bits too."""
     talking = dict(MPI_ENV, NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="REG")
     chosen = ["--set", 'parallel.transport="nccl"']
     proc = mpirun(2, [cfg] + gpu + chosen + out(folder, "nccl_registered"), env=talking)
     if "registered buffers" not in halos_line(proc.stdout):
         print(f"nccl: no registered buffers here ({halos_line(proc.stdout)})")
         return
+    # ncclCommRegister logs "register comm ... buffer"; NCCL itself then moves faces directly only
+    # where they are large enough (the benchmark's, not this grid's 30 KB).
     log = proc.stdout + proc.stderr
-    expect("IPC register" in log, "NCCL's log shows no buffer registration:\n" + log[-3000:])
+    registered = sum(1 for line in log.splitlines() if "NCCL INFO register comm" in line)
+    expect(registered >= 2 * 2, f"NCCL's log shows {registered} buffers registered, expected the two fields "
+                                f"of each rank at least:\n" + log[-3000:])
     fifo = dict(MPI_ENV, NCCL_LOCAL_REGISTER="0")
     proc = mpirun(2, [cfg] + gpu + chosen + out(folder, "nccl_fifo"), env=fifo)
     expect("registered buffers" not in halos_line(proc.stdout), f"NCCL_LOCAL_REGISTER=0: {halos_line(proc.stdout)}")
     same_bits(os.path.join(folder, "one_euler", "run_000012.hdf"), os.path.join(folder, "nccl_fifo", "run_000012.hdf"),
               "2 GPU ranks, NCCL's FIFO path")
-    print("nccl: buffers registered (NCCL's log), and the FIFO path bitwise too")
+    print(f"nccl: {registered} buffers registered (NCCL's log), and the FIFO path bitwise too")
 
 
 def wait_for(path, proc, timeout=120):
