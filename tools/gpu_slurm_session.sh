@@ -1,0 +1,77 @@
+#!/bin/bash
+# One call on a GPU machine (issue 14): a one-node Slurm with the node's GPUs as
+# gres, from Debian 12's packages staged by tools/stage_slurm.sh (.slurm-debs,
+# carried; the GPU machines run Ubuntu 24.04, where Debian's binaries run), then
+# heatsolve's ranks started by srun on the GPUs: the mpi_slurm_srun test (bits
+# against one process, scancel --signal=TERM, restart). Every wait is bounded;
+# logs under $OUT (slurmd's and slurmctld's included).
+# Status (session 13, nvidia-h200): slurmctld and, after the cgroup fixes below,
+# slurmd started; the device time ran out before the srun test itself ran, and
+# the unpacking into /opt/slurm-root (after a dpkg -x into / broke the machine's
+# /lib) has not run yet.
+source tools/gpu_setup.sh
+source tools/gpu_mpi_setup.sh
+trap 'cp /var/log/slurm/*.log /var/log/munge/*.log "$OUT/" 2>/dev/null' EXIT
+# Unpacked apart (dpkg -x into / would replace Ubuntu's /lib symlink with a
+# directory); Slurm's programs, plugins and munge linked where Debian built them
+# to look. PMIx 4, Lua and libdbus, which Ubuntu has in other versions or not,
+# stay in /opt/slurm-libs.
+for f in .slurm-debs/*.deb; do
+  case $f in *libpmix2*|*liblua*|*libdbus*) dpkg -x "$f" /opt/slurm-libs ;; *) dpkg -x "$f" /opt/slurm-root ;; esac
+done
+for f in /opt/slurm-root/usr/sbin/* /opt/slurm-root/usr/bin/*; do ln -sf "$f" "${f#/opt/slurm-root}"; done
+ln -sfn /opt/slurm-root/usr/lib/x86_64-linux-gnu/slurm-wlm /usr/lib/x86_64-linux-gnu/slurm-wlm
+for d in slurmd slurmctld slurmstepd; do ln -sf /usr/sbin/$d-wlm /usr/sbin/$d; done
+libs=/opt/slurm-libs/usr/lib/x86_64-linux-gnu
+# The PMIx plugin dlopens libpmix.so from Debian's path and wants major version 4;
+# Ubuntu's PMIx 5 keeps libpmix.so.2, which its Open MPI (the ranks) links.
+pmix=/usr/lib/x86_64-linux-gnu/pmix2/lib
+mkdir -p $pmix && ln -sf $libs/pmix2/lib/libpmix.so.2.6.2 $pmix/libpmix.so
+for b in /usr/sbin/slurmd /usr/sbin/slurmctld /usr/sbin/slurmstepd /usr/bin/srun /usr/sbin/munged; do
+  missing=$(LD_LIBRARY_PATH=$libs ldd $b 2>&1 | grep "not found")
+  [ -n "$missing" ] && echo "$b lacks: $missing"
+done
+id munge >/dev/null 2>&1 || useradd -r -s /usr/sbin/nologin munge
+mkdir -p /etc/munge /var/lib/munge /var/log/munge /run/munge /etc/slurm /var/spool/slurmctld /var/spool/slurmd /var/log/slurm
+[ -s /etc/munge/munge.key ] || dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 2>/dev/null
+chown -R munge:munge /etc/munge /var/lib/munge /var/log/munge /run/munge && chmod 0400 /etc/munge/munge.key
+pgrep -x munged >/dev/null || runuser -u munge -- /usr/sbin/munged || { echo "munged did not start"; exit 1; }
+gpus=$(nvidia-smi -L | wc -l) host=$(hostname -s)
+cat > /etc/slurm/slurm.conf <<CONF
+ClusterName=heatsolve-gpu
+SlurmctldHost=$host(127.0.0.1)
+AuthType=auth/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=/var/spool/slurmctld
+SlurmdSpoolDir=/var/spool/slurmd
+SlurmctldLogFile=/var/log/slurm/slurmctld.log
+SlurmdLogFile=/var/log/slurm/slurmd.log
+MpiDefault=none
+ReturnToService=2
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) Gres=gpu:$gpus State=UNKNOWN
+PartitionName=gpu Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+CONF
+echo "Name=gpu File=/dev/nvidia[0-$((gpus - 1))]" > /etc/slurm/gres.conf
+# No systemd or dbus on these machines: slurmd makes its cgroup scope itself.
+printf 'CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\n' > /etc/slurm/cgroup.conf
+mkdir -p /sys/fs/cgroup/system.slice
+pgrep -x slurmctld >/dev/null || slurmctld || echo "slurmctld exit $?"
+# Debian's libdbus (cgroup/v2 plugin) and PMIx 4's own components for slurmd and its
+# slurmstepd only, not in the tasks' environment.
+pgrep -x slurmd >/dev/null || LD_LIBRARY_PATH=$libs:/opt/slurm-libs/lib/x86_64-linux-gnu \
+  PMIX_MCA_mca_base_component_path=$libs/pmix2/lib/pmix slurmd || echo "slurmd exit $?"
+for _ in $(seq 1 40); do sinfo -h -N -o %T 2>/dev/null | grep -qE "idle|mix|alloc" && break; sleep 0.5; done
+sinfo -N -o "%N %T %G" 2>&1 | tee "$OUT/sinfo.txt"
+if ! sinfo -h -N -o %T 2>/dev/null | grep -qE "idle|mix|alloc"; then
+  echo "the node did not come up:"; tail -n 15 /var/log/slurm/slurmd.log /var/log/slurm/slurmctld.log; exit 1
+fi
+timeout 30 srun -n "$gpus" --gpus-per-task=1 bash -c 'echo "task $SLURM_PROCID: CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"' 2>&1
+timeout 200 ctest --test-dir build-gpu -R mpi_slurm_srun --output-on-failure -V > "$OUT/ctest.log" 2>&1
+grep -E "tests passed|Failed|\*\*\*|Skipped|^[0-9]+: (srun|SIGTERM|scancel|slurm|FAILED)" "$OUT/ctest.log" | head
+true

@@ -1,0 +1,10 @@
+#!/bin/bash
+# On the development machine (Debian 12), before tools/gpu_slurm_session.sh: Debian's
+# Slurm 22.05, munge and PMIx 4 as .deb files in .slurm-debs/ (ignored by git), for
+# `run` to carry to a GPU machine, which has no package registry.
+set -euo pipefail
+root=$(git rev-parse --show-toplevel)
+grep -qx '/.slurm-debs/' "$root/.git/info/exclude" 2>/dev/null || echo '/.slurm-debs/' >> "$root/.git/info/exclude"
+mkdir -p "$root/.slurm-debs" && cd "$root/.slurm-debs"
+apt-get download slurmd slurmctld slurm-client slurm-wlm-basic-plugins munge libpmix2 liblua5.1-0 libdbus-1-3 2>&1 | grep -v '^W:' || true
+ls
