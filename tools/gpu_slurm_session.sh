@@ -31,33 +31,10 @@ for b in /usr/sbin/slurmd /usr/sbin/slurmctld /usr/sbin/slurmstepd /usr/bin/srun
   missing=$(LD_LIBRARY_PATH=$libs ldd $b 2>&1 | grep "not found")
   [ -n "$missing" ] && echo "$b lacks: $missing"
 done
-id munge >/dev/null 2>&1 || useradd -r -s /usr/sbin/nologin munge
-mkdir -p /etc/munge /var/lib/munge /var/log/munge /run/munge /etc/slurm /var/spool/slurmctld /var/spool/slurmd /var/log/slurm
-[ -s /etc/munge/munge.key ] || dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 2>/dev/null
-chown -R munge:munge /etc/munge /var/lib/munge /var/log/munge /run/munge && chmod 0400 /etc/munge/munge.key
-pgrep -x munged >/dev/null || runuser -u munge -- /usr/sbin/munged || { echo "munged did not start"; exit 1; }
-gpus=$(nvidia-smi -L | wc -l) host=$(hostname -s)
-cat > /etc/slurm/slurm.conf <<CONF
-ClusterName=heatsolve-gpu
-SlurmctldHost=$host(127.0.0.1)
-AuthType=auth/munge
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-GresTypes=gpu
-SlurmUser=root
-SlurmdUser=root
-StateSaveLocation=/var/spool/slurmctld
-SlurmdSpoolDir=/var/spool/slurmd
-SlurmctldLogFile=/var/log/slurm/slurmctld.log
-SlurmdLogFile=/var/log/slurm/slurmd.log
-MpiDefault=none
-ReturnToService=2
-NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) Gres=gpu:$gpus State=UNKNOWN
-PartitionName=gpu Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
-CONF
-echo "Name=gpu File=/dev/nvidia[0-$((gpus - 1))]" > /etc/slurm/gres.conf
+source tools/slurm_conf.sh
+start_munge || { echo "munged did not start"; exit 1; }
+gpus=$(nvidia-smi -L | wc -l)
+write_slurm_conf "$gpus"
 # No systemd or dbus on these machines: slurmd makes its cgroup scope itself.
 printf 'CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\n' > /etc/slurm/cgroup.conf
 mkdir -p /sys/fs/cgroup/system.slice
