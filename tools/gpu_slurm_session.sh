@@ -5,13 +5,13 @@
 # heatsolve's ranks started by srun on the GPUs: the mpi_slurm_srun test (bits
 # against one process, scancel --signal=TERM, restart). Every wait is bounded;
 # logs under $OUT (slurmd's and slurmctld's included).
-# Status (session 13, nvidia-h200): slurmctld and, after the cgroup fixes below,
-# slurmd started; the device time ran out before the srun test itself ran, and
-# the unpacking into /opt/slurm-root (after a dpkg -x into / broke the machine's
-# /lib) has not run yet.
+# Session 14, nvidia-h100-x1: the node came up with gpu:1; mpi_slurm_srun passed
+# (2 ranks sharing the GPU); the demo by srun with --gpus-per-task=1 (1 rank) and
+# with 2 ranks on --gpus=1 (halos through host memory) bitwise equal to one process.
+# A rank a GPU on several GPUs waits for a multi-GPU kind.
 source tools/gpu_setup.sh
 source tools/gpu_mpi_setup.sh
-trap 'cp /var/log/slurm/*.log /var/log/munge/*.log "$OUT/" 2>/dev/null' EXIT
+trap 'cat /var/log/slurm/*.log > "$OUT/slurm.log" 2>/dev/null' EXIT
 # Unpacked apart (dpkg -x into / would replace Ubuntu's /lib symlink with a
 # directory); Slurm's programs, plugins and munge linked where Debian built them
 # to look. PMIx 4, Lua and libdbus, which Ubuntu has in other versions or not,
@@ -51,4 +51,25 @@ fi
 timeout 30 srun -n "$gpus" --gpus-per-task=1 bash -c 'echo "task $SLURM_PROCID: CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"' 2>&1
 timeout 200 ctest --test-dir build-gpu -R mpi_slurm_srun --output-on-failure -V > "$OUT/ctest.log" 2>&1
 grep -E "tests passed|Failed|\*\*\*|Skipped|^[0-9]+: (srun|SIGTERM|scancel|slurm|FAILED)" "$OUT/ctest.log" | head
+# The README's GPU line: a rank a GPU through the gres (each task sees one GPU as
+# device 0); then two ranks sharing the first GPU; then the same demo in one
+# process. The final fields must be the same bits.
+export NCCL_NVLS_ENABLE=0
+srun_demo() { # NAME SRUN-OPTIONS...
+  local name=$1; shift
+  timeout 120 srun --mpi=pmix "$@" $M inputs/letters.cfg --set "output.dir=\"/tmp/$name\"" --set output.png=false \
+    --overwrite > "$OUT/$name.txt" 2>&1
+  echo "srun $*: exit $?"; grep -E "halo|summary|error|backend" "$OUT/$name.txt" | head -8
+}
+srun_demo srun-gpus --ntasks-per-node="$gpus" --gpus-per-node="$gpus" --gpus-per-task=1 --cpus-per-task=$(( $(nproc) / gpus ))
+srun_demo srun-shared -n 2 --gpus=1 --cpus-per-task=$(( $(nproc) / 2 ))
+timeout 120 build-gpu/heatsolve inputs/letters.cfg --set 'output.dir="/tmp/one-gpu"' --set output.png=false \
+  --overwrite -q
+"$PY" - <<'PY'
+import h5py, numpy as np
+one = h5py.File("/tmp/one-gpu/letters_000800.hdf")["VTKHDF/PointData/temperature"][...].view(np.uint64)
+for name in ("srun-gpus", "srun-shared"):
+    field = h5py.File(f"/tmp/{name}/letters_000800.hdf")["VTKHDF/PointData/temperature"][...]
+    print(f"{name}: step 800 against one process:", "bitwise equal" if np.array_equal(field.view(np.uint64), one) else "DIFFERENT")
+PY
 true
