@@ -78,41 +78,98 @@ static void FN(cg_rhs)(REAL *restrict r, REAL *restrict u, const int n[3], const
     }
 }
 
-/* q = A p = p + k.alpha_dt lap0(p) (k.alpha_dt = -theta alpha dt; y/z ghosts of p set).
- * q is next read from memory (by cg_update), so each row is computed into the
- * thread's scratch row, reduced with p there, and streamed to q: stored
- * through the cache, every line of q would be read before being written, a
- * third stream beside p and q. (Streaming straight from the stencil and
- * summing from its registers was slower: the fixed-order segment sums broke
- * its vector loop.) Blocked as FOR_EACH_ROW_IN_BLOCKS, with each thread's
- * streaming stores fenced before the block's closing barrier. */
+/* The dot products' vectors: double lanes, as many as a REAL vector's
+ * lanes fit in one register of the build's width. A float vector is summed
+ * in its halves, each widened to double (sums are always in double). */
+typedef double FN(dvec) __attribute__((vector_size(CPU_VECTOR_BYTES)));
+typedef REAL FN(part) __attribute__((vector_size(CPU_VECTOR_BYTES * sizeof(REAL) / sizeof(double))));
+
+/* acc += (double)a * b, lane by lane. */
+static inline FN(dvec) FN(dot_lanes)(FN(dvec) acc, FN(vec) a, FN(vec) b)
+{
+    for (size_t at = 0; at < sizeof a; at += sizeof(FN(part))) {
+        FN(part) pa, pb;
+        memcpy(&pa, (const char *)&a + at, sizeof pa);
+        memcpy(&pb, (const char *)&b + at, sizeof pb);
+        acc += __builtin_convertvector(pa, FN(dvec)) * __builtin_convertvector(pb, FN(dvec));
+    }
+    return acc;
+}
+
+/* The lanes in lane order: a fixed order, so the sum is the same bits on every run and layout. */
+static inline double FN(lanes_sum)(FN(dvec) v)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < sizeof v / sizeof(double); ++i) sum += v[i];
+    return sum;
+}
+
+/* One row of q = A p, streamed to q, with p.q per segment of `seg` points
+ * into sums[]. The stencil's vector goes to memory and into the dot product
+ * straight from its register; a row first computed into a scratch row and
+ * then read twice (for the dot and for the streaming copy) took 1.8-2.3x the
+ * time of a heat step on the 2-core EPYC, bound by those passes, not by
+ * memory. Segments start at multiples of seg (a power of two >= 16, so a
+ * multiple of any vector's lanes) from a 64-byte-aligned row, so every whole
+ * vector's streaming store is aligned; a segment's tail shorter than a
+ * vector (only the row's last segment has one) goes through the cache. */
+static inline void FN(apply_row_dots)(REAL *restrict q, const REAL *restrict below, const REAL *restrict c,
+                                      const REAL *restrict above, long n, long sy, FN(cpu_coeffs) k, long seg,
+                                      double *restrict sums)
+{
+    const long whole = n / seg * seg; /* the segments that are whole vectors only */
+    long i = 0;
+    for (; i < whole; i += seg) {
+        FN(dvec) acc = {0};
+        for (long v = i; v < i + seg; v += FN(LANES)) {
+            FN(prefetch_next_row)(above + v, sy);
+            FN(vec) applied = FN(stencil_vec)(below + v, c + v, above + v, sy, k);
+            FN(stream_store)(q + v, applied);
+            acc = FN(dot_lanes)(acc, FN(load)(c + v), applied);
+        }
+        *sums++ = FN(lanes_sum)(acc);
+    }
+    if (i == n) return;
+    FN(dvec) acc = {0};
+    for (; i + FN(LANES) <= n; i += FN(LANES)) {
+        FN(vec) applied = FN(stencil_vec)(below + i, c + i, above + i, sy, k);
+        FN(stream_store)(q + i, applied);
+        acc = FN(dot_lanes)(acc, FN(load)(c + i), applied);
+    }
+    double sum = FN(lanes_sum)(acc);
+    FN(stencil_row3)(q + i, below + i, c + i, above + i, n - i, sy, k, 0);
+    for (; i < n; ++i) sum += (double)c[i] * q[i];
+    *sums = sum;
+}
+
+/* q = A p = p + k.alpha_dt lap0(p) (k.alpha_dt = -theta alpha dt; y/z ghosts
+ * of p set), with p.q per row segment. q is next read from memory (by
+ * cg_update): stored through the cache, every line of q would be read before
+ * being written, a third stream beside p and q. Swept as stencil_sweep_planes
+ * sweeps: each thread up its own slab of planes in blocks of `rows` rows, so
+ * that planes z-1 and z of the block are still in its L2 when row z+1 needs
+ * them, with no barrier between blocks; streaming stores fenced at the end. */
 static void FN(cg_apply)(REAL *restrict q, REAL *restrict p, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
-                         const FN(ghost_rule) *g, REAL *scratch, long seg, double *pq, int rows)
+                         const FN(ghost_rule) *g, long seg, double *pq, int rows)
 {
     const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
     const long sy = l->stride_y, sz = l->stride_z;
-    for (int y0 = 0; y0 < n[1]; y0 += rows) {
-        const int y1 = y0 + rows < n[1] ? y0 + rows : n[1];
 #pragma omp parallel
-        {
-            REAL *applied = scratch + (long)omp_get_thread_num() * sy;
-#pragma omp for collapse(2) schedule(static) nowait
-            for (int z = 0; z < n[2]; ++z)
+    {
+        int threads = omp_get_num_threads(), t = omp_get_thread_num();
+        int z0 = (int)((long)n[2] * t / threads), z1 = (int)((long)n[2] * (t + 1) / threads);
+        int block = n[2] >= 4 * threads ? rows : n[1]; /* thin slabs: whole planes, no blocks */
+        for (int y0 = 0; y0 < n[1]; y0 += block) {
+            const int y1 = y0 + block < n[1] ? y0 + block : n[1];
+            for (int z = z0; z < z1; ++z)
                 for (int y = y0; y < y1; ++y) {
-                    long row = first + y * sy + z * sz, at = ((long)z * n[1] + y) * segs;
+                    long row = first + y * sy + z * sz;
                     FN(set_x_ghosts)(p + row, n[0], g);
-                    FN(stencil_row3_vec)(applied, p + row - sz, p + row, p + row + sz, n[0], sy, k, 0, 1);
-                    FOR_EACH_SEGMENT(n[0], seg)
-                    {
-                        double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-                        for (long i = s0; i < s1; ++i) sum += (double)p[row + i] * applied[i];
-                        pq[at + sid] = sum;
-                    }
-                    FN(stream_row)(q + row, applied, n[0]);
+                    FN(apply_row_dots)(q + row, p + row - sz, p + row, p + row + sz, n[0], sy, k, seg,
+                                       pq + ((long)z * n[1] + y) * segs);
                 }
-            _mm_sfence();
         }
+        _mm_sfence();
     }
 }
 

@@ -100,7 +100,7 @@ static int FN(cg_direction_typed)(cpu_state *s, double beta)
 
 static int FN(cg_apply_typed)(cpu_state *s, double *pq)
 {
-    FN(cg_apply)(s->q, s->p, s->problem.grid.n, &s->layout, FN(operator_coeffs)(s), FN(zero_rule)(s), s->scratch,
+    FN(cg_apply)(s->q, s->p, s->problem.grid.n, &s->layout, FN(operator_coeffs)(s), FN(zero_rule)(s),
                  s->reduction.brick[0], s->dots_a, s->block_rows);
     return heat_reduction_sum(&s->reduction, s->dots_a, pq);
 }
