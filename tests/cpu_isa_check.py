@@ -2,7 +2,9 @@
 """The CPU heat step's machine code: the streaming variant's hot loop must be vector code that the
 compiler really produced, with nontemporal stores: in one function, packed nontemporal stores
 (movntpd / movntps) beside packed arithmetic on vector registers (FMA where the build targets it)
-and the prefetch of the next row of plane z+1 into L2 (prefetcht2).
+and the prefetch of the next row of plane z+1 into L2 (prefetcht2). The CG operator (cg_apply) too:
+packed nontemporal stores of q and packed double arithmetic (its stencil; its dot product, summed
+in double also for float fields) in its own function.
 
 usage: cpu_isa_check.py LIBHEATCORE.a   Exit 0 pass, 1 fail, 77 skipped (no objdump)."""
 import re
@@ -34,5 +36,14 @@ for precision, suffix in (("double", "pd"), ("float", "ps")):
               f"{prefetches} prefetcht2")
     else:
         print(f"FAILED {precision}: no function with packed nontemporal stores, packed arithmetic and prefetcht2")
+        ok = False
+for precision, suffix, tag in (("double", "pd", "_d"), ("float", "ps", "_f")):
+    bodies = [body for name, body in zip(functions[1::2], functions[2::2]) if name.startswith("cg_apply" + tag)]
+    stores = sum(len(re.findall(rf"\bv?movnt{suffix}\s+%[xyz]mm", body)) for body in bodies)
+    sums = sum(len(re.findall(r"\bv(?:fmadd\d*pd|mulpd|addpd)\s+.*%[xyz]mm", body)) for body in bodies)
+    if stores and sums:
+        print(f"{precision}: cg_apply: {stores} nontemporal stores, {sums} packed double operations (p.q)")
+    else:
+        print(f"FAILED {precision}: cg_apply has {stores} packed nontemporal stores and {sums} packed double operations")
         ok = False
 sys.exit(0 if ok else 1)
