@@ -1099,7 +1099,9 @@ def test_periodic_sine_decay(backend="cpu", schemes=("euler", "crank_nicolson"))
 
 
 def skip_without_gpu():
-    folder = fresh_dir("gpu_probe")
+    # A probe folder of the test's own: GPU tests run side by side (ctest -j), and a shared one was
+    # emptied by one test while another's probe ran in it.
+    folder = fresh_dir("gpu_probe_" + sys.argv[3])
     proc = run([letters_config(folder, steps=1, every=0), "-q", "--backend", "hip"], expect_status=None)
     if proc.returncode == 2 and "no usable GPU" in proc.stderr:
         print("no GPU: skipped")
