@@ -220,8 +220,11 @@ uint32_t chunk_crc32_parallel(const void *bytes, size_t len)
 }
 
 #ifdef HEATSOLVE_ISAL
-/* ISA-L has levels 0-3; heatsolve's 1-9 map onto 1-3 (1 fastest). */
-static int isal_level(int level) { return level <= 1 ? 1 : level <= 5 ? 2 : 3; }
+/* ISA-L has levels 0-3; heatsolve's 1-5 map onto 2 and 6-9 onto 3. ISA-L's
+ * level 1 (an 8K-entry hash) compressed as fast as level 2 (32K) on the
+ * letters fields, on the 2-core EPYC and on the 16-core Xeon alike, and
+ * wrote files 0.4-0.7% larger (docs/PERFORMANCE.md, session 14). */
+static int isal_level(int level) { return level <= 5 ? 2 : 3; }
 
 static int deflate_buffer(const unsigned char *src, size_t len, size_t planes, chunk_codec codec, chunk_data *out)
 {
