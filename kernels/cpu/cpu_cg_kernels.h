@@ -142,13 +142,25 @@ static inline void FN(apply_row_dots)(REAL *restrict q, const REAL *restrict bel
     *sums = sum;
 }
 
+/* Row (y, z) of q = A p: its x ghosts set, then swept; its segments' p.q into sums. */
+static inline void FN(apply_row_at)(REAL *restrict q, REAL *restrict p, long first, int y, int z, const int n[3],
+                                    long sy, long sz, FN(cpu_coeffs) k, const FN(ghost_rule) *g, long seg,
+                                    double *sums)
+{
+    long row = first + y * sy + z * sz;
+    FN(set_x_ghosts)(p + row, n[0], g);
+    FN(apply_row_dots)(q + row, p + row - sz, p + row, p + row + sz, n[0], sy, k, seg, sums);
+}
+
 /* q = A p = p + k.alpha_dt lap0(p) (k.alpha_dt = -theta alpha dt; y/z ghosts
  * of p set), with p.q per row segment. q is next read from memory (by
  * cg_update): stored through the cache, every line of q would be read before
  * being written, a third stream beside p and q. Swept as stencil_sweep_planes
  * sweeps: each thread up its own slab of planes in blocks of `rows` rows, so
  * that planes z-1 and z of the block are still in its L2 when row z+1 needs
- * them, with no barrier between blocks; streaming stores fenced at the end. */
+ * them, with no barrier between blocks (fewer than four planes a thread: the
+ * rows shared out instead, so that flat grids keep every thread busy);
+ * streaming stores fenced at the end. */
 static void FN(cg_apply)(REAL *restrict q, REAL *restrict p, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
                          const FN(ghost_rule) *g, long seg, double *pq, int rows)
 {
@@ -157,17 +169,19 @@ static void FN(cg_apply)(REAL *restrict q, REAL *restrict p, const int n[3], con
 #pragma omp parallel
     {
         int threads = omp_get_num_threads(), t = omp_get_thread_num();
-        int z0 = (int)((long)n[2] * t / threads), z1 = (int)((long)n[2] * (t + 1) / threads);
-        int block = n[2] >= 4 * threads ? rows : n[1]; /* thin slabs: whole planes, no blocks */
-        for (int y0 = 0; y0 < n[1]; y0 += block) {
-            const int y1 = y0 + block < n[1] ? y0 + block : n[1];
-            for (int z = z0; z < z1; ++z)
-                for (int y = y0; y < y1; ++y) {
-                    long row = first + y * sy + z * sz;
-                    FN(set_x_ghosts)(p + row, n[0], g);
-                    FN(apply_row_dots)(q + row, p + row - sz, p + row, p + row + sz, n[0], sy, k, seg,
-                                       pq + ((long)z * n[1] + y) * segs);
-                }
+        if (n[2] >= 4 * threads) {
+            int z0 = (int)((long)n[2] * t / threads), z1 = (int)((long)n[2] * (t + 1) / threads);
+            for (int y0 = 0; y0 < n[1]; y0 += rows) {
+                const int y1 = y0 + rows < n[1] ? y0 + rows : n[1];
+                for (int z = z0; z < z1; ++z)
+                    for (int y = y0; y < y1; ++y)
+                        FN(apply_row_at)(q, p, first, y, z, n, sy, sz, k, g, seg, pq + ((long)z * n[1] + y) * segs);
+            }
+        } else {
+#pragma omp for collapse(2) schedule(static) nowait
+            for (int z = 0; z < n[2]; ++z)
+                for (int y = 0; y < n[1]; ++y)
+                    FN(apply_row_at)(q, p, first, y, z, n, sy, sz, k, g, seg, pq + ((long)z * n[1] + y) * segs);
         }
         _mm_sfence();
     }
