@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -359,10 +360,15 @@ static int seal_file(const char *tmp, const char *path)
     return HEAT_OK;
 }
 
+/* HDF5 1.10 is thread-safe only where it was built so (Debian's is; a
+ * serial build elsewhere may not be), and several writes may be in flight
+ * (io/ckpt_writer.h): their HDF5 phases, creating and filling a file or
+ * reading one, take turns. Sealing and the fsync run beside each other. */
+static pthread_mutex_t hdf5_turn = PTHREAD_MUTEX_INITIALIZER;
+
 static int write_checkpoint(const char *path, const ckpt_meta *m, const field_source *field, int level,
                             ckpt_method method, ckpt_write_stats *stats)
 {
-    quiet_hdf5();
     ckpt_write_stats local;
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
@@ -371,8 +377,11 @@ static int write_checkpoint(const char *path, const ckpt_meta *m, const field_so
     int slot = fs_temp_track(tmp);
     h5_scope s = {.path = path};
     double start = monotonic_seconds();
+    pthread_mutex_lock(&hdf5_turn);
+    quiet_hdf5();
     int status = write_file(&s, tmp, m, field, level, method, stats);
     h5_scope_close(&s);
+    pthread_mutex_unlock(&hdf5_turn);
     double written = monotonic_seconds();
     if (status == HEAT_OK) status = seal_file(tmp, path);
     double sealed = monotonic_seconds();
@@ -683,10 +692,12 @@ static int read_checkpoint(const char *path, ckpt_meta *m, void *field)
     memset(m, 0, sizeof *m);
     h5_scope s = {.path = path};
     hid_t file = -1;
+    pthread_mutex_lock(&hdf5_turn);
     int status = open_checkpoint(&s, path, &file);
     if (status == HEAT_OK) status = read_restart_group(&s, file, m);
     if (status == HEAT_OK && field) status = read_field(&s, file, m, field);
     h5_scope_close(&s);
+    pthread_mutex_unlock(&hdf5_turn);
     if (status != HEAT_OK) ckpt_meta_free(m);
     return status;
 }

@@ -12,25 +12,54 @@
 #include "../solver/error.h"
 #include "fsutil.h"
 
+/* One write: a snapshot buffer and the thread that writes it. */
+typedef struct ckpt_job {
+    struct ckpt_writer *writer;
+    void *buffer;         /* snapshot: compact field (or this rank's slab) */
+    int owns_buffer;
+    ckpt_meta meta;       /* the writer's template with this write's step, time and frame */
+    long ticket;          /* submission order: files are listed in it */
+    pthread_t thread;
+    int in_flight;
+    atomic_int finished;  /* set by the job's thread as its last act */
+    int status;
+    double seconds;         /* the job's time, set by its thread */
+    double publish_seconds; /* of it, listing the file (publish) */
+} ckpt_job;
+
 struct ckpt_writer {
     ckpt_writer_options options;
     char dir[512], name[128];
     ckpt_meta meta;       /* template; step and time set per job */
-    heat_series series;
-    void *buffer;         /* snapshot: compact field */
-    size_t bytes;         /* of the snapshot: the whole field, or this rank's slab */
+    heat_series series;   /* touched only by the job whose turn it is to publish */
+    size_t bytes;         /* of a snapshot: the whole field, or this rank's slab */
     double *plane;        /* with parts and PNGs: the quick-look slice, summed on the root */
-    pthread_t thread;
-    int in_flight;
-    atomic_int finished;  /* set by the writer thread as its last act */
-    int status;           /* result of the last job */
+    ckpt_job jobs[CKPT_WRITER_MAX_JOBS];
+    int job_count;
+    int next;             /* the job slot the next submit takes (slots go round: it holds the oldest write) */
+    long tickets;         /* writes submitted */
+    long publishing;      /* ticket whose turn it is to publish */
+    pthread_mutex_t turn_lock;
+    pthread_cond_t turn;
     long last_step;
     ckpt_writer_stats stats;
-    double job_seconds;   /* the last job's time, set by the writer thread */
-    double publish_seconds; /* of it, listing the file (publish), set by the writer thread */
     int (*arrived)(void *context); /* waits until the snapshot is in the buffer; NULL: it is */
     void *arrival_context;
 };
+
+static int allocate_jobs(ckpt_writer *w, int count, void *first_buffer)
+{
+    w->job_count = count;
+    for (int j = 0; j < count; ++j) {
+        ckpt_job *job = &w->jobs[j];
+        job->writer = w;
+        job->owns_buffer = !(j == 0 && first_buffer);
+        job->buffer = job->owns_buffer ? malloc(w->bytes) : first_buffer;
+        HEAT_CHECK(job->buffer, "cannot allocate the %zu-byte checkpoint snapshot %d of %d (output.writes_in_flight)",
+                   w->bytes, j + 1, count);
+    }
+    return HEAT_OK;
+}
 
 int ckpt_writer_create(const ckpt_writer_options *o, const ckpt_meta *meta, heat_series *series, ckpt_writer **out)
 {
@@ -39,6 +68,7 @@ int ckpt_writer_create(const ckpt_writer_options *o, const ckpt_meta *meta, heat
     HEAT_CHECK(w, "out of memory");
     w->options = *o;
     if (w->options.threads < 1) w->options.threads = 1;
+    int jobs = o->parts || o->jobs < 1 ? 1 : o->jobs < CKPT_WRITER_MAX_JOBS ? o->jobs : CKPT_WRITER_MAX_JOBS;
     snprintf(w->dir, sizeof w->dir, "%s", o->dir);
     snprintf(w->name, sizeof w->name, "%s", o->name);
     w->options.dir = w->dir, w->options.name = w->name;
@@ -46,14 +76,16 @@ int ckpt_writer_create(const ckpt_writer_options *o, const ckpt_meta *meta, heat
     w->meta.config_text = meta->config_text ? strdup(meta->config_text) : NULL;
     w->series = *series;
     memset(series, 0, sizeof *series);
+    pthread_mutex_init(&w->turn_lock, NULL);
+    pthread_cond_init(&w->turn, NULL);
     const ckpt_parts *parts = o->parts;
     long planes = parts ? parts->z_count[parts->rank] : meta->grid.n[2];
     w->bytes = (size_t)meta->grid.n[0] * meta->grid.n[1] * planes * heat_precision_size(meta->precision);
-    w->buffer = o->buffer ? o->buffer : malloc(w->bytes);
     w->last_step = -1;
     w->stats.first_failed_step = w->stats.last_written_step = -1;
+    w->stats.jobs = jobs;
     *out = w;
-    HEAT_CHECK(w->buffer, "cannot allocate the %zu-byte checkpoint snapshot", w->bytes);
+    HEAT_CALL(allocate_jobs(w, jobs, o->buffer));
     if (parts && o->png) {
         w->plane = malloc(sizeof *w->plane * (size_t)(heat_grid_points(&meta->grid) / meta->grid.n[o->slice.axis]));
         HEAT_CHECK(w->plane, "cannot allocate the quick-look slice");
@@ -61,7 +93,10 @@ int ckpt_writer_create(const ckpt_writer_options *o, const ckpt_meta *meta, heat
     return HEAT_OK;
 }
 
-void *ckpt_writer_buffer(ckpt_writer *w) { return w->buffer; }
+void *ckpt_writer_buffer(ckpt_writer *w) { return w->jobs[w->next].buffer; }
+int ckpt_writer_buffer_count(const ckpt_writer *w) { return w->job_count; }
+void *ckpt_writer_buffer_at(ckpt_writer *w, int index) { return w->jobs[index].buffer; }
+size_t ckpt_writer_buffer_bytes(const ckpt_writer *w) { return w->bytes; }
 long ckpt_writer_last_step(const ckpt_writer *w) { return w->last_step; }
 
 void ckpt_writer_set_arrival(ckpt_writer *w, int (*arrived)(void *context), void *context)
@@ -112,20 +147,20 @@ static int prune_old(ckpt_writer *w)
     return HEAT_OK;
 }
 
-static int write_png(ckpt_writer *w, const char *ckpt)
+static int write_png(const ckpt_job *job, const char *ckpt)
 {
+    const ckpt_writer *w = job->writer;
     if (!w->options.png) return HEAT_OK;
     char png[1100];
     snprintf(png, sizeof png, "%.*s.png", (int)(strlen(ckpt) - 4), ckpt);
-    if (!w->plane)
-        return png_write_slice(png, w->buffer, &w->meta.grid, w->meta.precision, &w->options.slice, w->meta.step,
-                               w->meta.time);
+    const ckpt_meta *m = &job->meta;
+    if (!w->plane) return png_write_slice(png, job->buffer, &m->grid, m->precision, &w->options.slice, m->step, m->time);
     /* With parts: the slice alone, summed from the ranks' pieces, as a grid one point thick. */
-    heat_grid plane = w->meta.grid;
+    heat_grid plane = m->grid;
     plane.n[w->options.slice.axis] = 1;
     png_slice slice = w->options.slice;
     slice.index = 0;
-    return png_write_slice(png, w->plane, &plane, HEAT_DOUBLE, &slice, w->meta.step, w->meta.time);
+    return png_write_slice(png, w->plane, &plane, HEAT_DOUBLE, &slice, m->step, m->time);
 }
 
 /* A frame of a double run is written as float32 (half the bytes, and
@@ -133,130 +168,193 @@ static int write_png(ckpt_writer *w, const char *ckpt)
  * for compression, on the writer's threads, so the writer holds no float
  * copy of the field (537 MB at 512^3); frames got about 10% faster on 2
  * cores and no faster measurably on the 16-core GPU host. */
-static void frame_precision(const ckpt_writer *w, ckpt_meta *meta)
+static ckpt_meta file_meta(const ckpt_job *job)
 {
-    if (meta->frame && !w->options.frame_full && w->meta.precision == HEAT_DOUBLE) meta->precision = HEAT_FLOAT;
+    ckpt_meta file = job->meta;
+    if (file.frame && !job->writer->options.frame_full && file.precision == HEAT_DOUBLE) file.precision = HEAT_FLOAT;
+    return file;
 }
 
-static int list_and_draw(ckpt_writer *w, const char *path, const ckpt_meta *meta)
+static int list_and_draw(ckpt_job *job, const char *path, const ckpt_meta *file)
 {
-    HEAT_CALL(series_add(&w->series, w->meta.step, w->meta.time, meta->frame));
+    ckpt_writer *w = job->writer;
+    HEAT_CALL(series_add(&w->series, file->step, file->time, file->frame));
     HEAT_CALL(series_write(&w->series));
-    HEAT_CALL(write_png(w, path));
+    HEAT_CALL(write_png(job, path));
     HEAT_CALL(prune_old(w));
     return fs_sync_folder(w->dir); /* the series' and the PNG's renames: one fsync for both */
 }
 
 /* The file is complete: list it, draw it, prune, one folder fsync (timed
  * apart: per-file costs that the file's bytes do not explain). */
-static int publish(ckpt_writer *w, const char *path, const ckpt_meta *meta)
+static int publish(ckpt_job *job, const char *path, const ckpt_meta *file)
 {
     double start = omp_get_wtime();
-    int status = list_and_draw(w, path, meta);
-    w->publish_seconds = omp_get_wtime() - start;
+    int status = list_and_draw(job, path, file);
+    job->publish_seconds = omp_get_wtime() - start;
     return status;
 }
 
-static int write_job(ckpt_writer *w)
+static int write_whole(ckpt_job *job, const char *path, const ckpt_meta *file)
 {
-    char path[1024];
-    ckpt_path(path, sizeof path, w->dir, w->name, w->meta.step);
-    ckpt_meta meta = w->meta;
-    frame_precision(w, &meta);
-    warn_if_disk_short(w, &meta);
-    HEAT_CALL(ckpt_write_from(path, &meta, w->buffer, w->meta.precision, w->options.level, w->options.method));
-    return publish(w, path, &meta);
+    ckpt_writer *w = job->writer;
+    warn_if_disk_short(w, file);
+    return ckpt_write_from(path, file, job->buffer, job->meta.precision, w->options.level, w->options.method);
 }
 
 /* With parts, every rank's writer takes every step whatever failed before
  * (ckpt_parts.h): the shuffle decision, the chunks, the slice. */
-static int write_parts_job(ckpt_writer *w, int status)
+static int write_parts(ckpt_job *job, int status, const char *path, const ckpt_meta *file)
 {
+    ckpt_writer *w = job->writer;
     ckpt_parts *parts = w->options.parts;
-    ckpt_meta meta = w->meta;
-    frame_precision(w, &meta);
-    const void *field = status == HEAT_OK ? w->buffer : NULL;
-    int dims[3] = {meta.grid.n[2], meta.grid.n[1], meta.grid.n[0]}, shuffle = 0;
-    chunk_plan whole = chunk_plan_make(dims, heat_precision_size(meta.precision));
-    if (meta.precision != w->meta.precision) whole = chunk_plan_from_doubles(whole);
+    const void *field = status == HEAT_OK ? job->buffer : NULL;
+    int dims[3] = {file->grid.n[2], file->grid.n[1], file->grid.n[0]}, shuffle = 0;
+    chunk_plan whole = chunk_plan_make(dims, heat_precision_size(file->precision));
+    if (file->precision != job->meta.precision) whole = chunk_plan_from_doubles(whole);
     chunk_codec codec = {w->options.level, w->options.method == CKPT_PARALLEL_RLE};
     int agreed = ckpt_parts_shuffle(parts, &whole, field, codec, &shuffle);
     if (status == HEAT_OK) status = agreed;
-    char path[1024];
-    ckpt_path(path, sizeof path, w->dir, w->name, w->meta.step);
     if (parts->rank != 0) {
         int sent = ckpt_parts_send(parts, &whole, status == HEAT_OK ? field : NULL, codec, shuffle);
         if (status == HEAT_OK) status = sent;
     } else {
-        warn_if_disk_short(w, &meta);
+        warn_if_disk_short(w, file);
         ckpt_parts_begin(parts);
         if (status == HEAT_OK)
-            status = ckpt_write_parts(path, &meta, field, w->meta.precision, w->options.level, w->options.method, parts,
-                                      shuffle, NULL);
+            status = ckpt_write_parts(path, file, field, job->meta.precision, w->options.level, w->options.method,
+                                      parts, shuffle, NULL);
         ckpt_parts_drain(parts, &whole, codec);
     }
     if (w->options.png) {
-        int summed = ckpt_parts_slice(parts, meta.grid.n, w->meta.precision, &w->options.slice, w->buffer, w->plane);
+        int summed = ckpt_parts_slice(parts, file->grid.n, job->meta.precision, &w->options.slice, job->buffer, w->plane);
         if (status == HEAT_OK) status = summed;
     }
-    if (parts->rank != 0 || status != HEAT_OK) return status;
-    return publish(w, path, &meta);
+    return status;
 }
 
-static void *writer_main(void *arg)
+/* Files are listed in the order they were submitted: a write that finishes
+ * its file before an earlier one waits here until that one is listed (or
+ * has failed), so the series, the pruning and `--restart latest` see the
+ * steps in order. */
+static void await_turn(ckpt_job *job)
 {
-    ckpt_writer *w = arg;
+    ckpt_writer *w = job->writer;
+    pthread_mutex_lock(&w->turn_lock);
+    while (w->publishing != job->ticket) pthread_cond_wait(&w->turn, &w->turn_lock);
+    pthread_mutex_unlock(&w->turn_lock);
+}
+
+static void pass_turn(ckpt_writer *w)
+{
+    pthread_mutex_lock(&w->turn_lock);
+    ++w->publishing;
+    pthread_cond_broadcast(&w->turn);
+    pthread_mutex_unlock(&w->turn_lock);
+}
+
+static void *job_main(void *arg)
+{
+    ckpt_job *job = arg;
+    ckpt_writer *w = job->writer;
     omp_set_num_threads(w->options.threads); /* this thread's parallel regions only */
     double start = omp_get_wtime();
-    w->publish_seconds = 0;
-    int arrived = w->arrived ? w->arrived(w->arrival_context) : HEAT_OK;
-    if (w->options.parts) w->status = write_parts_job(w, arrived); /* the other writers wait for this one's part */
-    else w->status = arrived == HEAT_OK ? write_job(w) : arrived;
-    w->job_seconds = omp_get_wtime() - start;
-    if (w->status != HEAT_OK)
+    job->publish_seconds = 0;
+    char path[1024];
+    ckpt_path(path, sizeof path, w->dir, w->name, job->meta.step);
+    ckpt_meta file = file_meta(job);
+    int status = w->arrived ? w->arrived(w->arrival_context) : HEAT_OK;
+    if (w->options.parts) status = write_parts(job, status, path, &file); /* the other writers wait for this one's part */
+    else if (status == HEAT_OK) status = write_whole(job, path, &file);
+    await_turn(job);
+    int lists = !w->options.parts || w->options.parts->rank == 0;
+    if (status == HEAT_OK && lists) status = publish(job, path, &file);
+    if (status != HEAT_OK)
         fprintf(stderr, "heatsolve: the checkpoint of step %ld was not written; earlier checkpoints and the "
-                        "series file are intact\n", w->meta.step);
-    atomic_store(&w->finished, 1);
+                        "series file are intact\n", job->meta.step);
+    pass_turn(w);
+    job->status = status;
+    job->seconds = omp_get_wtime() - start;
+    atomic_store(&job->finished, 1);
     return NULL;
+}
+
+/* Joins a write and counts it in the stats; its status. */
+static int collect(ckpt_writer *w, ckpt_job *job)
+{
+    if (!job->in_flight) return HEAT_OK;
+    double start = omp_get_wtime();
+    pthread_join(job->thread, NULL);
+    job->in_flight = 0;
+    ckpt_writer_stats *s = &w->stats;
+    s->wait_seconds += omp_get_wtime() - start;
+    s->write_seconds += job->seconds;
+    s->publish_seconds += job->publish_seconds;
+    ++s->writes;
+    int frame = job->meta.frame;
+    if (frame) ++s->frames, s->frame_seconds += job->seconds;
+    if (job->status == HEAT_OK) {
+        if (!frame && job->meta.step > s->last_written_step) s->last_written_step = job->meta.step;
+    } else if (frame) {
+        ++s->frames_failed;
+    } else if (s->failed++ == 0) {
+        s->first_failed_step = job->meta.step;
+    }
+    return job->status;
+}
+
+/* Slots go round, so slot next + i holds the i-th oldest write. */
+static ckpt_job *oldest(ckpt_writer *w, int i) { return &w->jobs[(w->next + i) % w->job_count]; }
+
+int ckpt_writer_make_room(ckpt_writer *w)
+{
+    int status = HEAT_OK;
+    /* Writes already finished are counted now, in order, so a failure shows at once. */
+    for (int i = 0; i < w->job_count; ++i) {
+        ckpt_job *job = oldest(w, i);
+        if (!job->in_flight || !atomic_load(&job->finished)) break;
+        int s = collect(w, job);
+        if (status == HEAT_OK) status = s;
+    }
+    int s = collect(w, oldest(w, 0)); /* the slot the next write takes */
+    return status == HEAT_OK ? s : status;
 }
 
 int ckpt_writer_submit(ckpt_writer *w, long step, double time, int frame)
 {
-    HEAT_CALL(ckpt_writer_wait(w));
-    w->meta.step = step;
-    w->meta.time = time;
-    w->meta.frame = frame;
-    w->last_step = step;
-    atomic_store(&w->finished, 0);
-    int err = pthread_create(&w->thread, NULL, writer_main, w);
+    HEAT_CALL(ckpt_writer_make_room(w));
+    ckpt_job *job = &w->jobs[w->next];
+    job->meta = w->meta;
+    job->meta.step = step;
+    job->meta.time = time;
+    job->meta.frame = frame;
+    job->ticket = w->tickets;
+    atomic_store(&job->finished, 0);
+    int err = pthread_create(&job->thread, NULL, job_main, job);
     if (err != 0) return heat_error(HEAT_ERR_RUNTIME, "cannot start the checkpoint writer thread: %s", strerror(err));
-    w->in_flight = 1;
+    ++w->tickets;
+    job->in_flight = 1;
+    w->next = (w->next + 1) % w->job_count;
+    w->last_step = step;
     return HEAT_OK;
 }
 
 ckpt_writer_stats ckpt_writer_get_stats(const ckpt_writer *w) { return w->stats; }
 
-int ckpt_writer_busy(const ckpt_writer *w) { return w->in_flight && !atomic_load(&w->finished); }
+int ckpt_writer_busy(const ckpt_writer *w)
+{
+    for (int j = 0; j < w->job_count; ++j)
+        if (w->jobs[j].in_flight && !atomic_load(&w->jobs[j].finished)) return 1;
+    return 0;
+}
 
 int ckpt_writer_wait(ckpt_writer *w)
 {
-    if (!w->in_flight) return HEAT_OK;
-    double start = omp_get_wtime();
-    pthread_join(w->thread, NULL);
-    w->stats.wait_seconds += omp_get_wtime() - start;
-    w->stats.write_seconds += w->job_seconds;
-    w->stats.publish_seconds += w->publish_seconds;
-    ++w->stats.writes;
-    if (w->meta.frame) ++w->stats.frames, w->stats.frame_seconds += w->job_seconds;
-    if (w->status == HEAT_OK) {
-        if (!w->meta.frame) w->stats.last_written_step = w->meta.step;
-    } else {
-        if (w->meta.frame) ++w->stats.frames_failed;
-        else if (w->stats.failed++ == 0) w->stats.first_failed_step = w->meta.step;
+    int status = HEAT_OK;
+    for (int i = 0; i < w->job_count; ++i) {
+        int s = collect(w, oldest(w, i));
+        if (status == HEAT_OK) status = s;
     }
-    w->in_flight = 0;
-    int status = w->status;
-    w->status = HEAT_OK;
     return status;
 }
 
@@ -264,10 +362,13 @@ void ckpt_writer_destroy(ckpt_writer **writer)
 {
     if (!writer || !*writer) return;
     ckpt_writer *w = *writer;
-    if (w->in_flight) ckpt_writer_wait(w);
+    ckpt_writer_wait(w);
     series_destroy(&w->series);
     free(w->meta.config_text);
-    if (!w->options.buffer) free(w->buffer);
+    for (int j = 0; j < w->job_count; ++j)
+        if (w->jobs[j].owns_buffer) free(w->jobs[j].buffer);
+    pthread_cond_destroy(&w->turn);
+    pthread_mutex_destroy(&w->turn_lock);
     free(w->plane);
     free(w);
     *writer = NULL;

@@ -1,11 +1,14 @@
 #pragma once
 /*
- * Writes checkpoints on a thread of its own so that the time loop computes
- * on: the loop waits for the previous write (at most one in flight), copies
- * the field into the writer's snapshot buffer and submits it. The writer
- * compresses (on `threads` cores), writes, renames, updates the series file,
- * writes the optional PNG and prunes old restart checkpoints (output.keep;
- * frames stay).
+ * Writes checkpoints on threads of their own so that the time loop computes
+ * on: the loop makes room (waits for the oldest write when every snapshot
+ * buffer is taken), copies the field into the free buffer and submits it.
+ * Each write compresses (on `threads` cores), writes, fsyncs and renames its
+ * file; then, in the order the writes were submitted, updates the series
+ * file, writes the optional PNG and prunes old restart checkpoints
+ * (output.keep; frames stay). With one job, as with several ranks, at most
+ * one write is in flight; with several, one write's fsync overlaps the next
+ * one's compression (the file's HDF5 phase itself is one at a time).
  */
 #include "checkpoint.h"
 #include "ckpt_parts.h"
@@ -22,9 +25,12 @@ typedef struct ckpt_writer_options {
     int threads;        /* OpenMP threads that compress */
     int frame_full;     /* frames in the run's precision; 0: float32 */
     ckpt_parts *parts;  /* every rank's writer, with this rank's slab in the buffer; NULL: the whole field (root) */
-    void *buffer;       /* the snapshot buffer, owned by the caller (the run loads its field there);
+    void *buffer;       /* the first snapshot buffer, owned by the caller (the run loads its field there);
                            NULL: the writer allocates its own */
+    int jobs;           /* writes in flight at most, each with a snapshot buffer; 1 with parts */
 } ckpt_writer_options;
+
+enum { CKPT_WRITER_MAX_JOBS = 4 };
 
 typedef struct ckpt_writer ckpt_writer;
 
@@ -39,7 +45,8 @@ typedef struct ckpt_writer_stats {
     long frames;          /* of the finished writes, frames (output.frame_every) */
     double frame_seconds; /* their share of write_seconds */
     double publish_seconds; /* of write_seconds, listing the files: series, PNG, pruning, folder fsync */
-    double wait_seconds;  /* time the caller spent blocked in ckpt_writer_wait */
+    double wait_seconds;  /* time the caller spent blocked in ckpt_writer_make_room or _wait */
+    int jobs;             /* writes that may be in flight at once */
 } ckpt_writer_stats;
 
 /* meta: everything but step and time (copied, config text included). The
@@ -49,9 +56,19 @@ typedef struct ckpt_writer_stats {
 int ckpt_writer_create(const ckpt_writer_options *options, const ckpt_meta *meta, heat_series *series,
                        ckpt_writer **writer);
 
+/* Makes room for the next snapshot: counts the writes that have finished
+ * and waits for the oldest one if every buffer is taken; returns the first
+ * failure among those it counted (HEAT_OK if none). */
+int ckpt_writer_make_room(ckpt_writer *writer);
+
 /* Where the next snapshot goes (the whole field, or this rank's slab);
- * valid after ckpt_writer_wait. */
+ * valid after ckpt_writer_make_room. */
 void *ckpt_writer_buffer(ckpt_writer *writer);
+
+/* Every snapshot buffer (to page-lock them), each of ckpt_writer_buffer_bytes. */
+int ckpt_writer_buffer_count(const ckpt_writer *writer);
+void *ckpt_writer_buffer_at(ckpt_writer *writer, int index);
+size_t ckpt_writer_buffer_bytes(const ckpt_writer *writer);
 
 /* A snapshot may still be arriving when it is submitted (a GPU copies it
  * while it steps on): the writer thread calls arrived(context) before it
@@ -65,7 +82,7 @@ int ckpt_writer_submit(ckpt_writer *writer, long step, double time, int frame);
 /* Is a write still running? (Does not wait.) */
 int ckpt_writer_busy(const ckpt_writer *writer);
 
-/* Waits for the write in flight; returns its status (HEAT_OK if none). */
+/* Waits for every write in flight; returns the first failure (HEAT_OK if none). */
 int ckpt_writer_wait(ckpt_writer *writer);
 
 ckpt_writer_stats ckpt_writer_get_stats(const ckpt_writer *writer);

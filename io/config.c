@@ -92,6 +92,7 @@ static const config_key keys[] = {
     {"output.png", K_BOOL, F(output.png), 0, 0, 1, 0, NULL, "write a quick-look PNG beside each checkpoint"},
     {"output.png_axis", K_WORD, F(output.png_axis), 0, 0, 0, 0, axis_words, "normal of the PNG slice: x, y or z"},
     {"output.png_index", K_INT, F(output.png_index), 0, -1, 1 << 20, 0, NULL, "index of the PNG slice (-1: automatic)"},
+    {"output.writes_in_flight", K_INT, F(output.writes_in_flight), 0, 0, 4, 0, NULL, "checkpoints written at once, 0-4 (0: automatic; one process only)"},
     {"parallel.ranks", K_INT3, F(ranks), 0, 0, 1 << 20, 0, NULL, "MPI ranks along x, y, z (zeros: chosen by MPI_Dims_create)"},
     {"parallel.transport", K_WORD, F(transport), 0, 0, 0, 0, transport_words, "GPU halos: auto, mpi (GPU-aware MPI), nccl or host (page-locked host memory)"},
     {"solver.backend", K_WORD, F(backend), 0, 0, 0, 0, backend_words, "auto, cpu or hip"},

@@ -23,6 +23,7 @@ typedef struct heat_output {
     int png;              /* write a quick-look PNG beside each checkpoint */
     int png_axis;         /* 0, 1, 2: slice normal along x, y, z */
     int png_index;        /* slice index along that axis; -1 = middle / letters */
+    int writes_in_flight; /* checkpoints written at once, each with a snapshot buffer; 0: automatic */
 } heat_output;
 
 typedef struct heat_config {

@@ -103,8 +103,10 @@ typedef struct heat_backend_ops {
     const heat_cg_ops *cg;
 
     /* Optional (NULL: download() is used). Starts copying the current field
-     * into host while advance() goes on; host must not be read, and the
-     * next snapshot not started, before download_wait() returns. */
+     * into host while advance() goes on; host must not be read before
+     * download_wait() returns. Any thread may call download_wait(); it returns
+     * once no copy is in flight. A snapshot started before the previous one
+     * was waited for first waits for that one (several writes in flight). */
     int (*download_async)(void *state, void *host);
     int (*download_wait)(void *state);
 } heat_backend_ops;

@@ -9,6 +9,9 @@
 #   bash tools/gpu_startup_session.sh io        the current tree against an earlier one, alternated:
 #       `bench --io` at 512^3 and at the demo's grid, the default demo and 512^3 with a checkpoint
 #       every 100 steps (issue 17)
+#   bash tools/gpu_startup_session.sh writes    one checkpoint write at a time against several
+#       (output.writes_in_flight = 1, automatic, and 2 or 4), alternated in one build: the default
+#       demo and 512^3 with a checkpoint every 100 steps (issue 17), then the GPU tests
 part=${1:-letters}
 source tools/gpu_setup.sh
 echo "cores: $(nproc); $(lscpu | grep 'Model name')" | tee "$OUT/host.txt"
@@ -58,6 +61,19 @@ letters() {
       run1 $bin
     done
   done
+}
+
+writes() {
+  local L512="--set grid.n=[512,512,512] --set time.steps=1000 --set output.png=false --set output.every=100"
+  run1 build-gpu --set output.every=0 > /dev/null # the kernel choice into the tuning cache
+  for i in 1 2 3 4; do
+    for k in 1 0; do run1 build-gpu --set output.writes_in_flight=$k; done
+  done
+  for i in 1 2; do
+    for k in 1 0 4; do run1 build-gpu $L512 --set output.writes_in_flight=$k; done
+  done
+  ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 300 > "$OUT/ctest_gpu.log" 2>&1
+  grep -E "tests passed|Failed|\*\*\*" "$OUT/ctest_gpu.log" | head -20
 }
 
 cpu() {

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "heat_kernels.hip" /* one translation unit: kernels and launchers */
@@ -122,6 +123,7 @@ struct hip_state {
     char *snapshot;             /* NULL until the first snapshot, or when memory was short */
     int snapshot_unavailable;   /* the copy could not be allocated: synchronous downloads */
     int snapshot_pending;       /* a copy to the host is in flight */
+    std::mutex snapshot_lock;   /* over snapshot_pending: the loop starts copies, writer threads wait for them */
     hipStream_t copy_stream;
     hipEvent_t snapshot_taken, snapshot_done;
     /* z halos beside the update (NCCL, only z faces exchanged): each step
@@ -572,7 +574,11 @@ static int snapshot_ready(hip_state *s)
 static int hip_download_async(void *state, void *host)
 {
     hip_state *s = static_cast<hip_state *>(state);
-    HEAT_CHECK(!s->snapshot_pending, "a snapshot was started before the previous one was waited for");
+    std::lock_guard<std::mutex> hold(s->snapshot_lock);
+    /* With several writes in flight the previous copy may not have been
+     * waited for yet: it ends first, since both leave from the one device copy. */
+    if (s->snapshot_pending) HIP_CALL(hipEventSynchronize(s->snapshot_done));
+    s->snapshot_pending = 0;
     HEAT_CALL(snapshot_ready(s));
     if (!s->snapshot) return copy_planes(s, host, 0);
     size_t bytes = (size_t)s->layout.total * s->elem;
@@ -592,13 +598,16 @@ static int hip_download_async(void *state, void *host)
     return HEAT_OK;
 }
 
-/* Called by the checkpoint writer's thread. */
+/* Called by the checkpoint writers' threads, in any order: returns once no
+ * copy is in flight. A writer whose copy a later one followed waits for that
+ * one too (the copies run in order on the copy stream), so its own is whole. */
 static int hip_download_wait(void *state)
 {
     hip_state *s = static_cast<hip_state *>(state);
+    std::lock_guard<std::mutex> hold(s->snapshot_lock);
     if (!s->snapshot_pending) return HEAT_OK;
-    s->snapshot_pending = 0;
     HIP_CALL(hipEventSynchronize(s->snapshot_done));
+    s->snapshot_pending = 0;
     return HEAT_OK;
 }
 
