@@ -228,7 +228,9 @@ static int isal_level(int level) { return level <= 5 ? 2 : 3; }
 
 static int deflate_buffer(const unsigned char *src, size_t len, size_t planes, chunk_codec codec, chunk_data *out)
 {
-    (void)planes; /* ISA-L on a random-looking plane is as fast as a stored block: no plane split needed */
+    /* The chunk in one piece: deflating it plane by plane, with random-looking planes stored,
+     * made files 0.5-1.5% smaller but checkpoints no faster (docs/PERFORMANCE.md, session 15). */
+    (void)planes;
     static const size_t level_buf_size[4] = {ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT,
                                              ISAL_DEF_LVL3_DEFAULT};
     int level = isal_level(codec.level);
