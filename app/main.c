@@ -51,6 +51,7 @@ typedef struct heat_run {
     int pinned_count;
     int agreed;           /* a failure every rank knows of (no rank is left waiting) */
     int stop_signal;      /* the stop signal the ranks agreed on, 0: none */
+    int stencil_shares;   /* the CPU stencil left cores to a write in the last batch */
 } heat_run;
 
 /* Every rank goes on, or all stop with the same status. */
@@ -234,12 +235,15 @@ static void plan_cores(heat_run *r)
  * That decides the batch's length, which every rank must agree on: each
  * rank's writer finishes in its own time, and ranks whose batches differed
  * in length would wait for each other's halos and hang. */
-static int share_cores(const heat_run *r, int *sharing)
+static int share_cores(heat_run *r, int *sharing)
 {
     *sharing = 0;
     if (r->solver->ops != &heat_backend_cpu) return HEAT_OK;
     int here = r->writer && ckpt_writer_busy(r->writer) && r->cores > 1; /* ranks without a writer: 0 */
     if (r->writer) omp_set_num_threads(here ? r->cores - r->writer_cores : r->cores);
+    if (here && !r->stencil_shares) threads_release_idle();
+    if (!here && r->stencil_shares) threads_team_resized();
+    r->stencil_shares = here;
     long anywhere = here;
     if (par_size() > 1) HEAT_CALL(par_max_longs(&anywhere, 1)); /* every rank, writer or not */
     *sharing = anywhere != 0;

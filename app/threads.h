@@ -15,3 +15,13 @@ void threads_pin_workers(int ranks_on_node);
 
 /* For the run's first lines: "16 threads, workers pinned one to a core (...)" and the like. */
 const char *threads_binding(void);
+
+/* When the stencil leaves cores to a checkpoint write (app/main.c,
+ * share_cores): its idle workers would spin for milliseconds after each
+ * parallel region (libgomp's GOMP_SPINCOUNT) before they sleep, taking those
+ * cores from the writer; releasing the thread pool ends them at once. The
+ * next parallel regions start workers afresh, pinned again where
+ * threads_pin_workers pinned them (call threads_team_resized when the team
+ * grows back). */
+void threads_release_idle(void);
+void threads_team_resized(void);
