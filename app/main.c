@@ -242,7 +242,6 @@ static int share_cores(heat_run *r, int *sharing)
     int here = r->writer && ckpt_writer_busy(r->writer) && r->cores > 1; /* ranks without a writer: 0 */
     if (r->writer) omp_set_num_threads(here ? r->cores - r->writer_cores : r->cores);
     if (here && !r->stencil_shares) threads_release_idle();
-    if (!here && r->stencil_shares) threads_team_resized();
     r->stencil_shares = here;
     long anywhere = here;
     if (par_size() > 1) HEAT_CALL(par_max_longs(&anywhere, 1)); /* every rank, writer or not */
