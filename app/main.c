@@ -265,7 +265,12 @@ static const double WRITER_BUFFERS_BYTES = 256.0 * (1 << 20);
 
 static int plan_writes(const heat_run *r)
 {
-    if (par_size() > 1) return 1;
+    if (par_size() > 1) {
+        if (r->config.output.writes_in_flight > 1 && par_is_root())
+            heat_warn("output.writes_in_flight = %d: with several ranks checkpoints are written one at a time",
+                      r->config.output.writes_in_flight);
+        return 1;
+    }
     if (r->config.output.writes_in_flight > 0) return r->config.output.writes_in_flight;
     if (r->solver->ops == &heat_backend_cpu) return 1;
     double memory = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
