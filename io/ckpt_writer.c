@@ -23,22 +23,24 @@ typedef struct ckpt_job {
     int in_flight;
     atomic_int finished;  /* set by the job's thread as its last act */
     int status;
+    int file_done;        /* its file is written (or failed: file_status); under turn_lock */
+    int file_status;
     double seconds;         /* the job's time, set by its thread */
-    double publish_seconds; /* of it, listing the file (publish) */
+    double publish_seconds; /* of it, drawing and listing the file */
 } ckpt_job;
 
 struct ckpt_writer {
     ckpt_writer_options options;
     char dir[512], name[128];
     ckpt_meta meta;       /* template; step and time set per job */
-    heat_series series;   /* touched only by the job whose turn it is to publish */
+    heat_series series;   /* touched only by the job whose turn it is to list */
     size_t bytes;         /* of a snapshot: the whole field, or this rank's slab */
     double *plane;        /* with parts and PNGs: the quick-look slice, summed on the root */
     ckpt_job jobs[CKPT_WRITER_MAX_JOBS];
     int job_count;
     int next;             /* the job slot the next submit takes (slots go round: it holds the oldest write) */
-    long tickets;         /* writes submitted */
-    long publishing;      /* ticket whose turn it is to publish */
+    long tickets;         /* writes submitted; under turn_lock */
+    long publishing;      /* the oldest ticket not yet listed; under turn_lock */
     pthread_mutex_t turn_lock;
     pthread_cond_t turn;
     long last_step;
@@ -175,24 +177,38 @@ static ckpt_meta file_meta(const ckpt_job *job)
     return file;
 }
 
-static int list_and_draw(ckpt_job *job, const char *path, const ckpt_meta *file)
-{
-    ckpt_writer *w = job->writer;
-    HEAT_CALL(series_add(&w->series, file->step, file->time, file->frame));
-    HEAT_CALL(series_write(&w->series));
-    HEAT_CALL(write_png(job, path));
-    HEAT_CALL(prune_old(w));
-    return fs_sync_folder(w->dir); /* the series' and the PNG's renames: one fsync for both */
-}
-
-/* The file is complete: list it, draw it, prune, one folder fsync (timed
- * apart: per-file costs that the file's bytes do not explain). */
-static int publish(ckpt_job *job, const char *path, const ckpt_meta *file)
+/* The quick-look PNG, drawn beside the other writes: its file is renamed in
+ * before the checkpoint is listed, and the listing's folder fsync makes both
+ * durable. */
+static int draw(ckpt_job *job, const char *path)
 {
     double start = omp_get_wtime();
-    int status = list_and_draw(job, path, file);
-    job->publish_seconds = omp_get_wtime() - start;
+    int status = write_png(job, path);
+    job->publish_seconds += omp_get_wtime() - start;
     return status;
+}
+
+/* Lists the files of `count` writes from ticket `first` on, those that were
+ * written, in one series update: one series file, pruning, one folder fsync
+ * for them all (each fsync costs 5-40 ms on the GPU machines' disk). */
+static void list_files(ckpt_writer *w, long first, int count)
+{
+    double start = omp_get_wtime();
+    int status = HEAT_OK, listed = 0;
+    for (int i = 0; i < count; ++i) {
+        ckpt_job *job = &w->jobs[(first + i) % w->job_count];
+        if (job->file_status != HEAT_OK || status != HEAT_OK) continue;
+        status = series_add(&w->series, job->meta.step, job->meta.time, job->meta.frame);
+        listed += status == HEAT_OK;
+    }
+    if (listed && status == HEAT_OK) status = series_write(&w->series);
+    if (listed && status == HEAT_OK) status = prune_old(w);
+    if (listed && status == HEAT_OK) status = fs_sync_folder(w->dir); /* the files', PNGs' and series' renames */
+    for (int i = 0; i < count; ++i) {
+        ckpt_job *job = &w->jobs[(first + i) % w->job_count];
+        job->status = job->file_status == HEAT_OK ? status : job->file_status;
+    }
+    w->jobs[first % w->job_count].publish_seconds += omp_get_wtime() - start;
 }
 
 static int write_whole(ckpt_job *job, const char *path, const ckpt_meta *file)
@@ -233,24 +249,32 @@ static int write_parts(ckpt_job *job, int status, const char *path, const ckpt_m
     return status;
 }
 
-/* Files are listed in the order they were submitted: a write that finishes
- * its file before an earlier one waits here until that one is listed (or
- * has failed), so the series, the pruning and `--restart latest` see the
- * steps in order. */
-static void await_turn(ckpt_job *job)
+/* Files are listed in the order they were submitted. A write whose file is
+ * done waits for its turn; the write whose turn it is lists its own file
+ * and every later one already done, so that files finished close together
+ * share one series update. A failed write passes its turn on. Returns the
+ * job's status, set by whoever listed it. */
+static int list_in_turn(ckpt_job *job, int file_status)
 {
     ckpt_writer *w = job->writer;
     pthread_mutex_lock(&w->turn_lock);
-    while (w->publishing != job->ticket) pthread_cond_wait(&w->turn, &w->turn_lock);
+    job->file_status = file_status, job->file_done = 1;
+    while (w->publishing <= job->ticket) {
+        if (w->publishing == job->ticket) {
+            int count = 1;
+            while (job->ticket + count < w->tickets && w->jobs[(job->ticket + count) % w->job_count].file_done) ++count;
+            pthread_mutex_unlock(&w->turn_lock);
+            list_files(w, job->ticket, count);
+            pthread_mutex_lock(&w->turn_lock);
+            w->publishing += count;
+            pthread_cond_broadcast(&w->turn);
+        } else {
+            pthread_cond_wait(&w->turn, &w->turn_lock);
+        }
+    }
+    int status = job->status;
     pthread_mutex_unlock(&w->turn_lock);
-}
-
-static void pass_turn(ckpt_writer *w)
-{
-    pthread_mutex_lock(&w->turn_lock);
-    ++w->publishing;
-    pthread_cond_broadcast(&w->turn);
-    pthread_mutex_unlock(&w->turn_lock);
+    return status;
 }
 
 static void *job_main(void *arg)
@@ -266,13 +290,12 @@ static void *job_main(void *arg)
     int status = w->arrived ? w->arrived(w->arrival_context) : HEAT_OK;
     if (w->options.parts) status = write_parts(job, status, path, &file); /* the other writers wait for this one's part */
     else if (status == HEAT_OK) status = write_whole(job, path, &file);
-    await_turn(job);
     int lists = !w->options.parts || w->options.parts->rank == 0;
-    if (status == HEAT_OK && lists) status = publish(job, path, &file);
+    if (status == HEAT_OK && lists) status = draw(job, path);
+    status = lists ? list_in_turn(job, status) : status;
     if (status != HEAT_OK)
         fprintf(stderr, "heatsolve: the checkpoint of step %ld was not written; earlier checkpoints and the "
                         "series file are intact\n", job->meta.step);
-    pass_turn(w);
     job->status = status;
     job->seconds = omp_get_wtime() - start;
     atomic_store(&job->finished, 1);
@@ -328,11 +351,13 @@ int ckpt_writer_submit(ckpt_writer *w, long step, double time, int frame)
     job->meta.step = step;
     job->meta.time = time;
     job->meta.frame = frame;
-    job->ticket = w->tickets;
     atomic_store(&job->finished, 0);
+    pthread_mutex_lock(&w->turn_lock);
+    job->ticket = w->tickets, job->file_done = 0;
     int err = pthread_create(&job->thread, NULL, job_main, job);
+    w->tickets += err == 0;
+    pthread_mutex_unlock(&w->turn_lock);
     if (err != 0) return heat_error(HEAT_ERR_RUNTIME, "cannot start the checkpoint writer thread: %s", strerror(err));
-    ++w->tickets;
     job->in_flight = 1;
     w->next = (w->next + 1) % w->job_count;
     w->last_step = step;
