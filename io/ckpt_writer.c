@@ -179,13 +179,14 @@ static ckpt_meta file_meta(const ckpt_job *job)
 
 /* The quick-look PNG, drawn beside the other writes: its file is renamed in
  * before the checkpoint is listed, and the listing's folder fsync makes both
- * durable. */
-static int draw(ckpt_job *job, const char *path)
+ * durable. A PNG that cannot be written (a full disk) costs only itself: the
+ * checkpoint, complete on disk, is still listed. */
+static void draw(ckpt_job *job, const char *path)
 {
     double start = omp_get_wtime();
-    int status = write_png(job, path);
+    if (write_png(job, path) != HEAT_OK)
+        heat_warn("the quick-look PNG of step %ld was not written (above); its checkpoint was", job->meta.step);
     job->publish_seconds += omp_get_wtime() - start;
-    return status;
 }
 
 /* Lists the files of `count` writes from ticket `first` on, those that were
@@ -291,7 +292,7 @@ static void *job_main(void *arg)
     if (w->options.parts) status = write_parts(job, status, path, &file); /* the other writers wait for this one's part */
     else if (status == HEAT_OK) status = write_whole(job, path, &file);
     int lists = !w->options.parts || w->options.parts->rank == 0;
-    if (status == HEAT_OK && lists) status = draw(job, path);
+    if (status == HEAT_OK && lists) draw(job, path);
     status = lists ? list_in_turn(job, status) : status;
     if (status != HEAT_OK)
         fprintf(stderr, "heatsolve: the checkpoint of step %ld was not written; earlier checkpoints and the "
