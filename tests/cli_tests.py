@@ -221,6 +221,24 @@ def writes_in_flight(backend, tag):
     print(f"{backend}: 4 writes at once, {len(runs[4][3])} files equal to one at a time; restart bitwise")
 
 
+def test_png_failure_keeps_checkpoint():
+    """A quick-look PNG that cannot be written (here: a folder stands at its name) is a warning:
+    its checkpoint is complete and still listed, and the run ends well."""
+    folder = fresh_dir("png_failure")
+    out = os.path.join(folder, "out")
+    cfg = letters_config(folder, steps=20, every=10, extra="png = true;")
+    run([cfg, "-q", "--set", "time.steps=10"])
+    os.makedirs(os.path.join(out, "letters_000020.png", "blocker"))
+    proc = run([cfg, "-q", "--restart", "latest"], expect_status=None)
+    expect(proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}")
+    expect("quick-look PNG of step 20 was not written" in proc.stderr, f"no warning: {proc.stderr}")
+    names = [e["name"] for e in json.load(open(os.path.join(out, "letters.hdf.series")))["files"]]
+    expect(names == [f"letters_{s:06d}.hdf" for s in (0, 10, 20)], f"series {names}")
+    read_field(os.path.join(out, "letters_000020.hdf"))
+    expect(not [n for n in os.listdir(out) if ".tmp" in n], "temporary file left")
+    print(proc.stderr.strip().splitlines()[-1])
+
+
 def test_writes_in_flight():
     writes_in_flight("cpu", "cpu")
 
