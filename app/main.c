@@ -15,6 +15,7 @@
 
 #include "app/bench.h"
 #include "app/cli.h"
+#include "app/output_clock.h"
 #include "app/progress.h"
 #include "app/ranks.h"
 #include "app/report.h"
@@ -52,6 +53,7 @@ typedef struct heat_run {
     int agreed;           /* a failure every rank knows of (no rank is left waiting) */
     int stop_signal;      /* the stop signal the ranks agreed on, 0: none */
     int stencil_shares;   /* the CPU stencil left cores to a write in the last batch */
+    long clock_checkpoints; /* taken by output.every_seconds */
 } heat_run;
 
 /* Every rank goes on, or all stop with the same status. */
@@ -369,6 +371,7 @@ static int time_loop(heat_run *r, heat_field_stats *final)
     heat_progress progress;
     progress_start(&progress, s->step, r->config.steps, (double)heat_grid_points(&s->problem.grid), r->quiet);
     double steps_per_second = 10.0, last_check = progress_now();
+    output_clock clock = output_clock_start(r->config.output.every_seconds, last_check);
     long unchecked_from = s->step;
     while (s->step < r->config.steps) {
         long next_checkpoint = next_multiple(r->config.output.every, s->step, r->config.steps);
@@ -381,13 +384,18 @@ static int time_loop(heat_run *r, heat_field_stats *final)
         HEAT_CALL(heat_solver_advance(s, batch));
         double t1 = progress_now();
         r->stepping_seconds += t1 - t0;
+        int clock_due = par_is_root() && output_clock_due(&clock, t1, r->writer && ckpt_writer_busy(r->writer));
         batch_decision d = {signals_stop_requested(), signals_take_checkpoint_request(),
-                            t1 - last_check >= CHECK_INTERVAL_MS * 1e-3, (double)batch / fmax(t1 - t0, 1e-6)};
+                            t1 - last_check >= CHECK_INTERVAL_MS * 1e-3, clock_due,
+                            (double)batch / fmax(t1 - t0, 1e-6)};
         HEAT_CALL(ranks_agree_on_batch(&d));
         steps_per_second = d.steps_per_second;
         r->stop_signal = (int)d.stop_signal;
         int stopping = d.stop_signal != 0, asked = d.checkpoint_asked != 0;
-        int checkpoint_due = s->step == next_checkpoint || stopping || asked;
+        int on_schedule = s->step == next_checkpoint || stopping || asked;
+        int checkpoint_due = on_schedule || d.clock_due;
+        r->clock_checkpoints += !on_schedule && d.clock_due;
+        if (checkpoint_due) output_clock_reset(&clock, t1);
         int frame_due = !checkpoint_due && s->step == next_frame;
         if (checkpoint_due || frame_due || s->step == r->config.steps || d.check_due) {
             HEAT_CALL(check_field(r, unchecked_from, final));
@@ -495,6 +503,7 @@ static int run(const heat_cli *cli, heat_run *r)
     totals.wall_seconds = progress_now() - start;
     totals.writer_cores = r->writer_cores;
     totals.snapshot_seconds = r->snapshot_seconds;
+    totals.clock_checkpoints = r->clock_checkpoints;
     HEAT_CALL(ranks_describe(&r->domain, r->solver, r->stepping_seconds, &totals));
     totals.points = (double)heat_grid_points(&r->config.grid);
     if (r->writer) {

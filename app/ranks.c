@@ -9,10 +9,10 @@
 
 int ranks_agree_on_batch(batch_decision *d)
 {
-    long values[4] = {d->stop_signal, d->checkpoint_asked, d->check_due, -(long)d->steps_per_second};
-    HEAT_CALL(par_max_longs(values, 4));
-    d->stop_signal = values[0], d->checkpoint_asked = values[1], d->check_due = values[2];
-    if (par_size() > 1) d->steps_per_second = (double)-values[3];
+    long values[5] = {d->stop_signal, d->checkpoint_asked, d->check_due, d->clock_due, -(long)d->steps_per_second};
+    HEAT_CALL(par_max_longs(values, 5));
+    d->stop_signal = values[0], d->checkpoint_asked = values[1], d->check_due = values[2], d->clock_due = values[3];
+    if (par_size() > 1) d->steps_per_second = (double)-values[4];
     return HEAT_OK;
 }
 

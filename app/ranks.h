@@ -13,7 +13,7 @@
  * a SIGUSR1 checkpoint, a field check, and the slowest rank's pace for the
  * next batch, so that every rank takes the same steps. */
 typedef struct batch_decision {
-    long stop_signal, checkpoint_asked, check_due;
+    long stop_signal, checkpoint_asked, check_due, clock_due; /* clock_due: app/output_clock.h */
     double steps_per_second;
 } batch_decision;
 

@@ -52,7 +52,9 @@ void report_output_plan(const heat_config *c, long first, int fresh, int quiet)
         if (frames) printf(", and %ld frames of at most %.3g MB", frames, frame_each / 1e6);
         char all[32], have[32];
         format_size(total, all, sizeof all), format_size(free_bytes, have, sizeof have);
-        printf(" (%s in all%s); %s free there\n", all, on_disk < count ? ", output.keep counted" : "", have);
+        printf(" (%s in all%s)", all, on_disk < count ? ", output.keep counted" : "");
+        if (c->output.every_seconds > 0) printf(", and one every %g s of wall time", c->output.every_seconds);
+        printf("; %s free there\n", have);
     }
     if (free_bytes >= 0 && free_bytes < total) {
         char have[32], need[32];
@@ -78,6 +80,7 @@ static void print_checkpoints(const ckpt_writer_stats *w, const run_totals *t)
     long restarts = w->writes - w->frames;
     if (w->writes == 0) return;
     printf("checkpoints: %ld written", restarts - w->failed);
+    if (t->clock_checkpoints) printf(" (%ld by the wall clock)", t->clock_checkpoints);
     if (w->failed) printf(", %ld failed (the first at step %ld)", w->failed, w->first_failed_step);
     if (restarts > 0) printf(", %.3f s each", (w->write_seconds - w->frame_seconds) / (double)restarts);
     if (w->frames > 0)

@@ -25,6 +25,7 @@ typedef struct run_totals {
     heat_field_stats final;
     int writer_cores;
     double snapshot_seconds;
+    long clock_checkpoints;     /* of the checkpoints, those taken by output.every_seconds */
     double points;              /* of the whole grid */
     int ranks;                  /* MPI ranks; 1 without */
     int dims[3];

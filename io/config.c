@@ -83,6 +83,7 @@ static const config_key keys[] = {
     {"output.dir", K_STRING, F(output.dir), sizeof(((heat_output *)0)->dir), 0, 0, 0, NULL, "folder for checkpoints"},
     {"output.name", K_STRING, F(output.name), sizeof(((heat_output *)0)->name), 0, 0, 0, NULL, "checkpoint file stem"},
     {"output.every", K_LONG, F(output.every), 0, 0, 1e15, 0, NULL, "checkpoint interval in steps, >= 0 (0: final step only)"},
+    {"output.every_seconds", K_FLOAT, F(output.every_seconds), 0, 0, 1e9, 0, NULL, "most wall time between restart checkpoints in seconds, >= 0 (0: off; beside output.every)"},
     {"output.frame_every", K_LONG, F(output.frame_every), 0, 0, 1e15, 0, NULL, "frame interval in steps, >= 0 (0: no frames; frames are for ParaView, not restartable)"},
     {"output.frame_precision", K_WORD, F(output.frame_full), 0, 0, 0, 0, frame_precision_words, "float (float32 frames, half the bytes) or full (the run's precision)"},
     {"output.compression", K_INT, F(output.compression), 0, 0, 9, 0, NULL, "zlib level 0-9 (0: none)"},

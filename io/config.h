@@ -14,6 +14,7 @@ typedef struct heat_output {
     char dir[512];        /* folder for checkpoints and the series file */
     char name[128];       /* file stem; default: the config file's stem */
     long every;           /* checkpoint interval in steps; 0: only the final step */
+    double every_seconds; /* also a restart checkpoint after this much wall time since the last; 0: off */
     long frame_every;     /* frame interval in steps (viewing only, not restartable); 0: none */
     int frame_full;       /* frames in the run's precision; 0: float32 */
     int compression;      /* zlib level 0-9, 0 = uncompressed */

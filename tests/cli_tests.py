@@ -81,6 +81,7 @@ BAD_CONFIGS = [
     ("cfl above one", "time = { cfl = 1.5; };", [], ["time.cfl", "unstable", "crank_nicolson"]),
     ("cfl zero", "time = { cfl = 0.0; };", [], ["time.cfl", "out of range"]),
     ("negative every", "output = { every = -5; };", [], ["output.every", "out of range"]),
+    ("negative every_seconds", "output = { every_seconds = -60.0; };", [], ["output.every_seconds", "out of range"]),
     ("negative steps", "time = { steps = -1; };", [], ["time.steps", "out of range"]),
     ("unknown initial", "initial = { type = \"square\"; };", [], ["initial.type", "square", "letters"]),
     ("unknown boundary", "boundary = { x_low = { type = \"robin\"; }; };", [], ["boundary.x_low.type", "robin"]),
@@ -971,6 +972,46 @@ def test_storage_disk_full():
         print(f"disk full after {len(listed)} checkpoints: {proc.stderr.strip().splitlines()[-2]}")
     finally:
         subprocess.run(["umount", out])
+
+
+def test_clock_checkpoints():
+    """output.every_seconds: restart checkpoints by the wall clock beside the step interval, pruned by
+    output.keep like any checkpoint, counted in the summary, and each one restarts bitwise."""
+    folder = fresh_dir("clock")
+    cfg = long_config(folder, steps=10 ** 9, every=10 ** 9, extra="every_seconds = 0.2; keep = 3;")
+    out = os.path.join(folder, "out")
+    def written():
+        return sorted(n for n in os.listdir(out) if n.endswith(".hdf"))
+    seen = set()
+    proc = start([cfg])
+    try:
+        wait_for_file(os.path.join(out, "long.hdf.series"))
+        end = time.time() + 120
+        while len(seen) < 4:  # the initial checkpoint and three by the clock
+            expect(time.time() < end and proc.poll() is None, f"no checkpoints by the wall clock: {written()}")
+            seen.update(written())
+            time.sleep(0.02)
+    finally:
+        proc.send_signal(signal.SIGINT)  # never left running (it would go on writing into this folder)
+    stdout, err = proc.communicate(timeout=60)
+    expect(proc.returncode == 130, f"exit {proc.returncode} after SIGINT: {err}")
+    expect("and one every 0.2 s of wall time" in stdout, f"the output plan does not name the clock: {stdout[:1500]}")
+    counts = re.search(r"checkpoints: (\d+) written \((\d+) by the wall clock\)", stdout)
+    expect(counts and int(counts.group(2)) >= 3 and int(counts.group(1)) == int(counts.group(2)) + 2,
+           f"seen {sorted(seen)}, summary: {stdout[-800:]}")  # + the initial and the final (SIGINT) checkpoint
+    files = written()
+    names = [e["name"] for e in json.load(open(os.path.join(out, "long.hdf.series")))["files"]]
+    expect(len(files) == 3 and names == files, f"output.keep = 3 kept {files}, series lists {names}")
+    steps = [int(re.search(r"_(\d+)\.hdf", n).group(1)) for n in files]
+    reference = read_field(os.path.join(out, files[-1]))
+    target = fresh_dir("clock_restart")
+    shutil.copy(os.path.join(out, files[0]), target)
+    run([cfg, "-q", "--restart", os.path.join(target, files[0]), "--set", f"time.steps={steps[-1]}",
+         "--set", f"output.dir=\"{target}\"", "--set", "output.every_seconds=0.0"])
+    final = read_field(os.path.join(target, f"long_{steps[-1]:06d}.hdf"))
+    expect(final.tobytes() == reference.tobytes(), f"restart from the clock's step {steps[0]}: field differs")
+    print(f"{counts.group(2)} checkpoints by the wall clock (kept steps {steps}); the restart from step {steps[0]} "
+          f"to step {steps[-1]} is bitwise equal")
 
 
 def test_keep_newest():

@@ -8,7 +8,9 @@ usage: mpi_tests.py HEATSOLVE_MPI HEATSOLVE WORKDIR TEST
   HEATSOLVE_MPI: built with -DHEATSOLVE_MPI=ON; HEATSOLVE: the default (one process) build.
 Exit 0 pass, 1 fail, 77 skipped (no mpirun, no MPI build, no h5py, no pvpython).
 """
+import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -414,6 +416,44 @@ def test_sigterm_restart():
     expect(proc.returncode in (128 + signal.SIGTERM, 1), f"mpirun exit {proc.returncode}:\n{stderr}")
     stop = restarts_bitwise(folder, cfg, stderr, 40, lambda args: mpirun(2, args), "SIGTERM, restart")
     print(f"SIGTERM through mpirun: checkpoint of step {stop}, mpirun exit {proc.returncode}, restart bitwise")
+
+
+def test_clock_checkpoints():
+    """output.every_seconds under mpirun: the root's clock decides, every rank writes its part of the
+    same step; the checkpoints restart bitwise on 2 ranks and on 1 process."""
+    folder = fresh_dir("clock")
+    cfg = config(folder, steps=10 ** 8, every=10 ** 7)
+    with open(cfg) as f:
+        text = f.read().replace("output = { every", "output = { every_seconds = 0.25; every")
+    with open(cfg, "w") as f:
+        f.write(text)
+    stopped = os.path.join(folder, "stopped")
+    command = ["mpirun", "--oversubscribe", "-np", "2", HEATSOLVE_MPI, cfg] + out(folder, "stopped")
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=MPI_ENV)
+    try:
+        end = time.time() + 120
+        while len([n for n in os.listdir(stopped) if n.endswith(".hdf")] if os.path.isdir(stopped) else []) < 3:
+            expect(time.time() < end and proc.poll() is None, "no checkpoints by the wall clock under mpirun")
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=120)
+    expect(proc.returncode in (128 + signal.SIGTERM, 1), f"mpirun exit {proc.returncode}:\n{stderr}")
+    counts = re.search(r"checkpoints: (\d+) written \((\d+) by the wall clock\)", stdout)
+    expect(counts and int(counts.group(2)) >= 2, f"summary: {stdout[-1500:]}")
+    names = [e["name"] for e in json.load(open(os.path.join(stopped, "run.hdf.series")))["files"]]
+    files = sorted(n for n in os.listdir(stopped) if n.endswith(".hdf"))
+    expect(names == files and len(files) == int(counts.group(1)), f"series {names}, files {files}")
+    first_clock = files[1]
+    stop = restarts_bitwise(folder, cfg, stderr, 20, lambda args: mpirun(2, args), "clock checkpoints, 2 ranks")
+    target = fresh_dir("clock_one")
+    shutil.copy(os.path.join(stopped, first_clock), target)
+    serial([cfg, "-q", "--restart", os.path.join(target, first_clock), "--set", f"time.steps={stop + 20}",
+            "--set", "output.every_seconds=0.0", "--set", f'output.dir="{target}"'])
+    same_bits(os.path.join(folder, "straight", f"run_{stop + 20:06d}.hdf"),
+              os.path.join(target, f"run_{stop + 20:06d}.hdf"), f"restart from {first_clock} on one process")
+    print(f"{counts.group(2)} checkpoints by the wall clock on 2 ranks (the last step {stop}); restarts from the "
+          f"last (2 ranks) and from {first_clock} (one process) bitwise equal to a run that never stopped")
 
 
 def test_failing_rank_ends_job():
