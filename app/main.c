@@ -25,6 +25,7 @@
 #include "io/ckpt_writer.h"
 #include "io/config.h"
 #include "io/fsutil.h"
+#include "io/history.h"
 #include "io/output_dir.h"
 #include "parallel/domain.h"
 #include "parallel/parallel.h"
@@ -54,6 +55,7 @@ typedef struct heat_run {
     int stop_signal;      /* the stop signal the ranks agreed on, 0: none */
     int stencil_shares;   /* the CPU stencil left cores to a write in the last batch */
     long clock_checkpoints; /* taken by output.every_seconds */
+    heat_history *history;  /* the root's <name>.history.csv; NULL: none */
 } heat_run;
 
 /* Every rank goes on, or all stop with the same status. */
@@ -125,6 +127,7 @@ static void run_destroy(heat_run *r)
 {
     unpin_snapshot(r);
     ckpt_writer_destroy(&r->writer);
+    history_close(&r->history);
     free(r->host_field);
     ckpt_parts_destroy(&r->parts);
     heat_solver_destroy(&r->solver);
@@ -320,10 +323,25 @@ static int write_output(heat_run *r, int frame)
     return ckpt_writer_submit(r->writer, r->solver->step, r->solver->time, frame);
 }
 
+/* A row of the history with the statistics just taken (the root's; others have none). */
+static void record_history(heat_run *r, const heat_field_stats *stats)
+{
+    const heat_grid *g = &r->config.grid;
+    double cell = g->length[0] / g->n[0] * (g->length[1] / g->n[1]) * (g->length[2] / g->n[2]);
+    history_record(r->history, r->solver->step, r->solver->time, stats, (double)heat_grid_points(g), cell);
+}
+
+static void open_history(heat_run *r, int restarting, const heat_field_stats *initial)
+{
+    if (!par_is_root() || !r->config.output.history) return;
+    history_open(r->config.output.dir, r->config.output.name, r->solver->step, restarting, &r->history);
+    record_history(r, initial);
+}
+
 static int check_field(heat_run *r, long batch_start, heat_field_stats *stats)
 {
     HEAT_CALL(heat_domain_stats(&r->domain, r->solver, stats));
-    if (stats->nonfinite == 0) return HEAT_OK;
+    if (stats->nonfinite == 0) return record_history(r, stats), HEAT_OK;
     r->agreed = 1; /* every rank saw the same count */
     if (!par_is_root()) return HEAT_ERR_RUNTIME;
     return heat_error(HEAT_ERR_RUNTIME,
@@ -492,6 +510,7 @@ static int run(const heat_cli *cli, heat_run *r)
     plan_cores(r);
     if (writes(r)) HEAT_CALL(create_writer(r, &series));
     pin_snapshot(r);
+    open_history(r, cli->restart != NULL, &totals.initial);
     if (!cli->restart) HEAT_CALL(write_output(r, 0)); /* the initial state opens the series */
     double start = progress_now();
     totals.startup_seconds = start - begun;

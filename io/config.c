@@ -90,6 +90,7 @@ static const config_key keys[] = {
     {"output.compression_strategy", K_WORD, F(output.strategy), 0, 0, 0, 0, strategy_words, "rle (fast) or default (zlib's default, smaller, slower)"},
     {"output.keep", K_INT, F(output.keep), 0, 0, 1e9, 0, NULL, "keep only the newest K checkpoints, >= 0 (0: all)"},
     {"output.on_write_error", K_WORD, F(output.on_write_error), 0, 0, 0, 0, write_error_words, "stop or continue when a checkpoint cannot be written"},
+    {"output.history", K_BOOL, F(output.history), 0, 0, 1, 0, NULL, "write <name>.history.csv: step, time, min, max, mean and heat as the run goes"},
     {"output.png", K_BOOL, F(output.png), 0, 0, 1, 0, NULL, "write a quick-look PNG beside each checkpoint"},
     {"output.png_axis", K_WORD, F(output.png_axis), 0, 0, 0, 0, axis_words, "normal of the PNG slice: x, y or z"},
     {"output.png_index", K_INT, F(output.png_index), 0, -1, 1 << 20, 0, NULL, "index of the PNG slice (-1: automatic)"},
@@ -134,6 +135,7 @@ static void set_defaults(heat_config *c)
     c->initial.margin = 0.06;
     c->output.every = 0;
     c->output.compression = 1;
+    c->output.history = 1;
     c->output.png_axis = 2;
     c->output.png_index = -1;
     strcpy(c->kernel.name, "auto");

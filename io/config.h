@@ -21,6 +21,7 @@ typedef struct heat_output {
     int strategy;         /* 0: zlib's Z_RLE (fast), 1: zlib's default strategy */
     int keep;             /* keep only the newest K checkpoints; 0 = all */
     int on_write_error;   /* 0: stop (exit 1), 1: warn and continue */
+    int history;          /* write <name>.history.csv (io/history.h) */
     int png;              /* write a quick-look PNG beside each checkpoint */
     int png_axis;         /* 0, 1, 2: slice normal along x, y, z */
     int png_index;        /* slice index along that axis; -1 = middle / letters */

@@ -59,17 +59,20 @@ static int fsync_path(const char *path, int flags)
     return status;
 }
 
-static int commit(const char *tmp, const char *path, int sync_folder)
+/* The steps below return 0, or an errno with the failure described in why. */
+static int commit_why(const char *tmp, const char *path, int sync_folder, char *why, size_t why_len)
 {
     if (fsync_path(tmp, O_RDONLY) != 0)
-        return heat_error(HEAT_ERR_RUNTIME, "cannot flush %s to disk: %s", tmp, strerror(errno));
+        return snprintf(why, why_len, "cannot flush %s to disk: %s", tmp, strerror(errno)), errno;
     if (rename(tmp, path) != 0)
-        return heat_error(HEAT_ERR_RUNTIME, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-    if (!sync_folder) return HEAT_OK;
+        return snprintf(why, why_len, "cannot rename %s to %s: %s", tmp, path, strerror(errno)), errno;
+    if (!sync_folder) return 0;
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     /* The rename is durable only once the folder itself reaches the disk. */
-    return fs_sync_folder(dirname(dir));
+    if (fsync_path(dirname(dir), O_RDONLY | O_DIRECTORY) != 0)
+        return snprintf(why, why_len, "cannot flush folder %s: %s", dir, strerror(errno)), errno;
+    return 0;
 }
 
 int fs_sync_folder(const char *dir)
@@ -79,14 +82,19 @@ int fs_sync_folder(const char *dir)
     return HEAT_OK;
 }
 
-int fs_commit(const char *tmp, const char *path) { return commit(tmp, path, 1); }
+int fs_commit(const char *tmp, const char *path)
+{
+    char why[8400];
+    return commit_why(tmp, path, 1, why, sizeof why) ? heat_error(HEAT_ERR_RUNTIME, "%s", why) : HEAT_OK;
+}
 
-static int write_atomic(const char *path, const void *data, size_t len, int sync_folder)
+static int write_atomic_why(const char *path, const void *data, size_t len, int sync_folder, char *why,
+                            size_t why_len)
 {
     char tmp[4200];
     fs_temp_name(tmp, sizeof tmp, path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    if (fd < 0) return heat_error(HEAT_ERR_RUNTIME, "cannot create %s: %s", tmp, strerror(errno));
+    if (fd < 0) return snprintf(why, why_len, "cannot create %s: %s", tmp, strerror(errno)), errno;
     int slot = fs_temp_track(tmp);
     const char *p = data;
     size_t left = len;
@@ -98,15 +106,23 @@ static int write_atomic(const char *path, const void *data, size_t len, int sync
         else p += n, left -= (size_t)n;
     }
     if (close(fd) != 0 && !saved) saved = errno;
-    if (saved) {
-        unlink(tmp);
-        fs_temp_untrack(slot);
-        return heat_error(HEAT_ERR_RUNTIME, "cannot write %s: %s", path, strerror(saved));
-    }
-    int status = commit(tmp, path, sync_folder);
-    if (status != HEAT_OK) unlink(tmp);
+    if (saved) snprintf(why, why_len, "cannot write %s: %s", path, strerror(saved));
+    else saved = commit_why(tmp, path, sync_folder, why, why_len);
+    if (saved) unlink(tmp);
     fs_temp_untrack(slot);
-    return status;
+    return saved;
+}
+
+static int write_atomic(const char *path, const void *data, size_t len, int sync_folder)
+{
+    char why[8400];
+    return write_atomic_why(path, data, len, sync_folder, why, sizeof why) ? heat_error(HEAT_ERR_RUNTIME, "%s", why)
+                                                                           : HEAT_OK;
+}
+
+int fs_write_atomic_quiet(const char *path, const void *data, size_t len, char *why, size_t why_len)
+{
+    return write_atomic_why(path, data, len, 0, why, why_len);
 }
 
 int fs_write_atomic(const char *path, const void *data, size_t len) { return write_atomic(path, data, len, 1); }

@@ -27,6 +27,10 @@ int fs_write_atomic(const char *path, const void *data, size_t len);
 int fs_write_atomic_unsynced_folder(const char *path, const void *data, size_t len);
 int fs_sync_folder(const char *dir);
 
+/* fs_write_atomic_unsynced_folder for files whose failure is only a warning:
+ * prints nothing, returns 0 or an errno with the failure described in why. */
+int fs_write_atomic_quiet(const char *path, const void *data, size_t len, char *why, size_t why_len);
+
 /* mkdir -p; an existing folder is fine. */
 int fs_make_dirs(const char *dir);
 

@@ -23,12 +23,12 @@ struct output_dir {
 
 /* ---- the run's files ---------------------------------------------------------------------- */
 
-/* "<name>_<digits>.<ext>" with ext hdf or png, or "<name>.hdf.series". */
+/* "<name>_<digits>.<ext>" with ext hdf or png, "<name>.hdf.series" or "<name>.history.csv". */
 static int is_run_file(const char *file, const char *name)
 {
     size_t len = strlen(name);
     if (strncmp(file, name, len) != 0) return 0;
-    if (strcmp(file + len, ".hdf.series") == 0) return 1;
+    if (strcmp(file + len, ".hdf.series") == 0 || strcmp(file + len, ".history.csv") == 0) return 1;
     if (file[len] != '_') return 0;
     const char *digits = file + len + 1;
     size_t count = strspn(digits, "0123456789");
@@ -165,7 +165,7 @@ static int apply_mode(const output_dir *o, output_dir_mode mode, int quiet)
     if (count == 0 || mode == OUTPUT_CONTINUE) return HEAT_OK;
     if (mode == OUTPUT_FRESH)
         return heat_error(HEAT_ERR_CONFIG, "%s already holds %d file%s of an earlier run named '%s' "
-                          "(%s_*.hdf, %s.hdf.series); continue with --restart latest, or pass --overwrite, or "
+                          "(%s_*.hdf, %s.hdf.series, ...); continue with --restart latest, or pass --overwrite, or "
                           "choose another output.dir", o->dir, count, count == 1 ? "" : "s", o->name, o->name,
                           o->name);
     int failures = 0;

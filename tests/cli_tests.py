@@ -288,10 +288,12 @@ def test_output_ownership():
         expect(word in proc.stderr, f"refusal lacks '{word}': {proc.stderr}")
     expect(checkpoint_state(out) == before, "a refused run changed the folder")
     proc = run([cfg, "--overwrite", "--set", "time.steps=10"])
-    expect("--overwrite: removed 4 files" in proc.stdout, f"overwrite line: {proc.stdout}")
+    expect("--overwrite: removed 5 files" in proc.stdout, f"overwrite line: {proc.stdout}")
     left = sorted(os.listdir(out))
-    expect(left == ["letters.hdf.series", "letters_000000.hdf", "letters_000010.hdf", "notes.txt", "other_000010.hdf"],
-           f"after --overwrite: {left}")
+    expect(left == ["letters.hdf.series", "letters.history.csv", "letters_000000.hdf", "letters_000010.hdf",
+                    "notes.txt", "other_000010.hdf"], f"after --overwrite: {left}")
+    steps = [line.split(",")[0] for line in open(os.path.join(out, "letters.history.csv"))]
+    expect(steps == ["step", "0", "10"], f"the history after --overwrite holds the new run's rows only: {steps}")
     # A live run holds the folder: a second run and a restart are refused, naming it.
     live = long_config(folder, steps=10 ** 9, every=10 ** 9)
     proc = start([live, "-q"])
@@ -861,7 +863,8 @@ def test_file_size_limit_signal():
 
 
 def checkpoint_state(out):
-    names = sorted(os.listdir(out))
+    """The folder's files and their bytes, but the history, which a restart extends by design."""
+    names = sorted(n for n in os.listdir(out) if not n.endswith(".history.csv"))
     contents = {n: open(os.path.join(out, n), "rb").read() for n in names}
     return contents
 
@@ -972,6 +975,64 @@ def test_storage_disk_full():
         print(f"disk full after {len(listed)} checkpoints: {proc.stderr.strip().splitlines()[-2]}")
     finally:
         subprocess.run(["umount", out])
+
+
+def read_history(path):
+    with open(path) as f:
+        lines = f.read().splitlines()
+    expect(lines and lines[0] == "step,time,min,max,mean,heat", f"history header: {lines[:1]}")
+    rows = {}
+    for line in lines[1:]:
+        fields = line.split(",")
+        expect(len(fields) == 6, f"history row {line!r}")
+        step = int(fields[0])
+        expect(not rows or step > max(rows), f"history steps out of order at {line!r}")
+        rows[step] = line
+    return rows
+
+
+def test_history():
+    """<name>.history.csv: a row at every checkpoint whose min and max are the checkpoint's to the
+    bit and whose mean and heat agree with it, the heat conserved with insulated walls; a restart
+    from an earlier checkpoint drops the rows after it and writes the same rows again; off with
+    output.history = false."""
+    import numpy as np
+    folder = fresh_dir("history")
+    cfg = write(os.path.join(folder, "insulated.cfg"), f"""
+grid = {{ n = [48, 24, 12]; length = [4.0, 2.0, 1.0]; }};
+time = {{ steps = 60; }};
+initial = {{ type = "letters"; text = "HI"; }};
+output = {{ dir = "{folder}/out"; every = 20; name = "letters"; }};
+""")
+    run([cfg, "-q"])
+    out = os.path.join(folder, "out")
+    rows = read_history(os.path.join(out, "letters.history.csv"))
+    expect([0, 20, 40, 60] == [s for s in rows if s % 20 == 0], f"history steps {list(rows)}")
+    cell = (4.0 / 48) * (2.0 / 24) * (1.0 / 12)
+    heat = []
+    for step in (0, 20, 40, 60):
+        _, time_, low, high, mean, total = (float(v) for v in rows[step].split(","))
+        field = read_field(os.path.join(out, f"letters_{step:06d}.hdf")).astype(np.float64)
+        expect(low == field.min() and high == field.max(), f"step {step}: min/max {low}, {high} against the file's")
+        expect(abs(mean - field.mean()) <= 1e-12 * abs(field.mean()), f"step {step}: mean {mean}, file {field.mean()}")
+        expect(abs(total - field.sum() * cell) <= 1e-12 * abs(total), f"step {step}: heat {total}")
+        heat.append(total)
+    expect(max(heat) - min(heat) <= 1e-12 * heat[0], f"heat not conserved by insulated walls: {heat}")
+    # An abandoned continuation: rows past step 20 must go when the run restarts from step 20.
+    for step in (40, 60):
+        os.remove(os.path.join(out, f"letters_{step:06d}.hdf"))
+    with open(os.path.join(out, "letters.history.csv"), "a") as f:
+        f.write("50,1,2,3,4,5\n15,1,2,3")  # and a row torn by a crash
+    run([cfg, "-q", "--restart", "latest"])
+    again = read_history(os.path.join(out, "letters.history.csv"))
+    for step in (0, 20, 40, 60):
+        expect(again[step] == rows[step], f"step {step} after the restart: {again[step]!r}, first run {rows[step]!r}")
+    expect(50 not in again and 15 not in again, f"the abandoned or torn rows stayed: {list(again)}")
+    off = fresh_dir("history_off")
+    run([letters_config(off, steps=20, every=10, extra="history = false;"), "-q"])
+    expect(not [n for n in os.listdir(os.path.join(off, "out")) if "history" in n], "output.history = false wrote one")
+    print(f"history rows at {list(rows)}: the checkpoints' min, max, mean and heat; heat {heat[0]:.17g} conserved; "
+          "a restart from step 20 rewrote the same rows and dropped the abandoned ones")
 
 
 def test_clock_checkpoints():

@@ -94,6 +94,15 @@ def same_bits(a_path, b_path, what):
            f"{abs(a.astype(float) - b.astype(float)).max() if a.shape == b.shape else 'shape'})")
 
 
+def same_history_end(a_path, b_path, what):
+    """The histories' final rows: step, time, min and max the same bits; mean and heat are sums in an
+    order that follows the decomposition, equal to rounding."""
+    a, b = (open(path).read().splitlines()[-1].split(",") for path in (a_path, b_path))
+    expect(a[:4] == b[:4], f"{what}: history's last row {b} against one process's {a}")
+    for column in (4, 5):
+        expect(abs(float(a[column]) - float(b[column])) <= 1e-13 * abs(float(a[column])), f"{what}: history {a} {b}")
+
+
 LAYOUTS = [(2, None), (4, "[4,1,1]"), (4, "[2,2,1]"), (3, None)]
 
 
@@ -106,6 +115,8 @@ def check_layouts(folder, settings, final, what):
         extra = ["--set", f"parallel.ranks={layout}"] if layout else []
         mpirun(ranks, [cfg, "-q"] + settings + extra + out(folder, name))
         same_bits(reference, os.path.join(folder, name, f"run_{final:06d}.hdf"), f"{what}, {ranks} ranks {layout or ''}")
+        same_history_end(os.path.join(folder, "one", "run.history.csv"), os.path.join(folder, name, "run.history.csv"),
+                         f"{what}, {ranks} ranks {layout or ''}")
     print(f"{what}: 2, 4 (4x1x1, 2x2x1) and 3 ranks bitwise equal to one process")
 
 
@@ -189,7 +200,7 @@ def test_restart_across_rank_counts():
 def test_checkpoint_parts():
     """Z slabs: every rank compresses its own chunks and rank 0 writes them (2 and 3 ranks):
     the files (restart checkpoints, float32 frames, quick-look PNGs, the series) are byte for
-    byte those of one process. 2 x 2 x 1 blocks: rank 0 gathers the field; the same fields,
+    byte those of one process, the history's last row equal to rounding. 2 x 2 x 1 blocks: rank 0 gathers the field; the same fields,
     PNGs and series (its files also record parallel.ranks)."""
     folder = fresh_dir("parts")
     cfg = config(folder, steps=20, every=10)
@@ -212,6 +223,9 @@ def test_checkpoint_parts():
         files = sorted(os.listdir(target))
         expect(files == reference, f"{ranks} ranks wrote {files}, one process {reference}")
         for f in files:
+            if f.endswith(".history.csv"):  # sums in the decomposition's order; rows at about every second
+                same_history_end(os.path.join(first, f), os.path.join(target, f), f"{ranks} ranks {layout or ''}")
+                continue
             if layout and f.endswith(".hdf"):  # the file records parallel.ranks among the settings
                 same_bits(os.path.join(first, f), os.path.join(target, f), f"{ranks} ranks {layout}")
                 continue

@@ -1,0 +1,126 @@
+#include "history.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../solver/error.h"
+#include "fsutil.h"
+
+struct heat_history {
+    char path[1024];
+    int fd;
+};
+
+static const char HEADER[] = "step,time,min,max,mean,heat\n";
+enum { COLUMNS = 6, ROW_MAX = 256 };
+
+/* A whole row: a step, then COLUMNS - 1 numbers, all of it parsed. */
+static int row_step(const char *line, long *step)
+{
+    char *end;
+    errno = 0;
+    *step = strtol(line, &end, 10);
+    if (errno || end == line || *end != ',') return 0;
+    for (int column = 1; column < COLUMNS; ++column) {
+        const char *start = end + 1;
+        strtod(start, &end);
+        if (end == start || *end != (column + 1 < COLUMNS ? ',' : '\n')) return 0;
+    }
+    return 1;
+}
+
+/* The header and the earlier file's whole rows of steps before first_step, in
+ * their order, into a malloc'ed buffer (*len bytes); NULL when out of memory. */
+static char *rows_before(const char *path, long first_step, size_t *len)
+{
+    size_t size = sizeof HEADER + 4096;
+    char *kept = malloc(size);
+    if (!kept) return NULL;
+    *len = strlen(HEADER);
+    memcpy(kept, HEADER, *len);
+    FILE *f = fopen(path, "r");
+    if (!f) return kept; /* none yet: a restart in another folder */
+    char line[ROW_MAX];
+    long step;
+    while (fgets(line, sizeof line, f)) {
+        size_t n = strlen(line);
+        if (!row_step(line, &step) || step >= first_step) continue;
+        if (*len + n + 1 > size) {
+            char *bigger = realloc(kept, size * 2);
+            if (!bigger) return fclose(f), free(kept), NULL;
+            kept = bigger, size *= 2;
+        }
+        memcpy(kept + *len, line, n), *len += n;
+    }
+    fclose(f);
+    return kept;
+}
+
+static void give_up(heat_history *h, const char *doing, int error)
+{
+    heat_warn("%s %s: %s; the run goes on without its history", doing, h->path, strerror(error));
+    if (h->fd >= 0) close(h->fd);
+    h->fd = -1;
+}
+
+/* The file as it starts this segment: the header and the rows to keep, committed atomically
+ * (its folder's fsync comes with the checkpoints'); 0 or an errno, after a warning. */
+static int start_file(heat_history *h, long keep_before)
+{
+    size_t len;
+    char *kept = rows_before(h->path, keep_before, &len), why[8400];
+    if (!kept) return heat_warn("out of memory for the run's history"), ENOMEM;
+    int error = fs_write_atomic_quiet(h->path, kept, len, why, sizeof why);
+    free(kept);
+    if (error) heat_warn("%s; the run goes on without its history", why);
+    return error;
+}
+
+void history_open(const char *dir, const char *name, long first_step, int restarting, heat_history **history)
+{
+    *history = NULL;
+    heat_history *h = calloc(1, sizeof *h);
+    if (!h) {
+        heat_warn("out of memory for the run's history");
+        return;
+    }
+    h->fd = -1;
+    snprintf(h->path, sizeof h->path, "%s/%s.history.csv", dir, name);
+    if (start_file(h, restarting ? first_step : 0) != 0) {
+        free(h);
+        return;
+    }
+    h->fd = open(h->path, O_WRONLY | O_APPEND);
+    if (h->fd < 0) {
+        give_up(h, "cannot open", errno);
+        free(h);
+        return;
+    }
+    *history = h;
+}
+
+void history_record(heat_history *h, long step, double time, const heat_field_stats *stats, double points,
+                    double cell_volume)
+{
+    if (!h || h->fd < 0) return;
+    char row[ROW_MAX];
+    int n = snprintf(row, sizeof row, "%ld,%.17g,%.17g,%.17g,%.17g,%.17g\n", step, time, stats->min, stats->max,
+                     stats->sum / points, stats->sum * cell_volume);
+    ssize_t written;
+    do written = write(h->fd, row, (size_t)n);
+    while (written < 0 && errno == EINTR);
+    if (written != n) give_up(h, "cannot write a row to", written < 0 ? errno : EIO);
+}
+
+void history_close(heat_history **history)
+{
+    heat_history *h = *history;
+    if (!h) return;
+    if (h->fd >= 0 && close(h->fd) != 0) heat_warn("cannot close %s: %s", h->path, strerror(errno));
+    free(h);
+    *history = NULL;
+}

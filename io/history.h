@@ -1,0 +1,39 @@
+#pragma once
+/*
+ * The run's history: "<output.dir>/<name>.history.csv", one row each time the
+ * run takes the field's statistics (its first step, about every second of
+ * stepping, before each checkpoint and frame, and the final step), so the
+ * physics can be plotted or `tail -f`ed without opening a checkpoint:
+ *
+ *   step,time,min,max,mean,heat
+ *   0,0,0,100,4.9,1.21e+02
+ *
+ * heat is the integral of the temperature over the box (the sum of the
+ * points times the cell volume): conserved where every wall is insulated.
+ * Numbers are printed to 17 significant digits, so they read back as the
+ * same doubles, and a restarted run writes the same rows as one that never
+ * stopped.
+ *
+ * Crash safety. Each row goes out in one write() to a file opened with
+ * O_APPEND, so a killed run leaves whole rows (a power cut may still tear
+ * the last one). A restart from step S first rewrites the file atomically
+ * (temporary file, fsync, rename) with the rows of the steps before S that
+ * read back whole, dropping what an abandoned continuation wrote after S.
+ * The history is a convenience beside the checkpoints: a row that cannot be
+ * written is a warning, after which the run goes on without its history.
+ */
+#include "solver/backend.h"
+
+typedef struct heat_history heat_history;
+
+/* Opens dir/name.history.csv for a run segment starting at first_step: a
+ * fresh run (restarting = 0) starts a new file; a restart keeps the rows
+ * before first_step. *history is NULL where the file cannot be written (a
+ * warning said why). */
+void history_open(const char *dir, const char *name, long first_step, int restarting, heat_history **history);
+
+/* One row; cell_volume turns the sum of the points into the heat. */
+void history_record(heat_history *history, long step, double time, const heat_field_stats *stats,
+                    double points, double cell_volume);
+
+void history_close(heat_history **history);
