@@ -523,6 +523,7 @@ static int run(const heat_cli *cli, heat_run *r)
     totals.writer_cores = r->writer_cores;
     totals.snapshot_seconds = r->snapshot_seconds;
     totals.clock_checkpoints = r->clock_checkpoints;
+    if (r->history) totals.history_path = history_path(r->history), totals.history_rows = history_rows(r->history);
     HEAT_CALL(ranks_describe(&r->domain, r->solver, r->stepping_seconds, &totals));
     totals.points = (double)heat_grid_points(&r->config.grid);
     if (r->writer) {

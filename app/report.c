@@ -117,6 +117,7 @@ void report_summary(const heat_solver *s, const ckpt_writer_stats *w, const run_
     printf("temperature: min %.6g  max %.6g  mean %.6g; ", t->final.min, t->final.max, t->final.sum / points);
     print_heat_change(t);
     print_checkpoints(w, t);
+    if (t->history_path) printf("history: %ld rows in %s\n", t->history_rows, t->history_path);
     if (t->ranks > 1) print_ranks(t);
     const heat_cg_stats *cg = &s->cg;
     if (cg->steps > 0)

@@ -26,6 +26,8 @@ typedef struct run_totals {
     int writer_cores;
     double snapshot_seconds;
     long clock_checkpoints;     /* of the checkpoints, those taken by output.every_seconds */
+    const char *history_path;   /* the history file (io/history.h); NULL: none */
+    long history_rows;          /* rows this run wrote there */
     double points;              /* of the whole grid */
     int ranks;                  /* MPI ranks; 1 without */
     int dims[3];

@@ -13,6 +13,7 @@
 struct heat_history {
     char path[1024];
     int fd;
+    long rows; /* written by this segment */
 };
 
 static const char HEADER[] = "step,time,min,max,mean,heat\n";
@@ -114,7 +115,12 @@ void history_record(heat_history *h, long step, double time, const heat_field_st
     do written = write(h->fd, row, (size_t)n);
     while (written < 0 && errno == EINTR);
     if (written != n) give_up(h, "cannot write a row to", written < 0 ? errno : EIO);
+    else ++h->rows;
 }
+
+const char *history_path(const heat_history *h) { return h->path; }
+
+long history_rows(const heat_history *h) { return h->rows; }
 
 void history_close(heat_history **history)
 {

@@ -36,4 +36,8 @@ void history_open(const char *dir, const char *name, long first_step, int restar
 void history_record(heat_history *history, long step, double time, const heat_field_stats *stats,
                     double points, double cell_volume);
 
+/* Where the rows go, and how many this segment wrote (for the run's summary). */
+const char *history_path(const heat_history *history);
+long history_rows(const heat_history *history);
+
 void history_close(heat_history **history);

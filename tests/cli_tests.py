@@ -1004,9 +1004,10 @@ time = {{ steps = 60; }};
 initial = {{ type = "letters"; text = "HI"; }};
 output = {{ dir = "{folder}/out"; every = 20; name = "letters"; }};
 """)
-    run([cfg, "-q"])
+    proc = run([cfg])
     out = os.path.join(folder, "out")
     rows = read_history(os.path.join(out, "letters.history.csv"))
+    expect(f"history: {len(rows)} rows in {out}/letters.history.csv" in proc.stdout, f"summary: {proc.stdout[-600:]}")
     expect([0, 20, 40, 60] == [s for s in rows if s % 20 == 0], f"history steps {list(rows)}")
     cell = (4.0 / 48) * (2.0 / 24) * (1.0 / 12)
     heat = []
