@@ -30,7 +30,8 @@ static void format_eta(double seconds, char *buf, size_t len)
     if (seconds < 0) snprintf(buf, len, "--");
     else if (seconds < 120) snprintf(buf, len, "%.0f s", seconds);
     else if (seconds < 7200) snprintf(buf, len, "%.0f min", seconds / 60);
-    else snprintf(buf, len, "%.1f h", seconds / 3600);
+    else if (seconds < 172800) snprintf(buf, len, "%.1f h", seconds / 3600);
+    else snprintf(buf, len, "%.1f d", seconds / 86400); /* week-long runs */
 }
 
 void progress_update(heat_progress *p, long step, double time)
