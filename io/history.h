@@ -11,8 +11,9 @@
  * heat is the integral of the temperature over the box (the sum of the
  * points times the cell volume): conserved where every wall is insulated.
  * Numbers are printed to 17 significant digits, so they read back as the
- * same doubles, and a restarted run writes the same rows as one that never
- * stopped.
+ * same doubles, and a restarted run, or one on another number of ranks,
+ * writes the same rows as one that never stopped (the sum's order is fixed
+ * by reduction bricks: solver/backend.h).
  *
  * Crash safety. Each row goes out in one write() to a file opened with
  * O_APPEND, so a killed run leaves whole rows (a power cut may still tear

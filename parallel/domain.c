@@ -188,20 +188,10 @@ int heat_domain_get_field(heat_domain *d, heat_solver *s, void *whole)
 
 int heat_domain_stats(heat_domain *d, heat_solver *s, heat_field_stats *stats)
 {
-    HEAT_CALL(heat_solver_stats(s, stats));
+    HEAT_CALL(heat_solver_stats(s, stats)); /* the sum is the whole grid's already (solver/backend.h) */
     if (!heat_domain_is_split(d)) return HEAT_OK;
     HEAT_CALL(par_min_max(&stats->min, &stats->max));
-    HEAT_CALL(par_sum_long(&stats->nonfinite));
-    /* The total heat is for the eye (summary, conservation check): per-rank
-     * sums added in rank order; the fields themselves never depend on it. */
-    double *sums = calloc((size_t)d->decomp.ranks, sizeof *sums);
-    HEAT_CHECK(sums, "out of memory");
-    sums[d->decomp.rank] = stats->sum;
-    int status = par_sum_owned(sums, d->decomp.ranks);
-    stats->sum = 0.0;
-    for (int r = 0; r < d->decomp.ranks; ++r) stats->sum += sums[r];
-    free(sums);
-    return status;
+    return par_sum_long(&stats->nonfinite);
 }
 
 int heat_domain_balance(heat_domain *d, double stepping_seconds, heat_balance *balance)

@@ -10,9 +10,10 @@
 #include "problem.h"
 
 typedef struct heat_field_stats {
-    double min, max;
-    double sum;      /* sum over owned points, in a fixed order (deterministic) */
-    long nonfinite;  /* NaN or Inf values seen */
+    double min, max; /* of this block's finite values */
+    double sum;      /* of the whole grid's finite values, added per reduction brick in an order that no
+                        decomposition or thread count changes (solver/reduce.h); collective */
+    long nonfinite;  /* NaN or Inf values seen in this block */
 } heat_field_stats;
 
 /* One benchmarkable kernel configuration. */
@@ -78,6 +79,7 @@ typedef struct heat_backend_ops {
     int (*download)(void *state, void *host);
     /* Halo fill then one heat step, `steps` times. */
     int (*advance)(void *state, long steps);
+    /* Statistics of the field (heat_field_stats); with several processes every one calls it. */
     int (*stats)(void *state, heat_field_stats *stats);
     /* One line naming the device, e.g. "NVIDIA H100 (79.1 GiB)". */
     const char *(*device_name)(void *state);

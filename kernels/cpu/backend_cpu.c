@@ -45,7 +45,8 @@ typedef struct cpu_state {
     void *send[FACE_COUNT], *recv[FACE_COUNT]; /* exchanged faces: owned plane out, ghosts in */
     size_t face_bytes[FACE_COUNT];
     heat_reduction reduction;  /* dot products in an order independent of the layout */
-    heat_field_stats *planes;  /* per-plane scratch for stats, n[2] entries */
+    heat_field_stats *bricks;  /* stats per reduction brick of this block */
+    double *brick_sums;        /* their sums, one after the other (heat_reduction_sum_bricks) */
     const heat_variant *production; /* the variant cpu_advance runs; NULL until the trial steps chose it */
     int trials;        /* trial steps taken so far (trial_step) */
     double trial_ms[2]; /* fastest trial step of heat_step, heat_step_nt */
@@ -287,7 +288,8 @@ static void cpu_destroy(void **state)
     if (!state || !*state) return;
     cpu_state *s = *state;
     for (int a = 0; a < s->allocated; ++a) free(s->allocations[a]); /* the fields and CG vectors */
-    free(s->planes);
+    free(s->bricks);
+    free(s->brick_sums);
     for (int f = 0; f < FACE_COUNT; ++f) free(s->send[f]), free(s->recv[f]);
     heat_reduction_free(&s->reduction);
     void *vectors[] = {s->dots_a, s->dots_b, s->scratch, s->rings};
@@ -393,8 +395,9 @@ static int cpu_create(const heat_problem *problem, void **state)
     set_ghost_rules(s);
     HEAT_CALL(alloc_faces(s));
     HEAT_CALL(heat_reduction_init(&s->reduction, problem));
-    s->planes = malloc(sizeof *s->planes * problem->grid.n[2]);
-    HEAT_CHECK(s->planes, "out of memory");
+    s->bricks = malloc(sizeof *s->bricks * (size_t)s->reduction.own[0] * s->reduction.own[1] * s->reduction.own[2]);
+    s->brick_sums = malloc(sizeof *s->brick_sums * (size_t)s->reduction.own[0] * s->reduction.own[1] * s->reduction.own[2]);
+    HEAT_CHECK(s->bricks && s->brick_sums, "out of memory");
     HEAT_CALL(alloc_field(s, &s->current));
     HEAT_CALL(alloc_field(s, &s->next));
     if (problem->implicit.scheme != HEAT_EULER) HEAT_CALL(alloc_cg(s));
@@ -581,19 +584,23 @@ static int cpu_advance(void *state, long steps)
     return cpu_run_variant(state, s->production, steps);
 }
 
+/* min, max and the count of non-finite values of this block; the sum of the whole grid
+ * (every process's bricks, added in the same order whatever the layout: collective). */
 static int cpu_stats(void *state, heat_field_stats *stats)
 {
     cpu_state *s = state;
-    const int *n = s->problem.grid.n;
-    if (s->problem.precision == HEAT_FLOAT) field_stats_f(s->current, n, &s->layout, s->planes);
-    else field_stats_d(s->current, n, &s->layout, s->planes);
+    const heat_reduction *r = &s->reduction;
+    if (s->problem.precision == HEAT_FLOAT) field_stats_f(s->current, s->problem.grid.n, &s->layout, r->brick, r->own, s->bricks);
+    else field_stats_d(s->current, s->problem.grid.n, &s->layout, r->brick, r->own, s->bricks);
+    long count = (long)r->own[0] * r->own[1] * r->own[2];
     heat_field_stats total = {HUGE_VAL, -HUGE_VAL, 0.0, 0};
-    for (int z = 0; z < n[2]; ++z) {
-        total.sum += s->planes[z].sum;
-        total.nonfinite += s->planes[z].nonfinite;
-        if (s->planes[z].min < total.min) total.min = s->planes[z].min;
-        if (s->planes[z].max > total.max) total.max = s->planes[z].max;
+    for (long b = 0; b < count; ++b) {
+        s->brick_sums[b] = s->bricks[b].sum;
+        total.nonfinite += s->bricks[b].nonfinite;
+        if (s->bricks[b].min < total.min) total.min = s->bricks[b].min;
+        if (s->bricks[b].max > total.max) total.max = s->bricks[b].max;
     }
+    HEAT_CALL(heat_reduction_sum_bricks(&s->reduction, s->brick_sums, 1, &total.sum));
     *stats = total;
     return HEAT_OK;
 }

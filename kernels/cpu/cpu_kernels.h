@@ -482,34 +482,50 @@ static void FN(halo_fill_yz)(REAL *u, const int n[3], const heat_layout *l, cons
     }
 }
 
-/* Per-plane partial results combined in plane order: the sum does not depend
- * on the number of threads. Each row is one vector loop (non-finite values
- * counted and left out by selects, not branches): the sum in lanes, not one
- * chain of dependent additions, which had made the check of a 26 MB field
- * take 7 ms on the 2-core VM. The sum is for the eye (summary, conservation
- * checks); no result depends on it. */
-static void FN(field_stats)(const REAL *u, const int n[3], const heat_layout *l,
-                            heat_field_stats *planes)
+/* The owned points' statistics per reduction brick of this block
+ * (solver/reduce.h; bricks[b], b = (bz * own[1] + by) * own[0] + bx). A
+ * brick's sum adds its rows in order (z, then y), each row's piece of the
+ * brick summed by one vector loop (non-finite values counted and left out
+ * by selects, not branches). A brick is wholly one process's and its pieces
+ * start 64-byte aligned in every layout, so its sum has the same bits
+ * whatever the decomposition and the thread count; heat_reduction_sum_bricks
+ * adds the bricks in a fixed order. Each thread takes the bricks of one
+ * (by, bz) at a time and sweeps their rows whole, as they lie in memory
+ * (brick by brick, 16-point pieces of rows scattered over 16 planes, took
+ * 4-5x as long on the 2-core VM). The sum is for the eye (summary, history,
+ * conservation checks); no result depends on it. */
+static void FN(field_stats)(const REAL *u, const int n[3], const heat_layout *l, const int brick[3],
+                            const int own[3], heat_field_stats *bricks)
 {
-    const long sy = l->stride_y, sz = l->stride_z;
+    const long sy = l->stride_y, sz = l->stride_z, slabs = (long)own[1] * own[2];
     const REAL *o = u + l->origin + 1 + sy + sz;
 #pragma omp parallel for schedule(static)
-    for (int z = 0; z < n[2]; ++z) {
-        double sum = 0.0, low = HUGE_VAL, high = -HUGE_VAL;
-        long nonfinite = 0;
-        for (int y = 0; y < n[1]; ++y) {
-            const REAL *row = o + y * sy + z * sz;
-#pragma omp simd reduction(+ : sum, nonfinite) reduction(min : low) reduction(max : high)
-            for (int x = 0; x < n[0]; ++x) {
-                double v = row[x];
-                int finite = v - v == 0.0; /* false for NaN and +-Inf */
-                nonfinite += !finite;
-                sum += finite ? v : 0.0;
-                low = finite && v < low ? v : low;
-                high = finite && v > high ? v : high;
+    for (long slab = 0; slab < slabs; ++slab) {
+        heat_field_stats *row_of_bricks = bricks + slab * own[0];
+        for (int bx = 0; bx < own[0]; ++bx) row_of_bricks[bx] = (heat_field_stats){HUGE_VAL, -HUGE_VAL, 0.0, 0};
+        const int y0 = (int)(slab % own[1]) * brick[1], z0 = (int)(slab / own[1]) * brick[2];
+        const int y1 = y0 + brick[1] < n[1] ? y0 + brick[1] : n[1], z1 = z0 + brick[2] < n[2] ? z0 + brick[2] : n[2];
+        for (int z = z0; z < z1; ++z)
+            for (int y = y0; y < y1; ++y) {
+                const REAL *row = o + y * sy + z * sz;
+                for (int bx = 0; bx < own[0]; ++bx) {
+                    const int x0 = bx * brick[0], x1 = x0 + brick[0] < n[0] ? x0 + brick[0] : n[0];
+                    double piece = 0.0, low = HUGE_VAL, high = -HUGE_VAL;
+                    long nonfinite = 0;
+#pragma omp simd reduction(+ : piece, nonfinite) reduction(min : low) reduction(max : high)
+                    for (int x = x0; x < x1; ++x) {
+                        double v = row[x];
+                        int finite = v - v == 0.0; /* false for NaN and +-Inf */
+                        nonfinite += !finite;
+                        piece += finite ? v : 0.0;
+                        low = finite && v < low ? v : low;
+                        high = finite && v > high ? v : high;
+                    }
+                    heat_field_stats *b = &row_of_bricks[bx];
+                    b->sum += piece, b->nonfinite += nonfinite;
+                    b->min = low < b->min ? low : b->min, b->max = high > b->max ? high : b->max;
+                }
             }
-        }
-        planes[z] = (heat_field_stats){low, high, sum, nonfinite};
     }
 }
 

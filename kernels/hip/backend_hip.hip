@@ -43,7 +43,7 @@ static_assert(HEAT_LAUNCH_BOUND == HEAT_MAX_BLOCK_THREADS, "the config check of 
     } while (0)
 #endif
 
-enum { HIP_ALIGN_BYTES = 256, STATS_BLOCKS = 1024 };
+enum { HIP_ALIGN_BYTES = 256 };
 
 /* Ghost state of the current field: none, y/z faces only (written by a fused
  * kernel, which makes x ghosts on the fly), or all six faces (halo_fill). */
@@ -102,7 +102,7 @@ struct hip_state {
     const kernel_entry *kernel; /* production kernel; NULL until tuned */
     int halo_valid;             /* HALO_*: which ghosts of field[current] are up to date */
     int block[3];
-    block_stats *d_partials;
+    block_stats *d_partials;        /* the field's statistics per reduction brick (brick_stats) */
     std::vector<block_stats> partials;
     hipEvent_t start, stop;
     /* implicit schemes */
@@ -405,6 +405,7 @@ static void hip_destroy(void **state)
         if (s->h_recv[f]) (void)hipHostFree(s->h_recv[f]);
     }
     free_cg(s);
+    heat_reduction_free(&s->reduction);
     if (s->snapshot_pending) (void)hipEventSynchronize(s->snapshot_done);
     if (s->comm) (void)hipStreamSynchronize(s->comm), (void)hipStreamDestroy(s->comm);
     if (s->default_ready) (void)hipEventDestroy(s->default_ready);
@@ -480,12 +481,20 @@ static int allocate_faces(hip_state *s)
     return HEAT_OK;
 }
 
+static size_t stats_brick_count(const hip_state *s)
+{
+    return (size_t)s->reduction.own[0] * s->reduction.own[1] * s->reduction.own[2];
+}
+
 static int allocate_fields(hip_state *s)
 {
     size_t free_bytes;
     HEAT_CALL(describe_device(s, &free_bytes));
     size_t field_bytes = (size_t)s->layout.total * s->elem;
-    size_t needed = (size_t)(2 + cg_vector_count(&s->problem)) * field_bytes + STATS_BLOCKS * sizeof(block_stats) + (64u << 20);
+    HEAT_CALL(heat_reduction_init(&s->reduction, &s->problem)); /* the stats' bricks, and CG's */
+    s->partials.resize(stats_brick_count(s));
+    size_t stats_bytes = s->partials.size() * sizeof(block_stats);
+    size_t needed = (size_t)(2 + cg_vector_count(&s->problem)) * field_bytes + stats_bytes + (64u << 20);
     if (needed > free_bytes)
         return heat_error(HEAT_ERR_CONFIG, "grid.n = [%d, %d, %d] in %s needs %zu bytes of GPU memory but %s has %zu "
                           "free; reduce grid.n%s or use --backend cpu",
@@ -496,7 +505,7 @@ static int allocate_fields(hip_state *s)
         HEAT_CALL(exchanged_alloc(s, (void **)&s->field[f], field_bytes));
         HIP_CALL(hipMemset(s->field[f], 0, field_bytes)); /* padding rows are read by tiled threads */
     }
-    HIP_CALL(hipMalloc((void **)&s->d_partials, STATS_BLOCKS * sizeof(block_stats)));
+    HIP_CALL(hipMalloc((void **)&s->d_partials, stats_bytes));
     HIP_CALL(hipEventCreate(&s->start));
     HIP_CALL(hipEventCreate(&s->stop));
     if (cg_vector_count(&s->problem) > 0) HEAT_CALL(allocate_cg(s));
@@ -518,7 +527,6 @@ static int hip_create(const heat_problem *problem, void **state)
         s->shift[f] = dirichlet ? 2.0 * problem->bc[f].value : 0.0;
         s->scale[f] = dirichlet ? -1.0 : 1.0;
     }
-    s->partials.resize(STATS_BLOCKS);
     if (problem->implicit.scheme != HEAT_EULER)
         snprintf(s->description, sizeof s->description, "CG kernels cg_apply/cheb_step (tile_laplacian m=1, block %d, "
                  "%d planes a thread)", (int)CG_THREADS, (int)CG_ZCHUNK);
@@ -802,21 +810,29 @@ static int hip_advance(void *state, long steps)
 
 template <typename T> static int stats_typed(hip_state *s)
 {
-    field_stats<T><<<STATS_BLOCKS, HEAT_LAUNCH_BOUND>>>(owned<T>(s, s->current), s->shape, s->d_partials);
-    HIP_CHECK_LAUNCH("field_stats");
+    const heat_reduction &r = s->reduction;
+    brick_grid g = {{r.brick[0], r.brick[1], r.brick[2]}, {r.own[0], r.own[1], r.own[2]}};
+    brick_stats<T><<<(unsigned)stats_brick_count(s), HEAT_LAUNCH_BOUND>>>(owned<T>(s, s->current), s->shape, g,
+                                                                        s->d_partials);
+    HIP_CHECK_LAUNCH("brick_stats");
     return HEAT_OK;
 }
 
+/* min, max and the non-finite count of this block; the sum of the whole grid, its bricks
+ * added in a fixed order whatever the layout (collective across ranks: solver/backend.h). */
 static int hip_stats(void *state, heat_field_stats *out)
 {
     hip_state *s = static_cast<hip_state *>(state);
     HEAT_CALL(s->problem.precision == HEAT_FLOAT ? stats_typed<float>(s) : stats_typed<double>(s));
-    HIP_CALL(hipMemcpy(s->partials.data(), s->d_partials, STATS_BLOCKS * sizeof(block_stats), hipMemcpyDeviceToHost));
+    HIP_CALL(hipMemcpy(s->partials.data(), s->d_partials, s->partials.size() * sizeof(block_stats),
+                       hipMemcpyDeviceToHost));
     heat_field_stats total = {HUGE_VAL, -HUGE_VAL, 0.0, 0};
-    for (const block_stats &b : s->partials) { /* block order: deterministic */
+    for (const block_stats &b : s->partials) {
         total.min = std::min(total.min, b.min), total.max = std::max(total.max, b.max);
-        total.sum += b.sum, total.nonfinite += (long)b.nonfinite;
+        total.nonfinite += (long)b.nonfinite;
     }
+    static_assert(sizeof(block_stats) == 4 * sizeof(double), "block_stats: four doubles, sum the third");
+    HEAT_CALL(heat_reduction_sum_bricks(&s->reduction, &s->partials[0].sum, 4, &total.sum));
     *out = total;
     return HEAT_OK;
 }

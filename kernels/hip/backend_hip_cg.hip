@@ -50,7 +50,6 @@ static int allocate_cg(hip_state *s)
         HEAT_CALL(exchanged_alloc(s, (void **)&s->cg_vector[v], field_bytes));
         HIP_CALL(hipMemset(s->cg_vector[v], 0, field_bytes));
     }
-    HEAT_CALL(heat_reduction_init(&s->reduction, &s->problem));
     HEAT_CHECK(s->reduction.brick[2] % CG_ZCHUNK == 0, "reduction brick of %d planes: not a multiple of %d",
                s->reduction.brick[2], (int)CG_ZCHUNK);
     plan_cg_bricks(s);
@@ -69,7 +68,6 @@ static void free_cg(hip_state *s)
     (void)hipFree(s->cg_partials);
     (void)hipFree(s->cg_sums);
     if (s->cg_brick_host) (void)hipHostFree(s->cg_brick_host);
-    heat_reduction_free(&s->reduction);
 }
 
 static cg_partials_at cg_out(const hip_state *s) { return {s->cg_partials, s->cg_piece}; }

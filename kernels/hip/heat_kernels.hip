@@ -248,19 +248,34 @@ template <typename T> __global__ void face_copy(T *u, stencil_shape s, face_buff
     else u[inner + step] = buffer[packed];
 }
 
-/* Per-block min, max, sum and non-finite count in a fixed reduction order. */
+/* Min, max, sum and non-finite count of one reduction brick (solver/reduce.h). */
 struct block_stats {
     double min, max, sum, nonfinite;
 };
 
+/* This block's reduction bricks: edge per axis, how many it owns per axis. */
+struct brick_grid {
+    int brick[3], own[3];
+};
+
+/* One thread block per brick b = (bz * own[1] + by) * own[0] + bx: thread t
+ * takes the brick's points t, t + blockDim.x, ... (x fastest within the
+ * brick) and the threads combine in a fixed tree. A brick is wholly one
+ * rank's, so its sums have the same bits whatever the decomposition; the host
+ * adds the bricks in a fixed order (heat_reduction_sum_bricks). */
 template <typename T>
-__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND) field_stats(const T *u, stencil_shape s, block_stats *partial)
+__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND) brick_stats(const T *u, stencil_shape s, brick_grid g,
+                                                                 block_stats *bricks)
 {
     __shared__ block_stats shared[HEAT_LAUNCH_BOUND];
+    const long b = blockIdx.x;
+    const int x0 = (int)(b % g.own[0]) * g.brick[0], y0 = (int)(b / g.own[0] % g.own[1]) * g.brick[1],
+              z0 = (int)(b / g.own[0] / g.own[1]) * g.brick[2];
+    const int ex = min(g.brick[0], s.nx - x0), ey = min(g.brick[1], s.ny - y0), ez = min(g.brick[2], s.nz - z0);
     block_stats mine = {INFINITY, -INFINITY, 0.0, 0.0};
-    const long points = (long)s.nx * s.ny * s.nz;
-    for (long p = threadIdx.x + (long)blockIdx.x * blockDim.x; p < points; p += (long)gridDim.x * blockDim.x) {
-        const long i = p % s.nx, j = p / s.nx % s.ny, k = p / s.nx / s.ny;
+    const long points = (long)ex * ey * ez;
+    for (long p = threadIdx.x; p < points; p += blockDim.x) {
+        const long i = x0 + p % ex, j = y0 + p / ex % ey, k = z0 + p / ex / ey;
         const double v = u[i + j * s.sy + k * s.sz];
         if (!isfinite(v)) { mine.nonfinite += 1.0; continue; }
         mine.min = fmin(mine.min, v), mine.max = fmax(mine.max, v), mine.sum += v;
@@ -270,10 +285,10 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND) field_stats(const T *u, ste
     for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
         if (threadIdx.x < half) {
             block_stats &a = shared[threadIdx.x];
-            const block_stats &b = shared[threadIdx.x + half];
-            a.min = fmin(a.min, b.min), a.max = fmax(a.max, b.max), a.sum += b.sum, a.nonfinite += b.nonfinite;
+            const block_stats &c = shared[threadIdx.x + half];
+            a.min = fmin(a.min, c.min), a.max = fmax(a.max, c.max), a.sum += c.sum, a.nonfinite += c.nonfinite;
         }
         __syncthreads();
     }
-    if (threadIdx.x == 0) partial[blockIdx.x] = shared[0];
+    if (threadIdx.x == 0) bricks[b] = shared[0];
 }
