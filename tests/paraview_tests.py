@@ -3,7 +3,8 @@
 usage: pvpython paraview_tests.py HEATSOLVE WORKDIR SOURCE_DIR series|render
   series: ParaView opens the .hdf.series of a short letters run with the right
           number of time steps, and the last step's temperature range equals
-          the range in the last file (read with h5py).
+          the range in the last file (read with h5py); the run's history
+          opens as a table whose last row holds that file's maximum.
   render: visualization/render_letters.py renders one frame headless; the PNG
           exists, is at least 400 x 300 and is not a single colour.
 """
@@ -46,6 +47,15 @@ def test_series():
     dims = reader.GetDataInformation().GetExtent()
     assert dims == (0, 63, 0, 31, 0, 15), f"extent {dims}"
     print(f"ParaView: {len(times)} time steps, last range ({low:.6g}, {high:.6g}) matches the file")
+    # The run's history opens as a table whose last row is the last file's maximum.
+    from paraview import servermanager
+    table = servermanager.Fetch(OpenDataFile(os.path.join(folder, "letters.history.csv")))
+    columns = [table.GetColumnName(c) for c in range(table.GetNumberOfColumns())]
+    assert columns == ["step", "time", "min", "max", "mean", "heat"], f"history columns {columns}"
+    last = table.GetNumberOfRows() - 1
+    assert table.GetValue(last, 0).ToInt() == 30 and table.GetValue(last, 3).ToDouble() == data.max(), \
+        f"history's last row: step {table.GetValue(last, 0)}, max {table.GetValue(last, 3)}"
+    print(f"ParaView: the history opens as a table of {last + 1} rows, {columns}")
 
 
 def png_size_and_colours(path):
