@@ -1036,6 +1036,23 @@ output = {{ dir = "{folder}/out"; every = 20; name = "letters"; }};
           "a restart from step 20 rewrote the same rows and dropped the abandoned ones")
 
 
+def test_tuning_cache_key():
+    """The CPU step's trial ends while the first checkpoint's slow write holds one of the two
+    cores: its choice goes into the tuning cache under the run's thread count, so the next run
+    finds it instead of timing again (it had gone under "1 threads", which no lookup asks for)."""
+    folder = fresh_dir("tuning_key")
+    cache = os.path.join(folder, "tuning.txt")
+    env = dict(os.environ, HEATSOLVE_TUNING_CACHE=cache, OMP_NUM_THREADS="2")
+    cfg = letters_config(folder, steps=40, every=1000, extra="compression = 9;", n=(128, 128, 64))
+    run([cfg, "-q", "--backend", "cpu"], env=env)
+    lines = open(cache).read().splitlines()
+    expect(len(lines) == 1 and ", 2 threads," in lines[0], f"tuning cache: {lines}")
+    proc = run([cfg, "--backend", "cpu", "--overwrite"], env=env)
+    expect("from the tuning cache" in proc.stdout, f"the second run timed again: {proc.stdout[:1500]}")
+    expect(open(cache).read().splitlines() == lines, "the second run stored its choice again")
+    print(f"stored once, found by the next run: {lines[0]}")
+
+
 def test_clock_checkpoints():
     """output.every_seconds: restart checkpoints by the wall clock beside the step interval, pruned by
     output.keep like any checkpoint, counted in the summary, and each one restarts bitwise."""

@@ -49,6 +49,9 @@ typedef struct cpu_state {
     double *brick_sums;        /* their sums, one after the other (heat_reduction_sum_bricks) */
     const heat_variant *production; /* the variant cpu_advance runs; NULL until the trial steps chose it */
     int trials;        /* trial steps taken so far (trial_step) */
+    int run_threads;   /* the run's OpenMP threads, for the tuning cache's keys: a trial that ends
+                        * while a checkpoint write holds some cores (app/main.c, share_cores) runs on
+                        * fewer, and its choice must still be found by the next run's lookup */
     double trial_ms[2]; /* fastest trial step of heat_step, heat_step_nt */
     int block_rows;    /* y rows per block of the sweep (block_rows_for) */
     int fused_rows;    /* the same for two steps in one sweep (stencil_sweep2) */
@@ -137,7 +140,7 @@ static void trial_cache_key(const cpu_state *s, const char *what, char *key, siz
     char processor[160];
     const int *n = s->problem.grid.n;
     processor_name(processor, sizeof processor);
-    snprintf(key, len, "CPU %s, %d threads, %d-byte vectors\t%dx%dx%d\t%s\t%s", processor, omp_get_max_threads(),
+    snprintf(key, len, "CPU %s, %d threads, %d-byte vectors\t%dx%dx%d\t%s\t%s", processor, s->run_threads,
              CPU_VECTOR_BYTES, n[0], n[1], n[2], heat_precision_name(s->problem.precision), what);
 }
 
@@ -389,6 +392,7 @@ static int cpu_create(const heat_problem *problem, void **state)
     HEAT_CHECK(s, "out of memory");
     *state = s;
     s->problem = *problem;
+    s->run_threads = omp_get_max_threads();
     s->elem = heat_precision_size(problem->precision);
     s->layout = heat_layout_make(problem->grid.n, s->elem, CPU_ALIGN_BYTES, 1);
     s->coeffs = heat_coeffs_make(problem);
