@@ -82,6 +82,7 @@ BAD_CONFIGS = [
     ("cfl zero", "time = { cfl = 0.0; };", [], ["time.cfl", "out of range"]),
     ("negative every", "output = { every = -5; };", [], ["output.every", "out of range"]),
     ("negative every_seconds", "output = { every_seconds = -60.0; };", [], ["output.every_seconds", "out of range"]),
+    ("history not a bool", "output = { history = \"yes\"; };", [], ["bad.cfg:1", "output.history", "true or false"]),
     ("negative steps", "time = { steps = -1; };", [], ["time.steps", "out of range"]),
     ("unknown initial", "initial = { type = \"square\"; };", [], ["initial.type", "square", "letters"]),
     ("unknown boundary", "boundary = { x_low = { type = \"robin\"; }; };", [], ["boundary.x_low.type", "robin"]),
