@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,19 +60,31 @@ static int fsync_path(const char *path, int flags)
     return status;
 }
 
-/* The steps below return 0, or an errno with the failure described in why. */
+/* The steps below return 0, or an errno with the failure described in why:
+ * `error` is the errno taken when the call failed, before anything else runs. */
+static int failed(int error, char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int failed(int error, char *why, size_t why_len, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    int n = vsnprintf(why, why_len, fmt, args);
+    va_end(args);
+    if (n >= 0 && (size_t)n < why_len) snprintf(why + n, why_len - (size_t)n, ": %s", strerror(error));
+    return error ? error : EIO;
+}
+
 static int commit_why(const char *tmp, const char *path, int sync_folder, char *why, size_t why_len)
 {
     if (fsync_path(tmp, O_RDONLY) != 0)
-        return snprintf(why, why_len, "cannot flush %s to disk: %s", tmp, strerror(errno)), errno;
+        return failed(errno, why, why_len, "cannot flush %s to disk", tmp);
     if (rename(tmp, path) != 0)
-        return snprintf(why, why_len, "cannot rename %s to %s: %s", tmp, path, strerror(errno)), errno;
+        return failed(errno, why, why_len, "cannot rename %s to %s", tmp, path);
     if (!sync_folder) return 0;
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     /* The rename is durable only once the folder itself reaches the disk. */
     if (fsync_path(dirname(dir), O_RDONLY | O_DIRECTORY) != 0)
-        return snprintf(why, why_len, "cannot flush folder %s: %s", dir, strerror(errno)), errno;
+        return failed(errno, why, why_len, "cannot flush folder %s", dir);
     return 0;
 }
 
@@ -94,7 +107,7 @@ static int write_atomic_why(const char *path, const void *data, size_t len, int 
     char tmp[4200];
     fs_temp_name(tmp, sizeof tmp, path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    if (fd < 0) return snprintf(why, why_len, "cannot create %s: %s", tmp, strerror(errno)), errno;
+    if (fd < 0) return failed(errno, why, why_len, "cannot create %s", tmp);
     int slot = fs_temp_track(tmp);
     const char *p = data;
     size_t left = len;
@@ -106,7 +119,7 @@ static int write_atomic_why(const char *path, const void *data, size_t len, int 
         else p += n, left -= (size_t)n;
     }
     if (close(fd) != 0 && !saved) saved = errno;
-    if (saved) snprintf(why, why_len, "cannot write %s: %s", path, strerror(saved));
+    if (saved) failed(saved, why, why_len, "cannot write %s", path);
     else saved = commit_why(tmp, path, sync_folder, why, why_len);
     if (saved) unlink(tmp);
     fs_temp_untrack(slot);
