@@ -15,6 +15,7 @@
 
 #include "app/bench.h"
 #include "app/cli.h"
+#include "app/launcher.h"
 #include "app/output_clock.h"
 #include "app/progress.h"
 #include "app/ranks.h"
@@ -504,6 +505,7 @@ static int run(const heat_cli *cli, heat_run *r)
     }
     totals.first_step = r->solver->step;
     report_output_plan(&r->config, totals.first_step, !cli->restart, r->quiet);
+    launcher_check_kill_delay((double)snapshot_bytes(r));
     HEAT_CALL(heat_domain_stats(&r->domain, r->solver, &totals.initial));
     r->initial = totals.initial;
     ranks_check_binding();
