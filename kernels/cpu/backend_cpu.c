@@ -66,6 +66,10 @@ typedef struct cpu_state {
      * the one holding its result, dot products per row segment, one scratch row per thread. */
     void *r, *p, *q, *z, *w, *z_result;
     void *z2;          /* with cheb_pairs: the fourth vector a pair needs (q is the third) */
+    /* x += a p waits for the next pass that reads p anyway (direction, or finish): that
+     * saves a read of p an iteration. x_pending: an update is waiting, with x_a and x_first. */
+    int x_pending, x_first;
+    double x_a;
     double *dots_a, *dots_b;
     void *scratch;
     heat_cg_diagonal diagonal;

@@ -201,17 +201,15 @@ static inline void FN(cg_step_row)(REAL *restrict x, const REAL *restrict p, REA
     }
 }
 
-/* x = a p (first) or x += a p; r -= a q. */
-static void FN(cg_update)(REAL *restrict x, const REAL *restrict p, REAL *restrict r, const REAL *restrict q, REAL a,
-                          int first_iteration, const int n[3], const heat_layout *l, const heat_cg_diagonal *d,
-                          long seg, double *rr, double *rz)
+/* r -= a q (x += a p waits for the next pass over p: cg_direction or cg_finish). */
+static void FN(cg_update)(REAL *restrict r, const REAL *restrict q, REAL a, const int n[3], const heat_layout *l,
+                          const heat_cg_diagonal *d, long seg, double *rr, double *rz)
 {
     const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
     FOR_EACH_ROW(n)
     {
         long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
         FN(row_weights) w = FN(row_weights_make)(d, y, z, n);
-        FN(cg_step_row)(x + row, p + row, a, first_iteration, n[0]);
         FOR_EACH_SEGMENT(n[0], seg)
         {
             double sum_rr = 0.0, sum_rz = 0.0;
@@ -227,14 +225,23 @@ static void FN(cg_update)(REAL *restrict x, const REAL *restrict p, REAL *restri
     }
 }
 
-/* p = weight source + beta p (weight = 1 / diag(A) for jacobi, else 1). */
-static void FN(cg_direction)(REAL *restrict p, const REAL *restrict source, REAL beta, const int n[3],
+/* The x update an earlier cg_update left waiting: x = a p (first) or x += a p. */
+typedef struct FN(x_step) {
+    REAL *x; /* NULL: none waiting */
+    REAL a;
+    int first;
+} FN(x_step);
+
+/* p = weight source + beta p (weight = 1 / diag(A) for jacobi, else 1), after
+ * the waiting x step has read p's row, while it is in cache. */
+static void FN(cg_direction)(REAL *restrict p, const REAL *restrict source, REAL beta, FN(x_step) xs, const int n[3],
                              const heat_layout *l, const heat_cg_diagonal *d)
 {
     const long first = l->origin + 1 + l->stride_y + l->stride_z;
     FOR_EACH_ROW(n)
     {
         long row = first + y * l->stride_y + z * l->stride_z;
+        if (xs.x) FN(cg_step_row)(xs.x + row, p + row, xs.a, xs.first, n[0]);
         FN(row_weights) w = FN(row_weights_make)(d, y, z, n);
 #pragma omp simd
         for (long i = 0; i < n[0]; ++i) {
@@ -430,13 +437,15 @@ static void FN(cg_scale)(REAL *restrict out, const REAL *restrict r, REAL factor
     }
 }
 
-/* u += x over the owned points. */
-static void FN(cg_finish)(REAL *restrict u, const REAL *restrict x, const int n[3], const heat_layout *l)
+/* u += x over the owned points, after the waiting x step (x += a p). */
+static void FN(cg_finish)(REAL *restrict u, FN(x_step) xs, const REAL *restrict p, const int n[3], const heat_layout *l)
 {
     const long first = l->origin + 1 + l->stride_y + l->stride_z;
     FOR_EACH_ROW(n)
     {
         long row = first + y * l->stride_y + z * l->stride_z;
+        FN(cg_step_row)(xs.x + row, p + row, xs.a, xs.first, n[0]);
+        const REAL *restrict x = xs.x;
 #pragma omp simd
         for (long i = row; i < row + n[0]; ++i) u[i] += x[i];
     }

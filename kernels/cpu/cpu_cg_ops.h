@@ -26,8 +26,15 @@ static int FN(fill_ghosts)(cpu_state *s, void *v, const FN(ghost_rule) *rule)
     return exchange_ghosts(s, v);
 }
 
+/* The x step cg_update left waiting, for the next pass over p. */
+static FN(x_step) FN(x_step_waiting)(const cpu_state *s)
+{
+    return (FN(x_step)){s->x_pending ? (REAL *)s->next : NULL, (REAL)s->x_a, s->x_first};
+}
+
 static int FN(cg_begin_typed)(cpu_state *s, double fraction, double *rr, double *rz)
 {
+    s->x_pending = 0; /* a solve that failed may have left one */
     HEAT_CALL(FN(fill_ghosts)(s, s->current, FN(bc_rule)(s)));
     FN(cg_rhs)(s->r, s->current, s->problem.grid.n, &s->layout, FN(coeffs_cast)(&s->coeffs), (REAL)(fraction * s->coeffs.alpha_dt),
                FN(bc_rule)(s), &s->diagonal, s->reduction.brick[0], s->dots_a, s->dots_b);
@@ -94,7 +101,8 @@ static int FN(cg_precondition_typed)(cpu_state *s, const heat_chebyshev *c, doub
 static int FN(cg_direction_typed)(cpu_state *s, double beta)
 {
     const REAL *source = s->problem.implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV ? s->z_result : s->r;
-    FN(cg_direction)(s->p, source, (REAL)beta, s->problem.grid.n, &s->layout, &s->diagonal);
+    FN(cg_direction)(s->p, source, (REAL)beta, FN(x_step_waiting)(s), s->problem.grid.n, &s->layout, &s->diagonal);
+    s->x_pending = 0;
     return FN(fill_ghosts)(s, s->p, FN(zero_rule)(s));
 }
 
@@ -107,15 +115,18 @@ static int FN(cg_apply_typed)(cpu_state *s, double *pq)
 
 static int FN(cg_update_typed)(cpu_state *s, double a, int first, double *rr, double *rz)
 {
-    FN(cg_update)(s->next, s->p, s->r, s->q, (REAL)a, first, s->problem.grid.n, &s->layout, &s->diagonal,
-                  s->reduction.brick[0], s->dots_a, s->dots_b);
+    FN(cg_update)(s->r, s->q, (REAL)a, s->problem.grid.n, &s->layout, &s->diagonal, s->reduction.brick[0], s->dots_a,
+                  s->dots_b);
+    s->x_pending = 1, s->x_a = a, s->x_first = first;
     HEAT_CALL(heat_reduction_sum(&s->reduction, s->dots_a, rr));
     return heat_reduction_sum(&s->reduction, s->dots_b, rz);
 }
 
 static int FN(cg_finish_typed)(cpu_state *s)
 {
-    FN(cg_finish)(s->current, s->next, s->problem.grid.n, &s->layout);
+    if (!s->x_pending) return heat_error(HEAT_ERR_RUNTIME, "CG finished without an update (internal error)");
+    FN(cg_finish)(s->current, FN(x_step_waiting)(s), s->p, s->problem.grid.n, &s->layout);
+    s->x_pending = 0;
     return HEAT_OK;
 }
 
