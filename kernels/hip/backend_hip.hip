@@ -108,6 +108,8 @@ struct hip_state {
     /* implicit schemes */
     char *cg_vector[CG_VECTORS];
     int z_result;               /* CG_Z or CG_W: where the Chebyshev result is */
+    int x_pending, x_first;     /* cg_update left x += a p (x = a p) for the next pass over p */
+    double x_a;
     double2 *cg_partials, *cg_sums; /* per piece of a row (cg_kernels.hip), per brick */
     heat_reduction reduction;       /* the bricks' sum across ranks, in a fixed order */
     cg_brick_geometry cg_bricks;

@@ -106,8 +106,15 @@ template <typename T> static stencil_coeffs<T> operator_coeffs(const hip_state *
     return c;
 }
 
+/* The x step cg_update left waiting (x is the field that is not current). */
+template <typename T> static cg_x_step<T> x_step_waiting(hip_state *s)
+{
+    return cg_x_step<T>{s->x_pending ? owned<T>(s, 1 - s->current) : nullptr, (T)s->x_a, s->x_first};
+}
+
 template <typename T> static int cg_begin_typed(hip_state *s, double fraction, double *rr, double *rz)
 {
+    s->x_pending = 0; /* a solve that failed may have left one */
     if (!halo_ready(s->halo_valid, 1)) HEAT_CALL(fill_halo(s));
     HEAT_CALL(exchange_buffer(s, s->field[s->current]));
     cg_rhs<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, CG_R), owned<T>(s, s->current), s->shape, cast_coeffs<T>(s->coeffs),
@@ -137,9 +144,10 @@ template <typename T> static int cg_precondition_typed(hip_state *s, const heat_
 template <typename T> static int cg_direction_typed(hip_state *s, double beta)
 {
     int source = s->problem.implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV ? s->z_result : CG_R;
-    cg_direction<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, CG_P), cg_vec<T>(s, source), (T)beta, s->shape,
-                                                s->diagonal, homogeneous_halo<T>(s));
+    cg_direction<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, CG_P), cg_vec<T>(s, source), (T)beta,
+                                                x_step_waiting<T>(s), s->shape, s->diagonal, homogeneous_halo<T>(s));
     HIP_CHECK_LAUNCH("cg_direction");
+    s->x_pending = 0;
     return exchange_buffer(s, s->cg_vector[CG_P]); /* cg_apply reads its neighbours next */
 }
 
@@ -153,17 +161,20 @@ template <typename T> static int cg_apply_typed(hip_state *s, double *pq)
 
 template <typename T> static int cg_update_typed(hip_state *s, double a, int first, double *rr, double *rz)
 {
-    cg_update<T><<<cg_grid(s), CG_THREADS>>>(owned<T>(s, 1 - s->current), cg_vec<T>(s, CG_P), cg_vec<T>(s, CG_R),
-                                             cg_vec<T>(s, CG_Q), (T)a, first, s->shape, s->diagonal, cg_out(s));
+    cg_update<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, CG_R), cg_vec<T>(s, CG_Q), (T)a, s->shape, s->diagonal,
+                                             cg_out(s));
     HIP_CHECK_LAUNCH("cg_update");
+    s->x_pending = 1, s->x_a = a, s->x_first = first;
     return cg_sum(s, rr, rz);
 }
 
 template <typename T> static int cg_finish_typed(hip_state *s)
 {
-    cg_finish<T><<<cg_grid(s), CG_THREADS>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current), s->shape,
-                                             cast_halo<T>(s));
+    if (!s->x_pending) return heat_error(HEAT_ERR_RUNTIME, "CG finished without an update (internal error)");
+    cg_finish<T><<<cg_grid(s), CG_THREADS>>>(x_step_waiting<T>(s), cg_vec<T>(s, CG_P), owned<T>(s, s->current),
+                                             s->shape, cast_halo<T>(s));
     HIP_CHECK_LAUNCH("cg_finish");
+    s->x_pending = 0;
     s->current = 1 - s->current;
     s->halo_valid = HALO_YZ;
     HIP_CALL(hipStreamSynchronize(0));

@@ -118,18 +118,16 @@ __global__ void __launch_bounds__(CG_THREADS) cg_apply(T *__restrict__ q, const 
     cg_piece_sum(pq, 0.0, partial, s);
 }
 
-/* x = a p (first) or x += a p; r -= a q; partial (r.r, r.w r). */
+/* r -= a q; partial (r.r, r.w r). x += a p waits for the next kernel that reads p
+ * anyway (cg_direction, or cg_finish): a read of p fewer an iteration. */
 template <typename T>
-__global__ void __launch_bounds__(CG_THREADS) cg_update(T *__restrict__ x, const T *__restrict__ p, T *__restrict__ r,
-                                                        const T *__restrict__ q, T a, int first, stencil_shape s,
-                                                        cg_diagonal d, cg_partials_at partial)
+__global__ void __launch_bounds__(CG_THREADS) cg_update(T *__restrict__ r, const T *__restrict__ q, T a,
+                                                        stencil_shape s, cg_diagonal d, cg_partials_at partial)
 {
     const cg_span t = cg_thread_span(s);
     double rr = 0.0, rz = 0.0;
     for (int k = t.k0; t.active && k < t.k1; ++k) {
         const long pos = t.i + t.j * s.sy + k * s.sz;
-        const T step = a * p[pos];
-        nontemporal_store(first ? step : x[pos] + step, x + pos);
         const T v = r[pos] - a * q[pos];
         nontemporal_store(v, r + pos);
         rr += (double)v * v, rz += (double)v * (v * cg_weight<T>(d, t.i, t.j, k, s));
@@ -137,16 +135,33 @@ __global__ void __launch_bounds__(CG_THREADS) cg_update(T *__restrict__ x, const
     cg_piece_sum(rr, rz, partial, s);
 }
 
-/* p = w source + beta p (beta = 0: p not read), with its homogeneous y/z ghosts. */
+/* The x step a cg_update left waiting: x = a p (first) or x += a p; x NULL: none. */
+template <typename T> struct cg_x_step {
+    T *x;
+    T a;
+    int first;
+};
+
+template <typename T> __device__ inline T cg_x_after(const cg_x_step<T> &xs, long pos, T p)
+{
+    const T step = xs.a * p;
+    return xs.first ? step : xs.x[pos] + step;
+}
+
+/* p = w source + beta p (beta = 0 and no x step: p not read), with its homogeneous
+ * y/z ghosts, after the waiting x step has used p. */
 template <typename T>
 __global__ void __launch_bounds__(CG_THREADS) cg_direction(T *__restrict__ p, const T *__restrict__ source, T beta,
-                                                           stencil_shape s, cg_diagonal d, halo_coeffs<T> zero)
+                                                           cg_x_step<T> xs, stencil_shape s, cg_diagonal d,
+                                                           halo_coeffs<T> zero)
 {
     const cg_span t = cg_thread_span(s);
     for (int k = t.k0; t.active && k < t.k1; ++k) {
         const long pos = t.i + t.j * s.sy + k * s.sz;
+        const T old = beta == (T)0 && !xs.x ? (T)0 : p[pos];
+        if (xs.x) nontemporal_store(cg_x_after(xs, pos, old), xs.x + pos);
         const T v = source[pos] * cg_weight<T>(d, t.i, t.j, k, s);
-        store_with_ghosts<T, true>(p + pos, beta == (T)0 ? v : v + beta * p[pos], t.j, k, s, zero);
+        store_with_ghosts<T, true>(p + pos, beta == (T)0 ? v : v + beta * old, t.j, k, s, zero);
     }
 }
 
@@ -188,15 +203,21 @@ __global__ void __launch_bounds__(CG_THREADS) cheb_step(T *__restrict__ out, con
     cg_piece_sum(rz, 0.0, partial, s);
 }
 
-/* x = u + x: the new field, in x's storage, with the run's y/z ghosts. */
+/* a p rounded before any addition: the compiler may not fuse it into u + a p. */
+__device__ inline float product_rounded(float a, float b) { return __fmul_rn(a, b); }
+__device__ inline double product_rounded(double a, double b) { return __dmul_rn(a, b); }
+
+/* x = u + x after the waiting x step: the new field, in x's storage, with the run's y/z ghosts.
+ * The x step rounds as cg_direction's does (x + a p may fuse there too; a p alone may not). */
 template <typename T>
-__global__ void __launch_bounds__(CG_THREADS) cg_finish(T *__restrict__ x, const T *__restrict__ u, stencil_shape s,
-                                                        halo_coeffs<T> bc)
+__global__ void __launch_bounds__(CG_THREADS) cg_finish(cg_x_step<T> xs, const T *__restrict__ p, const T *__restrict__ u,
+                                                        stencil_shape s, halo_coeffs<T> bc)
 {
     const cg_span t = cg_thread_span(s);
     for (int k = t.k0; t.active && k < t.k1; ++k) {
         const long pos = t.i + t.j * s.sy + k * s.sz;
-        store_with_ghosts<T, true>(x + pos, u[pos] + x[pos], t.j, k, s, bc);
+        const T x = xs.first ? product_rounded(xs.a, p[pos]) : cg_x_after(xs, pos, p[pos]);
+        store_with_ghosts<T, true>(xs.x + pos, u[pos] + x, t.j, k, s, bc);
     }
 }
 
