@@ -37,20 +37,18 @@ print(f"{pc} {prec}: {'the same bits' if same else 'DIFFERENT, largest differenc
 PYEOF
   done
 done
-for round in 1 2 3; do
-  for tag in before after; do
-    build=build-gpu; [ $tag = before ] && build=$base_build
-    log="$OUT/cg_${tag}_$round.txt"
-    $build/heatsolve bench --cg --backend hip --size 512 --reps 20 > "$log" 2>&1
-    echo "== GPU $tag round $round: $(grep -E "copy bandwidth" "$log" | grep -oE "[0-9.]+ GB/s")"; grep -E "iteration" "$log"
+# bench --cg by both builds, alternated: alternate LABEL ROUNDS BENCH_ARGS...
+alternate() {
+  local label=$1 rounds=$2; shift 2
+  for round in $(seq "$rounds"); do
+    for tag in before after; do
+      build=build-gpu; [ $tag = before ] && build=$base_build
+      log="$OUT/cg_${label}_${tag}_$round.txt"
+      $build/heatsolve bench --cg "$@" > "$log" 2>&1
+      echo "== $label $tag round $round: $(grep -E "copy bandwidth" "$log" | grep -oE "[0-9.]+ GB/s")"; grep -E "iteration" "$log"
+    done
   done
-done
-for round in 1 2; do
-  for tag in before after; do
-    build=build-gpu; [ $tag = before ] && build=$base_build
-    log="$OUT/cg_cpu_${tag}_$round.txt"
-    $build/heatsolve bench --cg --backend cpu --size 256 --reps 10 > "$log" 2>&1
-    echo "== CPU $tag round $round: $(grep -E "copy bandwidth" "$log" | grep -oE "[0-9.]+ GB/s")"; grep -E "iteration" "$log"
-  done
-done
+}
+alternate gpu 3 --backend hip --size 512 --reps 20
+alternate cpu 2 --backend cpu --size 256 --reps 10
 true
