@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "solver/error.h"
 
@@ -11,11 +13,43 @@
  * half that leaves room for a loaded node. */
 static const double slow_write_bytes_per_second = 100e6;
 
+/* The value of MCA parameter `name` in an Open MPI parameter file ("name = value"
+ * lines, # comments; the last one counts) into value; 0 where the file has none. */
+static int mca_file_value(const char *path, const char *name, char *value, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[512];
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        char key[256], text[256];
+        if (sscanf(line, " %255[^=# \t] = %255s", key, text) == 2 && strcmp(key, name) == 0)
+            found = snprintf(value, len, "%s", text) > 0;
+    }
+    fclose(f);
+    return found;
+}
+
+/* Where Open MPI looks, in its order of precedence: the environment (which mpirun --mca
+ * sets), the user's file, the installation's (Debian's, or under OPAL_PREFIX). */
+static int mca_value(const char *name, char *value, size_t len)
+{
+    char env[128], path[1024];
+    snprintf(env, sizeof env, "OMPI_MCA_%s", name);
+    const char *set = getenv(env), *home = getenv("HOME"), *prefix = getenv("OPAL_PREFIX");
+    if (set && *set) return snprintf(value, len, "%s", set) > 0;
+    snprintf(path, sizeof path, "%s/.openmpi/mca-params.conf", home ? home : "");
+    if (home && mca_file_value(path, name, value, len)) return 1;
+    snprintf(path, sizeof path, "%s/etc/openmpi-mca-params.conf", prefix ? prefix : "");
+    if (prefix && mca_file_value(path, name, value, len)) return 1;
+    return mca_file_value("/etc/openmpi/openmpi-mca-params.conf", name, value, len);
+}
+
 double launcher_kill_delay(void)
 {
     if (!getenv("OMPI_MCA_orte_launch")) return -1.0; /* only ORTE's daemons start ranks with it */
-    const char *set = getenv("OMPI_MCA_odls_base_sigkill_timeout"); /* mpirun --mca puts it there */
-    if (!set || !*set) return 1.0;                                    /* Open MPI 4's default */
+    char set[256];
+    if (!mca_value("odls_base_sigkill_timeout", set, sizeof set)) return 1.0; /* Open MPI 4's default */
     char *end;
     errno = 0;
     long seconds = strtol(set, &end, 10);

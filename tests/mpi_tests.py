@@ -507,7 +507,16 @@ def test_kill_delay_warning():
     expect("mpirun kills" not in proc.stderr, f"warned with a 5 s delay:\n{proc.stderr}")
     proc = mpirun(2, [cfg, "-q"] + out(folder, "small"), env=short)
     expect("mpirun kills" not in proc.stderr, f"warned for a 1.2 MB checkpoint:\n{proc.stderr}")
-    print("the 1 s kill delay is named for a 134 MB checkpoint, not with 5 s nor for 1.2 MB")
+    # Set in the user's Open MPI parameter file instead (the environment unset): no warning.
+    home = os.path.join(folder, "home")
+    os.makedirs(os.path.join(home, ".openmpi"))
+    with open(os.path.join(home, ".openmpi", "mca-params.conf"), "w") as f:
+        f.write("# heatsolve test\nodls_base_sigkill_timeout = 10\n")
+    from_file = {k: v for k, v in MPI_ENV.items() if k != "OMPI_MCA_odls_base_sigkill_timeout"}
+    proc = mpirun(2, [cfg, "-q"] + large + out(folder, "file"), env=dict(from_file, HOME=home))
+    expect("mpirun kills" not in proc.stderr, f"warned with 10 s in ~/.openmpi/mca-params.conf:\n{proc.stderr}")
+    print("the 1 s kill delay is named for a 134 MB checkpoint, not with 5 s (environment) or 10 s (the user's "
+          "parameter file), nor for 1.2 MB")
 
 
 def test_paraview_opens():
