@@ -63,7 +63,7 @@ typedef struct cpu_state {
     int cheb_trials;
     double cheb_ms[2]; /* fastest timed preconditioner call with single steps, with pairs */
     /* Implicit schemes: CG vectors (x is `next`), Chebyshev's pair z, w and
-     * the one holding its result, dot products per row segment, one scratch row per thread. */
+     * the one holding its result, dot products per row segment. */
     void *r, *p, *q, *z, *w, *z_result;
     void *z2;          /* with cheb_pairs: the fourth vector a pair needs (q is the third) */
     /* x += a p waits for the next pass that reads p anyway (direction, or finish): that
@@ -71,7 +71,6 @@ typedef struct cpu_state {
     int x_pending, x_first;
     double x_a;
     double *dots_a, *dots_b;
-    void *scratch;
     heat_cg_diagonal diagonal;
     void *allocations[10]; /* what alloc_field allocated (fields start a little past these) */
     int allocated;
@@ -284,8 +283,7 @@ static int alloc_cg(cpu_state *s)
     if (heat_chebyshev_pairs_allowed(p)) HEAT_CALL(alloc_field(s, &s->z2));
     s->dots_a = malloc(sizeof(double) * rows);
     s->dots_b = malloc(sizeof(double) * rows);
-    s->scratch = malloc(2 * sizeof(double) * s->layout.stride_y * omp_get_max_threads()); /* two rows a thread */
-    HEAT_CHECK(s->dots_a && s->dots_b && s->scratch, "out of memory for the CG solver");
+    HEAT_CHECK(s->dots_a && s->dots_b, "out of memory for the CG solver");
     s->diagonal = heat_cg_diagonal_make(p);
     return HEAT_OK;
 }
@@ -299,7 +297,7 @@ static void cpu_destroy(void **state)
     free(s->brick_sums);
     for (int f = 0; f < FACE_COUNT; ++f) free(s->send[f]), free(s->recv[f]);
     heat_reduction_free(&s->reduction);
-    void *vectors[] = {s->dots_a, s->dots_b, s->scratch, s->rings};
+    void *vectors[] = {s->dots_a, s->dots_b, s->rings};
     for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; ++v) free(vectors[v]);
     free(s);
     *state = NULL;

@@ -267,23 +267,71 @@ static inline void FN(cheb_update_row)(REAL *out, const REAL *restrict z, const 
     }
 }
 
+/* One vector of a Chebyshev step at c (z's rows below and above it):
+ * cheb_update_row's expression on the stencil's vector while it is still in
+ * its register. Writing A z to a scratch row and reading it back cost the
+ * operator as much as its stencil (docs/PERFORMANCE.md, session 14); the
+ * step is the same kind of sweep. before: z_{k-1}, or zero. */
+static inline __attribute__((always_inline)) FN(vec)
+    FN(cheb_vec)(const REAL *below, const REAL *c, const REAL *above, FN(vec) before, const REAL *r, long sy,
+                 FN(cpu_coeffs) k, REAL keep, REAL push)
+{
+    FN(vec) applied = FN(stencil_vec)(below, c, above, sy, k), z = FN(load)(c);
+    return z + keep * (z - before) + push * (FN(load)(r) - applied);
+}
+
+/* One row of a Chebyshev step, out = z + keep (z - previous) + push (r - A z)
+ * (previous NULL: zero; out may be previous), stored through the cache or
+ * streamed (`stream`), and streamed also to `copy` where it is not NULL.
+ * prefetch: the next row of plane z+1 (z read from memory). Constants at
+ * every call. The tail shorter than a vector goes through cheb_update_row. */
+static inline __attribute__((always_inline)) void
+    FN(cheb_row_with)(REAL *out, REAL *restrict copy, const REAL *below, const REAL *c, const REAL *above,
+                      const REAL *previous, const REAL *r, long n, long sy, FN(cpu_coeffs) k, REAL keep, REAL push,
+                      int has_previous, int stream, int prefetch)
+{
+    long i = 0;
+    for (; i + FN(LANES) <= n; i += FN(LANES)) {
+        if (prefetch) FN(prefetch_next_row)(above + i, sy);
+        FN(vec) before = {0};
+        if (has_previous) before = FN(load)(previous + i);
+        FN(vec) v = FN(cheb_vec)(below + i, c + i, above + i, before, r + i, sy, k, keep, push);
+        if (stream) FN(stream_store)(out + i, v);
+        else memcpy(out + i, &v, sizeof v);
+        if (copy) FN(stream_store)(copy + i, v);
+    }
+    if (i == n) return;
+    REAL applied[FN(LANES)];
+    FN(stencil_row3)(applied, below + i, c + i, above + i, n - i, sy, k, 0);
+    FN(cheb_update_row)(out + i, c + i, has_previous ? previous + i : NULL, r + i, applied, n - i, keep, push);
+    if (copy)
+        for (; i < n; ++i) copy[i] = out[i];
+}
+
+static inline __attribute__((always_inline)) void FN(cheb_row)(REAL *out, REAL *restrict copy, const REAL *below, const REAL *c,
+                                const REAL *above, const REAL *previous, const REAL *r, long n, long sy,
+                                FN(cpu_coeffs) k, REAL keep, REAL push, int stream, int prefetch)
+{
+    if (previous) FN(cheb_row_with)(out, copy, below, c, above, previous, r, n, sy, k, keep, push, 1, stream, prefetch);
+    else FN(cheb_row_with)(out, copy, below, c, above, NULL, r, n, sy, k, keep, push, 0, stream, prefetch);
+}
+
 /* Chebyshev step k of z = poly(A) r into `out` (which holds z_{k-1}, or
- * nothing when previous_is_zero): out = z + keep (z - out) + push (r - A z).
- * `scratch` holds one row per thread for A z. With dots: r.out per row. */
+ * nothing when previous_is_zero): out = z + keep (z - out) + push (r - A z),
+ * row by row from the stencil's registers (cheb_row). With dots: r.out per row. */
 static void FN(cheb_step)(REAL *restrict out, REAL *restrict z_k, const REAL *restrict r, REAL keep, REAL push,
                           int previous_is_zero, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
-                          const FN(ghost_rule) *g, REAL *scratch, long seg, double *rz, int rows)
+                          const FN(ghost_rule) *g, long seg, double *rz, int rows)
 {
     const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
     const long sy = l->stride_y, sz = l->stride_z;
     FOR_EACH_ROW_IN_BLOCKS(n, rows)
     {
         long row = first + y * sy + z * sz, at = ((long)z * n[1] + y) * segs;
-        REAL *applied = scratch + (long)omp_get_thread_num() * sy, *o = out + row;
+        REAL *o = out + row;
         const REAL *zr = z_k + row, *rr = r + row;
         FN(set_x_ghosts)(z_k + row, n[0], g);
-        FN(stencil_row3_vec)(applied, z_k + row - sz, z_k + row, z_k + row + sz, n[0], sy, k, 0, 1);
-        FN(cheb_update_row)(o, zr, previous_is_zero ? NULL : o, rr, applied, n[0], keep, push);
+        FN(cheb_row)(o, NULL, zr - sz, zr, zr + sz, previous_is_zero ? NULL : o, rr, n[0], sy, k, keep, push, 0, 1);
         /* Only the last degree's r.z is wanted; its row is still in L1. */
         if (rz) FOR_EACH_SEGMENT(n[0], seg)
             {
@@ -305,8 +353,7 @@ static void FN(cheb_step)(REAL *restrict out, REAL *restrict z_k, const REAL *re
  * previous, z and r read and mid and out written for two steps, where two
  * single steps move eight fields. All four fields are distinct: a thread's
  * ring reads z and previous one plane and one row beyond its block, which
- * its neighbours (and its own next block) would otherwise have overwritten.
- * scratch: two rows a thread. */
+ * its neighbours (and its own next block) would otherwise have overwritten. */
 typedef struct FN(cheb_pair_args) {
     REAL *mid, *out, *z;
     const REAL *previous, *r;
@@ -318,56 +365,54 @@ typedef struct FN(cheb_pair_args) {
 /* Rows [v->ya, yb) of plane z of mid into the ring; the rows of the block
  * [y0, y1) inside the slab also to memory. */
 static void FN(cheb_first_plane)(const FN(cheb_pair_args) *a, FN(ring) *v, long first, int z, int y0, int y1,
-                                 int yb, int owned, int set_z_ghosts, const int n[3], long sz, REAL *applied)
+                                 int yb, int owned, int set_z_ghosts, const int n[3], long sz)
 {
     const long sy = v->sy;
     for (int y = v->ya; y < yb; ++y) {
         long row = first + y * sy + z * sz;
         REAL *m = FN(ring_row)(v, y, z);
+        const REAL *zr = a->z + row;
         if (set_z_ghosts) FN(set_x_ghosts)(a->z + row, n[0], a->g);
-        FN(stencil_row3_vec)(applied, a->z + row - sz, a->z + row, a->z + row + sz, n[0], sy, a->k, 0, 1);
-        FN(cheb_update_row)(m, a->z + row, a->previous ? a->previous + row : NULL, a->r + row, applied, n[0],
-                            a->keep[0], a->push[0]);
+        REAL *to_memory = owned && y >= y0 && y < y1 ? a->mid + row : NULL;
+        FN(cheb_row)(m, to_memory, zr - sz, zr, zr + sz, a->previous ? a->previous + row : NULL, a->r + row, n[0], sy,
+                     a->k, a->keep[0], a->push[0], 0, 1);
         FN(set_x_ghosts)(m, n[0], a->g);
         FN(set_y_ghosts)(m, y, n, sy, a->g);
-        if (owned && y >= y0 && y < y1) FN(stream_row)(a->mid + row, m, n[0]);
     }
 }
 
 /* Rows [y0, y1) of plane z of out, from the ring's planes z-1, z, z+1. */
 static void FN(cheb_second_plane)(const FN(cheb_pair_args) *a, const FN(ring) *v, long first, int z, int y0, int y1,
-                                  const int n[3], long sz, REAL *applied, REAL *result)
+                                  const int n[3], long sz)
 {
     for (int y = y0; y < y1; ++y) {
         long row = first + y * v->sy + z * sz;
-        const REAL *m = FN(ring_row)(v, y, z);
-        FN(stencil_row3_vec)(applied, FN(ring_row)(v, y, z - 1), m, FN(ring_row)(v, y, z + 1), n[0], v->sy, a->k, 0, 0);
-        FN(cheb_update_row)(result, m, a->z + row, a->r + row, applied, n[0], a->keep[1], a->push[1]);
-        FN(stream_row)(a->out + row, result, n[0]);
+        FN(cheb_row)(a->out + row, NULL, FN(ring_row)(v, y, z - 1), FN(ring_row)(v, y, z), FN(ring_row)(v, y, z + 1),
+                     a->z + row, a->r + row, n[0], v->sy, a->k, a->keep[1], a->push[1], 1, 0);
     }
 }
 
 /* One block of rows [y0, y1) of a thread's slab [z0, z1), up z (sweep2_block's order). */
 static void FN(cheb_pair_block)(const FN(cheb_pair_args) *a, FN(ring) *v, long first, int y0, int y1, int z0, int z1,
-                                const int n[3], long sz, REAL *applied, REAL *result)
+                                const int n[3], long sz)
 {
     v->ya = y0 > 0 ? y0 - 1 : 0;
     int yb = y1 < n[1] ? y1 + 1 : n[1];
     int za = z0 > 0 ? z0 - 1 : 0, zb = z1 < n[2] ? z1 + 1 : n[2];
     for (int z = za; z < zb; ++z) {
-        FN(cheb_first_plane)(a, v, first, z, y0, y1, yb, z >= z0 && z < z1, z > z0 && z < z1 - 1, n, sz, applied);
+        FN(cheb_first_plane)(a, v, first, z, y0, y1, yb, z >= z0 && z < z1, z > z0 && z < z1 - 1, n, sz);
         if (z == 0) FN(ring_z_ghosts)(v, 0, -1, yb, n, a->g, FACE_Z_LOW);
-        if (z - 1 >= z0 && z - 1 < z1) FN(cheb_second_plane)(a, v, first, z - 1, y0, y1, n, sz, applied, result);
+        if (z - 1 >= z0 && z - 1 < z1) FN(cheb_second_plane)(a, v, first, z - 1, y0, y1, n, sz);
         if (z == n[2] - 1 && z < z1) { /* its ghost takes the slot of plane z - 2, just used above */
             FN(ring_z_ghosts)(v, z, n[2], yb, n, a->g, FACE_Z_HIGH);
-            FN(cheb_second_plane)(a, v, first, z, y0, y1, n, sz, applied, result);
+            FN(cheb_second_plane)(a, v, first, z, y0, y1, n, sz);
         }
     }
 }
 
 /* The pair on `threads` threads, each a slab of planes; z's y and z ghosts set (halo_fill_yz). */
-static void FN(cheb_pair)(const FN(cheb_pair_args) *a, const int n[3], const heat_layout *l, REAL *scratch,
-                          int block_rows, REAL *rings, int threads)
+static void FN(cheb_pair)(const FN(cheb_pair_args) *a, const int n[3], const heat_layout *l, int block_rows,
+                          REAL *rings, int threads)
 {
     const long sy = l->stride_y, sz = l->stride_z;
     const long first = l->origin + 1 + sy + sz;
@@ -381,10 +426,9 @@ static void FN(cheb_pair)(const FN(cheb_pair_args) *a, const int n[3], const hea
 #pragma omp barrier
         long values = FN(ring_values)(sy, block_rows);
         FN(ring) v = {rings + t * values, values / 3, sy, 0};
-        REAL *applied = scratch + 2L * t * sy, *result = applied + sy;
         for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
             int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
-            FN(cheb_pair_block)(a, &v, first, y0, y1, z0, z1, n, sz, applied, result);
+            FN(cheb_pair_block)(a, &v, first, y0, y1, z0, z1, n, sz);
         }
         _mm_sfence();
     }

@@ -47,7 +47,7 @@ static int FN(cheb_single)(cpu_state *s, const heat_chebyshev *c, int k, void *o
 {
     HEAT_CALL(FN(fill_ghosts)(s, current, FN(zero_rule)(s)));
     FN(cheb_step)(out, current, s->r, (REAL)c->keep[k], (REAL)c->push[k], k == 1, s->problem.grid.n, &s->layout,
-                  FN(operator_coeffs)(s), FN(zero_rule)(s), s->scratch, s->reduction.brick[0], dots, s->block_rows);
+                  FN(operator_coeffs)(s), FN(zero_rule)(s), s->reduction.brick[0], dots, s->block_rows);
     return HEAT_OK;
 }
 
@@ -59,7 +59,7 @@ static int FN(cheb_two)(cpu_state *s, const heat_chebyshev *c, int k, const void
     FN(cheb_pair_args) a = {mid, out, current, k == 1 ? NULL : previous, s->r,
                             {(REAL)c->keep[k], (REAL)c->keep[k + 1]}, {(REAL)c->push[k], (REAL)c->push[k + 1]},
                             FN(operator_coeffs)(s), FN(zero_rule)(s)};
-    FN(cheb_pair)(&a, s->problem.grid.n, &s->layout, s->scratch, s->fused_rows, s->rings, pair_threads(s));
+    FN(cheb_pair)(&a, s->problem.grid.n, &s->layout, s->fused_rows, s->rings, pair_threads(s));
     return HEAT_OK;
 }
 

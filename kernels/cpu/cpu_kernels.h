@@ -147,15 +147,6 @@ static inline void FN(stencil_row_stream)(REAL *restrict out, const REAL *restri
     FN(stencil_row3_vec)(out, c - sz, c, c + sz, n, sy, k, 1, 1);
 }
 
-/* One row from a scratch row to an aligned destination by streaming stores
- * (the tail shorter than a vector through the cache); the caller fences. */
-static inline void FN(stream_row)(REAL *restrict dst, const REAL *restrict src, long n)
-{
-    long i = 0;
-    for (; i + FN(LANES) <= n; i += FN(LANES)) FN(stream_store)(dst + i, FN(load)(src + i));
-    for (; i < n; ++i) dst[i] = src[i];
-}
-
 /* dst = src over n values (aligned bases), optionally with streaming stores. */
 static void FN(copy_field)(REAL *restrict dst, const REAL *restrict src, long n, int stream)
 {
