@@ -32,6 +32,7 @@ int heat_reduction_init(heat_reduction *r, const heat_problem *problem)
         HEAT_CHECK(h->offset[a] % r->brick[a] == 0, "block offset %d is not on a brick boundary", h->offset[a]);
         total *= r->bricks[a];
     }
+    HEAT_CHECK(r->own[0] <= MAX_BRICKS_PER_AXIS, "%d bricks along x (at most %d)", r->own[0], MAX_BRICKS_PER_AXIS);
     r->segments = r->own[0];
     r->partials = malloc(sizeof(double) * (size_t)total);
     HEAT_CHECK(r->partials, "out of memory for %ld brick sums", total);
@@ -48,15 +49,22 @@ void heat_reduction_free(heat_reduction *r)
 
 static long min_long(long a, long b) { return a < b ? a : b; }
 
-/* One brick of this block: its segments in row order (z, then y). */
-static double brick_sum(const heat_reduction *r, const double *segment_sums, int bx, int by, int bz)
+/* The bricks (0.., by, bz) of this block, each its segments in row order (z,
+ * then y) into sums[bx]. All bx at once: a row's segments lie side by side,
+ * and the bricks' running sums are independent chains. One brick at a time,
+ * each sum waited on its previous addition (256 at 256^3): 5.7% of a Jacobi
+ * CG iteration on the 2-core EPYC. The same additions in the same order. */
+static void brick_row_sums(const heat_reduction *r, const double *segment_sums, int by, int bz, double *sums)
 {
     long y0 = (long)by * r->brick[1], y1 = min_long(y0 + r->brick[1], r->n[1]);
     long z0 = (long)bz * r->brick[2], z1 = min_long(z0 + r->brick[2], r->n[2]);
-    double sum = 0.0;
+    for (int bx = 0; bx < r->own[0]; ++bx) sums[bx] = 0.0;
     for (long z = z0; z < z1; ++z)
-        for (long y = y0; y < y1; ++y) sum += segment_sums[(z * r->n[1] + y) * r->segments + bx];
-    return sum;
+        for (long y = y0; y < y1; ++y) {
+            const double *row = segment_sums + (z * r->n[1] + y) * r->segments;
+#pragma omp simd
+            for (int bx = 0; bx < r->own[0]; ++bx) sums[bx] += row[bx];
+        }
 }
 
 enum { SUM_LANES = 8 };
@@ -99,10 +107,13 @@ static void clear_partials(heat_reduction *r)
 int heat_reduction_sum(heat_reduction *r, const double *segment_sums, double *total)
 {
     clear_partials(r);
-#pragma omp parallel for collapse(3) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static)
     for (int bz = 0; bz < r->own[2]; ++bz)
-        for (int by = 0; by < r->own[1]; ++by)
-            for (int bx = 0; bx < r->own[0]; ++bx) r->partials[global_brick(r, bx, by, bz)] = brick_sum(r, segment_sums, bx, by, bz);
+        for (int by = 0; by < r->own[1]; ++by) {
+            double sums[MAX_BRICKS_PER_AXIS];
+            brick_row_sums(r, segment_sums, by, bz, sums);
+            for (int bx = 0; bx < r->own[0]; ++bx) r->partials[global_brick(r, bx, by, bz)] = sums[bx];
+        }
     return add_bricks(r, total);
 }
 
