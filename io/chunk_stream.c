@@ -150,7 +150,7 @@ static int run_stream(stream *s, const chunk_sink *sink, chunk_stream_result *re
     double busy = 0.0;
 #pragma omp parallel reduction(+ : busy)
     {
-        unsigned char *work = malloc(2 * s->plan->raw_bytes);
+        unsigned char *work = malloc(chunk_work_bytes(s->plan));
         if (omp_get_thread_num() == 0) {
             result->threads = omp_get_num_threads();
             status = writer_loop(s, sink, work, result, &busy);

@@ -226,16 +226,22 @@ uint32_t chunk_crc32_parallel(const void *bytes, size_t len)
  * wrote files 0.4-0.7% larger (docs/PERFORMANCE.md, session 14). */
 static int isal_level(int level) { return level <= 5 ? 2 : 3; }
 
-static int deflate_buffer(const unsigned char *src, size_t len, size_t planes, chunk_codec codec, chunk_data *out)
+static const size_t level_buf_size[4] = {ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT,
+                                         ISAL_DEF_LVL3_DEFAULT};
+
+/* ISA-L's level buffer (hash table and tokens) for any level heatsolve uses:
+ * part of each thread's work area, allocated with it. Allocated for every
+ * chunk, its pages came back from the kernel freshly zeroed each time: the
+ * compression stage ran about 10% slower on the 2-core EPYC. */
+static size_t deflate_work_bytes(void) { return level_buf_size[isal_level(9)]; }
+
+static int deflate_buffer(const unsigned char *src, size_t len, size_t planes, chunk_codec codec,
+                          unsigned char *level_buf, chunk_data *out)
 {
     /* The chunk in one piece: deflating it plane by plane, with random-looking planes stored,
      * made files 0.5-1.5% smaller but checkpoints no faster (docs/PERFORMANCE.md, session 15). */
     (void)planes;
-    static const size_t level_buf_size[4] = {ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT,
-                                             ISAL_DEF_LVL3_DEFAULT};
     int level = isal_level(codec.level);
-    unsigned char *level_buf = malloc(level_buf_size[level]);
-    if (!level_buf) return 0;
     /* Zeroed first: isal_deflate_stateless_init leaves fields such as
      * hist_bits (the window) as they were, and stack garbage there had shrunk
      * the window on some threads, making their chunks up to 47% larger. */
@@ -251,7 +257,6 @@ static int deflate_buffer(const unsigned char *src, size_t len, size_t planes, c
     int ok = isal_deflate_stateless(&z) == COMP_OK;
     out->size = z.total_out;
     out->stored_planes = 0;
-    free(level_buf);
     return ok;
 }
 
@@ -265,12 +270,16 @@ static int inflate_buffer(const unsigned char *src, size_t len, unsigned char *d
     return isal_inflate_stateless(&st) == ISAL_DECOMP_OK && st.total_out == dst_len;
 }
 #else
+static size_t deflate_work_bytes(void) { return 0; } /* zlib allocates its own state */
+
 /* With Z_RLE a shuffled chunk goes plane by plane (`planes` > 1): the planes
  * that look random in stored blocks, the others deflated. Any inflate reads
  * the mixed blocks; with the default strategy every plane is deflated, as its
  * longer matches can find structure that the sample cannot see. */
-static int deflate_buffer(const unsigned char *src, size_t len, size_t planes, chunk_codec codec, chunk_data *out)
+static int deflate_buffer(const unsigned char *src, size_t len, size_t planes, chunk_codec codec,
+                          unsigned char *unused, chunk_data *out)
 {
+    (void)unused;
     z_stream z;
     memset(&z, 0, sizeof z);
     int strategy = codec.rle ? Z_RLE : Z_DEFAULT_STRATEGY;
@@ -303,6 +312,8 @@ static int inflate_buffer(const unsigned char *src, size_t len, unsigned char *d
 }
 #endif
 
+size_t chunk_work_bytes(const chunk_plan *p) { return 2 * p->raw_bytes + deflate_work_bytes(); }
+
 size_t chunk_bound(const chunk_plan *p, chunk_codec codec)
 {
     /* Both engines fall back to stored blocks: 5 bytes per 64 KiB block plus header and trailer. */
@@ -325,15 +336,16 @@ int chunk_compress(const chunk_plan *p, const void *field, int c, chunk_codec co
     if (shuffle) shuffle_bytes(src, work + p->raw_bytes, p->raw_bytes, p->elem, 0), input = work + p->raw_bytes;
     out->size = chunk_bound(p, codec);
     out->data = out->bytes;
-    return deflate_buffer(input, p->raw_bytes, shuffle ? p->elem : 1, codec, out);
+    return deflate_buffer(input, p->raw_bytes, shuffle ? p->elem : 1, codec, work + 2 * p->raw_bytes, out);
 }
 
-/* Compresses one raw chunk into a new buffer; returns 0 on failure. */
-static int compress_one(const chunk_plan *p, const unsigned char *raw, unsigned char *scratch, chunk_codec codec,
+/* Compresses one raw chunk into a new buffer; returns 0 on failure. work:
+ * chunk_work_bytes, laid out as chunk_compress's (raw may be its first part). */
+static int compress_one(const chunk_plan *p, const unsigned char *raw, unsigned char *work, chunk_codec codec,
                         int shuffle, chunk_data *out)
 {
     const unsigned char *src = raw;
-    if (shuffle) shuffle_bytes(raw, scratch, p->raw_bytes, p->elem, 0), src = scratch;
+    if (shuffle) shuffle_bytes(raw, work + p->raw_bytes, p->raw_bytes, p->elem, 0), src = work + p->raw_bytes;
     size_t bound = chunk_bound(p, codec);
     out->bytes = malloc(bound);
     out->data = out->bytes;
@@ -344,7 +356,7 @@ static int compress_one(const chunk_plan *p, const unsigned char *raw, unsigned 
         return 1;
     }
     out->size = bound;
-    return deflate_buffer(src, p->raw_bytes, shuffle ? p->elem : 1, codec, out);
+    return deflate_buffer(src, p->raw_bytes, shuffle ? p->elem : 1, codec, work + 2 * p->raw_bytes, out);
 }
 
 int chunk_should_shuffle(const chunk_plan *p, const void *field, chunk_codec codec)
@@ -355,15 +367,15 @@ int chunk_should_shuffle(const chunk_plan *p, const void *field, chunk_codec cod
 int chunk_should_shuffle_at(const chunk_plan *p, const void *field, int sample, chunk_codec codec)
 {
     if (codec.level == 0 || p->elem == 1) return 0;
-    unsigned char *raw = malloc(p->raw_bytes), *scratch = malloc(p->raw_bytes);
+    unsigned char *work = malloc(chunk_work_bytes(p));
     chunk_data plain = {0}, shuffled = {0};
     int use = 0;
-    if (raw && scratch) {
-        chunk_copy(p, sample, raw, (unsigned char *)field, 0);
-        if (compress_one(p, raw, scratch, codec, 0, &plain) && compress_one(p, raw, scratch, codec, 1, &shuffled))
+    if (work) {
+        chunk_copy(p, sample, work, (unsigned char *)field, 0);
+        if (compress_one(p, work, work, codec, 0, &plain) && compress_one(p, work, work, codec, 1, &shuffled))
             use = shuffled.size < plain.size;
     }
-    free(plain.bytes), free(shuffled.bytes), free(raw), free(scratch);
+    free(plain.bytes), free(shuffled.bytes), free(work);
     return use;
 }
 
@@ -372,19 +384,18 @@ int chunks_compress(const chunk_plan *p, const void *field, chunk_codec codec, i
     int total = chunk_plan_total(p), failed = 0;
 #pragma omp parallel reduction(+ : failed)
     {
-        unsigned char *raw = malloc(p->raw_bytes), *scratch = malloc(p->raw_bytes);
-        if (!raw || !scratch) failed = 1;
+        unsigned char *work = malloc(chunk_work_bytes(p));
+        if (!work) failed = 1;
 #pragma omp for schedule(dynamic)
         for (int c = 0; c < total; ++c) {
             chunks[c].bytes = NULL, chunks[c].stored_planes = 0;
-            if (!raw || !scratch) continue;
+            if (!work) continue;
             const unsigned char *src = chunk_in_place(p, c, field);
-            if (!src) chunk_copy(p, c, raw, (unsigned char *)field, 0), src = raw;
+            if (!src) chunk_copy(p, c, work, (unsigned char *)field, 0), src = work;
             chunks[c].crc = chunk_crc32(src, p->raw_bytes);
-            if (!compress_one(p, src, scratch, codec, shuffle, &chunks[c])) ++failed;
+            if (!compress_one(p, src, work, codec, shuffle, &chunks[c])) ++failed;
         }
-        free(raw);
-        free(scratch);
+        free(work);
     }
     return failed == 0;
 }

@@ -61,8 +61,12 @@ uint32_t chunk_crc32_update(uint32_t crc, const void *bytes, size_t len);
 /* Capacity a chunk_data.bytes buffer needs for any chunk of the plan. */
 size_t chunk_bound(const chunk_plan *plan, chunk_codec codec);
 
+/* Scratch a thread needs for chunk_compress: the gathered chunk, its
+ * shuffled bytes and the deflate engine's own buffer (ISA-L's hash table). */
+size_t chunk_work_bytes(const chunk_plan *plan);
+
 /* Compresses chunk c of field into out->bytes (capacity chunk_bound) and sets
- * out->data, size and crc. work: 2 * raw_bytes of scratch. At level 0 no byte
+ * out->data, size and crc. work: chunk_work_bytes of scratch. At level 0 no byte
  * is copied where the chunk lies contiguously in the field (out->data points
  * there); other chunks are gathered into out->bytes. Thread-safe for distinct out and work. Returns 0 on failure. */
 int chunk_compress(const chunk_plan *plan, const void *field, int c, chunk_codec codec, int shuffle,

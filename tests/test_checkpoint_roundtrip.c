@@ -189,7 +189,7 @@ static int compression_ignores_stack(void)
     int dims[3] = {p.grid.n[2], p.grid.n[1], p.grid.n[0]};
     chunk_plan plan = chunk_plan_make(dims, sizeof(double));
     size_t bound = chunk_bound(&plan, (chunk_codec){1, 1});
-    unsigned char *work = malloc(2 * plan.raw_bytes);
+    unsigned char *work = malloc(chunk_work_bytes(&plan));
     chunk_data clean = {.bytes = malloc(bound)}, soiled = {.bytes = malloc(bound)};
     EXPECT(work && clean.bytes && soiled.bytes, "out of memory");
     soiled_job job = {&plan, field, work, &clean, 0};
@@ -202,6 +202,38 @@ static int compression_ignores_stack(void)
     }
     printf("a chunk compresses to the same %zu bytes (of %zu) whatever the stack held\n", clean.size, plan.raw_bytes);
     free(work), free(clean.bytes), free(soiled.bytes), free(field);
+    return 0;
+}
+
+/* A chunk compresses to the same bytes whatever its thread's work area held:
+ * the area (and ISA-L's hash table in it) is allocated once a thread and
+ * reused for every chunk, so it holds what the previous chunk left, or
+ * anything at all. */
+static int compression_ignores_work(void)
+{
+    heat_problem p = test_problem(256, 64, 8, 1.0, 1.0, 1.0, HEAT_DOUBLE);
+    long points = heat_grid_points(&p.grid);
+    double *field = test_alloc_field(&p);
+    fill_noisy_doubles(field, points);
+    for (long at = 16 * 256; at < points; ++at) field[at] = field[at - 16 * 256];
+    int dims[3] = {p.grid.n[2], p.grid.n[1], p.grid.n[0]};
+    chunk_plan plan = chunk_plan_with(dims, (int[3]){2, dims[1], dims[2]}, sizeof(double));
+    size_t bound = chunk_bound(&plan, (chunk_codec){1, 1}), work_bytes = chunk_work_bytes(&plan);
+    unsigned char *work = calloc(1, work_bytes);
+    chunk_data clean = {.bytes = malloc(bound)}, other = {.bytes = malloc(bound)};
+    EXPECT(work && clean.bytes && other.bytes, "out of memory");
+    EXPECT(chunk_compress(&plan, field, 0, (chunk_codec){1, 1}, 1, work, &clean), "chunk_compress failed");
+    const unsigned char fills[] = {0xff, 0x01, 0x5a};
+    for (int round = 0; round < 4; ++round) {
+        if (round < 3) memset(work, fills[round], work_bytes);
+        else EXPECT(chunk_compress(&plan, field, 2, (chunk_codec){1, 1}, 1, work, &other), "chunk_compress failed");
+        EXPECT(chunk_compress(&plan, field, 0, (chunk_codec){1, 1}, 1, work, &other), "chunk_compress failed");
+        EXPECT(other.size == clean.size && memcmp(other.data, clean.data, clean.size) == 0,
+               "a work area %s made the chunk %zu bytes, against %zu",
+               round < 3 ? "filled with garbage" : "used for another chunk", other.size, clean.size);
+    }
+    printf("a chunk compresses to the same %zu bytes whatever its work area held\n", clean.size);
+    free(work), free(clean.bytes), free(other.bytes), free(field);
     return 0;
 }
 
@@ -256,5 +288,6 @@ int main(int argc, char **argv)
     failed |= random_planes_stored(dir);
     failed |= frame_from_doubles(dir);
     failed |= compression_ignores_stack();
+    failed |= compression_ignores_work();
     return failed;
 }
