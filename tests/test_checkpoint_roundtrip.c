@@ -174,19 +174,28 @@ static int compress_on_soiled_stack(soiled_job *job, uint16_t value)
     return 0;
 }
 
-/* A chunk compresses to the same bytes whatever its thread's stack held
- * before: ISA-L's stream has fields (the window's hist_bits among them) that
- * its init leaves alone, and garbage there once shrank the window on some
- * threads (checkpoints up to 27% larger). The field's rows repeat every 16
- * rows, 4 KiB apart in each shuffled byte plane, beyond a window of 512 B. */
-static int compression_ignores_stack(void)
+/* A 256 x 64 x 8 field of noise whose rows repeat every 16 rows, 4 KiB apart
+ * in each shuffled byte plane: matches that a shrunken deflate window (512 B)
+ * misses. dims: its extent as z, y, x. */
+static double *repeating_rows_field(int dims[3])
 {
     heat_problem p = test_problem(256, 64, 8, 1.0, 1.0, 1.0, HEAT_DOUBLE);
     long points = heat_grid_points(&p.grid);
     double *field = test_alloc_field(&p);
     fill_noisy_doubles(field, points);
     for (long at = 16 * 256; at < points; ++at) field[at] = field[at - 16 * 256];
-    int dims[3] = {p.grid.n[2], p.grid.n[1], p.grid.n[0]};
+    dims[0] = p.grid.n[2], dims[1] = p.grid.n[1], dims[2] = p.grid.n[0];
+    return field;
+}
+
+/* A chunk compresses to the same bytes whatever its thread's stack held
+ * before: ISA-L's stream has fields (the window's hist_bits among them) that
+ * its init leaves alone, and garbage there once shrank the window on some
+ * threads (checkpoints up to 27% larger). */
+static int compression_ignores_stack(void)
+{
+    int dims[3];
+    double *field = repeating_rows_field(dims);
     chunk_plan plan = chunk_plan_make(dims, sizeof(double));
     size_t bound = chunk_bound(&plan, (chunk_codec){1, 1});
     unsigned char *work = malloc(chunk_work_bytes(&plan));
@@ -211,12 +220,8 @@ static int compression_ignores_stack(void)
  * anything at all. */
 static int compression_ignores_work(void)
 {
-    heat_problem p = test_problem(256, 64, 8, 1.0, 1.0, 1.0, HEAT_DOUBLE);
-    long points = heat_grid_points(&p.grid);
-    double *field = test_alloc_field(&p);
-    fill_noisy_doubles(field, points);
-    for (long at = 16 * 256; at < points; ++at) field[at] = field[at - 16 * 256];
-    int dims[3] = {p.grid.n[2], p.grid.n[1], p.grid.n[0]};
+    int dims[3];
+    double *field = repeating_rows_field(dims);
     chunk_plan plan = chunk_plan_with(dims, (int[3]){2, dims[1], dims[2]}, sizeof(double));
     size_t bound = chunk_bound(&plan, (chunk_codec){1, 1}), work_bytes = chunk_work_bytes(&plan);
     unsigned char *work = calloc(1, work_bytes);
