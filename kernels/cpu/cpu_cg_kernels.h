@@ -308,9 +308,10 @@ static inline __attribute__((always_inline)) void
         for (; i < n; ++i) copy[i] = out[i];
 }
 
-static inline __attribute__((always_inline)) void FN(cheb_row)(REAL *out, REAL *restrict copy, const REAL *below, const REAL *c,
-                                const REAL *above, const REAL *previous, const REAL *r, long n, long sy,
-                                FN(cpu_coeffs) k, REAL keep, REAL push, int stream, int prefetch)
+static inline __attribute__((always_inline)) void
+    FN(cheb_row)(REAL *out, REAL *restrict copy, const REAL *below, const REAL *c, const REAL *above,
+                 const REAL *previous, const REAL *r, long n, long sy, FN(cpu_coeffs) k, REAL keep, REAL push,
+                 int stream, int prefetch)
 {
     if (previous) FN(cheb_row_with)(out, copy, below, c, above, previous, r, n, sy, k, keep, push, 1, stream, prefetch);
     else FN(cheb_row_with)(out, copy, below, c, above, NULL, r, n, sy, k, keep, push, 0, stream, prefetch);
