@@ -87,7 +87,8 @@ static void print_checkpoints(const ckpt_writer_stats *w, const run_totals *t)
         printf("; frames: %ld written%s, %.3f s each", w->frames - w->frames_failed, w->frames_failed ? " (some failed)" : "",
                w->frame_seconds / (double)w->frames);
     printf(" (%.3f s of it listing each: series, PNG, folder fsync)", w->publish_seconds / (double)w->writes);
-    printf("; on %d core%s (mean)", t->writer_cores, t->writer_cores == 1 ? "" : "s");
+    double cores = w->thread_sum / (double)w->writes;
+    printf("; on %.3g core%s (mean)", cores, cores == 1.0 ? "" : "s");
     if (w->jobs > 1) printf(", up to %d writes at once", w->jobs);
     printf("; the run spent %.3f s on snapshots and %.3f s waiting for writes\n", t->snapshot_seconds,
            w->wait_seconds);

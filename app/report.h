@@ -23,7 +23,6 @@ typedef struct run_totals {
     double field_seconds;       /* and the initial field (or the restart's) filled and handed to the solver */
     heat_field_stats initial;   /* at first_step */
     heat_field_stats final;
-    int writer_cores;
     double snapshot_seconds;
     long clock_checkpoints;     /* of the checkpoints, those taken by output.every_seconds */
     const char *history_path;   /* the history file (io/history.h); NULL: none */

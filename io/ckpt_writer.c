@@ -18,6 +18,7 @@ typedef struct ckpt_job {
     void *buffer;         /* snapshot: compact field (or this rank's slab) */
     int owns_buffer;
     ckpt_meta meta;       /* the writer's template with this write's step, time and frame */
+    int threads;          /* OpenMP threads that compress it (the writer's when it was submitted) */
     long ticket;          /* submission order: files are listed in it */
     pthread_t thread;
     int in_flight;
@@ -282,7 +283,7 @@ static void *job_main(void *arg)
 {
     ckpt_job *job = arg;
     ckpt_writer *w = job->writer;
-    omp_set_num_threads(w->options.threads); /* this thread's parallel regions only */
+    omp_set_num_threads(job->threads); /* this thread's parallel regions only */
     double start = omp_get_wtime();
     job->publish_seconds = 0;
     char path[1024];
@@ -314,6 +315,7 @@ static int collect(ckpt_writer *w, ckpt_job *job)
     s->wait_seconds += omp_get_wtime() - start;
     s->write_seconds += job->seconds;
     s->publish_seconds += job->publish_seconds;
+    s->thread_sum += job->threads;
     ++s->writes;
     int frame = job->meta.frame;
     if (frame) ++s->frames, s->frame_seconds += job->seconds;
@@ -352,6 +354,7 @@ int ckpt_writer_submit(ckpt_writer *w, long step, double time, int frame)
     job->meta.step = step;
     job->meta.time = time;
     job->meta.frame = frame;
+    job->threads = w->options.threads;
     atomic_store(&job->finished, 0);
     pthread_mutex_lock(&w->turn_lock);
     job->ticket = w->tickets, job->file_done = 0;
@@ -366,6 +369,8 @@ int ckpt_writer_submit(ckpt_writer *w, long step, double time, int frame)
 }
 
 ckpt_writer_stats ckpt_writer_get_stats(const ckpt_writer *w) { return w->stats; }
+
+void ckpt_writer_set_threads(ckpt_writer *w, int threads) { w->options.threads = threads > 1 ? threads : 1; }
 
 int ckpt_writer_busy(const ckpt_writer *w)
 {

@@ -46,6 +46,7 @@ typedef struct ckpt_writer_stats {
     double frame_seconds; /* their share of write_seconds */
     double publish_seconds; /* of write_seconds, listing the files: series, PNG, pruning, folder fsync */
     double wait_seconds;  /* time the caller spent blocked in ckpt_writer_make_room or _wait */
+    double thread_sum;    /* over the finished writes, the threads each compressed on */
     int jobs;             /* writes that may be in flight at once */
 } ckpt_writer_stats;
 
@@ -78,6 +79,10 @@ void ckpt_writer_set_arrival(ckpt_writer *writer, int (*arrived)(void *context),
 /* Starts writing the buffer as the checkpoint of step, or as a frame: a file
  * for viewing only (float32 unless frame_full), marked not restartable. */
 int ckpt_writer_submit(ckpt_writer *writer, long step, double time, int frame);
+
+/* The threads that later writes compress on (options.threads until then):
+ * the run's last write, with nothing stepping beside it, takes every core. */
+void ckpt_writer_set_threads(ckpt_writer *writer, int threads);
 
 /* Is a write still running? (Does not wait.) */
 int ckpt_writer_busy(const ckpt_writer *writer);
