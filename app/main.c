@@ -31,6 +31,7 @@
 #include "parallel/domain.h"
 #include "parallel/parallel.h"
 #include "solver/error.h"
+#include "solver/host_memory.h"
 #include "solver/solver.h"
 
 /* Everything one run holds; released by run_destroy. */
@@ -469,7 +470,7 @@ static int allocate_host_field(heat_run *r)
 {
     r->host_field_step = -1;
     if (heat_domain_is_split(&r->domain)) return HEAT_OK;
-    r->host_field = malloc(snapshot_bytes(r));
+    r->host_field = heat_host_alloc(snapshot_bytes(r)); /* its pages present: pinning it faults none */
     HEAT_CHECK(r->host_field, "cannot allocate the %zu-byte host field", snapshot_bytes(r));
     pin_snapshot(r);
     return HEAT_OK;
@@ -480,7 +481,7 @@ static int load_field(const heat_cli *cli, heat_run *r, heat_series *series)
     HEAT_CALL(allocate_host_field(r));
     void *whole = r->host_field;
     if (par_is_root() && !whole) {
-        whole = malloc(snapshot_bytes(r));
+        whole = heat_host_alloc(snapshot_bytes(r));
         HEAT_CHECK(whole, "cannot allocate the host field");
     }
     int status = cli->restart ? restart_field(cli, r, whole, series) : set_initial_field(r, whole);

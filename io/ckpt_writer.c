@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../solver/error.h"
+#include "../solver/host_memory.h"
 #include "fsutil.h"
 
 /* One write: a snapshot buffer and the thread that writes it. */
@@ -57,7 +58,7 @@ static int allocate_jobs(ckpt_writer *w, int count, void *first_buffer)
         ckpt_job *job = &w->jobs[j];
         job->writer = w;
         job->owns_buffer = !(j == 0 && first_buffer);
-        job->buffer = job->owns_buffer ? malloc(w->bytes) : first_buffer;
+        job->buffer = job->owns_buffer ? heat_host_alloc(w->bytes) : first_buffer;
         HEAT_CHECK(job->buffer, "cannot allocate the %zu-byte checkpoint snapshot %d of %d (output.writes_in_flight)",
                    w->bytes, j + 1, count);
     }

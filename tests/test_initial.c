@@ -30,8 +30,8 @@ static int check_fill(const heat_initial *in, int nx, int ny, int nz, heat_preci
         for (int j = 0; j < ny; ++j)
             for (int i = 0; i < nx; ++i) {
                 long at = ((long)k * ny + j) * nx + i;
-                double want = heat_initial_value(in, &p.grid, test_coord(&p, 0, i), test_coord(&p, 1, j),
-                                                 test_coord(&p, 2, k));
+                double want =
+                    heat_initial_value(in, &p.grid, test_coord(&p, 0, i), test_coord(&p, 1, j), test_coord(&p, 2, k));
                 if (precision == HEAT_FLOAT) want = (float)want;
                 double got = test_get(&p, field, at);
                 EXPECT(got == want, "%s %dx%dx%d \"%s\": point (%d, %d, %d) is %.17g, pointwise %.17g",
@@ -50,8 +50,8 @@ static int check_fill(const heat_initial *in, int nx, int ny, int nz, heat_preci
 int main(void)
 {
     heat_initial demo = letters("HEAT", 0.06, 0.2, 0.3), wide = letters("HELLO, 42!", 0.01, 0.33, 0.5);
-    heat_initial gaussian = {.type = INITIAL_GAUSSIAN, .amplitude = 2.0, .background = 1.0,
-                             .center = {0.3, 0.6, 0.5}, .width = 0.2};
+    heat_initial gaussian = {
+        .type = INITIAL_GAUSSIAN, .amplitude = 2.0, .background = 1.0, .center = {0.3, 0.6, 0.5}, .width = 0.2};
     int failed = check_fill(&demo, 320, 160, 64, HEAT_DOUBLE) || check_fill(&demo, 97, 61, 33, HEAT_DOUBLE) ||
                  check_fill(&demo, 97, 61, 33, HEAT_FLOAT) || check_fill(&wide, 211, 37, 19, HEAT_DOUBLE) ||
                  check_fill(&wide, 211, 37, 19, HEAT_FLOAT);
@@ -61,7 +61,8 @@ int main(void)
     double *field = test_alloc_field(&p);
     EXPECT(field, "out of memory");
     heat_initial_fill(&gaussian, &p.grid, HEAT_DOUBLE, field);
-    double want = heat_initial_value(&gaussian, &p.grid, test_coord(&p, 0, 5), test_coord(&p, 1, 7), test_coord(&p, 2, 3));
+    double want =
+        heat_initial_value(&gaussian, &p.grid, test_coord(&p, 0, 5), test_coord(&p, 1, 7), test_coord(&p, 2, 3));
     EXPECT(field[(3L * 17 + 7) * 23 + 5] == want, "gaussian point (5, 7, 3): %.17g against %.17g",
            field[(3L * 17 + 7) * 23 + 5], want);
     free(field);

@@ -8,17 +8,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "../../solver/backend.h"
 #include "../../solver/error.h"
+#include "../../solver/host_memory.h"
 #include "../../solver/implicit.h"
 #include "../../solver/reduce.h"
 #include "../../solver/tuning_cache.h"
 
 enum { CPU_ALIGN_BYTES = 64 }; /* one cache line */
-#define HUGE_PAGE_BYTES ((size_t)2 << 20)
 
 /* The widest vector the build targets (-march=native decides). */
 #if defined(__AVX512F__)
@@ -247,25 +246,10 @@ static int alloc_field(cpu_state *s, void **field)
     HEAT_CHECK(s->allocated < (int)(sizeof s->allocations / sizeof s->allocations[0]), "too many fields");
     size_t stagger = (size_t)s->allocated * FIELD_STAGGER_BYTES;
     size_t bytes = (size_t)s->layout.total * s->elem + stagger;
-    size_t align = bytes >= HUGE_PAGE_BYTES ? HUGE_PAGE_BYTES : CPU_ALIGN_BYTES;
-    bytes = (bytes + align - 1) / align * align;
-    char *base = aligned_alloc(align, bytes);
+    char *base = heat_host_alloc(bytes); /* 2 MiB pages, first touched by the threads that sweep them */
     HEAT_CHECK(base, "cannot allocate %zu bytes for a field", bytes);
     s->allocations[s->allocated++] = base;
     *field = base + stagger;
-    /* 2 MiB pages where the kernel gives them on request (transparent huge pages in "madvise"
-     * mode, Debian's default): the stencil reads three planes and writes one, each a
-     * different 4 KiB page per row, and the TLB misses cost more than the bytes (measured on
-     * the 2-core Xeon VM: the letters demo's 800 steps 1.8 s -> 1.0 s, the 256^3 step +13%,
-     * the copy +30%). A hint: where it is refused, 4 KiB pages work as before. */
-    if (align == HUGE_PAGE_BYTES) (void)madvise(*field, bytes, MADV_HUGEPAGE);
-    /* First touch in parallel places pages near the threads that use them. */
-    char *p = base;
-#pragma omp parallel for schedule(static)
-    for (long z = 0; z < (long)(bytes / 4096 + 1); ++z) {
-        size_t begin = (size_t)z * 4096, end = begin + 4096 < bytes ? begin + 4096 : bytes;
-        if (begin < end) memset(p + begin, 0, end - begin);
-    }
     return HEAT_OK;
 }
 
