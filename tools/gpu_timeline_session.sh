@@ -17,7 +17,7 @@ timeline() {
   echo "== $*" | tee -a "$OUT/timeline.txt"
   awk -v t0="$t0" '{printf "%6.3f %s\n", $1 - t0, substr($0, index($0, " ") + 1)}' /tmp/timeline.txt |
     grep -E "^ *[0-9.]+ (heatsolve [0-9]|backend|summary|start-up|checkpoints|history)" | tee -a "$OUT/timeline.txt"
-  echo "exit $(echo "$t1 - $t0" | bc) s" | tee -a "$OUT/timeline.txt"
+  awk -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%6.3f exit\n", t1 - t0 }' | tee -a "$OUT/timeline.txt"
 }
 for i in 1 2 3; do /usr/bin/time -f "--version: wall %e s" $B --version > /dev/null; done 2>&1 | tee -a "$OUT/timeline.txt"
 timeline inputs/letters.cfg --backend hip --set output.every=0 > /dev/null # the kernel choice into the tuning cache
