@@ -7,10 +7,12 @@
 #   2. Crank-Nicolson with each preconditioner (Chebyshev with its steps two
 #      a sweep and one a sweep), double and float, 1 and all threads, by both
 #      builds: the fields must be the same bits (h5py);
-#   3. heatsolve bench --cg --backend cpu, the two builds alternated.
-# Usage: bash tools/cpu_cg_compare.sh BASE [ROUNDS_256 [ROUNDS_512]]. Logs under $OUT.
+#   3. heatsolve bench --cg --backend cpu, the two builds alternated;
+#   4. with STEP_ROUNDS > 0, heatsolve bench --backend cpu (the production
+#      step) at 256^3 and 512^3, alternated too.
+# Usage: bash tools/cpu_cg_compare.sh BASE [ROUNDS_256 [ROUNDS_512 [STEP_ROUNDS]]]. Logs under $OUT.
 set -uo pipefail
-base=$1 rounds256=${2:-3} rounds512=${3:-2}
+base=$1 rounds256=${2:-3} rounds512=${3:-2} step_rounds=${4:-0}
 OUT=${OUT:-$PWD/cpu-compare-out}
 PY=${PY:-/usr/bin/python3}
 mkdir -p "$OUT"
@@ -66,4 +68,14 @@ alternate() {
 }
 alternate 256 "$rounds256" --size 256 --reps 10 | tee "$OUT/bench_cg.txt"
 [ "$rounds512" -gt 0 ] && alternate 512 "$rounds512" --size 512 --reps 3 | tee -a "$OUT/bench_cg.txt"
+
+# 4. The production step alternated.
+for round in $(seq "$step_rounds"); do
+  for tag in base now; do
+    for size in 256 512; do
+      build-cpu-$tag/heatsolve bench --backend cpu --size $size --reps 10 2>&1 |
+        grep -E "copy bandwidth|<- production" | sed "s|^|[step $size $tag round $round] |"
+    done
+  done
+done | tee "$OUT/bench_step.txt"
 true
