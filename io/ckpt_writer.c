@@ -25,6 +25,7 @@ typedef struct ckpt_job {
     int in_flight;
     atomic_int finished;  /* set by the job's thread as its last act */
     int status;
+    int snapshot_in;      /* its thread is done waiting for the snapshot to arrive; under turn_lock */
     int file_done;        /* its file is written (or failed: file_status); under turn_lock */
     int file_status;
     double seconds;         /* the job's time, set by its thread */
@@ -291,6 +292,10 @@ static void *job_main(void *arg)
     ckpt_path(path, sizeof path, w->dir, w->name, job->meta.step);
     ckpt_meta file = file_meta(job);
     int status = w->arrived ? w->arrived(w->arrival_context) : HEAT_OK;
+    pthread_mutex_lock(&w->turn_lock);
+    job->snapshot_in = 1; /* the snapshot's source is no longer needed (ckpt_writer_wait_snapshots) */
+    pthread_cond_broadcast(&w->turn);
+    pthread_mutex_unlock(&w->turn_lock);
     if (w->options.parts) status = write_parts(job, status, path, &file); /* the other writers wait for this one's part */
     else if (status == HEAT_OK) status = write_whole(job, path, &file);
     int lists = !w->options.parts || w->options.parts->rank == 0;
@@ -358,7 +363,7 @@ int ckpt_writer_submit(ckpt_writer *w, long step, double time, int frame)
     job->threads = w->options.threads;
     atomic_store(&job->finished, 0);
     pthread_mutex_lock(&w->turn_lock);
-    job->ticket = w->tickets, job->file_done = 0;
+    job->ticket = w->tickets, job->file_done = 0, job->snapshot_in = 0;
     int err = pthread_create(&job->thread, NULL, job_main, job);
     w->tickets += err == 0;
     pthread_mutex_unlock(&w->turn_lock);
@@ -367,6 +372,14 @@ int ckpt_writer_submit(ckpt_writer *w, long step, double time, int frame)
     w->next = (w->next + 1) % w->job_count;
     w->last_step = step;
     return HEAT_OK;
+}
+
+void ckpt_writer_wait_snapshots(ckpt_writer *w)
+{
+    pthread_mutex_lock(&w->turn_lock);
+    for (int j = 0; j < w->job_count; ++j)
+        while (w->jobs[j].in_flight && !w->jobs[j].snapshot_in) pthread_cond_wait(&w->turn, &w->turn_lock);
+    pthread_mutex_unlock(&w->turn_lock);
 }
 
 ckpt_writer_stats ckpt_writer_get_stats(const ckpt_writer *w) { return w->stats; }

@@ -76,6 +76,12 @@ size_t ckpt_writer_buffer_bytes(const ckpt_writer *writer);
  * reads the buffer. */
 void ckpt_writer_set_arrival(ckpt_writer *writer, int (*arrived)(void *context), void *context);
 
+/* Waits until every write in flight has its snapshot (arrived() has
+ * returned on its thread), so that the snapshots' source, a GPU, may be
+ * released while the writes go on. Writes submitted later call arrived()
+ * again. */
+void ckpt_writer_wait_snapshots(ckpt_writer *writer);
+
 /* Starts writing the buffer as the checkpoint of step, or as a frame: a file
  * for viewing only (float32 unless frame_full), marked not restartable. */
 int ckpt_writer_submit(ckpt_writer *writer, long step, double time, int frame);

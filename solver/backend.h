@@ -111,6 +111,12 @@ typedef struct heat_backend_ops {
      * was waited for first waits for that one (several writes in flight). */
     int (*download_async)(void *state, void *host);
     int (*download_wait)(void *state);
+
+    /* Optional (NULL: nothing to release). Called after destroy() when this
+     * process uses the device no more: a GPU's context goes now, beside
+     * whatever the process still does, instead of in the runtime's exit
+     * handler after main returns. */
+    void (*release_device)(void);
 } heat_backend_ops;
 
 extern const heat_backend_ops heat_backend_cpu;

@@ -89,6 +89,13 @@ void heat_solver_destroy(heat_solver **solver)
     *solver = NULL;
 }
 
+void heat_solver_release_backend(heat_solver *s)
+{
+    if (!s->state) return;
+    s->ops->destroy(&s->state);
+    if (s->ops->release_device) s->ops->release_device();
+}
+
 int heat_solver_set_field(heat_solver *s, const void *host, long step)
 {
     HEAT_CALL(s->ops->upload(s->state, host));

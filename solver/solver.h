@@ -26,6 +26,12 @@ typedef enum { HEAT_SELECT_AUTO = 0, HEAT_SELECT_CPU = 1, HEAT_SELECT_HIP = 2 } 
  * checks that the fields fit in memory and allocates them. */
 int heat_solver_create(const heat_problem *problem, heat_backend_request request, heat_solver **solver);
 void heat_solver_destroy(heat_solver **solver);
+/* Frees the backend's state and lets its device go while the process goes
+ * on (a run's last checkpoint writes): only for a process that uses no GPU
+ * afterwards, once no copy is in flight and nothing is page-locked. Then only
+ * the clock (step, time), problem and cg remain to be read; heat_solver_destroy
+ * frees the rest. */
+void heat_solver_release_backend(heat_solver *solver);
 /* Would heat_solver_create pick the CPU backend? (Says nothing.) */
 int heat_solver_runs_on_cpu(const heat_problem *problem, heat_backend_request request);
 

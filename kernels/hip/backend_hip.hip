@@ -621,6 +621,12 @@ static int hip_download_wait(void *state)
     return HEAT_OK;
 }
 
+/* The context, released beside a run's last writes: on the H100 host it
+ * took 0.07 s of the 0.09-0.12 s that a process spent after main in the
+ * runtime's exit handler (tools/probes/gpu_teardown.cu). Teardown cannot
+ * report failures: results are already out. */
+static void hip_release_device(void) { (void)hipDeviceReset(); }
+
 /* Pageable host memory makes the driver stage every copy through a small
  * pinned buffer (measured on the H100: 3.4 GB/s for a 210 MB snapshot). */
 static int hip_pin_host(void *, void *host, size_t bytes, int pin)
@@ -917,7 +923,7 @@ static const heat_cg_ops hip_cg = {hip_cg_begin, hip_cg_precondition, hip_cg_dir
 static const heat_backend_ops hip_ops = {
     "hip", hip_create, hip_destroy, hip_upload, hip_download, hip_advance, hip_stats, hip_device_name,
     hip_kernel_description, hip_run_variant, hip_variants, hip_time_variant, hip_time_copy, hip_time_step,
-    hip_pin_host, &hip_cg, hip_download_async, hip_download_wait,
+    hip_pin_host, &hip_cg, hip_download_async, hip_download_wait, hip_release_device,
 };
 
 extern "C" const heat_backend_ops *const heat_backend_hip = &hip_ops;

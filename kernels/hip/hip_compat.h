@@ -35,6 +35,7 @@ typedef cudaStream_t hipStream_t;
 #define hipHostUnregister cudaHostUnregister
 #define hipHostRegisterDefault cudaHostRegisterDefault
 #define hipDeviceSynchronize cudaDeviceSynchronize
+#define hipDeviceReset cudaDeviceReset
 #define hipStreamCreateWithFlags cudaStreamCreateWithFlags
 #define hipStreamCreateWithPriority cudaStreamCreateWithPriority
 #define hipDeviceGetStreamPriorityRange cudaDeviceGetStreamPriorityRange
