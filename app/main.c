@@ -7,6 +7,7 @@
 #include <malloc.h>
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,8 @@ typedef struct heat_run {
     int stencil_shares;   /* the CPU stencil left cores to a write in the last batch */
     long clock_checkpoints; /* taken by output.every_seconds */
     heat_history *history;  /* the root's <name>.history.csv; NULL: none */
+    pthread_t releaser;     /* releases the solver's GPU beside the last writes */
+    int releasing;          /* releaser runs (run_destroy joins it) */
 } heat_run;
 
 /* Every rank goes on, or all stop with the same status. */
@@ -131,22 +134,32 @@ static void unpin_snapshot(heat_run *r)
     unpin_buffers(r);
 }
 
-/* The stepping is over once the last snapshot is on the host: one process
- * lets its GPU go while the last writes compress and reach the disk, rather
- * than after main in the CUDA runtime's exit handler (on the H100 host 0.07 s
- * of the 0.09-0.12 s a process took after main; tools/probes/gpu_teardown.cu).
- * Several ranks keep theirs: NCCL's communicators use them until the end. */
-static void release_solver_beside_writes(heat_run *r)
+static void *release_solver(void *run)
 {
-    if (par_size() > 1) return;
+    heat_run *r = run;
     if (r->writer) ckpt_writer_wait_snapshots(r->writer); /* no writer asks the solver for its copy again */
     heat_solver_wait_field(r->solver);
     unpin_buffers(r);
     heat_solver_release_backend(r->solver);
+    return NULL;
+}
+
+/* The stepping is over once the last snapshot is on the host: one process
+ * lets its GPU go on a thread of its own while the last writes compress and
+ * reach the disk and the summary is printed, rather than after main in the
+ * CUDA runtime's exit handler (on the H100 host 0.07 s of the 0.09-0.12 s a
+ * process took after main; tools/probes/gpu_teardown.cu). From here on the
+ * run reads only the solver's clock and statistics; run_destroy joins the
+ * thread first. Several ranks keep their GPUs: NCCL uses them to the end. */
+static void release_solver_beside_writes(heat_run *r)
+{
+    if (par_size() > 1) return;
+    r->releasing = pthread_create(&r->releaser, NULL, release_solver, r) == 0; /* else: released at the end */
 }
 
 static void run_destroy(heat_run *r)
 {
+    if (r->releasing) pthread_join(r->releaser, NULL), r->releasing = 0;
     unpin_snapshot(r);
     ckpt_writer_destroy(&r->writer);
     history_close(&r->history);

@@ -25,7 +25,7 @@ typedef struct ckpt_job {
     int in_flight;
     atomic_int finished;  /* set by the job's thread as its last act */
     int status;
-    int snapshot_in;      /* its thread is done waiting for the snapshot to arrive; under turn_lock */
+    int snapshot_in;      /* no snapshot to wait for: its thread has had it, or none was submitted; under turn_lock */
     int file_done;        /* its file is written (or failed: file_status); under turn_lock */
     int file_status;
     double seconds;         /* the job's time, set by its thread */
@@ -59,6 +59,7 @@ static int allocate_jobs(ckpt_writer *w, int count, void *first_buffer)
         ckpt_job *job = &w->jobs[j];
         job->writer = w;
         job->owns_buffer = !(j == 0 && first_buffer);
+        job->snapshot_in = 1;
         job->buffer = job->owns_buffer ? heat_host_alloc(w->bytes) : first_buffer;
         HEAT_CHECK(job->buffer, "cannot allocate the %zu-byte checkpoint snapshot %d of %d (output.writes_in_flight)",
                    w->bytes, j + 1, count);
@@ -378,7 +379,7 @@ void ckpt_writer_wait_snapshots(ckpt_writer *w)
 {
     pthread_mutex_lock(&w->turn_lock);
     for (int j = 0; j < w->job_count; ++j)
-        while (w->jobs[j].in_flight && !w->jobs[j].snapshot_in) pthread_cond_wait(&w->turn, &w->turn_lock);
+        while (!w->jobs[j].snapshot_in) pthread_cond_wait(&w->turn, &w->turn_lock);
     pthread_mutex_unlock(&w->turn_lock);
 }
 

@@ -79,7 +79,7 @@ void ckpt_writer_set_arrival(ckpt_writer *writer, int (*arrived)(void *context),
 /* Waits until every write in flight has its snapshot (arrived() has
  * returned on its thread), so that the snapshots' source, a GPU, may be
  * released while the writes go on. Writes submitted later call arrived()
- * again. */
+ * again. Any one thread may call it beside the one that submits and waits. */
 void ckpt_writer_wait_snapshots(ckpt_writer *writer);
 
 /* Starts writing the buffer as the checkpoint of step, or as a frame: a file
