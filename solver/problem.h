@@ -16,13 +16,21 @@ typedef enum { HEAT_DOUBLE = 0, HEAT_FLOAT = 1 } heat_precision;
 
 /* Periodic: set on both faces of an axis; the ghosts are the owned points
  * at the other end of the axis (the wrap-around), brought by the halo exchange. */
-typedef enum { HEAT_BC_NEUMANN = 0, HEAT_BC_DIRICHLET = 1, HEAT_BC_PERIODIC = 2 } heat_bc_type;
+typedef enum {
+    HEAT_BC_NEUMANN = 0,
+    HEAT_BC_DIRICHLET = 1,
+    HEAT_BC_PERIODIC = 2,
+    HEAT_BC_CONVECTIVE = 3, /* materials runs: -k dT/dn = h (T - ambient) (solver/materials.h) */
+    HEAT_BC_FLUX = 4,       /* materials runs: a heat flux `value` (power / area) into the body */
+} heat_bc_type;
 
 enum heat_face { FACE_X_LOW, FACE_X_HIGH, FACE_Y_LOW, FACE_Y_HIGH, FACE_Z_LOW, FACE_Z_HIGH, FACE_COUNT };
 
 typedef struct heat_bc {
     heat_bc_type type;
-    double value; /* Dirichlet temperature on the face; unused for Neumann */
+    double value;   /* Dirichlet: the face's temperature; flux: power per area into the body */
+    double h;       /* convective: heat transfer coefficient (power / (area temperature)) */
+    double ambient; /* convective: the ambient temperature */
 } heat_bc;
 
 typedef struct heat_grid {
@@ -117,6 +125,11 @@ typedef struct heat_problem {
     heat_kernel_choice kernel;
     heat_implicit implicit;
     heat_halo halo;
+    /* Materials runs (solver/materials.h); NULL: constant coefficients alpha.
+     * zones: this block's zone index per point, halo included, compact
+     * (n[0]+2) x (n[1]+2) x (n[2]+2), x fastest, ghost (-1,-1,-1) first. */
+    const struct heat_materials *materials;
+    const unsigned char *zones;
     int quiet;    /* backends print their choices unless set */
 } heat_problem;
 
