@@ -16,6 +16,7 @@
 
 #include "app/bench.h"
 #include "app/cli.h"
+#include "app/gpu_visibility.h"
 #include "app/launcher.h"
 #include "app/output_clock.h"
 #include "app/progress.h"
@@ -218,6 +219,7 @@ static int create_solver(heat_run *r, int verbose)
            r->solver->ops->kernel_description(r->solver->state), whole.grid.n[0], whole.grid.n[1],
            whole.grid.n[2], problem.dt, heat_dt_max(&problem.grid, problem.alpha), r->config.steps);
     if (r->solver->ops == &heat_backend_cpu) printf("OpenMP: %s\n", threads_binding());
+    else if (verbose && gpu_visibility_note()) printf("%s\n", gpu_visibility_note());
     if (heat_domain_is_split(&r->domain))
         ranks_print_layout(&r->domain.decomp, r->solver->ops != &heat_backend_cpu, r->parts);
     if (problem.implicit.scheme != HEAT_EULER) print_scheme(&problem.implicit);
@@ -611,6 +613,7 @@ int main(int argc, char **argv)
     heat_errors_set_rank(par_rank());
     heat_cli cli;
     int status = cli_parse(argc, argv, &cli), agreed = 1;
+    if (status == HEAT_OK) gpu_visibility_narrow(par_node_size(), cli.backend != BACKEND_CPU);
     if (status == HEAT_OK) status = run_command(&cli, &agreed);
     par_finalize(status, agreed);
     return status;

@@ -1290,6 +1290,32 @@ def test_periodic_sine_decay_gpu():
     test_periodic_sine_decay("hip", ("euler", "crank_nicolson"))
 
 
+def test_one_gpu_visible_gpu():
+    """A process alone on its node shows the GPU runtime only device 0 (each visible GPU costs start-up),
+    unless CUDA_VISIBLE_DEVICES or its AMD twins already chose; the bits do not depend on which."""
+    skip_without_gpu()
+    folder = fresh_dir("one_gpu_visible")
+    cfg = letters_config(folder, steps=20, every=0)
+    unset = {k: v for k, v in os.environ.items()
+             if k not in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")}
+    fields = {}
+    for name, chosen in (("default", None), ("chosen", "0"), ("other", "1")):
+        if name == "other" and (shutil.which("nvidia-smi") is None or
+                                subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.count("GPU ") < 2):
+            print("one GPU on this machine: the run on device 1 left out")
+            continue
+        env = dict(unset, **({"CUDA_VISIBLE_DEVICES": chosen} if chosen else {}))
+        out = os.path.join(folder, name)
+        proc = run([cfg, "-v", "--backend", "hip", "--set", f'output.dir="{out}"'], env=env)
+        noted = "shown device 0 only" in proc.stdout
+        expect(noted == (chosen is None), f"{name}: the narrowing note {'missing' if chosen is None else 'printed'}:\n"
+               f"{proc.stdout}")
+        fields[name] = read_field(os.path.join(out, "letters_000020.hdf")).tobytes()
+        print(f"{name} (CUDA_VISIBLE_DEVICES={chosen}): {'narrowed to device 0' if noted else 'left as chosen'}")
+    expect(all(f == fields["default"] for f in fields.values()), "the field depends on the GPUs shown")
+    print("same bits whichever GPU ran")
+
+
 def test_restart_bitwise_gpu():
     """A letters run on the GPU whose checkpoints restart bitwise on the GPU."""
     skip_without_gpu()

@@ -323,6 +323,17 @@ def test_bench_scaling():
     print("bench scaling: table and JSON with the exchange's cost and the fraction hidden")
 
 
+def gpus_on_this_machine():
+    """NVIDIA's or AMD's count of the GPUs here; 0 where neither tool is installed."""
+    for command, pattern in ((["nvidia-smi", "-L"], r"^GPU \d+:"), (["rocm-smi", "--showid"], r"^GPU\[\d+\]")):
+        if shutil.which(command[0]) is None:
+            continue
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        ids = {line.split(":")[0] for line in proc.stdout.splitlines() if re.match(pattern, line)}
+        return len(ids)
+    return 0
+
+
 def test_bad_config_once():
     folder = fresh_dir("bad_config")
     cfg = config(folder)
@@ -332,8 +343,10 @@ def test_bad_config_once():
     expect(proc.stderr.count("error:") == 1 and "parallel.ranks = [3, 1, 1]" in proc.stderr, proc.stderr)
     proc = mpirun(4, [cfg, "--set", "parallel.ranks=[1,1,4]"] + out(folder, "o"), expect_status=2)
     expect(proc.stderr.count("error:") == 1 and "at most 3 ranks along z" in proc.stderr, proc.stderr)
-    # NCCL takes a GPU a rank: 4 ranks on a machine of at most 2 GPUs (or a build without it) cannot have it.
-    proc = mpirun(4, [cfg, "--set", 'parallel.transport="nccl"'] + out(folder, "o"), expect_status=2)
+    # NCCL takes a GPU a rank: one rank more than this machine's GPUs (or a build without it) cannot have it.
+    ranks = max(4, gpus_on_this_machine() + 1)
+    layout = ["--set", f"parallel.ranks=[{ranks},1,1]", "--set", f"grid.n=[{16 * ranks},48,40]"]
+    proc = mpirun(ranks, [cfg, "--set", 'parallel.transport="nccl"'] + layout + out(folder, "o"), expect_status=2)
     expect(proc.stderr.count("error:") == 1 and 'parallel.transport = "nccl"' in proc.stderr, proc.stderr)
     expect(not os.path.exists(os.path.join(folder, "o", "run_000000.hdf")), "a refused run wrote a checkpoint")
     print("bad configurations under mpirun: exit 2, one message each")
