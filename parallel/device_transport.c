@@ -46,6 +46,16 @@ static const char *nccl_name(void)
 #endif
 }
 
+/* Collective. */
+static int nccl_usable(void)
+{
+#ifdef HEATSOLVE_NCCL
+    return nccl_every_rank_has_own_gpu();
+#else
+    return 0;
+#endif
+}
+
 static int refuse(const char *wanted, const char *why, const char *instead)
 {
     return heat_error(HEAT_ERR_CONFIG, "parallel.transport = \"%s\": %s; use \"auto\"%s", wanted, why, instead);
@@ -56,14 +66,14 @@ int par_device_select(par_transport wanted)
     chosen_ = TRANSPORT_HOST;
     if (par_size() < 2 || wanted == TRANSPORT_HOST) return HEAT_OK;
     /* a transport counts only where every rank has it (a node may have fewer GPUs than ranks) */
-    long lacking[2] = {!mpi_gpu_aware(), !nccl_name()};
+    long lacking[2] = {!mpi_gpu_aware(), !nccl_usable()};
     HEAT_CALL(par_max_longs(lacking, 2));
     int mpi = !lacking[0], nccl = !lacking[1];
     if (wanted == TRANSPORT_MPI && !mpi)
         return refuse("mpi", "this MPI library is not GPU-aware (MPIX_Query_cuda_support)", ", \"nccl\" or \"host\"");
 #ifdef HEATSOLVE_NCCL
     if (wanted == TRANSPORT_NCCL && !nccl)
-        return refuse("nccl", "NCCL needs a GPU for each rank, and a node has more ranks than GPUs", ", \"mpi\" or \"host\"");
+        return refuse("nccl", "NCCL needs a GPU for each rank, and some ranks share one", ", \"mpi\" or \"host\"");
 #else
     if (wanted == TRANSPORT_NCCL)
         return refuse("nccl", "this heatsolve was built without NCCL (CMake did not find nccl.h)", ", \"mpi\" or \"host\"");
