@@ -26,6 +26,7 @@
 #include "io/chunk_stream.h"
 #include "io/config.h"
 #include "solver/error.h"
+#include "solver/solver.h"
 
 enum { REPEATS = 3 };
 
