@@ -147,8 +147,8 @@ static void *release_solver(void *run)
 /* The stepping is over once the last snapshot is on the host: one process
  * lets its GPU go on a thread of its own while the last writes compress and
  * reach the disk and the summary is printed, rather than after main in the
- * CUDA runtime's exit handler (on the H100 host 0.07 s of the 0.09-0.12 s a
- * process took after main; tools/probes/gpu_teardown.cu). From here on the
+ * CUDA runtime's exit handler, where releasing the context is most of the
+ * time a process spends after main. From here on the
  * run reads only the solver's clock and statistics; run_destroy joins the
  * thread first. Several ranks keep their GPUs: NCCL uses them to the end. */
 static void release_solver_beside_writes(heat_run *r)

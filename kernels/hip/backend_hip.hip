@@ -621,10 +621,9 @@ static int hip_download_wait(void *state)
     return HEAT_OK;
 }
 
-/* The context, released beside a run's last writes: on the H100 host it
- * took 0.07 s of the 0.09-0.12 s that a process spent after main in the
- * runtime's exit handler (tools/probes/gpu_teardown.cu). Teardown cannot
- * report failures: results are already out. */
+/* The context, released beside a run's last writes rather than in the
+ * runtime's exit handler after main, where it is most of a process's exit
+ * time. Teardown cannot report failures: results are already out. */
 static void hip_release_device(void) { (void)hipDeviceReset(); }
 
 /* Pageable host memory makes the driver stage every copy through a small
