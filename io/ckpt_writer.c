@@ -169,8 +169,7 @@ static int write_png(const ckpt_job *job, const char *ckpt)
 /* A frame of a double run is written as float32 (half the bytes, and
  * compressing 2-3x better): the chunks are converted as they are gathered
  * for compression, on the writer's threads, so the writer holds no float
- * copy of the field (537 MB at 512^3); frames got about 10% faster on 2
- * cores and no faster measurably on the 16-core GPU host. */
+ * copy of the field. */
 static ckpt_meta file_meta(const ckpt_job *job)
 {
     ckpt_meta file = job->meta;
@@ -192,7 +191,7 @@ static void draw(ckpt_job *job, const char *path)
 
 /* Lists the files of `count` writes from ticket `first` on, those that were
  * written, in one series update: one series file, pruning, one folder fsync
- * for them all (each fsync costs 5-40 ms on the GPU machines' disk). */
+ * for them all (each fsync waits for the disk). */
 static void list_files(ckpt_writer *w, long first, int count)
 {
     double start = omp_get_wtime();

@@ -20,8 +20,7 @@ int fs_commit(const char *tmp, const char *path);
 
 /* Writes len bytes to path through a temporary file, fsynced and renamed, without
  * the folder's fsync: for several small files renamed into one folder, followed
- * by one fs_sync_folder (each fsync costs 5-40 ms on the
- * GPU machines' disk). */
+ * by one fs_sync_folder (each fsync waits for the disk). */
 int fs_write_atomic_unsynced_folder(const char *path, const void *data, size_t len);
 int fs_sync_folder(const char *dir);
 
