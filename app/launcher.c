@@ -9,8 +9,8 @@
 #include "solver/error.h"
 
 /* A cautious write speed: about half of what one core compressing at level 1,
- * then an fsync, reaches on a small machine (docs/PERFORMANCE.md), which
- * leaves room for a loaded node. */
+ * then an fsync, reaches on a small machine, which leaves room for a loaded
+ * node. */
 static const double slow_write_bytes_per_second = 100e6;
 
 /* The value of MCA parameter `name` in an Open MPI parameter file ("name = value"
