@@ -12,7 +12,7 @@
 #   .device-deps/env.sh   sourced when present (the GPU machine's libraries and PATH)
 #   .slurm-debs/          Debian's Slurm packages, for `slurm` (tools/stage_slurm.sh)
 #   .cuda-mpi/            a CUDA-aware Open MPI, for `transports` (tools/cuda_mpi_build.sh)
-# Every command is bounded by a timeout, so no mode hangs the machine.
+# Every run and test is bounded by a timeout, so no mode hangs the machine.
 set -uo pipefail
 mode=${1:-}
 case $mode in test | bench | scaling | slurm | transports) ;; *) sed -n '2,9p' "$0"; exit 2 ;; esac
@@ -32,9 +32,9 @@ B=build-gpu/heatsolve
 M=build-gpu/mpi-build/heatsolve
 # A rank a GPU, its share of the cores as OpenMP threads, no binding (mpirun binds a rank to one core
 # by default, which its compression threads would then share).
-mpirun_ranks() { # RANKS ARGS...
-  local ranks=$1; shift
-  mpirun --oversubscribe --bind-to none -np "$ranks" -x NCCL_NVLS_ENABLE -x HEATSOLVE_TUNING_CACHE \
+mpirun_ranks() { # SECONDS RANKS ARGS...
+  local seconds=$1 ranks=$2; shift 2
+  timeout "$seconds" mpirun --oversubscribe --bind-to none -np "$ranks" -x NCCL_NVLS_ENABLE -x HEATSOLVE_TUNING_CACHE \
     -x OMP_NUM_THREADS=$((cores / ranks)) "$@"
 }
 
@@ -53,7 +53,7 @@ if [ "$mode" != bench ]; then
 fi
 
 run_tests() {
-  timeout 540 ctest --test-dir build-gpu -L "gpu|mpi" --output-on-failure --timeout 300 > "$OUT/ctest.log" 2>&1
+  timeout 420 ctest --test-dir build-gpu -L "gpu|mpi" --output-on-failure --timeout 300 > "$OUT/ctest.log" 2>&1
   grep -E "tests passed|Failed|\*\*\*|Skipped" "$OUT/ctest.log" | head -40
 }
 
@@ -77,7 +77,7 @@ run_scaling() {
   for ranks in $(printf '%s\n' 2 4 "$gpus" | sort -nu); do
     [ "$ranks" -le "$gpus" ] && [ "$ranks" -ge 2 ] || continue
     for size in 512 1024; do # each run times strong (size^3 split) and weak (size^3 a rank) against one rank
-      timeout 300 mpirun_ranks "$ranks" $M bench --size $size --reps 7 --json "$OUT/scaling_${ranks}x$size.json" \
+      mpirun_ranks 300 "$ranks" $M bench --size $size --reps 7 --json "$OUT/scaling_${ranks}x$size.json" \
         > "$OUT/scaling_${ranks}x$size.txt" 2>&1
       echo "== $ranks ranks, $size^3"; tail -12 "$OUT/scaling_${ranks}x$size.txt"
     done
@@ -147,7 +147,7 @@ run_transports() {
   grep -E "tests passed|Failed|\*\*\*|Skipped" "$OUT/ctest_mpi.log" | head -30
   local transport run="inputs/letters.cfg --set grid.n=[512,512,512] --set time.steps=300 --set output.every=0 --set output.png=false"
   for transport in host mpi; do
-    timeout 120 mpirun_ranks 2 $M $run --set "parallel.transport=\"$transport\"" --set "output.dir=\"/tmp/tr_$transport\"" \
+    mpirun_ranks 120 2 $M $run --set "parallel.transport=\"$transport\"" --set "output.dir=\"/tmp/tr_$transport\"" \
       --overwrite > "$OUT/transport_$transport.txt" 2>&1
     echo "$transport: $(grep -E 'halos:' "$OUT/transport_$transport.txt" | sed 's/.*halos: //')"
     grep -E "^summary:" "$OUT/transport_$transport.txt"
