@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "app/bench.h"
+#include "app/bench_common.h"
 #include "app/progress.h"
 #include "app/threads.h"
 #include "io/checkpoint.h"
@@ -17,7 +18,6 @@
 #include "io/config.h"
 #include "parallel/parallel.h"
 #include "solver/error.h"
-#include "solver/initial.h"
 #include "solver/solver.h"
 
 typedef struct bench_row {
@@ -34,37 +34,6 @@ typedef struct bench_report {
     bench_row *rows;
     int count;
 } bench_report;
-
-void bench_problem(const heat_cli *cli, int gpu, heat_problem *p)
-{
-    memset(p, 0, sizeof *p);
-    int fallback = gpu ? 512 : 256;
-    for (int d = 0; d < 3; ++d) {
-        p->grid.n[d] = cli->size[0] ? cli->size[d] : fallback;
-        p->grid.length[d] = 1.0;
-    }
-    heat_grid_set_spacing(&p->grid);
-    p->precision = cli->precision ? HEAT_FLOAT : HEAT_DOUBLE;
-    p->alpha = 1.0;
-    p->dt = 0.5 * heat_dt_max(&p->grid, p->alpha);
-    p->bc[FACE_X_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 1.0};
-    strcpy(p->kernel.name, "auto");
-    p->quiet = cli->quiet;
-}
-
-/* Never time on zeros: a smooth non-trivial field. */
-int bench_fill(heat_solver *s)
-{
-    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 1.0, .background = 0.25, .width = 0.2,
-                         .center = {0.4, 0.5, 0.6}};
-    size_t bytes = (size_t)heat_grid_points(&s->problem.grid) * heat_precision_size(s->problem.precision);
-    void *field = malloc(bytes);
-    HEAT_CHECK(field, "cannot allocate %zu bytes", bytes);
-    heat_initial_fill(&init, &s->problem.grid, s->problem.precision, field);
-    int status = heat_solver_set_field(s, field, 0);
-    free(field);
-    return status;
-}
 
 static bench_row make_row(const bench_report *r, const heat_variant *v, double ms, int production)
 {

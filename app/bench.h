@@ -5,12 +5,6 @@
  * (or, with --io, checkpoint write throughput). Returns the exit status. */
 int bench_main(const heat_cli *cli);
 
-/* Shared by the benchmarks: the benchmark problem (512^3 on a GPU, 256^3 on
- * the CPU unless --size) and a smooth non-trivial field to time on. */
-#include "solver/solver.h"
-void bench_problem(const heat_cli *cli, int gpu, heat_problem *problem);
-int bench_fill(heat_solver *solver);
-
 /* `heatsolve bench --cg`: the implicit solver's operator, Chebyshev step and
  * whole CG iterations as effective bandwidth against copy. */
 int bench_cg(const heat_cli *cli);

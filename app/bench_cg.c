@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "app/bench.h"
+#include "app/bench_common.h"
 #include "app/progress.h"
 #include "io/config.h"
 #include "solver/error.h"

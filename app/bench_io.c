@@ -26,6 +26,7 @@
 #include "io/chunk_stream.h"
 #include "io/config.h"
 #include "solver/error.h"
+#include "solver/solver.h"
 
 enum { REPEATS = 3 };
 
@@ -186,7 +187,7 @@ static void print_report(const io_report *r, const char *dir)
     if (r->filter_s > 0) {
         printf("  HDF5's own deflate filter, one thread, for comparison %.3f s  %6.3f GB/s raw (%.1fx slower)\n",
                r->filter_s, r->raw_bytes / r->filter_s / 1e9, r->filter_s / r->write_s);
-        /* the same field, chunks, shuffle and level through zlib: the ratio issue 17 compares against */
+        /* the same field, chunks, shuffle and level through zlib: the ratio to compare against */
         printf("    its file (zlib) %.1f MB, ratio %.3f: ours is %.1f%% %s\n", r->filter_file_bytes / 1e6,
                r->raw_bytes / r->filter_file_bytes, 100 * fabs(r->file_bytes / r->filter_file_bytes - 1),
                r->file_bytes > r->filter_file_bytes ? "larger" : "smaller");

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "app/bench.h"
+#include "app/bench_common.h"
 #include "app/progress.h"
 #include "parallel/domain.h"
 #include "parallel/parallel.h"

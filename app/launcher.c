@@ -8,9 +8,9 @@
 
 #include "solver/error.h"
 
-/* One core compressing at level 1, then an fsync: 170-200 MB/s of field on
- * the development VM and more on the GPU hosts (docs/PERFORMANCE.md); about
- * half that leaves room for a loaded node. */
+/* A cautious write speed: about half of what one core compressing at level 1,
+ * then an fsync, reaches on a small machine, which leaves room for a loaded
+ * node. */
 static const double slow_write_bytes_per_second = 100e6;
 
 /* The value of MCA parameter `name` in an Open MPI parameter file ("name = value"
@@ -45,7 +45,11 @@ static int mca_value(const char *name, char *value, size_t len)
     return mca_file_value("/etc/openmpi/openmpi-mca-params.conf", name, value, len);
 }
 
-double launcher_kill_delay(void)
+/* Seconds between the signal and SIGKILL under Open MPI's mpirun, from its
+ * odls_base_sigkill_timeout (environment or --mca, then ~/.openmpi/mca-params.conf,
+ * then the installation's file); < 0 where this process was not started by it
+ * (one process, srun, another MPI). */
+static double launcher_kill_delay(void)
 {
     if (!getenv("OMPI_MCA_orte_launch")) return -1.0; /* only ORTE's daemons start ranks with it */
     char set[256];

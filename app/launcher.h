@@ -11,12 +11,6 @@
  * then takes twice that delay to return).
  */
 
-/* Seconds between the signal and SIGKILL under Open MPI's mpirun, from its
- * odls_base_sigkill_timeout (environment or --mca, then ~/.openmpi/mca-params.conf,
- * then the installation's file); < 0 where this process was not started by it
- * (one process, srun, another MPI). */
-double launcher_kill_delay(void);
-
 /* Warns (root) when the launcher's delay is shorter than a slow write of a
  * checkpoint of `checkpoint_bytes` (before compression) may take. */
 void launcher_check_kill_delay(double checkpoint_bytes);

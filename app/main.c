@@ -107,8 +107,8 @@ static void pin(heat_run *r, void *host, size_t bytes)
 }
 
 /* A GPU copies into page-locked memory several times faster: every buffer
- * a snapshot leaves the GPU into is pinned once, while the GPU waits
- * (H100: 61 ms pageable for 210 MB): the field loaded on the host, then the
+ * a snapshot leaves the GPU into is pinned once, while the GPU would
+ * otherwise wait on pageable copies: the field loaded on the host, then the
  * writer's further buffers (several writes in flight). */
 static void pin_snapshot(heat_run *r)
 {
@@ -148,8 +148,8 @@ static void *release_solver(void *run)
 /* The stepping is over once the last snapshot is on the host: one process
  * lets its GPU go on a thread of its own while the last writes compress and
  * reach the disk and the summary is printed, rather than after main in the
- * CUDA runtime's exit handler (on the H100 host 0.07 s of the 0.09-0.12 s a
- * process took after main; tools/probes/gpu_teardown.cu). From here on the
+ * CUDA runtime's exit handler, where releasing the context is most of the
+ * time a process spends after main. From here on the
  * run reads only the solver's clock and statistics; run_destroy joins the
  * thread first. Several ranks keep their GPUs: NCCL uses them to the end. */
 static void release_solver_beside_writes(heat_run *r)
@@ -261,8 +261,8 @@ static png_slice quick_look_slice(const heat_config *c, const heat_field_stats *
  * On the CPU backend the stencil and the compression share the cores while a
  * write is in flight: running both on all of them oversubscribes the cores,
  * and every OpenMP barrier of the stencil then waits for a descheduled
- * thread (measured on 2 cores: a write overlapped that way cost more wall
- * time than the same write done serially). */
+ * thread (a write overlapped that way costs more wall time than the same
+ * write done serially). */
 static void plan_cores(heat_run *r)
 {
     if (!writes(r)) return;
@@ -294,10 +294,9 @@ static int share_cores(heat_run *r, int *sharing)
 /* Writes in flight (output.writes_in_flight; 0: automatic). On the GPU the
  * host mostly waits, and a small file's fixed costs (its fsync's latency,
  * the listing's folder fsync) can overlap the next files' compression and
- * writing: the default demo on the H100 host, 17 files of 20 MB, took
- * 0.72-0.81 s with 2 or 4 at once against 0.91-1.02 s with one. Large files
- * are bound by the disk's bandwidth instead (512^3 double: 4 at once no
- * faster, and page-locking 3 GiB more cost 1.1 s at start-up). So
+ * writing of the next files. Large files are bound by the disk's bandwidth
+ * instead (several at once are no faster, and page-locking their buffers
+ * lengthens the start-up). So
  * automatic takes up to CKPT_WRITER_MAX_JOBS buffers where they fit
  * together in WRITER_BUFFERS_BYTES (and an eighth of the host's memory),
  * else one. On the CPU backend the cores that would compress a second write
@@ -394,8 +393,7 @@ static int check_field(heat_run *r, long batch_start, heat_field_stats *stats)
  * While a write holds some of the CPU backend's cores, batches last 0.01 s
  * instead, so the stencil takes them back soon after the write ends rather
  * than leaving them idle for the rest of a long batch (on average half a
- * batch a checkpoint: with 0.02 s the 2-core demo took 0.055 s longer, the
- * mean of ten alternated pairs of runs). */
+ * batch a checkpoint). */
 enum { BATCH_MS = 100, SHARING_BATCH_MS = 10 };
 
 static long next_batch(const heat_run *r, double steps_per_second, long next_checkpoint, int sharing)
@@ -417,10 +415,8 @@ static long next_multiple(long every, long step, long final)
 
 /* The NaN/Inf check reads the whole field, so it runs about every second of
  * stepping, before each checkpoint and at the end, not after every batch: in
- * the 0.02 s batches of a shared CPU it took a large share of the stencil's
- * time (checkpoints every 200 steps of the letters demo on 2 cores: +11% wall
- * time with the check after every batch, +7% without). Every 0.1 s it still
- * cost the 2-core demo about 0.1 s (4%); a checkpoint is checked anyway. */
+ * the short batches of a shared CPU it would take a large share of the
+ * stencil's time, and a checkpoint is checked anyway. */
 enum { CHECK_INTERVAL_MS = 1000 };
 
 static int time_loop(heat_run *r, heat_field_stats *final)
@@ -498,9 +494,8 @@ static int restart_field(const heat_cli *cli, heat_run *r, void *whole, heat_ser
 
 /* One process loads its field where the checkpoints' snapshots will go, a
  * buffer page-locked once: the upload to a GPU runs at full speed and the
- * initial checkpoint needs no copy back. (Until 2026-11-24 the field was
- * loaded into a buffer of its own: a second gigabyte touched at 512^3 double.)
- * Several ranks load on the root and scatter the blocks (parallel/domain.h). */
+ * initial checkpoint needs no copy back, and no second buffer of the
+ * field's size is touched. Several ranks load on the root and scatter the blocks (parallel/domain.h). */
 static int allocate_host_field(heat_run *r)
 {
     r->host_field_step = -1;
@@ -583,7 +578,7 @@ static int run(const heat_cli *cli, heat_run *r)
 
 /* Every checkpoint allocates its chunk buffers afresh; by default glibc
  * returns them to the kernel (mmap above 128 KiB, heap trimming), so each
- * write page-faults and zeroes its buffers again (perf: 11% of a write).
+ * write would page-fault and zero its buffers again, a noticeable share of it.
  * Kept in the heap, the next write reuses them. Fields (GBs) still get mmap. */
 static void keep_freed_memory(void)
 {

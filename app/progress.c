@@ -19,7 +19,8 @@ void progress_start(heat_progress *p, long first_step, long last_step, double po
     p->quiet = quiet;
 }
 
-double progress_glups(const heat_progress *p, long step)
+/* Grid-point updates per second (1e9) since the start. */
+static double progress_glups(const heat_progress *p, long step)
 {
     double elapsed = progress_now() - p->start;
     return elapsed > 0 ? p->points * (double)(step - p->first_step) / elapsed / 1e9 : 0.0;

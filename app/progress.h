@@ -17,5 +17,3 @@ void progress_start(heat_progress *p, long first_step, long last_step, double po
 void progress_update(heat_progress *p, long step, double time);
 /* Ends the in-place line so that later output starts on a fresh line. */
 void progress_finish(heat_progress *p);
-/* Grid-point updates per second (1e9) since the start. */
-double progress_glups(const heat_progress *p, long step);

@@ -14,7 +14,9 @@ static long multiples_between(long every, long first, long last)
 
 static long gcd(long a, long b) { return b ? gcd(b, a % b) : a; }
 
-long report_checkpoint_count(const heat_config *c, long first, int fresh)
+/* Checkpoints a run from first to c->steps writes (the initial one included
+ * for a fresh run). */
+static long report_checkpoint_count(const heat_config *c, long first, int fresh)
 {
     return (fresh ? 1 : 0) + (c->steps > first) + multiples_between(c->output.every, first, c->steps);
 }

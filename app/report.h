@@ -7,10 +7,6 @@
 #include "io/config.h"
 #include "solver/solver.h"
 
-/* Checkpoints a run from first_step to config->steps writes (the initial
- * one included for a fresh run). */
-long report_checkpoint_count(const heat_config *config, long first_step, int fresh);
-
 /* "output: N checkpoints into DIR, at most X MB each before compression";
  * warns when the folder's free space is short of what they may need. */
 void report_output_plan(const heat_config *config, long first_step, int fresh, int quiet);

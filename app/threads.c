@@ -56,7 +56,7 @@ const char *threads_binding(void) { return binding; }
 
 void threads_release_idle(void)
 {
-    /* Pinned workers started afresh would need pinning again, twice a checkpoint: on the 16-core
-     * GPU host that cost more than their spinning (the CPU demo 0.95-1.04 s against 0.88-1.01 s). */
+    /* Pinned workers started afresh would need pinning again, twice a checkpoint, which costs
+     * more than their spinning. */
     if (!workers_pinned) omp_pause_resource_all(omp_pause_soft);
 }

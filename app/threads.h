@@ -19,7 +19,7 @@ const char *threads_binding(void);
 /* When the stencil leaves cores to a checkpoint write (app/main.c,
  * share_cores): its idle workers would spin for milliseconds after each
  * parallel region (libgomp's GOMP_SPINCOUNT) before they sleep, taking those
- * cores from the writer; releasing the thread pool ends that at once (the
- * 2-core demo 6% faster), and the next parallel region starts its workers
+ * cores from the writer; releasing the thread pool ends that at once, and
+ * the next parallel region starts its workers
  * afresh. Not where threads_pin_workers pinned them: there it cost more. */
 void threads_release_idle(void);

@@ -19,9 +19,9 @@ elseif(HEATSOLVE_GPU STREQUAL "nvidia")
   set_source_files_properties(${HEAT_HIP_SOURCE} PROPERTIES LANGUAGE CUDA)
   target_sources(heatcore PRIVATE ${HEAT_HIP_SOURCE})
   # -fmad=false: no multiply-add contraction, so every kernel variant and tile factor rounds
-  # alike and the tuner's choice cannot change a result (measured on an H200: with contraction,
-  # heat_tiled_ntf m=1 and m=4 differed in the last bits; without, all variants agree, and the
-  # production step is 1-2% slower, within the run-to-run spread).
+  # alike and the tuner's choice cannot change a result (with contraction, tile factors of one
+  # kernel differ in the last bits; without, all variants agree, at a cost within the
+  # run-to-run spread).
   target_compile_options(heatcore PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-x cu -O3 -fmad=false -Xptxas=-v>)
   target_link_libraries(heatcore PUBLIC CUDA::cudart)
   set_target_properties(heatcore PROPERTIES CUDA_STANDARD 17 CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}")

@@ -46,7 +46,6 @@ struct ckpt_writer {
     long publishing;      /* the oldest ticket not yet listed; under turn_lock */
     pthread_mutex_t turn_lock;
     pthread_cond_t turn;
-    long last_step;
     ckpt_writer_stats stats;
     int (*arrived)(void *context); /* waits until the snapshot is in the buffer; NULL: it is */
     void *arrival_context;
@@ -87,7 +86,6 @@ int ckpt_writer_create(const ckpt_writer_options *o, const ckpt_meta *meta, heat
     const ckpt_parts *parts = o->parts;
     long planes = parts ? parts->z_count[parts->rank] : meta->grid.n[2];
     w->bytes = (size_t)meta->grid.n[0] * meta->grid.n[1] * planes * heat_precision_size(meta->precision);
-    w->last_step = -1;
     w->stats.first_failed_step = w->stats.last_written_step = -1;
     w->stats.jobs = jobs;
     *out = w;
@@ -103,7 +101,6 @@ void *ckpt_writer_buffer(ckpt_writer *w) { return w->jobs[w->next].buffer; }
 int ckpt_writer_buffer_count(const ckpt_writer *w) { return w->job_count; }
 void *ckpt_writer_buffer_at(ckpt_writer *w, int index) { return w->jobs[index].buffer; }
 size_t ckpt_writer_buffer_bytes(const ckpt_writer *w) { return w->bytes; }
-long ckpt_writer_last_step(const ckpt_writer *w) { return w->last_step; }
 
 void ckpt_writer_set_arrival(ckpt_writer *w, int (*arrived)(void *context), void *context)
 {
@@ -172,8 +169,7 @@ static int write_png(const ckpt_job *job, const char *ckpt)
 /* A frame of a double run is written as float32 (half the bytes, and
  * compressing 2-3x better): the chunks are converted as they are gathered
  * for compression, on the writer's threads, so the writer holds no float
- * copy of the field (537 MB at 512^3); frames got about 10% faster on 2
- * cores and no faster measurably on the 16-core GPU host. */
+ * copy of the field. */
 static ckpt_meta file_meta(const ckpt_job *job)
 {
     ckpt_meta file = job->meta;
@@ -195,7 +191,7 @@ static void draw(ckpt_job *job, const char *path)
 
 /* Lists the files of `count` writes from ticket `first` on, those that were
  * written, in one series update: one series file, pruning, one folder fsync
- * for them all (each fsync costs 5-40 ms on the GPU machines' disk). */
+ * for them all (each fsync waits for the disk). */
 static void list_files(ckpt_writer *w, long first, int count)
 {
     double start = omp_get_wtime();
@@ -371,7 +367,6 @@ int ckpt_writer_submit(ckpt_writer *w, long step, double time, int frame)
     if (err != 0) return heat_error(HEAT_ERR_RUNTIME, "cannot start the checkpoint writer thread: %s", strerror(err));
     job->in_flight = 1;
     w->next = (w->next + 1) % w->job_count;
-    w->last_step = step;
     return HEAT_OK;
 }
 

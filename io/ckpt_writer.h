@@ -98,8 +98,5 @@ int ckpt_writer_wait(ckpt_writer *writer);
 
 ckpt_writer_stats ckpt_writer_get_stats(const ckpt_writer *writer);
 
-/* Step of the last submitted checkpoint, -1 if none. */
-long ckpt_writer_last_step(const ckpt_writer *writer);
-
 /* Waits, then frees; accepts NULL and clears the handle. */
 void ckpt_writer_destroy(ckpt_writer **writer);

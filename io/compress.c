@@ -117,9 +117,9 @@ static void shuffle_plain(const unsigned char *in, unsigned char *out, size_t va
 }
 
 /* The same in blocks of 64 values through a local tile of known shape, which
- * the compiler vectorises (measured: about 3 ms instead of 10 ms for a 26 MB
- * double field on one core); the plane pointers of `out` would otherwise
- * need more run-time alias checks than it makes. */
+ * the compiler vectorises (several times faster than the plain loop); the
+ * plane pointers of `out` would otherwise need more run-time alias checks
+ * than it makes. */
 enum { SHUFFLE_TILE = 64, SHUFFLE_MAX_ELEM = 8 };
 
 static inline __attribute__((always_inline)) void shuffle_tiled(const unsigned char *in, unsigned char *out,
@@ -153,8 +153,8 @@ static void shuffle_bytes(const unsigned char *in, unsigned char *out, size_t n,
  * bits a byte and under 2% of bytes equal to their predecessor. Huffman
  * coding could then save at most 1.3% and Z_RLE's runs less still, so the
  * plane is worth storing, not deflating. The low six byte planes of an evolved
- * double field are like this (measured on the letters field: storing them
- * keeps the ratio at 1.17 and makes the chunk's deflate 3.2x faster). */
+ * double field are like this: storing them keeps the ratio and makes the
+ * chunk's deflate several times faster. */
 static int plane_looks_random(const unsigned char *plane, size_t n)
 {
     enum { SAMPLE_STRIDE = 8 }; /* 16k samples of a 1 MiB chunk's double plane */
@@ -172,9 +172,9 @@ static int plane_looks_random(const unsigned char *plane, size_t n)
 
 /* ---- the deflate engine ------------------------------------------------------------------------
  * Every stream is a zlib stream (header, deflate data, Adler-32): what HDF5's
- * deflate filter writes and reads. ISA-L's igzip writes it about 6x faster
- * than zlib at level 1 for the same ratio within 1% (issue 17's reference
- * measurements); zlib stays as the fallback where ISA-L is not installed. */
+ * deflate filter writes and reads. ISA-L's igzip writes it several times
+ * faster than zlib at level 1 for about the same ratio; zlib stays as the
+ * fallback where ISA-L is not installed. */
 
 const char *chunk_engine_name(void)
 {
@@ -221,30 +221,29 @@ uint32_t chunk_crc32_parallel(const void *bytes, size_t len)
 
 #ifdef HEATSOLVE_ISAL
 /* ISA-L has levels 0-3; heatsolve's 1-5 map onto 2 and 6-9 onto 3. ISA-L's
- * level 1 (an 8K-entry hash) compressed as fast as level 2 (32K) on the
- * letters fields, on the 2-core EPYC and on the 16-core Xeon alike, and
- * wrote files 0.4-0.7% larger (docs/PERFORMANCE.md, session 14). */
+ * level 1 (an 8K-entry hash) compresses no faster than level 2 (32K) on the
+ * letters fields and writes slightly larger files. */
 static int isal_level(int level) { return level <= 5 ? 2 : 3; }
 
 static const size_t level_buf_size[4] = {ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT,
                                          ISAL_DEF_LVL3_DEFAULT};
 
 /* ISA-L's level buffer (hash table and tokens) for any level heatsolve uses:
- * part of each thread's work area, allocated with it. Allocated for every
- * chunk, its pages came back from the kernel freshly zeroed each time: the
- * compression stage ran about 10% slower on the 2-core EPYC. */
+ * part of each thread's work area, allocated with it: allocated for every
+ * chunk, its pages would come back from the kernel freshly zeroed each
+ * time, slowing the compression stage. */
 static size_t deflate_work_bytes(void) { return level_buf_size[isal_level(9)]; }
 
 static int deflate_buffer(const unsigned char *src, size_t len, size_t planes, chunk_codec codec,
                           unsigned char *level_buf, chunk_data *out)
 {
     /* The chunk in one piece: deflating it plane by plane, with random-looking planes stored,
-     * made files 0.5-1.5% smaller but checkpoints no faster (docs/PERFORMANCE.md, session 15). */
+     * makes files slightly smaller but checkpoints no faster (docs/PERFORMANCE.md, ideas not kept). */
     (void)planes;
     int level = isal_level(codec.level);
     /* Zeroed first: isal_deflate_stateless_init leaves fields such as
-     * hist_bits (the window) as they were, and stack garbage there had shrunk
-     * the window on some threads, making their chunks up to 47% larger. */
+     * hist_bits (the window) as they are, and stack garbage there shrinks
+     * the window on some threads, making their chunks much larger. */
     struct isal_zstream z = {0};
     isal_deflate_stateless_init(&z);
     z.level = (uint32_t)level;

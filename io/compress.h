@@ -40,9 +40,8 @@ chunk_plan chunk_plan_from_doubles(chunk_plan plan);
 void chunk_plan_offset(const chunk_plan *plan, int c, unsigned long long offset[3]);
 
 /* How zlib compresses: level 0-9 (0 stores raw) and strategy. Z_RLE (rle = 1)
- * runs about 2.5x faster than the default strategy on shuffled doubles for a
- * slightly lower ratio (measured on an evolved letters field: 160 against 65
- * MB/s a core, ratio 1.22 against 1.34); both are ordinary deflate streams. */
+ * runs a few times faster than the default strategy on shuffled doubles for
+ * a somewhat lower ratio; both are ordinary deflate streams. */
 typedef struct chunk_codec {
     int level;
     int rle;

@@ -138,8 +138,6 @@ int fs_write_atomic_quiet(const char *path, const void *data, size_t len, char *
     return write_atomic_why(path, data, len, 0, why, why_len);
 }
 
-int fs_write_atomic(const char *path, const void *data, size_t len) { return write_atomic(path, data, len, 1); }
-
 int fs_write_atomic_unsynced_folder(const char *path, const void *data, size_t len)
 {
     return write_atomic(path, data, len, 0);

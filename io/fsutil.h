@@ -18,12 +18,9 @@ void fs_temp_remove_all(void);
 /* fsyncs tmp, renames it to path and fsyncs the folder. */
 int fs_commit(const char *tmp, const char *path);
 
-/* Writes len bytes to path through a temporary file and fs_commit. */
-int fs_write_atomic(const char *path, const void *data, size_t len);
-
-/* The same without the folder's fsync: for several small files renamed into
- * one folder, followed by one fs_sync_folder (each fsync costs 5-40 ms on the
- * GPU machines' disk). */
+/* Writes len bytes to path through a temporary file, fsynced and renamed, without
+ * the folder's fsync: for several small files renamed into one folder, followed
+ * by one fs_sync_folder (each fsync waits for the disk). */
 int fs_write_atomic_unsynced_folder(const char *path, const void *data, size_t len);
 int fs_sync_folder(const char *dir);
 

@@ -3,10 +3,9 @@
  * NVIDIA builds with MPI: NCCL on the GPUs' streams (nccl_transport.c) where
  * every rank has a GPU of its own, else device buffers handed to MPI itself
  * where the library is GPU-aware, else neither, and the backend stages its
- * faces through page-locked host memory. NCCL first because it measured
- * faster: on two H200 with a CUDA-built Open MPI 4.1.4, 7-34 us of the
- * exchange exposed a step against 35-74 us through MPI (docs/PERFORMANCE.md);
- * MPI must wait for the faces' stream on the host, NCCL runs on it. Every
+ * faces through page-locked host memory. NCCL first because it leaves less
+ * of the exchange exposed than a CUDA-built MPI (docs/PERFORMANCE.md): MPI
+ * must wait for the faces' stream on the host, NCCL runs on it. Every
  * rank takes the same one: the messages of two transports never meet.
  */
 #include <cuda_runtime.h>

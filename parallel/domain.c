@@ -29,11 +29,11 @@ static int requested_ranks_fit(const int requested[3], int ranks)
 
 /* MPI_Dims_create puts the most ranks on its first axis: handed z first, it
  * cuts the grid into z slabs where it can, whose faces are whole planes,
- * contiguous in memory (an x face is one point per row: on 2 H200 its pack
- * and unpack cost more than the transfer). */
+ * contiguous in memory (an x face is one point per row: its pack and unpack
+ * cost more than the transfer). */
 /* z slabs where the grid has as many z bricks as ranks: their faces are
- * contiguous planes (on two H200s NCCL exchanged them in 63 us against
- * 84-99 us for x faces), and the checkpoint chunks of a slab are whole, so
+ * contiguous planes (exchanged faster than x faces), and the checkpoint
+ * chunks of a slab are whole, so
  * every rank compresses its own (io/ckpt_parts.h). */
 static int slabs_fit(int ranks, const int requested[3], const int global_n[3])
 {

@@ -1,8 +1,9 @@
 /*
  * GPU-to-GPU halo transport through NCCL (NVIDIA; RCCL keeps the same API on
  * AMD): the faces go device to device over NVLink or the network, never
- * through host memory. Chosen where MPI is not GPU-aware (the machines
- * measured: mpi_built_with_cuda_support = false; device_transport.c). The
+ * through host memory. Chosen first where every rank has a GPU of its own
+ * (device_transport.c), and the only GPU path where MPI is not GPU-aware
+ * (mpi_built_with_cuda_support = false). The
  * communicator is made at the first exchange, which every rank reaches
  * together.
  */
@@ -20,11 +21,10 @@
 /* NCCL would spread a face over up to 32 CTAs, one SM each, for the whole
  * exchange, taking them from the interior update that the exchange runs
  * beside. Eight finish a 2 MiB face well inside a 512^3 step and leave the
- * update its SMs; measured on two H200 (docs/PERFORMANCE.md), the step is no
- * slower at 512^3 and 1024^3 and the exposed exchange fell from 9-10 to 7 us
- * at 512^3. With registered buffers (below) four exposed as little as eight,
- * but took twice as long where nothing runs beside the exchange (the CG
- * solver's). NCCL_MAX_CTAS in the environment still overrides it. */
+ * update its SMs: the step is no slower and less of the exchange is exposed.
+ * With registered buffers (below) four expose as little as eight, but take
+ * twice as long where nothing runs beside the exchange (the CG solver's).
+ * NCCL_MAX_CTAS in the environment still overrides it. */
 enum { HALO_MAX_CTAS = 8 };
 
 static ncclComm_t comm_;

@@ -55,7 +55,7 @@ typedef enum par_transport {
 } par_transport;
 
 /* Chooses the transport, the same on every rank (collective): `wanted`, or
- * for TRANSPORT_AUTO the fastest measured: NCCL where every rank has a GPU
+ * for TRANSPORT_AUTO the fastest: NCCL where every rank has a GPU
  * of its own, otherwise GPU-aware MPI where the library reports it (ranks
  * sharing a GPU), otherwise host memory. A wanted transport that this build
  * or machine lacks is a configuration error. Without a GPU build, or with

@@ -15,9 +15,7 @@ void *heat_host_alloc(size_t bytes)
     /* 2 MiB pages where the kernel gives them on request (transparent huge pages
      * in "madvise" mode, Debian's default): the stencil reads three planes and
      * writes one, each a different 4 KiB page per row, and the TLB misses cost
-     * more than the bytes (measured on the 2-core Xeon VM: the letters demo's 800
-     * steps 1.8 s -> 1.0 s, the 256^3 step +13%, the copy +30%). A hint: where it
-     * is refused, 4 KiB pages work as before. */
+     * more than the bytes. A hint: where it is refused, 4 KiB pages work too. */
     if (align == HOST_HUGE_PAGE_BYTES) (void)madvise(base, rounded, MADV_HUGEPAGE);
 #pragma omp parallel for schedule(static)
     for (long page = 0; page < (long)((rounded + TOUCH_BYTES - 1) / TOUCH_BYTES); ++page) {

@@ -111,8 +111,8 @@ void heat_initial_fill(const heat_initial *in, const heat_grid *g, heat_precisio
 {
     const int *n = g->n;
     /* The letters depend on z only through the layers, so each (x, y) is
-     * inked once: placing the text at every point had cost a 384^3 field
-     * 0.64 s on 2 cores (0.17 s now). Where the mask cannot be had, point by point. */
+     * inked once rather than the text placed at every point, which dominates
+     * a large field's start. Where the mask cannot be had, point by point. */
     unsigned char *ink = in->type == INITIAL_LETTERS ? letters_ink_mask(in, g) : NULL;
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = 0; k < n[2]; ++k)

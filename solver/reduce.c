@@ -51,9 +51,9 @@ static long min_long(long a, long b) { return a < b ? a : b; }
 
 /* The bricks (0.., by, bz) of this block, each its segments in row order (z,
  * then y) into sums[bx]. All bx at once: a row's segments lie side by side,
- * and the bricks' running sums are independent chains. One brick at a time,
- * each sum waited on its previous addition (256 at 256^3): 5.7% of a Jacobi
- * CG iteration on the 2-core EPYC. The same additions in the same order. */
+ * and the bricks' running sums are independent chains (one brick at a time,
+ * each sum would wait on its previous addition). The same additions in the
+ * same order. */
 static void brick_row_sums(const heat_reduction *r, const double *segment_sums, int by, int bz, double *sums)
 {
     long y0 = (long)by * r->brick[1], y1 = min_long(y0 + r->brick[1], r->n[1]);
@@ -71,8 +71,7 @@ enum { SUM_LANES = 8 };
 
 /* values[0], values[stride], ... in a fixed order: value b into lane b % 8,
  * then the lanes pairwise. One running sum would chain up to 32768
- * dependent additions (45 us a dot product on the GPU's host, where it runs
- * after every CG kernel). */
+ * dependent additions, and on the GPU's host it runs after every CG kernel. */
 static double lane_sum(const double *values, long count, long stride)
 {
     double lane[SUM_LANES] = {0};

@@ -16,7 +16,9 @@ static int field_count(const heat_problem *p)
     return heat_chebyshev_pairs_allowed(p) ? 8 : 7;
 }
 
-double heat_solver_field_bytes(const heat_problem *p)
+/* Bytes the CPU backend allocates for the fields (two) and, for implicit
+ * schemes, the CG vectors of this problem. */
+static double heat_solver_field_bytes(const heat_problem *p)
 {
     double points = (double)(p->grid.n[0] + 2 + 64) * (p->grid.n[1] + 2) * (p->grid.n[2] + 2);
     return field_count(p) * points * (double)heat_precision_size(p->precision);

@@ -52,6 +52,3 @@ int heat_solver_pin_host(heat_solver *solver, void *host, size_t bytes, int pin)
 int heat_solver_advance(heat_solver *solver, long steps);
 int heat_solver_stats(heat_solver *solver, heat_field_stats *stats);
 
-/* Bytes the CPU backend allocates for the fields (two) and, for implicit
- * schemes, the CG vectors of this problem. */
-double heat_solver_field_bytes(const heat_problem *problem);

@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tuning_cache_path(char *buf, size_t len)
+/* The cache file's path into buf. */
+static void tuning_cache_path(char *buf, size_t len)
 {
     const char *explicit_path = getenv("HEATSOLVE_TUNING_CACHE"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     if (explicit_path && *explicit_path) snprintf(buf, len, "%s", explicit_path);

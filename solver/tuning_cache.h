@@ -11,9 +11,6 @@
  */
 #include <stddef.h>
 
-/* The cache file's path into buf. */
-void tuning_cache_path(char *buf, size_t len);
-
 /* The value stored last under key (without its newline) into value; returns
  * 1 when there is one, else 0 (value then holds ""). */
 int tuning_cache_lookup(const char *key, char *value, size_t len);

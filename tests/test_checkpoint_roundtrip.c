@@ -117,8 +117,8 @@ static int random_planes_stored(const char *dir)
     EXPECT(stored == 0, "a field of integers had %d byte planes stored", stored);
     fill_noisy_doubles(field, points);
     if (stored_planes(&plan, field, &stored, &chunks)) return 1;
-    /* Only the zlib engine stores random-looking planes (with ISA-L, storing them measured no
-     * faster: docs/PERFORMANCE.md, session 15): the five noise planes of each full chunk; the last chunk (3 of its 16 planes
+    /* Only the zlib engine stores random-looking planes (with ISA-L, storing them is no
+     * faster): the five noise planes of each full chunk; the last chunk (3 of its 16 planes
      * in the field) is mostly zero padding, which compresses. */
     int expected = strcmp(chunk_engine_name(), "zlib") == 0 ? 5 * (chunks - 1) : 0;
     EXPECT(stored == expected, "%d byte planes stored in %d chunks by %s, expected %d", stored, chunks,
@@ -190,8 +190,8 @@ static double *repeating_rows_field(int dims[3])
 
 /* A chunk compresses to the same bytes whatever its thread's stack held
  * before: ISA-L's stream has fields (the window's hist_bits among them) that
- * its init leaves alone, and garbage there once shrank the window on some
- * threads (checkpoints up to 27% larger). */
+ * its init leaves alone, and garbage there shrinks the window on some
+ * threads (much larger checkpoints). */
 static int compression_ignores_stack(void)
 {
     int dims[3];

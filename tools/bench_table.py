@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Render a `heatsolve bench --json` file as a Markdown table (for docs/PERFORMANCE.md).
+"""A `heatsolve bench --json` file as a Markdown table; run when updating docs/PERFORMANCE.md's tables.
 usage: tools/bench_table.py BENCH.json"""
 import json
 import sys

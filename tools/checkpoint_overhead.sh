@@ -1,4 +1,5 @@
 #!/bin/bash
+# What periodic checkpoints add to a run's wall time; run after changing the writer or the snapshot path.
 # Wall time of a run with periodic checkpoints against the same run with only
 # the first and final ones (output.every = 0), interleaved repetitions, medians:
 # the whole process, and the time loop alone (the summary line's time, which

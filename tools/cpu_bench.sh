@@ -1,8 +1,11 @@
 #!/bin/bash
-# The CPU backend's benchmark (issue 16) with the binary $1, 256^3 and 512^3,
-# double and float, the CG iteration at 256^3; logs into $OUT/cpu.txt and
-# JSON beside it. Called by the GPU-host session scripts.
-B=$1
+# The CPU backend's benchmark set; run on any machine after changing the CPU kernels or to fill docs/PERFORMANCE.md.
+# 256^3 and 512^3, double and float, then the CG iteration at 256^3; logs into $OUT/cpu.txt
+# (default ./cpu-out) and JSON beside it.
+# usage: tools/cpu_bench.sh [HEATSOLVE]   (default build/heatsolve)
+B=${1:-build/heatsolve}
+OUT=${OUT:-$PWD/cpu-out}
+mkdir -p "$OUT"
 for size in 256 512; do
   for prec in double float; do
     $B bench --backend cpu --size $size --precision $prec --reps 10 --json "$OUT/cpu_${size}_$prec.json" 2>&1 \

@@ -1,10 +1,11 @@
 #!/bin/bash
+# A CUDA-aware Open MPI for `tools/gpu.sh transports`; run once on the development machine.
 # Builds a GPU-aware Open MPI on the development machine for the GPU
 # machines, whose Open MPI 4.1.6 is not CUDA-aware and which cannot fetch
 # anything: Debian's Open MPI 4.1.4 source, configured with CUDA (the
 # driver's libcuda is loaded at run time), its own hwloc, libevent and PMIx,
 # installed in /opt/cuda-mpi and packed into .cuda-mpi/cuda-mpi.tar.gz (ignored
-# by git) for `run` to carry. About 25 minutes on 2 cores.
+# by git), to carry to the GPU machine. Takes long (a whole Open MPI build).
 # usage: tools/cuda_mpi_build.sh   (from the project root; needs /usr/local/cuda)
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)

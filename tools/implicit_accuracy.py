@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Time to reach a simulated time on the letters case, explicit against implicit, at equal accuracy.
+"""Explicit against implicit time to solution at equal accuracy; run after changing the CG or its preconditioners.
+
+Time to reach a simulated time on the letters case, explicit against implicit, at equal accuracy.
 
 Every run starts from inputs/letters.cfg and ends at the same time T = steps_explicit * 0.9 dt_max.
 Accuracy of a final field u: max|u - u_ref| / max|u_ref|, where u_ref is Crank-Nicolson at a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# A one-node Slurm on this Debian 12 machine; run (as root) before ctest to exercise mpi_slurm_srun.
 # A one-node Slurm cluster on this Debian 12 machine (as root), for the test
 # mpi_slurm_srun, which skips without one: installs slurmctld, slurmd, the
 # client and munge, writes a minimal slurm.conf for this host's cores, and

@@ -1,5 +1,4 @@
-# Sourced by tools/local_slurm.sh and tools/gpu_slurm_session.sh: a one-node Slurm
-# cluster's munge and configuration, as root.
+# A one-node Slurm's munge and configuration (as root); sourced by tools/local_slurm.sh and tools/gpu.sh slurm.
 #   start_munge            key, folders and munged (if not running)
 #   write_slurm_conf GPUS  slurm.conf for this host's cores; with GPUS > 0 also the
 #                          node's GPUs as gres (gres.conf: /dev/nvidia0 ...)

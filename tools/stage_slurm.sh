@@ -1,7 +1,7 @@
 #!/bin/bash
-# On the development machine (Debian 12), before tools/gpu_slurm_session.sh: Debian's
-# Slurm 22.05, munge and PMIx 4 as .deb files in .slurm-debs/ (ignored by git), for
-# `run` to carry to a GPU machine, which has no package registry.
+# Debian's Slurm packages for `tools/gpu.sh slurm`; run once on the development machine (Debian 12).
+# Slurm 22.05, munge and PMIx 4 as .deb files in .slurm-debs/ (ignored by git), to carry to a
+# GPU machine, which has no package registry.
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 grep -qx '/.slurm-debs/' "$root/.git/info/exclude" 2>/dev/null || echo '/.slurm-debs/' >> "$root/.git/info/exclude"

@@ -147,9 +147,8 @@ static void trial_cache_key(const cpu_state *s, const char *what, char *key, siz
 }
 
 /* Chebyshev steps in pairs move 5/8 of the bytes of single steps but do
- * more arithmetic: where the CG vectors come from memory they are faster
- * (256^3 double on the 2-core Xeon VM: a CG iteration 9% faster), where
- * they stay in a cache slower (128^3: 8% slower). So the run's first
+ * more arithmetic: where the CG vectors come from memory they are faster,
+ * where they stay in a cache slower. So the run's first
  * preconditioner calls decide, as the step's trial does: single steps and
  * pairs take turns of three calls, twice each, the fastest call that is not
  * the first of its turn wins, and the choice goes into the tuning cache.
@@ -289,8 +288,8 @@ static void cpu_destroy(void **state)
 
 
 /* No x86 core of today has more than 2 MiB of L2 (Sapphire and Granite
- * Rapids 2 MiB, Zen 4 and 5 1 MiB); the GPU hosts' 16-core Xeon VM reports
- * 32 MiB, which would make a block the whole plane and send the planes the
+ * Rapids 2 MiB, Zen 4 and 5 1 MiB); some virtual machines report 32 MiB,
+ * which would make a block the whole plane and send the planes the
  * sweep re-reads to L3. */
 enum { L2_BYTES_MAX = 2 << 20 };
 
@@ -310,10 +309,9 @@ static int block_rows_for(const cpu_state *s, int planes)
 
 /* A pair's first step computes one row of v beyond each side of its block:
  * 2 / rows more of that step. Blocks sized to half a 512 KiB L2 (9 rows at
- * 512^3) made that 22%; on the 2-core EPYC VM they ran 61-74 ms a step
- * against 50-68 ms for blocks of 32-48 rows, whose planes partly come from
- * L3 (alternated, docs/PERFORMANCE.md). Cores with 2 MiB of L2 size their
- * blocks beyond this anyway. */
+ * 512^3) make that 22%, which costs more than the blocks of 32 rows or more
+ * lose when their planes partly come from L3. Cores with 2 MiB of L2 size
+ * their blocks beyond this anyway. */
 enum { PAIR_BLOCK_ROWS_MIN = 32 };
 
 /* Where the run allows pairs, explicit steps (heat_pairs_allowed,
@@ -533,9 +531,8 @@ static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
 /* Streaming stores save reading each output line before writing it, but
  * the next step then reads the field from memory, where a field that the
  * last-level cache could hold might have stayed cached. A size rule (fields
- * beyond 4x the reported L2) got it wrong on one machine (the 16-core Xeon,
- * whose sysconf reports a 32 MiB L2, streamed 1.5x faster at 256^3), so the
- * first steps of the run decide: heat_step and
+ * beyond 4x the reported L2) goes wrong where sysconf misreports the L2
+ * (as virtual machines do), so the first steps of the run decide: heat_step and
  * heat_step_nt take turns of three steps, twice each, and the fastest step
  * that is not the first of its turn (whose input the other variant left in
  * or out of the cache) wins. Both do the same arithmetic in the same order, so

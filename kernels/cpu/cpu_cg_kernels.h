@@ -107,9 +107,8 @@ static inline double FN(lanes_sum)(FN(dvec) v)
 /* One row of q = A p, streamed to q, with p.q per segment of `seg` points
  * into sums[]. The stencil's vector goes to memory and into the dot product
  * straight from its register; a row first computed into a scratch row and
- * then read twice (for the dot and for the streaming copy) took 1.8-2.3x the
- * time of a heat step on the 2-core EPYC, bound by those passes, not by
- * memory. Segments start at multiples of seg (a power of two >= 16, so a
+ * then read twice (for the dot and for the streaming copy) would be bound by
+ * those passes, not by memory. Segments start at multiples of seg (a power of two >= 16, so a
  * multiple of any vector's lanes) from a 64-byte-aligned row, so every whole
  * vector's streaming store is aligned; a segment's tail shorter than a
  * vector (only the row's last segment has one) goes through the cache. */
@@ -269,9 +268,8 @@ static inline void FN(cheb_update_row)(REAL *out, const REAL *restrict z, const 
 
 /* One vector of a Chebyshev step at c (z's rows below and above it):
  * cheb_update_row's expression on the stencil's vector while it is still in
- * its register. Writing A z to a scratch row and reading it back cost the
- * operator as much as its stencil (docs/PERFORMANCE.md, session 14); the
- * step is the same kind of sweep. before: z_{k-1}, or zero. */
+ * its register. Writing A z to a scratch row and reading it back costs the
+ * operator as much as its stencil; the step is the same kind of sweep. before: z_{k-1}, or zero. */
 static inline __attribute__((always_inline)) FN(vec)
     FN(cheb_vec)(const REAL *below, const REAL *c, const REAL *above, FN(vec) before, const REAL *r, long sy,
                  FN(cpu_coeffs) k, REAL keep, REAL push)

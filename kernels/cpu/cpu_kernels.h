@@ -37,9 +37,8 @@ static FN(cpu_coeffs) FN(coeffs_cast)(const heat_coeffs *c)
  * are in L2 from the rows swept before (stencil_sweep_planes marches up z). The
  * hardware prefetcher starts over at every 4 KiB page and leaves much of that
  * stream's latency exposed, so each row asks for the next row of plane z+1
- * into L2 (prefetcht2: locality 1) while it computes. Measured on the 2-core
- * Xeon VM, 512^3 double: 65-71% of copy without, 81% with; one row ahead
- * beat two or four, and prefetcht0 or prefetchnta (docs/PERFORMANCE.md). */
+ * into L2 (prefetcht2: locality 1) while it computes. One row ahead beats
+ * two or four, and prefetcht0 or prefetchnta. */
 #ifndef NEXT_ROW_PREFETCH /* this file is included once per precision */
 #define NEXT_ROW_PREFETCH(above, sy, bytes) __builtin_prefetch((const char *)((above) + (sy)) + (bytes), 0, 1)
 #endif
@@ -199,8 +198,8 @@ static inline void FN(set_yz_ghosts)(REAL *row, int y, int z, const int n[3], lo
 /* Sweeps the owned block of u into out (both laid out by `l`), halo fill
  * included: the ghosts each row's stencil reads (x faces; y and z faces on
  * the block's sides) are set just before the row is swept, while it is in
- * cache. A separate fill pass cost 5-10% of the step (two more parallel
- * regions, and the faces' cache lines touched twice); only this row's
+ * cache. A separate fill pass costs more (two more parallel regions, and
+ * the faces' cache lines touched twice); only this row's
  * stencil reads them, so threads never race. */
 static inline void FN(sweep_row)(REAL *restrict out, REAL *restrict u, long row, int y, int z, const int n[3],
                                  long sy, long sz, FN(cpu_coeffs) k, const FN(ghost_rule) *g,

@@ -448,8 +448,8 @@ static int describe_device(hip_state *s, size_t *free_bytes)
  * must all overlap or none (a rank stepping otherwise would meet the last
  * exchange of a batch only in the next, after the ranks' agreement: a hang). Its stream has the highest
  * priority: the boundary planes and NCCL's kernel then get SMs as soon as
- * any free up, rather than after the whole interior update (measured
- * without: 60 us exposed). */
+ * any free up, rather than after the whole interior update (which would
+ * leave the exchange exposed). */
 static int prepare_overlap(hip_state *s)
 {
     const heat_halo *h = &s->problem.halo;
@@ -579,8 +579,8 @@ static int snapshot_ready(hip_state *s)
 }
 
 /* A copy of the field on the device (stream-ordered before any later step
- * can change it; about 2 ms for 1 GB), then to the host on the copy stream
- * (20 ms for 1 GB into page-locked memory) while the next steps run. */
+ * can change it; fast, at device bandwidth), then to the host on the copy
+ * stream (at PCIe speed, into page-locked memory) while the next steps run. */
 static int hip_download_async(void *state, void *host)
 {
     hip_state *s = static_cast<hip_state *>(state);
@@ -621,14 +621,13 @@ static int hip_download_wait(void *state)
     return HEAT_OK;
 }
 
-/* The context, released beside a run's last writes: on the H100 host it
- * took 0.07 s of the 0.09-0.12 s that a process spent after main in the
- * runtime's exit handler (tools/probes/gpu_teardown.cu). Teardown cannot
- * report failures: results are already out. */
+/* The context, released beside a run's last writes rather than in the
+ * runtime's exit handler after main, where it is most of a process's exit
+ * time. Teardown cannot report failures: results are already out. */
 static void hip_release_device(void) { (void)hipDeviceReset(); }
 
 /* Pageable host memory makes the driver stage every copy through a small
- * pinned buffer (measured on the H100: 3.4 GB/s for a 210 MB snapshot). */
+ * pinned buffer, at a fraction of the link's bandwidth. */
 static int hip_pin_host(void *, void *host, size_t bytes, int pin)
 {
     hipError_t err = pin ? hipHostRegister(host, bytes, hipHostRegisterDefault) : hipHostUnregister(host);

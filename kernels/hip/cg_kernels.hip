@@ -230,8 +230,8 @@ struct cg_brick_geometry {
 /* Second stage: a group of CG_BRICK_LANES threads per brick b of this block
  * ([bz][by][bx]). Lane l adds the brick's partials l, l + 32, ... (numbered
  * in z-chunk, row, piece order), then the lanes combine in a fixed tree: the
- * order depends on the brick alone. One thread a brick, looping, waited on
- * its loads one after another (20 us at 512^3 on the H100). */
+ * order depends on the brick alone. One thread a brick, looping, would wait
+ * on its loads one after another. */
 enum { CG_BRICK_LANES = 32 };
 
 __global__ void __launch_bounds__(CG_SUM_THREADS) brick_sums(const double2 *partial, cg_brick_geometry g, double2 *sums)

@@ -24,7 +24,7 @@ enum { HEAT_LAUNCH_BOUND = 256, HEAT_Y_PAD = 16 };
 
 /* Fused heat kernels with small tiles ask for 8 resident 256-thread blocks
  * (NVIDIA: blocks per SM, AMD: waves per SIMD), i.e. at most 32 registers a
- * thread: without it nvcc gives fused m=4 double 40 registers and occupancy
- * drops to 6 blocks (ncu: 63% of warps active against 88%). Larger tiles
+ * thread: without it nvcc gives fused m=4 double more registers and
+ * occupancy drops below 8 blocks (ncu shows fewer warps active). Larger tiles
  * would spill under the cap (ptxas -v), so they get no hint (0). */
 enum { HEAT_FUSED_OCCUPANCY = 8 };

@@ -50,7 +50,7 @@ template <typename T, bool NT> __device__ __forceinline__ void store(T *address,
 /* Fused halo fill: a heat kernel that writes a point on a y or z face also
  * writes the ghost beside it (whole coalesced rows), so the next step needs no
  * halo pass. x-face ghosts would be one strided 8-byte store per row (partial
- * DRAM sectors, measured 5% slower): fused kernels compute them on the fly
+ * DRAM sectors, slower): fused kernels compute them on the fly
  * instead (x_neighbours). Same arithmetic as halo_fill and the CPU backend,
  * hence the same bits. */
 template <typename T, bool NT>

@@ -3,7 +3,7 @@
  * writes one chunk of a deflate-filtered dataset with H5Dwrite_chunk (stored
  * bytes, deflate skipped by the filter mask), independently or collectively;
  * rank 0 then reopens the file alone and checks every value. heatsolve would
- * write checkpoints this way if it worked (issue 14); run it with
+ * write checkpoints this way if it worked; run it with
  * tools/probes/phdf5_direct_chunk.sh after installing libhdf5-openmpi-dev.
  */
 #include <hdf5.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# Whether parallel HDF5 takes pre-compressed chunks from several ranks; rerun on a new HDF5 before using it.
 # Builds and runs phdf5_direct_chunk.c on 2 ranks against Debian's parallel
 # HDF5 (apt-get install libhdf5-openmpi-dev openmpi-bin), in a scratch folder.
 set -eu

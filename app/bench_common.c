@@ -1,0 +1,42 @@
+/*
+ * What every benchmark shares: the problem it times and the field it times on.
+ * The benchmarks call these; these call no benchmark.
+ */
+#include "app/bench_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "solver/error.h"
+#include "solver/initial.h"
+
+void bench_problem(const heat_cli *cli, int gpu, heat_problem *p)
+{
+    memset(p, 0, sizeof *p);
+    int fallback = gpu ? 512 : 256;
+    for (int d = 0; d < 3; ++d) {
+        p->grid.n[d] = cli->size[0] ? cli->size[d] : fallback;
+        p->grid.length[d] = 1.0;
+    }
+    heat_grid_set_spacing(&p->grid);
+    p->precision = cli->precision ? HEAT_FLOAT : HEAT_DOUBLE;
+    p->alpha = 1.0;
+    p->dt = 0.5 * heat_dt_max(&p->grid, p->alpha);
+    p->bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.0};
+    strcpy(p->kernel.name, "auto");
+    p->quiet = cli->quiet;
+}
+
+/* Never time on zeros: a smooth non-trivial field. */
+int bench_fill(heat_solver *s)
+{
+    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 1.0, .background = 0.25, .width = 0.2,
+                         .center = {0.4, 0.5, 0.6}};
+    size_t bytes = (size_t)heat_grid_points(&s->problem.grid) * heat_precision_size(s->problem.precision);
+    void *field = malloc(bytes);
+    HEAT_CHECK(field, "cannot allocate %zu bytes", bytes);
+    heat_initial_fill(&init, &s->problem.grid, s->problem.precision, field);
+    int status = heat_solver_set_field(s, field, 0);
+    free(field);
+    return status;
+}
