@@ -24,7 +24,7 @@ static int roundtrip_grid(const int n[3], heat_precision precision, int level, c
     for (long at = 0; at < heat_grid_points(&p.grid); at += 7) test_set(&p, field, at, 0.1 * (double)at); /* no runs of zeros */
     ckpt_meta m = {.step = 42, .time = 0.125, .dt = 1.0 / 3.0, .precision = precision, .grid = p.grid, .alpha = 0.7,
                    .config_text = "grid = { n = [37, 23, 11]; };"};
-    m.bc[FACE_Z_LOW] = (heat_bc){HEAT_BC_DIRICHLET, -2.5};
+    m.bc[FACE_Z_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = -2.5};
     char path[512];
     snprintf(path, sizeof path, "%s/roundtrip_%dx%dx%d_%d_%d_%d.hdf", dir, n[0], n[1], n[2], precision, level, method);
     EXPECT_OK(ckpt_write(path, &m, field, level, method));
