@@ -24,6 +24,7 @@
 #include "app/restart.h"
 #include "app/signals.h"
 #include "app/threads.h"
+#include "app/zones.h"
 #include "io/ckpt_writer.h"
 #include "io/config.h"
 #include "io/fsutil.h"
@@ -61,6 +62,7 @@ typedef struct heat_run {
     heat_history *history;  /* the root's <name>.history.csv; NULL: none */
     pthread_t releaser;     /* releases the solver's GPU beside the last writes */
     int releasing;          /* releaser runs (run_destroy joins it) */
+    unsigned char *zones;   /* materials runs: this block's zone index, ghosts included (app/zones.h); NULL: none */
 } heat_run;
 
 /* Every rank goes on, or all stop with the same status. */
@@ -166,6 +168,7 @@ static void run_destroy(heat_run *r)
     free(r->host_field);
     ckpt_parts_destroy(&r->parts);
     heat_solver_destroy(&r->solver);
+    free(r->zones);
     heat_domain_free(&r->domain);
     output_dir_release(&r->output);
     heat_config_destroy(&r->config);
@@ -206,6 +209,7 @@ static int create_solver(heat_run *r, int verbose)
     heat_config_problem(&r->config, &whole);
     HEAT_CALL(agree(r, heat_domain_init(&r->domain, &whole, r->config.ranks, (par_transport)r->config.transport)));
     heat_domain_localize(&r->domain, &whole, &problem);
+    HEAT_CALL(agree(r, zones_attach(&r->config, &r->domain.decomp, &problem, &r->zones)));
     problem.quiet = r->quiet;
     if (heat_solver_runs_on_cpu(&problem, (heat_backend_request)r->config.backend))
         threads_pin_workers(par_node_size()); /* before the fields' first touch */
@@ -228,6 +232,7 @@ static int create_solver(heat_run *r, int verbose)
 static int set_initial_field(heat_run *r, void *whole)
 {
     if (whole) heat_initial_fill(&r->config.initial, &r->config.grid, (heat_precision)r->config.precision, whole);
+    zones_initial_temperature(&r->config, whole);
     return heat_domain_set_field(&r->domain, r->solver, whole, 0);
 }
 
