@@ -30,3 +30,11 @@ void zones_initial_temperature(const heat_config *c, void *whole)
     heat_painting p = zones_painting(c);
     heat_regions_set_temperature(&p, (heat_precision)c->precision, whole);
 }
+
+int zones_checkpoint_fields(const heat_config *c, int root, ckpt_materials **out)
+{
+    *out = NULL;
+    if (!root || !heat_materials_active(&c->materials)) return HEAT_OK;
+    heat_painting p = zones_painting(c);
+    return ckpt_materials_create(&c->materials, &p, c->output.compression, c->output.strategy == 0, out);
+}

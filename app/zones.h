@@ -5,6 +5,7 @@
  * hands it to the backend through heat_problem.zones; the root sets the
  * regions' initial temperatures over the whole field.
  */
+#include "io/ckpt_materials.h"
 #include "io/config.h"
 #include "parallel/decomp.h"
 
@@ -18,3 +19,8 @@ int zones_attach(const heat_config *c, const heat_decomp *d, heat_problem *probl
 
 /* After heat_initial_fill of the whole field: the regions' temperatures. */
 void zones_initial_temperature(const heat_config *c, void *whole);
+
+/* The root of a materials run: the zone and material fields and tables its
+ * checkpoints carry (io/ckpt_materials.h), painted and compressed once at
+ * the configuration's output.compression. *out NULL otherwise. */
+int zones_checkpoint_fields(const heat_config *c, int root, ckpt_materials **out);

@@ -353,7 +353,7 @@ static int assign_zone(const element *e, heat_materials *m, heat_region *g)
 {
     heat_zone z = {g->material, g->source, g->source_on, g->source_off};
     for (int i = 0; i < m->zone_count; ++i)
-        if (memcmp(&m->zone[i], &z, sizeof z) == 0) return g->zone = i, HEAT_OK;
+        if (heat_zones_equal(&m->zone[i], &z)) return g->zone = i, HEAT_OK;
     if (m->zone_count == HEAT_ZONES_MAX)
         return element_error(e, NULL, "this region needs zone %s (a zone is a distinct material, source and "
                              "source_time)", "257", "at most 256 fit in the one-byte index: give regions that "

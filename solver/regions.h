@@ -53,6 +53,13 @@ typedef struct heat_painting {
     const heat_bc *bc;       /* FACE_COUNT outer faces: periodic axes wrap the ghosts */
 } heat_painting;
 
+/* Same material and source (field by field: a struct's padding is not its value). */
+static inline int heat_zones_equal(const heat_zone *a, const heat_zone *b)
+{
+    return a->material == b->material && a->source == b->source && a->source_on == b->source_on &&
+           a->source_off == b->source_off;
+}
+
 /* Does region r contain the point (x, y, z) (length units)? */
 int heat_region_contains(const heat_painting *p, int r, double x, double y, double z);
 
