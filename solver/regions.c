@@ -1,5 +1,7 @@
 #include "regions.h"
 
+#include "font.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -149,44 +151,76 @@ void heat_regions_set_temperature(const heat_painting *p, heat_precision precisi
 }
 
 /* The index range of the centres (i + 0.5) h within [low, high] along axis a; empty when first > last. */
-static void centres_within(const heat_grid *g, int a, double low, double high, int *first, int *last)
+static int centres_within(const heat_grid *g, int a, double low, double high, int *first, int *last)
 {
     double f = ceil(low / g->h[a] - 0.5), l = floor(high / g->h[a] - 0.5);
     *first = f < 0 ? 0 : f > g->n[a] ? g->n[a] : (int)f;
     *last = l >= g->n[a] ? g->n[a] - 1 : l < -1 ? -1 : (int)l;
+    return *first <= *last;
 }
 
-/* The bounding box of region r's shape (letters: the whole grid). */
-static void bounds(const heat_painting *p, const heat_region *g, double low[3], double high[3])
+/* The centre nearest to c along axis a. */
+static double nearest_centre(const heat_grid *g, int a, double c)
 {
-    for (int d = 0; d < 3; ++d) low[d] = 0.0, high[d] = p->grid->length[d];
-    if (g->shape == REGION_BOX)
-        for (int d = 0; d < 3; ++d) low[d] = g->min[d], high[d] = g->max[d];
-    if (g->shape == REGION_SPHERE)
-        for (int d = 0; d < 3; ++d) low[d] = g->center[d] - g->radius, high[d] = g->center[d] + g->radius;
-    if (g->shape == REGION_CYLINDER) {
-        int a = g->axis, u = a == 0 ? 1 : 0, v = a == 2 ? 1 : 2;
-        low[a] = g->range[0], high[a] = g->range[1];
-        low[u] = g->center[0] - g->radius, high[u] = g->center[0] + g->radius;
-        low[v] = g->center[1] - g->radius, high[v] = g->center[1] + g->radius;
+    double i = floor(c / g->h[a]);
+    i = i < 0 ? 0 : i > g->n[a] - 1 ? g->n[a] - 1 : i;
+    return (i + 0.5) * g->h[a];
+}
+
+/* A round shape holds a centre when the centre nearest to its axis or
+ * middle (axis by axis: the squared distance is a sum) lies within it. */
+static int round_has_points(const heat_grid *g, const int axes[], int count, const double *center, double radius)
+{
+    double d2 = 0.0;
+    for (int i = 0; i < count; ++i) {
+        double d = nearest_centre(g, axes[i], center[i]) - center[i];
+        d2 += d * d;
     }
+    return d2 <= radius * radius;
+}
+
+/* Letters: some inked glyph cell holds a centre, and the letters' band a z centre. */
+static int letters_have_points(const painter *q, int r)
+{
+    const heat_grid *g = q->p->grid;
+    const heat_initial *in = &q->letters[r];
+    const heat_letters_frame *f = &q->frame[r];
+    int first, last;
+    double plate_top = in->plate_thickness * g->length[2];
+    if (!centres_within(g, 2, plate_top, plate_top + in->letter_height * g->length[2], &first, &last)) return 0;
+    double z = (first + 0.5) * g->h[2]; /* contains() below decides whether it is in the band */
+    for (int column = 0; column < f->columns; ++column)
+        for (int row = 0; row < FONT_HEIGHT; ++row) {
+            int x0, x1, y0, y1; /* centres inside the glyph cell (the half-open cell, tested below) */
+            if (!centres_within(g, 0, f->x0 + column * f->unit, f->x0 + (column + 1) * f->unit, &x0, &x1) ||
+                !centres_within(g, 1, f->y_top - (row + 1) * f->unit, f->y_top - row * f->unit, &y0, &y1))
+                continue;
+            for (int j = y0; j <= y1 && j <= y0 + 1; ++j)
+                for (int i = x0; i <= x1 && i <= x0 + 1; ++i)
+                    if (contains(q, r, (i + 0.5) * g->h[0], (j + 0.5) * g->h[1], z)) return 1;
+        }
+    return 0;
 }
 
 int heat_region_has_points(const heat_painting *p, int r)
 {
     painter q;
     painter_make(&q, p);
-    double low[3], high[3];
-    int first[3], last[3];
-    bounds(p, &p->regions->region[r], low, high);
-    for (int d = 0; d < 3; ++d) {
-        centres_within(p->grid, d, low[d], high[d], &first[d], &last[d]);
-        if (first[d] > last[d]) return 0;
+    const heat_grid *g = p->grid;
+    const heat_region *s = &p->regions->region[r];
+    int first, last;
+    switch (s->shape) {
+    case REGION_BOX:
+        for (int d = 0; d < 3; ++d)
+            if (!centres_within(g, d, s->min[d], s->max[d], &first, &last)) return 0;
+        return 1;
+    case REGION_SPHERE: return round_has_points(g, (const int[3]){0, 1, 2}, 3, s->center, s->radius);
+    case REGION_CYLINDER: {
+        int a = s->axis, across[2] = {a == 0 ? 1 : 0, a == 2 ? 1 : 2};
+        return centres_within(g, a, s->range[0], s->range[1], &first, &last) &&
+               round_has_points(g, across, 2, s->center, s->radius);
     }
-    const double *h = p->grid->h;
-    for (int k = first[2]; k <= last[2]; ++k)
-        for (int j = first[1]; j <= last[1]; ++j)
-            for (int i = first[0]; i <= last[0]; ++i)
-                if (contains(&q, r, (i + 0.5) * h[0], (j + 0.5) * h[1], (k + 0.5) * h[2])) return 1;
+    case REGION_LETTERS: return letters_have_points(&q, r);
+    }
     return 0;
 }

@@ -60,6 +60,9 @@ static inline int heat_zones_equal(const heat_zone *a, const heat_zone *b)
            a->source_off == b->source_off;
 }
 
+/* Single points (checks, tests): each call places a letters region's text
+ * anew; whole blocks and slabs go through the painting functions below. */
+
 /* Does region r contain the point (x, y, z) (length units)? */
 int heat_region_contains(const heat_painting *p, int r, double x, double y, double z);
 

@@ -282,6 +282,42 @@ static int test_config(void)
     return 0;
 }
 
+/* heat_region_has_points (the warning about empty regions) against a scan of every point. */
+static int test_has_points(void)
+{
+    heat_config c;
+    EXPECT_OK(load(&c, (int[3]){16, 16, 8},
+                   "regions = ( { shape = \"box\"; min = [0.5, 0.5, 0.5]; max = [0.52, 0.6, 0.6]; material = \"copper\"; },\n"
+                   " { shape = \"box\"; min = [0.5, 0.5, 0.5]; max = [0.55, 0.6, 0.6]; material = \"copper\"; },\n"
+                   " { shape = \"sphere\"; center = [0.0625, 0.0625, 0.0625]; radius = 0.01; material = \"copper\"; },\n"
+                   " { shape = \"sphere\"; center = [0.0, 0.0, 0.0]; radius = 0.01; material = \"copper\"; },\n"
+                   " { shape = \"sphere\"; center = [-0.2, 1.0, 0.5]; radius = 0.25; material = \"copper\"; },\n"
+                   " { shape = \"sphere\"; center = [-0.2, 1.0, 0.5]; radius = 0.2; material = \"copper\"; },\n"
+                   " { shape = \"cylinder\"; axis = \"x\"; center = [1.0, 0.5]; radius = 0.05; range = [0.3, 0.32]; material = \"copper\"; },\n"
+                   " { shape = \"cylinder\"; axis = \"x\"; center = [1.0, 0.5]; radius = 0.05; range = [0.3, 0.35]; material = \"copper\"; },\n"
+                   " { shape = \"cylinder\"; axis = \"z\"; center = [0.5, 3.0]; radius = 0.5; material = \"copper\"; },\n"
+                   " { shape = \"letters\"; text = \"I\"; material = \"copper\"; },\n"
+                   " { shape = \"letters\"; text = \".\"; material = \"copper\"; } );",
+                   "initial = { plate_thickness = 0.9; letter_height = 0.05; };"));
+    heat_painting p = painting(&c);
+    const heat_grid *g = &c.grid;
+    int seen = 0;
+    for (int r = 0; r < c.regions.count; ++r) {
+        int any = 0;
+        for (int k = 0; k < g->n[2] && !any; ++k)
+            for (int j = 0; j < g->n[1] && !any; ++j)
+                for (int i = 0; i < g->n[0] && !any; ++i)
+                    any = heat_region_contains(&p, r, centre(g, 0, i), centre(g, 1, j), centre(g, 2, k));
+        EXPECT(heat_region_has_points(&p, r) == any, "region %d: has_points %d, a scan says %d", r,
+               heat_region_has_points(&p, r), any);
+        seen |= 1 << any;
+    }
+    EXPECT(seen == 3, "the cases hold no empty or no filled region");
+    heat_config_destroy(&c);
+    printf("ok  empty-region check agrees with a scan of every point (filled and empty shapes)\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *t = argc > 1 ? argv[1] : "";
@@ -289,7 +325,7 @@ int main(int argc, char **argv)
     if (strcmp(t, "last_wins") == 0) return test_last_wins();
     if (strcmp(t, "ghosts") == 0) return test_ghosts();
     if (strcmp(t, "split") == 0) return test_split();
-    if (strcmp(t, "config") == 0) return test_config();
+    if (strcmp(t, "config") == 0) return test_config() || test_has_points();
     fprintf(stderr, "usage: test_regions shapes|last_wins|ghosts|split|config\n");
     return 2;
 }
