@@ -564,10 +564,10 @@ static int check_consistency(heat_config *c)
     int explicit_scheme = c->implicit.scheme == HEAT_EULER; /* implicit schemes are stable at any dt */
     if (explicit_scheme && c->dt_requested > 0.0 && c->dt_requested > dt_max && !c->allow_unstable)
         return heat_error(HEAT_ERR_CONFIG,
-                          "time.dt = %g exceeds the stable limit dt_max = %.6g for this grid and alpha; "
+                          "time.dt = %g exceeds the stable limit dt_max = %.6g for this grid and %s; "
                           "lower time.dt, remove it to use time.cfl, use an implicit time.scheme "
                           "(crank_nicolson, backward_euler) or set time.allow_unstable = true",
-                          c->dt_requested, dt_max);
+                          c->dt_requested, dt_max, heat_materials_active(&c->materials) ? "these materials" : "alpha");
     if (explicit_scheme && c->dt_requested == 0.0 && c->cfl > 1.0 && !c->allow_unstable)
         return heat_error(HEAT_ERR_CONFIG,
                           "time.cfl = %g: time.scheme = \"euler\" is unstable above 1; lower time.cfl or use an "
