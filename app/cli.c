@@ -26,6 +26,8 @@ void cli_print_help(void)
            "  -v, --verbose          print every setting (not only those that differ from the defaults);\n"
            "                         implicit schemes: one line per step (CG iterations, final residual)\n"
            "  --allow-scheme-change  restart with a time.scheme other than the checkpoint's\n"
+           "  --allow-problem-change restart a materials run with other materials, regions, sources or\n"
+           "                         boundaries than the checkpoint's (the field is kept as it is)\n"
            "  --overwrite            a new run into a folder that holds an earlier run's files of the same\n"
            "                         output.name: remove those files first (otherwise the run refuses)\n"
            "  -h, --help             this help\n"
@@ -95,7 +97,7 @@ static int check_output_file(const char *option, const char *path)
     return HEAT_OK;
 }
 
-enum { OPT_SET = 256, OPT_RESTART, OPT_BACKEND, OPT_VERSION, OPT_SIZE, OPT_PRECISION, OPT_REPS, OPT_JSON, OPT_IO, OPT_IO_DIR, OPT_CHANGE_SCHEME, OPT_CG, OPT_OVERWRITE, OPT_LEVEL, OPT_TRANSPORT };
+enum { OPT_SET = 256, OPT_RESTART, OPT_BACKEND, OPT_VERSION, OPT_SIZE, OPT_PRECISION, OPT_REPS, OPT_JSON, OPT_IO, OPT_IO_DIR, OPT_CHANGE_SCHEME, OPT_CG, OPT_OVERWRITE, OPT_LEVEL, OPT_TRANSPORT, OPT_CHANGE_PROBLEM };
 
 /* --transport: parallel.transport's words, in par_transport's order. */
 static int parse_transport(const char *text, int *transport)
@@ -119,6 +121,7 @@ static int handle_option(int opt, heat_cli *cli)
     case 'q': cli->quiet = 1; return HEAT_OK;
     case 'v': cli->verbose = 1; return HEAT_OK;
     case OPT_CHANGE_SCHEME: cli->allow_scheme_change = 1; return HEAT_OK;
+    case OPT_CHANGE_PROBLEM: cli->allow_problem_change = 1; return HEAT_OK;
     case OPT_CG: cli->cg = 1; return HEAT_OK;
     case OPT_OVERWRITE: cli->overwrite = 1; return HEAT_OK;
     case OPT_LEVEL: {
@@ -157,6 +160,7 @@ int cli_parse(int argc, char **argv, heat_cli *cli)
         {"set", required_argument, 0, OPT_SET}, {"restart", required_argument, 0, OPT_RESTART},
         {"backend", required_argument, 0, OPT_BACKEND}, {"quiet", no_argument, 0, 'q'},
         {"verbose", no_argument, 0, 'v'}, {"allow-scheme-change", no_argument, 0, OPT_CHANGE_SCHEME},
+        {"allow-problem-change", no_argument, 0, OPT_CHANGE_PROBLEM},
         {"overwrite", no_argument, 0, OPT_OVERWRITE}, {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0}};
     static const struct option bench_options[] = {
         {"backend", required_argument, 0, OPT_BACKEND}, {"size", required_argument, 0, OPT_SIZE},

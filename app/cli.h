@@ -8,6 +8,7 @@ typedef struct heat_cli {
     int help, version, quiet;
     int verbose;                /* one line per implicit step */
     int allow_scheme_change;    /* --restart with another time.scheme */
+    int allow_problem_change;   /* --restart with other materials, regions, sources or boundaries */
     int overwrite;              /* --overwrite: a fresh run removes an earlier run's files of its name */
     const char *config;         /* CONFIG argument */
     char *overrides[CLI_MAX_OVERRIDES]; /* --set PATH=VALUE, in order */

@@ -25,6 +25,7 @@
 #include "app/restart.h"
 #include "app/signals.h"
 #include "app/threads.h"
+#include "app/zones.h"
 #include "io/ckpt_writer.h"
 #include "io/config.h"
 #include "io/fsutil.h"
@@ -62,6 +63,8 @@ typedef struct heat_run {
     heat_history *history;  /* the root's <name>.history.csv; NULL: none */
     pthread_t releaser;     /* releases the solver's GPU beside the last writes */
     int releasing;          /* releaser runs (run_destroy joins it) */
+    ckpt_materials *zone_fields; /* materials runs, the root: what its checkpoints add (app/zones.h) */
+    unsigned char *zones;   /* materials runs: this block's zone index, ghosts included (app/zones.h); NULL: none */
 } heat_run;
 
 /* Every rank goes on, or all stop with the same status. */
@@ -163,10 +166,12 @@ static void run_destroy(heat_run *r)
     if (r->releasing) pthread_join(r->releaser, NULL), r->releasing = 0;
     unpin_snapshot(r);
     ckpt_writer_destroy(&r->writer);
+    ckpt_materials_destroy(&r->zone_fields);
     history_close(&r->history);
     free(r->host_field);
     ckpt_parts_destroy(&r->parts);
     heat_solver_destroy(&r->solver);
+    free(r->zones);
     heat_domain_free(&r->domain);
     output_dir_release(&r->output);
     heat_config_destroy(&r->config);
@@ -207,6 +212,7 @@ static int create_solver(heat_run *r, int verbose)
     heat_config_problem(&r->config, &whole);
     HEAT_CALL(agree(r, heat_domain_init(&r->domain, &whole, r->config.ranks, (par_transport)r->config.transport)));
     heat_domain_localize(&r->domain, &whole, &problem);
+    HEAT_CALL(agree(r, zones_attach(&r->config, &r->domain.decomp, &problem, &r->zones)));
     problem.quiet = r->quiet;
     if (heat_solver_runs_on_cpu(&problem, (heat_backend_request)r->config.backend))
         threads_pin_workers(par_node_size()); /* before the fields' first touch */
@@ -230,6 +236,7 @@ static int create_solver(heat_run *r, int verbose)
 static int set_initial_field(heat_run *r, void *whole)
 {
     if (whole) heat_initial_fill(&r->config.initial, &r->config.grid, (heat_precision)r->config.precision, whole);
+    zones_initial_temperature(&r->config, whole);
     return heat_domain_set_field(&r->domain, r->solver, whole, 0);
 }
 
@@ -335,6 +342,8 @@ static int create_writer(heat_run *r, heat_series *series)
     meta.implicit = c->implicit;
     memcpy(meta.bc, c->bc, sizeof meta.bc);
     meta.config_text = c->text;
+    HEAT_CALL(zones_checkpoint_fields(c, par_is_root(), &r->zone_fields));
+    meta.materials = r->zone_fields;
     HEAT_CALL(ckpt_writer_create(&o, &meta, series, &r->writer));
     ckpt_writer_set_arrival(r->writer, snapshot_arrived, r->solver);
     return HEAT_OK;
@@ -478,11 +487,16 @@ static int check_final_state(const heat_run *r, const ckpt_writer_stats *w)
                       "written (see above); %s", r->solver->step, newest);
 }
 
+static int restart_allowed(const heat_cli *cli)
+{
+    return (cli->allow_scheme_change ? RESTART_ALLOW_SCHEME : 0) | (cli->allow_problem_change ? RESTART_ALLOW_PROBLEM : 0);
+}
+
 /* The root reads the checkpoint; every rank takes its block and the clock. */
 static int restart_field(const heat_cli *cli, heat_run *r, void *whole, heat_series *series)
 {
     restart_point found = {0};
-    int status = whole ? restart_load(cli->restart, cli->allow_scheme_change, &r->config, whole, &found, series,
+    int status = whole ? restart_load(cli->restart, restart_allowed(cli), &r->config, whole, &found, series,
                                       r->quiet)
                        : HEAT_OK;
     HEAT_CALL(agree(r, status));

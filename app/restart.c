@@ -6,6 +6,7 @@
 
 #include "io/checkpoint.h"
 #include "io/fsutil.h"
+#include "app/restart_problem.h"
 #include "solver/error.h"
 #include "solver/implicit.h"
 
@@ -53,16 +54,6 @@ static int check_physics(const char *path, const ckpt_meta *m, const heat_config
         snprintf(a, sizeof a, "%.17g", m->dt), snprintf(b, sizeof b, "%.17g", c->dt);
         return mismatch(path, "the time step dt", a, b);
     }
-    static const char *faces[] = {"x_low", "x_high", "y_low", "y_high", "z_low", "z_high"};
-    for (int f = 0; f < FACE_COUNT; ++f) {
-        int dirichlet = c->bc[f].type == HEAT_BC_DIRICHLET;
-        if (m->bc[f].type == c->bc[f].type && (!dirichlet || m->bc[f].value == c->bc[f].value)) continue;
-        char what[64];
-        snprintf(what, sizeof what, "boundary.%s", faces[f]);
-        snprintf(a, sizeof a, "%s %.17g", heat_config_word("boundary.x_low.type", m->bc[f].type), m->bc[f].value);
-        snprintf(b, sizeof b, "%s %.17g", heat_config_word("boundary.x_low.type", c->bc[f].type), c->bc[f].value);
-        return mismatch(path, what, a, b);
-    }
     return HEAT_OK;
 }
 
@@ -76,7 +67,7 @@ static int check_scheme(const char *path, const ckpt_meta *m, const heat_config 
                       heat_scheme_name(c->implicit.scheme));
 }
 
-static int load_file(const char *path, const heat_config *c, int allow_scheme_change, void *field, ckpt_meta *found)
+static int load_file(const char *path, const heat_config *c, int allow, void *field, ckpt_meta *found)
 {
     ckpt_meta meta;
     HEAT_CALL(ckpt_read_meta(path, &meta));
@@ -88,7 +79,8 @@ static int load_file(const char *path, const heat_config *c, int allow_scheme_ch
     }
     int status = check_grid(path, &meta, c);
     if (status == HEAT_OK) status = check_physics(path, &meta, c);
-    if (status == HEAT_OK) status = check_scheme(path, &meta, c, allow_scheme_change);
+    if (status == HEAT_OK) status = check_scheme(path, &meta, c, allow & RESTART_ALLOW_SCHEME);
+    if (status == HEAT_OK && !(allow & RESTART_ALLOW_PROBLEM)) status = restart_check_problem(path, &meta, c);
     ckpt_meta_free(&meta);
     HEAT_CALL(status);
     HEAT_CALL(ckpt_read(path, &meta, field));
@@ -110,7 +102,7 @@ static int is_frame(const char *path)
 /* The newest checkpoint in output.dir that reads back whole; frames are
  * passed over. A mismatch with the configuration is an error, not a reason
  * to look further back. */
-static int load_latest(const heat_config *c, int allow_scheme_change, void *field, ckpt_meta *found, char *path,
+static int load_latest(const heat_config *c, int allow, void *field, ckpt_meta *found, char *path,
                        size_t len)
 {
     long *steps;
@@ -129,7 +121,7 @@ static int load_latest(const heat_config *c, int allow_scheme_change, void *fiel
         }
         /* A damaged file here is expected and skipped: its message is a warning. */
         int was = heat_errors_as_warnings(1);
-        status = load_file(path, c, allow_scheme_change, field, found);
+        status = load_file(path, c, allow, field, found);
         heat_errors_as_warnings(was);
         if (status == HEAT_ERR_RUNTIME) heat_warn("skipping %s: it does not read back whole", path);
     }
@@ -141,16 +133,16 @@ static int load_latest(const heat_config *c, int allow_scheme_change, void *fiel
     return status;
 }
 
-int restart_load(const char *spec, int allow_scheme_change, const heat_config *c, void *field, restart_point *point,
+int restart_load(const char *spec, int allow, const heat_config *c, void *field, restart_point *point,
                  heat_series *series, int quiet)
 {
     char path[1024];
     ckpt_meta found = {0};
     if (strcmp(spec, "latest") == 0) {
-        HEAT_CALL(load_latest(c, allow_scheme_change, field, &found, path, sizeof path));
+        HEAT_CALL(load_latest(c, allow, field, &found, path, sizeof path));
     } else {
         snprintf(path, sizeof path, "%s", spec);
-        HEAT_CALL(load_file(path, c, allow_scheme_change, field, &found));
+        HEAT_CALL(load_file(path, c, allow, field, &found));
     }
     point->step = found.step, point->time = found.time;
     if (!quiet) printf("restarted from %s at step %ld (t = %.6g)\n", path, found.step, found.time);

@@ -13,6 +13,10 @@ typedef struct restart_point {
     double time; /* and its simulation time */
 } restart_point;
 
-/* field: the whole grid in the configuration's precision, filled on success. */
-int restart_load(const char *spec, int allow_scheme_change, const heat_config *config, void *field,
+/* What a restart may change on purpose (bits of restart_load's allow). */
+enum { RESTART_ALLOW_SCHEME = 1, RESTART_ALLOW_PROBLEM = 2 };
+
+/* field: the whole grid in the configuration's precision, filled on success.
+ * allow: RESTART_ALLOW_* bits (--allow-scheme-change, --allow-problem-change). */
+int restart_load(const char *spec, int allow, const heat_config *config, void *field,
                  restart_point *found, heat_series *series, int quiet);

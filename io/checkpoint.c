@@ -18,6 +18,7 @@
 #include "compress.h"
 #include "../solver/implicit.h"
 #include "chunk_stream.h"
+#include "ckpt_materials.h"
 #include "ckpt_parts.h"
 #include "fsutil.h"
 
@@ -200,6 +201,7 @@ static int write_restart_group(h5_scope *s, hid_t file, const ckpt_meta *m, cons
     hid_t d = keep(s, H5Dcreate2(g, "chunk_crc32", H5T_STD_U32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
     H5TRY(s, d);
     H5TRY(s, H5Dwrite(d, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, crcs));
+    if (m->materials) HEAT_CALL(ckpt_materials_write(m->materials, s->path, file, g, m->bc));
     return HEAT_OK;
 }
 
@@ -548,6 +550,7 @@ static int read_restart_group(h5_scope *s, hid_t file, ckpt_meta *m)
     HEAT_CALL(read_string_attr(s, g, "config", &m->config_text));
     m->step = (long)step;
     for (int f = 0; f < FACE_COUNT; ++f) m->bc[f].type = (heat_bc_type)bc_type[f], m->bc[f].value = bc_value[f];
+    HEAT_CALL(ckpt_materials_read(s->path, g, &m->file_materials, m->bc));
     for (int d = 0; d < 3; ++d)
         if (m->grid.n[d] < 1 || m->grid.length[d] <= 0) return not_checkpoint(s->path, "invalid grid");
     heat_grid_set_spacing(&m->grid);
@@ -711,4 +714,6 @@ void ckpt_meta_free(ckpt_meta *m)
     if (!m) return;
     free(m->config_text);
     m->config_text = NULL;
+    free(m->file_materials);
+    m->file_materials = NULL;
 }

@@ -9,6 +9,7 @@
  *   /restart                     attrs step, time, dt, precision, grid_n, grid_length,
  *                                alpha, boundary_type, boundary_value, config,
  *                                version, format_version; dataset chunk_crc32
+ *   materials runs also: PointData zone and material, tables in /restart (io/ckpt_materials.h)
  *
  * Files are built as an HDF5 image in memory, written under a temporary
  * name, fsynced and renamed: a checkpoint's name never holds a half-written file.
@@ -29,6 +30,12 @@ typedef struct ckpt_meta {
     char version[32];     /* heatsolve version that wrote the file */
     int format_version;
     int frame;            /* 1: a frame for viewing (attribute /restart/frame), not a restart point */
+    /* Materials runs (io/ckpt_materials.h). Writing: the zone and material
+     * fields and tables to add (not owned; NULL: none, the file as without
+     * materials). Reading: the file's tables (owned by meta; NULL: none), and
+     * bc[].h, bc[].ambient read too. */
+    const struct ckpt_materials *materials;
+    struct heat_materials *file_materials;
 } ckpt_meta;
 
 typedef enum {

@@ -18,6 +18,7 @@
 
 #include "../solver/error.h"
 #include "../solver/font.h"
+#include "config_materials.h"
 
 typedef enum { K_INT, K_LONG, K_FLOAT, K_BOOL, K_STRING, K_WORD, K_INT3, K_FLOAT3 } key_kind;
 
@@ -33,7 +34,7 @@ typedef struct config_key {
 } config_key;
 
 static const char *const initial_words[] = {"letters", "gaussian", "sine", "constant", NULL};
-static const char *const bc_words[] = {"neumann", "dirichlet", "periodic", NULL};
+static const char *const bc_words[] = {"neumann", "dirichlet", "periodic", "convective", "flux", NULL}; /* heat_bc_type */
 static const char *const backend_words[] = {"auto", "cpu", "hip", NULL};
 static const char *const precision_words[] = {"double", "float", NULL};
 static const char *const write_error_words[] = {"stop", "continue", NULL};
@@ -50,9 +51,14 @@ enum { OPEN_MIN = 1, OPEN_MAX = 2 };
 #define BIG 1e300
 #define FACE(name, id)                                                                       \
     {"boundary." name ".type", K_WORD, F(bc[id].type), 0, 0, 0, 0, bc_words,                \
-     "neumann (insulated), dirichlet (fixed temperature) or periodic (both faces of the axis)"},                                \
+     "neumann (insulated), dirichlet (fixed temperature), periodic (both faces of the axis), convective or flux "  \
+     "(these two with materials)"},                                                         \
     {"boundary." name ".value", K_FLOAT, F(bc[id].value), 0, -BIG, BIG, 0, NULL,           \
-     "temperature held on the face (dirichlet)"}
+     "temperature held on the face (dirichlet), or heat flux into the body (flux, power / area)"}, \
+    {"boundary." name ".h", K_FLOAT, F(bc[id].h), 0, 0, BIG, 0, NULL,                      \
+     "convective: heat transfer coefficient, >= 0 (power / (area temperature), W/(m^2 K))"}, \
+    {"boundary." name ".ambient", K_FLOAT, F(bc[id].ambient), 0, -BIG, BIG, 0, NULL,       \
+     "convective: the ambient temperature"}
 
 static const config_key keys[] = {
     {"grid.n", K_INT3, F(grid.n), 0, 3, 1 << 20, 0, NULL, "points along x, y, z, each >= 3"},
@@ -227,6 +233,7 @@ static int check_unknown(const config_setting_t *group, const char *origin)
             continue;
         }
         if (!is_group && find_key(path)) continue;
+        if (config_materials_owns(path)) continue; /* read and checked by config_materials_read */
         setting_where(s, origin, where, sizeof where);
         return heat_error(HEAT_ERR_CONFIG, "%s: unknown %s '%s'; did you mean '%s'? (see docs/CONFIG.md)",
                           where, is_group ? "group" : "key", path, nearest_key(path));
@@ -472,7 +479,7 @@ static int apply_override(config_t *cf, const char *arg)
         return heat_error(HEAT_ERR_CONFIG, "--set '%s': expected PATH=VALUE, e.g. --set grid.n=[64,64,16]", arg);
     char path[256];
     snprintf(path, sizeof path, "%.*s", (int)(eq - arg), arg);
-    if (!find_key(path))
+    if (!find_key(path) && !config_materials_owns(path))
         return heat_error(HEAT_ERR_CONFIG, "--set %s: unknown key '%s'; did you mean '%s'?", arg, path, nearest_key(path));
     HEAT_CALL(check_integer_literals(eq + 1, arg, 1));
     size_t len = strlen(eq + 1) + 16;
@@ -553,14 +560,14 @@ static int check_periodic(const heat_config *c)
 static int check_consistency(heat_config *c)
 {
     heat_grid_set_spacing(&c->grid);
-    double dt_max = heat_dt_max(&c->grid, c->alpha);
+    double dt_max = heat_materials_active(&c->materials) ? config_materials_dt_max(c) : heat_dt_max(&c->grid, c->alpha);
     int explicit_scheme = c->implicit.scheme == HEAT_EULER; /* implicit schemes are stable at any dt */
     if (explicit_scheme && c->dt_requested > 0.0 && c->dt_requested > dt_max && !c->allow_unstable)
         return heat_error(HEAT_ERR_CONFIG,
-                          "time.dt = %g exceeds the stable limit dt_max = %.6g for this grid and alpha; "
+                          "time.dt = %g exceeds the stable limit dt_max = %.6g for this grid and %s; "
                           "lower time.dt, remove it to use time.cfl, use an implicit time.scheme "
                           "(crank_nicolson, backward_euler) or set time.allow_unstable = true",
-                          c->dt_requested, dt_max);
+                          c->dt_requested, dt_max, heat_materials_active(&c->materials) ? "these materials" : "alpha");
     if (explicit_scheme && c->dt_requested == 0.0 && c->cfl > 1.0 && !c->allow_unstable)
         return heat_error(HEAT_ERR_CONFIG,
                           "time.cfl = %g: time.scheme = \"euler\" is unstable above 1; lower time.cfl or use an "
@@ -604,11 +611,25 @@ static int read_all_keys(const config_t *cf, const char *origin, heat_config *c)
         const config_setting_t *s = config_lookup(cf, keys[k].path);
         if (s) HEAT_CALL(read_key(s, &keys[k], origin, c));
     }
+    HEAT_CALL(config_materials_read(cf, origin, c));
     default_output(c, origin);
     return check_consistency(c);
 }
 
 static int add_value(config_setting_t *group, const char *name, const config_key *key, const heat_config *c);
+
+/* Keys that say nothing for this configuration and are left out of its
+ * text: time.dt = 0 means "absent" (cfl decides; 0 itself is not a valid
+ * time.dt), and a face's h and ambient mean something only on a convective
+ * face (configurations without them keep the text they always had). */
+static int unused_key(const config_key *key, const heat_config *c)
+{
+    if (key->offset == offsetof(heat_config, dt_requested)) return c->dt_requested == 0.0;
+    for (int f = 0; f < FACE_COUNT; ++f)
+        if (key->offset == offsetof(heat_config, bc[f].h) || key->offset == offsetof(heat_config, bc[f].ambient))
+            return c->bc[f].type != HEAT_BC_CONVECTIVE;
+    return 0;
+}
 
 static int render_text(heat_config *c)
 {
@@ -618,11 +639,11 @@ static int render_text(heat_config *c)
     for (int k = 0; k < KEY_COUNT && status == HEAT_OK; ++k) {
         config_setting_t *parent;
         const char *leaf;
-        /* time.dt = 0 means "absent" (cfl decides); 0 itself is not a valid time.dt. */
-        if (keys[k].offset == offsetof(heat_config, dt_requested) && c->dt_requested == 0.0) continue;
+        if (unused_key(&keys[k], c)) continue;
         status = override_parent(&out, keys[k].path, keys[k].path, &parent, &leaf);
         if (status == HEAT_OK) status = add_value(parent, leaf, &keys[k], c);
     }
+    if (status == HEAT_OK) status = config_materials_render(&out, c);
     char *text = NULL;
     size_t len = 0;
     FILE *stream = status == HEAT_OK ? open_memstream(&text, &len) : NULL;
@@ -769,6 +790,7 @@ void heat_config_problem(const heat_config *c, heat_problem *p)
     p->dt = c->dt;
     p->kernel = c->kernel;
     p->implicit = c->implicit;
+    if (heat_materials_active(&c->materials)) p->materials = &c->materials; /* zones: painted per block (app/zones.h) */
 }
 
 const char *heat_config_word(const char *path, int index)
@@ -800,7 +822,7 @@ static int same_value(const config_key *key, const heat_config *a, const heat_co
 }
 
 /* A float as the user would write it: shortest form that reads back, with a decimal point. */
-static void print_float(FILE *out, double v)
+void config_print_float(FILE *out, double v)
 {
     char text[40];
     for (int digits = 6; digits <= 17; ++digits) {
@@ -817,7 +839,7 @@ static void print_value(FILE *out, const config_key *key, const heat_config *c)
     switch (key->kind) {
     case K_INT: fprintf(out, "%d", *(const int *)field); break;
     case K_LONG: fprintf(out, "%ld", *(const long *)field); break;
-    case K_FLOAT: print_float(out, *(const double *)field); break;
+    case K_FLOAT: config_print_float(out, *(const double *)field); break;
     case K_BOOL: fputs(*(const int *)field ? "true" : "false", out); break;
     case K_STRING: fprintf(out, "\"%s\"", field); break;
     case K_WORD: fprintf(out, "\"%s\"", key->words[*(const int *)field]); break;
@@ -829,7 +851,7 @@ static void print_value(FILE *out, const config_key *key, const heat_config *c)
     case K_FLOAT3:
         for (int i = 0; i < 3; ++i) {
             fputs(i ? ", " : "[", out);
-            print_float(out, ((const double *)field)[i]);
+            config_print_float(out, ((const double *)field)[i]);
         }
         fputs("]", out);
         break;
@@ -844,12 +866,12 @@ int heat_config_print(const heat_config *c, int all, FILE *out)
     int printed = 0;
     for (int k = 0; k < KEY_COUNT; ++k) {
         const config_key *key = &keys[k];
-        if (key->offset == offsetof(heat_config, dt_requested) && c->dt_requested == 0.0) continue;
+        if (unused_key(key, c)) continue;
         if (!all && same_value(key, c, &defaults)) continue;
         fprintf(out, "  %s = ", key->path);
         print_value(out, key, c);
         fputs("\n", out);
         ++printed;
     }
-    return printed;
+    return printed + config_materials_print(c, out);
 }

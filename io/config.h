@@ -7,7 +7,9 @@
  * Every key is listed once in config.c's table (name, type, range, meaning).
  */
 #include "../solver/initial.h"
+#include "../solver/materials.h"
 #include "../solver/problem.h"
+#include "../solver/regions.h"
 
 
 typedef struct heat_output {
@@ -47,6 +49,8 @@ typedef struct heat_config {
     int ranks[3];           /* parallel.ranks: MPI ranks along x, y, z; zeros: automatic */
     int transport;          /* parallel.transport: par_transport (parallel/parallel.h) */
     char *text;             /* effective configuration, libconfig syntax (owned) */
+    heat_materials materials; /* `materials` and the zones of the regions (material_count 0: none) */
+    heat_regions regions;     /* `regions`, in painting order (io/config_materials.h) */
 } heat_config;
 
 enum { BACKEND_AUTO = 0, BACKEND_CPU = 1, BACKEND_HIP = 2 };

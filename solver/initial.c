@@ -6,12 +6,7 @@
 
 #include "font.h"
 
-/* Placement of the text in the xy plane: glyph cell (column, row) covers
- * [x0 + column unit, x0 + (column+1) unit) x [y_top - (row+1) unit, y_top - row unit). */
-typedef struct letters_frame {
-    double x0, y_top, unit;
-    int columns; /* 6 per character, the last one's spacing dropped */
-} letters_frame;
+typedef heat_letters_frame letters_frame;
 
 static letters_frame letters_place(const heat_initial *in, const heat_grid *g)
 {
@@ -43,6 +38,14 @@ static letters_layer letters_layer_at(const heat_initial *in, const heat_grid *g
     double plate_top = in->plate_thickness * g->length[2];
     double letters_top = plate_top + in->letter_height * g->length[2];
     return z < plate_top ? LAYER_PLATE : z < letters_top ? LAYER_LETTERS : LAYER_AMBIENT;
+}
+
+heat_letters_frame heat_letters_place(const heat_initial *in, const heat_grid *g) { return letters_place(in, g); }
+
+int heat_letters_solid(const heat_initial *in, const heat_grid *g, const heat_letters_frame *f, double x, double y,
+                       double z)
+{
+    return letters_layer_at(in, g, z) == LAYER_LETTERS && letters_ink(in, f, x, y);
 }
 
 static double letters_layer_value(const heat_initial *in, letters_layer layer, int ink)

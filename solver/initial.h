@@ -33,5 +33,21 @@ double heat_initial_value(const heat_initial *initial, const heat_grid *grid, do
 /* Sine eigenmode: u - background decays as exp(-rate t), rate = alpha |k|^2. */
 double heat_sine_decay_rate(const heat_initial *initial, const heat_grid *grid, double alpha);
 
+/* Placement of the letters' text in the xy plane: glyph cell (column, row) covers
+ * [x0 + column unit, x0 + (column+1) unit) x [y_top - (row+1) unit, y_top - row unit). */
+typedef struct heat_letters_frame {
+    double x0, y_top, unit;
+    int columns; /* 6 per character, the last one's spacing dropped */
+} heat_letters_frame;
+
+/* Where in's text goes on the grid (its margin); computed once, then asked point by point. */
+heat_letters_frame heat_letters_place(const heat_initial *in, const heat_grid *grid);
+
+/* 1 where (x, y, z) lies in a letter's stroke within the letters' band above
+ * the plate (in's plate_thickness and letter_height): the letters initial
+ * field's hot points, and a `letters` region's (solver/regions.h). */
+int heat_letters_solid(const heat_initial *in, const heat_grid *grid, const heat_letters_frame *frame, double x,
+                       double y, double z);
+
 /* The z index of the middle of the letters (for slices through them). */
 int heat_letters_mid_index(const heat_initial *initial, const heat_grid *grid);

@@ -1,0 +1,129 @@
+#include "restart_problem.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "app/zones.h"
+#include "io/ckpt_materials.h"
+#include "solver/error.h"
+
+static const char *const face_names[] = {"x_low", "x_high", "y_low", "y_high", "z_low", "z_high"};
+
+static int differs(const char *path, const char *what, const char *in_file, const char *in_config)
+{
+    return heat_error(HEAT_ERR_CONFIG, "%s has %s = %s but the configuration has %s; restart with the configuration "
+                      "that wrote it (its text is in the file's /restart/config), or add --allow-problem-change to "
+                      "continue the field under the new problem on purpose", path, what, in_file, in_config);
+}
+
+static int differs_number(const char *path, const char *what, double in_file, double in_config)
+{
+    char a[40], b[40];
+    snprintf(a, sizeof a, "%.17g", in_file), snprintf(b, sizeof b, "%.17g", in_config);
+    return differs(path, what, a, b);
+}
+
+static void describe_face(char *buf, size_t len, const heat_bc *bc)
+{
+    const char *type = heat_config_word("boundary.x_low.type", bc->type);
+    if (bc->type == HEAT_BC_CONVECTIVE) snprintf(buf, len, "%s h %.17g ambient %.17g", type, bc->h, bc->ambient);
+    else if (bc->type == HEAT_BC_DIRICHLET || bc->type == HEAT_BC_FLUX) snprintf(buf, len, "%s %.17g", type, bc->value);
+    else snprintf(buf, len, "%s", type);
+}
+
+static int same_face(const heat_bc *a, const heat_bc *b)
+{
+    if (a->type != b->type) return 0;
+    if (a->type == HEAT_BC_DIRICHLET || a->type == HEAT_BC_FLUX) return a->value == b->value;
+    if (a->type == HEAT_BC_CONVECTIVE) return a->h == b->h && a->ambient == b->ambient;
+    return 1;
+}
+
+static int check_boundaries(const char *path, const ckpt_meta *m, const heat_config *c)
+{
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        if (same_face(&m->bc[f], &c->bc[f])) continue;
+        char what[64], a[160], b[160];
+        snprintf(what, sizeof what, "boundary.%s", face_names[f]);
+        describe_face(a, sizeof a, &m->bc[f]), describe_face(b, sizeof b, &c->bc[f]);
+        return differs(path, what, a, b);
+    }
+    return HEAT_OK;
+}
+
+static int check_material(const char *path, int i, const heat_material *a, const heat_material *b)
+{
+    char what[160];
+    if (strcmp(a->name, b->name) != 0) {
+        char x[80], y[80];
+        snprintf(what, sizeof what, "materials[%d].name", i);
+        snprintf(x, sizeof x, "\"%s\"", a->name), snprintf(y, sizeof y, "\"%s\"", b->name);
+        return differs(path, what, x, y);
+    }
+    const double va[3] = {a->conductivity, a->density, a->specific_heat};
+    const double vb[3] = {b->conductivity, b->density, b->specific_heat};
+    static const char *const keys[3] = {"conductivity", "density", "specific_heat"};
+    for (int k = 0; k < 3; ++k) {
+        if (va[k] == vb[k]) continue;
+        snprintf(what, sizeof what, "materials[%d] (\"%s\") %s", i, a->name, keys[k]);
+        return differs_number(path, what, va[k], vb[k]);
+    }
+    return HEAT_OK;
+}
+
+static void describe_zone(char *buf, size_t len, const heat_materials *m, int z)
+{
+    const heat_zone *zone = &m->zone[z];
+    int used = snprintf(buf, len, "zone %d (%s", z, m->material[zone->material].name);
+    if (zone->source != 0.0)
+        used += snprintf(buf + used, len - (size_t)used, ", source %.17g from t = %g to %g", zone->source,
+                         zone->source_on, zone->source_off);
+    snprintf(buf + used, len - (size_t)used, ")");
+}
+
+static int check_tables(const char *path, const heat_materials *a, const heat_materials *b)
+{
+    if (a->material_count != b->material_count)
+        return differs_number(path, "the number of materials", a->material_count, b->material_count);
+    for (int i = 0; i < a->material_count; ++i) HEAT_CALL(check_material(path, i, &a->material[i], &b->material[i]));
+    if (a->zone_count != b->zone_count)
+        return differs_number(path, "the number of zones (distinct material, source and source_time of the regions)",
+                              a->zone_count, b->zone_count);
+    for (int z = 0; z < a->zone_count; ++z) {
+        if (heat_zones_equal(&a->zone[z], &b->zone[z])) continue;
+        char what[32], x[256], y[256];
+        snprintf(what, sizeof what, "zone %d", z);
+        describe_zone(x, sizeof x, a, z), describe_zone(y, sizeof y, b, z);
+        return differs(path, what, x, y);
+    }
+    return HEAT_OK;
+}
+
+static int check_zone_index(const char *path, const heat_config *c)
+{
+    heat_painting p = zones_painting(c);
+    long long point;
+    int in_file, in_config;
+    HEAT_CALL(ckpt_materials_first_difference(path, &p, &point, &in_file, &in_config));
+    if (point < 0) return HEAT_OK;
+    const int *n = c->grid.n;
+    int i = (int)(point % n[0]), j = (int)(point / n[0] % n[1]), k = (int)(point / ((long long)n[0] * n[1]));
+    char what[160], a[256], b[256];
+    snprintf(what, sizeof what, "at point (%d, %d, %d) (x, y, z = %g, %g, %g) the zone", i, j, k,
+             (i + 0.5) * c->grid.h[0], (j + 0.5) * c->grid.h[1], (k + 0.5) * c->grid.h[2]);
+    describe_zone(a, sizeof a, &c->materials, in_file < c->materials.zone_count ? in_file : 0);
+    describe_zone(b, sizeof b, &c->materials, in_config);
+    if (in_file >= c->materials.zone_count) snprintf(a, sizeof a, "zone %d", in_file);
+    return differs(path, what, a, b);
+}
+
+int restart_check_problem(const char *path, const ckpt_meta *m, const heat_config *c)
+{
+    HEAT_CALL(check_boundaries(path, m, c));
+    int file_has = m->file_materials != NULL, config_has = heat_materials_active(&c->materials);
+    if (file_has != config_has)
+        return differs(path, "materials", file_has ? "a materials list" : "none", config_has ? "a materials list" : "none");
+    if (!config_has) return HEAT_OK;
+    HEAT_CALL(check_tables(path, m->file_materials, &c->materials));
+    return check_zone_index(path, c);
+}

@@ -1,0 +1,365 @@
+#!/usr/bin/python3
+"""End-to-end tests of materials runs' model (issue 36): configuration errors,
+the zone and material fields and tables in checkpoints, restart refusal of
+another problem and its override, and the files' layout across rank counts.
+
+usage: materials_tests.py HEATSOLVE WORKDIR TEST [HEATSOLVE_MPI]
+Exit 0 pass, 1 fail, 77 skipped (no h5py/numpy, no mpirun or MPI build).
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+HEATSOLVE, WORK = sys.argv[1], sys.argv[2]
+HEATSOLVE_MPI = sys.argv[4] if len(sys.argv) > 4 else ""
+
+MATERIALS = """materials = (
+  { name = "air";     conductivity = 0.026; density = 1.2;    specific_heat = 1005.0; },
+  { name = "copper";  conductivity = 400.0; density = 8960.0; specific_heat = 385.0;  },
+  { name = "silicon"; conductivity = 150.0; density = 2330.0; specific_heat = 700.0;  }
+);
+"""
+REGIONS = """regions = (
+  { shape = "box";      min = [0.0, 0.0, 0.0]; max = [0.04, 0.04, 0.004]; material = "copper"; },
+  { shape = "cylinder"; axis = "z"; center = [0.02, 0.02]; radius = 0.008; range = [0.004, 0.006];
+    material = "silicon"; source = 5.0e7; temperature = 25.0; },
+  { shape = "sphere";   center = [0.02, 0.02, 0.01]; radius = 0.004; material = "copper"; source = 1.0e6;
+    source_time = [0.0, 1.0]; }
+);
+"""
+BOUNDARY = """boundary = {
+  z_high = { type = "convective"; h = 25.0; ambient = 20.0; };
+  x_low  = { type = "flux"; value = 1.0e4; };
+};
+"""
+
+
+class Failure(Exception):
+    pass
+
+
+class Skip(Exception):
+    pass
+
+
+def expect(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def run(args, expect_status=0, command=None, env=None):
+    proc = subprocess.run((command or [HEATSOLVE]) + args, capture_output=True, text=True, timeout=600, env=env)
+    if expect_status is not None and proc.returncode != expect_status:
+        raise Failure(f"heatsolve {' '.join(args)}: exit {proc.returncode}, expected {expect_status}\n"
+                      f"stdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}")
+    return proc
+
+
+def fresh_dir(name):
+    path = os.path.join(WORK, "materials", name)
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    return path
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def scene(folder, name="chip", steps=0, every=0, materials=MATERIALS, regions=REGIONS, boundary=BOUNDARY, n=(40, 40, 20)):
+    """The issue's chip on a spreader in a 40 x 40 x 20 mm box of air."""
+    return write(os.path.join(folder, f"{name}.cfg"), f"""
+grid = {{ n = [{n[0]}, {n[1]}, {n[2]}]; length = [0.04, 0.04, 0.02]; }};
+time = {{ steps = {steps}; dt = 5.0e-4; }};
+physics = {{ alpha = 1.0e-5; }};
+initial = {{ type = "constant"; value = 20.0; }};
+{materials}{regions}{boundary}
+output = {{ dir = "{folder}/out"; every = {every}; }};
+""")
+
+
+# ---- configuration errors (issue 36, item 6) -------------------------------------------------
+
+def replace(old, new, text=MATERIALS + REGIONS + BOUNDARY):
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+BAD = [
+    # (name, materials + regions + boundary text, words the message must contain)
+    ("unknown material", replace('material = "silicon"', 'material = "silicn"'),
+     ["bad.cfg:9", "regions[1]", "unknown material \"silicn\"", "did you mean \"silicon\""]),
+    ("duplicate material", replace('name = "silicon"', 'name = "copper"'),
+     ["bad.cfg:4", "materials[2]", "duplicate material name \"copper\"", "materials[1]"]),
+    ("zero conductivity", replace("conductivity = 400.0", "conductivity = 0.0"),
+     ["bad.cfg:3", "materials[1]", "conductivity = 0 must be > 0"]),
+    ("negative density", replace("density = 2330.0", "density = -2330.0"),
+     ["bad.cfg:4", "materials[2]", "density = -2330 must be > 0"]),
+    ("zero specific heat", replace("specific_heat = 1005.0", "specific_heat = 0.0"),
+     ["bad.cfg:2", "materials[0]", "specific_heat = 0 must be > 0"]),
+    ("missing conductivity", replace("conductivity = 0.026; ", ""), ["bad.cfg:2", "materials[0]", "'conductivity' is missing"]),
+    ("infinite conductivity", replace("conductivity = 400.0", "conductivity = 1e999"),
+     ["bad.cfg:3", "'conductivity' is not a finite number"]),
+    ("infinite source", replace("source = 5.0e7", "source = 5.0e999"), ["bad.cfg:9", "'source' is not a finite number"]),
+    ("infinite region corner", replace("max = [0.04, 0.04, 0.004]", "max = [0.04, 1e400, 0.004]"),
+     ["bad.cfg:7", "'max' holds a number that is not finite"]),
+    ("infinite h", replace("h = 25.0", "h = 1e999"), ["boundary.z_high.h", "out of range"]),
+    ("missing h", replace("h = 25.0; ", ""), ["bad.cfg:14", "boundary.z_high", "no 'h'", "h = 25.0"]),
+    ("negative h", replace("h = 25.0", "h = -25.0"), ["bad.cfg:14", "boundary.z_high.h = -25", "out of range", ">= 0"]),
+    ("missing ambient", replace("ambient = 20.0; ", ""), ["bad.cfg:14", "no 'ambient'"]),
+    ("missing flux value", replace("value = 1.0e4; ", ""), ["bad.cfg:15", "boundary.x_low", "no 'value'"]),
+    ("unknown region key", replace("radius = 0.004", "radios = 0.004"), ["bad.cfg:10", "regions[2]", "'radios'", "'radius'"]),
+    ("unknown shape", replace('shape = "sphere"', 'shape = "ball"'), ["regions[2]", "\"ball\"", "\"sphere\""]),
+    ("source_time backwards", replace("source_time = [0.0, 1.0]", "source_time = [1.0, 0.0]"),
+     ["bad.cfg:11", "source_time", "t_on < t_off"]),
+    ("too many materials", "materials = (" + ", ".join(
+        f'{{ name = "m{i}"; conductivity = 1.0; density = 1.0; specific_heat = 1.0; }}' for i in range(65)) + ");",
+     ["bad.cfg:1", "materials has 65 entries", "at most 64"]),
+    ("too many zones", MATERIALS + "regions = (" + ", ".join(
+        f'{{ shape = "sphere"; center = [0.02, 0.02, 0.01]; radius = 0.001; material = "copper"; source = {i + 1}.0; }}'
+        for i in range(256)) + ");",
+     ["regions[255]", "zone 257", "at most 256"]),
+    ("flux without materials", BOUNDARY, ["bad.cfg:3", "boundary.x_low.type = \"flux\"", "needs `materials`"]),
+    ("convective without materials", 'boundary = { z_high = { type = "convective"; h = 25.0; ambient = 20.0; }; };',
+     ["bad.cfg:1", "boundary.z_high.type = \"convective\"", "needs `materials`"]),
+    ("regions without materials", REGIONS, ["bad.cfg:1", "regions need `materials`"]),
+]
+
+
+def test_config_errors():
+    folder = fresh_dir("config_errors")
+    for name, text, words in BAD:
+        path = write(os.path.join(folder, "bad.cfg"), text)
+        proc = run([path, "--set", f'output.dir="{folder}/out"'], expect_status=None)
+        expect(proc.returncode == 2, f"{name}: exit {proc.returncode}, expected 2; stderr: {proc.stderr}")
+        for word in words:
+            expect(word in proc.stderr, f"{name}: the message lacks '{word}': {proc.stderr}")
+        expect(not os.path.exists(os.path.join(folder, "out")), f"{name}: output written despite the error")
+        print(f"ok  {name}: {proc.stderr.strip().splitlines()[-1]}")
+    # A region without a point in the box is a warning naming its line; the run goes on.
+    cfg = scene(folder, regions=replace("center = [0.02, 0.02, 0.01]", "center = [0.02, 0.02, 0.05]", REGIONS))
+    proc = run([cfg, "-q"])
+    expect("warning" in proc.stderr and "chip.cfg:15" in proc.stderr and "regions[2] (sphere) contains no point"
+           in proc.stderr, f"no warning for an empty region: {proc.stderr}")
+    print(f"ok  empty region: {proc.stderr.strip()}")
+
+
+def test_overrides_and_text():
+    """--set reaches the new keys and lists; the printed and stored configuration holds them."""
+    import h5py
+    folder = fresh_dir("overrides")
+    cfg = scene(folder)
+    proc = run([cfg, "--set", "boundary.z_high.h=30.0", "--set",
+                'materials=({ name = "air"; conductivity = 0.03; density = 1.2; specific_heat = 1005.0; },'
+                '{ name = "copper"; conductivity = 390.0; density = 8960.0; specific_heat = 385.0; },'
+                '{ name = "silicon"; conductivity = 150.0; density = 2330.0; specific_heat = 700.0; })'])
+    for words in ["boundary.z_high.h = 30.0", "boundary.z_high.ambient = 20.0", 'boundary.x_low.type = "flux"',
+                  'name = "copper"; conductivity = 390.0;', 'shape = "cylinder"; axis = "z"',
+                  "source = 5e+07", "source_time = [0.0, 1.0]", "temperature = 25.0"]:
+        expect(words in proc.stdout, f"the printed configuration lacks '{words}':\n{proc.stdout}")
+    with h5py.File(os.path.join(folder, "out", "chip_000000.hdf"), "r") as f:
+        text = f["restart"].attrs["config"].decode()
+        expect(list(f["restart"].attrs["material_conductivity"]) == [0.03, 390.0, 150.0], "conductivities")
+        expect(list(f["restart"].attrs["boundary_h"]) == [0, 0, 0, 0, 0, 30.0], "boundary_h")
+    for words in ["materials = (", "regions = (", 'shape = "sphere"', "conductivity = 390.0", "h = 30.0"]:
+        expect(words in text, f"the stored configuration lacks '{words}'")
+    # The stored text is a configuration that runs the same problem.
+    again = write(os.path.join(folder, "again.cfg"), text.replace(f'"{folder}/out"', f'"{folder}/again"'))
+    run([again, "-q", "--set", 'output.name="chip"'])
+    with h5py.File(os.path.join(folder, "out", "chip_000000.hdf"), "r") as a, \
+            h5py.File(os.path.join(folder, "again", "chip_000000.hdf"), "r") as b:
+        for name in ["zone", "material", "temperature"]:
+            expect((a["VTKHDF/PointData/" + name][...] == b["VTKHDF/PointData/" + name][...]).all(), name)
+    # h and ambient stay out of a configuration without convective faces: its text is as before.
+    plain = write(os.path.join(folder, "plain.cfg"), f'grid = {{ n = [8, 8, 8]; }}; time = {{ steps = 0; }}; '
+                                                     f'output = {{ dir = "{folder}/plain"; }};')
+    proc = run([plain, "-v"])
+    expect(".h = " not in proc.stdout and ".ambient = " not in proc.stdout and "materials = (" not in proc.stdout,
+           "a configuration without materials prints h, ambient or materials")
+    print("ok  --set of materials and boundary.h; printed and stored text; the text runs again")
+
+
+# ---- checkpoints -----------------------------------------------------------------------------
+
+def expected_zones(n=(40, 40, 20), length=(0.04, 0.04, 0.02)):
+    """The scene's zones from the shapes' formulas: 0 air, 1 copper, 2 silicon with source, 3 copper with source."""
+    import numpy as np
+    h = [length[d] / n[d] for d in range(3)]
+    z, y, x = np.meshgrid(*[(np.arange(n[d]) + 0.5) * h[d] for d in (2, 1, 0)], indexing="ij")
+    zones = np.zeros((n[2], n[1], n[0]), dtype=np.uint8)
+    zones[(x <= 0.04) & (y <= 0.04) & (z <= 0.004)] = 1
+    zones[((x - 0.02) ** 2 + (y - 0.02) ** 2 <= 0.008 ** 2) & (z >= 0.004) & (z <= 0.006)] = 2
+    zones[(x - 0.02) ** 2 + (y - 0.02) ** 2 + (z - 0.01) ** 2 <= 0.004 ** 2] = 3
+    return zones
+
+
+def test_checkpoint_fields():
+    import h5py
+    import numpy as np
+    folder = fresh_dir("checkpoint_fields")
+    run([scene(folder, steps=2, every=1), "-q"])
+    zones = expected_zones()
+    materials = np.array([0, 1, 2, 1], dtype=np.uint8)[zones]
+    for step in (0, 2):
+        with h5py.File(os.path.join(folder, "out", f"chip_{step:06d}.hdf"), "r") as f:
+            pd = f["VTKHDF/PointData"]
+            expect(sorted(pd) == ["material", "temperature", "zone"], f"PointData holds {sorted(pd)}")
+            for name, want in (("zone", zones), ("material", materials)):
+                got = pd[name][...]
+                expect(got.dtype == np.uint8 and got.shape == (20, 40, 40), f"{name}: {got.dtype} {got.shape}")
+                diff = np.argwhere(got != want)
+                expect(len(diff) == 0, f"step {step}: {name} differs from the shapes at {len(diff)} points, first "
+                                       f"(z, y, x) = {diff[:1].tolist()}")
+            expect(np.bincount(zones.ravel()).tolist()[1:] == [int((zones == z).sum()) for z in (1, 2, 3)] and
+                   min((zones == z).sum() for z in range(4)) > 0, "every zone painted")
+            a = f["restart"].attrs
+            expect(a["material_names"].decode().split("\n") == ["air", "copper", "silicon"], "names")
+            expect(list(a["material_conductivity"]) == [0.026, 400.0, 150.0], "conductivity")
+            expect(list(a["material_density"]) == [1.2, 8960.0, 2330.0], "density")
+            expect(list(a["material_specific_heat"]) == [1005.0, 385.0, 700.0], "specific heat")
+            expect(list(a["zone_material"]) == [0, 1, 2, 1], f"zone_material {list(a['zone_material'])}")
+            expect(list(a["zone_source"]) == [0.0, 0.0, 5.0e7, 1.0e6], "zone_source")
+            expect(list(a["zone_source_on"]) == [-np.inf, -np.inf, -np.inf, 0.0], "zone_source_on")
+            expect(list(a["zone_source_off"]) == [np.inf, np.inf, np.inf, 1.0], "zone_source_off")
+            expect(list(a["boundary_type"]) == [4, 0, 0, 0, 0, 3], "boundary_type")
+            expect(list(a["boundary_value"])[0] == 1.0e4, "flux value")
+            expect(list(a["boundary_h"]) == [0, 0, 0, 0, 0, 25.0] and list(a["boundary_ambient"])[5] == 20.0, "h")
+    # The region temperature over initial.*: 25 in the die's zone, 20 elsewhere (step 0).
+    with h5py.File(os.path.join(folder, "out", "chip_000000.hdf"), "r") as f:
+        t = f["VTKHDF/PointData/temperature"][...]
+    expect((t[zones == 2] == 25.0).all() and (t[zones != 2] == 20.0).all(), "region temperature not applied")
+    # Without materials: no new datasets or attributes.
+    plain = write(os.path.join(folder, "plain.cfg"), f'grid = {{ n = [8, 8, 8]; }}; time = {{ steps = 0; }}; '
+                                                     f'output = {{ dir = "{folder}/plain"; }};')
+    run([plain, "-q"])
+    with h5py.File(os.path.join(folder, "plain", "plain_000000.hdf"), "r") as f:
+        expect(list(f["VTKHDF/PointData"]) == ["temperature"], "a run without materials writes other fields")
+        extra = [k for k in f["restart"].attrs if k.startswith(("material", "zone", "boundary_h", "boundary_amb"))]
+        expect(not extra, f"a run without materials writes {extra}")
+    print("ok  zone and material fields equal the shapes; tables; region temperature; plain runs unchanged")
+
+
+def test_frames_and_levels():
+    """Frames carry the fields too; every compression level gives the same fields."""
+    import h5py
+    import numpy as np
+    folder = fresh_dir("frames_and_levels")
+    zones = expected_zones()
+    for level in (0, 1, 9):
+        out = os.path.join(folder, f"l{level}")
+        run([scene(folder, steps=2, every=2), "-q", "--set", f"output.compression={level}", "--set",
+             "output.frame_every=1", "--set", f'output.dir="{out}"'])
+        for step in (0, 1, 2):
+            with h5py.File(os.path.join(out, f"chip_{step:06d}.hdf"), "r") as f:
+                expect((f["VTKHDF/PointData/zone"][...] == zones).all(), f"level {level} step {step}: zones")
+                filters = f["VTKHDF/PointData/zone"].compression
+                expect((filters == "gzip") == (level > 0), f"level {level}: compression {filters}")
+    print("ok  frames and compression levels 0, 1, 9 carry the same zone field")
+
+
+# ---- restart ---------------------------------------------------------------------------------
+
+def test_restart_refusal():
+    import h5py
+    folder = fresh_dir("restart_refusal")
+    cfg = scene(folder, steps=4, every=2)
+    run([cfg, "-q"])
+    with h5py.File(os.path.join(folder, "out", "chip_000004.hdf"), "r") as f:
+        first = f["VTKHDF/PointData/temperature"][...]
+    step2 = os.path.join(folder, "out", "chip_000002.hdf")
+    # The same problem restarts (and continues to the same bits).
+    run([cfg, "-q", "--restart", step2])
+    with h5py.File(os.path.join(folder, "out", "chip_000004.hdf"), "r") as f:
+        expect((f["VTKHDF/PointData/temperature"][...] == first).all(), "the restart does not give the same bits")
+    changes = [
+        ("conductivity", MATERIALS.replace("conductivity = 150.0", "conductivity = 148.0"), REGIONS, BOUNDARY,
+         ["materials[2] (\"silicon\") conductivity = 150", "has 148"]),
+        ("material name", MATERIALS.replace('"air"', '"gas"'), REGIONS, BOUNDARY,
+         ["materials[0].name = \"air\"", "\"gas\""]),
+        ("region geometry", MATERIALS, REGIONS.replace("radius = 0.008", "radius = 0.009"), BOUNDARY,
+         ["at point (", "zone 0 (air)", "zone 2 (silicon, source 50000000"]),
+        ("source", MATERIALS, REGIONS.replace("source = 5.0e7", "source = 4.0e7"), BOUNDARY,
+         ["zone 2", "source 50000000", "source 40000000"]),
+        ("source_time", MATERIALS, REGIONS.replace("source_time = [0.0, 1.0]", "source_time = [0.0, 2.0]"), BOUNDARY,
+         ["zone 3", "from t = 0 to 1", "from t = 0 to 2"]),
+        ("convective h", MATERIALS, REGIONS, BOUNDARY.replace("h = 25.0", "h = 26.0"),
+         ["boundary.z_high = convective h 25 ambient 20", "convective h 26 ambient 20"]),
+        ("flux value", MATERIALS, REGIONS, BOUNDARY.replace("value = 1.0e4", "value = 2.0e4"),
+         ["boundary.x_low = flux 10000", "flux 20000"]),
+        ("boundary type", MATERIALS, REGIONS, BOUNDARY.replace('type = "flux"; value = 1.0e4;', 'type = "neumann";'),
+         ["boundary.x_low = flux 10000", "neumann"]),
+    ]
+    for name, materials, regions, boundary, words in changes:
+        changed = scene(folder, name="changed", steps=4, every=2, materials=materials, regions=regions, boundary=boundary)
+        proc = run([changed, "-q", "--restart", step2, "--set", 'output.name="chip"'], expect_status=2)
+        for word in words + ["chip_000002.hdf", "--allow-problem-change"]:
+            expect(word in proc.stderr, f"{name}: the refusal lacks '{word}': {proc.stderr}")
+        print(f"ok  refused {name}: {proc.stderr.strip()[:200]}...")
+        run([changed, "-q", "--restart", step2, "--set", 'output.name="chip"', "--allow-problem-change"])
+    # Materials against none, and none against materials (the same boundaries, alpha and dt).
+    insulated = scene(folder, name="insulated", steps=2, every=2, boundary="")
+    plain = write(os.path.join(folder, "plain.cfg"), f'grid = {{ n = [40, 40, 20]; length = [0.04, 0.04, 0.02]; }}; '
+                                                     f'time = {{ steps = 2; dt = 5.0e-4; }}; physics = {{ alpha = 1.0e-5; }}; '
+                                                     f'output = {{ dir = "{folder}/plain"; every = 2; }};')
+    run([insulated, "-q"])
+    run([plain, "-q"])
+    proc = run([plain, "-q", "--restart", os.path.join(folder, "out", "insulated_000000.hdf")], expect_status=2)
+    expect("has materials = a materials list but the configuration has none" in proc.stderr, proc.stderr)
+    proc = run([insulated, "-q", "--restart", os.path.join(folder, "plain", "plain_000000.hdf")], expect_status=2)
+    expect("has materials = none but the configuration has a materials list" in proc.stderr, proc.stderr)
+    print("ok  the same problem restarts bitwise; each change is refused naming it, and allowed on request")
+
+
+# ---- rank counts -----------------------------------------------------------------------------
+
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+
+
+def test_mpi_layout():
+    """Checkpoints of 1, 2 (z slabs) and 4 (x and y) ranks hold the same zone and material fields and tables."""
+    import h5py
+    import numpy as np
+    if not HEATSOLVE_MPI or not os.path.exists(HEATSOLVE_MPI) or not shutil.which("mpirun"):
+        raise Skip("no MPI build or no mpirun")
+    folder = fresh_dir("mpi_layout")
+    cfg = scene(folder, steps=0, n=(40, 40, 24))
+    runs = {"1": [], "2": ["--set", "parallel.ranks=[1,1,2]"], "4": ["--set", "parallel.ranks=[2,2,1]"]}
+    files = {}
+    for ranks, extra in runs.items():
+        out = os.path.join(folder, f"r{ranks}")
+        command = ["mpirun", "--oversubscribe", "-np", ranks, HEATSOLVE_MPI]
+        run([cfg, "-q", "--set", f'output.dir="{out}"'] + extra, command=command, env=MPI_ENV)
+        files[ranks] = os.path.join(out, "chip_000000.hdf")
+    zones = expected_zones(n=(40, 40, 24), length=(0.04, 0.04, 0.02))
+    with h5py.File(files["1"], "r") as one:
+        expect((one["VTKHDF/PointData/zone"][...] == zones).all(), "one rank's zones differ from the shapes")
+        for ranks in ("2", "4"):
+            with h5py.File(files[ranks], "r") as other:
+                for name in ("zone", "material", "temperature"):
+                    a, b = one["VTKHDF/PointData/" + name], other["VTKHDF/PointData/" + name]
+                    expect(a.chunks == b.chunks and (a[...] == b[...]).all(), f"{ranks} ranks: {name} differs")
+                for key in one["restart"].attrs:
+                    if key.startswith(("material", "zone", "boundary")):
+                        expect(np.array_equal(one["restart"].attrs[key], other["restart"].attrs[key]),
+                               f"{ranks} ranks: /restart {key} differs")
+    # A 4-rank run restarts from the one-rank file (painted by each rank, checked on the root).
+    run([cfg, "-q", "--set", f'output.dir="{folder}/r1"', "--set", "parallel.ranks=[2,2,1]", "--restart", files["1"]],
+        command=["mpirun", "--oversubscribe", "-np", "4", HEATSOLVE_MPI], env=MPI_ENV)
+    print("ok  1, 2 and 4 ranks write the same zone, material and temperature fields and tables")
+
+
+if __name__ == "__main__":
+    name = "test_" + sys.argv[3]
+    try:
+        globals()[name]()
+    except (ModuleNotFoundError, Skip) as why:
+        print(f"skipped: {why}")
+        sys.exit(77)
+    except Failure as failure:
+        print(f"FAILED {sys.argv[3]}: {failure}")
+        sys.exit(1)
+    print(f"passed {sys.argv[3]}")
