@@ -117,6 +117,13 @@ typedef struct heat_backend_ops {
      * whatever the process still does, instead of in the runtime's exit
      * handler after main returns. */
     void (*release_device)(void);
+
+    /* Materials runs (solver/materials.h): the clock of the next step, whose
+     * start time t = clock_time + (step - clock_step) dt (the time loop's
+     * formula, so that a restart has the same bits) switches the sources.
+     * advance() moves it on a step a step; the implicit steps are told each
+     * step. NULL: a backend that has no materials runs. */
+    int (*set_clock)(void *state, long step, long clock_step, double clock_time);
 } heat_backend_ops;
 
 extern const heat_backend_ops heat_backend_cpu;

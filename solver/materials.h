@@ -70,3 +70,41 @@ static inline double heat_face_conductivity(double k_a, double k_b)
 {
     return 2.0 * k_a * k_b / (k_a + k_b);
 }
+
+/* ---- Numerics of the materials runs (solver/materials.c) ---- */
+
+/* The ghost rule of a boundary face beside a point of conductivity k, the
+ * spacing across the face h: ghost = scale T_a + shift (the rules above;
+ * periodic faces are exchanged, never ruled: scale 1, shift 0). */
+void heat_boundary_ghost(const heat_bc *bc, double k, double h, double *scale, double *shift);
+
+/* q of a zone at time t (the step's start): its source while on, else 0. */
+double heat_zone_source(const heat_zone *zone, double t);
+
+/* Largest stable explicit Euler step of a materials run: 1 / max over
+ * materials of sum over faces of K / (rho c h_d^2), a Gershgorin bound of
+ * M^-1 A, where an interior face counts the largest harmonic mean with any
+ * material, a Dirichlet face k, a convective face beta k / 2 (its ghost
+ * rule puts beta k / h^2 on the diagonal alone, as a Dirichlet face 2 k),
+ * a Neumann or flux face 0. One material with k = alpha, rho c = 1 gives
+ * heat_dt_max. Not painted zones: every material may touch every other. */
+double heat_materials_dt_max(const heat_grid *grid, const heat_bc bc[FACE_COUNT], const heat_materials *m);
+
+/* What the kernels read, in double (a backend converts to its precision). */
+typedef struct heat_material_tables {
+    int zones;
+    double *conductance[3];                 /* [a * zones + b]: K_ab / h_d^2 along axis d */
+    double heat_capacity[HEAT_ZONES_MAX];   /* rho c of the zone's material */
+    double conductivity[HEAT_ZONES_MAX];    /* k of the zone's material */
+    double ghost_scale[FACE_COUNT][HEAT_ZONES_MAX]; /* ghost = scale T_a + shift, by the zone of a */
+    double ghost_shift[FACE_COUNT][HEAT_ZONES_MAX];
+} heat_material_tables;
+
+/* Builds the tables of problem->materials (and checks the materials: every
+ * zone's material exists, k, rho, c positive and finite); free with
+ * heat_material_tables_free. */
+int heat_material_tables_make(const heat_problem *problem, heat_material_tables *tables);
+void heat_material_tables_free(heat_material_tables *tables);
+
+/* Checks that every zone index of problem->zones names a zone. */
+int heat_zones_check(const heat_problem *problem);

@@ -110,6 +110,7 @@ void heat_solver_set_clock(heat_solver *s, long step, double time)
     int same_dt = time == (double)step * s->problem.dt;
     s->clock_step = same_dt ? 0 : step;
     s->clock_time = same_dt ? 0.0 : time;
+    if (s->ops->set_clock && s->state) s->ops->set_clock(s->state, s->step, s->clock_step, s->clock_time);
 }
 
 int heat_solver_get_field(heat_solver *s, void *host) { return s->ops->download(s->state, host); }
@@ -128,8 +129,10 @@ int heat_solver_pin_host(heat_solver *s, void *host, size_t bytes, int pin)
 
 static int advance_implicit(heat_solver *s, long steps)
 {
-    for (long k = 1; k <= steps; ++k)
+    for (long k = 1; k <= steps; ++k) {
+        if (s->ops->set_clock) HEAT_CALL(s->ops->set_clock(s->state, s->step + k - 1, s->clock_step, s->clock_time));
         HEAT_CALL(heat_implicit_step(s->ops, s->state, &s->problem, &s->chebyshev, s->step + k, &s->cg, s->cg_log));
+    }
     return HEAT_OK;
 }
 

@@ -14,6 +14,7 @@
 #include "../../solver/error.h"
 #include "../../solver/host_memory.h"
 #include "../../solver/implicit.h"
+#include "../../solver/materials.h"
 #include "../../solver/reduce.h"
 #include "../../solver/tuning_cache.h"
 
@@ -29,6 +30,8 @@ enum { CPU_ALIGN_BYTES = 64 }; /* one cache line */
 #endif
 
 #define HEAT_PRECISION_FILE "cpu_kernels.h"
+#include "for_each_precision.h"
+#define HEAT_PRECISION_FILE "cpu_materials.h"
 #include "for_each_precision.h"
 
 
@@ -71,6 +74,16 @@ typedef struct cpu_state {
     double x_a;
     double *dots_a, *dots_b;
     heat_cg_diagonal diagonal;
+    /* Materials runs (solver/materials.h): the zone index in the fields'
+     * layout (zone_base: its allocation), the tables, and the clock of the
+     * next step, whose start time switches the sources. */
+    int materials;
+    unsigned char *zone_base, *zone;
+    heat_material_tables tables;
+    material_tables_d mat_d;
+    material_tables_f mat_f;
+    long step, clock_step;
+    double clock_time;
     void *allocations[10]; /* what alloc_field allocated (fields start a little past these) */
     int allocated;
     char device[128];
@@ -281,6 +294,10 @@ static void cpu_destroy(void **state)
     free(s->brick_sums);
     for (int f = 0; f < FACE_COUNT; ++f) free(s->send[f]), free(s->recv[f]);
     heat_reduction_free(&s->reduction);
+    heat_material_tables_free(&s->tables);
+    material_tables_free_d(&s->mat_d);
+    material_tables_free_f(&s->mat_f);
+    free(s->zone_base);
     void *vectors[] = {s->dots_a, s->dots_b, s->rings};
     for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; ++v) free(vectors[v]);
     free(s);
@@ -372,6 +389,52 @@ static int alloc_faces(cpu_state *s)
     return HEAT_OK;
 }
 
+/* The zone index of problem->zones (compact, ghosts included) in the fields'
+ * layout; a boundary face's ghost takes the zone of the owned point beside
+ * it (solver/materials.h), whatever the caller painted there. */
+static int setup_zones(cpu_state *s)
+{
+    const int *n = s->problem.grid.n;
+    const heat_layout *l = &s->layout;
+    HEAT_CALL(heat_zones_check(&s->problem));
+    s->zone_base = calloc((size_t)l->total + CPU_ALIGN_BYTES, 1);
+    HEAT_CHECK(s->zone_base, "cannot allocate %ld bytes for the zone index", l->total);
+    s->zone = s->zone_base;
+    for (long z = 0; z < n[2] + 2; ++z)
+        for (long y = 0; y < n[1] + 2; ++y)
+            memcpy(s->zone + l->origin + y * l->stride_y + z * l->stride_z,
+                   s->problem.zones + (z * (n[1] + 2) + y) * (n[0] + 2), (size_t)n[0] + 2);
+    const long stride[3] = {1, l->stride_y, l->stride_z};
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        if (s->problem.halo.exchanged & 1u << f) continue;
+        const int axis = f / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+        const long inward = f % 2 ? -stride[axis] : stride[axis];
+        const long start = l->origin + 1 + stride[1] + stride[2] + (f % 2 ? n[axis] : -1) * stride[axis];
+        for (long b = 0; b < n[slow]; ++b)
+            for (long a = 0; a < n[fast]; ++a) {
+                long ghost = start + b * stride[slow] + a * stride[fast];
+                s->zone[ghost] = s->zone[ghost + inward];
+            }
+    }
+    return HEAT_OK;
+}
+
+/* A materials run: the general step (cpu_materials.h) instead of the
+ * constant-coefficient kernels, one step a sweep. */
+static int setup_materials(cpu_state *s)
+{
+    const heat_problem *p = &s->problem;
+    s->materials = 1;
+    HEAT_CALL(setup_zones(s));
+    HEAT_CALL(heat_material_tables_make(p, &s->tables));
+    HEAT_CALL(material_tables_from_d(&s->mat_d, &s->tables, p->dt, p->halo.exchanged));
+    HEAT_CALL(material_tables_from_f(&s->mat_f, &s->tables, p->dt, p->halo.exchanged));
+    s->production = &cpu_variants[0];
+    snprintf(s->kernel, sizeof s->kernel, "materials step, %d zones (C + OpenMP, %s, %d-byte vectors, blocks of %d rows)",
+             s->tables.zones, heat_precision_name(p->precision), CPU_VECTOR_BYTES, s->block_rows);
+    return HEAT_OK;
+}
+
 static int cpu_create(const heat_problem *problem, void **state)
 {
     cpu_state *s = calloc(1, sizeof *s);
@@ -394,6 +457,7 @@ static int cpu_create(const heat_problem *problem, void **state)
     snprintf(s->device, sizeof s->device, "CPU, %d OpenMP threads", omp_get_max_threads());
     s->block_rows = block_rows_for(s, 4);
     HEAT_CALL(alloc_rings(s));
+    if (heat_materials_active(problem->materials)) return setup_materials(s);
     char fused[64] = "";
     if (s->step_pairs) snprintf(fused, sizeof fused, "; two steps a sweep, blocks of %d rows", s->fused_rows);
     snprintf(s->kernel, sizeof s->kernel, "heat_step or heat_step_nt, chosen by timing the first steps (C + OpenMP, "
@@ -511,9 +575,48 @@ static int sweep2(cpu_state *s, void *out, void *in, int stream)
     return HEAT_OK;
 }
 
+/* Start time of the step the backend takes next (solver.c's clock formula). */
+static double step_time(const cpu_state *s)
+{
+    return s->clock_time + (double)(s->step - s->clock_step) * s->problem.dt;
+}
+
+/* One general step: exchanged ghosts, the boundary faces' ghosts by their
+ * zones' rules, the sources of this step's start time, the sweep. */
+static int material_step(cpu_state *s)
+{
+    const int *n = s->problem.grid.n;
+    HEAT_CALL(exchange_ghosts(s, s->current));
+    double t = step_time(s);
+    if (s->problem.precision == HEAT_FLOAT) {
+        material_sources_at_f(&s->mat_f, s->problem.materials, t);
+        material_halo_fill_f(s->current, s->zone, n, &s->layout, &s->mat_f, 0);
+        material_sweep_f(s->next, s->current, s->zone, n, &s->layout, &s->mat_f, s->block_rows);
+    } else {
+        material_sources_at_d(&s->mat_d, s->problem.materials, t);
+        material_halo_fill_d(s->current, s->zone, n, &s->layout, &s->mat_d, 0);
+        material_sweep_d(s->next, s->current, s->zone, n, &s->layout, &s->mat_d, s->block_rows);
+    }
+    void *swap = s->current;
+    s->current = s->next;
+    s->next = swap;
+    return HEAT_OK;
+}
+
+static int cpu_set_clock(void *state, long step, long clock_step, double clock_time)
+{
+    cpu_state *s = state;
+    s->step = step, s->clock_step = clock_step, s->clock_time = clock_time;
+    return HEAT_OK;
+}
+
 static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
 {
     cpu_state *s = state;
+    if (s->materials && !variant->laplacian) {
+        for (long step = 0; step < steps; ++step, ++s->step) HEAT_CALL(material_step(s));
+        return HEAT_OK;
+    }
     for (long step = 0; step < steps;) {
         int pair = steps - step >= 2 && fusable(s, variant);
         if (pair) HEAT_CALL(sweep2(s, s->next, s->current, variant_streams(variant)));
@@ -741,4 +844,5 @@ const heat_backend_ops heat_backend_cpu = {
     .time_copy = cpu_time_copy,
     .time_step = cpu_time_step,
     .cg = &cpu_cg,
+    .set_clock = cpu_set_clock,
 };

@@ -1,0 +1,143 @@
+/*
+ * The CPU kernels of materials runs (solver/materials.h) for one precision.
+ * Included twice by backend_cpu.c (for_each_precision.h) with REAL = double /
+ * float and SUFFIX = _d / _f.
+ *
+ * A point reads its temperature, its six neighbours' and the zone bytes of
+ * all seven; the face conductances come from a table per axis indexed by the
+ * zone pair. The zone index lies in a byte field of the fields' layout
+ * (same offsets), its ghosts those of problem->zones, except on the
+ * boundary faces, where a ghost takes the zone of the owned point beside it.
+ *
+ * Operation order (shared with the HIP kernels, so that they agree to
+ * rounding): the faces in ascending address order,
+ *   flux = K(z-1) (T[z-1] - T) ; += y-1 ; += x-1 ; += x+1 ; += y+1 ; += z+1
+ *   T_new = T + dt_over_heat_capacity * (flux + q)
+ */
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define FN(name) CAT(name, SUFFIX)
+
+typedef struct FN(material_tables) {
+    int zones;
+    REAL *conductance[3];                  /* [a * zones + b]: K_ab / h_d^2 */
+    REAL dt_over_heat_capacity[HEAT_ZONES_MAX];
+    REAL source[HEAT_ZONES_MAX];           /* q of this step (heat_zone_source at its start time) */
+    REAL scale[FACE_COUNT][HEAT_ZONES_MAX], shift[FACE_COUNT][HEAT_ZONES_MAX]; /* ghost = scale T + shift */
+    unsigned exchanged;                    /* faces whose ghosts the exchange brings (no rule) */
+} FN(material_tables);
+
+/* One row of the general step: out = T + dt / (rho c) (sum of the faces' K/h^2 (T_b - T) + q). */
+static inline void FN(material_row)(REAL *restrict out, const REAL *restrict c, const unsigned char *restrict zone,
+                                    long n, long sy, long sz, const FN(material_tables) *m)
+{
+    const REAL *kx = m->conductance[0], *ky = m->conductance[1], *kz = m->conductance[2];
+    const long zones = m->zones;
+#pragma omp simd
+    for (long i = 0; i < n; ++i) {
+        const long a = zone[i], row = a * zones;
+        const REAL t = c[i];
+        REAL flux = kz[row + zone[i - sz]] * (c[i - sz] - t);
+        flux += ky[row + zone[i - sy]] * (c[i - sy] - t);
+        flux += kx[row + zone[i - 1]] * (c[i - 1] - t);
+        flux += kx[row + zone[i + 1]] * (c[i + 1] - t);
+        flux += ky[row + zone[i + sy]] * (c[i + sy] - t);
+        flux += kz[row + zone[i + sz]] * (c[i + sz] - t);
+        out[i] = t + m->dt_over_heat_capacity[a] * (flux + m->source[a]);
+    }
+}
+
+/* Face f's ghosts by the rules of the zones beside them: ghost = scale T + shift
+ * (shift 0 when `homogeneous`: the CG vectors). Called inside a parallel region. */
+static void FN(material_face_fill)(REAL *u, const unsigned char *zone, int face, const int n[3], const heat_layout *l,
+                                   const FN(material_tables) *m, int homogeneous)
+{
+    const long stride[3] = {1, l->stride_y, l->stride_z};
+    const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+    const long inward = face % 2 ? -stride[axis] : stride[axis];
+    const long start = l->origin + 1 + stride[1] + stride[2] + (face % 2 ? n[axis] : -1) * stride[axis];
+    const REAL *scale = m->scale[face], *shift = m->shift[face];
+#pragma omp for schedule(static) nowait
+    for (long s = 0; s < n[slow]; ++s)
+        for (long f = 0; f < n[fast]; ++f) {
+            long ghost = start + s * stride[slow] + f * stride[fast], owned = ghost + inward;
+            int a = zone[owned];
+            u[ghost] = scale[a] * u[owned] + (homogeneous ? (REAL)0 : shift[a]);
+        }
+}
+
+/* The ghosts of every boundary face (not the exchanged ones), in one
+ * parallel region: each face writes its own ghosts from owned points. */
+static void FN(material_halo_fill)(REAL *u, const unsigned char *zone, const int n[3], const heat_layout *l,
+                                   const FN(material_tables) *m, int homogeneous)
+{
+#pragma omp parallel
+    for (int f = 0; f < FACE_COUNT; ++f)
+        if (!(m->exchanged & 1u << f)) FN(material_face_fill)(u, zone, f, n, l, m, homogeneous);
+}
+
+/* One general step of the owned block, u's ghosts set: each thread a slab of
+ * planes in blocks of `block_rows` rows marched up z (stencil_sweep_planes'
+ * order, so that the three planes a row reads stay in L2), or rows where
+ * the planes are few. */
+static void FN(material_sweep)(REAL *restrict out, const REAL *restrict u, const unsigned char *restrict zone,
+                               const int n[3], const heat_layout *l, const FN(material_tables) *m, int block_rows)
+{
+    const long sy = l->stride_y, sz = l->stride_z;
+    const long first = l->origin + 1 + sy + sz;
+#pragma omp parallel
+    {
+        int threads = omp_get_num_threads(), t = omp_get_thread_num();
+        if (n[2] >= 4 * threads) {
+            int z0 = (int)((long)n[2] * t / threads), z1 = (int)((long)n[2] * (t + 1) / threads);
+            for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
+                int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
+                for (int z = z0; z < z1; ++z)
+                    for (int y = y0; y < y1; ++y) {
+                        long row = first + y * sy + z * sz;
+                        FN(material_row)(out + row, u + row, zone + row, n[0], sy, sz, m);
+                    }
+            }
+        } else {
+#pragma omp for collapse(2) schedule(static)
+            for (int z = 0; z < n[2]; ++z)
+                for (int y = 0; y < n[1]; ++y) {
+                    long row = first + y * sy + z * sz;
+                    FN(material_row)(out + row, u + row, zone + row, n[0], sy, sz, m);
+                }
+        }
+    }
+}
+
+/* The precision's copy of the tables (conductances allocated: free with material_tables_free). */
+static int FN(material_tables_from)(FN(material_tables) *m, const heat_material_tables *t, double dt, unsigned exchanged)
+{
+    const long pairs = (long)t->zones * t->zones;
+    *m = (FN(material_tables)){.zones = t->zones, .exchanged = exchanged};
+    for (int d = 0; d < 3; ++d) {
+        m->conductance[d] = malloc(sizeof(REAL) * (size_t)pairs);
+        HEAT_CHECK(m->conductance[d], "out of memory for the materials' tables");
+        for (long i = 0; i < pairs; ++i) m->conductance[d][i] = (REAL)t->conductance[d][i];
+    }
+    for (int z = 0; z < t->zones; ++z) {
+        m->dt_over_heat_capacity[z] = (REAL)(dt / t->heat_capacity[z]);
+        for (int f = 0; f < FACE_COUNT; ++f)
+            m->scale[f][z] = (REAL)t->ghost_scale[f][z], m->shift[f][z] = (REAL)t->ghost_shift[f][z];
+    }
+    return HEAT_OK;
+}
+
+static void FN(material_tables_free)(FN(material_tables) *m)
+{
+    for (int d = 0; d < 3; ++d) free(m->conductance[d]), m->conductance[d] = NULL;
+}
+
+/* The sources of the step starting at time t. */
+static void FN(material_sources_at)(FN(material_tables) *m, const heat_materials *materials, double t)
+{
+    for (int z = 0; z < m->zones; ++z) m->source[z] = (REAL)heat_zone_source(&materials->zone[z], t);
+}
+
+#undef FN
+#undef CAT
+#undef CAT_

@@ -1,0 +1,111 @@
+#include "materials.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "error.h"
+
+void heat_boundary_ghost(const heat_bc *bc, double k, double h, double *scale, double *shift)
+{
+    *scale = 1.0, *shift = 0.0; /* Neumann, and the exchanged faces */
+    if (bc->type == HEAT_BC_DIRICHLET) *scale = -1.0, *shift = 2.0 * bc->value;
+    if (bc->type == HEAT_BC_FLUX) *shift = bc->value * h / k;
+    if (bc->type == HEAT_BC_CONVECTIVE) {
+        double beta = 2.0 * h * bc->h / (h * bc->h + 2.0 * k);
+        *scale = 1.0 - beta, *shift = beta * bc->ambient;
+    }
+}
+
+double heat_zone_source(const heat_zone *zone, double t)
+{
+    return zone->source_on <= t && t < zone->source_off ? zone->source : 0.0;
+}
+
+/* A boundary face's share of the Gershgorin row, in conductance units. */
+static double boundary_conductance(const heat_bc *bc, double k, double h)
+{
+    double scale, shift;
+    if (bc->type == HEAT_BC_PERIODIC) return -1.0; /* an interior face */
+    heat_boundary_ghost(bc, k, h, &scale, &shift);
+    return 0.5 * k * (1.0 - scale); /* the diagonal k (1 - scale) / h^2 as half an interior face's 2 K */
+}
+
+double heat_materials_dt_max(const heat_grid *grid, const heat_bc bc[FACE_COUNT], const heat_materials *m)
+{
+    double largest = 0.0;
+    for (int a = 0; a < m->material_count; ++a) {
+        const heat_material *ma = &m->material[a];
+        double interior = 0.0;
+        for (int b = 0; b < m->material_count; ++b)
+            interior = fmax(interior, heat_face_conductivity(ma->conductivity, m->material[b].conductivity));
+        double sum = 0.0;
+        for (int f = 0; f < FACE_COUNT; ++f) {
+            double h = grid->h[f / 2], face = boundary_conductance(&bc[f], ma->conductivity, h);
+            sum += fmax(interior, face) / (h * h);
+        }
+        largest = fmax(largest, sum / (ma->density * ma->specific_heat));
+    }
+    return 1.0 / largest;
+}
+
+static int positive(double v) { return isfinite(v) && v > 0.0; }
+
+static int check_materials(const heat_materials *m)
+{
+    HEAT_CHECK(m->zone_count >= 1 && m->zone_count <= HEAT_ZONES_MAX, "materials: %d zones (1 to %d)", m->zone_count,
+               HEAT_ZONES_MAX);
+    for (int a = 0; a < m->material_count; ++a) {
+        const heat_material *ma = &m->material[a];
+        HEAT_CHECK(positive(ma->conductivity) && positive(ma->density) && positive(ma->specific_heat),
+                   "material \"%s\": conductivity %g, density %g, specific_heat %g must be positive and finite",
+                   ma->name, ma->conductivity, ma->density, ma->specific_heat);
+    }
+    for (int z = 0; z < m->zone_count; ++z)
+        HEAT_CHECK(m->zone[z].material >= 0 && m->zone[z].material < m->material_count,
+                   "zone %d names material %d of %d", z, m->zone[z].material, m->material_count);
+    return HEAT_OK;
+}
+
+int heat_material_tables_make(const heat_problem *p, heat_material_tables *t)
+{
+    const heat_materials *m = p->materials;
+    *t = (heat_material_tables){0};
+    HEAT_CALL(check_materials(m));
+    const int zones = m->zone_count;
+    t->zones = zones;
+    for (int z = 0; z < zones; ++z) {
+        const heat_material *ma = &m->material[m->zone[z].material];
+        t->heat_capacity[z] = ma->density * ma->specific_heat;
+        t->conductivity[z] = ma->conductivity;
+        for (int f = 0; f < FACE_COUNT; ++f)
+            heat_boundary_ghost(&p->bc[f], ma->conductivity, p->grid.h[f / 2], &t->ghost_scale[f][z],
+                                &t->ghost_shift[f][z]);
+    }
+    for (int d = 0; d < 3; ++d) {
+        t->conductance[d] = malloc(sizeof(double) * (size_t)zones * (size_t)zones);
+        if (!t->conductance[d]) {
+            heat_material_tables_free(t);
+            return heat_error(HEAT_ERR_RUNTIME, "out of memory for the materials' tables");
+        }
+        double inv_h2 = 1.0 / (p->grid.h[d] * p->grid.h[d]);
+        for (int a = 0; a < zones; ++a)
+            for (int b = 0; b < zones; ++b)
+                t->conductance[d][a * zones + b] = heat_face_conductivity(t->conductivity[a], t->conductivity[b]) * inv_h2;
+    }
+    return HEAT_OK;
+}
+
+void heat_material_tables_free(heat_material_tables *t)
+{
+    for (int d = 0; d < 3; ++d) free(t->conductance[d]), t->conductance[d] = NULL;
+}
+
+int heat_zones_check(const heat_problem *p)
+{
+    HEAT_CHECK(p->zones, "a materials run without its zone index (heat_problem.zones)");
+    long count = (long)(p->grid.n[0] + 2) * (p->grid.n[1] + 2) * (p->grid.n[2] + 2);
+    for (long i = 0; i < count; ++i)
+        HEAT_CHECK(p->zones[i] < p->materials->zone_count, "point %ld of the zone index names zone %d of %d", i,
+                   p->zones[i], p->materials->zone_count);
+    return HEAT_OK;
+}
