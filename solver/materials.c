@@ -109,3 +109,32 @@ int heat_zones_check(const heat_problem *p)
                    p->zones[i], p->materials->zone_count);
     return HEAT_OK;
 }
+
+double heat_materials_operator_bound(const heat_problem *p)
+{
+    const heat_materials *m = p->materials;
+    const double theta = p->implicit.scheme == HEAT_CRANK_NICOLSON ? 0.5 : 1.0;
+    double largest = 0.0;
+    for (int a = 0; a < m->material_count; ++a) {
+        const heat_material *ma = &m->material[a];
+        const double ca = ma->density * ma->specific_heat;
+        double row = 0.0;
+        for (int f = 0; f < FACE_COUNT; ++f) {
+            const double inv_h2 = 1.0 / (p->grid.h[f / 2] * p->grid.h[f / 2]);
+            double face = 0.0;
+            for (int b = 0; b < m->material_count; ++b) {
+                const heat_material *mb = &m->material[b];
+                double k = heat_face_conductivity(ma->conductivity, mb->conductivity);
+                face = fmax(face, k * (1.0 / ca + 1.0 / sqrt(ca * mb->density * mb->specific_heat)));
+            }
+            if (p->bc[f].type != HEAT_BC_PERIODIC) {
+                double scale, shift;
+                heat_boundary_ghost(&p->bc[f], ma->conductivity, p->grid.h[f / 2], &scale, &shift);
+                face = fmax(face, ma->conductivity * (1.0 - scale) / ca);
+            }
+            row += face * inv_h2;
+        }
+        largest = fmax(largest, row);
+    }
+    return 1.0 + theta * p->dt * largest;
+}

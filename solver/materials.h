@@ -108,3 +108,9 @@ void heat_material_tables_free(heat_material_tables *tables);
 
 /* Checks that every zone index of problem->zones names a zone. */
 int heat_zones_check(const heat_problem *problem);
+
+/* Upper eigenvalue bound (Gershgorin, over every pair of materials) of the
+ * implicit schemes' scaled system S = I + theta dt M^-1/2 A M^-1/2
+ * (kernels/cpu/cpu_materials_cg.h); its lower bound is 1. One material with
+ * k = alpha, rho c = 1 gives the constant-coefficient bound. */
+double heat_materials_operator_bound(const heat_problem *problem);

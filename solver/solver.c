@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "materials.h"
 
 /* The CPU backend's fields: the two fields, plus r, p, q for CG (x reuses
  * the second field), plus z and w for the Chebyshev preconditioner and a
@@ -12,6 +13,8 @@
 static int field_count(const heat_problem *p)
 {
     if (p->implicit.scheme == HEAT_EULER) return 2;
+    if (p->implicit.preconditioner == HEAT_PRECOND_JACOBI && heat_materials_active(p->materials))
+        return 6; /* and 1 / diag per point */
     if (p->implicit.preconditioner != HEAT_PRECOND_CHEBYSHEV) return 5;
     return heat_chebyshev_pairs_allowed(p) ? 8 : 7;
 }

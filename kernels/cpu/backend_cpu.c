@@ -33,6 +33,8 @@ enum { CPU_ALIGN_BYTES = 64 }; /* one cache line */
 #include "for_each_precision.h"
 #define HEAT_PRECISION_FILE "cpu_materials.h"
 #include "for_each_precision.h"
+#define HEAT_PRECISION_FILE "cpu_materials_cg.h"
+#include "for_each_precision.h"
 
 
 typedef struct cpu_state {
@@ -82,6 +84,7 @@ typedef struct cpu_state {
     heat_material_tables tables;
     material_tables_d mat_d;
     material_tables_f mat_f;
+    void *inv_diagonal; /* implicit schemes with Jacobi: 1 / diag of the scaled system, per point */
     long step, clock_step;
     double clock_time;
     void *allocations[10]; /* what alloc_field allocated (fields start a little past these) */
@@ -215,6 +218,12 @@ static int pair_threads(const cpu_state *s)
     if (threads > s->ring_threads) threads = s->ring_threads;
     if (threads > by_planes) threads = by_planes;
     return threads > 1 ? threads : 1;
+}
+
+/* Start time of the step the backend takes next (solver.c's clock formula). */
+static double step_time(const cpu_state *s)
+{
+    return s->clock_time + (double)(s->step - s->clock_step) * s->problem.dt;
 }
 
 #define HEAT_PRECISION_FILE "cpu_cg_ops.h"
@@ -427,8 +436,14 @@ static int setup_materials(cpu_state *s)
     s->materials = 1;
     HEAT_CALL(setup_zones(s));
     HEAT_CALL(heat_material_tables_make(p, &s->tables));
-    HEAT_CALL(material_tables_from_d(&s->mat_d, &s->tables, p->dt, p->halo.exchanged));
-    HEAT_CALL(material_tables_from_f(&s->mat_f, &s->tables, p->dt, p->halo.exchanged));
+    const double theta = heat_scheme_theta(p->implicit.scheme);
+    HEAT_CALL(material_tables_from_d(&s->mat_d, &s->tables, p->dt, theta, p->halo.exchanged));
+    HEAT_CALL(material_tables_from_f(&s->mat_f, &s->tables, p->dt, theta, p->halo.exchanged));
+    if (p->implicit.scheme != HEAT_EULER && p->implicit.preconditioner == HEAT_PRECOND_JACOBI) {
+        HEAT_CALL(alloc_field(s, &s->inv_diagonal));
+        if (p->precision == HEAT_FLOAT) mat_inverse_diagonal_f(s->inv_diagonal, s->zone, p->grid.n, &s->layout, &s->mat_f);
+        else mat_inverse_diagonal_d(s->inv_diagonal, s->zone, p->grid.n, &s->layout, &s->mat_d);
+    }
     s->production = &cpu_variants[0];
     snprintf(s->kernel, sizeof s->kernel, "materials step, %d zones (C + OpenMP, %s, %d-byte vectors, blocks of %d rows)",
              s->tables.zones, heat_precision_name(p->precision), CPU_VECTOR_BYTES, s->block_rows);
@@ -573,12 +588,6 @@ static int sweep2(cpu_state *s, void *out, void *in, int stream)
         stencil_sweep2_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d, stream, s->fused_rows, s->rings,
                          (const double *const *)beyond, pair_threads(s));
     return HEAT_OK;
-}
-
-/* Start time of the step the backend takes next (solver.c's clock formula). */
-static double step_time(const cpu_state *s)
-{
-    return s->clock_time + (double)(s->step - s->clock_step) * s->problem.dt;
 }
 
 /* One general step: exchanged ghosts, the boundary faces' ghosts by their

@@ -25,6 +25,10 @@ typedef struct FN(material_tables) {
     REAL source[HEAT_ZONES_MAX];           /* q of this step (heat_zone_source at its start time) */
     REAL scale[FACE_COUNT][HEAT_ZONES_MAX], shift[FACE_COUNT][HEAT_ZONES_MAX]; /* ghost = scale T + shift */
     unsigned exchanged;                    /* faces whose ghosts the exchange brings (no rule) */
+    /* Implicit schemes, on y = sqrt(rho c) x (cpu_materials_cg.h): */
+    REAL inv_sqrt_heat_capacity[HEAT_ZONES_MAX]; /* 1 / sqrt(rho c) */
+    REAL operator_weight[HEAT_ZONES_MAX];        /* theta dt / sqrt(rho c) */
+    REAL rhs_weight[HEAT_ZONES_MAX];             /* dt / sqrt(rho c) */
 } FN(material_tables);
 
 /* One row of the general step: out = T + dt / (rho c) (sum of the faces' K/h^2 (T_b - T) + q). */
@@ -110,7 +114,8 @@ static void FN(material_sweep)(REAL *restrict out, const REAL *restrict u, const
 }
 
 /* The precision's copy of the tables (conductances allocated: free with material_tables_free). */
-static int FN(material_tables_from)(FN(material_tables) *m, const heat_material_tables *t, double dt, unsigned exchanged)
+static int FN(material_tables_from)(FN(material_tables) *m, const heat_material_tables *t, double dt, double theta,
+                                    unsigned exchanged)
 {
     const long pairs = (long)t->zones * t->zones;
     *m = (FN(material_tables)){.zones = t->zones, .exchanged = exchanged};
@@ -121,6 +126,9 @@ static int FN(material_tables_from)(FN(material_tables) *m, const heat_material_
     }
     for (int z = 0; z < t->zones; ++z) {
         m->dt_over_heat_capacity[z] = (REAL)(dt / t->heat_capacity[z]);
+        m->inv_sqrt_heat_capacity[z] = (REAL)(1.0 / sqrt(t->heat_capacity[z]));
+        m->operator_weight[z] = (REAL)(theta * dt / sqrt(t->heat_capacity[z]));
+        m->rhs_weight[z] = (REAL)(dt / sqrt(t->heat_capacity[z]));
         for (int f = 0; f < FACE_COUNT; ++f)
             m->scale[f][z] = (REAL)t->ghost_scale[f][z], m->shift[f][z] = (REAL)t->ghost_shift[f][z];
     }
