@@ -9,6 +9,8 @@
  */
 #include "problem.h"
 
+struct heat_energy;
+
 typedef struct heat_field_stats {
     double min, max; /* of this block's finite values */
     double sum;      /* of the whole grid's finite values, added per reduction brick in an order that no
@@ -124,6 +126,10 @@ typedef struct heat_backend_ops {
      * advance() moves it on a step a step; the implicit steps are told each
      * step. NULL: a backend that has no materials runs. */
     int (*set_clock)(void *state, long step, long clock_step, double clock_time);
+    /* Materials runs: the energy balance (struct heat_energy, solver/materials.h); collective.
+     * set_energy: a restart's energy in so far (HEAT_ENERGY_KINDS values). NULL: none. */
+    int (*energy)(void *state, struct heat_energy *energy);
+    int (*set_energy)(void *state, const double *energy_in);
 } heat_backend_ops;
 
 extern const heat_backend_ops heat_backend_cpu;

@@ -138,3 +138,9 @@ double heat_materials_operator_bound(const heat_problem *p)
     }
     return 1.0 + theta * p->dt * largest;
 }
+
+const char *heat_energy_kind_name(int kind)
+{
+    static const char *const names[HEAT_ENERGY_KINDS] = {"sources", "dirichlet", "convective", "flux"};
+    return names[kind];
+}

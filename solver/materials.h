@@ -114,3 +114,26 @@ int heat_zones_check(const heat_problem *problem);
  * (kernels/cpu/cpu_materials_cg.h); its lower bound is 1. One material with
  * k = alpha, rho c = 1 gives the constant-coefficient bound. */
 double heat_materials_operator_bound(const heat_problem *problem);
+
+/* ---- The energy balance (history and summary) ---- */
+
+/* Where energy comes in: volumetric sources, and the boundary faces by kind. */
+enum { HEAT_ENERGY_SOURCES, HEAT_ENERGY_DIRICHLET, HEAT_ENERGY_CONVECTIVE, HEAT_ENERGY_FLUX, HEAT_ENERGY_KINDS };
+
+/* The kind a boundary face's energy counts as; -1: none comes through it. */
+static inline int heat_energy_kind(heat_bc_type type)
+{
+    return type == HEAT_BC_DIRICHLET ? HEAT_ENERGY_DIRICHLET
+         : type == HEAT_BC_CONVECTIVE ? HEAT_ENERGY_CONVECTIVE
+         : type == HEAT_BC_FLUX ? HEAT_ENERGY_FLUX : -1;
+}
+
+const char *heat_energy_kind_name(int kind); /* "sources", "dirichlet", "convective", "flux" */
+
+/* Every sum of the whole grid is added in an order fixed by reduction bricks
+ * (solver/reduce.h), so the numbers have the same bits on any rank count. */
+typedef struct heat_energy {
+    double heat;                       /* sum of rho c T V */
+    double power[HEAT_ENERGY_KINDS];   /* in at the current field and time (what the next step takes) */
+    double energy[HEAT_ENERGY_KINDS];  /* in since t = 0: the steps' powers times dt, as the steps used them */
+} heat_energy;

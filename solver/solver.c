@@ -52,13 +52,20 @@ static int select_backend(heat_backend_request request, const heat_problem *prob
     if (request == HEAT_SELECT_AUTO && !gpu && !quiet)
         printf("No usable GPU (%s): running on the CPU backend.\n", reason);
     *ops = (request != HEAT_SELECT_CPU && gpu) ? heat_backend_hip : &heat_backend_cpu;
+    if (*ops != &heat_backend_cpu && heat_materials_active(problem->materials) && !(*ops)->energy) {
+        if (request == HEAT_SELECT_HIP)
+            return heat_error(HEAT_ERR_CONFIG, "--backend hip: this build's GPU backend has no materials runs "
+                              "(`materials` in the configuration); use --backend cpu or auto");
+        if (!quiet) printf("A materials run: on the CPU backend (this build's GPU backend has none).\n");
+        *ops = &heat_backend_cpu;
+    }
     return HEAT_OK;
 }
 
 int heat_solver_runs_on_cpu(const heat_problem *problem, heat_backend_request request)
 {
-    (void)problem;
     if (request == HEAT_SELECT_CPU) return 1;
+    if (heat_backend_hip && heat_materials_active(problem->materials) && !heat_backend_hip->energy) return 1;
     return !(heat_backend_hip && heat_hip_available(NULL, 0)); /* as select_backend */
 }
 
@@ -151,3 +158,15 @@ int heat_solver_advance(heat_solver *s, long steps)
 }
 
 int heat_solver_stats(heat_solver *s, heat_field_stats *stats) { return s->ops->stats(s->state, stats); }
+
+int heat_solver_energy(heat_solver *s, struct heat_energy *energy)
+{
+    HEAT_CHECK(s->ops->energy, "the %s backend keeps no energy balance", s->ops->name);
+    return s->ops->energy(s->state, energy);
+}
+
+int heat_solver_set_energy(heat_solver *s, const double *energy_in)
+{
+    HEAT_CHECK(s->ops->set_energy, "the %s backend keeps no energy balance", s->ops->name);
+    return s->ops->set_energy(s->state, energy_in);
+}

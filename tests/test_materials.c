@@ -428,6 +428,55 @@ static int implicit_one_material(void)
     return 0;
 }
 
+/* ---- the energy balance the backend keeps ---- */
+
+static int balance_run(heat_scheme scheme, double dt_factor, long steps, double tolerance)
+{
+    heat_problem p = test_problem(12, 10, 8, 1.2, 1.0, 0.8, HEAT_DOUBLE);
+    heat_materials m = {.material_count = 2, .material = {test_material("a", 1.0, 2.0), test_material("b", 20.0, 5.0)},
+                        .zone_count = 3, .zone = {test_zone(0, 0.0), test_zone(1, 5.0), {0, 2.0, 0.0, 0.0}}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, powered_blocks);
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_FLUX, .value = 3.0};
+    p.bc[FACE_X_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 0.5};
+    p.bc[FACE_Y_LOW] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 4.0, .ambient = 2.0};
+    p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 0.5, .ambient = -1.0};
+    p.implicit = (heat_implicit){scheme, 1e-12, 2000, HEAT_PRECOND_CHEBYSHEV, 8, 2};
+    p.dt = dt_factor * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    m.zone[2].source_on = 3.5 * p.dt, m.zone[2].source_off = 9.5 * p.dt;
+    heat_solver *s;
+    EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
+    void *field = gaussian_field(&p);
+    EXPECT_OK(heat_solver_set_field(s, field, 0));
+    heat_energy before, after;
+    EXPECT_OK(heat_solver_energy(s, &before));
+    EXPECT(fabs(before.heat - test_heat(&p, field)) <= 1e-13 * fabs(before.heat), "heat %.17g, the field's %.17g",
+           before.heat, test_heat(&p, field));
+    EXPECT_OK(heat_solver_advance(s, steps));
+    EXPECT_OK(heat_solver_energy(s, &after));
+    double in = 0.0;
+    for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) {
+        in += after.energy[kind];
+        printf("  %-10s power %+.6e now, energy in %+.15e\n", heat_energy_kind_name(kind), after.power[kind],
+               after.energy[kind]);
+        EXPECT(after.energy[kind] != 0.0 && before.energy[kind] == 0.0, "no energy came through %s",
+               heat_energy_kind_name(kind));
+    }
+    double change = after.heat - before.heat, error = fabs(change - in) / fabs(in);
+    printf("%s: heat %.15e -> %.15e, change %+.15e, energy in %+.15e, mismatch %.2e of it\n", heat_scheme_name(scheme),
+           before.heat, after.heat, change, in, error);
+    EXPECT(error <= tolerance, "%s: the heat changed by %.15g, but %.15g came in", heat_scheme_name(scheme), change, in);
+    free(field), free((void *)p.zones);
+    heat_solver_destroy(&s);
+    return 0;
+}
+
+static int energy_balance(void)
+{
+    return balance_run(HEAT_EULER, 0.9, 300, 1e-12) || balance_run(HEAT_BACKWARD_EULER, 10.0, 30, 1e-9) ||
+           balance_run(HEAT_CRANK_NICOLSON, 10.0, 30, 1e-9);
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -436,10 +485,10 @@ int main(int argc, char **argv)
     } cases[] = {{"series", series},           {"convective", convective},       {"sources", sources_and_fluxes},
                  {"smooth_order", smooth_order}, {"one_material", one_material}, {"restart_clock", restart_clock},
                  {"implicit_series", implicit_series}, {"implicit_sources", implicit_sources},
-                 {"implicit_one_material", implicit_one_material}};
+                 {"implicit_one_material", implicit_one_material}, {"energy_balance", energy_balance}};
     for (size_t c = 0; argc == 2 && c < sizeof cases / sizeof cases[0]; ++c)
         if (strcmp(argv[1], cases[c].name) == 0) return cases[c].run();
     fprintf(stderr, "usage: test_materials series|convective|sources|smooth_order|one_material|restart_clock|implicit_series|"
-                    "implicit_sources|implicit_one_material\n");
+                    "implicit_sources|implicit_one_material|energy_balance\n");
     return 2;
 }

@@ -85,6 +85,14 @@ typedef struct cpu_state {
     material_tables_d mat_d;
     material_tables_f mat_f;
     void *inv_diagonal; /* implicit schemes with Jacobi: 1 / diag of the scaled system, per point */
+    /* The energy balance: energy in so far per kind, the whole grid's volume
+     * of each zone, each face's kind (-1: none), per-brick boundary powers. */
+    double energy_in[HEAT_ENERGY_KINDS];
+    double zone_volume[HEAT_ZONES_MAX];
+    int face_kind[FACE_COUNT];
+    int kind_present[HEAT_ENERGY_KINDS];
+    double *energy_bricks;
+    double cg_fraction, power_begin[HEAT_ENERGY_KINDS]; /* implicit: the solve's start */
     long step, clock_step;
     double clock_time;
     void *allocations[10]; /* what alloc_field allocated (fields start a little past these) */
@@ -226,6 +234,101 @@ static double step_time(const cpu_state *s)
     return s->clock_time + (double)(s->step - s->clock_step) * s->problem.dt;
 }
 
+static double cell_volume(const cpu_state *s)
+{
+    const double *h = s->problem.grid.h;
+    return h[0] * h[1] * h[2];
+}
+
+/* The sources' power: each zone's q (as the step takes it, the tables' source) times its volume, in zone order. */
+static double source_power(const cpu_state *s)
+{
+    double power = 0.0;
+    for (int z = 0; z < s->tables.zones; ++z)
+        power += (s->problem.precision == HEAT_FLOAT ? (double)s->mat_f.source[z] : s->mat_d.source[z]) * s->zone_volume[z];
+    return power;
+}
+
+/* The power in through the boundary faces by kind, from `field` with its ghosts set; collective. */
+static int boundary_power(cpu_state *s, const void *field, double power[HEAT_ENERGY_KINDS])
+{
+    const heat_reduction *r = &s->reduction;
+    if (s->problem.precision == HEAT_FLOAT)
+        material_boundary_bricks_f(field, s->zone, s->problem.grid.n, &s->layout, &s->mat_f, s->face_kind,
+                                   cell_volume(s), r->brick, r->own, s->energy_bricks);
+    else
+        material_boundary_bricks_d(field, s->zone, s->problem.grid.n, &s->layout, &s->mat_d, s->face_kind,
+                                   cell_volume(s), r->brick, r->own, s->energy_bricks);
+    for (int kind = HEAT_ENERGY_DIRICHLET; kind < HEAT_ENERGY_KINDS; ++kind) {
+        power[kind] = 0.0;
+        if (s->kind_present[kind])
+            HEAT_CALL(heat_reduction_sum_bricks(&s->reduction, s->energy_bricks + kind, HEAT_ENERGY_KINDS, &power[kind]));
+    }
+    return HEAT_OK;
+}
+
+/* Sources and boundary faces: the power the step from `field` (ghosts set, sources of its time) takes. */
+static int step_power(cpu_state *s, const void *field, double power[HEAT_ENERGY_KINDS])
+{
+    HEAT_CALL(boundary_power(s, field, power));
+    power[HEAT_ENERGY_SOURCES] = source_power(s);
+    return HEAT_OK;
+}
+
+/* The zones' volumes over the whole grid, the faces' kinds and the bricks' buffer. */
+static int setup_energy(cpu_state *s)
+{
+    const int *n = s->problem.grid.n;
+    const heat_layout *l = &s->layout;
+    double count[HEAT_ZONES_MAX] = {0};
+    for (int z = 0; z < n[2]; ++z)
+        for (int y = 0; y < n[1]; ++y)
+            for (int x = 0; x < n[0]; ++x) count[s->zone[l->origin + 1 + x + (y + 1) * l->stride_y + (z + 1) * l->stride_z]] += 1.0;
+    /* counts are whole numbers (exact in doubles), so their sum across processes has one value in any order */
+    const heat_halo *h = &s->problem.halo;
+    if (h->sum_owned) HEAT_CALL(h->sum_owned(h->context, count, s->tables.zones));
+    for (int z = 0; z < s->tables.zones; ++z) s->zone_volume[z] = count[z] * cell_volume(s);
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        s->face_kind[f] = heat_energy_kind(s->problem.bc[f].type);
+        if (s->face_kind[f] >= 0) s->kind_present[s->face_kind[f]] = 1; /* the same on every rank: the bc are global */
+        if (h->exchanged & 1u << f) s->face_kind[f] = -1;
+    }
+    const heat_reduction *r = &s->reduction;
+    s->energy_bricks = malloc(sizeof(double) * (size_t)r->own[0] * r->own[1] * r->own[2] * HEAT_ENERGY_KINDS);
+    HEAT_CHECK(s->energy_bricks, "out of memory for the energy balance");
+    return HEAT_OK;
+}
+
+/* The boundary faces' ghosts of `field` by the zones' rules (homogeneous: the CG vectors'). */
+static void material_fill(cpu_state *s, void *field, int homogeneous)
+{
+    const int *n = s->problem.grid.n;
+    if (s->problem.precision == HEAT_FLOAT) material_halo_fill_f(field, s->zone, n, &s->layout, &s->mat_f, homogeneous);
+    else material_halo_fill_d(field, s->zone, n, &s->layout, &s->mat_d, homogeneous);
+}
+
+static void material_sources(cpu_state *s, double t)
+{
+    if (s->problem.precision == HEAT_FLOAT) material_sources_at_f(&s->mat_f, s->problem.materials, t);
+    else material_sources_at_d(&s->mat_d, s->problem.materials, t);
+}
+
+/* An implicit solve's energy: fraction dt ((1 - theta') P(u) + theta' P(u_new)) through the faces, theta' =
+ * theta / fraction (a half step is a backward Euler one), and fraction dt times the sources' power. */
+static int implicit_solve_energy(cpu_state *s)
+{
+    double end[HEAT_ENERGY_KINDS];
+    HEAT_CALL(exchange_ghosts(s, s->current));
+    material_fill(s, s->current, 0);
+    HEAT_CALL(boundary_power(s, s->current, end));
+    const double span = s->cg_fraction * s->problem.dt;
+    const double weight = heat_scheme_theta(s->problem.implicit.scheme) / s->cg_fraction;
+    s->energy_in[HEAT_ENERGY_SOURCES] += span * s->power_begin[HEAT_ENERGY_SOURCES];
+    for (int kind = HEAT_ENERGY_DIRICHLET; kind < HEAT_ENERGY_KINDS; ++kind)
+        s->energy_in[kind] += span * ((1.0 - weight) * s->power_begin[kind] + weight * end[kind]);
+    return HEAT_OK;
+}
+
 #define HEAT_PRECISION_FILE "cpu_cg_ops.h"
 #include "for_each_precision.h"
 
@@ -307,6 +410,7 @@ static void cpu_destroy(void **state)
     material_tables_free_d(&s->mat_d);
     material_tables_free_f(&s->mat_f);
     free(s->zone_base);
+    free(s->energy_bricks);
     void *vectors[] = {s->dots_a, s->dots_b, s->rings};
     for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; ++v) free(vectors[v]);
     free(s);
@@ -439,6 +543,7 @@ static int setup_materials(cpu_state *s)
     const double theta = heat_scheme_theta(p->implicit.scheme);
     HEAT_CALL(material_tables_from_d(&s->mat_d, &s->tables, p->dt, theta, p->halo.exchanged));
     HEAT_CALL(material_tables_from_f(&s->mat_f, &s->tables, p->dt, theta, p->halo.exchanged));
+    HEAT_CALL(setup_energy(s));
     if (p->implicit.scheme != HEAT_EULER && p->implicit.preconditioner == HEAT_PRECOND_JACOBI) {
         HEAT_CALL(alloc_field(s, &s->inv_diagonal));
         if (p->precision == HEAT_FLOAT) mat_inverse_diagonal_f(s->inv_diagonal, s->zone, p->grid.n, &s->layout, &s->mat_f);
@@ -591,24 +696,51 @@ static int sweep2(cpu_state *s, void *out, void *in, int stream)
 }
 
 /* One general step: exchanged ghosts, the boundary faces' ghosts by their
- * zones' rules, the sources of this step's start time, the sweep. */
+ * zones' rules, the sources of this step's start time, the power that all
+ * of them bring (the energy balance), the sweep. */
 static int material_step(cpu_state *s)
 {
     const int *n = s->problem.grid.n;
+    double power[HEAT_ENERGY_KINDS];
     HEAT_CALL(exchange_ghosts(s, s->current));
-    double t = step_time(s);
-    if (s->problem.precision == HEAT_FLOAT) {
-        material_sources_at_f(&s->mat_f, s->problem.materials, t);
-        material_halo_fill_f(s->current, s->zone, n, &s->layout, &s->mat_f, 0);
+    material_sources(s, step_time(s));
+    material_fill(s, s->current, 0);
+    HEAT_CALL(step_power(s, s->current, power));
+    if (s->problem.precision == HEAT_FLOAT)
         material_sweep_f(s->next, s->current, s->zone, n, &s->layout, &s->mat_f, s->block_rows);
-    } else {
-        material_sources_at_d(&s->mat_d, s->problem.materials, t);
-        material_halo_fill_d(s->current, s->zone, n, &s->layout, &s->mat_d, 0);
-        material_sweep_d(s->next, s->current, s->zone, n, &s->layout, &s->mat_d, s->block_rows);
-    }
+    else material_sweep_d(s->next, s->current, s->zone, n, &s->layout, &s->mat_d, s->block_rows);
+    for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) s->energy_in[kind] += s->problem.dt * power[kind];
     void *swap = s->current;
     s->current = s->next;
     s->next = swap;
+    return HEAT_OK;
+}
+
+/* The heat and the powers at the current field and time, and the energy in so far; collective. */
+static int cpu_energy(void *state, heat_energy *e)
+{
+    cpu_state *s = state;
+    HEAT_CHECK(s->materials, "the energy balance of a run without materials (internal error)");
+    const heat_reduction *r = &s->reduction;
+    HEAT_CALL(exchange_ghosts(s, s->current));
+    material_sources(s, step_time(s));
+    material_fill(s, s->current, 0);
+    HEAT_CALL(step_power(s, s->current, e->power));
+    if (s->problem.precision == HEAT_FLOAT)
+        material_heat_bricks_f(s->current, s->zone, s->problem.grid.n, &s->layout, s->tables.heat_capacity,
+                               cell_volume(s), r->brick, r->own, s->brick_sums);
+    else
+        material_heat_bricks_d(s->current, s->zone, s->problem.grid.n, &s->layout, s->tables.heat_capacity,
+                               cell_volume(s), r->brick, r->own, s->brick_sums);
+    HEAT_CALL(heat_reduction_sum_bricks(&s->reduction, s->brick_sums, 1, &e->heat));
+    memcpy(e->energy, s->energy_in, sizeof e->energy);
+    return HEAT_OK;
+}
+
+static int cpu_set_energy(void *state, const double *energy_in)
+{
+    cpu_state *s = state;
+    memcpy(s->energy_in, energy_in, sizeof s->energy_in);
     return HEAT_OK;
 }
 
@@ -854,4 +986,6 @@ const heat_backend_ops heat_backend_cpu = {
     .time_step = cpu_time_step,
     .cg = &cpu_cg,
     .set_clock = cpu_set_clock,
+    .energy = cpu_energy,
+    .set_energy = cpu_set_energy,
 };

@@ -45,6 +45,8 @@ static int FN(cg_begin_typed)(cpu_state *s, double fraction, double *rr, double 
     HEAT_CALL(FN(fill_ghosts)(s, s->current, FN(bc_rule)(s)));
     if (s->materials) {
         FN(material_sources_at)(FN(mat_mutable)(s), s->problem.materials, step_time(s));
+        s->cg_fraction = fraction;
+        HEAT_CALL(step_power(s, s->current, s->power_begin));
         FN(mat_cg_rhs)(s->r, s->current, s->zone, s->problem.grid.n, &s->layout, FN(mat)(s), (REAL)fraction,
                        s->inv_diagonal, s->reduction.brick[0], s->dots_a, s->dots_b);
     } else
@@ -153,10 +155,13 @@ static int FN(cg_update_typed)(cpu_state *s, double a, int first, double *rr, do
 static int FN(cg_finish_typed)(cpu_state *s)
 {
     if (!s->x_pending) return heat_error(HEAT_ERR_RUNTIME, "CG finished without an update (internal error)");
-    if (s->materials)
-        FN(mat_cg_finish)(s->current, FN(x_step_waiting)(s), s->p, s->zone, FN(mat)(s), s->problem.grid.n, &s->layout);
-    else FN(cg_finish)(s->current, FN(x_step_waiting)(s), s->p, s->problem.grid.n, &s->layout);
+    FN(x_step) waiting = FN(x_step_waiting)(s);
     s->x_pending = 0;
+    if (s->materials) {
+        FN(mat_cg_finish)(s->current, waiting, s->p, s->zone, FN(mat)(s), s->problem.grid.n, &s->layout);
+        return implicit_solve_energy(s);
+    }
+    FN(cg_finish)(s->current, waiting, s->p, s->problem.grid.n, &s->layout);
     return HEAT_OK;
 }
 

@@ -146,6 +146,64 @@ static void FN(material_sources_at)(FN(material_tables) *m, const heat_materials
     for (int z = 0; z < m->zones; ++z) m->source[z] = (REAL)heat_zone_source(&materials->zone[z], t);
 }
 
+/* The power into the block through its boundary faces, per reduction brick
+ * and kind (bricks[b * HEAT_ENERGY_KINDS + kind], b = (bz * own[1] + by) *
+ * own[0] + bx; u's ghosts set): each face point's k_a (g - T_a) / h_d times
+ * its face's area, K and (g - T) as the step takes them. kind[f] < 0: face f
+ * brings none (or is exchanged). A brick adds its points face by face, each
+ * face's in row order: the same order on any decomposition. */
+static void FN(material_boundary_bricks)(const REAL *u, const unsigned char *zone, const int n[3], const heat_layout *l,
+                                         const FN(material_tables) *m, const int kind[FACE_COUNT],
+                                         const double volume, const int brick[3], const int own[3], double *bricks)
+{
+    const long stride[3] = {1, l->stride_y, l->stride_z};
+    memset(bricks, 0, sizeof(double) * (size_t)own[0] * own[1] * own[2] * HEAT_ENERGY_KINDS);
+    for (int face = 0; face < FACE_COUNT; ++face) {
+        if (kind[face] < 0 || (m->exchanged & 1u << face)) continue;
+        const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+        const long outward = face % 2 ? stride[axis] : -stride[axis];
+        const int plane = face % 2 ? n[axis] - 1 : 0;
+        const REAL *k = m->conductance[axis];
+        for (int b = 0; b < n[slow]; ++b)
+            for (int a = 0; a < n[fast]; ++a) {
+                int at[3];
+                at[axis] = plane, at[fast] = a, at[slow] = b;
+                long i = l->origin + 1 + stride[1] + stride[2] + at[0] + at[1] * stride[1] + at[2] * stride[2];
+                long zone_pair = (long)zone[i] * (m->zones + 1);
+                double power = (double)(k[zone_pair] * (u[i + outward] - u[i])) * volume;
+                long index = ((long)(at[2] / brick[2]) * own[1] + at[1] / brick[1]) * own[0] + at[0] / brick[0];
+                bricks[index * HEAT_ENERGY_KINDS + kind[face]] += power;
+            }
+    }
+}
+
+/* sum of rho c T V per reduction brick (heat[b]), rows in order, as field_stats sums T. */
+static void FN(material_heat_bricks)(const REAL *u, const unsigned char *zone, const int n[3], const heat_layout *l,
+                                     const double *heat_capacity, double volume, const int brick[3], const int own[3],
+                                     double *heat)
+{
+    const long sy = l->stride_y, sz = l->stride_z, slabs = (long)own[1] * own[2];
+    const long first = l->origin + 1 + sy + sz;
+#pragma omp parallel for schedule(static)
+    for (long slab = 0; slab < slabs; ++slab) {
+        double *row_of_bricks = heat + slab * own[0];
+        for (int bx = 0; bx < own[0]; ++bx) row_of_bricks[bx] = 0.0;
+        const int y0 = (int)(slab % own[1]) * brick[1], z0 = (int)(slab / own[1]) * brick[2];
+        const int y1 = y0 + brick[1] < n[1] ? y0 + brick[1] : n[1], z1 = z0 + brick[2] < n[2] ? z0 + brick[2] : n[2];
+        for (int z = z0; z < z1; ++z)
+            for (int y = y0; y < y1; ++y) {
+                const REAL *row = u + first + y * sy + z * sz;
+                const unsigned char *zr = zone + first + y * sy + z * sz;
+                for (int bx = 0; bx < own[0]; ++bx) {
+                    const int x0 = bx * brick[0], x1 = x0 + brick[0] < n[0] ? x0 + brick[0] : n[0];
+                    double piece = 0.0;
+                    for (int x = x0; x < x1; ++x) piece += heat_capacity[zr[x]] * (double)row[x] * volume;
+                    row_of_bricks[bx] += piece;
+                }
+            }
+    }
+}
+
 #undef FN
 #undef CAT
 #undef CAT_
