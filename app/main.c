@@ -28,6 +28,7 @@
 #include "io/config.h"
 #include "io/fsutil.h"
 #include "io/history.h"
+#include "solver/materials.h"
 #include "io/output_dir.h"
 #include "parallel/domain.h"
 #include "parallel/parallel.h"
@@ -59,6 +60,7 @@ typedef struct heat_run {
     int stencil_shares;   /* the CPU stencil left cores to a write in the last batch */
     long clock_checkpoints; /* taken by output.every_seconds */
     heat_history *history;  /* the root's <name>.history.csv; NULL: none */
+    heat_energy energy;     /* materials runs: the energy balance at the last statistics */
     pthread_t releaser;     /* releases the solver's GPU beside the last writes */
     int releasing;          /* releaser runs (run_destroy joins it) */
 } heat_run;
@@ -361,25 +363,36 @@ static int write_output(heat_run *r, int frame, int last)
     return ckpt_writer_submit(r->writer, r->solver->step, r->solver->time, frame);
 }
 
+/* Materials runs: the energy balance beside the statistics (collective). */
+static int take_energy(heat_run *r)
+{
+    if (!heat_materials_active(r->solver->problem.materials)) return HEAT_OK;
+    return heat_solver_energy(r->solver, &r->energy);
+}
+
 /* A row of the history with the statistics just taken (the root's; others have none). */
 static void record_history(heat_run *r, const heat_field_stats *stats)
 {
     const heat_grid *g = &r->config.grid;
     double cell = g->length[0] / g->n[0] * (g->length[1] / g->n[1]) * (g->length[2] / g->n[2]);
-    history_record(r->history, r->solver->step, r->solver->time, stats, (double)heat_grid_points(g), cell);
+    history_record(r->history, r->solver->step, r->solver->time, stats, (double)heat_grid_points(g), cell, &r->energy);
 }
 
 static void open_history(heat_run *r, int restarting, const heat_field_stats *initial)
 {
     if (!par_is_root() || !r->config.output.history) return;
-    history_open(r->config.output.dir, r->config.output.name, r->solver->step, restarting, &r->history);
+    history_open(r->config.output.dir, r->config.output.name, r->solver->step, restarting,
+                 heat_materials_active(r->solver->problem.materials), &r->history);
     record_history(r, initial);
 }
 
 static int check_field(heat_run *r, long batch_start, heat_field_stats *stats)
 {
     HEAT_CALL(heat_domain_stats(&r->domain, r->solver, stats));
-    if (stats->nonfinite == 0) return record_history(r, stats), HEAT_OK;
+    if (stats->nonfinite == 0) {
+        HEAT_CALL(take_energy(r));
+        return record_history(r, stats), HEAT_OK;
+    }
     r->agreed = 1; /* every rank saw the same count */
     if (!par_is_root()) return HEAT_ERR_RUNTIME;
     return heat_error(HEAT_ERR_RUNTIME,
@@ -545,6 +558,8 @@ static int run(const heat_cli *cli, heat_run *r)
     launcher_check_kill_delay((double)snapshot_bytes(r));
     HEAT_CALL(heat_domain_stats(&r->domain, r->solver, &totals.initial));
     r->initial = totals.initial;
+    HEAT_CALL(take_energy(r));
+    totals.energy_initial = r->energy;
     ranks_check_binding();
     plan_cores(r);
     if (writes(r)) HEAT_CALL(create_writer(r, &series));
@@ -555,6 +570,8 @@ static int run(const heat_cli *cli, heat_run *r)
     totals.startup_seconds = start - begun;
     totals.final = totals.initial;
     HEAT_CALL(time_loop(r, &totals.final));
+    totals.energy_final = r->energy;
+    totals.materials = heat_materials_active(r->solver->problem.materials);
     release_solver_beside_writes(r);
     status = r->writer ? ckpt_writer_wait(r->writer) : HEAT_OK;
     if (r->config.output.on_write_error) status = HEAT_OK;
