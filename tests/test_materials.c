@@ -477,6 +477,38 @@ static int energy_balance(void)
            balance_run(HEAT_CRANK_NICOLSON, 10.0, 30, 1e-9);
 }
 
+/* ---- the uniform rows' shortcut gives the general row's bits ---- */
+
+static int checkerboard(const heat_problem *p, int i, int j, int k)
+{
+    (void)p;
+    return (i + 2 * j + 3 * k) % 7 == 0; /* zone 1: the same material as zone 0, so the same physics */
+}
+
+static int uniform_rows(void)
+{
+    heat_problem p = test_problem(29, 14, 9, 1.0, 0.7, 0.5, HEAT_DOUBLE);
+    heat_materials m = {.material_count = 1, .material = {test_material("a", 1.5, 2.0)}, .zone_count = 2,
+                        .zone = {test_zone(0, 0.5), test_zone(0, 0.5)}};
+    p.materials = &m;
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 3.0, .ambient = 2.0};
+    p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.5};
+    p.dt = 0.9 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    void *initial = gaussian_field(&p), *uniform = test_alloc_field(&p), *mixed = test_alloc_field(&p);
+    p.zones = test_paint_zones(&p, everywhere_zero);
+    if (test_run(&p, HEAT_SELECT_CPU, initial, 15, uniform)) return 1;
+    free((void *)p.zones);
+    p.zones = test_paint_zones(&p, checkerboard);
+    if (test_run(&p, HEAT_SELECT_CPU, initial, 15, mixed)) return 1;
+    size_t bytes = (size_t)heat_grid_points(&p.grid) * sizeof(double);
+    EXPECT(memcmp(uniform, mixed, bytes) == 0, "rows of one zone (the uniform shortcut) and rows of two zones of the "
+           "same material (the general row) differ");
+    EXPECT(memcmp(uniform, initial, bytes) != 0, "the steps changed nothing");
+    printf("uniform rows: the shortcut and the general row give the same bits\n");
+    free(initial), free(uniform), free(mixed), free((void *)p.zones);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -485,10 +517,11 @@ int main(int argc, char **argv)
     } cases[] = {{"series", series},           {"convective", convective},       {"sources", sources_and_fluxes},
                  {"smooth_order", smooth_order}, {"one_material", one_material}, {"restart_clock", restart_clock},
                  {"implicit_series", implicit_series}, {"implicit_sources", implicit_sources},
-                 {"implicit_one_material", implicit_one_material}, {"energy_balance", energy_balance}};
+                 {"implicit_one_material", implicit_one_material}, {"energy_balance", energy_balance},
+                 {"uniform_rows", uniform_rows}};
     for (size_t c = 0; argc == 2 && c < sizeof cases / sizeof cases[0]; ++c)
         if (strcmp(argv[1], cases[c].name) == 0) return cases[c].run();
     fprintf(stderr, "usage: test_materials series|convective|sources|smooth_order|one_material|restart_clock|implicit_series|"
-                    "implicit_sources|implicit_one_material|energy_balance\n");
+                    "implicit_sources|implicit_one_material|energy_balance|uniform_rows\n");
     return 2;
 }

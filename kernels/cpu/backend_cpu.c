@@ -81,6 +81,7 @@ typedef struct cpu_state {
      * next step, whose start time switches the sources. */
     int materials;
     unsigned char *zone_base, *zone;
+    short *row_zone;   /* per owned row (y, z): the one zone its stencil sees, or HEAT_ZONES_MAX: several */
     heat_material_tables tables;
     material_tables_d mat_d;
     material_tables_f mat_f;
@@ -410,6 +411,7 @@ static void cpu_destroy(void **state)
     material_tables_free_d(&s->mat_d);
     material_tables_free_f(&s->mat_f);
     free(s->zone_base);
+    free(s->row_zone);
     free(s->energy_bricks);
     void *vectors[] = {s->dots_a, s->dots_b, s->rings};
     for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; ++v) free(vectors[v]);
@@ -532,6 +534,29 @@ static int setup_zones(cpu_state *s)
     return HEAT_OK;
 }
 
+/* Rows whose stencil reads one zone only (the row, its x ghosts, the rows
+ * beside it in y and z) take the uniform row (material_row_uniform). */
+static int setup_row_zones(cpu_state *s)
+{
+    const int *n = s->problem.grid.n;
+    const heat_layout *l = &s->layout;
+    s->row_zone = malloc(sizeof(short) * (size_t)n[1] * n[2]);
+    HEAT_CHECK(s->row_zone, "out of memory for the zone index");
+    const long first = l->origin + 1 + l->stride_y + l->stride_z;
+    for (int z = 0; z < n[2]; ++z)
+        for (int y = 0; y < n[1]; ++y) {
+            const unsigned char *row = s->zone + first + y * l->stride_y + z * l->stride_z;
+            int zone = row[0], same = row[-1] == zone && row[n[0]] == zone;
+            const long beside[4] = {-l->stride_y, l->stride_y, -l->stride_z, l->stride_z};
+            for (int x = 0; x < n[0] && same; ++x) {
+                same &= row[x] == zone;
+                for (int b = 0; b < 4; ++b) same &= row[x + beside[b]] == zone;
+            }
+            s->row_zone[(long)z * n[1] + y] = (short)(same ? zone : HEAT_ZONES_MAX);
+        }
+    return HEAT_OK;
+}
+
 /* A materials run: the general step (cpu_materials.h) instead of the
  * constant-coefficient kernels, one step a sweep. */
 static int setup_materials(cpu_state *s)
@@ -539,6 +564,7 @@ static int setup_materials(cpu_state *s)
     const heat_problem *p = &s->problem;
     s->materials = 1;
     HEAT_CALL(setup_zones(s));
+    HEAT_CALL(setup_row_zones(s));
     HEAT_CALL(heat_material_tables_make(p, &s->tables));
     const double theta = heat_scheme_theta(p->implicit.scheme);
     HEAT_CALL(material_tables_from_d(&s->mat_d, &s->tables, p->dt, theta, p->halo.exchanged));
@@ -707,8 +733,8 @@ static int material_step(cpu_state *s)
     material_fill(s, s->current, 0);
     HEAT_CALL(step_power(s, s->current, power));
     if (s->problem.precision == HEAT_FLOAT)
-        material_sweep_f(s->next, s->current, s->zone, n, &s->layout, &s->mat_f, s->block_rows);
-    else material_sweep_d(s->next, s->current, s->zone, n, &s->layout, &s->mat_d, s->block_rows);
+        material_sweep_f(s->next, s->current, s->zone, s->row_zone, n, &s->layout, &s->mat_f, s->block_rows);
+    else material_sweep_d(s->next, s->current, s->zone, s->row_zone, n, &s->layout, &s->mat_d, s->block_rows);
     for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) s->energy_in[kind] += s->problem.dt * power[kind];
     void *swap = s->current;
     s->current = s->next;

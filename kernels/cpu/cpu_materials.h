@@ -51,6 +51,36 @@ static inline void FN(material_row)(REAL *restrict out, const REAL *restrict c, 
     }
 }
 
+/* The same row where every point and neighbour is of zone a (row_zone): the
+ * same expression with the table's values as constants, so the same bits,
+ * vectorised without gathers. */
+static inline void FN(material_row_uniform)(REAL *restrict out, const REAL *restrict c, long n, long sy, long sz,
+                                            const FN(material_tables) *m, int a)
+{
+    const long pair = (long)a * m->zones + a;
+    const REAL kx = m->conductance[0][pair], ky = m->conductance[1][pair], kz = m->conductance[2][pair];
+    const REAL weight = m->dt_over_heat_capacity[a], q = m->source[a];
+#pragma omp simd
+    for (long i = 0; i < n; ++i) {
+        const REAL t = c[i];
+        REAL flux = kz * (c[i - sz] - t);
+        flux += ky * (c[i - sy] - t);
+        flux += kx * (c[i - 1] - t);
+        flux += kx * (c[i + 1] - t);
+        flux += ky * (c[i + sy] - t);
+        flux += kz * (c[i + sz] - t);
+        out[i] = t + weight * (flux + q);
+    }
+}
+
+/* A row of the step: the uniform one where the row's stencil sees one zone (row_zone < 256). */
+static inline void FN(material_row_at)(REAL *restrict out, const REAL *restrict c, const unsigned char *restrict zone,
+                                       long n, long sy, long sz, const FN(material_tables) *m, int row_zone)
+{
+    if (row_zone < HEAT_ZONES_MAX) FN(material_row_uniform)(out, c, n, sy, sz, m, row_zone);
+    else FN(material_row)(out, c, zone, n, sy, sz, m);
+}
+
 /* Face f's ghosts by the rules of the zones beside them: ghost = scale T + shift
  * (shift 0 when `homogeneous`: the CG vectors). Called inside a parallel region. */
 static void FN(material_face_fill)(REAL *u, const unsigned char *zone, int face, const int n[3], const heat_layout *l,
@@ -85,7 +115,8 @@ static void FN(material_halo_fill)(REAL *u, const unsigned char *zone, const int
  * order, so that the three planes a row reads stay in L2), or rows where
  * the planes are few. */
 static void FN(material_sweep)(REAL *restrict out, const REAL *restrict u, const unsigned char *restrict zone,
-                               const int n[3], const heat_layout *l, const FN(material_tables) *m, int block_rows)
+                               const short *row_zone, const int n[3], const heat_layout *l,
+                               const FN(material_tables) *m, int block_rows)
 {
     const long sy = l->stride_y, sz = l->stride_z;
     const long first = l->origin + 1 + sy + sz;
@@ -99,7 +130,8 @@ static void FN(material_sweep)(REAL *restrict out, const REAL *restrict u, const
                 for (int z = z0; z < z1; ++z)
                     for (int y = y0; y < y1; ++y) {
                         long row = first + y * sy + z * sz;
-                        FN(material_row)(out + row, u + row, zone + row, n[0], sy, sz, m);
+                        FN(material_row_at)(out + row, u + row, zone + row, n[0], sy, sz, m,
+                                            row_zone[(long)z * n[1] + y]);
                     }
             }
         } else {
@@ -107,7 +139,7 @@ static void FN(material_sweep)(REAL *restrict out, const REAL *restrict u, const
             for (int z = 0; z < n[2]; ++z)
                 for (int y = 0; y < n[1]; ++y) {
                     long row = first + y * sy + z * sz;
-                    FN(material_row)(out + row, u + row, zone + row, n[0], sy, sz, m);
+                    FN(material_row_at)(out + row, u + row, zone + row, n[0], sy, sz, m, row_zone[(long)z * n[1] + y]);
                 }
         }
     }
