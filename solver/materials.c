@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "error.h"
 
@@ -143,4 +144,50 @@ const char *heat_energy_kind_name(int kind)
 {
     static const char *const names[HEAT_ENERGY_KINDS] = {"sources", "dirichlet", "convective", "flux"};
     return names[kind];
+}
+
+void heat_zones_in_layout(const heat_problem *p, const heat_layout *l, unsigned char *zone)
+{
+    const int *n = p->grid.n;
+    for (long z = 0; z < n[2] + 2; ++z)
+        for (long y = 0; y < n[1] + 2; ++y)
+            memcpy(zone + l->origin + y * l->stride_y + z * l->stride_z, p->zones + (z * (n[1] + 2) + y) * (n[0] + 2),
+                   (size_t)n[0] + 2);
+    const long stride[3] = {1, l->stride_y, l->stride_z};
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        if (p->halo.exchanged & 1u << f) continue;
+        const int axis = f / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+        const long inward = f % 2 ? -stride[axis] : stride[axis];
+        const long start = l->origin + 1 + stride[1] + stride[2] + (f % 2 ? n[axis] : -1) * stride[axis];
+        for (long b = 0; b < n[slow]; ++b)
+            for (long a = 0; a < n[fast]; ++a) {
+                long ghost = start + b * stride[slow] + a * stride[fast];
+                zone[ghost] = zone[ghost + inward];
+            }
+    }
+}
+
+int heat_zone_volumes(const heat_problem *p, double volume[HEAT_ZONES_MAX])
+{
+    const int *n = p->grid.n;
+    double count[HEAT_ZONES_MAX] = {0};
+    for (long z = 1; z <= n[2]; ++z)
+        for (long y = 1; y <= n[1]; ++y)
+            for (long x = 1; x <= n[0]; ++x) count[p->zones[(z * (n[1] + 2) + y) * (n[0] + 2) + x]] += 1.0;
+    /* whole numbers, exact in doubles: their sum across processes has one value in any order */
+    const heat_halo *h = &p->halo;
+    if (h->sum_owned) HEAT_CALL(h->sum_owned(h->context, count, p->materials->zone_count));
+    const double cell = p->grid.h[0] * p->grid.h[1] * p->grid.h[2];
+    for (int z = 0; z < HEAT_ZONES_MAX; ++z) volume[z] = count[z] * cell;
+    return HEAT_OK;
+}
+
+void heat_energy_faces(const heat_problem *p, int face_kind[FACE_COUNT], int kind_present[HEAT_ENERGY_KINDS])
+{
+    for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) kind_present[kind] = 0;
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        face_kind[f] = heat_energy_kind(p->bc[f].type);
+        if (face_kind[f] >= 0) kind_present[face_kind[f]] = 1; /* the same on every rank: the bc are global */
+        if (p->halo.exchanged & 1u << f) face_kind[f] = -1;
+    }
 }

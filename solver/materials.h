@@ -137,3 +137,14 @@ typedef struct heat_energy {
     double power[HEAT_ENERGY_KINDS];   /* in at the current field and time (what the next step takes) */
     double energy[HEAT_ENERGY_KINDS];  /* in since t = 0: the steps' powers times dt, as the steps used them */
 } heat_energy;
+
+/* ---- What every backend builds from problem->zones ---- */
+
+/* problem->zones into a byte field of layout l (the fields' offsets); a
+ * boundary (not exchanged) face's ghost takes the zone of the owned point
+ * beside it, whatever the caller painted there. */
+void heat_zones_in_layout(const heat_problem *problem, const heat_layout *l, unsigned char *zone);
+/* Each zone's volume over the whole grid (collective: halo.sum_owned). */
+int heat_zone_volumes(const heat_problem *problem, double volume[HEAT_ZONES_MAX]);
+/* Each face's energy kind (-1: none, or exchanged) and the kinds some face of the grid has. */
+void heat_energy_faces(const heat_problem *problem, int face_kind[FACE_COUNT], int kind_present[HEAT_ENERGY_KINDS]);

@@ -279,21 +279,8 @@ static int step_power(cpu_state *s, const void *field, double power[HEAT_ENERGY_
 /* The zones' volumes over the whole grid, the faces' kinds and the bricks' buffer. */
 static int setup_energy(cpu_state *s)
 {
-    const int *n = s->problem.grid.n;
-    const heat_layout *l = &s->layout;
-    double count[HEAT_ZONES_MAX] = {0};
-    for (int z = 0; z < n[2]; ++z)
-        for (int y = 0; y < n[1]; ++y)
-            for (int x = 0; x < n[0]; ++x) count[s->zone[l->origin + 1 + x + (y + 1) * l->stride_y + (z + 1) * l->stride_z]] += 1.0;
-    /* counts are whole numbers (exact in doubles), so their sum across processes has one value in any order */
-    const heat_halo *h = &s->problem.halo;
-    if (h->sum_owned) HEAT_CALL(h->sum_owned(h->context, count, s->tables.zones));
-    for (int z = 0; z < s->tables.zones; ++z) s->zone_volume[z] = count[z] * cell_volume(s);
-    for (int f = 0; f < FACE_COUNT; ++f) {
-        s->face_kind[f] = heat_energy_kind(s->problem.bc[f].type);
-        if (s->face_kind[f] >= 0) s->kind_present[s->face_kind[f]] = 1; /* the same on every rank: the bc are global */
-        if (h->exchanged & 1u << f) s->face_kind[f] = -1;
-    }
+    HEAT_CALL(heat_zone_volumes(&s->problem, s->zone_volume));
+    heat_energy_faces(&s->problem, s->face_kind, s->kind_present);
     const heat_reduction *r = &s->reduction;
     s->energy_bricks = malloc(sizeof(double) * (size_t)r->own[0] * r->own[1] * r->own[2] * HEAT_ENERGY_KINDS);
     HEAT_CHECK(s->energy_bricks, "out of memory for the energy balance");
@@ -504,33 +491,14 @@ static int alloc_faces(cpu_state *s)
     return HEAT_OK;
 }
 
-/* The zone index of problem->zones (compact, ghosts included) in the fields'
- * layout; a boundary face's ghost takes the zone of the owned point beside
- * it (solver/materials.h), whatever the caller painted there. */
+/* The zone index of problem->zones in the fields' layout (heat_zones_in_layout). */
 static int setup_zones(cpu_state *s)
 {
-    const int *n = s->problem.grid.n;
-    const heat_layout *l = &s->layout;
     HEAT_CALL(heat_zones_check(&s->problem));
-    s->zone_base = calloc((size_t)l->total + CPU_ALIGN_BYTES, 1);
-    HEAT_CHECK(s->zone_base, "cannot allocate %ld bytes for the zone index", l->total);
+    s->zone_base = calloc((size_t)s->layout.total + CPU_ALIGN_BYTES, 1);
+    HEAT_CHECK(s->zone_base, "cannot allocate %ld bytes for the zone index", s->layout.total);
     s->zone = s->zone_base;
-    for (long z = 0; z < n[2] + 2; ++z)
-        for (long y = 0; y < n[1] + 2; ++y)
-            memcpy(s->zone + l->origin + y * l->stride_y + z * l->stride_z,
-                   s->problem.zones + (z * (n[1] + 2) + y) * (n[0] + 2), (size_t)n[0] + 2);
-    const long stride[3] = {1, l->stride_y, l->stride_z};
-    for (int f = 0; f < FACE_COUNT; ++f) {
-        if (s->problem.halo.exchanged & 1u << f) continue;
-        const int axis = f / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
-        const long inward = f % 2 ? -stride[axis] : stride[axis];
-        const long start = l->origin + 1 + stride[1] + stride[2] + (f % 2 ? n[axis] : -1) * stride[axis];
-        for (long b = 0; b < n[slow]; ++b)
-            for (long a = 0; a < n[fast]; ++a) {
-                long ghost = start + b * stride[slow] + a * stride[fast];
-                s->zone[ghost] = s->zone[ghost + inward];
-            }
-    }
+    heat_zones_in_layout(&s->problem, &s->layout, s->zone);
     return HEAT_OK;
 }
 
