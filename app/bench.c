@@ -222,7 +222,7 @@ static int bench_kernels(const heat_cli *cli)
     copy_plain(r.backend, sizeof r.backend, s->ops->name);
     int status = bench_fill(s);
     if (status == HEAT_OK) status = measure(s, cli->reps, &r);
-    if (status == HEAT_OK && s->ops->energy) status = measure_materials(&p, request, cli->reps, &r);
+    if (status == HEAT_OK && s->ops->energy) status = measure_materials(&p, s->ops == &heat_backend_cpu ? HEAT_SELECT_CPU : request, cli->reps, &r);
     if (status == HEAT_OK) print_report(&r, s->ops->kernel_description(s->state), cli->reps);
     if (status == HEAT_OK && cli->json) status = write_json(&r, cli->json);
     free(r.rows);

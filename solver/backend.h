@@ -130,6 +130,9 @@ typedef struct heat_backend_ops {
      * set_energy: a restart's energy in so far (HEAT_ENERGY_KINDS values). NULL: none. */
     int (*energy)(void *state, struct heat_energy *energy);
     int (*set_energy)(void *state, const double *energy_in);
+    /* Can this backend run the problem? NULL: constant-coefficient runs only
+     * (no materials). The solver takes the CPU backend where a GPU's cannot. */
+    int (*supports)(const heat_problem *problem);
 } heat_backend_ops;
 
 extern const heat_backend_ops heat_backend_cpu;

@@ -42,6 +42,11 @@ static int check_host_memory(const heat_problem *p, const heat_backend_ops *ops)
     return HEAT_OK;
 }
 
+static int backend_supports(const heat_backend_ops *ops, const heat_problem *problem)
+{
+    return ops->supports ? ops->supports(problem) : !heat_materials_active(problem->materials);
+}
+
 static int select_backend(heat_backend_request request, const heat_problem *problem, const heat_backend_ops **ops)
 {
     char reason[256] = "heatsolve was built without a GPU platform (configure with -DHEATSOLVE_GPU=amd or nvidia)";
@@ -52,11 +57,12 @@ static int select_backend(heat_backend_request request, const heat_problem *prob
     if (request == HEAT_SELECT_AUTO && !gpu && !quiet)
         printf("No usable GPU (%s): running on the CPU backend.\n", reason);
     *ops = (request != HEAT_SELECT_CPU && gpu) ? heat_backend_hip : &heat_backend_cpu;
-    if (*ops != &heat_backend_cpu && heat_materials_active(problem->materials) && !(*ops)->energy) {
+    if (*ops != &heat_backend_cpu && !backend_supports(*ops, problem)) {
         if (request == HEAT_SELECT_HIP)
-            return heat_error(HEAT_ERR_CONFIG, "--backend hip: this build's GPU backend has no materials runs "
-                              "(`materials` in the configuration); use --backend cpu or auto");
-        if (!quiet) printf("A materials run: on the CPU backend (this build's GPU backend has none).\n");
+            return heat_error(HEAT_ERR_CONFIG, "--backend hip: the GPU backend has no implicit materials runs "
+                              "(`materials` with an implicit time.scheme); use --backend cpu or auto, or "
+                              "time.scheme = \"euler\"");
+        if (!quiet) printf("An implicit materials run: on the CPU backend (the GPU backend has none).\n");
         *ops = &heat_backend_cpu;
     }
     return HEAT_OK;
@@ -65,7 +71,7 @@ static int select_backend(heat_backend_request request, const heat_problem *prob
 int heat_solver_runs_on_cpu(const heat_problem *problem, heat_backend_request request)
 {
     if (request == HEAT_SELECT_CPU) return 1;
-    if (heat_backend_hip && heat_materials_active(problem->materials) && !heat_backend_hip->energy) return 1;
+    if (heat_backend_hip && !backend_supports(heat_backend_hip, problem)) return 1;
     return !(heat_backend_hip && heat_hip_available(NULL, 0)); /* as select_backend */
 }
 

@@ -509,6 +509,61 @@ static int uniform_rows(void)
     return 0;
 }
 
+/* ---- the GPU backend against the CPU's ---- */
+
+/* Every kind of face, two materials, a switching source, 120 steps: the fields to rounding (1e-13 double,
+ * 1e-5 float, relative to the largest value) and the energy balance's numbers to 1e-12 (double). */
+static int gpu_precision(heat_precision precision)
+{
+    heat_problem p = test_problem(67, 45, 33, 1.34, 0.9, 0.66, precision);
+    heat_materials m = {.material_count = 2, .material = {test_material("a", 1.0, 2.0), test_material("b", 20.0, 5.0)},
+                        .zone_count = 3, .zone = {test_zone(0, 0.0), test_zone(1, 5.0), {0, 2.0, 0.0, 0.0}}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, powered_blocks);
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_FLUX, .value = 3.0};
+    p.bc[FACE_X_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 0.5};
+    p.bc[FACE_Y_LOW] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 4.0, .ambient = 2.0};
+    p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 0.5, .ambient = -1.0};
+    p.dt = 0.9 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    m.zone[2].source_on = 30.5 * p.dt, m.zone[2].source_off = 80.5 * p.dt;
+    void *initial = gaussian_field(&p), *fields[2] = {test_alloc_field(&p), test_alloc_field(&p)};
+    heat_energy energy[2];
+    const heat_backend_request backends[2] = {HEAT_SELECT_CPU, HEAT_SELECT_HIP};
+    for (int b = 0; b < 2; ++b) {
+        heat_solver *s;
+        EXPECT_OK(heat_solver_create(&p, backends[b], &s));
+        EXPECT_OK(heat_solver_set_field(s, initial, 0));
+        EXPECT_OK(heat_solver_advance(s, 120));
+        EXPECT_OK(heat_solver_get_field(s, fields[b]));
+        EXPECT_OK(heat_solver_energy(s, &energy[b]));
+        heat_solver_destroy(&s);
+    }
+    double worst = 0.0, scale = 0.0;
+    for (long at = 0; at < heat_grid_points(&p.grid); ++at) {
+        worst = fmax(worst, fabs(test_get(&p, fields[1], at) - test_get(&p, fields[0], at)));
+        scale = fmax(scale, fabs(test_get(&p, fields[0], at)));
+    }
+    double tolerance = precision == HEAT_FLOAT ? 1e-5 : 1e-13, energy_tolerance = precision == HEAT_FLOAT ? 1e-5 : 1e-12;
+    printf("materials, %s: GPU against CPU after 120 steps, max relative difference %.3e; heat %.15g against %.15g\n",
+           heat_precision_name(precision), worst / scale, energy[1].heat, energy[0].heat);
+    EXPECT(worst / scale <= tolerance, "the GPU's field differs from the CPU's by %.3g", worst / scale);
+    EXPECT(fabs(energy[1].heat - energy[0].heat) <= energy_tolerance * fabs(energy[0].heat), "heat %.17g against %.17g",
+           energy[1].heat, energy[0].heat);
+    for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) {
+        double a = energy[0].energy[kind], b = energy[1].energy[kind];
+        EXPECT(a != 0.0 && fabs(a - b) <= energy_tolerance * fabs(a), "energy in through %s: GPU %.17g, CPU %.17g",
+               heat_energy_kind_name(kind), b, a);
+    }
+    free(initial), free(fields[0]), free(fields[1]), free((void *)p.zones);
+    return 0;
+}
+
+static int gpu_vs_cpu(void)
+{
+    if (!(heat_backend_hip && heat_hip_available(NULL, 0))) return printf("no GPU: skipped\n"), TEST_SKIP;
+    return gpu_precision(HEAT_DOUBLE) || gpu_precision(HEAT_FLOAT);
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -518,10 +573,11 @@ int main(int argc, char **argv)
                  {"smooth_order", smooth_order}, {"one_material", one_material}, {"restart_clock", restart_clock},
                  {"implicit_series", implicit_series}, {"implicit_sources", implicit_sources},
                  {"implicit_one_material", implicit_one_material}, {"energy_balance", energy_balance},
-                 {"uniform_rows", uniform_rows}};
+                 {"uniform_rows", uniform_rows}, {"gpu_vs_cpu", gpu_vs_cpu}};
     for (size_t c = 0; argc == 2 && c < sizeof cases / sizeof cases[0]; ++c)
         if (strcmp(argv[1], cases[c].name) == 0) return cases[c].run();
     fprintf(stderr, "usage: test_materials series|convective|sources|smooth_order|one_material|restart_clock|implicit_series|"
-                    "implicit_sources|implicit_one_material|energy_balance|uniform_rows\n");
+                    "implicit_sources|implicit_one_material|energy_balance|uniform_rows|"
+                    "gpu_vs_cpu\n");
     return 2;
 }

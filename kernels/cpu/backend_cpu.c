@@ -738,6 +738,12 @@ static int cpu_set_energy(void *state, const double *energy_in)
     return HEAT_OK;
 }
 
+static int cpu_supports(const heat_problem *problem)
+{
+    (void)problem;
+    return 1;
+}
+
 static int cpu_set_clock(void *state, long step, long clock_step, double clock_time)
 {
     cpu_state *s = state;
@@ -982,4 +988,5 @@ const heat_backend_ops heat_backend_cpu = {
     .set_clock = cpu_set_clock,
     .energy = cpu_energy,
     .set_energy = cpu_set_energy,
+    .supports = cpu_supports,
 };
