@@ -360,6 +360,7 @@ static int write_output(heat_run *r, int frame, int last)
     r->snapshot_seconds += progress_now() - start;
     if (!r->writer) return HEAT_OK;
     if (last) ckpt_writer_set_threads(r->writer, r->cores);
+    if (heat_materials_active(r->solver->problem.materials)) ckpt_writer_set_energy(r->writer, r->energy.energy);
     return ckpt_writer_submit(r->writer, r->solver->step, r->solver->time, frame);
 }
 
@@ -504,6 +505,8 @@ static int restart_field(const heat_cli *cli, heat_run *r, void *whole, heat_ser
     HEAT_CALL(par_broadcast(&found, sizeof found));
     HEAT_CALL(heat_domain_set_field(&r->domain, r->solver, whole, found.step));
     heat_solver_set_clock(r->solver, found.step, found.time);
+    if (found.energy_present && heat_materials_active(r->solver->problem.materials))
+        HEAT_CALL(heat_solver_set_energy(r->solver, found.energy_in));
     return HEAT_OK;
 }
 
