@@ -17,6 +17,9 @@ struct hip_materials {
     double *heat_capacity;       /* device: rho c per zone */
     double *bricks;              /* device: per brick, 4 values (powers by kind, or the heat) */
     std::vector<double> host_bricks;
+    int *boundary;               /* device: the bricks on a face that brings energy (boundary_list) */
+    std::vector<int> boundary_list;
+    std::vector<double> boundary_powers;
     material_bricks geometry;
     double zone_volume[HEAT_ZONES_MAX];
     int kind_present[HEAT_ENERGY_KINDS];
@@ -100,10 +103,21 @@ static unsigned brick_blocks(const hip_state *s) { return (unsigned)((stats_bric
 template <typename T> static int boundary_power(hip_state *s, int which, double power[HEAT_ENERGY_KINDS])
 {
     hip_materials *m = s->mat;
-    material_boundary_bricks<T><<<brick_blocks(s), 128>>>(owned<T>(s, which), owned_zone<T>(s), s->shape,
-                                                         (const T *)m->table, m->layout, m->geometry, m->bricks);
-    HIP_CHECK_LAUNCH("material_boundary_bricks");
-    HIP_CALL(hipMemcpy(m->host_bricks.data(), m->bricks, m->host_bricks.size() * sizeof(double), hipMemcpyDeviceToHost));
+    const int count = (int)m->boundary_list.size();
+    if (count > 0) {
+        material_boundary_bricks<T><<<(unsigned)((count + 127) / 128), 128>>>(
+            owned<T>(s, which), owned_zone<T>(s), s->shape, (const T *)m->table, m->layout, m->geometry, m->boundary,
+            count, m->bricks);
+        HIP_CHECK_LAUNCH("material_boundary_bricks");
+        HIP_CALL(hipMemcpy(m->boundary_powers.data(), m->bricks, m->boundary_powers.size() * sizeof(double),
+                           hipMemcpyDeviceToHost));
+    }
+    /* the other bricks' powers stay 0, and adding 0 changes no sum: the CPU's bits */
+    std::fill(m->host_bricks.begin(), m->host_bricks.end(), 0.0);
+    for (int item = 0; item < count; ++item)
+        for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind)
+            m->host_bricks[(size_t)m->boundary_list[(size_t)item] * HEAT_ENERGY_KINDS + kind] =
+                m->boundary_powers[(size_t)item * HEAT_ENERGY_KINDS + kind];
     for (int kind = HEAT_ENERGY_DIRICHLET; kind < HEAT_ENERGY_KINDS; ++kind) {
         power[kind] = 0.0;
         if (m->kind_present[kind])
@@ -191,11 +205,37 @@ static int hip_supports(const heat_problem *p)
     return !heat_materials_active(p->materials) || p->implicit.scheme == HEAT_EULER;
 }
 
+/* The bricks that hold a point of a face bringing energy (face_kind >= 0), in brick order. */
+static int list_boundary_bricks(hip_state *s)
+{
+    hip_materials *m = s->mat;
+    const material_bricks &g = m->geometry;
+    const int *n = s->problem.grid.n;
+    for (int bz = 0; bz < g.own[2]; ++bz)
+        for (int by = 0; by < g.own[1]; ++by)
+            for (int bx = 0; bx < g.own[0]; ++bx) {
+                const int at[3] = {bx, by, bz};
+                int touches = 0;
+                for (int f = 0; f < FACE_COUNT; ++f) {
+                    int axis = f / 2, plane = f % 2 ? n[axis] - 1 : 0;
+                    touches |= g.kind[f] >= 0 && plane / g.brick[axis] == at[axis];
+                }
+                if (touches) m->boundary_list.push_back((bz * g.own[1] + by) * g.own[0] + bx);
+            }
+    m->boundary_powers.assign(m->boundary_list.size() * HEAT_ENERGY_KINDS, 0.0);
+    if (m->boundary_list.empty()) return HEAT_OK;
+    HIP_CALL(hipMalloc((void **)&m->boundary, m->boundary_list.size() * sizeof(int)));
+    HIP_CALL(hipMemcpy(m->boundary, m->boundary_list.data(), m->boundary_list.size() * sizeof(int),
+                       hipMemcpyHostToDevice));
+    return HEAT_OK;
+}
+
 static void free_materials(hip_state *s)
 {
     hip_materials *m = s->mat;
     if (!m) return;
     (void)hipFree(m->zone), (void)hipFree(m->table), (void)hipFree(m->heat_capacity), (void)hipFree(m->bricks);
+    (void)hipFree(m->boundary);
     heat_material_tables_free(&m->tables);
     delete m;
     s->mat = NULL;
@@ -230,6 +270,7 @@ static int setup_materials(hip_state *s)
     for (int d = 0; d < 3; ++d) m->geometry.brick[d] = s->reduction.brick[d], m->geometry.own[d] = s->reduction.own[d];
     for (int f = 0; f < FACE_COUNT; ++f) m->geometry.kind[f] = face_kind[f];
     m->geometry.volume = p->grid.h[0] * p->grid.h[1] * p->grid.h[2];
+    HEAT_CALL(list_boundary_bricks(s));
     HEAT_CALL(heat_zone_volumes(p, m->zone_volume));
     snprintf(s->description, sizeof s->description, "material_step, %d zones (tables in %s memory)", m->tables.zones,
              m->shared ? "shared" : "global");

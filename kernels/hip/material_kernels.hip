@@ -96,15 +96,17 @@ struct material_bricks {
     double volume;
 };
 
-/* The power in through the boundary faces per brick and kind (out[b * 4 + kind]),
- * one thread a brick, in the CPU backend's order: face by face, each in row order. */
+/* The power in through the boundary faces per brick and kind (out[item * 4 + kind]) of the bricks
+ * bricks[item] (those on a face that brings some), one thread a brick, in the CPU backend's order:
+ * face by face, each in row order. */
 template <typename T>
 __global__ void material_boundary_bricks(const T *__restrict__ u, const unsigned char *__restrict__ zone,
                                          stencil_shape s, const T *__restrict__ table, material_table t,
-                                         material_bricks g, double *out)
+                                         material_bricks g, const int *__restrict__ bricks, int count, double *out)
 {
-    const long b = threadIdx.x + (long)blockIdx.x * blockDim.x, count = (long)g.own[0] * g.own[1] * g.own[2];
-    if (b >= count) return;
+    const int item = threadIdx.x + blockIdx.x * blockDim.x;
+    if (item >= count) return;
+    const long b = bricks[item];
     const int at[3] = {(int)(b % g.own[0]), (int)(b / g.own[0] % g.own[1]), (int)(b / ((long)g.own[0] * g.own[1]))};
     const int n[3] = {s.nx, s.ny, s.nz};
     const long stride[3] = {1, s.sy, s.sz};
@@ -125,7 +127,7 @@ __global__ void material_boundary_bricks(const T *__restrict__ u, const unsigned
                 power[g.kind[face]] += (double)(k[pair] * (u[p + outward] - u[p])) * g.volume;
             }
     }
-    for (int kind = 0; kind < 4; ++kind) out[b * 4 + kind] = power[kind];
+    for (int kind = 0; kind < 4; ++kind) out[(long)item * 4 + kind] = power[kind];
 }
 
 /* sum of rho c T V per brick, one thread a brick, rows in order (the CPU's material_heat_bricks). */
