@@ -100,21 +100,32 @@ static void FN(material_face_fill)(REAL *u, const unsigned char *zone, int face,
         }
 }
 
-/* The ghosts of every boundary face (not the exchanged ones), in one
- * parallel region: each face writes its own ghosts from owned points. */
+/* The ghosts of the boundary faces from first_face on (not the exchanged
+ * ones), in one parallel region: each face writes its own ghosts from owned
+ * points. first_face FACE_Y_LOW: the sweep sets the x faces' row by row. */
 static void FN(material_halo_fill)(REAL *u, const unsigned char *zone, const int n[3], const heat_layout *l,
-                                   const FN(material_tables) *m, int homogeneous)
+                                   const FN(material_tables) *m, int homogeneous, int first_face)
 {
 #pragma omp parallel
-    for (int f = 0; f < FACE_COUNT; ++f)
+    for (int f = first_face; f < FACE_COUNT; ++f)
         if (!(m->exchanged & 1u << f)) FN(material_face_fill)(u, zone, f, n, l, m, homogeneous);
 }
 
-/* One general step of the owned block, u's ghosts set: each thread a slab of
+/* The x faces' ghosts of one row by its ends' zones (the rule of material_face_fill), set by the
+ * sweep just before the row while it is in cache: a pass of its own touched two lines a row. */
+static inline void FN(material_x_ghosts)(REAL *row, const unsigned char *zone, long n, const FN(material_tables) *m)
+{
+    if (!(m->exchanged & 1u << FACE_X_LOW))
+        row[-1] = m->scale[FACE_X_LOW][zone[0]] * row[0] + m->shift[FACE_X_LOW][zone[0]];
+    if (!(m->exchanged & 1u << FACE_X_HIGH))
+        row[n] = m->scale[FACE_X_HIGH][zone[n - 1]] * row[n - 1] + m->shift[FACE_X_HIGH][zone[n - 1]];
+}
+
+/* One general step of the owned block, u's y and z ghosts set (the x ghosts here): each thread a slab of
  * planes in blocks of `block_rows` rows marched up z (stencil_sweep_planes'
  * order, so that the three planes a row reads stay in L2), or rows where
  * the planes are few. */
-static void FN(material_sweep)(REAL *restrict out, const REAL *restrict u, const unsigned char *restrict zone,
+static void FN(material_sweep)(REAL *restrict out, REAL *restrict u, const unsigned char *restrict zone,
                                const short *row_zone, const int n[3], const heat_layout *l,
                                const FN(material_tables) *m, int block_rows)
 {
@@ -130,6 +141,7 @@ static void FN(material_sweep)(REAL *restrict out, const REAL *restrict u, const
                 for (int z = z0; z < z1; ++z)
                     for (int y = y0; y < y1; ++y) {
                         long row = first + y * sy + z * sz;
+                        FN(material_x_ghosts)(u + row, zone + row, n[0], m);
                         FN(material_row_at)(out + row, u + row, zone + row, n[0], sy, sz, m,
                                             row_zone[(long)z * n[1] + y]);
                     }
@@ -139,6 +151,7 @@ static void FN(material_sweep)(REAL *restrict out, const REAL *restrict u, const
             for (int z = 0; z < n[2]; ++z)
                 for (int y = 0; y < n[1]; ++y) {
                     long row = first + y * sy + z * sz;
+                    FN(material_x_ghosts)(u + row, zone + row, n[0], m);
                     FN(material_row_at)(out + row, u + row, zone + row, n[0], sy, sz, m, row_zone[(long)z * n[1] + y]);
                 }
         }
@@ -193,7 +206,6 @@ static void FN(material_boundary_bricks)(const REAL *u, const unsigned char *zon
     for (int face = 0; face < FACE_COUNT; ++face) {
         if (kind[face] < 0 || (m->exchanged & 1u << face)) continue;
         const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
-        const long outward = face % 2 ? stride[axis] : -stride[axis];
         const int plane = face % 2 ? n[axis] - 1 : 0;
         const REAL *k = m->conductance[axis];
         for (int b = 0; b < n[slow]; ++b)
@@ -201,8 +213,11 @@ static void FN(material_boundary_bricks)(const REAL *u, const unsigned char *zon
                 int at[3];
                 at[axis] = plane, at[fast] = a, at[slow] = b;
                 long i = l->origin + 1 + stride[1] + stride[2] + at[0] + at[1] * stride[1] + at[2] * stride[2];
-                long zone_pair = (long)zone[i] * (m->zones + 1);
-                double power = (double)(k[zone_pair] * (u[i + outward] - u[i])) * volume;
+                const int a = zone[i];
+                const long zone_pair = (long)a * (m->zones + 1);
+                /* the ghost by its rule (material_face_fill's expression): the x faces' are set by the sweep later */
+                const REAL ghost = m->scale[face][a] * u[i] + m->shift[face][a];
+                double power = (double)(k[zone_pair] * (ghost - u[i])) * volume;
                 long index = ((long)(at[2] / brick[2]) * own[1] + at[1] / brick[1]) * own[0] + at[0] / brick[0];
                 bricks[index * HEAT_ENERGY_KINDS + kind[face]] += power;
             }
