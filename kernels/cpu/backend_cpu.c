@@ -81,7 +81,7 @@ typedef struct cpu_state {
      * next step, whose start time switches the sources. */
     int materials;
     unsigned char *zone_base, *zone;
-    short *row_zone;   /* per owned row (y, z): the one zone its stencil sees, or HEAT_ZONES_MAX: several */
+    material_runs runs; /* each owned row's runs of one zone and of several (setup_runs) */
     heat_material_tables tables;
     material_tables_d mat_d;
     material_tables_f mat_f;
@@ -399,7 +399,7 @@ static void cpu_destroy(void **state)
     material_tables_free_d(&s->mat_d);
     material_tables_free_f(&s->mat_f);
     free(s->zone_base);
-    free(s->row_zone);
+    free(s->runs.first), free(s->runs.run);
     free(s->energy_bricks);
     void *vectors[] = {s->dots_a, s->dots_b, s->rings};
     for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; ++v) free(vectors[v]);
@@ -503,26 +503,45 @@ static int setup_zones(cpu_state *s)
     return HEAT_OK;
 }
 
-/* Rows whose stencil reads one zone only (the row, its x ghosts, the rows
- * beside it in y and z) take the uniform row (material_row_uniform). */
-static int setup_row_zones(cpu_state *s)
+/* The zone a point's stencil sees, or -1 where it sees several. */
+static int stencil_zone(const unsigned char *at, long sy, long sz)
+{
+    const int zone = at[0];
+    const long beside[6] = {-1, 1, -sy, sy, -sz, sz};
+    for (int b = 0; b < 6; ++b)
+        if (at[beside[b]] != zone) return -1;
+    return zone;
+}
+
+/* Each row cut into runs of points whose stencils see one zone, and runs of
+ * the others (material_run): the one-zone runs take the uniform row. Rows
+ * are run-length coded once here; the step only reads the runs. */
+static int setup_runs(cpu_state *s)
 {
     const int *n = s->problem.grid.n;
     const heat_layout *l = &s->layout;
-    s->row_zone = malloc(sizeof(short) * (size_t)n[1] * n[2]);
-    HEAT_CHECK(s->row_zone, "out of memory for the zone index");
-    const long first = l->origin + 1 + l->stride_y + l->stride_z;
-    for (int z = 0; z < n[2]; ++z)
-        for (int y = 0; y < n[1]; ++y) {
-            const unsigned char *row = s->zone + first + y * l->stride_y + z * l->stride_z;
-            int zone = row[0], same = row[-1] == zone && row[n[0]] == zone;
-            const long beside[4] = {-l->stride_y, l->stride_y, -l->stride_z, l->stride_z};
-            for (int x = 0; x < n[0] && same; ++x) {
-                same &= row[x] == zone;
-                for (int b = 0; b < 4; ++b) same &= row[x + beside[b]] == zone;
+    const long rows = (long)n[1] * n[2], first_point = l->origin + 1 + l->stride_y + l->stride_z;
+    long capacity = 2 * rows, count = 0;
+    s->runs.first = malloc(sizeof(long) * (size_t)(rows + 1));
+    s->runs.run = malloc(sizeof(material_run) * (size_t)capacity);
+    HEAT_CHECK(s->runs.first && s->runs.run, "out of memory for the zone index");
+    for (long row = 0; row < rows; ++row) {
+        const unsigned char *at = s->zone + first_point + row % n[1] * l->stride_y + row / n[1] * l->stride_z;
+        s->runs.first[row] = count;
+        for (int x = 0; x < n[0];) {
+            const int zone = stencil_zone(at + x, l->stride_y, l->stride_z);
+            int end = x + 1;
+            while (end < n[0] && stencil_zone(at + end, l->stride_y, l->stride_z) == zone) ++end;
+            if (count == capacity) {
+                material_run *bigger = realloc(s->runs.run, sizeof(material_run) * (size_t)(capacity *= 2));
+                HEAT_CHECK(bigger, "out of memory for the zone index");
+                s->runs.run = bigger;
             }
-            s->row_zone[(long)z * n[1] + y] = (short)(same ? zone : HEAT_ZONES_MAX);
+            s->runs.run[count++] = (material_run){x, end, zone};
+            x = end;
         }
+    }
+    s->runs.first[rows] = count;
     return HEAT_OK;
 }
 
@@ -533,7 +552,7 @@ static int setup_materials(cpu_state *s)
     const heat_problem *p = &s->problem;
     s->materials = 1;
     HEAT_CALL(setup_zones(s));
-    HEAT_CALL(setup_row_zones(s));
+    HEAT_CALL(setup_runs(s));
     HEAT_CALL(heat_material_tables_make(p, &s->tables));
     const double theta = heat_scheme_theta(p->implicit.scheme);
     HEAT_CALL(material_tables_from_d(&s->mat_d, &s->tables, p->dt, theta, p->halo.exchanged));
@@ -702,8 +721,8 @@ static int material_step(cpu_state *s)
     material_fill(s, s->current, 0, FACE_Y_LOW); /* the sweep sets the x faces' row by row */
     HEAT_CALL(step_power(s, s->current, power));
     if (s->problem.precision == HEAT_FLOAT)
-        material_sweep_f(s->next, s->current, s->zone, s->row_zone, n, &s->layout, &s->mat_f, s->block_rows);
-    else material_sweep_d(s->next, s->current, s->zone, s->row_zone, n, &s->layout, &s->mat_d, s->block_rows);
+        material_sweep_f(s->next, s->current, s->zone, &s->runs, n, &s->layout, &s->mat_f, s->block_rows);
+    else material_sweep_d(s->next, s->current, s->zone, &s->runs, n, &s->layout, &s->mat_d, s->block_rows);
     for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) s->energy_in[kind] += s->problem.dt * power[kind];
     void *swap = s->current;
     s->current = s->next;

@@ -14,6 +14,21 @@
  *   flux = K(z-1) (T[z-1] - T) ; += y-1 ; += x-1 ; += x+1 ; += y+1 ; += z+1
  *   T_new = T + dt_over_heat_capacity * (flux + q)
  */
+#ifndef MATERIAL_RUNS_DEFINED /* this file is included once per precision */
+#define MATERIAL_RUNS_DEFINED
+/* A row's runs of points: [begin, end) whose points and six neighbours are
+ * all of zone `zone` (the uniform row, no gathers), or zone -1: several. */
+typedef struct material_run {
+    int begin, end, zone;
+} material_run;
+
+/* Every owned row's runs: row (y, z) = z n[1] + y has run[first[row] .. first[row + 1]). */
+typedef struct material_runs {
+    long *first;
+    material_run *run;
+} material_runs;
+#endif
+
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define FN(name) CAT(name, SUFFIX)
@@ -73,12 +88,18 @@ static inline void FN(material_row_uniform)(REAL *restrict out, const REAL *rest
     }
 }
 
-/* A row of the step: the uniform one where the row's stencil sees one zone (row_zone < 256). */
+/* A row of the step by its runs (material_runs): the uniform row over a run
+ * whose points and neighbours are all of one zone, the general row over the others. */
 static inline void FN(material_row_at)(REAL *restrict out, const REAL *restrict c, const unsigned char *restrict zone,
-                                       long n, long sy, long sz, const FN(material_tables) *m, int row_zone)
+                                       long n, long sy, long sz, const FN(material_tables) *m,
+                                       const material_run *runs, int count)
 {
-    if (row_zone < HEAT_ZONES_MAX) FN(material_row_uniform)(out, c, n, sy, sz, m, row_zone);
-    else FN(material_row)(out, c, zone, n, sy, sz, m);
+    (void)n;
+    for (int r = 0; r < count; ++r) {
+        const long b = runs[r].begin, length = runs[r].end - runs[r].begin;
+        if (runs[r].zone >= 0) FN(material_row_uniform)(out + b, c + b, length, sy, sz, m, runs[r].zone);
+        else FN(material_row)(out + b, c + b, zone + b, length, sy, sz, m);
+    }
 }
 
 /* Face f's ghosts by the rules of the zones beside them: ghost = scale T + shift
@@ -126,7 +147,7 @@ static inline void FN(material_x_ghosts)(REAL *row, const unsigned char *zone, l
  * order, so that the three planes a row reads stay in L2), or rows where
  * the planes are few. */
 static void FN(material_sweep)(REAL *restrict out, REAL *restrict u, const unsigned char *restrict zone,
-                               const short *row_zone, const int n[3], const heat_layout *l,
+                               const material_runs *runs, const int n[3], const heat_layout *l,
                                const FN(material_tables) *m, int block_rows)
 {
     const long sy = l->stride_y, sz = l->stride_z;
@@ -142,8 +163,9 @@ static void FN(material_sweep)(REAL *restrict out, REAL *restrict u, const unsig
                     for (int y = y0; y < y1; ++y) {
                         long row = first + y * sy + z * sz;
                         FN(material_x_ghosts)(u + row, zone + row, n[0], m);
+                        const long at = (long)z * n[1] + y;
                         FN(material_row_at)(out + row, u + row, zone + row, n[0], sy, sz, m,
-                                            row_zone[(long)z * n[1] + y]);
+                                            runs->run + runs->first[at], (int)(runs->first[at + 1] - runs->first[at]));
                     }
             }
         } else {
@@ -152,7 +174,9 @@ static void FN(material_sweep)(REAL *restrict out, REAL *restrict u, const unsig
                 for (int y = 0; y < n[1]; ++y) {
                     long row = first + y * sy + z * sz;
                     FN(material_x_ghosts)(u + row, zone + row, n[0], m);
-                    FN(material_row_at)(out + row, u + row, zone + row, n[0], sy, sz, m, row_zone[(long)z * n[1] + y]);
+                    const long at = (long)z * n[1] + y;
+                    FN(material_row_at)(out + row, u + row, zone + row, n[0], sy, sz, m, runs->run + runs->first[at],
+                                        (int)(runs->first[at + 1] - runs->first[at]));
                 }
         }
     }
