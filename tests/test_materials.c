@@ -485,15 +485,16 @@ static int checkerboard(const heat_problem *p, int i, int j, int k)
     return (i + 2 * j + 3 * k) % 7 == 0; /* zone 1: the same material as zone 0, so the same physics */
 }
 
-static int uniform_rows(void)
+static int uniform_rows_scheme(heat_scheme scheme, heat_preconditioner preconditioner)
 {
     heat_problem p = test_problem(29, 14, 9, 1.0, 0.7, 0.5, HEAT_DOUBLE);
+    p.implicit = (heat_implicit){scheme, 1e-10, 2000, preconditioner, 8, 2};
     heat_materials m = {.material_count = 1, .material = {test_material("a", 1.5, 2.0)}, .zone_count = 2,
                         .zone = {test_zone(0, 0.5), test_zone(0, 0.5)}};
     p.materials = &m;
     p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 3.0, .ambient = 2.0};
     p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.5};
-    p.dt = 0.9 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    p.dt = (scheme == HEAT_EULER ? 0.9 : 20.0) * heat_materials_dt_max(&p.grid, p.bc, p.materials);
     void *initial = gaussian_field(&p), *uniform = test_alloc_field(&p), *mixed = test_alloc_field(&p);
     p.zones = test_paint_zones(&p, everywhere_zero);
     if (test_run(&p, HEAT_SELECT_CPU, initial, 15, uniform)) return 1;
@@ -504,9 +505,17 @@ static int uniform_rows(void)
     EXPECT(memcmp(uniform, mixed, bytes) == 0, "rows of one zone (the uniform shortcut) and rows of two zones of the "
            "same material (the general row) differ");
     EXPECT(memcmp(uniform, initial, bytes) != 0, "the steps changed nothing");
-    printf("uniform rows: the shortcut and the general row give the same bits\n");
+    printf("uniform rows, %s (%s): the shortcut and the general row give the same bits\n", heat_scheme_name(scheme),
+           heat_preconditioner_name(preconditioner));
     free(initial), free(uniform), free(mixed), free((void *)p.zones);
     return 0;
+}
+
+static int uniform_rows(void)
+{
+    return uniform_rows_scheme(HEAT_EULER, HEAT_PRECOND_CHEBYSHEV) ||
+           uniform_rows_scheme(HEAT_BACKWARD_EULER, HEAT_PRECOND_CHEBYSHEV) ||
+           uniform_rows_scheme(HEAT_CRANK_NICOLSON, HEAT_PRECOND_JACOBI);
 }
 
 /* ---- the GPU backend against the CPU's ---- */
