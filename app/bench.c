@@ -50,7 +50,7 @@ void bench_problem(const heat_cli *cli, int gpu, heat_problem *p)
     p->precision = cli->precision ? HEAT_FLOAT : HEAT_DOUBLE;
     p->alpha = 1.0;
     p->dt = 0.5 * heat_dt_max(&p->grid, p->alpha);
-    p->bc[FACE_X_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 1.0};
+    p->bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.0};
     strcpy(p->kernel.name, "auto");
     p->quiet = cli->quiet;
 }

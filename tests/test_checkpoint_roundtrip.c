@@ -24,7 +24,7 @@ static int roundtrip_grid(const int n[3], heat_precision precision, int level, c
     for (long at = 0; at < heat_grid_points(&p.grid); at += 7) test_set(&p, field, at, 0.1 * (double)at); /* no runs of zeros */
     ckpt_meta m = {.step = 42, .time = 0.125, .dt = 1.0 / 3.0, .precision = precision, .grid = p.grid, .alpha = 0.7,
                    .config_text = "grid = { n = [37, 23, 11]; };"};
-    m.bc[FACE_Z_LOW] = (heat_bc){HEAT_BC_DIRICHLET, -2.5};
+    m.bc[FACE_Z_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = -2.5};
     const double energy_in[4] = {1.0 / 3.0, -2.5e-7, 1e300, -0.0};
     m.energy_present = level % 2; /* a materials run's energy balance (every other file) */
     memcpy(m.energy_in, energy_in, sizeof energy_in);

@@ -63,9 +63,9 @@ static int pairs_match_single_sweeps(const heat_problem *p, double cz, const cha
 static int check_precision(heat_precision precision, int nz)
 {
     heat_problem p = test_problem(61, 300, nz, 2.0, 3.0, 1.0, precision);
-    p.bc[FACE_X_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 1.0};
-    p.bc[FACE_Y_HIGH] = (heat_bc){HEAT_BC_DIRICHLET, 2.0};
-    p.bc[FACE_Z_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 0.5};
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.0};
+    p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 2.0};
+    p.bc[FACE_Z_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 0.5};
     const char *const names[] = {"heat_step", "heat_step", "heat_step_nt", "heat_step_nt", "heat_step_nt", "heat_step"};
     const int threads[] = {1, 2, 1, 2, 3, 4};
     char what[64];
@@ -78,8 +78,8 @@ static int check_precision(heat_precision precision, int nz)
 static int check_periodic(heat_precision precision)
 {
     heat_problem whole = test_problem(61, 300, 16, 2.0, 3.0, 1.0, precision), p;
-    whole.bc[FACE_Z_LOW] = whole.bc[FACE_Z_HIGH] = (heat_bc){HEAT_BC_PERIODIC, 0.0};
-    whole.bc[FACE_X_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 1.0};
+    whole.bc[FACE_Z_LOW] = whole.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_PERIODIC, .value = 0.0};
+    whole.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.0};
     heat_domain domain;
     const int automatic[3] = {0, 0, 0};
     EXPECT_OK(heat_domain_init(&domain, &whole, automatic, TRANSPORT_AUTO));

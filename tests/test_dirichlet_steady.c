@@ -5,8 +5,8 @@
 int main(void)
 {
     heat_problem p = test_problem(16, 4, 4, 1.0, 0.25, 0.25, HEAT_DOUBLE);
-    p.bc[FACE_X_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 1.0};
-    p.bc[FACE_X_HIGH] = (heat_bc){HEAT_BC_DIRICHLET, 3.0};
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.0};
+    p.bc[FACE_X_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 3.0};
     p.dt = 0.9 * heat_dt_max(&p.grid, p.alpha);
     heat_solver *s;
     EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));

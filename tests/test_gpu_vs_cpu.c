@@ -6,9 +6,9 @@
 static heat_problem mixed_problem(heat_precision precision)
 {
     heat_problem p = test_problem(67, 45, 33, 1.34, 0.9, 0.66, precision);
-    p.bc[FACE_X_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 2.0};
-    p.bc[FACE_Y_HIGH] = (heat_bc){HEAT_BC_DIRICHLET, -1.0};
-    p.bc[FACE_Z_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 0.5};
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 2.0};
+    p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = -1.0};
+    p.bc[FACE_Z_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 0.5};
     return p;
 }
 

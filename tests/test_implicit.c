@@ -20,7 +20,7 @@ static heat_backend_request backend_request = HEAT_SELECT_CPU;
 static heat_problem sine_problem(int n, heat_scheme scheme, double dt_over_max, double rtol)
 {
     heat_problem p = test_problem(n, n, n, 1.0, 1.0, 1.0, HEAT_DOUBLE);
-    for (int f = 0; f < FACE_COUNT; ++f) p.bc[f] = (heat_bc){HEAT_BC_DIRICHLET, 0.0};
+    for (int f = 0; f < FACE_COUNT; ++f) p.bc[f] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 0.0};
     p.dt = dt_over_max * heat_dt_max(&p.grid, p.alpha);
     p.implicit = (heat_implicit){scheme, rtol, 500, HEAT_PRECOND_CHEBYSHEV, 8, 0};
     return p;
@@ -191,7 +191,7 @@ static int check_conservation_and_preconditioners(void)
 static int check_thread_independence(void)
 {
     heat_problem p = sine_problem(24, HEAT_CRANK_NICOLSON, 30.0, 1e-8);
-    p.bc[FACE_X_LOW] = (heat_bc){HEAT_BC_NEUMANN, 0.0};
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_NEUMANN, .value = 0.0};
     heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 2.0, .center = {0.4, 0.5, 0.6}, .width = 0.2};
     void *field[2];
     for (int t = 0; t < 2; ++t) {
@@ -213,8 +213,8 @@ static int check_thread_independence(void)
 static int check_chebyshev_pairs(heat_precision precision, int degree, int threads)
 {
     heat_problem p = test_problem(37, 29, 23, 1.2, 0.9, 0.7, precision);
-    p.bc[FACE_X_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 2.0};
-    p.bc[FACE_Z_HIGH] = (heat_bc){HEAT_BC_DIRICHLET, -1.0};
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 2.0};
+    p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = -1.0};
     p.dt = 40.0 * heat_dt_max(&p.grid, p.alpha);
     p.implicit = (heat_implicit){HEAT_CRANK_NICOLSON, precision == HEAT_FLOAT ? 1e-5 : 1e-10, 1000,
                                  HEAT_PRECOND_CHEBYSHEV, degree, 1};
@@ -260,9 +260,9 @@ static int check_all_chebyshev_pairs(void)
 static int compare_backends(heat_precision precision, heat_scheme scheme, heat_preconditioner pc)
 {
     heat_problem p = test_problem(67, 45, 33, 1.34, 0.9, 0.66, precision);
-    p.bc[FACE_X_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 2.0};
-    p.bc[FACE_Y_HIGH] = (heat_bc){HEAT_BC_DIRICHLET, -1.0};
-    p.bc[FACE_Z_LOW] = (heat_bc){HEAT_BC_DIRICHLET, 0.5};
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 2.0};
+    p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = -1.0};
+    p.bc[FACE_Z_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 0.5};
     p.dt = 40.0 * heat_dt_max(&p.grid, p.alpha);
     double rtol = precision == HEAT_FLOAT ? 1e-5 : 1e-10, tolerance = precision == HEAT_FLOAT ? 1e-4 : 1e-8;
     p.implicit = (heat_implicit){scheme, rtol, 1000, pc, 6, 2};

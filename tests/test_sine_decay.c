@@ -7,7 +7,7 @@ static double run_error(int n, long steps, heat_precision precision, const char 
 {
     const double final_time = 0.02;
     heat_problem p = test_problem(n, n, n, 1.0, 1.0, 1.0, precision);
-    for (int f = 0; f < FACE_COUNT; ++f) p.bc[f] = (heat_bc){HEAT_BC_DIRICHLET, 0.0};
+    for (int f = 0; f < FACE_COUNT; ++f) p.bc[f] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 0.0};
     p.dt = final_time / (double)steps;
     heat_initial init = {.type = INITIAL_SINE, .amplitude = 1.0, .modes = {1, 1, 1}};
     heat_solver *s;
