@@ -202,6 +202,13 @@ static void print_scheme(const heat_implicit *im)
 }
 
 
+/* Explicit Euler's largest stable step: the materials' (solver/materials.h) or alpha's. */
+static double stable_dt(const heat_problem *p)
+{
+    return heat_materials_active(p->materials) ? heat_materials_dt_max(&p->grid, p->bc, p->materials)
+                                               : heat_dt_max(&p->grid, p->alpha);
+}
+
 static int create_solver(heat_run *r, int verbose)
 {
     heat_problem whole, problem;
@@ -218,7 +225,7 @@ static int create_solver(heat_run *r, int verbose)
     printf("backend %s on %s; kernel %s\ngrid %d x %d x %d, dt = %.6g (dt_max = %.6g), steps to %ld\n",
            r->solver->ops->name, r->solver->ops->device_name(r->solver->state),
            r->solver->ops->kernel_description(r->solver->state), whole.grid.n[0], whole.grid.n[1],
-           whole.grid.n[2], problem.dt, heat_dt_max(&problem.grid, problem.alpha), r->config.steps);
+           whole.grid.n[2], problem.dt, stable_dt(&problem), r->config.steps);
     if (r->solver->ops == &heat_backend_cpu) printf("OpenMP: %s\n", threads_binding());
     if (heat_domain_is_split(&r->domain))
         ranks_print_layout(&r->domain.decomp, r->solver->ops != &heat_backend_cpu, r->parts);
