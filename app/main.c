@@ -225,7 +225,7 @@ static int create_solver(heat_run *r, int verbose)
     printf("backend %s on %s; kernel %s\ngrid %d x %d x %d, dt = %.6g (dt_max = %.6g), steps to %ld\n",
            r->solver->ops->name, r->solver->ops->device_name(r->solver->state),
            r->solver->ops->kernel_description(r->solver->state), whole.grid.n[0], whole.grid.n[1],
-           whole.grid.n[2], problem.dt, stable_dt(&problem), r->config.steps);
+           whole.grid.n[2], problem.dt, stable_dt(&whole), r->config.steps);
     if (r->solver->ops == &heat_backend_cpu) printf("OpenMP: %s\n", threads_binding());
     if (heat_domain_is_split(&r->domain))
         ranks_print_layout(&r->domain.decomp, r->solver->ops != &heat_backend_cpu, r->parts);
