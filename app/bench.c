@@ -4,6 +4,7 @@
  * of the device's copy bandwidth measured in the same run, and GLUP/s; then
  * the solver's whole production step (halo fill included).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "io/config.h"
 #include "parallel/parallel.h"
 #include "solver/error.h"
+#include "solver/materials.h"
 #include "solver/solver.h"
 
 typedef struct bench_row {
@@ -33,6 +35,7 @@ typedef struct bench_report {
     double copy_gbs;
     bench_row *rows;
     int count;
+    double materials_ratio; /* the two-material step's GLUP/s over the one-material step's; 0: not measured */
 } bench_report;
 
 static bench_row make_row(const bench_report *r, const heat_variant *v, double ms, int production)
@@ -57,7 +60,7 @@ static int measure(heat_solver *s, int reps, bench_report *r)
     HEAT_CALL(ops->time_copy(s->state, reps, &copy_ms, &copy_bytes));
     r->copy_gbs = copy_bytes / (copy_ms * 1e-3) / 1e9;
     HEAT_CALL(ops->variants(s->state, &variants, &count));
-    r->rows = calloc((size_t)count + 1, sizeof *r->rows);
+    r->rows = calloc((size_t)count + 2, sizeof *r->rows);
     HEAT_CHECK(r->rows, "out of memory");
     for (int v = 0; v < count; ++v) {
         double ms;
@@ -90,6 +93,9 @@ static void print_report(const bench_report *r, const char *kernel, int reps)
                row->effective_gbs, 100.0 * row->fraction, row->glups, row->production ? "  <- production" : "");
     }
     printf("\nproduction step (halo fill included, fused into the kernel where it says ntf/zwindowf): %s\n", kernel);
+    if (r->materials_ratio > 0)
+        printf("two materials (materials_step, the general flux-form step with a zone byte a point): %.1f%% of the "
+               "one-material step's GLUP/s\n", 100.0 * r->materials_ratio);
 }
 
 static int write_json(const bench_report *r, const char *path)
@@ -106,7 +112,9 @@ static int write_json(const bench_report *r, const char *path)
                 i ? "," : "", row->variant.kernel, row->variant.tile, row->ms, row->effective_gbs, row->fraction,
                 row->glups, row->production ? "true" : "false");
     }
-    fprintf(f, "\n]}\n");
+    fprintf(f, "\n]");
+    if (r->materials_ratio > 0) fprintf(f, ", \"materials_ratio\": %.6e", r->materials_ratio);
+    fprintf(f, "}\n");
     if (fclose(f) != 0) return heat_error(HEAT_ERR_RUNTIME, "cannot write %s", path);
     return HEAT_OK;
 }
@@ -117,6 +125,53 @@ static void copy_plain(char *dst, size_t len, const char *src)
     size_t i = 0;
     for (; src[i] && i + 1 < len; ++i) dst[i] = (src[i] == '"' || src[i] == '\\' || src[i] < 32) ? ' ' : src[i];
     dst[i] = '\0';
+}
+
+/* The two-material case: copper-like and air-like (conductivities 400 and 0.026, heat capacities as
+ * theirs) with the second material a block through the middle third of the box, a source in it,
+ * a convective face: the general step, timed as the production step is. */
+static int bench_zone(const int n[3], int i, int j, int k)
+{
+    int inside = 1;
+    const int at[3] = {i, j, k};
+    for (int d = 0; d < 3; ++d) inside &= at[d] >= n[d] / 3 && at[d] < 2 * n[d] / 3;
+    return inside;
+}
+
+static int measure_materials(const heat_problem *one, heat_backend_request request, int reps, bench_report *r)
+{
+    heat_problem p = *one;
+    static heat_materials m;
+    memset(&m, 0, sizeof m);
+    m.material_count = 2, m.zone_count = 2;
+    m.material[0] = (heat_material){"air", 0.026, 1.2, 1005.0};
+    m.material[1] = (heat_material){"copper", 400.0, 8960.0, 385.0};
+    m.zone[0] = (heat_zone){0, 0.0, -HUGE_VAL, HUGE_VAL};
+    m.zone[1] = (heat_zone){1, 1.0e6, -HUGE_VAL, HUGE_VAL};
+    p.materials = &m;
+    p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 25.0, .ambient = 20.0};
+    p.dt = 0.5 * heat_materials_dt_max(&p.grid, p.bc, &m);
+    const int *n = p.grid.n;
+    unsigned char *zones = malloc((size_t)(n[0] + 2) * (n[1] + 2) * (n[2] + 2));
+    HEAT_CHECK(zones, "out of memory for the zone index");
+    long at = 0;
+    for (int k = -1; k <= n[2]; ++k)
+        for (int j = -1; j <= n[1]; ++j)
+            for (int i = -1; i <= n[0]; ++i) zones[at++] = (unsigned char)bench_zone(n, i, j, k);
+    p.zones = zones;
+    heat_solver *s;
+    int status = heat_solver_create(&p, request, &s);
+    double ms = 0.0;
+    if (status == HEAT_OK) status = bench_fill(s);
+    if (status == HEAT_OK) status = s->ops->time_step(s->state, reps, &ms);
+    heat_solver_destroy(&s);
+    free(zones);
+    if (status != HEAT_OK) return status;
+    heat_variant v = {"materials_step", 1, 0};
+    r->rows[r->count] = make_row(r, &v, ms, 0);
+    r->materials_ratio = r->rows[r->count].glups / r->rows[r->count - 1].glups; /* against solver_step */
+    r->count++;
+    return HEAT_OK;
 }
 
 static int bench_kernels(const heat_cli *cli)
@@ -136,6 +191,7 @@ static int bench_kernels(const heat_cli *cli)
     copy_plain(r.backend, sizeof r.backend, s->ops->name);
     int status = bench_fill(s);
     if (status == HEAT_OK) status = measure(s, cli->reps, &r);
+    if (status == HEAT_OK && s->ops->energy) status = measure_materials(&p, s->ops == &heat_backend_cpu ? HEAT_SELECT_CPU : request, cli->reps, &r);
     if (status == HEAT_OK) print_report(&r, s->ops->kernel_description(s->state), cli->reps);
     if (status == HEAT_OK && cli->json) status = write_json(&r, cli->json);
     free(r.rows);

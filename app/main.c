@@ -30,6 +30,7 @@
 #include "io/config.h"
 #include "io/fsutil.h"
 #include "io/history.h"
+#include "solver/materials.h"
 #include "io/output_dir.h"
 #include "parallel/domain.h"
 #include "parallel/parallel.h"
@@ -61,6 +62,7 @@ typedef struct heat_run {
     int stencil_shares;   /* the CPU stencil left cores to a write in the last batch */
     long clock_checkpoints; /* taken by output.every_seconds */
     heat_history *history;  /* the root's <name>.history.csv; NULL: none */
+    heat_energy energy;     /* materials runs: the energy balance at the last statistics */
     pthread_t releaser;     /* releases the solver's GPU beside the last writes */
     int releasing;          /* releaser runs (run_destroy joins it) */
     ckpt_materials *zone_fields; /* materials runs, the root: what its checkpoints add (app/zones.h) */
@@ -206,6 +208,13 @@ static void print_scheme(const heat_implicit *im)
 }
 
 
+/* Explicit Euler's largest stable step: the materials' (solver/materials.h) or alpha's. */
+static double stable_dt(const heat_problem *p)
+{
+    return heat_materials_active(p->materials) ? heat_materials_dt_max(&p->grid, p->bc, p->materials)
+                                               : heat_dt_max(&p->grid, p->alpha);
+}
+
 static int create_solver(heat_run *r, int verbose)
 {
     heat_problem whole, problem;
@@ -223,7 +232,7 @@ static int create_solver(heat_run *r, int verbose)
     printf("backend %s on %s; kernel %s\ngrid %d x %d x %d, dt = %.6g (dt_max = %.6g), steps to %ld\n",
            r->solver->ops->name, r->solver->ops->device_name(r->solver->state),
            r->solver->ops->kernel_description(r->solver->state), whole.grid.n[0], whole.grid.n[1],
-           whole.grid.n[2], problem.dt, heat_dt_max(&problem.grid, problem.alpha), r->config.steps);
+           whole.grid.n[2], problem.dt, stable_dt(&whole), r->config.steps);
     if (r->solver->ops == &heat_backend_cpu) printf("OpenMP: %s\n", threads_binding());
     else if (verbose && gpu_visibility_note()) printf("%s\n", gpu_visibility_note());
     if (heat_domain_is_split(&r->domain))
@@ -368,7 +377,15 @@ static int write_output(heat_run *r, int frame, int last)
     r->snapshot_seconds += progress_now() - start;
     if (!r->writer) return HEAT_OK;
     if (last) ckpt_writer_set_threads(r->writer, r->cores);
+    if (heat_materials_active(r->solver->problem.materials)) ckpt_writer_set_energy(r->writer, r->energy.energy);
     return ckpt_writer_submit(r->writer, r->solver->step, r->solver->time, frame);
+}
+
+/* Materials runs: the energy balance beside the statistics (collective). */
+static int take_energy(heat_run *r)
+{
+    if (!heat_materials_active(r->solver->problem.materials)) return HEAT_OK;
+    return heat_solver_energy(r->solver, &r->energy);
 }
 
 /* A row of the history with the statistics just taken (the root's; others have none). */
@@ -376,20 +393,24 @@ static void record_history(heat_run *r, const heat_field_stats *stats)
 {
     const heat_grid *g = &r->config.grid;
     double cell = g->length[0] / g->n[0] * (g->length[1] / g->n[1]) * (g->length[2] / g->n[2]);
-    history_record(r->history, r->solver->step, r->solver->time, stats, (double)heat_grid_points(g), cell);
+    history_record(r->history, r->solver->step, r->solver->time, stats, (double)heat_grid_points(g), cell, &r->energy);
 }
 
 static void open_history(heat_run *r, int restarting, const heat_field_stats *initial)
 {
     if (!par_is_root() || !r->config.output.history) return;
-    history_open(r->config.output.dir, r->config.output.name, r->solver->step, restarting, &r->history);
+    history_open(r->config.output.dir, r->config.output.name, r->solver->step, restarting,
+                 heat_materials_active(r->solver->problem.materials), &r->history);
     record_history(r, initial);
 }
 
 static int check_field(heat_run *r, long batch_start, heat_field_stats *stats)
 {
     HEAT_CALL(heat_domain_stats(&r->domain, r->solver, stats));
-    if (stats->nonfinite == 0) return record_history(r, stats), HEAT_OK;
+    if (stats->nonfinite == 0) {
+        HEAT_CALL(take_energy(r));
+        return record_history(r, stats), HEAT_OK;
+    }
     r->agreed = 1; /* every rank saw the same count */
     if (!par_is_root()) return HEAT_ERR_RUNTIME;
     return heat_error(HEAT_ERR_RUNTIME,
@@ -503,6 +524,8 @@ static int restart_field(const heat_cli *cli, heat_run *r, void *whole, heat_ser
     HEAT_CALL(par_broadcast(&found, sizeof found));
     HEAT_CALL(heat_domain_set_field(&r->domain, r->solver, whole, found.step));
     heat_solver_set_clock(r->solver, found.step, found.time);
+    if (found.energy_present && heat_materials_active(r->solver->problem.materials))
+        HEAT_CALL(heat_solver_set_energy(r->solver, found.energy_in));
     return HEAT_OK;
 }
 
@@ -556,6 +579,8 @@ static int run(const heat_cli *cli, heat_run *r)
     launcher_check_kill_delay((double)snapshot_bytes(r));
     HEAT_CALL(heat_domain_stats(&r->domain, r->solver, &totals.initial));
     r->initial = totals.initial;
+    HEAT_CALL(take_energy(r));
+    totals.energy_initial = r->energy;
     ranks_check_binding();
     plan_cores(r);
     if (writes(r)) HEAT_CALL(create_writer(r, &series));
@@ -566,6 +591,8 @@ static int run(const heat_cli *cli, heat_run *r)
     totals.startup_seconds = start - begun;
     totals.final = totals.initial;
     HEAT_CALL(time_loop(r, &totals.final));
+    totals.energy_final = r->energy;
+    totals.materials = heat_materials_active(r->solver->problem.materials);
     release_solver_beside_writes(r);
     status = r->writer ? ckpt_writer_wait(r->writer) : HEAT_OK;
     if (r->config.output.on_write_error) status = HEAT_OK;

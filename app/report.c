@@ -77,6 +77,23 @@ static void print_heat_change(const run_totals *t)
         printf("total heat changed by %.6g (absolute: the total was 0)%s\n", t->final.sum - t->initial.sum, since);
 }
 
+/* Materials runs: the change of sum(rho c T V) against the energy that came in over the same steps. */
+static void print_energy_balance(const run_totals *t)
+{
+    const heat_energy *a = &t->energy_initial, *b = &t->energy_final;
+    double in = 0.0, change = b->heat - a->heat;
+    printf("energy balance: heat %.9g -> %.9g (change %+.9g); in through", a->heat, b->heat, change);
+    for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) {
+        double part = b->energy[kind] - a->energy[kind];
+        in += part;
+        printf("%s %s %+.6g", kind ? "," : "", heat_energy_kind_name(kind), part);
+    }
+    double scale = fmax(fabs(change), fabs(in));
+    printf(": %+.9g; mismatch %.3g", in, fabs(change - in));
+    if (scale > 0.0) printf(" (%.2e of it)", fabs(change - in) / scale);
+    printf("\n");
+}
+
 static void print_checkpoints(const ckpt_writer_stats *w, const run_totals *t)
 {
     long restarts = w->writes - w->frames;
@@ -119,6 +136,7 @@ void report_summary(const heat_solver *s, const ckpt_writer_stats *w, const run_
            t->startup_seconds, t->backend_seconds, t->first_step > 0 ? "restart" : "initial", t->field_seconds);
     printf("temperature: min %.6g  max %.6g  mean %.6g; ", t->final.min, t->final.max, t->final.sum / points);
     print_heat_change(t);
+    if (t->materials) print_energy_balance(t);
     print_checkpoints(w, t);
     if (t->history_path) printf("history: %ld rows in %s\n", t->history_rows, t->history_path);
     if (t->ranks > 1) print_ranks(t);

@@ -5,6 +5,7 @@
  */
 #include "io/ckpt_writer.h"
 #include "io/config.h"
+#include "solver/materials.h"
 #include "solver/solver.h"
 
 /* "output: N checkpoints into DIR, at most X MB each before compression";
@@ -29,6 +30,9 @@ typedef struct run_totals {
     double halo_fraction;       /* of the stepping time in host halo exchanges; < 0: not measured */
     double imbalance;           /* slowest rank's computing over the mean */
     int halo_beside_update;     /* GPU z slabs with NCCL: the exchange runs beside the interior update */
+    int materials;              /* a materials run: the energy balance below */
+    heat_energy energy_initial; /* at first_step */
+    heat_energy energy_final;
 } run_totals;
 
 void report_summary(const heat_solver *solver, const ckpt_writer_stats *writes, const run_totals *totals);

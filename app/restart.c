@@ -146,6 +146,8 @@ int restart_load(const char *spec, int allow, const heat_config *c, void *field,
     }
     point->step = found.step, point->time = found.time;
     if (!quiet) printf("restarted from %s at step %ld (t = %.6g)\n", path, found.step, found.time);
+    point->energy_present = found.energy_present;
+    memcpy(point->energy_in, found.energy_in, sizeof point->energy_in);
     if (found.dt != c->dt && !quiet)
         printf("the time step changes at step %ld from %.6g to %.6g (implicit scheme); later checkpoints record "
                "the new one\n", found.step, found.dt, c->dt);

@@ -9,6 +9,8 @@
 #include "io/series.h"
 
 typedef struct restart_point {
+    double energy_in[4]; /* materials runs: the energy balance's sums (io/ckpt_energy.h) */
+    int energy_present;  /* 1: the file had them */
     long step;   /* the checkpoint's step */
     double time; /* and its simulation time */
 } restart_point;

@@ -31,6 +31,7 @@ elseif(HEATSOLVE_GPU STREQUAL "nvidia")
       ${HEAT_HIP_SOURCE} -o ${CMAKE_BINARY_DIR}/heat_kernels.ptx
     DEPENDS ${HEAT_HIP_SOURCE} ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/heat_kernels.hip
       ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/heat_kernels.h ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/hip_compat.h
+      ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/material_kernels.hip ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/backend_hip_materials.hip
     COMMENT "PTX of the HIP kernels for the isa test")
   add_custom_target(heat_isa ALL DEPENDS ${CMAKE_BINARY_DIR}/heat_kernels.ptx)
   set(HEAT_ISA_FILE ${CMAKE_BINARY_DIR}/heat_kernels.ptx)
@@ -64,6 +65,7 @@ elseif(HEATSOLVE_GPU STREQUAL "amd")
       --cuda-device-only --no-gpu-bundle-output -c ${HEAT_HIP_SOURCE} -o ${CMAKE_BINARY_DIR}/heat_kernels_gfx90a.co
     DEPENDS ${HEAT_HIP_SOURCE} ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/heat_kernels.hip
       ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/heat_kernels.h ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/hip_compat.h
+      ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/material_kernels.hip ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/backend_hip_materials.hip
     COMMENT "gfx90a code object of the HIP kernels for the isa test")
   add_custom_target(heat_isa ALL DEPENDS ${CMAKE_BINARY_DIR}/heat_kernels_gfx90a.co)
   set(HEAT_ISA_FILE ${CMAKE_BINARY_DIR}/heat_kernels_gfx90a.co)

@@ -168,6 +168,45 @@ static int write_scheme(h5_scope *s, hid_t g, const heat_implicit *im)
     return write_attr(s, g, "solver_chebyshev_degree", H5T_NATIVE_INT, 0, 1, &im->chebyshev_degree);
 }
 
+/* A materials run's energy balance (solver/materials.h): the energy in since
+ * t = 0 by kind (sources, dirichlet, convective, flux), so that a restarted
+ * run goes on with the same sums and history rows as one that never stopped:
+ * /restart attr energy_in, double[4]. Files without it restart from 0. */
+static const char ENERGY_ATTRIBUTE[] = "energy_in";
+
+static int write_energy(hid_t restart, const char *path, const double energy_in[4])
+{
+    hsize_t count = 4;
+    hid_t space = H5Screate_simple(1, &count, NULL);
+    if (space < 0) return heat_error(HEAT_ERR_RUNTIME, "%s: cannot describe /restart/%s", path, ENERGY_ATTRIBUTE);
+    hid_t attr = H5Acreate2(restart, ENERGY_ATTRIBUTE, H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t written = attr >= 0 ? H5Awrite(attr, H5T_NATIVE_DOUBLE, energy_in) : -1;
+    herr_t closed = (attr >= 0 ? H5Aclose(attr) : 0) | H5Sclose(space);
+    if (attr < 0 || written < 0 || closed < 0)
+        return heat_error(HEAT_ERR_RUNTIME, "%s: cannot write /restart/%s", path, ENERGY_ATTRIBUTE);
+    return HEAT_OK;
+}
+
+/* Where the file has it (*present = 1); else energy_in stays as it is. */
+static int read_energy(hid_t restart, const char *path, double energy_in[4], int *present)
+{
+    *present = 0;
+    htri_t exists = H5Aexists(restart, ENERGY_ATTRIBUTE);
+    if (exists < 0) return heat_error(HEAT_ERR_RUNTIME, "%s: cannot look for /restart/%s", path, ENERGY_ATTRIBUTE);
+    if (!exists) return HEAT_OK;
+    hid_t attr = H5Aopen(restart, ENERGY_ATTRIBUTE, H5P_DEFAULT);
+    hid_t space = attr >= 0 ? H5Aget_space(attr) : -1;
+    hssize_t count = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+    herr_t read = count == 4 ? H5Aread(attr, H5T_NATIVE_DOUBLE, energy_in) : -1;
+    if (space >= 0) H5Sclose(space);
+    if (attr >= 0) H5Aclose(attr);
+    if (read < 0)
+        return heat_error(HEAT_ERR_RUNTIME, "%s: /restart/%s is not 4 numbers: the file is damaged; restart from "
+                          "another checkpoint", path, ENERGY_ATTRIBUTE);
+    *present = 1;
+    return HEAT_OK;
+}
+
 static int write_restart_group(h5_scope *s, hid_t file, const ckpt_meta *m, const chunk_plan *plan,
                                const uint32_t *crcs)
 {
@@ -190,6 +229,7 @@ static int write_restart_group(h5_scope *s, hid_t file, const ckpt_meta *m, cons
     HEAT_CALL(write_string_attr(s, g, "version", HEATSOLVE_VERSION));
     HEAT_CALL(write_string_attr(s, g, "config", m->config_text ? m->config_text : ""));
     HEAT_CALL(write_scheme(s, g, &m->implicit));
+    if (m->energy_present) HEAT_CALL(write_energy(g, s->path, m->energy_in));
     int restartable = !m->frame;
     HEAT_CALL(write_attr(s, g, "restartable", H5T_NATIVE_INT, 0, 1, &restartable));
     hsize_t n = (hsize_t)chunk_plan_total(plan);
@@ -543,6 +583,7 @@ static int read_restart_group(h5_scope *s, hid_t file, ckpt_meta *m)
     HEAT_CALL(read_precision(s, g, m));
     HEAT_CALL(read_scheme(s, g, m));
     HEAT_CALL(read_frame_mark(s, g, m));
+    HEAT_CALL(read_energy(g, s->path, m->energy_in, &m->energy_present));
     char *version = NULL;
     HEAT_CALL(read_string_attr(s, g, "version", &version));
     snprintf(m->version, sizeof m->version, "%s", version);

@@ -26,6 +26,8 @@ typedef struct ckpt_meta {
     double alpha;
     heat_bc bc[FACE_COUNT];
     heat_implicit implicit; /* time scheme and CG settings (files without them: euler) */
+    double energy_in[4];  /* materials runs: the energy balance's sums (io/ckpt_energy.h) */
+    int energy_present;   /* 1: written / read with the file */
     char *config_text;    /* effective configuration; owned by the caller when writing, by meta after reading */
     char version[32];     /* heatsolve version that wrote the file */
     int format_version;

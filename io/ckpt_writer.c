@@ -370,6 +370,12 @@ int ckpt_writer_submit(ckpt_writer *w, long step, double time, int frame)
     return HEAT_OK;
 }
 
+void ckpt_writer_set_energy(ckpt_writer *w, const double energy_in[4])
+{
+    for (int k = 0; k < 4; ++k) w->meta.energy_in[k] = energy_in[k];
+    w->meta.energy_present = 1;
+}
+
 void ckpt_writer_wait_snapshots(ckpt_writer *w)
 {
     pthread_mutex_lock(&w->turn_lock);

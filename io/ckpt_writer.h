@@ -86,6 +86,10 @@ void ckpt_writer_wait_snapshots(ckpt_writer *writer);
  * for viewing only (float32 unless frame_full), marked not restartable. */
 int ckpt_writer_submit(ckpt_writer *writer, long step, double time, int frame);
 
+/* Materials runs: the energy balance's sums (io/ckpt_energy.h) of the step
+ * the next ckpt_writer_submit writes. */
+void ckpt_writer_set_energy(ckpt_writer *writer, const double energy_in[4]);
+
 /* The threads that later writes compress on (options.threads until then):
  * the run's last write, with nothing stepping beside it, takes every core. */
 void ckpt_writer_set_threads(ckpt_writer *writer, int threads);

@@ -446,19 +446,10 @@ int config_materials_read(const config_t *cf, const char *origin, heat_config *c
     return HEAT_OK;
 }
 
-/* Gershgorin: a face's harmonic mean K_ab = 2 k_a k_b / (k_a + k_b) is below
- * 2 k_a, and so are a Dirichlet face's 2 k_a and a convective face's beta k_a
- * (beta < 2): dt_max >= 1 / max_a (4 k_a / (rho c)_a sum_d 1 / h_d^2). */
+/* The explicit step's stable dt (solver/materials.c), whatever the painting. */
 double config_materials_dt_max(const heat_config *c)
 {
-    double sum = 0.0, largest = 0.0;
-    for (int d = 0; d < 3; ++d) sum += 1.0 / (c->grid.h[d] * c->grid.h[d]);
-    for (int i = 0; i < c->materials.material_count; ++i) {
-        const heat_material *m = &c->materials.material[i];
-        double rate = 4.0 * m->conductivity / (m->density * m->specific_heat) * sum;
-        if (rate > largest) largest = rate;
-    }
-    return 1.0 / largest;
+    return heat_materials_dt_max(&c->grid, c->bc, &c->materials);
 }
 
 /* ---- the effective configuration -------------------------------------------------------------- */

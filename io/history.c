@@ -13,43 +13,50 @@
 struct heat_history {
     char path[1024];
     int fd;
-    long rows; /* written by this segment */
+    long rows;    /* written by this segment */
+    int energy;   /* 1: a materials run's columns of the energy balance */
 };
 
 static const char HEADER[] = "step,time,min,max,mean,heat\n";
-enum { COLUMNS = 6, ROW_MAX = 256 };
+static const char ENERGY_HEADER[] = "step,time,min,max,mean,heat,power_sources,power_dirichlet,power_convective,"
+                                    "power_flux,energy_in\n";
+enum { COLUMNS = 6, ENERGY_COLUMNS = 11, ROW_MAX = 512 };
 
-/* A whole row: a step, then COLUMNS - 1 numbers, all of it parsed. */
-static int row_step(const char *line, long *step)
+static const char *header_of(const heat_history *h) { return h->energy ? ENERGY_HEADER : HEADER; }
+
+/* A whole row: a step, then columns - 1 numbers, all of it parsed. */
+static int row_step(const char *line, int columns, long *step)
 {
     char *end;
     errno = 0;
     *step = strtol(line, &end, 10);
     if (errno || end == line || *end != ',') return 0;
-    for (int column = 1; column < COLUMNS; ++column) {
+    for (int column = 1; column < columns; ++column) {
         const char *start = end + 1;
         strtod(start, &end);
-        if (end == start || *end != (column + 1 < COLUMNS ? ',' : '\n')) return 0;
+        if (end == start || *end != (column + 1 < columns ? ',' : '\n')) return 0;
     }
     return 1;
 }
 
 /* The header and the earlier file's whole rows of steps before first_step, in
  * their order, into a malloc'ed buffer (*len bytes); NULL when out of memory. */
-static char *rows_before(const char *path, long first_step, size_t *len)
+static char *rows_before(const heat_history *h, long first_step, size_t *len)
 {
-    size_t size = sizeof HEADER + 4096;
+    const char *header = header_of(h);
+    const int columns = h->energy ? ENERGY_COLUMNS : COLUMNS;
+    size_t size = strlen(header) + 4096;
     char *kept = malloc(size);
     if (!kept) return NULL;
-    *len = strlen(HEADER);
-    memcpy(kept, HEADER, *len);
-    FILE *f = fopen(path, "r");
+    *len = strlen(header);
+    memcpy(kept, header, *len);
+    FILE *f = fopen(h->path, "r");
     if (!f) return kept; /* none yet: a restart in another folder */
     char line[ROW_MAX];
     long step;
     while (fgets(line, sizeof line, f)) {
         size_t n = strlen(line);
-        if (!row_step(line, &step) || step >= first_step) continue;
+        if (!row_step(line, columns, &step) || step >= first_step) continue;
         if (*len + n + 1 > size) {
             char *bigger = realloc(kept, size * 2);
             if (!bigger) return fclose(f), free(kept), NULL;
@@ -73,7 +80,7 @@ static void give_up(heat_history *h, const char *doing, int error)
 static int start_file(heat_history *h, long keep_before)
 {
     size_t len;
-    char *kept = rows_before(h->path, keep_before, &len), why[8400];
+    char *kept = rows_before(h, keep_before, &len), why[8400];
     if (!kept) return heat_warn("out of memory for the run's history"), ENOMEM;
     int error = fs_write_atomic_quiet(h->path, kept, len, why, sizeof why);
     free(kept);
@@ -81,7 +88,8 @@ static int start_file(heat_history *h, long keep_before)
     return error;
 }
 
-void history_open(const char *dir, const char *name, long first_step, int restarting, heat_history **history)
+void history_open(const char *dir, const char *name, long first_step, int restarting, int energy,
+                  heat_history **history)
 {
     *history = NULL;
     heat_history *h = calloc(1, sizeof *h);
@@ -90,6 +98,7 @@ void history_open(const char *dir, const char *name, long first_step, int restar
         return;
     }
     h->fd = -1;
+    h->energy = energy;
     snprintf(h->path, sizeof h->path, "%s/%s.history.csv", dir, name);
     if (start_file(h, restarting ? first_step : 0) != 0) {
         free(h);
@@ -105,12 +114,22 @@ void history_open(const char *dir, const char *name, long first_step, int restar
 }
 
 void history_record(heat_history *h, long step, double time, const heat_field_stats *stats, double points,
-                    double cell_volume)
+                    double cell_volume, const heat_energy *energy)
 {
     if (!h || h->fd < 0) return;
     char row[ROW_MAX];
-    int n = snprintf(row, sizeof row, "%ld,%.17g,%.17g,%.17g,%.17g,%.17g\n", step, time, stats->min, stats->max,
+    int n;
+    if (h->energy && energy) {
+        double in = 0.0;
+        for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) in += energy->energy[kind];
+        n = snprintf(row, sizeof row, "%ld,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", step, time,
+                     stats->min, stats->max, stats->sum / points, energy->heat, energy->power[HEAT_ENERGY_SOURCES],
+                     energy->power[HEAT_ENERGY_DIRICHLET], energy->power[HEAT_ENERGY_CONVECTIVE],
+                     energy->power[HEAT_ENERGY_FLUX], in);
+    } else {
+        n = snprintf(row, sizeof row, "%ld,%.17g,%.17g,%.17g,%.17g,%.17g\n", step, time, stats->min, stats->max,
                      stats->sum / points, stats->sum * cell_volume);
+    }
     ssize_t written;
     do written = write(h->fd, row, (size_t)n);
     while (written < 0 && errno == EINTR);

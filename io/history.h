@@ -10,6 +10,15 @@
  *
  * heat is the integral of the temperature over the box (the sum of the
  * points times the cell volume): conserved where every wall is insulated.
+ * A materials run (solver/materials.h) has the energy balance's columns:
+ *
+ *   step,time,min,max,mean,heat,power_sources,power_dirichlet,power_convective,power_flux,energy_in
+ *
+ * where heat is sum(rho c T V), the powers (power per time: W in SI units)
+ * those the next step takes in through the sources and each kind of
+ * boundary face, and energy_in what came in since t = 0 through all of
+ * them: the change of heat equals it (to rounding for explicit Euler, to
+ * the scheme's accuracy for the implicit ones).
  * Numbers are printed to 17 significant digits, so they read back as the
  * same doubles, and a restarted run, or one on another number of ranks,
  * writes the same rows as one that never stopped (the sum's order is fixed
@@ -24,6 +33,7 @@
  * written is a warning, after which the run goes on without its history.
  */
 #include "solver/backend.h"
+#include "solver/materials.h"
 
 typedef struct heat_history heat_history;
 
@@ -31,11 +41,13 @@ typedef struct heat_history heat_history;
  * fresh run (restarting = 0) starts a new file; a restart keeps the rows
  * before first_step. *history is NULL where the file cannot be written (a
  * warning said why). */
-void history_open(const char *dir, const char *name, long first_step, int restarting, heat_history **history);
+void history_open(const char *dir, const char *name, long first_step, int restarting, int energy,
+                  heat_history **history);
 
-/* One row; cell_volume turns the sum of the points into the heat. */
+/* One row; cell_volume turns the sum of the points into the heat. energy:
+ * the balance's columns where the file has them (history_open's energy). */
 void history_record(heat_history *history, long step, double time, const heat_field_stats *stats,
-                    double points, double cell_volume);
+                    double points, double cell_volume, const heat_energy *energy);
 
 /* Where the rows go, and how many this segment wrote (for the run's summary). */
 const char *history_path(const heat_history *history);

@@ -9,6 +9,8 @@
  */
 #include "problem.h"
 
+struct heat_energy;
+
 typedef struct heat_field_stats {
     double min, max; /* of this block's finite values */
     double sum;      /* of the whole grid's finite values, added per reduction brick in an order that no
@@ -117,6 +119,20 @@ typedef struct heat_backend_ops {
      * whatever the process still does, instead of in the runtime's exit
      * handler after main returns. */
     void (*release_device)(void);
+
+    /* Materials runs (solver/materials.h): the clock of the next step, whose
+     * start time t = clock_time + (step - clock_step) dt (the time loop's
+     * formula, so that a restart has the same bits) switches the sources.
+     * advance() moves it on a step a step; the implicit steps are told each
+     * step. NULL: a backend that has no materials runs. */
+    int (*set_clock)(void *state, long step, long clock_step, double clock_time);
+    /* Materials runs: the energy balance (struct heat_energy, solver/materials.h); collective.
+     * set_energy: a restart's energy in so far (HEAT_ENERGY_KINDS values). NULL: none. */
+    int (*energy)(void *state, struct heat_energy *energy);
+    int (*set_energy)(void *state, const double *energy_in);
+    /* Can this backend run the problem? NULL: constant-coefficient runs only
+     * (no materials). The solver takes the CPU backend where a GPU's cannot. */
+    int (*supports)(const heat_problem *problem);
 } heat_backend_ops;
 
 extern const heat_backend_ops heat_backend_cpu;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "materials.h"
 
 double heat_scheme_theta(heat_scheme scheme)
 {
@@ -28,6 +29,7 @@ heat_chebyshev heat_chebyshev_make(const heat_problem *p)
     double sum = 0.0;
     for (int d = 0; d < 3; ++d) sum += 1.0 / (p->grid.h[d] * p->grid.h[d]);
     double lower = 1.0, upper = 1.0 + 4.0 * heat_scheme_theta(p->implicit.scheme) * p->dt * p->alpha * sum;
+    if (heat_materials_active(p->materials)) upper = heat_materials_operator_bound(p);
     double centre = 0.5 * (upper + lower), half_width = 0.5 * (upper - lower);
     c.degree = p->implicit.chebyshev_degree < HEAT_CHEBYSHEV_MAX ? p->implicit.chebyshev_degree : HEAT_CHEBYSHEV_MAX;
     c.inv_centre = 1.0 / centre;

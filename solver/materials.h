@@ -70,3 +70,81 @@ static inline double heat_face_conductivity(double k_a, double k_b)
 {
     return 2.0 * k_a * k_b / (k_a + k_b);
 }
+
+/* ---- Numerics of the materials runs (solver/materials.c) ---- */
+
+/* The ghost rule of a boundary face beside a point of conductivity k, the
+ * spacing across the face h: ghost = scale T_a + shift (the rules above;
+ * periodic faces are exchanged, never ruled: scale 1, shift 0). */
+void heat_boundary_ghost(const heat_bc *bc, double k, double h, double *scale, double *shift);
+
+/* q of a zone at time t (the step's start): its source while on, else 0. */
+double heat_zone_source(const heat_zone *zone, double t);
+
+/* Largest stable explicit Euler step of a materials run: 1 / max over
+ * materials of sum over faces of K / (rho c h_d^2), a Gershgorin bound of
+ * M^-1 A, where an interior face counts the largest harmonic mean with any
+ * material, a Dirichlet face k, a convective face beta k / 2 (its ghost
+ * rule puts beta k / h^2 on the diagonal alone, as a Dirichlet face 2 k),
+ * a Neumann or flux face 0. One material with k = alpha, rho c = 1 gives
+ * heat_dt_max. Not painted zones: every material may touch every other. */
+double heat_materials_dt_max(const heat_grid *grid, const heat_bc bc[FACE_COUNT], const heat_materials *m);
+
+/* What the kernels read, in double (a backend converts to its precision). */
+typedef struct heat_material_tables {
+    int zones;
+    double *conductance[3];                 /* [a * zones + b]: K_ab / h_d^2 along axis d */
+    double heat_capacity[HEAT_ZONES_MAX];   /* rho c of the zone's material */
+    double conductivity[HEAT_ZONES_MAX];    /* k of the zone's material */
+    double ghost_scale[FACE_COUNT][HEAT_ZONES_MAX]; /* ghost = scale T_a + shift, by the zone of a */
+    double ghost_shift[FACE_COUNT][HEAT_ZONES_MAX];
+} heat_material_tables;
+
+/* Builds the tables of problem->materials (and checks the materials: every
+ * zone's material exists, k, rho, c positive and finite); free with
+ * heat_material_tables_free. */
+int heat_material_tables_make(const heat_problem *problem, heat_material_tables *tables);
+void heat_material_tables_free(heat_material_tables *tables);
+
+/* Checks that every zone index of problem->zones names a zone. */
+int heat_zones_check(const heat_problem *problem);
+
+/* Upper eigenvalue bound (Gershgorin, over every pair of materials) of the
+ * implicit schemes' scaled system S = I + theta dt M^-1/2 A M^-1/2
+ * (kernels/cpu/cpu_materials_cg.h); its lower bound is 1. One material with
+ * k = alpha, rho c = 1 gives the constant-coefficient bound. */
+double heat_materials_operator_bound(const heat_problem *problem);
+
+/* ---- The energy balance (history and summary) ---- */
+
+/* Where energy comes in: volumetric sources, and the boundary faces by kind. */
+enum { HEAT_ENERGY_SOURCES, HEAT_ENERGY_DIRICHLET, HEAT_ENERGY_CONVECTIVE, HEAT_ENERGY_FLUX, HEAT_ENERGY_KINDS };
+
+/* The kind a boundary face's energy counts as; -1: none comes through it. */
+static inline int heat_energy_kind(heat_bc_type type)
+{
+    return type == HEAT_BC_DIRICHLET ? HEAT_ENERGY_DIRICHLET
+         : type == HEAT_BC_CONVECTIVE ? HEAT_ENERGY_CONVECTIVE
+         : type == HEAT_BC_FLUX ? HEAT_ENERGY_FLUX : -1;
+}
+
+const char *heat_energy_kind_name(int kind); /* "sources", "dirichlet", "convective", "flux" */
+
+/* Every sum of the whole grid is added in an order fixed by reduction bricks
+ * (solver/reduce.h), so the numbers have the same bits on any rank count. */
+typedef struct heat_energy {
+    double heat;                       /* sum of rho c T V */
+    double power[HEAT_ENERGY_KINDS];   /* in at the current field and time (what the next step takes) */
+    double energy[HEAT_ENERGY_KINDS];  /* in since t = 0: the steps' powers times dt, as the steps used them */
+} heat_energy;
+
+/* ---- What every backend builds from problem->zones ---- */
+
+/* problem->zones into a byte field of layout l (the fields' offsets); a
+ * boundary (not exchanged) face's ghost takes the zone of the owned point
+ * beside it, whatever the caller painted there. */
+void heat_zones_in_layout(const heat_problem *problem, const heat_layout *l, unsigned char *zone);
+/* Each zone's volume over the whole grid (collective: halo.sum_owned). */
+int heat_zone_volumes(const heat_problem *problem, double volume[HEAT_ZONES_MAX]);
+/* Each face's energy kind (-1: none, or exchanged) and the kinds some face of the grid has. */
+void heat_energy_faces(const heat_problem *problem, int face_kind[FACE_COUNT], int kind_present[HEAT_ENERGY_KINDS]);

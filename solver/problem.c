@@ -1,5 +1,7 @@
 #include "problem.h"
 
+#include "materials.h"
+
 size_t heat_precision_size(heat_precision precision)
 {
     return precision == HEAT_FLOAT ? sizeof(float) : sizeof(double);
@@ -53,13 +55,15 @@ heat_coeffs heat_coeffs_make(const heat_problem *problem)
 
 int heat_pairs_allowed(const heat_problem *p)
 {
-    return p->implicit.scheme == HEAT_EULER && !p->halo.single_steps && heat_only_z_exchanged(p->halo.exchanged);
+    return p->implicit.scheme == HEAT_EULER && !p->halo.single_steps && heat_only_z_exchanged(p->halo.exchanged) &&
+           !heat_materials_active(p->materials); /* the general step goes one a sweep */
 }
 
 int heat_chebyshev_pairs_allowed(const heat_problem *p)
 {
     return p->implicit.scheme != HEAT_EULER && p->implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV &&
-           p->implicit.chebyshev_degree >= 4 && p->halo.exchanged == 0 && !p->halo.single_steps;
+           p->implicit.chebyshev_degree >= 4 && p->halo.exchanged == 0 && !p->halo.single_steps &&
+           !heat_materials_active(p->materials);
 }
 
 double heat_dt_max(const heat_grid *grid, double alpha)

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "materials.h"
 
 /* The CPU backend's fields: the two fields, plus r, p, q for CG (x reuses
  * the second field), plus z and w for the Chebyshev preconditioner and a
@@ -12,6 +13,8 @@
 static int field_count(const heat_problem *p)
 {
     if (p->implicit.scheme == HEAT_EULER) return 2;
+    if (p->implicit.preconditioner == HEAT_PRECOND_JACOBI && heat_materials_active(p->materials))
+        return 6; /* and 1 / diag per point */
     if (p->implicit.preconditioner != HEAT_PRECOND_CHEBYSHEV) return 5;
     return heat_chebyshev_pairs_allowed(p) ? 8 : 7;
 }
@@ -41,6 +44,11 @@ static int check_host_memory(const heat_problem *p, const heat_backend_ops *ops)
     return HEAT_OK;
 }
 
+static int backend_supports(const heat_backend_ops *ops, const heat_problem *problem)
+{
+    return ops->supports ? ops->supports(problem) : !heat_materials_active(problem->materials);
+}
+
 static int select_backend(heat_backend_request request, const heat_problem *problem, const heat_backend_ops **ops)
 {
     char reason[256] = "heatsolve was built without a GPU platform (configure with -DHEATSOLVE_GPU=amd or nvidia)";
@@ -51,13 +59,21 @@ static int select_backend(heat_backend_request request, const heat_problem *prob
     if (request == HEAT_SELECT_AUTO && !gpu && !quiet)
         printf("No usable GPU (%s): running on the CPU backend.\n", reason);
     *ops = (request != HEAT_SELECT_CPU && gpu) ? heat_backend_hip : &heat_backend_cpu;
+    if (*ops != &heat_backend_cpu && !backend_supports(*ops, problem)) {
+        if (request == HEAT_SELECT_HIP)
+            return heat_error(HEAT_ERR_CONFIG, "--backend hip: the GPU backend has no implicit materials runs "
+                              "(`materials` with an implicit time.scheme); use --backend cpu or auto, or "
+                              "time.scheme = \"euler\"");
+        if (!quiet) printf("An implicit materials run: on the CPU backend (the GPU backend has none).\n");
+        *ops = &heat_backend_cpu;
+    }
     return HEAT_OK;
 }
 
 int heat_solver_runs_on_cpu(const heat_problem *problem, heat_backend_request request)
 {
-    (void)problem;
     if (request == HEAT_SELECT_CPU) return 1;
+    if (heat_backend_hip && !backend_supports(heat_backend_hip, problem)) return 1;
     return !(heat_backend_hip && heat_hip_available(NULL, 0)); /* as select_backend */
 }
 
@@ -112,6 +128,7 @@ void heat_solver_set_clock(heat_solver *s, long step, double time)
     int same_dt = time == (double)step * s->problem.dt;
     s->clock_step = same_dt ? 0 : step;
     s->clock_time = same_dt ? 0.0 : time;
+    if (s->ops->set_clock && s->state) s->ops->set_clock(s->state, s->step, s->clock_step, s->clock_time);
 }
 
 int heat_solver_get_field(heat_solver *s, void *host) { return s->ops->download(s->state, host); }
@@ -130,8 +147,10 @@ int heat_solver_pin_host(heat_solver *s, void *host, size_t bytes, int pin)
 
 static int advance_implicit(heat_solver *s, long steps)
 {
-    for (long k = 1; k <= steps; ++k)
+    for (long k = 1; k <= steps; ++k) {
+        if (s->ops->set_clock) HEAT_CALL(s->ops->set_clock(s->state, s->step + k - 1, s->clock_step, s->clock_time));
         HEAT_CALL(heat_implicit_step(s->ops, s->state, &s->problem, &s->chebyshev, s->step + k, &s->cg, s->cg_log));
+    }
     return HEAT_OK;
 }
 
@@ -147,3 +166,15 @@ int heat_solver_advance(heat_solver *s, long steps)
 }
 
 int heat_solver_stats(heat_solver *s, heat_field_stats *stats) { return s->ops->stats(s->state, stats); }
+
+int heat_solver_energy(heat_solver *s, struct heat_energy *energy)
+{
+    HEAT_CHECK(s->ops->energy, "the %s backend keeps no energy balance", s->ops->name);
+    return s->ops->energy(s->state, energy);
+}
+
+int heat_solver_set_energy(heat_solver *s, const double *energy_in)
+{
+    HEAT_CHECK(s->ops->set_energy, "the %s backend keeps no energy balance", s->ops->name);
+    return s->ops->set_energy(s->state, energy_in);
+}

@@ -52,3 +52,9 @@ int heat_solver_pin_host(heat_solver *solver, void *host, size_t bytes, int pin)
 int heat_solver_advance(heat_solver *solver, long steps);
 int heat_solver_stats(heat_solver *solver, heat_field_stats *stats);
 
+/* Materials runs: the heat, the powers at the current field and the energy
+ * in so far (solver/materials.h, heat_energy); collective. A backend without
+ * them is an error. */
+int heat_solver_energy(heat_solver *solver, struct heat_energy *energy);
+/* A restarted run's energy in so far (HEAT_ENERGY_KINDS values, from the checkpoint). */
+int heat_solver_set_energy(heat_solver *solver, const double *energy_in);

@@ -25,6 +25,9 @@ static int roundtrip_grid(const int n[3], heat_precision precision, int level, c
     ckpt_meta m = {.step = 42, .time = 0.125, .dt = 1.0 / 3.0, .precision = precision, .grid = p.grid, .alpha = 0.7,
                    .config_text = "grid = { n = [37, 23, 11]; };"};
     m.bc[FACE_Z_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = -2.5};
+    const double energy_in[4] = {1.0 / 3.0, -2.5e-7, 1e300, -0.0};
+    m.energy_present = level % 2; /* a materials run's energy balance (every other file) */
+    memcpy(m.energy_in, energy_in, sizeof energy_in);
     char path[512];
     snprintf(path, sizeof path, "%s/roundtrip_%dx%dx%d_%d_%d_%d.hdf", dir, n[0], n[1], n[2], precision, level, method);
     EXPECT_OK(ckpt_write(path, &m, field, level, method));
@@ -36,6 +39,8 @@ static int roundtrip_grid(const int n[3], heat_precision precision, int level, c
     EXPECT(memcmp(r.grid.n, p.grid.n, sizeof r.grid.n) == 0 && r.precision == precision, "grid differs");
     EXPECT(r.bc[FACE_Z_LOW].type == HEAT_BC_DIRICHLET && r.bc[FACE_Z_LOW].value == -2.5, "boundary differs");
     EXPECT(strcmp(r.config_text, m.config_text) == 0, "config text differs");
+    EXPECT(r.energy_present == m.energy_present, "the energy balance's sums are %s", r.energy_present ? "there" : "lost");
+    EXPECT(!m.energy_present || memcmp(r.energy_in, energy_in, sizeof energy_in) == 0, "the energy balance's sums differ");
     printf("%d x %d x %d %s level %d method %d: round trip bitwise equal\n", n[0], n[1], n[2],
            heat_precision_name(precision), level, method);
     ckpt_meta_free(&r);

@@ -14,6 +14,7 @@
 #include "../../solver/error.h"
 #include "../../solver/host_memory.h"
 #include "../../solver/implicit.h"
+#include "../../solver/materials.h"
 #include "../../solver/reduce.h"
 #include "../../solver/tuning_cache.h"
 
@@ -29,6 +30,10 @@ enum { CPU_ALIGN_BYTES = 64 }; /* one cache line */
 #endif
 
 #define HEAT_PRECISION_FILE "cpu_kernels.h"
+#include "for_each_precision.h"
+#define HEAT_PRECISION_FILE "cpu_materials.h"
+#include "for_each_precision.h"
+#define HEAT_PRECISION_FILE "cpu_materials_cg.h"
 #include "for_each_precision.h"
 
 
@@ -71,6 +76,26 @@ typedef struct cpu_state {
     double x_a;
     double *dots_a, *dots_b;
     heat_cg_diagonal diagonal;
+    /* Materials runs (solver/materials.h): the zone index in the fields'
+     * layout (zone_base: its allocation), the tables, and the clock of the
+     * next step, whose start time switches the sources. */
+    int materials;
+    unsigned char *zone_base, *zone;
+    material_runs runs; /* each owned row's runs of one zone and of several (setup_runs) */
+    heat_material_tables tables;
+    material_tables_d mat_d;
+    material_tables_f mat_f;
+    void *inv_diagonal; /* implicit schemes with Jacobi: 1 / diag of the scaled system, per point */
+    /* The energy balance: energy in so far per kind, the whole grid's volume
+     * of each zone, each face's kind (-1: none), per-brick boundary powers. */
+    double energy_in[HEAT_ENERGY_KINDS];
+    double zone_volume[HEAT_ZONES_MAX];
+    int face_kind[FACE_COUNT];
+    int kind_present[HEAT_ENERGY_KINDS];
+    double *energy_bricks;
+    double cg_fraction, power_begin[HEAT_ENERGY_KINDS]; /* implicit: the solve's start */
+    long step, clock_step;
+    double clock_time;
     void *allocations[10]; /* what alloc_field allocated (fields start a little past these) */
     int allocated;
     char device[128];
@@ -203,6 +228,95 @@ static int pair_threads(const cpu_state *s)
     return threads > 1 ? threads : 1;
 }
 
+/* Start time of the step the backend takes next (solver.c's clock formula). */
+static double step_time(const cpu_state *s)
+{
+    return s->clock_time + (double)(s->step - s->clock_step) * s->problem.dt;
+}
+
+static double cell_volume(const cpu_state *s)
+{
+    const double *h = s->problem.grid.h;
+    return h[0] * h[1] * h[2];
+}
+
+/* The sources' power: each zone's q (as the step takes it, the tables' source) times its volume, in zone order. */
+static double source_power(const cpu_state *s)
+{
+    double power = 0.0;
+    for (int z = 0; z < s->tables.zones; ++z)
+        power += (s->problem.precision == HEAT_FLOAT ? (double)s->mat_f.source[z] : s->mat_d.source[z]) * s->zone_volume[z];
+    return power;
+}
+
+/* The power in through the boundary faces by kind, from `field` with its ghosts set; collective. */
+static int boundary_power(cpu_state *s, const void *field, double power[HEAT_ENERGY_KINDS])
+{
+    const heat_reduction *r = &s->reduction;
+    if (s->problem.precision == HEAT_FLOAT)
+        material_boundary_bricks_f(field, s->zone, s->problem.grid.n, &s->layout, &s->mat_f, s->face_kind,
+                                   cell_volume(s), r->brick, r->own, s->energy_bricks);
+    else
+        material_boundary_bricks_d(field, s->zone, s->problem.grid.n, &s->layout, &s->mat_d, s->face_kind,
+                                   cell_volume(s), r->brick, r->own, s->energy_bricks);
+    for (int kind = HEAT_ENERGY_DIRICHLET; kind < HEAT_ENERGY_KINDS; ++kind) {
+        power[kind] = 0.0;
+        if (s->kind_present[kind])
+            HEAT_CALL(heat_reduction_sum_bricks(&s->reduction, s->energy_bricks + kind, HEAT_ENERGY_KINDS, &power[kind]));
+    }
+    return HEAT_OK;
+}
+
+/* Sources and boundary faces: the power the step from `field` (ghosts set, sources of its time) takes. */
+static int step_power(cpu_state *s, const void *field, double power[HEAT_ENERGY_KINDS])
+{
+    HEAT_CALL(boundary_power(s, field, power));
+    power[HEAT_ENERGY_SOURCES] = source_power(s);
+    return HEAT_OK;
+}
+
+/* The zones' volumes over the whole grid, the faces' kinds and the bricks' buffer. */
+static int setup_energy(cpu_state *s)
+{
+    HEAT_CALL(heat_zone_volumes(&s->problem, s->zone_volume));
+    heat_energy_faces(&s->problem, s->face_kind, s->kind_present);
+    const heat_reduction *r = &s->reduction;
+    s->energy_bricks = malloc(sizeof(double) * (size_t)r->own[0] * r->own[1] * r->own[2] * HEAT_ENERGY_KINDS);
+    HEAT_CHECK(s->energy_bricks, "out of memory for the energy balance");
+    return HEAT_OK;
+}
+
+/* The boundary faces' ghosts of `field` by the zones' rules from first_face on (homogeneous: the CG vectors'). */
+static void material_fill(cpu_state *s, void *field, int homogeneous, int first_face)
+{
+    const int *n = s->problem.grid.n;
+    if (s->problem.precision == HEAT_FLOAT)
+        material_halo_fill_f(field, s->zone, n, &s->layout, &s->mat_f, homogeneous, first_face);
+    else material_halo_fill_d(field, s->zone, n, &s->layout, &s->mat_d, homogeneous, first_face);
+}
+
+static void material_sources(cpu_state *s, double t)
+{
+    if (s->problem.precision == HEAT_FLOAT) material_sources_at_f(&s->mat_f, s->problem.materials, t);
+    else material_sources_at_d(&s->mat_d, s->problem.materials, t);
+}
+
+/* An implicit solve's energy: fraction dt ((1 - theta') P(u) + theta' P(u_new)) through the faces, theta' =
+ * theta / fraction (a half step is a backward Euler one), and fraction dt times the sources' power. */
+static int implicit_solve_energy(cpu_state *s)
+{
+    double end[HEAT_ENERGY_KINDS];
+    HEAT_CALL(exchange_ghosts(s, s->current));
+    material_fill(s, s->current, 0, FACE_X_LOW);
+    HEAT_CALL(boundary_power(s, s->current, end));
+    const double span = s->cg_fraction * s->problem.dt;
+    const double weight = heat_scheme_theta(s->problem.implicit.scheme) / s->cg_fraction;
+    s->energy_in[HEAT_ENERGY_SOURCES] += span * s->power_begin[HEAT_ENERGY_SOURCES];
+    for (int kind = HEAT_ENERGY_DIRICHLET; kind < HEAT_ENERGY_KINDS; ++kind)
+        s->energy_in[kind] += span * ((1.0 - weight) * s->power_begin[kind] + weight * end[kind]);
+    return HEAT_OK;
+}
+
 #define HEAT_PRECISION_FILE "cpu_cg_ops.h"
 #include "for_each_precision.h"
 
@@ -280,6 +394,12 @@ static void cpu_destroy(void **state)
     free(s->brick_sums);
     for (int f = 0; f < FACE_COUNT; ++f) free(s->send[f]), free(s->recv[f]);
     heat_reduction_free(&s->reduction);
+    heat_material_tables_free(&s->tables);
+    material_tables_free_d(&s->mat_d);
+    material_tables_free_f(&s->mat_f);
+    free(s->zone_base);
+    free(s->runs.first), free(s->runs.run);
+    free(s->energy_bricks);
     void *vectors[] = {s->dots_a, s->dots_b, s->rings};
     for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; ++v) free(vectors[v]);
     free(s);
@@ -370,6 +490,83 @@ static int alloc_faces(cpu_state *s)
     return HEAT_OK;
 }
 
+/* The zone index of problem->zones in the fields' layout (heat_zones_in_layout). */
+static int setup_zones(cpu_state *s)
+{
+    HEAT_CALL(heat_zones_check(&s->problem));
+    s->zone_base = calloc((size_t)s->layout.total + CPU_ALIGN_BYTES, 1);
+    HEAT_CHECK(s->zone_base, "cannot allocate %ld bytes for the zone index", s->layout.total);
+    s->zone = s->zone_base;
+    heat_zones_in_layout(&s->problem, &s->layout, s->zone);
+    return HEAT_OK;
+}
+
+/* The zone a point's stencil sees, or -1 where it sees several. */
+static int stencil_zone(const unsigned char *at, long sy, long sz)
+{
+    const int zone = at[0];
+    const long beside[6] = {-1, 1, -sy, sy, -sz, sz};
+    for (int b = 0; b < 6; ++b)
+        if (at[beside[b]] != zone) return -1;
+    return zone;
+}
+
+/* Each row cut into runs of points whose stencils see one zone, and runs of
+ * the others (material_run): the one-zone runs take the uniform row. Rows
+ * are run-length coded once here; the step only reads the runs. */
+static int setup_runs(cpu_state *s)
+{
+    const int *n = s->problem.grid.n;
+    const heat_layout *l = &s->layout;
+    const long rows = (long)n[1] * n[2], first_point = l->origin + 1 + l->stride_y + l->stride_z;
+    long capacity = 2 * rows, count = 0;
+    s->runs.first = malloc(sizeof(long) * (size_t)(rows + 1));
+    s->runs.run = malloc(sizeof(material_run) * (size_t)capacity);
+    HEAT_CHECK(s->runs.first && s->runs.run, "out of memory for the zone index");
+    for (long row = 0; row < rows; ++row) {
+        const unsigned char *at = s->zone + first_point + row % n[1] * l->stride_y + row / n[1] * l->stride_z;
+        s->runs.first[row] = count;
+        for (int x = 0; x < n[0];) {
+            const int zone = stencil_zone(at + x, l->stride_y, l->stride_z);
+            int end = x + 1;
+            while (end < n[0] && stencil_zone(at + end, l->stride_y, l->stride_z) == zone) ++end;
+            if (count == capacity) {
+                material_run *bigger = realloc(s->runs.run, sizeof(material_run) * (size_t)(capacity *= 2));
+                HEAT_CHECK(bigger, "out of memory for the zone index");
+                s->runs.run = bigger;
+            }
+            s->runs.run[count++] = (material_run){x, end, zone};
+            x = end;
+        }
+    }
+    s->runs.first[rows] = count;
+    return HEAT_OK;
+}
+
+/* A materials run: the general step (cpu_materials.h) instead of the
+ * constant-coefficient kernels, one step a sweep. */
+static int setup_materials(cpu_state *s)
+{
+    const heat_problem *p = &s->problem;
+    s->materials = 1;
+    HEAT_CALL(setup_zones(s));
+    HEAT_CALL(setup_runs(s));
+    HEAT_CALL(heat_material_tables_make(p, &s->tables));
+    const double theta = heat_scheme_theta(p->implicit.scheme);
+    HEAT_CALL(material_tables_from_d(&s->mat_d, &s->tables, p->dt, theta, p->halo.exchanged));
+    HEAT_CALL(material_tables_from_f(&s->mat_f, &s->tables, p->dt, theta, p->halo.exchanged));
+    HEAT_CALL(setup_energy(s));
+    if (p->implicit.scheme != HEAT_EULER && p->implicit.preconditioner == HEAT_PRECOND_JACOBI) {
+        HEAT_CALL(alloc_field(s, &s->inv_diagonal));
+        if (p->precision == HEAT_FLOAT) mat_inverse_diagonal_f(s->inv_diagonal, s->zone, p->grid.n, &s->layout, &s->mat_f);
+        else mat_inverse_diagonal_d(s->inv_diagonal, s->zone, p->grid.n, &s->layout, &s->mat_d);
+    }
+    s->production = &cpu_variants[0];
+    snprintf(s->kernel, sizeof s->kernel, "materials step, %d zones (C + OpenMP, %s, %d-byte vectors, blocks of %d rows)",
+             s->tables.zones, heat_precision_name(p->precision), CPU_VECTOR_BYTES, s->block_rows);
+    return HEAT_OK;
+}
+
 static int cpu_create(const heat_problem *problem, void **state)
 {
     cpu_state *s = calloc(1, sizeof *s);
@@ -392,6 +589,7 @@ static int cpu_create(const heat_problem *problem, void **state)
     snprintf(s->device, sizeof s->device, "CPU, %d OpenMP threads", omp_get_max_threads());
     s->block_rows = block_rows_for(s, 4);
     HEAT_CALL(alloc_rings(s));
+    if (heat_materials_active(problem->materials)) return setup_materials(s);
     char fused[64] = "";
     if (s->step_pairs) snprintf(fused, sizeof fused, "; two steps a sweep, blocks of %d rows", s->fused_rows);
     snprintf(s->kernel, sizeof s->kernel, "heat_step or heat_step_nt, chosen by timing the first steps (C + OpenMP, "
@@ -509,9 +707,75 @@ static int sweep2(cpu_state *s, void *out, void *in, int stream)
     return HEAT_OK;
 }
 
+/* One general step: exchanged ghosts, the boundary faces' ghosts by their
+ * zones' rules, the sources of this step's start time, the power that all
+ * of them bring (the energy balance), the sweep. */
+static int material_step(cpu_state *s)
+{
+    const int *n = s->problem.grid.n;
+    double power[HEAT_ENERGY_KINDS];
+    HEAT_CALL(exchange_ghosts(s, s->current));
+    material_sources(s, step_time(s));
+    material_fill(s, s->current, 0, FACE_Y_LOW); /* the sweep sets the x faces' row by row */
+    HEAT_CALL(step_power(s, s->current, power));
+    if (s->problem.precision == HEAT_FLOAT)
+        material_sweep_f(s->next, s->current, s->zone, &s->runs, n, &s->layout, &s->mat_f, s->block_rows);
+    else material_sweep_d(s->next, s->current, s->zone, &s->runs, n, &s->layout, &s->mat_d, s->block_rows);
+    for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) s->energy_in[kind] += s->problem.dt * power[kind];
+    void *swap = s->current;
+    s->current = s->next;
+    s->next = swap;
+    return HEAT_OK;
+}
+
+/* The heat and the powers at the current field and time, and the energy in so far; collective. */
+static int cpu_energy(void *state, heat_energy *e)
+{
+    cpu_state *s = state;
+    HEAT_CHECK(s->materials, "the energy balance of a run without materials (internal error)");
+    const heat_reduction *r = &s->reduction;
+    HEAT_CALL(exchange_ghosts(s, s->current));
+    material_sources(s, step_time(s));
+    material_fill(s, s->current, 0, FACE_X_LOW);
+    HEAT_CALL(step_power(s, s->current, e->power));
+    if (s->problem.precision == HEAT_FLOAT)
+        material_heat_bricks_f(s->current, s->zone, s->problem.grid.n, &s->layout, s->tables.heat_capacity,
+                               cell_volume(s), r->brick, r->own, s->brick_sums);
+    else
+        material_heat_bricks_d(s->current, s->zone, s->problem.grid.n, &s->layout, s->tables.heat_capacity,
+                               cell_volume(s), r->brick, r->own, s->brick_sums);
+    HEAT_CALL(heat_reduction_sum_bricks(&s->reduction, s->brick_sums, 1, &e->heat));
+    memcpy(e->energy, s->energy_in, sizeof e->energy);
+    return HEAT_OK;
+}
+
+static int cpu_set_energy(void *state, const double *energy_in)
+{
+    cpu_state *s = state;
+    memcpy(s->energy_in, energy_in, sizeof s->energy_in);
+    return HEAT_OK;
+}
+
+static int cpu_supports(const heat_problem *problem)
+{
+    (void)problem;
+    return 1;
+}
+
+static int cpu_set_clock(void *state, long step, long clock_step, double clock_time)
+{
+    cpu_state *s = state;
+    s->step = step, s->clock_step = clock_step, s->clock_time = clock_time;
+    return HEAT_OK;
+}
+
 static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
 {
     cpu_state *s = state;
+    if (s->materials && !variant->laplacian) {
+        for (long step = 0; step < steps; ++step, ++s->step) HEAT_CALL(material_step(s));
+        return HEAT_OK;
+    }
     for (long step = 0; step < steps;) {
         int pair = steps - step >= 2 && fusable(s, variant);
         if (pair) HEAT_CALL(sweep2(s, s->next, s->current, variant_streams(variant)));
@@ -738,4 +1002,8 @@ const heat_backend_ops heat_backend_cpu = {
     .time_copy = cpu_time_copy,
     .time_step = cpu_time_step,
     .cg = &cpu_cg,
+    .set_clock = cpu_set_clock,
+    .energy = cpu_energy,
+    .set_energy = cpu_set_energy,
+    .supports = cpu_supports,
 };

@@ -10,6 +10,9 @@
 static const FN(ghost_rule) *FN(bc_rule)(const cpu_state *s) { return (const FN(ghost_rule) *)(sizeof(REAL) == 4 ? (const void *)&s->bc_f : (const void *)&s->bc_d); }
 static const FN(ghost_rule) *FN(zero_rule)(const cpu_state *s) { return (const FN(ghost_rule) *)(sizeof(REAL) == 4 ? (const void *)&s->zero_f : (const void *)&s->zero_d); }
 
+static const FN(material_tables) *FN(mat)(const cpu_state *s) { return (const FN(material_tables) *)(sizeof(REAL) == 4 ? (const void *)&s->mat_f : (const void *)&s->mat_d); }
+static FN(material_tables) *FN(mat_mutable)(cpu_state *s) { return (FN(material_tables) *)(sizeof(REAL) == 4 ? (void *)&s->mat_f : (void *)&s->mat_d); }
+
 /* The stencil coefficients of A = I - theta alpha dt L0 as a "heat step". */
 static FN(cpu_coeffs) FN(operator_coeffs)(const cpu_state *s)
 {
@@ -22,6 +25,10 @@ static FN(cpu_coeffs) FN(operator_coeffs)(const cpu_state *s)
  * physical faces are set row by row inside the kernels). */
 static int FN(fill_ghosts)(cpu_state *s, void *v, const FN(ghost_rule) *rule)
 {
+    if (s->materials) { /* every boundary face by its zones' rules; homogeneous ones for the CG vectors */
+        FN(material_halo_fill)(v, s->zone, s->problem.grid.n, &s->layout, FN(mat)(s), rule == FN(zero_rule)(s), 0);
+        return exchange_ghosts(s, v);
+    }
     FN(halo_fill_yz)(v, s->problem.grid.n, &s->layout, rule);
     return exchange_ghosts(s, v);
 }
@@ -36,6 +43,13 @@ static int FN(cg_begin_typed)(cpu_state *s, double fraction, double *rr, double 
 {
     s->x_pending = 0; /* a solve that failed may have left one */
     HEAT_CALL(FN(fill_ghosts)(s, s->current, FN(bc_rule)(s)));
+    if (s->materials) {
+        FN(material_sources_at)(FN(mat_mutable)(s), s->problem.materials, step_time(s));
+        s->cg_fraction = fraction;
+        HEAT_CALL(step_power(s, s->current, s->power_begin));
+        FN(mat_cg_rhs)(s->r, s->current, s->zone, s->problem.grid.n, &s->layout, FN(mat)(s), (REAL)fraction,
+                       s->inv_diagonal, s->reduction.brick[0], s->dots_a, s->dots_b);
+    } else
     FN(cg_rhs)(s->r, s->current, s->problem.grid.n, &s->layout, FN(coeffs_cast)(&s->coeffs), (REAL)(fraction * s->coeffs.alpha_dt),
                FN(bc_rule)(s), &s->diagonal, s->reduction.brick[0], s->dots_a, s->dots_b);
     HEAT_CALL(heat_reduction_sum(&s->reduction, s->dots_a, rr));
@@ -46,6 +60,11 @@ static int FN(cg_begin_typed)(cpu_state *s, double fraction, double *rr, double 
 static int FN(cheb_single)(cpu_state *s, const heat_chebyshev *c, int k, void *out, void *current, double *dots)
 {
     HEAT_CALL(FN(fill_ghosts)(s, current, FN(zero_rule)(s)));
+    if (s->materials) {
+        FN(mat_cheb_step)(out, current, s->r, (REAL)c->keep[k], (REAL)c->push[k], k == 1, s->zone, s->problem.grid.n,
+                          &s->layout, FN(mat)(s), s->reduction.brick[0], dots);
+        return HEAT_OK;
+    }
     FN(cheb_step)(out, current, s->r, (REAL)c->keep[k], (REAL)c->push[k], k == 1, s->problem.grid.n, &s->layout,
                   FN(operator_coeffs)(s), FN(zero_rule)(s), s->reduction.brick[0], dots, s->block_rows);
     return HEAT_OK;
@@ -101,13 +120,20 @@ static int FN(cg_precondition_typed)(cpu_state *s, const heat_chebyshev *c, doub
 static int FN(cg_direction_typed)(cpu_state *s, double beta)
 {
     const REAL *source = s->problem.implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV ? s->z_result : s->r;
-    FN(cg_direction)(s->p, source, (REAL)beta, FN(x_step_waiting)(s), s->problem.grid.n, &s->layout, &s->diagonal);
+    if (s->materials)
+        FN(mat_cg_direction)(s->p, source, (REAL)beta, FN(x_step_waiting)(s), s->inv_diagonal, s->problem.grid.n,
+                             &s->layout);
+    else FN(cg_direction)(s->p, source, (REAL)beta, FN(x_step_waiting)(s), s->problem.grid.n, &s->layout, &s->diagonal);
     s->x_pending = 0;
     return FN(fill_ghosts)(s, s->p, FN(zero_rule)(s));
 }
 
 static int FN(cg_apply_typed)(cpu_state *s, double *pq)
 {
+    if (s->materials) {
+        FN(mat_cg_apply)(s->q, s->p, s->zone, s->problem.grid.n, &s->layout, FN(mat)(s), s->reduction.brick[0], s->dots_a);
+        return heat_reduction_sum(&s->reduction, s->dots_a, pq);
+    }
     FN(cg_apply)(s->q, s->p, s->problem.grid.n, &s->layout, FN(operator_coeffs)(s), FN(zero_rule)(s),
                  s->reduction.brick[0], s->dots_a, s->block_rows);
     return heat_reduction_sum(&s->reduction, s->dots_a, pq);
@@ -115,8 +141,12 @@ static int FN(cg_apply_typed)(cpu_state *s, double *pq)
 
 static int FN(cg_update_typed)(cpu_state *s, double a, int first, double *rr, double *rz)
 {
-    FN(cg_update)(s->r, s->q, (REAL)a, s->problem.grid.n, &s->layout, &s->diagonal, s->reduction.brick[0], s->dots_a,
-                  s->dots_b);
+    if (s->materials)
+        FN(mat_cg_update)(s->r, s->q, (REAL)a, s->inv_diagonal, s->problem.grid.n, &s->layout, s->reduction.brick[0],
+                          s->dots_a, s->dots_b);
+    else
+        FN(cg_update)(s->r, s->q, (REAL)a, s->problem.grid.n, &s->layout, &s->diagonal, s->reduction.brick[0],
+                      s->dots_a, s->dots_b);
     s->x_pending = 1, s->x_a = a, s->x_first = first;
     HEAT_CALL(heat_reduction_sum(&s->reduction, s->dots_a, rr));
     return heat_reduction_sum(&s->reduction, s->dots_b, rz);
@@ -125,8 +155,13 @@ static int FN(cg_update_typed)(cpu_state *s, double a, int first, double *rr, do
 static int FN(cg_finish_typed)(cpu_state *s)
 {
     if (!s->x_pending) return heat_error(HEAT_ERR_RUNTIME, "CG finished without an update (internal error)");
-    FN(cg_finish)(s->current, FN(x_step_waiting)(s), s->p, s->problem.grid.n, &s->layout);
+    FN(x_step) waiting = FN(x_step_waiting)(s);
     s->x_pending = 0;
+    if (s->materials) {
+        FN(mat_cg_finish)(s->current, waiting, s->p, s->zone, FN(mat)(s), s->problem.grid.n, &s->layout);
+        return implicit_solve_energy(s);
+    }
+    FN(cg_finish)(s->current, waiting, s->p, s->problem.grid.n, &s->layout);
     return HEAT_OK;
 }
 

@@ -14,12 +14,14 @@
 
 #include "heat_kernels.hip" /* one translation unit: kernels and launchers */
 #include "cg_kernels.hip"
+#include "material_kernels.hip"
 
 extern "C" {
 #include "../../solver/backend.h"
 static_assert(HEAT_LAUNCH_BOUND == HEAT_MAX_BLOCK_THREADS, "the config check of solver.block uses HEAT_MAX_BLOCK_THREADS");
 #include "../../solver/error.h"
 #include "../../solver/implicit.h"
+#include "../../solver/materials.h"
 #include "../../solver/reduce.h"
 #include "../../solver/tuning_cache.h"
 }
@@ -135,6 +137,7 @@ struct hip_state {
     int ghosts_queued;          /* the exchange into field[current]'s ghost planes is queued; `arrived` ends it */
     hipStream_t comm;
     hipEvent_t default_ready, boundary_done, arrived;
+    struct hip_materials *mat;  /* materials runs (backend_hip_materials.hip); NULL: constant coefficients */
 };
 
 /* ---- launching ---------------------------------------------------------------------------------- */
@@ -393,6 +396,9 @@ static int exchange_buffer(hip_state *s, char *buffer);
 
 /* ---- backend operations --------------------------------------------------------------------------- */
 
+static void free_materials(hip_state *s);
+static int setup_materials(hip_state *s);
+
 static void hip_destroy(void **state)
 {
     if (!state || !*state) return;
@@ -407,6 +413,7 @@ static void hip_destroy(void **state)
         if (s->h_recv[f]) (void)hipHostFree(s->h_recv[f]);
     }
     free_cg(s);
+    free_materials(s);
     heat_reduction_free(&s->reduction);
     if (s->snapshot_pending) (void)hipEventSynchronize(s->snapshot_done);
     if (s->comm) (void)hipStreamSynchronize(s->comm), (void)hipStreamDestroy(s->comm);
@@ -533,7 +540,9 @@ static int hip_create(const heat_problem *problem, void **state)
         snprintf(s->description, sizeof s->description, "CG kernels cg_apply/cheb_step (tile_laplacian m=1, block %d, "
                  "%d planes a thread)", (int)CG_THREADS, (int)CG_ZCHUNK);
     else snprintf(s->description, sizeof s->description, "chosen at the first step by timing");
-    return allocate_fields(s);
+    HEAT_CALL(allocate_fields(s));
+    if (heat_materials_active(problem->materials)) return setup_materials(s);
+    return HEAT_OK;
 }
 
 /* Host compact rows <-> device padded rows, one plane at a time. */
@@ -773,9 +782,12 @@ static int exchange_buffer(hip_state *s, char *buffer)
 
 static int exchange_ghosts(hip_state *s, int which) { return exchange_buffer(s, s->field[which]); }
 
+#include "backend_hip_materials.hip"
+
 static int hip_run_variant(void *state, const heat_variant *v, long steps)
 {
     hip_state *s = static_cast<hip_state *>(state);
+    if (s->mat && !v->laplacian) return material_steps(s, steps);
     const kernel_entry *e = find_kernel(v->kernel, v->tile);
     HEAT_CHECK(e, "no GPU kernel %s m=%d", v->kernel, v->tile);
     const int *shape = s->kernel ? s->block : block_candidates[0];
@@ -798,6 +810,7 @@ static int hip_run_variant(void *state, const heat_variant *v, long steps)
 static int hip_advance(void *state, long steps)
 {
     hip_state *s = static_cast<hip_state *>(state);
+    if (s->mat) return material_steps(s, steps);
     if (!s->kernel) HEAT_CALL(tune(s));
     for (long step = 0; step < steps; ++step) {
         if (s->overlap) {
@@ -892,9 +905,28 @@ static int hip_time_copy(void *state, int reps, double *ms, double *bytes)
     return HEAT_OK;
 }
 
+/* Materials runs: the general step with its halo fill and energy balance (the host's part and its
+ * copies included: events on the stream count the device's idle time between them). */
+static int time_material_step(hip_state *s, int reps, double *ms)
+{
+    std::vector<float> times((size_t)reps);
+    HEAT_CALL(material_steps(s, 2));
+    for (int r = 0; r < reps; ++r) {
+        HIP_CALL(hipEventRecord(s->start, 0));
+        HEAT_CALL(material_steps(s, 1));
+        HIP_CALL(hipEventRecord(s->stop, 0));
+        HIP_CALL(hipEventSynchronize(s->stop));
+        HIP_CALL(hipEventElapsedTime(&times[(size_t)r], s->start, s->stop));
+    }
+    std::sort(times.begin(), times.end());
+    *ms = times[(size_t)reps / 2];
+    return HEAT_OK;
+}
+
 static int hip_time_step(void *state, int reps, double *ms)
 {
     hip_state *s = static_cast<hip_state *>(state);
+    if (s->mat) return time_material_step(s, reps, ms);
     if (!s->kernel) HEAT_CALL(tune(s));
     std::vector<float> times((size_t)reps);
     HEAT_CALL(hip_advance(s, 2));
@@ -923,6 +955,7 @@ static const heat_backend_ops hip_ops = {
     "hip", hip_create, hip_destroy, hip_upload, hip_download, hip_advance, hip_stats, hip_device_name,
     hip_kernel_description, hip_run_variant, hip_variants, hip_time_variant, hip_time_copy, hip_time_step,
     hip_pin_host, &hip_cg, hip_download_async, hip_download_wait, hip_release_device,
+    hip_set_clock, hip_energy, hip_set_energy, hip_supports,
 };
 
 extern "C" const heat_backend_ops *const heat_backend_hip = &hip_ops;

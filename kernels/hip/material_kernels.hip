@@ -1,0 +1,153 @@
+/*
+ * The general step of materials runs (solver/materials.h) on the GPU, in the
+ * CPU backend's operation order (kernels/cpu/cpu_materials.h), so that both
+ * agree to rounding:
+ *   flux = K(z-1) (T[z-1] - T) ; += y-1 ; += x-1 ; += x+1 ; += y+1 ; += z+1
+ *   T_new = T + dt_over_heat_capacity * (flux + q)
+ * A point reads its zone byte and its six neighbours' (cached) beside the
+ * temperature: 17 bytes a point from memory in double (8 in, 8 out, 1 zone).
+ * The tables (material_table) live in one device buffer, copied into shared
+ * memory by every block where they fit.
+ */
+#include "heat_kernels.h"
+
+/* Offsets of the tables in the buffer of T, for `zones` zones. */
+struct material_table {
+    int zones;
+    long conductance[3]; /* [a * zones + b]: K_ab / h_d^2 */
+    long weight;         /* dt / (rho c) */
+    long source;         /* q of the step */
+    long scale, shift;   /* [face * zones + a]: ghost = scale T + shift */
+    long length;         /* values in all */
+};
+
+static inline material_table material_table_make(int zones)
+{
+    material_table t;
+    const long pairs = (long)zones * zones;
+    t.zones = zones;
+    t.conductance[0] = 0, t.conductance[1] = pairs, t.conductance[2] = 2 * pairs;
+    t.weight = 3 * pairs, t.source = t.weight + zones;
+    t.scale = t.source + zones, t.shift = t.scale + 6L * zones;
+    t.length = t.shift + 6L * zones;
+    return t;
+}
+
+enum { MATERIAL_SHARED_BYTES = 32 << 10, MATERIAL_BLOCK_X = 64, MATERIAL_BLOCK_Y = 4 };
+
+/* The tables, from shared memory where they fit (shared != 0), else from global memory. */
+template <typename T>
+__device__ __forceinline__ const T *material_tables_at(const T *__restrict__ global, const material_table &t,
+                                                     int shared)
+{
+    extern __shared__ unsigned char material_shared[];
+    if (!shared) return global;
+    T *copy = reinterpret_cast<T *>(material_shared);
+    const int threads = blockDim.x * blockDim.y * blockDim.z;
+    const int thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    for (long i = thread; i < t.length; i += threads) copy[i] = global[i];
+    __syncthreads();
+    return copy;
+}
+
+/* One general step of the owned block (u's ghosts set). */
+template <typename T>
+__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
+    material_step(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
+                  stencil_shape s, const T *__restrict__ table, material_table t, int shared)
+{
+    const T *tab = material_tables_at<T>(table, t, shared);
+    const int i = threadIdx.x + blockIdx.x * blockDim.x;
+    const int j = threadIdx.y + blockIdx.y * blockDim.y;
+    const int k = blockIdx.z;
+    if (i >= s.nx || j >= s.ny) return;
+    const long p = i + j * s.sy + (long)k * s.sz;
+    const long a = zone[p], row = a * t.zones;
+    const T *kx = tab + t.conductance[0], *ky = tab + t.conductance[1], *kz = tab + t.conductance[2];
+    const T c = u[p];
+    T flux = kz[row + zone[p - s.sz]] * (u[p - s.sz] - c);
+    flux += ky[row + zone[p - s.sy]] * (u[p - s.sy] - c);
+    flux += kx[row + zone[p - 1]] * (u[p - 1] - c);
+    flux += kx[row + zone[p + 1]] * (u[p + 1] - c);
+    flux += ky[row + zone[p + s.sy]] * (u[p + s.sy] - c);
+    flux += kz[row + zone[p + s.sz]] * (u[p + s.sz] - c);
+    out[p] = c + tab[t.weight + a] * (flux + tab[t.source + a]);
+}
+
+/* The boundary faces' ghosts (not the exchanged ones) by the rules of the zones beside them. */
+template <typename T>
+__global__ void material_halo_fill(T *u, const unsigned char *__restrict__ zone, stencil_shape s,
+                                   const T *__restrict__ table, material_table t, unsigned exchanged)
+{
+    const int face = blockIdx.z;
+    long inner, step, packed;
+    if ((exchanged & (1u << face)) ||
+        !face_point(face, threadIdx.x + blockIdx.x * blockDim.x, threadIdx.y + blockIdx.y * blockDim.y, s, inner,
+                    step, packed))
+        return;
+    const int a = zone[inner];
+    u[inner + step] = table[t.scale + (long)face * t.zones + a] * u[inner] + table[t.shift + (long)face * t.zones + a];
+}
+
+/* Geometry of the reduction bricks (solver/reduce.h) of this block. */
+struct material_bricks {
+    int brick[3], own[3];
+    int kind[6]; /* each face's energy kind, -1: none (or exchanged) */
+    double volume;
+};
+
+/* The power in through the boundary faces per brick and kind (out[item * 4 + kind]) of the bricks
+ * bricks[item] (those on a face that brings some), one thread a brick, in the CPU backend's order:
+ * face by face, each in row order. */
+template <typename T>
+__global__ void material_boundary_bricks(const T *__restrict__ u, const unsigned char *__restrict__ zone,
+                                         stencil_shape s, const T *__restrict__ table, material_table t,
+                                         material_bricks g, const int *__restrict__ bricks, int count, double *out)
+{
+    const int item = threadIdx.x + blockIdx.x * blockDim.x;
+    if (item >= count) return;
+    const long b = bricks[item];
+    const int at[3] = {(int)(b % g.own[0]), (int)(b / g.own[0] % g.own[1]), (int)(b / ((long)g.own[0] * g.own[1]))};
+    const int n[3] = {s.nx, s.ny, s.nz};
+    const long stride[3] = {1, s.sy, s.sz};
+    double power[4] = {0.0, 0.0, 0.0, 0.0};
+    for (int face = 0; face < 6; ++face) {
+        if (g.kind[face] < 0) continue;
+        const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+        const int plane = face % 2 ? n[axis] - 1 : 0;
+        if (plane / g.brick[axis] != at[axis]) continue;
+        const long outward = face % 2 ? stride[axis] : -stride[axis];
+        const T *k = table + t.conductance[axis];
+        const int b0 = at[slow] * g.brick[slow], b1 = min(b0 + g.brick[slow], n[slow]);
+        const int a0 = at[fast] * g.brick[fast], a1 = min(a0 + g.brick[fast], n[fast]);
+        for (int sb = b0; sb < b1; ++sb)
+            for (int fa = a0; fa < a1; ++fa) {
+                const long p = plane * stride[axis] + (long)sb * stride[slow] + (long)fa * stride[fast];
+                const long pair = (long)zone[p] * (t.zones + 1);
+                power[g.kind[face]] += (double)(k[pair] * (u[p + outward] - u[p])) * g.volume;
+            }
+    }
+    for (int kind = 0; kind < 4; ++kind) out[(long)item * 4 + kind] = power[kind];
+}
+
+/* sum of rho c T V per brick, one thread a brick, rows in order (the CPU's material_heat_bricks). */
+template <typename T>
+__global__ void material_heat_bricks(const T *__restrict__ u, const unsigned char *__restrict__ zone, stencil_shape s,
+                                     const double *__restrict__ heat_capacity, material_bricks g, double *out)
+{
+    const long b = threadIdx.x + (long)blockIdx.x * blockDim.x, count = (long)g.own[0] * g.own[1] * g.own[2];
+    if (b >= count) return;
+    const int bx = (int)(b % g.own[0]), by = (int)(b / g.own[0] % g.own[1]), bz = (int)(b / ((long)g.own[0] * g.own[1]));
+    const int x0 = bx * g.brick[0], x1 = min(x0 + g.brick[0], s.nx);
+    const int y0 = by * g.brick[1], y1 = min(y0 + g.brick[1], s.ny);
+    const int z0 = bz * g.brick[2], z1 = min(z0 + g.brick[2], s.nz);
+    double sum = 0.0;
+    for (int z = z0; z < z1; ++z)
+        for (int y = y0; y < y1; ++y) {
+            const long row = (long)y * s.sy + (long)z * s.sz;
+            double piece = 0.0;
+            for (int x = x0; x < x1; ++x) piece += heat_capacity[zone[row + x]] * (double)u[row + x] * g.volume;
+            sum += piece;
+        }
+    out[b] = sum;
+}

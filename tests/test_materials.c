@@ -1,0 +1,592 @@
+/*
+ * Materials runs (solver/materials.h) on the CPU backend, against
+ * mathematics: steady states that the flux form must hit exactly (two
+ * materials in series, a convective face), the heat that sources and flux
+ * faces bring, second order on a smooth conductivity field, the general
+ * step against today's constant-coefficient one, and the clock of the
+ * sources across a restart. Usage: test_materials <case>.
+ */
+#include <omp.h>
+
+#include "test_materials.h"
+
+/* Steps until no point moves by more than `tolerance` over a chunk of steps. */
+static int run_to_steady(heat_solver *s, void *field, double tolerance, long most_steps)
+{
+    const heat_problem *p = &s->problem;
+    const long points = heat_grid_points(&p->grid), chunk = 2000;
+    void *before = test_alloc_field(p);
+    for (long taken = 0; taken < most_steps; taken += chunk) {
+        EXPECT_OK(heat_solver_get_field(s, before));
+        EXPECT_OK(heat_solver_advance(s, chunk));
+        EXPECT_OK(heat_solver_get_field(s, field));
+        double moved = 0.0;
+        for (long at = 0; at < points; ++at) moved = fmax(moved, fabs(test_get(p, field, at) - test_get(p, before, at)));
+        if (moved <= tolerance) {
+            free(before);
+            return 0;
+        }
+    }
+    free(before);
+    EXPECT(0, "no steady state within %ld steps", most_steps);
+}
+
+/* A solver of p from the constant field `value`, explicit Euler at 0.9 of the stable step, on one
+ * thread: the steady states take many steps of a few points each, which a team only slows. */
+static int start(heat_problem *p, double value, heat_solver **s, void **field)
+{
+    omp_set_num_threads(1);
+    p->dt = 0.9 * heat_materials_dt_max(&p->grid, p->bc, p->materials);
+    EXPECT_OK(heat_solver_create(p, HEAT_SELECT_CPU, s));
+    *field = test_alloc_field(p);
+    heat_initial init = {.type = INITIAL_CONSTANT, .value = value};
+    heat_initial_fill(&init, &p->grid, p->precision, *field);
+    EXPECT_OK(heat_solver_set_field(*s, *field, 0));
+    return 0;
+}
+
+/* ---- two materials in series between Dirichlet faces ---- */
+
+static int left_right(const heat_problem *p, int i, int j, int k)
+{
+    (void)j, (void)k;
+    return i >= p->grid.n[0] / 2; /* the interface at x = L/2, a face of the grid */
+}
+
+static int series(void)
+{
+    heat_problem p = test_problem(20, 2, 2, 1.0, 1.0, 1.0, HEAT_DOUBLE);
+    const double k1 = 1.0, k2 = 4.0, t0 = 1.0, t1 = 3.0;
+    heat_materials m = {.material_count = 2, .material = {test_material("a", k1, 1.0), test_material("b", k2, 2.0)},
+                        .zone_count = 2, .zone = {test_zone(0, 0.0), test_zone(1, 0.0)}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, left_right);
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = t0};
+    p.bc[FACE_X_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = t1};
+    heat_solver *s;
+    void *field;
+    if (start(&p, 0.0, &s, &field) || run_to_steady(s, field, 1e-15, 400000)) return 1;
+    /* Series resistances (L/2)/k1 and (L/2)/k2 carry the flux q; the interface sits q (L/2)/k1 above t0. */
+    const double q = (t1 - t0) / (0.5 / k1 + 0.5 / k2), exact = t0 + q * 0.5 / k1;
+    const int a = p.grid.n[0] / 2 - 1;
+    double ta = test_get(&p, field, a), tb = test_get(&p, field, a + 1);
+    double interface = (k1 * ta + k2 * tb) / (k1 + k2); /* the flux k1 (Ti - ta)/(h/2) = k2 (tb - Ti)/(h/2) */
+    double error = fabs(interface - exact) / exact;
+    printf("series: interface temperature %.15g, series-resistance value %.15g, relative error %.2e (t = %g)\n",
+           interface, exact, error, s->time);
+    EXPECT(error <= 1e-9, "interface temperature %.15g, expected %.15g", interface, exact);
+    for (int i = 0; i < p.grid.n[0]; ++i) {
+        double x = test_coord(&p, 0, i), expected = x < 0.5 ? t0 + q * x / k1 : exact + q * (x - 0.5) / k2;
+        EXPECT(fabs(test_get(&p, field, i) - expected) <= 1e-9 * expected, "point %d: %.15g, expected %.15g", i,
+               test_get(&p, field, i), expected);
+    }
+    free(field), free((void *)p.zones);
+    heat_solver_destroy(&s);
+    return 0;
+}
+
+/* ---- a slab between a Dirichlet face and a convective one ---- */
+
+static int everywhere_zero(const heat_problem *p, int i, int j, int k)
+{
+    (void)p, (void)i, (void)j, (void)k;
+    return 0;
+}
+
+static int convective(void)
+{
+    heat_problem p = test_problem(16, 3, 2, 2.0, 1.0, 1.0, HEAT_DOUBLE);
+    const double k = 2.0, t0 = 1.0, hc = 5.0, ambient = 0.5, length = 2.0;
+    heat_materials m = {.material_count = 1, .material = {test_material("a", k, 3.0)}, .zone_count = 1,
+                        .zone = {test_zone(0, 0.0)}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, everywhere_zero);
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = t0};
+    p.bc[FACE_X_HIGH] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = hc, .ambient = ambient};
+    heat_solver *s;
+    void *field;
+    if (start(&p, 3.0, &s, &field) || run_to_steady(s, field, 1e-15, 400000)) return 1;
+    /* T = t0 + g x with -k g = hc (T(L) - ambient) */
+    const double g = hc * (ambient - t0) / (k + hc * length);
+    double worst = 0.0;
+    for (long at = 0; at < heat_grid_points(&p.grid); ++at) {
+        double expected = t0 + g * test_coord(&p, 0, (int)(at % p.grid.n[0]));
+        worst = fmax(worst, fabs(test_get(&p, field, at) - expected) / fabs(expected));
+    }
+    printf("convective: largest relative deviation from the linear steady state %.2e (t = %g)\n", worst, s->time);
+    EXPECT(worst <= 1e-9, "not the linear steady profile: relative deviation %.3g", worst);
+    free(field), free((void *)p.zones);
+    heat_solver_destroy(&s);
+    return 0;
+}
+
+/* ---- the heat that sources and flux faces bring ---- */
+
+/* Zone 1 (a powered block), zone 2 (a block of the background whose source switches), else zone 0. */
+static int powered_blocks(const heat_problem *p, int i, int j, int k)
+{
+    (void)p;
+    if (i >= 2 && i < 6 && j >= 3 && j < 7 && k >= 1 && k < 5) return 1;
+    if (i >= 8 && i < 11 && j >= 1 && j < 4 && k >= 3 && k < 7) return 2;
+    return 0;
+}
+
+static int count_zone(const heat_problem *p, int zone)
+{
+    int count = 0;
+    for (int k = 0; k < p->grid.n[2]; ++k)
+        for (int j = 0; j < p->grid.n[1]; ++j)
+            for (int i = 0; i < p->grid.n[0]; ++i) count += powered_blocks(p, i, j, k) == zone;
+    return count;
+}
+
+/* An initial field that is not steady, so that the fluxes inside work too. */
+static void *gaussian_field(const heat_problem *p)
+{
+    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 5.0, .background = 1.0, .center = {0.3, 0.6, 0.4},
+                         .width = 0.3};
+    void *field = test_alloc_field(p);
+    heat_initial_fill(&init, &p->grid, p->precision, field);
+    return field;
+}
+
+static int sources_and_fluxes(void)
+{
+    heat_problem p = test_problem(12, 10, 8, 1.2, 1.0, 0.8, HEAT_DOUBLE);
+    const double q1 = 5.0, q2 = 2.0, on = 0.01, off = 0.03, f_in = 3.0, f_out = -1.0;
+    heat_materials m = {.material_count = 2, .material = {test_material("a", 1.0, 2.0), test_material("b", 20.0, 5.0)},
+                        .zone_count = 3, .zone = {test_zone(0, 0.0), test_zone(1, q1), {0, q2, on, off}}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, powered_blocks);
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_FLUX, .value = f_in};
+    p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_FLUX, .value = f_out};
+    p.dt = 0.9 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    heat_solver *s;
+    EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
+    void *field = gaussian_field(&p);
+    const double heat0 = test_heat(&p, field), volume = p.grid.h[0] * p.grid.h[1] * p.grid.h[2];
+    EXPECT_OK(heat_solver_set_field(s, field, 0));
+    const long steps = 400;
+    long switched_on = 0; /* steps whose start time lies in [on, off) */
+    for (long n = 0; n < steps; ++n) switched_on += on <= n * p.dt && n * p.dt < off;
+    EXPECT(switched_on > 0 && switched_on < steps, "the switching source should act for some of the steps");
+    EXPECT_OK(heat_solver_advance(s, steps));
+    EXPECT_OK(heat_solver_get_field(s, field));
+    const double t = steps * p.dt;
+    double energy = q1 * count_zone(&p, 1) * volume * t + q2 * count_zone(&p, 2) * volume * switched_on * p.dt +
+                    f_in * p.grid.length[1] * p.grid.length[2] * t + f_out * p.grid.length[0] * p.grid.length[1] * t;
+    double heat = test_heat(&p, field), error = fabs(heat - heat0 - energy) / fabs(heat);
+    printf("sources and flux faces: heat %.15g -> %.15g, energy in %.15g, mismatch %.2e of the heat (t = %g)\n",
+           heat0, heat, energy, error, t);
+    EXPECT(error <= 1e-13, "the heat grew by %.15g, but %.15g came in", heat - heat0, energy);
+    free(field), free((void *)p.zones);
+    heat_solver_destroy(&s);
+    return 0;
+}
+
+/* ---- second order on a smooth conductivity field ---- */
+
+/* Each column x_i its own material k(x_i) and zone with source q(x_i):
+ * -(k T')' = q with T = sin(3x), k = 1 + x^2/2, Dirichlet ends. */
+static double smooth_k(double x) { return 1.0 + 0.5 * x * x; }
+static double smooth_t(double x) { return sin(3.0 * x); }
+static double smooth_q(double x) { return -(x * 3.0 * cos(3.0 * x) - smooth_k(x) * 9.0 * sin(3.0 * x)); }
+
+static int column(const heat_problem *p, int i, int j, int k)
+{
+    (void)j, (void)k;
+    return i < 0 ? 0 : i >= p->grid.n[0] ? p->grid.n[0] - 1 : i;
+}
+
+static int smooth_error(int n, double *error)
+{
+    heat_problem p = test_problem(n, 1, 1, 1.0, 1.0, 1.0, HEAT_DOUBLE);
+    static heat_materials m;
+    memset(&m, 0, sizeof m);
+    m.material_count = m.zone_count = n;
+    for (int i = 0; i < n; ++i) {
+        double x = test_coord(&p, 0, i);
+        m.material[i] = test_material("column", smooth_k(x), 1.0);
+        m.zone[i] = test_zone(i, smooth_q(x));
+    }
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, column);
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = smooth_t(0.0)};
+    p.bc[FACE_X_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = smooth_t(1.0)};
+    heat_solver *s;
+    void *field;
+    if (start(&p, 0.0, &s, &field) || run_to_steady(s, field, 1e-14, 2000000)) return 1;
+    *error = 0.0;
+    for (int i = 0; i < n; ++i) *error = fmax(*error, fabs(test_get(&p, field, i) - smooth_t(test_coord(&p, 0, i))));
+    free(field), free((void *)p.zones);
+    heat_solver_destroy(&s);
+    return 0;
+}
+
+static int smooth_order(void)
+{
+    const int sizes[] = {16, 32, 64};
+    double errors[3];
+    for (int g = 0; g < 3; ++g) {
+        if (smooth_error(sizes[g], &errors[g])) return 1;
+        printf("smooth conductivity: n = %d, max error %.3e", sizes[g], errors[g]);
+        if (g > 0) printf(", observed order %.3f", log(errors[g - 1] / errors[g]) / log(2.0));
+        printf("\n");
+    }
+    for (int g = 1; g < 3; ++g) {
+        double order = log(errors[g - 1] / errors[g]) / log(2.0);
+        EXPECT(fabs(order - 2.0) <= 0.2, "observed order %.3f between n = %d and %d, expected 2 +- 0.2", order,
+               sizes[g - 1], sizes[g]);
+    }
+    return 0;
+}
+
+/* ---- one material: the general step against today's ---- */
+
+static int one_material_precision(heat_precision precision, double tolerance)
+{
+    heat_problem p = test_problem(37, 20, 12, 1.0, 0.7, 0.5, precision);
+    p.alpha = 0.8;
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.0};
+    p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 3.0};
+    p.dt = 0.9 * heat_dt_max(&p.grid, p.alpha);
+    void *initial = gaussian_field(&p), *today = test_alloc_field(&p), *general = test_alloc_field(&p);
+    const long steps = 25;
+    if (test_run(&p, HEAT_SELECT_CPU, initial, steps, today)) return 1;
+    heat_materials m = {.material_count = 1, .material = {test_material("alpha", p.alpha, 1.0)}, .zone_count = 1,
+                        .zone = {test_zone(0, 0.0)}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, everywhere_zero);
+    EXPECT(heat_materials_dt_max(&p.grid, p.bc, &m) == heat_dt_max(&p.grid, p.alpha),
+           "one material's stable step %.17g differs from today's %.17g", heat_materials_dt_max(&p.grid, p.bc, &m),
+           heat_dt_max(&p.grid, p.alpha));
+    if (test_run(&p, HEAT_SELECT_CPU, initial, steps, general)) return 1;
+    double worst = 0.0, moved = 0.0;
+    for (long at = 0; at < heat_grid_points(&p.grid); ++at) {
+        double a = test_get(&p, today, at), b = test_get(&p, general, at);
+        worst = fmax(worst, fabs(a - b) / fabs(a));
+        moved = fmax(moved, fabs(a - test_get(&p, initial, at)));
+    }
+    printf("one material, %s: general step against today's after %ld steps: largest relative difference %.2e\n",
+           heat_precision_name(precision), steps, worst);
+    EXPECT(moved > 0.1, "the steps changed nothing");
+    EXPECT(worst <= tolerance, "the general step differs from today's by %.3g (relative) in %s", worst,
+           heat_precision_name(precision));
+    free(initial), free(today), free(general), free((void *)p.zones);
+    return 0;
+}
+
+static int one_material(void)
+{
+    return one_material_precision(HEAT_DOUBLE, 1e-13) || one_material_precision(HEAT_FLOAT, 2e-5);
+}
+
+/* ---- the sources' clock across a restart ---- */
+
+static int restart_clock(void)
+{
+    heat_problem p = test_problem(12, 10, 8, 1.2, 1.0, 0.8, HEAT_DOUBLE);
+    heat_materials m = {.material_count = 2, .material = {test_material("a", 1.0, 2.0), test_material("b", 20.0, 5.0)},
+                        .zone_count = 3, .zone = {test_zone(0, 0.0), test_zone(1, 5.0), {0, 2.0, 0.0, 0.0}}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, powered_blocks);
+    p.dt = 0.9 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    m.zone[2].source_on = 7.5 * p.dt, m.zone[2].source_off = 13.5 * p.dt; /* on from step 8 to step 13 */
+    void *initial = gaussian_field(&p), *whole = test_alloc_field(&p), *half = test_alloc_field(&p);
+    if (test_run(&p, HEAT_SELECT_CPU, initial, 20, whole)) return 1;
+    heat_solver *s;
+    if (test_run(&p, HEAT_SELECT_CPU, initial, 10, half)) return 1;
+    EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
+    EXPECT_OK(heat_solver_set_field(s, half, 10));
+    EXPECT_OK(heat_solver_advance(s, 10));
+    EXPECT_OK(heat_solver_get_field(s, half));
+    size_t bytes = (size_t)heat_grid_points(&p.grid) * sizeof(double);
+    EXPECT(memcmp(whole, half, bytes) == 0, "20 steps differ from 10 steps and 10 more after a restart");
+    /* and the switching source matters: without it the field differs */
+    m.zone[2].source = 0.0;
+    if (test_run(&p, HEAT_SELECT_CPU, initial, 20, half)) return 1;
+    EXPECT(memcmp(whole, half, bytes) != 0, "the switching source changed nothing");
+    printf("restart at step 10 inside a source's switching window: the same bits as 20 steps in one run\n");
+    heat_solver_destroy(&s);
+    free(initial), free(whole), free(half), free((void *)p.zones);
+    return 0;
+}
+
+/* ---- implicit schemes ---- */
+
+static const struct {
+    const char *name;
+    heat_scheme scheme;
+    heat_preconditioner preconditioner;
+} implicit_kinds[] = {{"backward_euler, chebyshev", HEAT_BACKWARD_EULER, HEAT_PRECOND_CHEBYSHEV},
+                      {"backward_euler, jacobi", HEAT_BACKWARD_EULER, HEAT_PRECOND_JACOBI},
+                      {"crank_nicolson, chebyshev", HEAT_CRANK_NICOLSON, HEAT_PRECOND_CHEBYSHEV},
+                      {"crank_nicolson, none", HEAT_CRANK_NICOLSON, HEAT_PRECOND_NONE}};
+enum { IMPLICIT_KINDS = 4 };
+
+/* Two materials in series and a convective face at large steps: the steady states to 1e-9. */
+static int implicit_series(void)
+{
+    for (int kind = 0; kind < IMPLICIT_KINDS; ++kind) {
+        heat_problem p = test_problem(20, 2, 2, 1.0, 1.0, 1.0, HEAT_DOUBLE);
+        const double k1 = 1.0, k2 = 4.0, t0 = 1.0, hc = 5.0, ambient = 3.0;
+        heat_materials m = {.material_count = 2, .material = {test_material("a", k1, 1.0), test_material("b", k2, 20.0)},
+                            .zone_count = 2, .zone = {test_zone(0, 0.0), test_zone(1, 0.0)}};
+        p.materials = &m;
+        p.zones = test_paint_zones(&p, left_right);
+        p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = t0};
+        p.bc[FACE_X_HIGH] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = hc, .ambient = ambient};
+        p.implicit = (heat_implicit){implicit_kinds[kind].scheme, 1e-12, 2000, implicit_kinds[kind].preconditioner, 8, 2};
+        heat_solver *s;
+        void *field;
+        if (start(&p, 0.0, &s, &field)) return 1;
+        heat_solver_destroy(&s);
+        p.dt *= 200.0;
+        EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
+        EXPECT_OK(heat_solver_set_field(s, field, 0));
+        if (run_to_steady(s, field, 1e-13, 200000)) return 1;
+        /* resistances (L/2)/k1, (L/2)/k2 and 1/hc in series */
+        const double q = (ambient - t0) / (0.5 / k1 + 0.5 / k2 + 1.0 / hc);
+        double worst = 0.0;
+        for (int i = 0; i < p.grid.n[0]; ++i) {
+            double x = test_coord(&p, 0, i), expected = x < 0.5 ? t0 + q * x / k1 : t0 + q * (0.5 / k1 + (x - 0.5) / k2);
+            worst = fmax(worst, fabs(test_get(&p, field, i) - expected) / expected);
+        }
+        printf("implicit %s: series and convective steady state, relative deviation %.2e (%ld CG iterations in %ld "
+               "steps)\n", implicit_kinds[kind].name, worst, s->cg.iterations, s->step);
+        EXPECT(worst <= 1e-9, "%s: not the steady profile (relative deviation %.3g)", implicit_kinds[kind].name, worst);
+        free(field), free((void *)p.zones);
+        heat_solver_destroy(&s);
+    }
+    return 0;
+}
+
+/* An insulated box with sources and flux faces at 20 stable explicit steps a step: the heat grows by what came in,
+ * to the CG tolerance. */
+static int implicit_sources(void)
+{
+    for (int kind = 0; kind < IMPLICIT_KINDS; ++kind) {
+        heat_problem p = test_problem(12, 10, 8, 1.2, 1.0, 0.8, HEAT_DOUBLE);
+        const double q1 = 5.0, f_in = 3.0, f_out = -1.0, rtol = 1e-11;
+        heat_materials m = {.material_count = 2,
+                            .material = {test_material("a", 1.0, 2.0), test_material("b", 20.0, 5.0)},
+                            .zone_count = 3, .zone = {test_zone(0, 0.0), test_zone(1, q1), test_zone(0, 0.0)}};
+        p.materials = &m;
+        p.zones = test_paint_zones(&p, powered_blocks);
+        p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_FLUX, .value = f_in};
+        p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_FLUX, .value = f_out};
+        p.implicit = (heat_implicit){implicit_kinds[kind].scheme, rtol, 2000, implicit_kinds[kind].preconditioner, 8, 2};
+        p.dt = 20.0 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+        heat_solver *s;
+        EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
+        void *field = gaussian_field(&p);
+        const double heat0 = test_heat(&p, field), volume = p.grid.h[0] * p.grid.h[1] * p.grid.h[2];
+        EXPECT_OK(heat_solver_set_field(s, field, 0));
+        const long steps = 30;
+        EXPECT_OK(heat_solver_advance(s, steps));
+        EXPECT_OK(heat_solver_get_field(s, field));
+        const double t = steps * p.dt;
+        double energy = q1 * count_zone(&p, 1) * volume * t + f_in * p.grid.length[1] * p.grid.length[2] * t +
+                        f_out * p.grid.length[0] * p.grid.length[1] * t;
+        double heat = test_heat(&p, field), error = fabs(heat - heat0 - energy) / fabs(energy);
+        printf("implicit %s: heat %.15g -> %.15g, energy in %.15g, mismatch %.2e of it (%ld CG iterations)\n",
+               implicit_kinds[kind].name, heat0, heat, energy, error, s->cg.iterations);
+        EXPECT(error <= 1e-7, "%s: the heat grew by %.15g, but %.15g came in", implicit_kinds[kind].name,
+               heat - heat0, energy);
+        free(field), free((void *)p.zones);
+        heat_solver_destroy(&s);
+    }
+    return 0;
+}
+
+/* One material (k = alpha, rho c = 1): the general implicit step against today's, to the CG tolerance. */
+static int implicit_one_material(void)
+{
+    for (int kind = 0; kind < IMPLICIT_KINDS; ++kind) {
+        heat_problem p = test_problem(24, 20, 12, 1.0, 0.7, 0.5, HEAT_DOUBLE);
+        p.alpha = 0.8;
+        p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.0};
+        p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 3.0};
+        p.dt = 30.0 * heat_dt_max(&p.grid, p.alpha);
+        p.implicit = (heat_implicit){implicit_kinds[kind].scheme, 1e-12, 2000, implicit_kinds[kind].preconditioner, 8, 2};
+        void *initial = gaussian_field(&p), *today = test_alloc_field(&p), *general = test_alloc_field(&p);
+        if (test_run(&p, HEAT_SELECT_CPU, initial, 6, today)) return 1;
+        heat_materials m = {.material_count = 1, .material = {test_material("alpha", p.alpha, 1.0)}, .zone_count = 1,
+                            .zone = {test_zone(0, 0.0)}};
+        p.materials = &m;
+        p.zones = test_paint_zones(&p, everywhere_zero);
+        if (test_run(&p, HEAT_SELECT_CPU, initial, 6, general)) return 1;
+        double worst = 0.0;
+        for (long at = 0; at < heat_grid_points(&p.grid); ++at)
+            worst = fmax(worst, fabs(test_get(&p, today, at) - test_get(&p, general, at)));
+        printf("implicit %s, one material: general against today's, largest difference %.2e\n",
+               implicit_kinds[kind].name, worst);
+        EXPECT(worst <= 1e-9, "%s: the general implicit step differs from today's by %.3g", implicit_kinds[kind].name,
+               worst);
+        free(initial), free(today), free(general), free((void *)p.zones);
+    }
+    return 0;
+}
+
+/* ---- the energy balance the backend keeps ---- */
+
+static int balance_run(heat_scheme scheme, double dt_factor, long steps, double tolerance)
+{
+    heat_problem p = test_problem(12, 10, 8, 1.2, 1.0, 0.8, HEAT_DOUBLE);
+    heat_materials m = {.material_count = 2, .material = {test_material("a", 1.0, 2.0), test_material("b", 20.0, 5.0)},
+                        .zone_count = 3, .zone = {test_zone(0, 0.0), test_zone(1, 5.0), {0, 2.0, 0.0, 0.0}}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, powered_blocks);
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_FLUX, .value = 3.0};
+    p.bc[FACE_X_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 0.5};
+    p.bc[FACE_Y_LOW] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 4.0, .ambient = 2.0};
+    p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 0.5, .ambient = -1.0};
+    p.implicit = (heat_implicit){scheme, 1e-12, 2000, HEAT_PRECOND_CHEBYSHEV, 8, 2};
+    p.dt = dt_factor * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    m.zone[2].source_on = 3.5 * p.dt, m.zone[2].source_off = 9.5 * p.dt;
+    heat_solver *s;
+    EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
+    void *field = gaussian_field(&p);
+    EXPECT_OK(heat_solver_set_field(s, field, 0));
+    heat_energy before, after;
+    EXPECT_OK(heat_solver_energy(s, &before));
+    EXPECT(fabs(before.heat - test_heat(&p, field)) <= 1e-13 * fabs(before.heat), "heat %.17g, the field's %.17g",
+           before.heat, test_heat(&p, field));
+    EXPECT_OK(heat_solver_advance(s, steps));
+    EXPECT_OK(heat_solver_energy(s, &after));
+    double in = 0.0;
+    for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) {
+        in += after.energy[kind];
+        printf("  %-10s power %+.6e now, energy in %+.15e\n", heat_energy_kind_name(kind), after.power[kind],
+               after.energy[kind]);
+        EXPECT(after.energy[kind] != 0.0 && before.energy[kind] == 0.0, "no energy came through %s",
+               heat_energy_kind_name(kind));
+    }
+    double change = after.heat - before.heat, error = fabs(change - in) / fabs(in);
+    printf("%s: heat %.15e -> %.15e, change %+.15e, energy in %+.15e, mismatch %.2e of it\n", heat_scheme_name(scheme),
+           before.heat, after.heat, change, in, error);
+    EXPECT(error <= tolerance, "%s: the heat changed by %.15g, but %.15g came in", heat_scheme_name(scheme), change, in);
+    free(field), free((void *)p.zones);
+    heat_solver_destroy(&s);
+    return 0;
+}
+
+static int energy_balance(void)
+{
+    return balance_run(HEAT_EULER, 0.9, 300, 1e-12) || balance_run(HEAT_BACKWARD_EULER, 10.0, 30, 1e-9) ||
+           balance_run(HEAT_CRANK_NICOLSON, 10.0, 30, 1e-9);
+}
+
+/* ---- the uniform rows' shortcut gives the general row's bits ---- */
+
+static int checkerboard(const heat_problem *p, int i, int j, int k)
+{
+    (void)p;
+    return (i + 2 * j + 3 * k) % 7 == 0; /* zone 1: the same material as zone 0, so the same physics */
+}
+
+static int uniform_rows_scheme(heat_scheme scheme, heat_preconditioner preconditioner)
+{
+    heat_problem p = test_problem(29, 14, 9, 1.0, 0.7, 0.5, HEAT_DOUBLE);
+    p.implicit = (heat_implicit){scheme, 1e-10, 2000, preconditioner, 8, 2};
+    heat_materials m = {.material_count = 1, .material = {test_material("a", 1.5, 2.0)}, .zone_count = 2,
+                        .zone = {test_zone(0, 0.5), test_zone(0, 0.5)}};
+    p.materials = &m;
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 3.0, .ambient = 2.0};
+    p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.5};
+    p.dt = (scheme == HEAT_EULER ? 0.9 : 20.0) * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    void *initial = gaussian_field(&p), *uniform = test_alloc_field(&p), *mixed = test_alloc_field(&p);
+    p.zones = test_paint_zones(&p, everywhere_zero);
+    if (test_run(&p, HEAT_SELECT_CPU, initial, 15, uniform)) return 1;
+    free((void *)p.zones);
+    p.zones = test_paint_zones(&p, checkerboard);
+    if (test_run(&p, HEAT_SELECT_CPU, initial, 15, mixed)) return 1;
+    size_t bytes = (size_t)heat_grid_points(&p.grid) * sizeof(double);
+    EXPECT(memcmp(uniform, mixed, bytes) == 0, "rows of one zone (the uniform shortcut) and rows of two zones of the "
+           "same material (the general row) differ");
+    EXPECT(memcmp(uniform, initial, bytes) != 0, "the steps changed nothing");
+    printf("uniform rows, %s (%s): the shortcut and the general row give the same bits\n", heat_scheme_name(scheme),
+           heat_preconditioner_name(preconditioner));
+    free(initial), free(uniform), free(mixed), free((void *)p.zones);
+    return 0;
+}
+
+static int uniform_rows(void)
+{
+    return uniform_rows_scheme(HEAT_EULER, HEAT_PRECOND_CHEBYSHEV) ||
+           uniform_rows_scheme(HEAT_BACKWARD_EULER, HEAT_PRECOND_CHEBYSHEV) ||
+           uniform_rows_scheme(HEAT_CRANK_NICOLSON, HEAT_PRECOND_JACOBI);
+}
+
+/* ---- the GPU backend against the CPU's ---- */
+
+/* Every kind of face, two materials, a switching source, 120 steps: the fields to rounding (1e-13 double,
+ * 1e-5 float, relative to the largest value) and the energy balance's numbers to 1e-12 (double). */
+static int gpu_precision(heat_precision precision)
+{
+    heat_problem p = test_problem(67, 45, 33, 1.34, 0.9, 0.66, precision);
+    heat_materials m = {.material_count = 2, .material = {test_material("a", 1.0, 2.0), test_material("b", 20.0, 5.0)},
+                        .zone_count = 3, .zone = {test_zone(0, 0.0), test_zone(1, 5.0), {0, 2.0, 0.0, 0.0}}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, powered_blocks);
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_FLUX, .value = 3.0};
+    p.bc[FACE_X_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 0.5};
+    p.bc[FACE_Y_LOW] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 4.0, .ambient = 2.0};
+    p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 0.5, .ambient = -1.0};
+    p.dt = 0.9 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    m.zone[2].source_on = 30.5 * p.dt, m.zone[2].source_off = 80.5 * p.dt;
+    void *initial = gaussian_field(&p), *fields[2] = {test_alloc_field(&p), test_alloc_field(&p)};
+    heat_energy energy[2];
+    const heat_backend_request backends[2] = {HEAT_SELECT_CPU, HEAT_SELECT_HIP};
+    for (int b = 0; b < 2; ++b) {
+        heat_solver *s;
+        EXPECT_OK(heat_solver_create(&p, backends[b], &s));
+        EXPECT_OK(heat_solver_set_field(s, initial, 0));
+        EXPECT_OK(heat_solver_advance(s, 120));
+        EXPECT_OK(heat_solver_get_field(s, fields[b]));
+        EXPECT_OK(heat_solver_energy(s, &energy[b]));
+        heat_solver_destroy(&s);
+    }
+    double worst = 0.0, scale = 0.0;
+    for (long at = 0; at < heat_grid_points(&p.grid); ++at) {
+        worst = fmax(worst, fabs(test_get(&p, fields[1], at) - test_get(&p, fields[0], at)));
+        scale = fmax(scale, fabs(test_get(&p, fields[0], at)));
+    }
+    double tolerance = precision == HEAT_FLOAT ? 1e-5 : 1e-13, energy_tolerance = precision == HEAT_FLOAT ? 1e-5 : 1e-12;
+    printf("materials, %s: GPU against CPU after 120 steps, max relative difference %.3e; heat %.15g against %.15g\n",
+           heat_precision_name(precision), worst / scale, energy[1].heat, energy[0].heat);
+    EXPECT(worst / scale <= tolerance, "the GPU's field differs from the CPU's by %.3g", worst / scale);
+    EXPECT(fabs(energy[1].heat - energy[0].heat) <= energy_tolerance * fabs(energy[0].heat), "heat %.17g against %.17g",
+           energy[1].heat, energy[0].heat);
+    for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) {
+        double a = energy[0].energy[kind], b = energy[1].energy[kind];
+        EXPECT(a != 0.0 && fabs(a - b) <= energy_tolerance * fabs(a), "energy in through %s: GPU %.17g, CPU %.17g",
+               heat_energy_kind_name(kind), b, a);
+    }
+    free(initial), free(fields[0]), free(fields[1]), free((void *)p.zones);
+    return 0;
+}
+
+static int gpu_vs_cpu(void)
+{
+    if (!(heat_backend_hip && heat_hip_available(NULL, 0))) return printf("no GPU: skipped\n"), TEST_SKIP;
+    return gpu_precision(HEAT_DOUBLE) || gpu_precision(HEAT_FLOAT);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(void);
+    } cases[] = {{"series", series},           {"convective", convective},       {"sources", sources_and_fluxes},
+                 {"smooth_order", smooth_order}, {"one_material", one_material}, {"restart_clock", restart_clock},
+                 {"implicit_series", implicit_series}, {"implicit_sources", implicit_sources},
+                 {"implicit_one_material", implicit_one_material}, {"energy_balance", energy_balance},
+                 {"uniform_rows", uniform_rows}, {"gpu_vs_cpu", gpu_vs_cpu}};
+    for (size_t c = 0; argc == 2 && c < sizeof cases / sizeof cases[0]; ++c)
+        if (strcmp(argv[1], cases[c].name) == 0) return cases[c].run();
+    fprintf(stderr, "usage: test_materials series|convective|sources|smooth_order|one_material|restart_clock|implicit_series|"
+                    "implicit_sources|implicit_one_material|energy_balance|uniform_rows|"
+                    "gpu_vs_cpu\n");
+    return 2;
+}
