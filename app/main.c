@@ -610,7 +610,8 @@ int main(int argc, char **argv)
     if (par_init(&argc, &argv) != HEAT_OK) return 1;
     heat_errors_set_rank(par_rank());
     heat_cli cli;
-    int status = cli_parse(argc, argv, &cli), agreed = 1;
+    int status = launcher_check_ranks_joined(par_size()), agreed = 1;
+    if (status == HEAT_OK) status = cli_parse(argc, argv, &cli);
     if (status == HEAT_OK) status = run_command(&cli, &agreed);
     par_finalize(status, agreed);
     return status;

@@ -339,6 +339,20 @@ def test_bad_config_once():
     print("bad configurations under mpirun: exit 2, one message each")
 
 
+def test_serial_build_refused():
+    """A build without MPI started by mpirun: one message naming the fix, exit 2, and nothing written
+    or locked in the output folder (each copy would otherwise run the whole problem into it)."""
+    folder = fresh_dir("serial_build")
+    cfg = config(folder)
+    command = ["mpirun", "--oversubscribe", "-np", "2", HEATSOLVE, cfg] + out(folder, "o")
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=120, env=MPI_ENV)
+    expect(proc.returncode == 2, f"exit {proc.returncode}, expected 2: {proc.stderr}")
+    expect(proc.stderr.count("error:") == 1 and "built without MPI" in proc.stderr and "-DHEATSOLVE_MPI=ON" in
+           proc.stderr, f"one message naming the fix expected:\n{proc.stderr}")
+    expect(not os.path.exists(os.path.join(folder, "o")), f"the output folder was touched: {os.listdir(folder)}")
+    print("a build without MPI under mpirun: one message, exit 2, output folder untouched")
+
+
 # What each parallel.transport prints on the "halos:" line of the layout.
 TRANSPORT_WORDS = {"mpi": "GPU-aware MPI", "nccl": "NCCL", "host": "page-locked host memory"}
 
