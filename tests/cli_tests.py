@@ -389,6 +389,25 @@ def test_threads_and_binding():
           "tuning cache, timed again past a bad line")
 
 
+def test_overwrite_all_or_nothing():
+    """--overwrite removes every file of the earlier run or, where one cannot be removed (here a
+    folder stands at a quick-look PNG's name), none, naming it."""
+    folder = fresh_dir("overwrite_all")
+    out = os.path.join(folder, "out")
+    cfg = letters_config(folder, steps=20, every=10)
+    run([cfg, "-q"])
+    before = checkpoint_state(out)
+    os.makedirs(os.path.join(out, "letters_000005.png"))
+    proc = run([cfg, "--overwrite"], expect_status=2)
+    expect("letters_000005.png (it is a folder)" in proc.stderr and "nothing was removed" in proc.stderr,
+           f"refusal: {proc.stderr}")
+    os.rmdir(os.path.join(out, "letters_000005.png"))
+    expect(checkpoint_state(out) == before, f"a refused --overwrite changed the folder: {sorted(os.listdir(out))}")
+    proc = run([cfg, "--overwrite"])
+    expect("--overwrite: removed 5 files" in proc.stdout, proc.stdout)
+    print("--overwrite refused before removing anything, then removes all")
+
+
 def test_restart_changes_implicit_dt():
     """The advice after a failed CG solve works: an implicit run continues with a smaller time.cfl,
     the file records the new dt and the clock continues from the checkpoint's time; explicit runs
