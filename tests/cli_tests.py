@@ -408,6 +408,33 @@ def test_overwrite_all_or_nothing():
     print("--overwrite refused before removing anything, then removes all")
 
 
+def test_history_kept_on_restart():
+    """A restart keeps every history row it can read (CRLF line endings, a last row without its line
+    feed) and warns naming the rows it drops: an unreadable line by number, the rows after the
+    restart's step by their steps."""
+    folder = fresh_dir("history_kept")
+    out = os.path.join(folder, "out")
+    cfg = letters_config(folder, steps=40, every=20)
+    run([cfg, "-q"])
+    path = os.path.join(out, "letters.history.csv")
+    with open(path, newline="") as f:
+        lines = f.read().splitlines()
+    rows = lines[1:]
+    edited = [lines[0]] + rows[:1] + ["not a row"] + rows[1:]
+    with open(path, "w", newline="") as f:
+        f.write("\r\n".join(edited))  # Windows line endings, and no line feed after the last row
+    proc = run([cfg, "--restart", "latest", "--set", "time.steps=60"])
+    expect("line 3" in proc.stderr and "dropped 1 row that does not read" in proc.stderr,
+           f"the unreadable line is not named: {proc.stderr}")
+    again = read_history(path)
+    expect([again[int(r.split(",")[0])] for r in rows] == rows, f"rows lost: {list(again)} against {rows}")
+    proc = run([cfg, "--restart", os.path.join(out, "letters_000020.hdf")])
+    later = sorted(s for s in again if s >= 20)
+    expect(f"dropped {len(later)} rows of steps {later[0]} to {later[-1]}" in proc.stderr,
+           f"rows after the restart's step dropped silently: {proc.stderr}")
+    print("CRLF rows and a last row without line feed kept; the unreadable line and the later rows named")
+
+
 def test_restart_changes_implicit_dt():
     """The advice after a failed CG solve works: an implicit run continues with a smaller time.cfl,
     the file records the new dt and the clock continues from the checkpoint's time; explicit runs
