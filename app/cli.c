@@ -181,6 +181,10 @@ int cli_parse(int argc, char **argv, heat_cli *cli)
         return heat_error(HEAT_ERR_CONFIG, optind < argc ? "expected one CONFIG file, got several" :
                           "missing CONFIG file; usage: heatsolve [options] CONFIG (see --help)");
     cli->config = argv[optind];
+    if (cli->restart && cli->overwrite)
+        return heat_error(HEAT_ERR_CONFIG, "--overwrite with --restart: a restart continues the run whose files "
+                          "--overwrite would remove; drop --overwrite to continue (later files are set aside), or "
+                          "drop --restart to start afresh");
     if (cli->restart && strcmp(cli->restart, "latest") != 0 && access(cli->restart, F_OK) != 0)
         return heat_error(HEAT_ERR_CONFIG, "--restart %s: %s; give an existing checkpoint file, or --restart latest "
                           "for the newest one in output.dir", cli->restart, strerror(errno));

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/restart_aside.h"
 #include "io/checkpoint.h"
 #include "io/fsutil.h"
 #include "solver/error.h"
@@ -158,5 +159,6 @@ int restart_load(const char *spec, int allow_scheme_change, const heat_config *c
         printf("the time step changes at step %ld from %.6g to %.6g (implicit scheme); later checkpoints record "
                "the new one\n", found.step, found.dt, c->dt);
     if (found.step >= c->steps) return HEAT_OK;
+    HEAT_CALL(restart_set_aside_later(c->output.dir, c->output.name, found.step, quiet));
     return series_scan(series, found.step);
 }

@@ -435,6 +435,34 @@ def test_history_kept_on_restart():
     print("CRLF rows and a last row without line feed kept; the unreadable line and the later rows named")
 
 
+def test_restart_sets_aside_later():
+    """A restart from an older checkpoint sets the files of later steps aside, in one line, before it
+    writes: the folder, the series and --restart latest then agree on the run's files, and output.keep
+    counts only them. --overwrite with --restart is refused with the reason."""
+    folder = fresh_dir("restart_aside")
+    out = os.path.join(folder, "out")
+    cfg = letters_config(folder, steps=60, every=20, extra="png = true;")
+    run([cfg, "-q"])
+    proc = run([cfg, "--restart", os.path.join(out, "letters_000020.hdf"), "--set", "time.steps=40"])
+    aside = os.path.join(out, "letters.after_step_000020")
+    expect(f"set aside 4 files of steps 40 to 60 (written after it) in {aside}" in proc.stdout, proc.stdout)
+    expect(sorted(os.listdir(aside)) == ["letters_000040.hdf", "letters_000040.png", "letters_000060.hdf",
+                                         "letters_000060.png"], f"set aside: {os.listdir(aside)}")
+    hdf = sorted(n for n in os.listdir(out) if n.endswith(".hdf"))
+    expect(hdf == ["letters_000000.hdf", "letters_000020.hdf", "letters_000040.hdf"], f"the folder holds {hdf}")
+    with open(os.path.join(out, "letters.hdf.series")) as f:
+        listed = [entry["name"] for entry in json.load(f)["files"]]
+    expect(listed == hdf, f"the series lists {listed}, the folder holds {hdf}")
+    proc = run([cfg, "--restart", "latest", "--set", "time.steps=60", "--set", "output.keep=2"])
+    expect("letters_000040.hdf at step 40" in proc.stdout, f"--restart latest: {proc.stdout}")
+    hdf = sorted(n for n in os.listdir(out) if n.endswith(".hdf"))
+    expect(hdf == ["letters_000040.hdf", "letters_000060.hdf"], f"output.keep = 2 left {hdf}")
+    proc = run([cfg, "--restart", "latest", "--overwrite"], expect_status=2)
+    expect("--overwrite with --restart" in proc.stderr and "drop --overwrite" in proc.stderr, proc.stderr)
+    print("later files set aside in one line; folder, series, --restart latest and output.keep agree; "
+          "--overwrite with --restart refused")
+
+
 def test_restart_changes_implicit_dt():
     """The advice after a failed CG solve works: an implicit run continues with a smaller time.cfl,
     the file records the new dt and the clock continues from the checkpoint's time; explicit runs
