@@ -47,12 +47,14 @@ static int check_physics(const char *path, const ckpt_meta *m, const heat_config
         snprintf(a, sizeof a, "%.17g", m->alpha), snprintf(b, sizeof b, "%.17g", c->alpha);
         return mismatch(path, "physics.alpha", a, b);
     }
-    /* An implicit scheme is stable at any dt, so a restart may change it (the
-     * usual answer to a solve that did not converge); explicit runs keep theirs. */
-    int implicit = m->implicit.scheme != HEAT_EULER && c->implicit.scheme != HEAT_EULER;
-    if (m->dt != c->dt && !implicit) {
+    /* An implicit scheme is stable at any dt, so a restart into one may change
+     * it (the usual answer to a solve that did not converge, and the point of
+     * switching from explicit); an explicit run keeps its dt, unless it
+     * switches scheme (check_scheme let that through only when asked). */
+    int new_dt_allowed = c->implicit.scheme != HEAT_EULER || m->implicit.scheme != c->implicit.scheme;
+    if (m->dt != c->dt && !new_dt_allowed) {
         snprintf(a, sizeof a, "%.17g", m->dt), snprintf(b, sizeof b, "%.17g", c->dt);
-        return mismatch(path, "the time step dt", a, b);
+        return mismatch(path, "the time step dt (time.dt, or time.cfl times dt_max)", a, b);
     }
     static const char *faces[] = {"x_low", "x_high", "y_low", "y_high", "z_low", "z_high"};
     for (int f = 0; f < FACE_COUNT; ++f) {
@@ -87,9 +89,13 @@ static int load_file(const char *path, const heat_config *c, int allow_scheme_ch
                           "restartable); restart from a checkpoint written every output.every steps, or use "
                           "--restart latest", path);
     }
+    /* A contradiction with the configuration is the user's to resolve: an
+     * error even where damaged files are only warned about (load_latest). */
+    int was = heat_errors_as_warnings(0);
     int status = check_grid(path, &meta, c);
-    if (status == HEAT_OK) status = check_physics(path, &meta, c);
     if (status == HEAT_OK) status = check_scheme(path, &meta, c, allow_scheme_change);
+    if (status == HEAT_OK) status = check_physics(path, &meta, c);
+    heat_errors_as_warnings(was);
     ckpt_meta_free(&meta);
     HEAT_CALL(status);
     HEAT_CALL(ckpt_read(path, &meta, field));
@@ -156,8 +162,8 @@ int restart_load(const char *spec, int allow_scheme_change, const heat_config *c
     point->step = found.step, point->time = found.time;
     if (!quiet) printf("restarted from %s at step %ld (t = %.6g)\n", path, found.step, found.time);
     if (found.dt != c->dt && !quiet)
-        printf("the time step changes at step %ld from %.6g to %.6g (implicit scheme); later checkpoints record "
-               "the new one\n", found.step, found.dt, c->dt);
+        printf("the time step changes at step %ld from %.6g to %.6g (%s); later checkpoints record the new one\n",
+               found.step, found.dt, c->dt, c->implicit.scheme != HEAT_EULER ? "implicit scheme" : "scheme change");
     if (found.step >= c->steps) return HEAT_OK;
     HEAT_CALL(restart_set_aside_later(c->output.dir, c->output.name, found.step, quiet));
     return series_scan(series, found.step);

@@ -463,6 +463,30 @@ def test_restart_sets_aside_later():
           "--overwrite with --restart refused")
 
 
+def test_restart_contradiction_is_error():
+    """A restart whose configuration contradicts the checkpoint is an error (never a warning) naming
+    the key, both values and how to proceed, exit 2, with --restart FILE and --restart latest alike;
+    an explicit run continued implicitly with --allow-scheme-change takes its new time.cfl."""
+    folder = fresh_dir("restart_contradiction")
+    cfg = letters_config(folder, steps=20, every=10)
+    run([cfg, "-q"])
+    checkpoint = os.path.join(folder, "out", "letters_000020.hdf")
+    more = ["--set", "time.steps=30"]
+    cases = [(["--set", "grid.n=[40,24,12]"], ["grid.n", "[48, 24, 12]", "[40, 24, 12]"]),
+             (["--set", "time.cfl=0.5"], ["time.dt", "time.cfl"]),
+             (["--set", "physics.alpha=2.0"], ["physics.alpha", "1", "2"])]
+    for spec in ("latest", checkpoint):
+        for change, words in cases:
+            proc = run([cfg, "--restart", spec] + more + change, expect_status=2)
+            expect("error:" in proc.stderr and "warning:" not in proc.stderr, f"{change}: not an error: {proc.stderr}")
+            for word in words + ["restart with the configuration that wrote it"]:
+                expect(word in proc.stderr, f"{change} with --restart {spec}: message lacks {word!r}: {proc.stderr}")
+    implicit = ["--set", 'time.scheme="crank_nicolson"', "--set", "time.cfl=20.0", "--allow-scheme-change"]
+    proc = run([cfg, "--restart", "latest"] + more + implicit)
+    expect("the time step changes at step 20" in proc.stdout, f"explicit to implicit: {proc.stdout}")
+    print("contradictions: errors naming key, values and the way on; explicit to implicit takes a new time.cfl")
+
+
 def test_restart_changes_implicit_dt():
     """The advice after a failed CG solve works: an implicit run continues with a smaller time.cfl,
     the file records the new dt and the clock continues from the checkpoint's time; explicit runs
