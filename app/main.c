@@ -529,6 +529,7 @@ static int run(const heat_cli *cli, heat_run *r)
     r->quiet = cli->quiet || !par_is_root();
     HEAT_CALL(agree(r, load_configuration(cli, r)));
     HEAT_CALL(agree(r, par_is_root() ? claim_output(cli, r) : HEAT_OK));
+    threads_fit_ranks(par_node_size(), par_node_cores());
     HEAT_CALL(create_solver(r, cli->verbose));
     run_totals totals = {.backend_seconds = progress_now() - begun};
     heat_series series;

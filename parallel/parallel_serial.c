@@ -6,6 +6,7 @@
 
 #include "../solver/error.h"
 
+#include <omp.h>
 #include <string.h>
 
 int par_init(int *argc, char ***argv)
@@ -19,6 +20,7 @@ int par_rank(void) { return 0; }
 int par_size(void) { return 1; }
 int par_node_rank(void) { return 0; }
 int par_node_size(void) { return 1; }
+int par_node_cores(void) { return omp_get_num_procs(); }
 const char *par_description(void) { return "one process"; }
 
 int par_dims_create(int ranks, int dims[3])
