@@ -60,10 +60,18 @@ static int parse_backend(const char *word, int *backend)
 
 static int parse_size(const char *text, int size[3])
 {
-    int n = sscanf(text, "%d,%d,%d", &size[0], &size[1], &size[2]);
+    /* digits and commas only, at most 7 digits a number: "16junk" is no size, and none overflows an int */
+    int numbers = 0, whole = 1;
+    for (const char *part = text; whole; ++part) {
+        size_t digits = strspn(part, "0123456789");
+        whole = digits >= 1 && digits <= 7 && (part[digits] == ',' || part[digits] == '\0');
+        ++numbers, part += digits;
+        if (*part == '\0') break;
+    }
+    int n = whole && (numbers == 1 || numbers == 3) ? sscanf(text, "%d,%d,%d", &size[0], &size[1], &size[2]) : 0;
     if (n == 1) size[1] = size[2] = size[0];
     if ((n != 1 && n != 3) || size[0] < 3 || size[1] < 3 || size[2] < 3)
-        return heat_error(HEAT_ERR_CONFIG, "--size %s: expected N or NX,NY,NZ with each >= 3", text);
+        return heat_error(HEAT_ERR_CONFIG, "--size %s: expected N or NX,NY,NZ, whole numbers of at least 3 (such as 256 or 320,160,64)", text);
     return HEAT_OK;
 }
 

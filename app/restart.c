@@ -107,7 +107,7 @@ static int load_file(const char *path, const heat_config *c, int allow_scheme_ch
 static int is_frame(const char *path)
 {
     ckpt_meta meta;
-    int was = heat_errors_as_warnings(1);
+    int was = heat_errors_as_warnings(HEAT_ERRORS_SILENT); /* load_file says what is wrong with it */
     int read = ckpt_read_meta(path, &meta) == HEAT_OK, frame = read && meta.frame;
     heat_errors_as_warnings(was);
     if (read) ckpt_meta_free(&meta);
@@ -134,11 +134,13 @@ static int load_latest(const heat_config *c, int allow_scheme_change, void *fiel
             ++frames;
             continue;
         }
-        /* A damaged file here is expected and skipped: its message is a warning. */
-        int was = heat_errors_as_warnings(1);
+        /* A damaged file here is expected and skipped: one warning says why. */
+        int was = heat_errors_as_warnings(HEAT_ERRORS_SILENT);
         status = load_file(path, c, allow_scheme_change, field, found);
         heat_errors_as_warnings(was);
-        if (status == HEAT_ERR_RUNTIME) heat_warn("skipping %s: it does not read back whole", path);
+        if (status == HEAT_ERR_RUNTIME)
+            heat_warn("--restart latest: skipping %s, which does not read back whole: %s", path,
+                      heat_error_last_silenced());
     }
     free(steps);
     if (frames && status == HEAT_OK)

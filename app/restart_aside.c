@@ -79,9 +79,12 @@ int restart_set_aside_later(const char *dir, const char *name, long step, int qu
     if (moved.count == 0) rmdir(aside);
     HEAT_CALL(status);
     HEAT_CALL(fs_sync_folder(dir));
+    char steps[64];
+    if (moved.first == moved.last) snprintf(steps, sizeof steps, "step %ld", moved.first);
+    else snprintf(steps, sizeof steps, "steps %ld to %ld", moved.first, moved.last);
     if (!quiet)
-        printf("restart from step %ld: set aside %d file%s of steps %ld to %ld (written after it) in %s; they are "
-               "not part of this run (remove that folder once they are not needed)\n", step, moved.count,
-               moved.count == 1 ? "" : "s", moved.first, moved.last, aside);
+        printf("restart from step %ld: set aside %d file%s of %s (written after it) in %s; they are not part of "
+               "this run (remove that folder once they are not needed)\n", step, moved.count,
+               moved.count == 1 ? "" : "s", steps, aside);
     return HEAT_OK;
 }

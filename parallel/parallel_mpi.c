@@ -28,7 +28,7 @@ static int check(int code, const char *what)
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(code, text, &len);
-    return heat_error(HEAT_ERR_RUNTIME, "rank %d: %s failed: %s", rank_, what, text);
+    return heat_internal_error("rank %d: %s failed: %s", rank_, what, text);
 }
 
 static MPI_Comm comm(void) { return cart_ != MPI_COMM_NULL ? cart_ : MPI_COMM_WORLD; }

@@ -369,6 +369,8 @@ def test_thin_grid_layout():
         field = read_field(os.path.join(folder, f"r{ranks}", "run_000010.hdf"))
         expect(field.tobytes() == reference.tobytes(), f"{ranks} ranks: the field differs from one process's")
         print(f"{ranks} ranks on a grid one brick thick along z: {layout.group(0)}, bitwise one process's")
+    proc = mpirun(2, [cfg, "--set", "parallel.ranks=[1,1,2]"] + thin + out(folder, "asked"), expect_status=2)
+    expect("at most 1 rank along z" in proc.stderr, f"the refusal of 2 ranks along z: {proc.stderr}")
 
 
 def test_threads_per_rank():
