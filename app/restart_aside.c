@@ -11,9 +11,12 @@
 #include "io/fsutil.h"
 #include "solver/error.h"
 
-/* The step of "<name>_<digits>.hdf" or ".png", or -1. */
-static long file_step(const char *file, const char *name)
+/* The step of a file "<name>_<digits>.hdf" or ".png", or -1 (also for a
+ * folder of that name: not the run's to move). */
+static long file_step(const struct dirent *e, const char *name)
 {
+    if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN) return -1;
+    const char *file = e->d_name;
     size_t len = strlen(name);
     if (strncmp(file, name, len) != 0 || file[len] != '_') return -1;
     const char *digits = file + len + 1;
@@ -43,7 +46,7 @@ typedef struct later_files {
 static int move_later(DIR *d, const char *dir, const char *name, long step, const char *aside, later_files *moved)
 {
     for (struct dirent *e; (e = readdir(d));) {
-        long n = file_step(e->d_name, name);
+        long n = file_step(e, name);
         if (n <= step) continue;
         char from[1024], to[1280];
         snprintf(from, sizeof from, "%s/%s", dir, e->d_name);
@@ -61,7 +64,7 @@ static int any_later(const char *dir, const char *name, long step)
 {
     DIR *d = opendir(dir);
     int found = 0;
-    for (struct dirent *e; d && !found && (e = readdir(d));) found = file_step(e->d_name, name) > step;
+    for (struct dirent *e; d && !found && (e = readdir(d));) found = file_step(e, name) > step;
     if (d) closedir(d);
     return found;
 }

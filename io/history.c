@@ -64,10 +64,12 @@ static void report_dropped(const char *path, long first_step, const dropped_rows
         heat_warn("%s: dropped %ld row%s that do%s not read as step,time,min,max,mean,heat (%s); the other rows "
                   "are kept", path, d->unreadable, d->unreadable == 1 ? "" : "s", d->unreadable == 1 ? "es" : "",
                   lines);
+    char steps[64];
+    if (d->first_after == d->last_after) snprintf(steps, sizeof steps, "step %ld", d->first_after);
+    else snprintf(steps, sizeof steps, "steps %ld to %ld", d->first_after, d->last_after);
     if (d->after)
-        heat_warn("%s: dropped %ld row%s of steps %ld to %ld, written after the restart's step %ld by a run that "
-                  "went further; this run writes them anew", path, d->after, d->after == 1 ? "" : "s",
-                  d->first_after, d->last_after, first_step);
+        heat_warn("%s: dropped %ld row%s of %s, written after the restart's step %ld by a run that went further; "
+                  "this run writes its own", path, d->after, d->after == 1 ? "" : "s", steps, first_step);
 }
 
 static int append(char **kept, size_t *len, size_t *size, const char *text, size_t n)
@@ -106,7 +108,7 @@ static char *rows_before(const char *path, long first_step, int restarting, size
             continue;
         }
         if (step >= first_step) {
-            note_after(&dropped, step);
+            if (step > first_step) note_after(&dropped, step); /* the restart's own row comes again, the same */
             continue;
         }
         n = strcspn(line, "\r\n");
