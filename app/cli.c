@@ -62,10 +62,18 @@ static int parse_backend(const char *word, int *backend)
 
 static int parse_size(const char *text, int size[3])
 {
-    int n = sscanf(text, "%d,%d,%d", &size[0], &size[1], &size[2]);
+    /* digits and commas only, at most 7 digits a number: "16junk" is no size, and none overflows an int */
+    int numbers = 0, whole = 1;
+    for (const char *part = text; whole; ++part) {
+        size_t digits = strspn(part, "0123456789");
+        whole = digits >= 1 && digits <= 7 && (part[digits] == ',' || part[digits] == '\0');
+        ++numbers, part += digits;
+        if (*part == '\0') break;
+    }
+    int n = whole && (numbers == 1 || numbers == 3) ? sscanf(text, "%d,%d,%d", &size[0], &size[1], &size[2]) : 0;
     if (n == 1) size[1] = size[2] = size[0];
     if ((n != 1 && n != 3) || size[0] < 3 || size[1] < 3 || size[2] < 3)
-        return heat_error(HEAT_ERR_CONFIG, "--size %s: expected N or NX,NY,NZ with each >= 3", text);
+        return heat_error(HEAT_ERR_CONFIG, "--size %s: expected N or NX,NY,NZ, whole numbers of at least 3 (such as 256 or 320,160,64)", text);
     return HEAT_OK;
 }
 
@@ -185,6 +193,10 @@ int cli_parse(int argc, char **argv, heat_cli *cli)
         return heat_error(HEAT_ERR_CONFIG, optind < argc ? "expected one CONFIG file, got several" :
                           "missing CONFIG file; usage: heatsolve [options] CONFIG (see --help)");
     cli->config = argv[optind];
+    if (cli->restart && cli->overwrite)
+        return heat_error(HEAT_ERR_CONFIG, "--overwrite with --restart: a restart continues the run whose files "
+                          "--overwrite would remove; drop --overwrite to continue (later files are set aside), or "
+                          "drop --restart to start afresh");
     if (cli->restart && strcmp(cli->restart, "latest") != 0 && access(cli->restart, F_OK) != 0)
         return heat_error(HEAT_ERR_CONFIG, "--restart %s: %s; give an existing checkpoint file, or --restart latest "
                           "for the newest one in output.dir", cli->restart, strerror(errno));

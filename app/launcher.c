@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "solver/error.h"
 
@@ -70,4 +71,49 @@ void launcher_check_kill_delay(double checkpoint_bytes)
               "--mca odls_base_sigkill_timeout %ld (or export OMPI_MCA_odls_base_sigkill_timeout=%ld), and it "
               "will pass the signal on after %ld s and give the ranks %ld s more",
               delay, checkpoint_bytes / 1e6, ceil(needed), advised, advised, advised, advised);
+}
+
+/* The environment variable's count or index; -1 when unset or not one. */
+static int env_number(const char *name)
+{
+    const char *text = getenv(name);
+    char *end;
+    long value = text ? strtol(text, &end, 10) : -1;
+    return text && *text && *end == '\0' && value >= 0 && value < (1L << 30) ? (int)value : -1;
+}
+
+static int positive_env(const char *name) { return env_number(name) > 0 ? env_number(name) : 0; }
+
+/* The copy the launcher numbered 0 speaks for all: one message, not one a copy. */
+static int launcher_first_copy(void)
+{
+    int rank = env_number("OMPI_COMM_WORLD_RANK");
+    if (rank < 0) rank = env_number("PMI_RANK");
+    return rank <= 0;
+}
+
+int launcher_job_size(void)
+{
+    int size = positive_env("OMPI_COMM_WORLD_SIZE");
+    if (!size) size = positive_env("PMI_SIZE");
+    return size ? size : 1;
+}
+
+int launcher_check_ranks_joined(int world_size)
+{
+    int started = launcher_job_size();
+    if (started <= 1 || world_size > 1) return HEAT_OK;
+#ifdef HEATSOLVE_MPI
+    const char *why = "its MPI library is not the launcher's (each copy sees a world of one)";
+#else
+    const char *why = "this heatsolve was built without MPI";
+#endif
+    if (!launcher_first_copy()) {
+        usleep(500 * 1000); /* mpirun ends the job at the first copy's exit: copy 0 gets to speak first */
+        return HEAT_ERR_CONFIG;
+    }
+    return heat_error(HEAT_ERR_CONFIG, "started as one of %d ranks by mpirun or srun, but %s: each copy would run "
+                      "the whole problem and write the same files; build with -DHEATSOLVE_MPI=ON (cmake -S . -B "
+                      "build-mpi -DHEATSOLVE_MPI=ON) and start build-mpi/heatsolve, or run this one without mpirun",
+                      started, why);
 }

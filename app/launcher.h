@@ -14,3 +14,12 @@
 /* Warns (root) when the launcher's delay is shorter than a slow write of a
  * checkpoint of `checkpoint_bytes` (before compression) may take. */
 void launcher_check_kill_delay(double checkpoint_bytes);
+
+/* The number of ranks a launcher started this process among (Open MPI's
+ * OMPI_COMM_WORLD_SIZE, MPICH's and Slurm's PMI_SIZE), 1 when none says. */
+int launcher_job_size(void);
+
+/* HEAT_OK, or (exit 2) when a launcher started several copies of a process
+ * that is alone in its MPI world (a build without MPI under mpirun): each
+ * copy would run the whole problem and race the others for the same files. */
+int launcher_check_ranks_joined(int world_size);

@@ -563,6 +563,7 @@ static int run(const heat_cli *cli, heat_run *r)
     r->quiet = cli->quiet || !par_is_root();
     HEAT_CALL(agree(r, load_configuration(cli, r)));
     HEAT_CALL(agree(r, par_is_root() ? claim_output(cli, r) : HEAT_OK));
+    threads_fit_ranks(par_node_size(), par_node_cores());
     HEAT_CALL(create_solver(r, cli->verbose));
     run_totals totals = {.backend_seconds = progress_now() - begun};
     heat_series series;
@@ -648,7 +649,8 @@ int main(int argc, char **argv)
     if (par_init(&argc, &argv) != HEAT_OK) return 1;
     heat_errors_set_rank(par_rank());
     heat_cli cli;
-    int status = cli_parse(argc, argv, &cli), agreed = 1;
+    int status = launcher_check_ranks_joined(par_size()), agreed = 1;
+    if (status == HEAT_OK) status = cli_parse(argc, argv, &cli);
     if (status == HEAT_OK) gpu_visibility_narrow(par_node_size(), cli.backend != BACKEND_CPU);
     if (status == HEAT_OK) status = run_command(&cli, &agreed);
     par_finalize(status, agreed);

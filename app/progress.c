@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "app/launcher.h"
 #include "solver/clock.h"
 
 double progress_now(void) { return monotonic_seconds(); }
@@ -15,7 +16,8 @@ void progress_start(heat_progress *p, long first_step, long last_step, double po
     p->points = points;
     p->start = p->last_print = progress_now();
     p->last_logged_decile = 0;
-    p->tty = isatty(STDOUT_FILENO);
+    /* Open MPI hands its ranks a pseudo-terminal even where mpirun's own output goes to a file. */
+    p->tty = isatty(STDOUT_FILENO) && launcher_job_size() == 1;
     p->quiet = quiet;
 }
 

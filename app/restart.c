@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/restart_aside.h"
 #include "io/checkpoint.h"
 #include "io/fsutil.h"
 #include "app/restart_problem.h"
@@ -47,12 +48,14 @@ static int check_physics(const char *path, const ckpt_meta *m, const heat_config
         snprintf(a, sizeof a, "%.17g", m->alpha), snprintf(b, sizeof b, "%.17g", c->alpha);
         return mismatch(path, "physics.alpha", a, b);
     }
-    /* An implicit scheme is stable at any dt, so a restart may change it (the
-     * usual answer to a solve that did not converge); explicit runs keep theirs. */
-    int implicit = m->implicit.scheme != HEAT_EULER && c->implicit.scheme != HEAT_EULER;
-    if (m->dt != c->dt && !implicit) {
+    /* An implicit scheme is stable at any dt, so a restart into one may change
+     * it (the usual answer to a solve that did not converge, and the point of
+     * switching from explicit); an explicit run keeps its dt, unless it
+     * switches scheme (check_scheme let that through only when asked). */
+    int new_dt_allowed = c->implicit.scheme != HEAT_EULER || m->implicit.scheme != c->implicit.scheme;
+    if (m->dt != c->dt && !new_dt_allowed) {
         snprintf(a, sizeof a, "%.17g", m->dt), snprintf(b, sizeof b, "%.17g", c->dt);
-        return mismatch(path, "the time step dt", a, b);
+        return mismatch(path, "the time step dt (time.dt, or time.cfl times dt_max)", a, b);
     }
     return HEAT_OK;
 }
@@ -77,10 +80,14 @@ static int load_file(const char *path, const heat_config *c, int allow, void *fi
                           "restartable); restart from a checkpoint written every output.every steps, or use "
                           "--restart latest", path);
     }
+    /* A contradiction with the configuration is the user's to resolve: an
+     * error even where damaged files are only warned about (load_latest). */
+    int was = heat_errors_as_warnings(0);
     int status = check_grid(path, &meta, c);
-    if (status == HEAT_OK) status = check_physics(path, &meta, c);
     if (status == HEAT_OK) status = check_scheme(path, &meta, c, allow & RESTART_ALLOW_SCHEME);
+    if (status == HEAT_OK) status = check_physics(path, &meta, c);
     if (status == HEAT_OK && !(allow & RESTART_ALLOW_PROBLEM)) status = restart_check_problem(path, &meta, c);
+    heat_errors_as_warnings(was);
     ckpt_meta_free(&meta);
     HEAT_CALL(status);
     HEAT_CALL(ckpt_read(path, &meta, field));
@@ -92,7 +99,7 @@ static int load_file(const char *path, const heat_config *c, int allow, void *fi
 static int is_frame(const char *path)
 {
     ckpt_meta meta;
-    int was = heat_errors_as_warnings(1);
+    int was = heat_errors_as_warnings(HEAT_ERRORS_SILENT); /* load_file says what is wrong with it */
     int read = ckpt_read_meta(path, &meta) == HEAT_OK, frame = read && meta.frame;
     heat_errors_as_warnings(was);
     if (read) ckpt_meta_free(&meta);
@@ -119,11 +126,13 @@ static int load_latest(const heat_config *c, int allow, void *field, ckpt_meta *
             ++frames;
             continue;
         }
-        /* A damaged file here is expected and skipped: its message is a warning. */
-        int was = heat_errors_as_warnings(1);
+        /* A damaged file here is expected and skipped: one warning says why. */
+        int was = heat_errors_as_warnings(HEAT_ERRORS_SILENT);
         status = load_file(path, c, allow, field, found);
         heat_errors_as_warnings(was);
-        if (status == HEAT_ERR_RUNTIME) heat_warn("skipping %s: it does not read back whole", path);
+        if (status == HEAT_ERR_RUNTIME)
+            heat_warn("--restart latest: skipping %s, which does not read back whole: %s", path,
+                      heat_error_last_silenced());
     }
     free(steps);
     if (frames && status == HEAT_OK)
@@ -149,8 +158,9 @@ int restart_load(const char *spec, int allow, const heat_config *c, void *field,
     point->energy_present = found.energy_present;
     memcpy(point->energy_in, found.energy_in, sizeof point->energy_in);
     if (found.dt != c->dt && !quiet)
-        printf("the time step changes at step %ld from %.6g to %.6g (implicit scheme); later checkpoints record "
-               "the new one\n", found.step, found.dt, c->dt);
+        printf("the time step changes at step %ld from %.6g to %.6g (%s); later checkpoints record the new one\n",
+               found.step, found.dt, c->dt, c->implicit.scheme != HEAT_EULER ? "implicit scheme" : "scheme change");
     if (found.step >= c->steps) return HEAT_OK;
+    HEAT_CALL(restart_set_aside_later(c->output.dir, c->output.name, found.step, quiet));
     return series_scan(series, found.step);
 }

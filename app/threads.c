@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "solver/error.h"
+
 /* Below this many cores there is no second memory node and little to gain,
  * and processes that share a small machine (ctest -j, two runs on a laptop)
  * would all pin their workers to the same cores. */
@@ -52,7 +54,38 @@ void threads_pin_workers(int ranks_on_node)
              pinned, omp_get_max_threads() - 1);
 }
 
-const char *threads_binding(void) { return binding; }
+static char fitted[160]; /* by threads_fit_ranks: why a rank has fewer threads than cores */
+
+const char *threads_binding(void)
+{
+    static char line[sizeof binding + sizeof fitted];
+    snprintf(line, sizeof line, "%s%s", fitted, binding);
+    return line;
+}
+
+static int cores_of_this_process(void)
+{
+    cpu_set_t mask;
+    return sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : omp_get_num_procs();
+}
+
+void threads_fit_ranks(int ranks_on_node, int node_cores)
+{
+    int threads = omp_get_max_threads(), own = cores_of_this_process();
+    if (ranks_on_node < 2 || (long)threads * ranks_on_node <= node_cores) return;
+    int fair = node_cores / ranks_on_node > 1 ? node_cores / ranks_on_node : 1;
+    if (getenv("OMP_NUM_THREADS")) {
+        if (threads <= own) /* else ranks_check_binding's warning says it */
+            heat_warn("the %d ranks on this node have %d OpenMP threads each (OMP_NUM_THREADS) but %d core%s "
+                      "together; set OMP_NUM_THREADS=%d, or unset it and heatsolve chooses", ranks_on_node, threads,
+                      node_cores, node_cores == 1 ? "" : "s", fair);
+        return;
+    }
+    int chosen = fair < own ? fair : own;
+    omp_set_num_threads(chosen);
+    snprintf(fitted, sizeof fitted, "%d thread%s a rank (%d ranks on this node share %d core%s; OMP_NUM_THREADS "
+             "overrides), ", chosen, chosen == 1 ? "" : "s", ranks_on_node, node_cores, node_cores == 1 ? "" : "s");
+}
 
 void threads_release_idle(void)
 {

@@ -23,3 +23,13 @@ const char *threads_binding(void);
  * the next parallel region starts its workers
  * afresh. Not where threads_pin_workers pinned them: there it cost more. */
 void threads_release_idle(void);
+
+/* Several ranks on a node each start as many OpenMP threads as the cores
+ * they may run on; with `mpirun --bind-to none` every rank sees every core,
+ * and together they would want ranks x cores threads, whose barriers then
+ * wait for descheduled threads. Where the ranks together want more threads
+ * than the node's cores (node_cores: the union of the ranks' masks), each
+ * rank takes max(1, node_cores / ranks_on_node), unless OMP_NUM_THREADS
+ * says otherwise: then the root warns in one line naming the fix. Before any
+ * parallel region that sizes the thread pool. */
+void threads_fit_ranks(int ranks_on_node, int node_cores);

@@ -263,9 +263,10 @@ static void describe_range(const config_key *key, char *buf, size_t len)
     if (low && high)
         snprintf(buf, len, "%c%.15g, %.15g%c", key->open & OPEN_MIN ? '(' : '[', key->min, key->max,
                  key->open & OPEN_MAX ? ')' : ']');
-    else if (low) snprintf(buf, len, "%s %.15g", key->open & OPEN_MIN ? ">" : ">=", key->min);
-    else if (high) snprintf(buf, len, "%s %.15g", key->open & OPEN_MAX ? "<" : "<=", key->max);
-    else snprintf(buf, len, "any finite number");
+    /* BIG stands for no bound, but values beyond it are refused too: say so. */
+    else if (low) snprintf(buf, len, "%s %.15g, up to 1e300", key->open & OPEN_MIN ? ">" : ">=", key->min);
+    else if (high) snprintf(buf, len, "%s %.15g, down to -1e300", key->open & OPEN_MAX ? "<" : "<=", key->max);
+    else snprintf(buf, len, "from -1e300 to 1e300");
 }
 
 static int read_number(const config_setting_t *s, const config_key *key, const char *origin, int integral,
@@ -589,19 +590,24 @@ static int check_consistency(heat_config *c)
     return HEAT_OK;
 }
 
-static void default_output(heat_config *c, const char *origin)
+static int default_output(heat_config *c, const char *origin)
 {
     if (c->output.name[0] == '\0') {
         const char *base = strrchr(origin, '/');
         base = base ? base + 1 : origin;
         size_t stem = strcspn(base, ".");
-        if (stem == 0 || stem >= sizeof c->output.name) stem = strlen("heatsolve"), base = "heatsolve";
+        if (stem >= sizeof c->output.name)
+            return heat_error(HEAT_ERR_CONFIG, "%s: the file name's stem, which names the output by default, has "
+                              "%zu characters; output.name takes at most %zu: set output.name (--set "
+                              "output.name=\\\"run\\\") or rename the file", origin, stem, sizeof c->output.name - 1);
+        if (stem == 0) stem = strlen("heatsolve"), base = "heatsolve";
         snprintf(c->output.name, sizeof c->output.name, "%.*s", (int)stem, base);
         /* "my run.cfg" gives "my_run": the stem is made valid, never blamed on the user. */
         for (char *ch = c->output.name; *ch; ++ch)
             if (!isalnum((unsigned char)*ch) && *ch != '_' && *ch != '-') *ch = '_';
     }
     if (c->output.dir[0] == '\0') snprintf(c->output.dir, sizeof c->output.dir, "out/%s", c->output.name);
+    return HEAT_OK;
 }
 
 static int read_all_keys(const config_t *cf, const char *origin, heat_config *c)
@@ -612,7 +618,7 @@ static int read_all_keys(const config_t *cf, const char *origin, heat_config *c)
         if (s) HEAT_CALL(read_key(s, &keys[k], origin, c));
     }
     HEAT_CALL(config_materials_read(cf, origin, c));
-    default_output(c, origin);
+    HEAT_CALL(default_output(c, origin));
     return check_consistency(c);
 }
 
@@ -694,8 +700,10 @@ static int parse_error(config_t *cf, const char *origin)
     if (config_error_type(cf) == CONFIG_ERR_FILE_IO)
         return heat_error(HEAT_ERR_CONFIG, "cannot read config file '%s': %s; check the path",
                           origin, strerror(errno ? errno : ENOENT));
-    return heat_error(HEAT_ERR_CONFIG, "%s:%d: syntax error: %s; settings look like 'name = value;' inside "
-                      "'group = { ... };'", origin, config_error_line(cf), config_error_text(cf));
+    const char *text = config_error_text(cf); /* libconfig's own words: often just "syntax error" */
+    int plain = text == NULL || strstr(text, "syntax error") != NULL;
+    return heat_error(HEAT_ERR_CONFIG, "%s:%d: %s%s; settings look like 'name = value;' inside 'group = { ... };'",
+                      origin, config_error_line(cf), plain ? "syntax error" : "syntax error: ", plain ? "" : text);
 }
 
 /* A folder given as CONFIG: say so, and name the .cfg inside if there is one. */
@@ -862,7 +870,9 @@ int heat_config_print(const heat_config *c, int all, FILE *out)
 {
     heat_config defaults;
     set_defaults(&defaults);
+    int was = heat_errors_as_warnings(HEAT_ERRORS_SILENT); /* a stem too long was c's to refuse, not here */
     default_output(&defaults, c->path);
+    heat_errors_as_warnings(was);
     int printed = 0;
     for (int k = 0; k < KEY_COUNT; ++k) {
         const config_key *key = &keys[k];

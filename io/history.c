@@ -20,11 +20,13 @@ struct heat_history {
 static const char HEADER[] = "step,time,min,max,mean,heat\n";
 static const char ENERGY_HEADER[] = "step,time,min,max,mean,heat,power_sources,power_dirichlet,power_convective,"
                                     "power_flux,energy_in\n";
-enum { COLUMNS = 6, ENERGY_COLUMNS = 11, ROW_MAX = 512 };
+enum { COLUMNS = 6, ENERGY_COLUMNS = 11, ROW_MAX = 512, LINE_MAX_BYTES = 1024 };
 
 static const char *header_of(const heat_history *h) { return h->energy ? ENERGY_HEADER : HEADER; }
 
-/* A whole row: a step, then columns - 1 numbers, all of it parsed. */
+/* A whole row: a step, then columns - 1 numbers, all of it parsed, ended by a
+ * line feed, a CRLF (the file was edited on Windows) or the end of the file
+ * (a last row whose line feed a crash took). */
 static int row_step(const char *line, int columns, long *step)
 {
     char *end;
@@ -34,14 +36,62 @@ static int row_step(const char *line, int columns, long *step)
     for (int column = 1; column < columns; ++column) {
         const char *start = end + 1;
         strtod(start, &end);
-        if (end == start || *end != (column + 1 < columns ? ',' : '\n')) return 0;
+        if (end == start) return 0;
+        if (column + 1 < columns ? *end != ',' : strcmp(end, "\n") && strcmp(end, "\r\n") && *end) return 0;
     }
     return 1;
 }
 
+/* What a restart left out of the earlier file, for one line each. */
+typedef struct dropped_rows {
+    long unreadable, first_unreadable_line, last_unreadable_line;
+    long after, first_after, last_after; /* rows of steps at or after the restart */
+} dropped_rows;
+
+static void note_unreadable(dropped_rows *d, long line)
+{
+    if (d->unreadable++ == 0) d->first_unreadable_line = line;
+    d->last_unreadable_line = line;
+}
+
+static void note_after(dropped_rows *d, long step)
+{
+    if (d->after++ == 0 || step < d->first_after) d->first_after = step;
+    if (step > d->last_after) d->last_after = step;
+}
+
+static void report_dropped(const char *path, const char *header, long first_step, const dropped_rows *d)
+{
+    char lines[64];
+    if (d->unreadable == 1) snprintf(lines, sizeof lines, "line %ld", d->first_unreadable_line);
+    else snprintf(lines, sizeof lines, "lines %ld to %ld", d->first_unreadable_line, d->last_unreadable_line);
+    if (d->unreadable)
+        heat_warn("%s: dropped %ld row%s that do%s not read as %.*s (%s); the other rows are kept", path,
+                  d->unreadable, d->unreadable == 1 ? "" : "s", d->unreadable == 1 ? "es" : "",
+                  (int)strcspn(header, "\n"), header, lines);
+    char steps[64];
+    if (d->first_after == d->last_after) snprintf(steps, sizeof steps, "step %ld", d->first_after);
+    else snprintf(steps, sizeof steps, "steps %ld to %ld", d->first_after, d->last_after);
+    if (d->after)
+        heat_warn("%s: dropped %ld row%s of %s, written after the restart's step %ld by a run that went further; "
+                  "this run writes its own", path, d->after, d->after == 1 ? "" : "s", steps, first_step);
+}
+
+static int append(char **kept, size_t *len, size_t *size, const char *text, size_t n)
+{
+    if (*len + n + 1 > *size) {
+        char *bigger = realloc(*kept, *size * 2 + n);
+        if (!bigger) return 0;
+        *kept = bigger, *size = *size * 2 + n;
+    }
+    memcpy(*kept + *len, text, n), *len += n;
+    return 1;
+}
+
 /* The header and the earlier file's whole rows of steps before first_step, in
- * their order, into a malloc'ed buffer (*len bytes); NULL when out of memory. */
-static char *rows_before(const heat_history *h, long first_step, size_t *len)
+ * their order, each ended by a line feed, into a malloc'ed buffer (*len
+ * bytes); NULL when out of memory. What it leaves out, it names. */
+static char *rows_before(const heat_history *h, long first_step, int restarting, size_t *len)
 {
     const char *header = header_of(h);
     const int columns = h->energy ? ENERGY_COLUMNS : COLUMNS;
@@ -50,21 +100,30 @@ static char *rows_before(const heat_history *h, long first_step, size_t *len)
     if (!kept) return NULL;
     *len = strlen(header);
     memcpy(kept, header, *len);
-    FILE *f = fopen(h->path, "r");
-    if (!f) return kept; /* none yet: a restart in another folder */
-    char line[ROW_MAX];
-    long step;
+    FILE *f = restarting ? fopen(h->path, "r") : NULL;
+    if (!f) return kept; /* a fresh run, or none yet: a restart in another folder */
+    char line[LINE_MAX_BYTES];
+    long step, number = 0;
+    dropped_rows dropped = {0};
     while (fgets(line, sizeof line, f)) {
         size_t n = strlen(line);
-        if (!row_step(line, columns, &step) || step >= first_step) continue;
-        if (*len + n + 1 > size) {
-            char *bigger = realloc(kept, size * 2);
-            if (!bigger) return fclose(f), free(kept), NULL;
-            kept = bigger, size *= 2;
+        int whole = n + 1 < sizeof line || line[n - 1] == '\n';
+        for (int c; !whole && (c = fgetc(f)) != EOF && c != '\n';) continue; /* the rest of an overlong line */
+        if (++number == 1 && strncmp(line, header, strlen(header) - 1) == 0) continue;
+        if (!whole || !row_step(line, columns, &step)) {
+            if (strspn(line, " \t\r\n") != n) note_unreadable(&dropped, number);
+            continue;
         }
-        memcpy(kept + *len, line, n), *len += n;
+        if (step >= first_step) {
+            if (step > first_step) note_after(&dropped, step); /* the restart's own row comes again, the same */
+            continue;
+        }
+        n = strcspn(line, "\r\n");
+        if (!append(&kept, len, &size, line, n) || !append(&kept, len, &size, "\n", 1))
+            return fclose(f), free(kept), NULL;
     }
     fclose(f);
+    report_dropped(h->path, header, first_step, &dropped);
     return kept;
 }
 
@@ -77,10 +136,10 @@ static void give_up(heat_history *h, const char *doing, int error)
 
 /* The file as it starts this segment: the header and the rows to keep, committed atomically
  * (its folder's fsync comes with the checkpoints'); 0 or an errno, after a warning. */
-static int start_file(heat_history *h, long keep_before)
+static int start_file(heat_history *h, long keep_before, int restarting)
 {
     size_t len;
-    char *kept = rows_before(h, keep_before, &len), why[8400];
+    char *kept = rows_before(h, keep_before, restarting, &len), why[8400];
     if (!kept) return heat_warn("out of memory for the run's history"), ENOMEM;
     int error = fs_write_atomic_quiet(h->path, kept, len, why, sizeof why);
     free(kept);
@@ -100,7 +159,7 @@ void history_open(const char *dir, const char *name, long first_step, int restar
     h->fd = -1;
     h->energy = energy;
     snprintf(h->path, sizeof h->path, "%s/%s.history.csv", dir, name);
-    if (start_file(h, restarting ? first_step : 0) != 0) {
+    if (start_file(h, first_step, restarting) != 0) {
         free(h);
         return;
     }

@@ -3,10 +3,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,6 +73,53 @@ static void remove_file(const char *path, void *failures)
         heat_warn("cannot remove %s: %s", path, strerror(errno));
         ++*(int *)failures;
     }
+}
+
+/* Why unlink would refuse path, or NULL: a folder at a run file's name, a
+ * folder that this user may not change, a sticky folder's file of another
+ * user, an immutable or append-only file. */
+static const char *unremovable(const char *path, const struct stat *folder)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) return errno == ENOENT ? NULL : strerror(errno);
+    if (S_ISDIR(st.st_mode)) return "it is a folder";
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    *strrchr(dir, '/') = '\0';
+    if (access(dir, W_OK | X_OK) != 0) return "its folder is not writable by this user";
+    uid_t me = geteuid();
+    if ((folder->st_mode & S_ISVTX) && me != 0 && st.st_uid != me && folder->st_uid != me)
+        return "another user's file in a sticky folder";
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    unsigned flags = 0;
+    int held = fd >= 0 && ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL));
+    if (fd >= 0) close(fd);
+    return held ? "it is immutable or append-only (chattr)" : NULL;
+}
+
+typedef struct removal_check {
+    struct stat folder;
+    int refused;
+    char first[1100]; /* the first refused file and why */
+} removal_check;
+
+static void check_removal(const char *path, void *arg)
+{
+    removal_check *c = arg;
+    const char *why = unremovable(path, &c->folder);
+    if (why && c->refused++ == 0) snprintf(c->first, sizeof c->first, "%s (%s)", path, why);
+}
+
+/* --overwrite removes all of the earlier run's files or none. */
+static int check_all_removable(const output_dir *o)
+{
+    removal_check c = {0};
+    if (stat(o->dir, &c.folder) != 0) return HEAT_OK;
+    for_each_file(o->dir, o->name, is_run_file, check_removal, &c);
+    if (!c.refused) return HEAT_OK;
+    return heat_error(HEAT_ERR_CONFIG, "--overwrite: %d file%s of the earlier run '%s' cannot be removed, such as %s; "
+                      "nothing was removed: remove or fix %s yourself, or choose another output.dir", c.refused,
+                      c.refused == 1 ? "" : "s", o->name, c.first, c.refused == 1 ? "it" : "them");
 }
 
 /* ---- the lock ------------------------------------------------------------------------------ */
@@ -168,6 +217,7 @@ static int apply_mode(const output_dir *o, output_dir_mode mode, int quiet)
                           "(%s_*.hdf, %s.hdf.series, ...); continue with --restart latest, or pass --overwrite, or "
                           "choose another output.dir", o->dir, count, count == 1 ? "" : "s", o->name, o->name,
                           o->name);
+    HEAT_CALL(check_all_removable(o));
     int failures = 0;
     for_each_file(o->dir, o->name, is_run_file, remove_file, &failures);
     if (failures)

@@ -66,9 +66,10 @@ int heat_decomp_make(const int global_n[3], const int dims[3], const int periodi
         d->bricks[a] = bricks_along(global_n[a], d->brick[a]);
         if (dims[a] > d->bricks[a])
             return heat_error(HEAT_ERR_CONFIG, "parallel.ranks: %d ranks along %c, but grid.n[%d] = %d splits into "
-                              "only %d blocks of %d points; use at most %d ranks along %c (set parallel.ranks, or "
-                              "run fewer ranks)", dims[a], axis_names[a], a, global_n[a], d->bricks[a], d->brick[a],
-                              d->bricks[a], axis_names[a]);
+                              "only %d block%s of %d points; use at most %d rank%s along %c (set parallel.ranks, or "
+                              "run fewer ranks)", dims[a], axis_names[a], a, global_n[a], d->bricks[a],
+                              d->bricks[a] == 1 ? "" : "s", d->brick[a], d->bricks[a], d->bricks[a] == 1 ? "" : "s",
+                              axis_names[a]);
     }
     coords_of(dims, rank, d->coords);
     heat_decomp_block_of(d, rank, d->offset, d->local_n);

@@ -1,4 +1,5 @@
 #include "domain.h"
+#include "layout.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,8 @@ int heat_domain_dims(int ranks, const int requested[3], const int global_n[3], i
     int reversed[3] = {requested[2], requested[1], requested[0]};
     HEAT_CALL(par_dims_create(ranks, reversed));
     dims[0] = reversed[2], dims[1] = reversed[1], dims[2] = reversed[0];
-    return HEAT_OK;
+    if (global_n && !heat_layout_fits(global_n, dims)) heat_layout_search(ranks, requested, global_n, dims);
+    return HEAT_OK; /* none fits: heat_decomp_make names the axis and its limit */
 }
 
 int heat_domain_init(heat_domain *d, const heat_problem *global, const int requested[3], par_transport transport)

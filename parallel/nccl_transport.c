@@ -53,7 +53,7 @@ static nccl_buffer buffers_[MAX_BUFFERS];
     do {                                                                                                     \
         ncclResult_t nccl_status_ = (call);                                                                  \
         if (nccl_status_ != ncclSuccess)                                                                     \
-            return heat_error(HEAT_ERR_RUNTIME, "rank %d: %s failed: %s", par_rank(), #call,                \
+            return heat_internal_error("rank %d: %s failed: %s", par_rank(), #call,                           \
                               ncclGetErrorString(nccl_status_));                                             \
     } while (0)
 

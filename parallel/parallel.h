@@ -24,6 +24,8 @@ static inline int par_is_root(void) { return par_rank() == 0; }
 /* This rank among the ranks of its node (MPI_COMM_TYPE_SHARED): which GPU it takes. */
 int par_node_rank(void);
 int par_node_size(void);
+/* The cores the ranks of this node may run on together (the union of their affinity masks). */
+int par_node_cores(void);
 /* "MPI (OpenMPI 4.1.6), 4 ranks" or "one process". */
 const char *par_description(void);
 

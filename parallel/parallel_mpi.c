@@ -6,17 +6,19 @@
  * the communicators return errors instead of aborting, and a failed call is
  * reported with the rank and what it was doing.
  */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "parallel.h"
 
 #include <limits.h>
 #include <mpi.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../solver/error.h"
 
-static int rank_ = 0, size_ = 1, node_rank_ = 0, node_size_ = 1;
+static int rank_ = 0, size_ = 1, node_rank_ = 0, node_size_ = 1, node_cores_ = 1;
 static MPI_Comm cart_ = MPI_COMM_NULL, parts_ = MPI_COMM_NULL;
 static char description_[160];
 
@@ -26,10 +28,21 @@ static int check(int code, const char *what)
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(code, text, &len);
-    return heat_error(HEAT_ERR_RUNTIME, "rank %d: %s failed: %s", rank_, what, text);
+    return heat_internal_error("rank %d: %s failed: %s", rank_, what, text);
 }
 
 static MPI_Comm comm(void) { return cart_ != MPI_COMM_NULL ? cart_ : MPI_COMM_WORLD; }
+
+/* The cores that any rank of the node may run on: the union of their
+ * affinity masks (with --bind-to none each sees them all; bound, each its own). */
+static int node_union_cores(MPI_Comm node)
+{
+    cpu_set_t mine, all;
+    CPU_ZERO(&mine);
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0) return 1;
+    if (MPI_Allreduce(&mine, &all, (int)sizeof mine, MPI_BYTE, MPI_BOR, node) != MPI_SUCCESS) return CPU_COUNT(&mine);
+    return CPU_COUNT(&all);
+}
 
 int par_init(int *argc, char ***argv)
 {
@@ -47,6 +60,7 @@ int par_init(int *argc, char ***argv)
     if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
         MPI_Comm_rank(node, &node_rank_);
         MPI_Comm_size(node, &node_size_);
+        node_cores_ = node_union_cores(node);
         MPI_Comm_free(&node);
     }
     char library[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -76,6 +90,7 @@ int par_rank(void) { return rank_; }
 int par_size(void) { return size_; }
 int par_node_rank(void) { return node_rank_; }
 int par_node_size(void) { return node_size_; }
+int par_node_cores(void) { return node_cores_; }
 const char *par_description(void) { return description_; }
 
 int par_dims_create(int ranks, int dims[3])

@@ -2,10 +2,12 @@
  * parallel.h for one process: every reduction is the identity, the field is
  * already whole, and a periodic axis is its own neighbour.
  */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "parallel.h"
 
 #include "../solver/error.h"
 
+#include <sched.h>
 #include <string.h>
 
 int par_init(int *argc, char ***argv)
@@ -19,6 +21,11 @@ int par_rank(void) { return 0; }
 int par_size(void) { return 1; }
 int par_node_rank(void) { return 0; }
 int par_node_size(void) { return 1; }
+int par_node_cores(void)
+{
+    cpu_set_t mask;
+    return sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : 1;
+}
 const char *par_description(void) { return "one process"; }
 
 int par_dims_create(int ranks, int dims[3])

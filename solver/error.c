@@ -18,6 +18,7 @@ static void print_message(const char *kind, const char *fmt, va_list args)
 }
 
 static _Thread_local int demoted = 0;
+static _Thread_local char last_message[1024]; /* of a silenced error */
 
 int heat_errors_as_warnings(int on)
 {
@@ -26,15 +27,36 @@ int heat_errors_as_warnings(int on)
     return was;
 }
 
+const char *heat_error_last_silenced(void) { return last_message; }
+
+static int report(int code, int internal, const char *file, int line, const char *fmt, va_list args)
+{
+    if (demoted == HEAT_ERRORS_SILENT) {
+        vsnprintf(last_message, sizeof last_message, fmt, args);
+        return code;
+    }
+    if (message_rank > 0 && (code != HEAT_ERR_RUNTIME || demoted)) return code;
+    print_message(demoted ? "warning" : "error", fmt, args);
+    if (internal && !demoted) fprintf(stderr, "  (reported at %s:%d)\n", file, line);
+    return code;
+}
+
 int heat_error_at(int code, const char *file, int line, const char *fmt, ...)
 {
-    if (message_rank > 0 && (code != HEAT_ERR_RUNTIME || demoted)) return code;
     va_list args;
     va_start(args, fmt);
-    print_message(demoted ? "warning" : "error", fmt, args);
+    report(code, 0, file, line, fmt, args);
     va_end(args);
-    if (code == HEAT_ERR_RUNTIME && !demoted) fprintf(stderr, "  (reported at %s:%d)\n", file, line);
     return code;
+}
+
+int heat_internal_error_at(const char *file, int line, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    report(HEAT_ERR_RUNTIME, 1, file, line, fmt, args);
+    va_end(args);
+    return HEAT_ERR_RUNTIME;
 }
 
 void heat_warn(const char *fmt, ...)

@@ -16,16 +16,24 @@ enum heat_status {
     HEAT_ERR_CONFIG = 2,
 };
 
-/* Prints "heatsolve: error: <message>" on stderr and returns code. Runtime
- * errors also name the source position, which helps bug reports; configuration
- * errors name the user's file:line instead (inside the message). */
+/* Prints "heatsolve: error: <message>" on stderr and returns code. A user's
+ * error says where in the user's terms (file:line, key, step) inside the
+ * message; file and line are for heat_internal_error_at. */
 int heat_error_at(int code, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* While on, heat_error_at prints its message as a warning: for callers that
- * expect a failure and handle it (a damaged file that is skipped). Returns
- * the previous setting. */
+/* A failure of a library call or a broken precondition, which the user can
+ * only report: a runtime error that also names the source position. */
+int heat_internal_error_at(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* While on (1), heat_error_at prints its message as a warning: for callers
+ * that expect a failure and handle it (a damaged file that is skipped). With
+ * HEAT_ERRORS_SILENT it prints nothing and keeps the message for
+ * heat_error_last_silenced (this thread's), so the caller says it once, its
+ * own way. Returns the previous setting. */
+enum { HEAT_ERRORS_SILENT = 2 };
 int heat_errors_as_warnings(int on);
+const char *heat_error_last_silenced(void);
 
 /* Ranks above 0 of a job print only runtime errors, marked with the rank;
  * the root prints the rest once for the job. */
@@ -35,6 +43,7 @@ void heat_errors_set_rank(int rank);
 void heat_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #define heat_error(code, ...) heat_error_at((code), __FILE__, __LINE__, __VA_ARGS__)
+#define heat_internal_error(...) heat_internal_error_at(__FILE__, __LINE__, __VA_ARGS__)
 
 /* Propagates a non-zero status to the caller. */
 #define HEAT_CALL(expr)                                                        \
@@ -46,5 +55,5 @@ void heat_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Precondition check: returns a runtime error naming the failed condition. */
 #define HEAT_CHECK(cond, ...)                                                  \
     do {                                                                       \
-        if (!(cond)) return heat_error(HEAT_ERR_RUNTIME, __VA_ARGS__);         \
+        if (!(cond)) return heat_internal_error(__VA_ARGS__);                  \
     } while (0)

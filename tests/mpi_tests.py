@@ -372,6 +372,63 @@ def test_bad_config_once():
     print("bad configurations under mpirun: exit 2, one message each")
 
 
+def test_serial_build_refused():
+    """A build without MPI started by mpirun: one message naming the fix, exit 2, and nothing written
+    or locked in the output folder (each copy would otherwise run the whole problem into it)."""
+    folder = fresh_dir("serial_build")
+    cfg = config(folder)
+    command = ["mpirun", "--oversubscribe", "-np", "2", HEATSOLVE, cfg] + out(folder, "o")
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=120, env=MPI_ENV)
+    expect(proc.returncode == 2, f"exit {proc.returncode}, expected 2: {proc.stderr}")
+    expect(proc.stderr.count("error:") == 1 and "built without MPI" in proc.stderr and "-DHEATSOLVE_MPI=ON" in
+           proc.stderr, f"one message naming the fix expected:\n{proc.stderr}")
+    expect(not os.path.exists(os.path.join(folder, "o")), f"the output folder was touched: {os.listdir(folder)}")
+    print("a build without MPI under mpirun: one message, exit 2, output folder untouched")
+
+
+def test_thin_grid_layout():
+    """A grid with one reduction brick along z (12 planes) cannot take 2 or 3 ranks along z, which
+    MPI_Dims_create chooses: the automatic layout puts them along another axis, with the bits of
+    one process."""
+    folder = fresh_dir("thin_grid")
+    cfg = config(folder, steps=10, every=10)
+    thin = ["--set", "grid.n=[64,32,12]"]
+    serial([cfg, "-q"] + thin + out(folder, "one"))
+    reference = read_field(os.path.join(folder, "one", "run_000010.hdf"))
+    for ranks in (2, 3):
+        proc = mpirun(ranks, [cfg] + thin + out(folder, f"r{ranks}"))
+        layout = re.search(r"(\d+) x (\d+) x (\d+) blocks", proc.stdout)
+        expect(layout and layout.group(3) == "1", f"{ranks} ranks: layout {layout and layout.group(0)}")
+        field = read_field(os.path.join(folder, f"r{ranks}", "run_000010.hdf"))
+        expect(field.tobytes() == reference.tobytes(), f"{ranks} ranks: the field differs from one process's")
+        print(f"{ranks} ranks on a grid one brick thick along z: {layout.group(0)}, bitwise one process's")
+    proc = mpirun(2, [cfg, "--set", "parallel.ranks=[1,1,2]"] + thin + out(folder, "asked"), expect_status=2)
+    expect("at most 1 rank along z" in proc.stderr, f"the refusal of 2 ranks along z: {proc.stderr}")
+
+
+def test_threads_per_rank():
+    """Ranks that see every core of the node (--bind-to none) take threads so that together they fit
+    its cores, and say so; with OMP_NUM_THREADS set too high, one warning line names the fix. Output
+    through a pipe is plain lines, never carriage returns."""
+    folder = fresh_dir("threads_per_rank")
+    cfg = config(folder, steps=10, every=10)
+    env = {k: v for k, v in MPI_ENV.items() if k != "OMP_NUM_THREADS"}
+    command = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", HEATSOLVE_MPI, cfg]
+    proc = subprocess.run(command + out(folder, "auto"), capture_output=True, text=True, timeout=300, env=env)
+    expect(proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-2000:]}")
+    chosen = re.search(r"(\d+) threads? a rank \((\d+) ranks on this node share (\d+) cores?", proc.stdout)
+    expect(chosen, f"no thread choice on the OpenMP line: {proc.stdout[:3000]}")
+    threads, ranks, cores = (int(g) for g in chosen.groups())
+    expect(ranks == 2 and threads * ranks <= max(cores, ranks), f"{threads} threads x {ranks} ranks on {cores} cores")
+    expect("\r" not in proc.stdout, "carriage returns in output sent to a pipe")
+    crowded = dict(env, OMP_NUM_THREADS=str(cores))
+    proc = subprocess.run(command + out(folder, "set"), capture_output=True, text=True, timeout=300, env=crowded)
+    expect(proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-2000:]}")
+    warnings = [line for line in proc.stderr.splitlines() if "warning" in line and "OpenMP threads" in line]
+    expect(len(warnings) == 1 and "OMP_NUM_THREADS=" in warnings[0], f"one warning naming the fix: {proc.stderr}")
+    print(f"{threads} thread(s) a rank for {ranks} ranks on {cores} cores; OMP_NUM_THREADS={cores}: {warnings[0]}")
+
+
 # What each parallel.transport prints on the "halos:" line of the layout.
 TRANSPORT_WORDS = {"mpi": "GPU-aware MPI", "nccl": "NCCL", "host": "page-locked host memory"}
 

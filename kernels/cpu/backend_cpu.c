@@ -586,7 +586,7 @@ static int cpu_create(const heat_problem *problem, void **state)
     HEAT_CALL(alloc_field(s, &s->current));
     HEAT_CALL(alloc_field(s, &s->next));
     if (problem->implicit.scheme != HEAT_EULER) HEAT_CALL(alloc_cg(s));
-    snprintf(s->device, sizeof s->device, "CPU, %d OpenMP threads", omp_get_max_threads());
+    snprintf(s->device, sizeof s->device, "CPU, %d OpenMP thread%s", omp_get_max_threads(), omp_get_max_threads() == 1 ? "" : "s");
     s->block_rows = block_rows_for(s, 4);
     HEAT_CALL(alloc_rings(s));
     if (heat_materials_active(problem->materials)) return setup_materials(s);

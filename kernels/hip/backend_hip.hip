@@ -31,7 +31,7 @@ static_assert(HEAT_LAUNCH_BOUND == HEAT_MAX_BLOCK_THREADS, "the config check of 
     do {                                                                                                     \
         hipError_t hip_status_ = (call);                                                                     \
         if (hip_status_ != hipSuccess)                                                                       \
-            return heat_error(HEAT_ERR_RUNTIME, "%s failed: %s", #call, hipGetErrorString(hip_status_));     \
+            return heat_internal_error("%s failed: %s", #call, hipGetErrorString(hip_status_));                 \
     } while (0)
 
 /* After every launch: the launch error, and in debug builds the execution. */
