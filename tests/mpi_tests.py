@@ -413,7 +413,9 @@ def test_threads_per_rank():
     folder = fresh_dir("threads_per_rank")
     cfg = config(folder, steps=10, every=10)
     env = {k: v for k, v in MPI_ENV.items() if k != "OMP_NUM_THREADS"}
-    command = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", HEATSOLVE_MPI, cfg]
+    # The CPU backend's threads (a GPU build would step on its GPUs and print no OpenMP line).
+    command = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", HEATSOLVE_MPI, cfg,
+               "--set", 'solver.backend="cpu"']
     proc = subprocess.run(command + out(folder, "auto"), capture_output=True, text=True, timeout=300, env=env)
     expect(proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-2000:]}")
     chosen = re.search(r"(\d+) threads? a rank \((\d+) ranks on this node share (\d+) cores?", proc.stdout)
