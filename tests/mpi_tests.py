@@ -300,26 +300,6 @@ def test_slurm_srun():
 
     stop = restarts_bitwise(folder, long_cfg, stderr, 20, restart, "scancel --signal=TERM, restart")
     print(f"srun: bitwise; scancel --signal=TERM: checkpoint of step {stop}, srun exit 143, restart bitwise")
-    srun_gpu_per_task(folder, cfg, env)
-
-
-def srun_gpu_per_task(folder, cfg, env):
-    """Slurm's --gpus-per-task shows each rank its own GPU alone: NCCL must see that the ranks
-    take different GPUs (not that each sees fewer GPUs than its node has ranks)."""
-    if gpus_on_this_machine() < 2:
-        print("srun --gpus-per-task: needs two GPUs, left out")
-        return
-    nccl = ["--set", 'solver.backend="hip"', "--set", 'parallel.transport="nccl"']
-    srun = ["srun", "--mpi=pmix", "-n", "2", "--gpus-per-task=1", "--chdir", folder, HEATSOLVE_MPI, cfg, "-q"]
-    proc = subprocess.run(srun + nccl + out(folder, "per_task"), capture_output=True, text=True, timeout=300, env=env)
-    if proc.returncode == 2 and "built without NCCL" in proc.stderr:
-        print("srun --gpus-per-task: this build has no NCCL, left out")
-        return
-    expect(proc.returncode == 0, f"srun --gpus-per-task=1 with NCCL: exit {proc.returncode}\n{proc.stderr[-3000:]}")
-    serial([cfg, "-q", "--set", 'solver.backend="hip"'] + out(folder, "one_gpu"))
-    same_bits(os.path.join(folder, "one_gpu", "run_000030.hdf"), os.path.join(folder, "per_task", "run_000030.hdf"),
-              "2 ranks, a GPU each through --gpus-per-task, halos through NCCL")
-    print("srun --gpus-per-task=1: NCCL between the ranks' own GPUs, bitwise")
 
 
 def test_bench_scaling():
