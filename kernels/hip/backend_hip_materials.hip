@@ -7,6 +7,8 @@
  * (hip_supports: the solver picks the CPU for them).
  */
 
+static_assert((int)MATERIAL_ENERGY_KINDS == (int)HEAT_ENERGY_KINDS, "material_boundary_bricks sums every energy kind");
+
 struct hip_materials {
     heat_material_tables tables; /* host, double */
     material_table layout;       /* offsets in the device table */
@@ -105,7 +107,7 @@ template <typename T> static int boundary_power(hip_state *s, int which, double 
     hip_materials *m = s->mat;
     const int count = (int)m->boundary_list.size();
     if (count > 0) {
-        material_boundary_bricks<T><<<(unsigned)((count + 127) / 128), 128>>>(
+        material_boundary_bricks<T><<<(unsigned)count, MATERIAL_BRICK_THREADS>>>(
             owned<T>(s, which), owned_zone<T>(s), s->shape, (const T *)m->table, m->layout, m->geometry, m->boundary,
             count, m->bricks);
         HIP_CHECK_LAUNCH("material_boundary_bricks");
@@ -145,7 +147,8 @@ template <typename T> static int material_step_typed(hip_state *s)
     HEAT_CALL(prepare_step<T>(s, power));
     dim3 block(MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, 1);
     dim3 grid((unsigned)((s->shape.nx + MATERIAL_BLOCK_X - 1) / MATERIAL_BLOCK_X),
-              (unsigned)((s->shape.ny + MATERIAL_BLOCK_Y - 1) / MATERIAL_BLOCK_Y), (unsigned)s->shape.nz);
+              (unsigned)((s->shape.ny + MATERIAL_BLOCK_Y - 1) / MATERIAL_BLOCK_Y),
+              (unsigned)((s->shape.nz + MATERIAL_Z_CHUNK - 1) / MATERIAL_Z_CHUNK));
     size_t shared = m->shared ? (size_t)m->layout.length * sizeof(T) : 0;
     material_step<T><<<grid, block, shared>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current), owned_zone<T>(s),
                                               s->shape, (const T *)m->table, m->layout, m->shared);

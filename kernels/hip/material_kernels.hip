@@ -33,7 +33,7 @@ static inline material_table material_table_make(int zones)
     return t;
 }
 
-enum { MATERIAL_SHARED_BYTES = 32 << 10, MATERIAL_BLOCK_X = 64, MATERIAL_BLOCK_Y = 4 };
+enum { MATERIAL_SHARED_BYTES = 32 << 10, MATERIAL_BLOCK_X = 64, MATERIAL_BLOCK_Y = 4, MATERIAL_Z_CHUNK = 32 };
 
 /* The tables, from shared memory where they fit (shared != 0), else from global memory. */
 template <typename T>
@@ -50,7 +50,12 @@ __device__ __forceinline__ const T *material_tables_at(const T *__restrict__ glo
     return copy;
 }
 
-/* One general step of the owned block (u's ghosts set). */
+/* One general step of the owned block (u's ghosts set). Each thread walks a
+ * chunk of MATERIAL_Z_CHUNK planes up its (i, j) column, keeping the point
+ * below, here and above and their zones in registers (the seed's sliding
+ * window): per plane it loads one temperature, one zone byte and the four
+ * in-plane neighbours (cached), and the block's copy of the tables serves
+ * the whole chunk. The arithmetic is the CPU's, term by term. */
 template <typename T>
 __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
     material_step(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
@@ -59,19 +64,24 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
     const T *tab = material_tables_at<T>(table, t, shared);
     const int i = threadIdx.x + blockIdx.x * blockDim.x;
     const int j = threadIdx.y + blockIdx.y * blockDim.y;
-    const int k = blockIdx.z;
+    const int k0 = blockIdx.z * MATERIAL_Z_CHUNK, k1 = min(k0 + MATERIAL_Z_CHUNK, s.nz);
     if (i >= s.nx || j >= s.ny) return;
-    const long p = i + j * s.sy + (long)k * s.sz;
-    const long a = zone[p], row = a * t.zones;
     const T *kx = tab + t.conductance[0], *ky = tab + t.conductance[1], *kz = tab + t.conductance[2];
-    const T c = u[p];
-    T flux = kz[row + zone[p - s.sz]] * (u[p - s.sz] - c);
-    flux += ky[row + zone[p - s.sy]] * (u[p - s.sy] - c);
-    flux += kx[row + zone[p - 1]] * (u[p - 1] - c);
-    flux += kx[row + zone[p + 1]] * (u[p + 1] - c);
-    flux += ky[row + zone[p + s.sy]] * (u[p + s.sy] - c);
-    flux += kz[row + zone[p + s.sz]] * (u[p + s.sz] - c);
-    out[p] = c + tab[t.weight + a] * (flux + tab[t.source + a]);
+    long p = i + j * s.sy + (long)k0 * s.sz;
+    T below = u[p - s.sz], c = u[p];
+    long zone_below = zone[p - s.sz], a = zone[p];
+    for (int k = k0; k < k1; ++k, p += s.sz) {
+        const T above = u[p + s.sz];
+        const long zone_above = zone[p + s.sz], row = a * t.zones;
+        T flux = kz[row + zone_below] * (below - c);
+        flux += ky[row + zone[p - s.sy]] * (u[p - s.sy] - c);
+        flux += kx[row + zone[p - 1]] * (u[p - 1] - c);
+        flux += kx[row + zone[p + 1]] * (u[p + 1] - c);
+        flux += ky[row + zone[p + s.sy]] * (u[p + s.sy] - c);
+        flux += kz[row + zone_above] * (above - c);
+        nontemporal_store(c + tab[t.weight + a] * (flux + tab[t.source + a]), out + p);
+        below = c, c = above, zone_below = a, a = zone_above;
+    }
 }
 
 /* The boundary faces' ghosts (not the exchanged ones) by the rules of the zones beside them. */
@@ -96,21 +106,30 @@ struct material_bricks {
     double volume;
 };
 
+/* The energy kinds of solver/materials.h (sources, dirichlet, convective, flux), whose header
+ * comes later in this translation unit, inside extern "C" (backend_hip_materials.hip checks it). */
+enum { MATERIAL_BRICK_THREADS = 128, MATERIAL_ENERGY_KINDS = 4 };
+
 /* The power in through the boundary faces per brick and kind (out[item * 4 + kind]) of the bricks
- * bricks[item] (those on a face that brings some), one thread a brick, in the CPU backend's order:
- * face by face, each in row order. */
+ * bricks[item] (those on a face that brings some), one block a brick: each thread sums every
+ * MATERIAL_BRICK_THREADS-th point of the brick's face points, face by face, then the block adds
+ * the threads' sums in a fixed tree. The order depends on the brick alone, never on the ranks, so
+ * every rank count and restart gives the same bits; against the CPU's row order it differs by
+ * rounding. */
 template <typename T>
-__global__ void material_boundary_bricks(const T *__restrict__ u, const unsigned char *__restrict__ zone,
-                                         stencil_shape s, const T *__restrict__ table, material_table t,
-                                         material_bricks g, const int *__restrict__ bricks, int count, double *out)
+__global__ void __launch_bounds__(MATERIAL_BRICK_THREADS)
+    material_boundary_bricks(const T *__restrict__ u, const unsigned char *__restrict__ zone, stencil_shape s,
+                             const T *__restrict__ table, material_table t, material_bricks g,
+                             const int *__restrict__ bricks, int count, double *out)
 {
-    const int item = threadIdx.x + blockIdx.x * blockDim.x;
+    __shared__ double partial[MATERIAL_ENERGY_KINDS][MATERIAL_BRICK_THREADS];
+    const int item = blockIdx.x, thread = threadIdx.x;
     if (item >= count) return;
     const long b = bricks[item];
     const int at[3] = {(int)(b % g.own[0]), (int)(b / g.own[0] % g.own[1]), (int)(b / ((long)g.own[0] * g.own[1]))};
     const int n[3] = {s.nx, s.ny, s.nz};
     const long stride[3] = {1, s.sy, s.sz};
-    double power[4] = {0.0, 0.0, 0.0, 0.0};
+    double power[MATERIAL_ENERGY_KINDS] = {0.0, 0.0, 0.0, 0.0};
     for (int face = 0; face < 6; ++face) {
         if (g.kind[face] < 0) continue;
         const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
@@ -118,16 +137,23 @@ __global__ void material_boundary_bricks(const T *__restrict__ u, const unsigned
         if (plane / g.brick[axis] != at[axis]) continue;
         const long outward = face % 2 ? stride[axis] : -stride[axis];
         const T *k = table + t.conductance[axis];
-        const int b0 = at[slow] * g.brick[slow], b1 = min(b0 + g.brick[slow], n[slow]);
-        const int a0 = at[fast] * g.brick[fast], a1 = min(a0 + g.brick[fast], n[fast]);
-        for (int sb = b0; sb < b1; ++sb)
-            for (int fa = a0; fa < a1; ++fa) {
-                const long p = plane * stride[axis] + (long)sb * stride[slow] + (long)fa * stride[fast];
-                const long pair = (long)zone[p] * (t.zones + 1);
-                power[g.kind[face]] += (double)(k[pair] * (u[p + outward] - u[p])) * g.volume;
-            }
+        const int b0 = at[slow] * g.brick[slow], rows = min(b0 + g.brick[slow], n[slow]) - b0;
+        const int a0 = at[fast] * g.brick[fast], columns = min(a0 + g.brick[fast], n[fast]) - a0;
+        for (int point = thread; point < rows * columns; point += MATERIAL_BRICK_THREADS) {
+            const long p = plane * stride[axis] + (long)(b0 + point / columns) * stride[slow] +
+                           (long)(a0 + point % columns) * stride[fast];
+            const long pair = (long)zone[p] * (t.zones + 1);
+            power[g.kind[face]] += (double)(k[pair] * (u[p + outward] - u[p])) * g.volume;
+        }
     }
-    for (int kind = 0; kind < 4; ++kind) out[(long)item * 4 + kind] = power[kind];
+    for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind) partial[kind][thread] = power[kind];
+    __syncthreads();
+    for (int half = MATERIAL_BRICK_THREADS / 2; half > 0; half /= 2) {
+        if (thread < half)
+            for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind) partial[kind][thread] += partial[kind][thread + half];
+        __syncthreads();
+    }
+    if (thread < MATERIAL_ENERGY_KINDS) out[(long)item * MATERIAL_ENERGY_KINDS + thread] = partial[thread][0];
 }
 
 /* sum of rho c T V per brick, one thread a brick, rows in order (the CPU's material_heat_bricks). */
