@@ -4,6 +4,7 @@
  * are reported against that table with the file and line they came from.
  */
 #include "config.h"
+#include "words.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -175,31 +176,12 @@ static void setting_where(const config_setting_t *s, const char *origin, char *b
     else snprintf(buf, len, "--set");
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b), row[128];
-    if (lb >= 128) return (size_t)-1;
-    for (size_t j = 0; j <= lb; ++j) row[j] = j;
-    for (size_t i = 1; i <= la; ++i) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; ++j) {
-            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            diag = up;
-            row[j] = best;
-        }
-    }
-    return row[lb];
-}
-
 static const char *nearest_key(const char *path)
 {
     const char *best = keys[0].path;
     size_t best_distance = (size_t)-1;
     for (int k = 0; k < KEY_COUNT; ++k) {
-        size_t d = edit_distance(path, keys[k].path);
+        size_t d = words_edit_distance(path, keys[k].path);
         if (d < best_distance) best_distance = d, best = keys[k].path;
     }
     return best;

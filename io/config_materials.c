@@ -12,6 +12,7 @@
 
 #include "../solver/error.h"
 #include "../solver/font.h"
+#include "words.h"
 
 static const char *const shape_words[] = {"box", "cylinder", "sphere", "letters", NULL};
 static const char *const axis_words[] = {"x", "y", "z", NULL};
@@ -36,36 +37,6 @@ static void where(const config_setting_t *s, const char *origin, char *buf, size
     int line = (int)config_setting_source_line(s);
     if (line > 0) snprintf(buf, len, "%s:%d", origin, line);
     else snprintf(buf, len, "--set");
-}
-
-static size_t distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b), row[HEAT_MATERIAL_NAME + 1];
-    if (lb > HEAT_MATERIAL_NAME) return (size_t)-1;
-    for (size_t j = 0; j <= lb; ++j) row[j] = j;
-    for (size_t i = 1; i <= la; ++i) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; ++j) {
-            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            diag = up;
-            row[j] = best;
-        }
-    }
-    return row[lb];
-}
-
-static const char *nearest(const char *word, const char *const *candidates, int count)
-{
-    const char *best = count > 0 ? candidates[0] : "";
-    size_t best_distance = (size_t)-1;
-    for (int i = 0; i < count && candidates[i]; ++i) {
-        size_t d = distance(word, candidates[i]);
-        if (d < best_distance) best_distance = d, best = candidates[i];
-    }
-    return best;
 }
 
 static int in_words(const char *word, const char *const *words)
@@ -106,7 +77,7 @@ static int check_element_keys(const element *e, const char *const *allowed, cons
         for (int k = 0; allowed && allowed[k] && count < 16; ++k) all[count++] = allowed[k];
         for (int k = 0; also && also[k] && count < 16; ++k) all[count++] = also[k];
         char fix[256];
-        snprintf(fix, sizeof fix, "did you mean '%s'?", nearest(name, all, count));
+        snprintf(fix, sizeof fix, "did you mean '%s'?", words_nearest(name, all, count));
         return element_error(e, s, "unknown key '%s' here", name, fix);
     }
     return HEAT_OK;
@@ -265,7 +236,7 @@ static int read_material_name(const element *e, const heat_materials *m, int *in
     for (int i = 0; i < m->material_count; ++i) names[i] = m->material[i].name;
     char fix[200], what[128];
     snprintf(fix, sizeof fix, "did you mean \"%s\"? (a region's material is one of the `materials` names)",
-             nearest(name, names, m->material_count));
+             words_nearest(name, names, m->material_count));
     snprintf(what, sizeof what, "unknown material \"%.64s\"", name);
     return element_error(e, config_setting_get_member(e->s, "material"), "%s", what, fix);
 }

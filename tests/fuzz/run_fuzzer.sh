@@ -12,7 +12,7 @@ hdf5_cflags="-I/usr/include/hdf5/serial"
 hdf5_libs="-L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5"
 common="$source/solver/error.c $source/solver/problem.c $source/solver/implicit.c $source/solver/materials.c"
 case $name in
-  config) sources="$source/io/config.c $source/io/config_materials.c $source/solver/regions.c $source/solver/initial.c $source/solver/font.c $common"; libs="$(pkg-config --libs libconfig) -lm"
+  config) sources="$source/io/config.c $source/io/config_materials.c $source/io/words.c $source/solver/regions.c $source/solver/initial.c $source/solver/font.c $common"; libs="$(pkg-config --libs libconfig) -lm"
           runs=${runs:-60000} ;;
   checkpoint) sources="$source/io/checkpoint.c $source/io/ckpt_materials.c $source/solver/regions.c $source/solver/initial.c $source/solver/font.c $source/io/compress.c $source/io/chunk_stream.c $source/io/ckpt_parts.c $source/io/fsutil.c $source/parallel/parallel_serial.c $common"
               libs="$hdf5_libs -lz -lm"; runs=${runs:-30000} ;;
