@@ -297,6 +297,12 @@ static int share_cores(heat_run *r, int *sharing)
 {
     *sharing = 0;
     if (r->solver->ops != &heat_backend_cpu) return HEAT_OK;
+    /* A rank of one thread whose node's cores are all taken by the ranks has no core to lend a write:
+     * stepping beside its compression puts two threads on one core, and the halo exchanges then wait
+     * for whichever rank is descheduled. It lets the write finish first; the ranks' writers compress
+     * side by side, a core each. */
+    if (r->writer && r->cores == 1 && par_size() > 1 && par_node_size() >= par_node_cores())
+        ckpt_writer_wait_idle(r->writer);
     int here = r->writer && ckpt_writer_busy(r->writer) && r->cores > 1; /* ranks without a writer: 0 */
     if (r->writer) omp_set_num_threads(here ? r->cores - r->writer_cores : r->cores);
     if (here && !r->stencil_shares) threads_release_idle();

@@ -395,6 +395,12 @@ int ckpt_writer_busy(const ckpt_writer *w)
     return 0;
 }
 
+void ckpt_writer_wait_idle(const ckpt_writer *w)
+{
+    const struct timespec pause = {0, 200000}; /* 0.2 ms: a write takes milliseconds at least */
+    while (ckpt_writer_busy(w)) nanosleep(&pause, NULL);
+}
+
 int ckpt_writer_wait(ckpt_writer *w)
 {
     int status = HEAT_OK;

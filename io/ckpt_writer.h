@@ -97,6 +97,10 @@ void ckpt_writer_set_threads(ckpt_writer *writer, int threads);
 /* Is a write still running? (Does not wait.) */
 int ckpt_writer_busy(const ckpt_writer *writer);
 
+/* Waits until no write is running, without collecting their results (the
+ * next ckpt_writer_make_room or ckpt_writer_wait reports them as before). */
+void ckpt_writer_wait_idle(const ckpt_writer *writer);
+
 /* Waits for every write in flight; returns the first failure (HEAT_OK if none). */
 int ckpt_writer_wait(ckpt_writer *writer);
 
