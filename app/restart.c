@@ -92,6 +92,8 @@ static int load_file(const char *path, const heat_config *c, int allow, void *fi
     HEAT_CALL(status);
     HEAT_CALL(ckpt_read(path, &meta, field));
     found->step = meta.step, found->time = meta.time, found->dt = meta.dt;
+    found->energy_present = meta.energy_present;
+    memcpy(found->energy_in, meta.energy_in, sizeof found->energy_in);
     ckpt_meta_free(&meta);
     return HEAT_OK;
 }

@@ -352,6 +352,48 @@ def test_mpi_layout():
     print("ok  1, 2 and 4 ranks write the same zone, material and temperature fields and tables")
 
 
+def test_mpi_bitwise():
+    """Materials runs give one process's bits on 2 and 3 ranks (z slabs, x slabs), explicit Euler and
+    Crank-Nicolson, the energy balance included, and a 2-rank checkpoint restarts bitwise on 3 ranks."""
+    import h5py
+    import numpy as np
+    if not HEATSOLVE_MPI or not os.path.exists(HEATSOLVE_MPI) or not shutil.which("mpirun"):
+        raise Skip("no MPI build or no mpirun")
+    folder = fresh_dir("mpi_bitwise")
+    schemes = {"euler": (30, []), "crank_nicolson": (6, ["--set", 'time.scheme="crank_nicolson"',
+                                                          "--set", "time.dt=5.0e-3"])}
+    layouts = {"2": ["--set", "parallel.ranks=[1,1,2]"], "3": ["--set", "parallel.ranks=[3,1,1]"]}
+
+    def final(out, steps):
+        with h5py.File(os.path.join(out, f"chip_{steps:06d}.hdf"), "r") as f:
+            return f["VTKHDF/PointData/temperature"][...].tobytes(), np.array(f["restart"].attrs["energy_in"])
+
+    for scheme, (steps, settings) in schemes.items():
+        cfg = scene(folder, name="chip", steps=steps, every=steps // 2, n=(40, 40, 24))
+        one = os.path.join(folder, f"{scheme}_one")
+        run([cfg, "-q", "--set", f'output.dir="{one}"'] + settings)
+        field, energy = final(one, steps)
+        for ranks, layout in layouts.items():
+            out = os.path.join(folder, f"{scheme}_{ranks}")
+            command = ["mpirun", "--oversubscribe", "-np", ranks, HEATSOLVE_MPI]
+            run([cfg, "-q", "--set", f'output.dir="{out}"'] + settings + layout, command=command, env=MPI_ENV)
+            other_field, other_energy = final(out, steps)
+            expect(other_field == field, f"{scheme}, {ranks} ranks: the temperature differs from one process's")
+            expect(np.array_equal(other_energy, energy), f"{scheme}, {ranks} ranks: energy in {other_energy} "
+                   f"against {energy}")
+        # the 2-rank run's middle checkpoint, continued on 3 ranks
+        middle = os.path.join(folder, f"{scheme}_2", f"chip_{steps // 2:06d}.hdf")
+        resumed = os.path.join(folder, f"{scheme}_resumed")
+        os.makedirs(resumed)
+        shutil.copy(middle, resumed)
+        run([cfg, "-q", "--set", f'output.dir="{resumed}"', "--restart", os.path.join(resumed, os.path.basename(middle))]
+            + settings + layouts["3"], command=["mpirun", "--oversubscribe", "-np", "3", HEATSOLVE_MPI], env=MPI_ENV)
+        resumed_field, resumed_energy = final(resumed, steps)
+        expect(resumed_field == field and np.array_equal(resumed_energy, energy),
+               f"{scheme}: a 2-rank checkpoint continued on 3 ranks differs from one process")
+        print(f"ok  {scheme}: 1, 2 and 3 ranks and a 2 -> 3 rank restart give the same bits and energy")
+
+
 if __name__ == "__main__":
     name = "test_" + sys.argv[3]
     try:
