@@ -3,6 +3,10 @@
 # for NVIDIA GPUs. Option names are a contract (docs/DESIGN.md).
 string(TOLOWER "${HEATSOLVE_GPU}" HEATSOLVE_GPU)
 set(HEAT_HIP_SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/backend_hip.hip)
+# backend_hip.hip is one translation unit that includes every other kernel source and the solver's
+# headers: the machine-code checks are rebuilt when any of them changes.
+file(GLOB HEAT_HIP_DEPENDS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/*.hip
+  ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/*.h ${CMAKE_CURRENT_SOURCE_DIR}/solver/*.h)
 
 if(HEATSOLVE_GPU STREQUAL "off")
   target_sources(heatcore PRIVATE solver/backend_none.c)
@@ -29,9 +33,7 @@ elseif(HEATSOLVE_GPU STREQUAL "nvidia")
   add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/heat_kernels.ptx
     COMMAND ${CMAKE_CUDA_COMPILER} -x cu -std=c++17 -O3 -fmad=false -arch=sm_${CMAKE_CUDA_ARCHITECTURES} -ptx
       ${HEAT_HIP_SOURCE} -o ${CMAKE_BINARY_DIR}/heat_kernels.ptx
-    DEPENDS ${HEAT_HIP_SOURCE} ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/heat_kernels.hip
-      ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/heat_kernels.h ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/hip_compat.h
-      ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/material_kernels.hip ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/backend_hip_materials.hip
+    DEPENDS ${HEAT_HIP_DEPENDS}
     COMMENT "PTX of the HIP kernels for the isa test")
   add_custom_target(heat_isa ALL DEPENDS ${CMAKE_BINARY_DIR}/heat_kernels.ptx)
   set(HEAT_ISA_FILE ${CMAKE_BINARY_DIR}/heat_kernels.ptx)
@@ -63,9 +65,7 @@ elseif(HEATSOLVE_GPU STREQUAL "amd")
   add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/heat_kernels_gfx90a.co
     COMMAND ${CMAKE_HIP_COMPILER} -x hip -std=c++17 -O3 -ffp-contract=off ${HEAT_ROCM_FLAGS} --offload-arch=gfx90a
       --cuda-device-only --no-gpu-bundle-output -c ${HEAT_HIP_SOURCE} -o ${CMAKE_BINARY_DIR}/heat_kernels_gfx90a.co
-    DEPENDS ${HEAT_HIP_SOURCE} ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/heat_kernels.hip
-      ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/heat_kernels.h ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/hip_compat.h
-      ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/material_kernels.hip ${CMAKE_CURRENT_SOURCE_DIR}/kernels/hip/backend_hip_materials.hip
+    DEPENDS ${HEAT_HIP_DEPENDS}
     COMMENT "gfx90a code object of the HIP kernels for the isa test")
   add_custom_target(heat_isa ALL DEPENDS ${CMAKE_BINARY_DIR}/heat_kernels_gfx90a.co)
   set(HEAT_ISA_FILE ${CMAKE_BINARY_DIR}/heat_kernels_gfx90a.co)

@@ -983,8 +983,14 @@ static int cpu_cg_finish(void *state)
     return TYPED((cpu_state *)state, cg_finish_typed, state);
 }
 
-static const heat_cg_ops cpu_cg = {cpu_cg_begin, cpu_cg_precondition, cpu_cg_direction,
-                                   cpu_cg_apply, cpu_cg_update, cpu_cg_finish};
+static const heat_cg_ops cpu_cg = {
+    .begin = cpu_cg_begin,
+    .precondition = cpu_cg_precondition,
+    .direction = cpu_cg_direction,
+    .apply = cpu_cg_apply,
+    .update = cpu_cg_update,
+    .finish = cpu_cg_finish,
+};
 
 const heat_backend_ops heat_backend_cpu = {
     .name = "cpu",

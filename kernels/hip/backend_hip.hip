@@ -18,7 +18,7 @@
 
 extern "C" {
 #include "../../solver/backend.h"
-static_assert(HEAT_LAUNCH_BOUND == HEAT_MAX_BLOCK_THREADS, "the config check of solver.block uses HEAT_MAX_BLOCK_THREADS");
+static_assert((int)HEAT_LAUNCH_BOUND == (int)HEAT_MAX_BLOCK_THREADS, "the config check of solver.block uses HEAT_MAX_BLOCK_THREADS");
 #include "../../solver/error.h"
 #include "../../solver/implicit.h"
 #include "../../solver/materials.h"
@@ -948,14 +948,39 @@ static int hip_time_step(void *state, int reps, double *ms)
 /* Host-only objects: clang would otherwise copy these constants into the
  * device code object, where the host functions they point to do not exist. */
 #if !defined(__HIP_DEVICE_COMPILE__)
-static const heat_cg_ops hip_cg = {hip_cg_begin, hip_cg_precondition, hip_cg_direction,
-                                   hip_cg_apply, hip_cg_update, hip_cg_finish};
+static const heat_cg_ops hip_cg = {
+    .begin = hip_cg_begin,
+    .precondition = hip_cg_precondition,
+    .direction = hip_cg_direction,
+    .apply = hip_cg_apply,
+    .update = hip_cg_update,
+    .finish = hip_cg_finish,
+};
 
 static const heat_backend_ops hip_ops = {
-    "hip", hip_create, hip_destroy, hip_upload, hip_download, hip_advance, hip_stats, hip_device_name,
-    hip_kernel_description, hip_run_variant, hip_variants, hip_time_variant, hip_time_copy, hip_time_step,
-    hip_pin_host, &hip_cg, hip_download_async, hip_download_wait, hip_release_device,
-    hip_set_clock, hip_energy, hip_set_energy, hip_supports,
+    .name = "hip",
+    .create = hip_create,
+    .destroy = hip_destroy,
+    .upload = hip_upload,
+    .download = hip_download,
+    .advance = hip_advance,
+    .stats = hip_stats,
+    .device_name = hip_device_name,
+    .kernel_description = hip_kernel_description,
+    .run_variant = hip_run_variant,
+    .variants = hip_variants,
+    .time_variant = hip_time_variant,
+    .time_copy = hip_time_copy,
+    .time_step = hip_time_step,
+    .pin_host = hip_pin_host,
+    .cg = &hip_cg,
+    .download_async = hip_download_async,
+    .download_wait = hip_download_wait,
+    .release_device = hip_release_device,
+    .set_clock = hip_set_clock,
+    .energy = hip_energy,
+    .set_energy = hip_set_energy,
+    .supports = hip_supports,
 };
 
 extern "C" const heat_backend_ops *const heat_backend_hip = &hip_ops;
