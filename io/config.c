@@ -178,13 +178,16 @@ static void setting_where(const config_setting_t *s, const char *origin, char *b
 
 static const char *nearest_key(const char *path)
 {
+    /* The lists of materials runs are read apart (config_materials.c), not from the table. */
+    static const char *const lists[] = {"materials", "regions"};
     const char *best = keys[0].path;
     size_t best_distance = (size_t)-1;
     for (int k = 0; k < KEY_COUNT; ++k) {
         size_t d = words_edit_distance(path, keys[k].path);
         if (d < best_distance) best_distance = d, best = keys[k].path;
     }
-    return best;
+    const char *list = words_nearest(path, lists, 2);
+    return words_edit_distance(path, list) < best_distance ? list : best;
 }
 
 static const config_key *find_key(const char *path)

@@ -145,6 +145,9 @@ def test_config_errors():
     expect("warning" in proc.stderr and "chip.cfg:15" in proc.stderr and "regions[2] (sphere) contains no point"
            in proc.stderr, f"no warning for an empty region: {proc.stderr}")
     print(f"ok  empty region: {proc.stderr.strip()}")
+    # A misspelt list is one of the materials lists, not the nearest scalar key.
+    proc = run([cfg, "--set", "materialz=1"], expect_status=2)
+    expect("did you mean 'materials'" in proc.stderr, f"--set materialz: {proc.stderr}")
 
 
 def test_overrides_and_text():
