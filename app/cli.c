@@ -15,8 +15,9 @@ void cli_print_help(void)
 {
     printf("usage: heatsolve [options] CONFIG            (several GPUs or nodes: mpirun -np N heatsolve ...)\n"
            "       heatsolve bench [bench options]\n\n"
-           "Solves the 3D heat equation u_t = alpha lap(u) described by the libconfig file CONFIG,\n"
-           "writing HDF5 checkpoints that ParaView opens and that restart the run bitwise.\n\n"
+           "Solves the 3D heat equation described by the libconfig file CONFIG (u_t = alpha lap(u), or\n"
+           "rho c dT/dt = div(k grad T) + q with materials), writing HDF5 checkpoints that ParaView opens\n"
+           "and that restart the run bitwise.\n\n"
            "options:\n"
            "  --set PATH=VALUE       override a setting, libconfig syntax, repeatable\n"
            "                         (e.g. --set grid.n=[64,64,16] --set time.steps=100)\n"
