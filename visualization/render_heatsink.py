@@ -9,12 +9,13 @@ usage: xvfb-run -a -s "-screen 0 1280x1024x24 -noreset" pvpython visualization/r
   --out FILE      the PNG (default RUN/heatsink.png)
 """
 import argparse
-import glob
 import os
 import sys
 
-from paraview.simple import (ColorBy, CreateView, GetColorTransferFunction, GetScalarBar, OpenDataFile, Outline,
-                             Render, SaveScreenshot, Show, Slice, Threshold, Transform)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from heatsolve_view import colour, find_series, make_view  # noqa: E402
+from paraview.simple import (OpenDataFile, Outline, Render, SaveScreenshot, Show, Slice, Threshold,  # noqa: E402
+                             Transform)
 
 
 def parse_arguments():
@@ -26,30 +27,9 @@ def parse_arguments():
     return parser.parse_args()
 
 
-def find_series(run):
-    if os.path.isfile(run):
-        return run
-    found = sorted(glob.glob(os.path.join(run, "*.hdf.series")))
-    if not found:
-        sys.exit(f"render_heatsink: no .hdf.series file in {run}; run heatsolve first")
-    return found[0]
-
-
-def colour(display, view, low, high):
-    ColorBy(display, ("POINTS", "temperature"))
-    lut = GetColorTransferFunction("temperature")
-    lut.ApplyPreset("Inferno (matplotlib)", True)
-    lut.RescaleTransferFunction(low, high)
-    lut.AutomaticRescaleRangeMode = "Never"
-    display.SetScalarBarVisibility(view, True)
-    bar = GetScalarBar(lut, view)
-    bar.Title = "temperature"
-    bar.ComponentTitle = ""
-
-
 def main():
     args = parse_arguments()
-    series = find_series(args.run)
+    series = find_series(args.run, "render_heatsink")
     reader = OpenDataFile(series)
     reader.UpdatePipelineInformation()
     times = list(reader.TimestepValues) or [0.0]
@@ -62,14 +42,7 @@ def main():
         high = low + 1.0
     bounds = reader.GetDataInformation().GetBounds()
     width = bounds[1] - bounds[0]
-    view = CreateView("RenderView")
-    view.ViewSize = args.size
-    view.OrientationAxesVisibility = 0
-    view.Background = [0.08, 0.08, 0.12]
-    try:
-        view.UseColorPaletteForBackground = 0
-    except AttributeError:
-        pass
+    view = make_view(args.size)
     view.ViewTime = time
     solid = Threshold(Input=reader, Scalars=["POINTS", "material"])
     try:

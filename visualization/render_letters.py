@@ -11,14 +11,14 @@ usage: xvfb-run -a -s "-screen 0 1280x1024x24 -noreset" pvpython visualization/r
   --animation FILE     also assemble the frames into FILE (.gif or .mp4) with ffmpeg
 """
 import argparse
-import glob
 import os
 import shutil
 import subprocess
 import sys
 
-from paraview.simple import (ColorBy, Contour, CreateView, GetColorTransferFunction, GetScalarBar, Hide,
-                             OpenDataFile, Outline, Render, SaveScreenshot, Show, Slice)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from heatsolve_view import colour, find_series, make_view  # noqa: E402
+from paraview.simple import Contour, Hide, OpenDataFile, Outline, Render, SaveScreenshot, Show, Slice  # noqa: E402
 
 
 def parse_arguments():
@@ -32,42 +32,9 @@ def parse_arguments():
     return parser.parse_args()
 
 
-def find_series(run):
-    if os.path.isfile(run):
-        return run
-    found = sorted(glob.glob(os.path.join(run, "*.hdf.series")))
-    if not found:
-        sys.exit(f"render_letters: no .hdf.series file in {run}; run heatsolve first")
-    return found[0]
-
-
 def temperature_range(reader, time):
     reader.UpdatePipeline(time)
     return reader.PointData["temperature"].GetRange()
-
-
-def make_view(size):
-    view = CreateView("RenderView")
-    view.ViewSize = size
-    view.OrientationAxesVisibility = 0
-    view.Background = [0.08, 0.08, 0.12]
-    try:
-        view.UseColorPaletteForBackground = 0
-    except AttributeError:
-        pass
-    return view
-
-
-def colour(display, view, low, high, title):
-    ColorBy(display, ("POINTS", "temperature"))
-    lut = GetColorTransferFunction("temperature")
-    lut.ApplyPreset("Inferno (matplotlib)", True)
-    lut.RescaleTransferFunction(low, high)
-    lut.AutomaticRescaleRangeMode = "Never"
-    display.SetScalarBarVisibility(view, True)
-    bar = GetScalarBar(lut, view)
-    bar.Title = title
-    bar.ComponentTitle = ""
 
 
 def slice_pipeline(reader, view, bounds, fraction, low, high):
@@ -152,7 +119,7 @@ def assemble(out, animation):
 
 def main():
     args = parse_arguments()
-    series = find_series(args.run)
+    series = find_series(args.run, "render_letters")
     out = args.out or os.path.join(os.path.dirname(series) or ".", "frames")
     os.makedirs(out, exist_ok=True)
     reader = OpenDataFile(series)
