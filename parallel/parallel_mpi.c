@@ -44,9 +44,27 @@ static int node_union_cores(MPI_Comm node)
     return CPU_COUNT(&all);
 }
 
+/* Open MPI probes UCX's network transports at start-up even when every rank
+ * shares one node, which costs a job of a few seconds a fifth of a second.
+ * There, shared memory is the transport anyway: ob1 over vader starts at once.
+ * Only where mpirun placed every rank on this node (its OMPI_COMM_WORLD_*
+ * variables say so), the user chose no pml or btl, and the halos come from
+ * host memory (a GPU build may hand device pointers to a CUDA-aware UCX). */
+static void prefer_shared_memory_on_one_node(void)
+{
+#ifndef HEATSOLVE_DEVICE_TRANSPORT
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE"), *world = getenv("OMPI_COMM_WORLD_SIZE");
+    if (!local || !world || strcmp(local, world) != 0) return;
+    if (getenv("OMPI_MCA_pml") || getenv("OMPI_MCA_btl")) return;
+    setenv("OMPI_MCA_pml", "ob1", 0);
+    setenv("OMPI_MCA_btl", "self,vader", 0);
+#endif
+}
+
 int par_init(int *argc, char ***argv)
 {
     int provided = 0;
+    prefer_shared_memory_on_one_node();
     if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "heatsolve: error: MPI_Init_thread failed; is this run started by mpirun or srun?\n");
         return HEAT_ERR_RUNTIME;
