@@ -18,34 +18,16 @@ SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMALL = ["--set", "grid.n=[48,24,12]", "--set", "grid.length=[4.0,2.0,1.0]"]
 
 
-class Failure(Exception):
-    pass
-
-
-def expect(condition, message):
-    if not condition:
-        raise Failure(message)
+from testkit import Failure, Skip, expect, write  # noqa: F401 (Skip: for the tests that need it)
+import testkit
 
 
 def run(args, expect_status=0, **kwargs):
-    proc = subprocess.run([HEATSOLVE] + args, capture_output=True, text=True, timeout=600, **kwargs)
-    if expect_status is not None and proc.returncode != expect_status:
-        raise Failure(f"heatsolve {' '.join(args)}: exit {proc.returncode}, expected {expect_status}\n"
-                      f"stdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}")
-    return proc
+    return testkit.run_checked([HEATSOLVE] + args, expect_status, **kwargs)
 
 
 def fresh_dir(name):
-    path = os.path.join(WORK, name)
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
-    return path
-
-
-def write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
-    return path
+    return testkit.fresh_dir(os.path.join(WORK, name))
 
 
 def letters_config(folder, steps=40, every=10, extra="", name="letters", n=(48, 24, 12), text="HI"):
@@ -1553,13 +1535,4 @@ def test_bench_json_gpu():
 
 
 if __name__ == "__main__":
-    name = "test_" + sys.argv[3]
-    try:
-        globals()[name]()
-    except ModuleNotFoundError as missing:
-        print(f"needs {missing.name} (set HEATSOLVE_PYTHON to a python3 with h5py and numpy): skipped")
-        sys.exit(77)
-    except Failure as failure:
-        print(f"FAILED {sys.argv[3]}: {failure}")
-        sys.exit(1)
-    print(f"passed {sys.argv[3]}")
+    sys.exit(testkit.main(globals(), sys.argv[3]))

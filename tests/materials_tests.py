@@ -35,38 +35,16 @@ BOUNDARY = """boundary = {
 """
 
 
-class Failure(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
-
-
-def expect(condition, message):
-    if not condition:
-        raise Failure(message)
+from testkit import Failure, Skip, expect, write  # noqa: F401 (Failure: raised by the checks)
+import testkit
 
 
 def run(args, expect_status=0, command=None, env=None):
-    proc = subprocess.run((command or [HEATSOLVE]) + args, capture_output=True, text=True, timeout=600, env=env)
-    if expect_status is not None and proc.returncode != expect_status:
-        raise Failure(f"heatsolve {' '.join(args)}: exit {proc.returncode}, expected {expect_status}\n"
-                      f"stdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}")
-    return proc
+    return testkit.run_checked((command or [HEATSOLVE]) + args, expect_status, env=env)
 
 
 def fresh_dir(name):
-    path = os.path.join(WORK, "materials", name)
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
-    return path
-
-
-def write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
-    return path
+    return testkit.fresh_dir(os.path.join(WORK, "materials", name))
 
 
 def scene(folder, name="chip", steps=0, every=0, materials=MATERIALS, regions=REGIONS, boundary=BOUNDARY, n=(40, 40, 20)):
@@ -398,13 +376,4 @@ def test_mpi_bitwise():
 
 
 if __name__ == "__main__":
-    name = "test_" + sys.argv[3]
-    try:
-        globals()[name]()
-    except (ModuleNotFoundError, Skip) as why:
-        print(f"skipped: {why}")
-        sys.exit(77)
-    except Failure as failure:
-        print(f"FAILED {sys.argv[3]}: {failure}")
-        sys.exit(1)
-    print(f"passed {sys.argv[3]}")
+    sys.exit(testkit.main(globals(), sys.argv[3]))

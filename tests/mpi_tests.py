@@ -28,40 +28,21 @@ MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CO
                OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_odls_base_sigkill_timeout="5")
 
 
-class Failure(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
-
-
-def expect(condition, message):
-    if not condition:
-        raise Failure(message)
+from testkit import Failure, Skip, expect  # noqa: F401 (Failure: raised by the checks)
+import testkit
 
 
 def mpirun(ranks, args, expect_status=0, timeout=300, cwd=None, env=None):
     command = ["mpirun", "--oversubscribe", "-np", str(ranks), HEATSOLVE_MPI] + args
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env or MPI_ENV, cwd=cwd)
-    if expect_status is not None and proc.returncode != expect_status:
-        raise Failure(f"{' '.join(command)}: exit {proc.returncode}, expected {expect_status}\n"
-                      f"stdout: {proc.stdout[-3000:]}\nstderr: {proc.stderr[-3000:]}")
-    return proc
+    return testkit.run_checked(command, expect_status, timeout, tail=3000, env=env or MPI_ENV, cwd=cwd)
 
 
 def serial(args, expect_status=0, cwd=None):
-    proc = subprocess.run([HEATSOLVE] + args, capture_output=True, text=True, timeout=300, cwd=cwd)
-    if expect_status is not None and proc.returncode != expect_status:
-        raise Failure(f"heatsolve {' '.join(args)}: exit {proc.returncode}\n{proc.stderr[-3000:]}")
-    return proc
+    return testkit.run_checked([HEATSOLVE] + args, expect_status, 300, tail=3000, cwd=cwd)
 
 
 def fresh_dir(name):
-    path = os.path.join(WORK, "mpi", name)
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
-    return path
+    return testkit.fresh_dir(os.path.join(WORK, "mpi", name))
 
 
 def config(folder, steps=40, every=20, extra=""):
@@ -619,29 +600,13 @@ print("POINTS", info.GetNumberOfPoints(), "STEPS", len(r.TimestepValues), "RANGE
     print("ParaView opens the series written by 4 ranks:", proc.stdout.strip().splitlines()[-1])
 
 
-def main():
-    test = sys.argv[4]
+def launcher_and_build():
     if not shutil.which("mpirun"):
-        print("mpirun not found (apt-get install openmpi-bin): skipped")
-        return 77
+        raise Skip("mpirun not found (apt-get install openmpi-bin)")
     if not os.access(HEATSOLVE_MPI, os.X_OK):
-        print(f"{HEATSOLVE_MPI} missing (the build_mpi test builds it): skipped")
-        return 77
-    try:
-        import h5py  # noqa: F401
-    except ModuleNotFoundError:
-        print("needs h5py (set HEATSOLVE_PYTHON): skipped")
-        return 77
-    try:
-        globals()["test_" + test]()
-    except Skip as s:
-        print(f"skipped: {s}")
-        return 77
-    except (Failure, subprocess.TimeoutExpired) as f:
-        print(f"FAILED {test}: {f}")
-        return 1
-    return 0
+        raise Skip(f"{HEATSOLVE_MPI} missing (the build_mpi test builds it)")
+    import h5py  # noqa: F401  (ModuleNotFoundError: skipped with the reason)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(testkit.main(globals(), sys.argv[4], launcher_and_build))
