@@ -1,72 +1,58 @@
 /*
- * heatsolve: the program reads as the algorithm. Load the configuration, set
- * up the solver and the initial (or restarted) field, then advance in
- * batches: after each batch check the field, report progress, write a
- * checkpoint when one is due or a signal asks for one; finally summarise.
+ * heatsolve: the program reads as the algorithm. Load the configuration,
+ * decide where the run starts (fresh or restart), set up the solver and its
+ * field, then advance in batches: after each batch check the field when due,
+ * report progress, and write a checkpoint or a frame when one is due;
+ * finally summarise. The policies live in rooms of their own: where a run
+ * starts (app/run_start.h), when things fall due and on how many cores
+ * (app/schedule.h), and the field's way to the writer (app/snapshot.h).
  */
 #include <malloc.h>
-#include <math.h>
-#include <omp.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "app/bench.h"
 #include "app/cli.h"
 #include "app/gpu_visibility.h"
 #include "app/launcher.h"
-#include "app/output_clock.h"
 #include "app/progress.h"
 #include "app/ranks.h"
 #include "app/report.h"
-#include "app/restart.h"
+#include "app/run_start.h"
+#include "app/schedule.h"
 #include "app/signals.h"
+#include "app/snapshot.h"
 #include "app/threads.h"
 #include "app/zones.h"
 #include "io/ckpt_writer.h"
 #include "io/config.h"
-#include "io/fsutil.h"
 #include "io/history.h"
-#include "solver/materials.h"
 #include "io/output_dir.h"
 #include "parallel/domain.h"
 #include "parallel/parallel.h"
 #include "solver/error.h"
 #include "solver/host_memory.h"
+#include "solver/materials.h"
 #include "solver/solver.h"
 
 /* Everything one run holds; released by run_destroy. */
 typedef struct heat_run {
     heat_config config;
+    run_start start;      /* fresh or restart: the first step, its time, the series so far */
     heat_domain domain;   /* this rank's block of the grid */
     output_dir *output;   /* the output folder, locked for this run (root) */
     heat_solver *solver;
-    ckpt_writer *writer;  /* the root's, or with parts every rank's; NULL otherwise */
     ckpt_parts *parts;    /* each rank compresses its own slab (io/ckpt_parts.h); NULL: the root gathers */
-    heat_field_stats initial;
-    int quiet;
-    int cores;            /* OpenMP threads available to the run */
-    int writer_cores;     /* of those, the ones that compress a checkpoint */
-    double snapshot_seconds; /* spent copying the field for the writer */
-    double stepping_seconds; /* in heat_solver_advance (halo exchanges included) */
-    void *host_field;     /* one process: the field on the host, loaded there, then the writer's snapshot buffer */
-    long host_field_step; /* the step whose field host_field holds as loaded (no snapshot needed); -1: none */
-    void *pinned[CKPT_WRITER_MAX_JOBS + 1]; /* the snapshot buffers page-locked for the GPU's copies */
-    size_t pinned_bytes[CKPT_WRITER_MAX_JOBS + 1];
-    int pinned_count;
-    int agreed;           /* a failure every rank knows of (no rank is left waiting) */
-    int stop_signal;      /* the stop signal the ranks agreed on, 0: none */
-    int stencil_shares;   /* the CPU stencil left cores to a write in the last batch */
-    long clock_checkpoints; /* taken by output.every_seconds */
+    ckpt_writer *writer;  /* the root's, or with parts every rank's; NULL otherwise */
+    snapshots *snapshots; /* the field's way from the solver to the writer */
+    run_schedule schedule; /* cores, batches and what falls due after each */
     heat_history *history;  /* the root's <name>.history.csv; NULL: none */
     heat_energy energy;     /* materials runs: the energy balance at the last statistics */
-    pthread_t releaser;     /* releases the solver's GPU beside the last writes */
-    int releasing;          /* releaser runs (run_destroy joins it) */
     ckpt_materials *zone_fields; /* materials runs, the root: what its checkpoints add (app/zones.h) */
     unsigned char *zones;   /* materials runs: this block's zone index, ghosts included (app/zones.h); NULL: none */
+    int quiet;
+    int agreed;           /* a failure every rank knows of (no rank is left waiting) */
 } heat_run;
 
 /* Every rank goes on, or all stop with the same status. */
@@ -80,97 +66,20 @@ static int agree(heat_run *r, int status)
 /* Does this rank write checkpoints (or its part of them)? */
 static int writes(const heat_run *r) { return par_is_root() || r->parts; }
 
+static int runs_on_cpu(const heat_run *r) { return r->solver->ops == &heat_backend_cpu; }
+
 static size_t snapshot_bytes(const heat_run *r)
 {
     return (size_t)heat_grid_points(&r->config.grid) * heat_precision_size((heat_precision)r->config.precision);
 }
 
-/* What leaves the GPU at a checkpoint: the writer's snapshot (the whole
- * field, or with parts this rank's slab), or without parts each rank's block
- * (which MPI then takes to rank 0's snapshot). */
-static void *copied_from_gpu(const heat_run *r, size_t *bytes)
-{
-    const int *n = r->domain.decomp.local_n;
-    *bytes = (size_t)n[0] * n[1] * n[2] * r->domain.elem; /* the whole field, or this rank's block or slab */
-    if (heat_domain_is_split(&r->domain) && !r->parts) return r->domain.block;
-    if (r->host_field) return r->host_field;
-    return r->writer ? ckpt_writer_buffer(r->writer) : NULL;
-}
-
-static int is_pinned(const heat_run *r, const void *host)
-{
-    for (int i = 0; i < r->pinned_count; ++i)
-        if (r->pinned[i] == host) return 1;
-    return 0;
-}
-
-static void pin(heat_run *r, void *host, size_t bytes)
-{
-    if (!host || is_pinned(r, host) || r->pinned_count == CKPT_WRITER_MAX_JOBS + 1) return;
-    if (!heat_solver_pin_host(r->solver, host, bytes, 1)) return;
-    r->pinned[r->pinned_count] = host, r->pinned_bytes[r->pinned_count++] = bytes;
-}
-
-/* A GPU copies into page-locked memory several times faster: every buffer
- * a snapshot leaves the GPU into is pinned once, while the GPU would
- * otherwise wait on pageable copies: the field loaded on the host, then the
- * writer's further buffers (several writes in flight). */
-static void pin_snapshot(heat_run *r)
-{
-    size_t bytes;
-    void *host = copied_from_gpu(r, &bytes);
-    pin(r, host, bytes);
-    if (!r->writer || (heat_domain_is_split(&r->domain) && !r->parts)) return; /* the root gathers into those */
-    for (int i = 0; i < ckpt_writer_buffer_count(r->writer); ++i)
-        pin(r, ckpt_writer_buffer_at(r->writer, i), ckpt_writer_buffer_bytes(r->writer));
-}
-
-/* Once no copy into them is in flight (writers may still read them). */
-static void unpin_buffers(heat_run *r)
-{
-    for (int i = 0; i < r->pinned_count; ++i) heat_solver_pin_host(r->solver, r->pinned[i], r->pinned_bytes[i], 0);
-    r->pinned_count = 0;
-}
-
-static void unpin_snapshot(heat_run *r)
-{
-    if (!r->pinned_count) return;
-    if (r->writer) ckpt_writer_wait(r->writer); /* its status was reported by the run, or the run failed anyway */
-    heat_solver_wait_field(r->solver);          /* a copy into it that no writer waited for */
-    unpin_buffers(r);
-}
-
-static void *release_solver(void *run)
-{
-    heat_run *r = run;
-    if (r->writer) ckpt_writer_wait_snapshots(r->writer); /* no writer asks the solver for its copy again */
-    heat_solver_wait_field(r->solver);
-    unpin_buffers(r);
-    heat_solver_release_backend(r->solver);
-    return NULL;
-}
-
-/* The stepping is over once the last snapshot is on the host: one process
- * lets its GPU go on a thread of its own while the last writes compress and
- * reach the disk and the summary is printed, rather than after main in the
- * CUDA runtime's exit handler, where releasing the context is most of the
- * time a process spends after main. From here on the
- * run reads only the solver's clock and statistics; run_destroy joins the
- * thread first. Several ranks keep their GPUs: NCCL uses them to the end. */
-static void release_solver_beside_writes(heat_run *r)
-{
-    if (par_size() > 1) return;
-    r->releasing = pthread_create(&r->releaser, NULL, release_solver, r) == 0; /* else: released at the end */
-}
-
 static void run_destroy(heat_run *r)
 {
-    if (r->releasing) pthread_join(r->releaser, NULL), r->releasing = 0;
-    unpin_snapshot(r);
+    snapshots_destroy(&r->snapshots); /* the GPU's copies and the writes end before their buffers go */
     ckpt_writer_destroy(&r->writer);
+    run_start_destroy(&r->start);
     ckpt_materials_destroy(&r->zone_fields);
     history_close(&r->history);
-    free(r->host_field);
     ckpt_parts_destroy(&r->parts);
     heat_solver_destroy(&r->solver);
     free(r->zones);
@@ -192,10 +101,9 @@ static int load_configuration(const heat_cli *cli, heat_run *r)
 }
 
 /* Before the backend starts: the folder is this run's, or the run refuses. */
-static int claim_output(const heat_cli *cli, heat_run *r)
+static int claim_output(heat_run *r)
 {
-    output_dir_mode mode = cli->restart ? OUTPUT_CONTINUE : cli->overwrite ? OUTPUT_OVERWRITE : OUTPUT_FRESH;
-    return output_dir_claim(r->config.output.dir, r->config.output.name, mode, r->quiet, &r->output);
+    return output_dir_claim(r->config.output.dir, r->config.output.name, r->start.folder, r->quiet, &r->output);
 }
 
 static void print_scheme(const heat_implicit *im)
@@ -241,25 +149,21 @@ static int create_solver(heat_run *r, int verbose)
     return HEAT_OK;
 }
 
-/* The root fills the whole field; each rank receives its block. */
-static int set_initial_field(heat_run *r, void *whole)
+/* The field the run starts from, on the host first: one process loads it
+ * into the snapshot pipeline's host field, several ranks on the root. */
+static int load_field(heat_run *r)
 {
-    if (whole) heat_initial_fill(&r->config.initial, &r->config.grid, (heat_precision)r->config.precision, whole);
-    zones_initial_temperature(&r->config, whole);
-    return heat_domain_set_field(&r->domain, r->solver, whole, 0);
+    HEAT_CALL(snapshots_create(r->solver, &r->domain, r->parts, snapshot_bytes(r), &r->snapshots));
+    void *host_field = snapshots_host_field(r->snapshots), *whole = host_field;
+    if (par_is_root() && !whole) {
+        whole = heat_host_alloc(snapshot_bytes(r));
+        HEAT_CHECK(whole, "cannot allocate the host field");
+    }
+    int status = run_start_load(&r->start, &r->config, &r->domain, r->solver, whole, r->quiet);
+    if (whole != host_field) free(whole);
+    if (status == HEAT_OK) snapshots_loaded(r->snapshots, r->solver->step);
+    return status;
 }
-
-/* The field (one process) or each rank's slab (parts) leaves the GPU while
- * it steps on, and the writer waits for it (snapshot_arrived). Otherwise
- * each block is gathered on the root. */
-static int take_snapshot(heat_run *r)
-{
-    void *buffer = r->writer ? ckpt_writer_buffer(r->writer) : NULL;
-    if (heat_domain_is_split(&r->domain) && !r->parts) return heat_domain_get_field(&r->domain, r->solver, buffer);
-    return heat_solver_get_field_async(r->solver, buffer);
-}
-
-static int snapshot_arrived(void *solver) { return heat_solver_wait_field(solver); }
 
 static png_slice quick_look_slice(const heat_config *c, const heat_field_stats *initial)
 {
@@ -271,84 +175,14 @@ static png_slice quick_look_slice(const heat_config *c, const heat_field_stats *
     return s;
 }
 
-/* On the GPU backend the host has nothing else to do but launch kernels:
- * all cores but the launching thread's compress (with that one too, the
- * launcher can be descheduled for a time slice and the GPU idles).
- * On the CPU backend the stencil and the compression share the cores while a
- * write is in flight: running both on all of them oversubscribes the cores,
- * and every OpenMP barrier of the stencil then waits for a descheduled
- * thread (a write overlapped that way costs more wall time than the same
- * write done serially). */
-static void plan_cores(heat_run *r)
-{
-    if (!writes(r)) return;
-    r->cores = omp_get_max_threads();
-    int cpu = r->solver->ops == &heat_backend_cpu;
-    r->writer_cores = cpu ? (r->cores + 1) / 2 : r->cores - 1;
-    if (r->writer_cores < 1) r->writer_cores = 1;
-}
-
-/* Before each batch: the stencil's share of this rank's cores. *sharing:
- * 1 when the stencil of some rank leaves some of them to a write in flight.
- * That decides the batch's length, which every rank must agree on: each
- * rank's writer finishes in its own time, and ranks whose batches differed
- * in length would wait for each other's halos and hang. */
-static int share_cores(heat_run *r, int *sharing)
-{
-    *sharing = 0;
-    if (r->solver->ops != &heat_backend_cpu) return HEAT_OK;
-    /* A rank of one thread whose node's cores are all taken by the ranks has no core to lend a write:
-     * stepping beside its compression puts two threads on one core, and the halo exchanges then wait
-     * for whichever rank is descheduled. It lets the write finish first; the ranks' writers compress
-     * side by side, a core each. */
-    if (r->writer && r->cores == 1 && par_size() > 1 && par_node_size() >= par_node_cores())
-        ckpt_writer_wait_idle(r->writer);
-    int here = r->writer && ckpt_writer_busy(r->writer) && r->cores > 1; /* ranks without a writer: 0 */
-    if (r->writer) omp_set_num_threads(here ? r->cores - r->writer_cores : r->cores);
-    if (here && !r->stencil_shares) threads_release_idle();
-    r->stencil_shares = here;
-    long anywhere = here;
-    if (par_size() > 1) HEAT_CALL(par_max_longs(&anywhere, 1)); /* every rank, writer or not */
-    *sharing = anywhere != 0;
-    return HEAT_OK;
-}
-
-/* Writes in flight (output.writes_in_flight; 0: automatic). On the GPU the
- * host mostly waits, and a small file's fixed costs (its fsync's latency,
- * the listing's folder fsync) can overlap the next files' compression and
- * writing of the next files. Large files are bound by the disk's bandwidth
- * instead (several at once are no faster, and page-locking their buffers
- * lengthens the start-up). So
- * automatic takes up to CKPT_WRITER_MAX_JOBS buffers where they fit
- * together in WRITER_BUFFERS_BYTES (and an eighth of the host's memory),
- * else one. On the CPU backend the cores that would compress a second write
- * step the stencil, and several ranks take each write step by step together
- * (io/ckpt_parts.h): one. */
-static const double WRITER_BUFFERS_BYTES = 256.0 * (1 << 20);
-
-static int plan_writes(const heat_run *r)
-{
-    if (par_size() > 1) {
-        if (r->config.output.writes_in_flight > 1 && par_is_root())
-            heat_warn("output.writes_in_flight = %d: with several ranks checkpoints are written one at a time",
-                      r->config.output.writes_in_flight);
-        return 1;
-    }
-    if (r->config.output.writes_in_flight > 0) return r->config.output.writes_in_flight;
-    if (r->solver->ops == &heat_backend_cpu) return 1;
-    double memory = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-    double budget = fmin(memory > 0 ? memory / 8 : 0, WRITER_BUFFERS_BYTES);
-    double fit = floor(budget / (double)snapshot_bytes(r));
-    return fit < 1 ? 1 : fit > CKPT_WRITER_MAX_JOBS ? CKPT_WRITER_MAX_JOBS : (int)fit;
-}
-
-static int create_writer(heat_run *r, heat_series *series)
+static int create_writer(heat_run *r, const heat_field_stats *initial)
 {
     const heat_config *c = &r->config;
     ckpt_writer_options o = {c->output.dir, c->output.name, c->output.compression,
                              c->output.strategy == 0 ? CKPT_PARALLEL_RLE : CKPT_PARALLEL_ZLIB, c->output.keep,
-                             c->output.png, quick_look_slice(c, &r->initial), r->writer_cores, c->output.frame_full,
-                             r->parts, r->host_field, plan_writes(r)};
+                             c->output.png, quick_look_slice(c, initial), r->schedule.writer_cores,
+                             c->output.frame_full, r->parts, snapshots_host_field(r->snapshots),
+                             schedule_writes_in_flight(&r->schedule, c, snapshot_bytes(r))};
     ckpt_meta meta = {0};
     meta.dt = r->solver->problem.dt;
     meta.precision = r->solver->problem.precision;
@@ -359,9 +193,7 @@ static int create_writer(heat_run *r, heat_series *series)
     meta.config_text = c->text;
     HEAT_CALL(zones_checkpoint_fields(c, par_is_root(), &r->zone_fields));
     meta.materials = r->zone_fields;
-    HEAT_CALL(ckpt_writer_create(&o, &meta, series, &r->writer));
-    ckpt_writer_set_arrival(r->writer, snapshot_arrived, r->solver);
-    return HEAT_OK;
+    return ckpt_writer_create(&o, &meta, &r->start.series, &r->writer);
 }
 
 /* Makes room (waits for the oldest write if every snapshot buffer is
@@ -377,12 +209,9 @@ static int write_output(heat_run *r, int frame, int last)
         status = HEAT_OK;
     }
     HEAT_CALL(agree(r, status));
-    double start = progress_now();
-    if (r->host_field_step == r->solver->step) r->host_field_step = -1; /* the field is there, as loaded */
-    else HEAT_CALL(take_snapshot(r));
-    r->snapshot_seconds += progress_now() - start;
+    HEAT_CALL(snapshots_take(r->snapshots));
     if (!r->writer) return HEAT_OK;
-    if (last) ckpt_writer_set_threads(r->writer, r->cores);
+    if (last) ckpt_writer_set_threads(r->writer, r->schedule.cores);
     if (heat_materials_active(r->solver->problem.materials)) ckpt_writer_set_energy(r->writer, r->energy.energy);
     return ckpt_writer_submit(r->writer, r->solver->step, r->solver->time, frame);
 }
@@ -402,10 +231,10 @@ static void record_history(heat_run *r, const heat_field_stats *stats)
     history_record(r->history, r->solver->step, r->solver->time, stats, (double)heat_grid_points(g), cell, &r->energy);
 }
 
-static void open_history(heat_run *r, int restarting, const heat_field_stats *initial)
+static void open_history(heat_run *r, const heat_field_stats *initial)
 {
     if (!par_is_root() || !r->config.output.history) return;
-    history_open(r->config.output.dir, r->config.output.name, r->solver->step, restarting,
+    history_open(r->config.output.dir, r->config.output.name, r->solver->step, r->start.continues,
                  heat_materials_active(r->solver->problem.materials), &r->history);
     record_history(r, initial);
 }
@@ -425,84 +254,41 @@ static int check_field(heat_run *r, long batch_start, heat_field_stats *stats)
                       stats->nonfinite, batch_start, r->solver->step);
 }
 
-/* Steps per batch so that a batch takes about 0.1 s (progress, signals).
- * While a write holds some of the CPU backend's cores, batches last 0.01 s
- * instead, so the stencil takes them back soon after the write ends rather
- * than leaving them idle for the rest of a long batch (on average half a
- * batch a checkpoint). */
-enum { BATCH_MS = 100, SHARING_BATCH_MS = 10 };
-
-static long next_batch(const heat_run *r, double steps_per_second, long next_checkpoint, int sharing)
+static void announce_asked_checkpoint(const heat_run *r, heat_progress *progress)
 {
-    long batch = (long)(steps_per_second * (sharing ? SHARING_BATCH_MS : BATCH_MS) * 1e-3);
-    if (batch > 1) batch &= ~1L; /* the CPU backend steps in pairs: an odd batch would end in a single sweep */
-    if (batch < 1) batch = 1;
-    long until = next_checkpoint - r->solver->step;
-    return batch < until ? batch : until;
+    if (r->quiet) return;
+    progress_finish(progress);
+    printf("SIGUSR1: writing a checkpoint of step %ld (t = %.6g)\n", r->solver->step, r->solver->time);
 }
 
-/* The next multiple of every after step, or the final step. */
-static long next_multiple(long every, long step, long final)
-{
-    if (every <= 0) return final;
-    long next = (step / every + 1) * every;
-    return next < final ? next : final;
-}
-
-/* The NaN/Inf check reads the whole field, so it runs about every second of
- * stepping, before each checkpoint and at the end, not after every batch: in
- * the short batches of a shared CPU it would take a large share of the
- * stencil's time, and a checkpoint is checked anyway. */
-enum { CHECK_INTERVAL_MS = 1000 };
-
+/* Step, check, output when due: the batches and what falls due after each
+ * are the schedule's (app/schedule.h); a stop signal ends the loop after
+ * its checkpoint. */
 static int time_loop(heat_run *r, heat_field_stats *final)
 {
     heat_solver *s = r->solver;
     heat_progress progress;
     progress_start(&progress, s->step, r->config.steps, (double)heat_grid_points(&s->problem.grid), r->quiet);
-    double steps_per_second = 10.0, last_check = progress_now();
-    output_clock clock = output_clock_start(r->config.output.every_seconds, last_check);
+    schedule_start(&r->schedule, r->writer, progress_now());
     long unchecked_from = s->step;
-    while (s->step < r->config.steps) {
-        long next_checkpoint = next_multiple(r->config.output.every, s->step, r->config.steps);
-        long next_frame = next_multiple(r->config.output.frame_every, s->step, r->config.steps);
-        long next_output = next_frame < next_checkpoint ? next_frame : next_checkpoint;
-        int sharing;
-        HEAT_CALL(share_cores(r, &sharing));
-        long batch = next_batch(r, steps_per_second, next_output, sharing);
+    due_events due = {0};
+    while (!due.stop_signal && s->step < r->config.steps) {
+        long batch;
+        HEAT_CALL(schedule_next_batch(&r->schedule, s->step, &batch));
         double t0 = progress_now();
         HEAT_CALL(heat_solver_advance(s, batch));
-        double t1 = progress_now();
-        r->stepping_seconds += t1 - t0;
-        int clock_due = par_is_root() && output_clock_due(&clock, t1, r->writer && ckpt_writer_busy(r->writer));
-        batch_decision d = {signals_stop_requested(), signals_take_checkpoint_request(),
-                            t1 - last_check >= CHECK_INTERVAL_MS * 1e-3, clock_due,
-                            (double)batch / fmax(t1 - t0, 1e-6)};
-        HEAT_CALL(ranks_agree_on_batch(&d));
-        steps_per_second = d.steps_per_second;
-        r->stop_signal = (int)d.stop_signal;
-        int stopping = d.stop_signal != 0, asked = d.checkpoint_asked != 0;
-        int on_schedule = s->step == next_checkpoint || stopping || asked;
-        int checkpoint_due = on_schedule || d.clock_due;
-        r->clock_checkpoints += !on_schedule && d.clock_due;
-        if (checkpoint_due) output_clock_reset(&clock, t1);
-        int frame_due = !checkpoint_due && s->step == next_frame;
-        if (checkpoint_due || frame_due || s->step == r->config.steps || d.check_due) {
+        HEAT_CALL(schedule_after_batch(&r->schedule, s->step, batch, t0, progress_now(), &due));
+        if (due.check) {
             HEAT_CALL(check_field(r, unchecked_from, final));
-            unchecked_from = s->step, last_check = t1;
+            unchecked_from = s->step;
         }
         progress_update(&progress, s->step, s->time);
-        if (asked && !r->quiet) {
-            progress_finish(&progress);
-            printf("SIGUSR1: writing a checkpoint of step %ld (t = %.6g)\n", s->step, s->time);
-        }
-        if (checkpoint_due || frame_due) HEAT_CALL(write_output(r, frame_due, stopping || s->step == r->config.steps));
-        if (stopping) break;
+        if (due.asked) announce_asked_checkpoint(r, &progress);
+        if (due.checkpoint || due.frame) HEAT_CALL(write_output(r, due.frame, due.last));
     }
     progress_finish(&progress);
     return HEAT_OK;
 }
-
 
 /* A run ends well only with its final state on disk. */
 static int check_final_state(const heat_run *r, const ckpt_writer_stats *w)
@@ -514,114 +300,78 @@ static int check_final_state(const heat_run *r, const ckpt_writer_stats *w)
                       "written (see above); %s", r->solver->step, newest);
 }
 
-static int restart_allowed(const heat_cli *cli)
+/* Before the first step: the output plan, the initial statistics, the
+ * cores, the writer and the history; a fresh run's initial state opens the series. */
+static int prepare_stepping(heat_run *r, run_totals *totals)
 {
-    return (cli->allow_scheme_change ? RESTART_ALLOW_SCHEME : 0) | (cli->allow_problem_change ? RESTART_ALLOW_PROBLEM : 0);
+    totals->first_step = r->start.step;
+    report_output_plan(&r->config, totals->first_step, !r->start.continues, r->quiet);
+    launcher_check_kill_delay((double)snapshot_bytes(r));
+    HEAT_CALL(heat_domain_stats(&r->domain, r->solver, &totals->initial));
+    HEAT_CALL(take_energy(r));
+    totals->energy_initial = r->energy;
+    ranks_check_binding();
+    schedule_plan(&r->schedule, &r->config, runs_on_cpu(r), writes(r));
+    if (writes(r)) HEAT_CALL(create_writer(r, &totals->initial));
+    snapshots_attach_writer(r->snapshots, r->writer);
+    open_history(r, &totals->initial);
+    if (r->start.writes_initial) HEAT_CALL(write_output(r, 0, r->config.steps == 0));
+    return HEAT_OK;
 }
 
-/* The root reads the checkpoint; every rank takes its block and the clock. */
-static int restart_field(const heat_cli *cli, heat_run *r, void *whole, heat_series *series)
+/* After the last step: the GPU goes while the last writes finish; the
+ * summary; the exit status says whether the final state is on disk. */
+static int finish(heat_run *r, run_totals *totals, double loop_start)
 {
-    restart_point found = {0};
-    int status = whole ? restart_load(cli->restart, restart_allowed(cli), &r->config, whole, &found, series,
-                                      r->quiet)
-                       : HEAT_OK;
+    totals->energy_final = r->energy;
+    totals->materials = heat_materials_active(r->solver->problem.materials);
+    snapshots_release_solver_beside_writes(r->snapshots);
+    int status = r->writer ? ckpt_writer_wait(r->writer) : HEAT_OK;
+    if (r->config.output.on_write_error) status = HEAT_OK;
     HEAT_CALL(agree(r, status));
-    HEAT_CALL(par_broadcast(&found, sizeof found));
-    HEAT_CALL(heat_domain_set_field(&r->domain, r->solver, whole, found.step));
-    heat_solver_set_clock(r->solver, found.step, found.time);
-    if (found.energy_present && heat_materials_active(r->solver->problem.materials))
-        HEAT_CALL(heat_solver_set_energy(r->solver, found.energy_in));
-    return HEAT_OK;
-}
-
-/* One process loads its field where the checkpoints' snapshots will go, a
- * buffer page-locked once: the upload to a GPU runs at full speed and the
- * initial checkpoint needs no copy back, and no second buffer of the
- * field's size is touched. Several ranks load on the root and scatter the blocks (parallel/domain.h). */
-static int allocate_host_field(heat_run *r)
-{
-    r->host_field_step = -1;
-    if (heat_domain_is_split(&r->domain)) return HEAT_OK;
-    r->host_field = heat_host_alloc(snapshot_bytes(r)); /* its pages present: pinning it faults none */
-    HEAT_CHECK(r->host_field, "cannot allocate the %zu-byte host field", snapshot_bytes(r));
-    pin_snapshot(r);
-    return HEAT_OK;
-}
-
-static int load_field(const heat_cli *cli, heat_run *r, heat_series *series)
-{
-    HEAT_CALL(allocate_host_field(r));
-    void *whole = r->host_field;
-    if (par_is_root() && !whole) {
-        whole = heat_host_alloc(snapshot_bytes(r));
-        HEAT_CHECK(whole, "cannot allocate the host field");
+    totals->wall_seconds = progress_now() - loop_start;
+    totals->snapshot_seconds = snapshots_seconds(r->snapshots);
+    totals->clock_checkpoints = r->schedule.clock_checkpoints;
+    if (r->history) totals->history_path = history_path(r->history), totals->history_rows = history_rows(r->history);
+    HEAT_CALL(ranks_describe(&r->domain, r->solver, r->schedule.stepping_seconds, totals));
+    totals->points = (double)heat_grid_points(&r->config.grid);
+    if (r->writer) {
+        ckpt_writer_stats writes = ckpt_writer_get_stats(r->writer);
+        if (!r->quiet) report_summary(r->solver, &writes, totals);
+        status = check_final_state(r, &writes);
     }
-    int status = cli->restart ? restart_field(cli, r, whole, series) : set_initial_field(r, whole);
-    if (whole != r->host_field) free(whole);
-    if (status == HEAT_OK && r->host_field) r->host_field_step = r->solver->step;
-    return status;
+    HEAT_CALL(agree(r, status));
+    int sig = r->schedule.stop_signal;
+    if (sig && par_is_root()) {
+        fprintf(stderr, "heatsolve: stopped by signal %d at step %ld after writing its checkpoint; continue with "
+                        "--restart latest\n", sig, r->solver->step);
+    }
+    return sig ? 128 + sig : HEAT_OK;
 }
 
 static int run(const heat_cli *cli, heat_run *r)
 {
     double begun = progress_now();
     r->quiet = cli->quiet || !par_is_root();
+    run_start_decide(cli, &r->start);
     HEAT_CALL(agree(r, load_configuration(cli, r)));
-    HEAT_CALL(agree(r, par_is_root() ? claim_output(cli, r) : HEAT_OK));
+    HEAT_CALL(agree(r, par_is_root() ? claim_output(r) : HEAT_OK));
     threads_fit_ranks(par_node_size(), par_node_cores());
     HEAT_CALL(create_solver(r, cli->verbose));
     run_totals totals = {.backend_seconds = progress_now() - begun};
-    heat_series series;
-    series_init(&series, r->config.output.dir, r->config.output.name);
-    int status = agree(r, load_field(cli, r, &series));
+    int status = agree(r, load_field(r));
     totals.field_seconds = progress_now() - begun - totals.backend_seconds;
-    if (status != HEAT_OK) return series_destroy(&series), status;
-    if (cli->restart && r->solver->step >= r->config.steps) {
+    HEAT_CALL(status);
+    if (run_start_reached(&r->start, r->config.steps)) {
         printf("The run already reached step %ld (time.steps = %ld): nothing to do.\n", r->solver->step, r->config.steps);
-        return series_destroy(&series), HEAT_OK;
+        return HEAT_OK;
     }
-    totals.first_step = r->solver->step;
-    report_output_plan(&r->config, totals.first_step, !cli->restart, r->quiet);
-    launcher_check_kill_delay((double)snapshot_bytes(r));
-    HEAT_CALL(heat_domain_stats(&r->domain, r->solver, &totals.initial));
-    r->initial = totals.initial;
-    HEAT_CALL(take_energy(r));
-    totals.energy_initial = r->energy;
-    ranks_check_binding();
-    plan_cores(r);
-    if (writes(r)) HEAT_CALL(create_writer(r, &series));
-    pin_snapshot(r);
-    open_history(r, cli->restart != NULL, &totals.initial);
-    if (!cli->restart) HEAT_CALL(write_output(r, 0, r->config.steps == 0)); /* the initial state opens the series */
-    double start = progress_now();
-    totals.startup_seconds = start - begun;
+    HEAT_CALL(prepare_stepping(r, &totals));
+    double loop_start = progress_now();
+    totals.startup_seconds = loop_start - begun;
     totals.final = totals.initial;
     HEAT_CALL(time_loop(r, &totals.final));
-    totals.energy_final = r->energy;
-    totals.materials = heat_materials_active(r->solver->problem.materials);
-    release_solver_beside_writes(r);
-    status = r->writer ? ckpt_writer_wait(r->writer) : HEAT_OK;
-    if (r->config.output.on_write_error) status = HEAT_OK;
-    HEAT_CALL(agree(r, status));
-    totals.wall_seconds = progress_now() - start;
-    totals.snapshot_seconds = r->snapshot_seconds;
-    totals.clock_checkpoints = r->clock_checkpoints;
-    if (r->history) totals.history_path = history_path(r->history), totals.history_rows = history_rows(r->history);
-    HEAT_CALL(ranks_describe(&r->domain, r->solver, r->stepping_seconds, &totals));
-    totals.points = (double)heat_grid_points(&r->config.grid);
-    if (r->writer) {
-        ckpt_writer_stats writes = ckpt_writer_get_stats(r->writer);
-        if (!r->quiet) report_summary(r->solver, &writes, &totals);
-        status = check_final_state(r, &writes);
-    }
-    HEAT_CALL(agree(r, status));
-    int sig = r->stop_signal;
-    if (sig && par_is_root()) {
-        fprintf(stderr, "heatsolve: stopped by signal %d at step %ld after writing its checkpoint; continue with "
-                        "--restart latest\n", sig, r->solver->step);
-    }
-    return sig ? 128 + sig : HEAT_OK;
+    return finish(r, &totals, loop_start);
 }
 
 /* Every checkpoint allocates its chunk buffers afresh; by default glibc

@@ -16,7 +16,7 @@ void threads_pin_workers(int ranks_on_node);
 /* For the run's first lines: "16 threads, workers pinned one to a core (...)" and the like. */
 const char *threads_binding(void);
 
-/* When the stencil leaves cores to a checkpoint write (app/main.c,
+/* When the stencil leaves cores to a checkpoint write (app/schedule.c,
  * share_cores): its idle workers would spin for milliseconds after each
  * parallel region (libgomp's GOMP_SPINCOUNT) before they sleep, taking those
  * cores from the writer; releasing the thread pool ends that at once, and
