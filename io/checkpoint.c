@@ -311,17 +311,15 @@ static int write_field(h5_scope *s, hid_t file, int fd, const ckpt_meta *m, cons
 {
     chunk_plan plan = field_plan(m, src->from_doubles);
     chunk_codec codec = chunk_codec_of(how);
-    int level = how->level;
-    ckpt_method method = how->method;
     const void *field = src->field;
     int shuffle = src->parts ? src->shuffle : chunk_should_shuffle(&plan, field, codec);
     hid_t dset = -1;
-    HEAT_CALL(create_field_dataset(s, file, m, &plan, level, shuffle, &dset));
+    HEAT_CALL(create_field_dataset(s, file, m, &plan, how->level, shuffle, &dset));
     if (src->parts) {
-        HEAT_CHECK(method != CKPT_HDF5_FILTER, "HDF5's own filter cannot write a field in parts");
+        HEAT_CHECK(how->method != CKPT_HDF5_FILTER, "HDF5's own filter cannot write a field in parts");
         return write_parts(s, dset, fd, &plan, src, codec, crcs, stats);
     }
-    if (method != CKPT_HDF5_FILTER) {
+    if (how->method != CKPT_HDF5_FILTER) {
         chunk_stream_result r;
         HEAT_CALL(chunk_stream_write(s->path, dset, fd, &plan, field, codec, shuffle, crcs, &r));
         stats->stored_bytes = r.stored_bytes, stats->compress_seconds = r.compress_seconds, stats->threads = r.threads;
