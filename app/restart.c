@@ -5,70 +5,12 @@
 #include <string.h>
 
 #include "app/restart_aside.h"
+#include "app/zones.h"
 #include "io/checkpoint.h"
+#include "io/ckpt_compat.h"
 #include "io/fsutil.h"
-#include "app/restart_problem.h"
 #include "solver/error.h"
 #include "solver/implicit.h"
-
-static int mismatch(const char *path, const char *what, const char *in_file, const char *in_config)
-{
-    return heat_error(HEAT_ERR_CONFIG, "%s has %s = %s but the configuration has %s; restart with the configuration "
-                      "that wrote it (its text is in the file's /restart/config)", path, what, in_file, in_config);
-}
-
-static void format_triple(char *buf, size_t len, const double v[3])
-{
-    snprintf(buf, len, "[%.17g, %.17g, %.17g]", v[0], v[1], v[2]);
-}
-
-static int check_grid(const char *path, const ckpt_meta *m, const heat_config *c)
-{
-    char a[128], b[128];
-    if (memcmp(m->grid.n, c->grid.n, sizeof m->grid.n) != 0) {
-        snprintf(a, sizeof a, "[%d, %d, %d]", m->grid.n[0], m->grid.n[1], m->grid.n[2]);
-        snprintf(b, sizeof b, "[%d, %d, %d]", c->grid.n[0], c->grid.n[1], c->grid.n[2]);
-        return mismatch(path, "grid.n", a, b);
-    }
-    if (memcmp(m->grid.length, c->grid.length, sizeof m->grid.length) != 0) {
-        format_triple(a, sizeof a, m->grid.length);
-        format_triple(b, sizeof b, c->grid.length);
-        return mismatch(path, "grid.length", a, b);
-    }
-    if ((int)m->precision != c->precision)
-        return mismatch(path, "solver.precision", heat_precision_name(m->precision),
-                        heat_precision_name((heat_precision)c->precision));
-    return HEAT_OK;
-}
-
-static int check_physics(const char *path, const ckpt_meta *m, const heat_config *c)
-{
-    char a[64], b[64];
-    if (m->alpha != c->alpha) {
-        snprintf(a, sizeof a, "%.17g", m->alpha), snprintf(b, sizeof b, "%.17g", c->alpha);
-        return mismatch(path, "physics.alpha", a, b);
-    }
-    /* An implicit scheme is stable at any dt, so a restart into one may change
-     * it (the usual answer to a solve that did not converge, and the point of
-     * switching from explicit); an explicit run keeps its dt, unless it
-     * switches scheme (check_scheme let that through only when asked). */
-    int new_dt_allowed = c->implicit.scheme != HEAT_EULER || m->implicit.scheme != c->implicit.scheme;
-    if (m->dt != c->dt && !new_dt_allowed) {
-        snprintf(a, sizeof a, "%.17g", m->dt), snprintf(b, sizeof b, "%.17g", c->dt);
-        return mismatch(path, "the time step dt (time.dt, or time.cfl times dt_max)", a, b);
-    }
-    return HEAT_OK;
-}
-
-/* Another scheme continues a different computation: only when asked. */
-static int check_scheme(const char *path, const ckpt_meta *m, const heat_config *c, int allow_change)
-{
-    if (m->implicit.scheme == c->implicit.scheme || allow_change) return HEAT_OK;
-    return heat_error(HEAT_ERR_CONFIG, "%s was written with time.scheme = %s but the configuration has %s; use the "
-                      "checkpoint's scheme, or add --allow-scheme-change to continue with %s on purpose", path,
-                      heat_scheme_name(m->implicit.scheme), heat_scheme_name(c->implicit.scheme),
-                      heat_scheme_name(c->implicit.scheme));
-}
 
 static int load_file(const char *path, const heat_config *c, int allow, void *field, ckpt_meta *found)
 {
@@ -83,10 +25,9 @@ static int load_file(const char *path, const heat_config *c, int allow, void *fi
     /* A contradiction with the configuration is the user's to resolve: an
      * error even where damaged files are only warned about (load_latest). */
     int was = heat_errors_as_warnings(0);
-    int status = check_grid(path, &meta, c);
-    if (status == HEAT_OK) status = check_scheme(path, &meta, c, allow & RESTART_ALLOW_SCHEME);
-    if (status == HEAT_OK) status = check_physics(path, &meta, c);
-    if (status == HEAT_OK && !(allow & RESTART_ALLOW_PROBLEM)) status = restart_check_problem(path, &meta, c);
+    heat_painting painting = zones_painting(c); /* the zone index to compare, from the configuration's regions */
+    int status = ckpt_compat_run(path, &meta, c, allow & RESTART_ALLOW_SCHEME);
+    if (status == HEAT_OK && !(allow & RESTART_ALLOW_PROBLEM)) status = ckpt_compat_problem(path, &meta, c, &painting);
     heat_errors_as_warnings(was);
     ckpt_meta_free(&meta);
     HEAT_CALL(status);

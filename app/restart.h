@@ -1,9 +1,11 @@
 #pragma once
 /*
  * --restart FILE|latest: find the checkpoint, check that it belongs to this
- * configuration (grid, precision, physics), read its field, step and time,
- * and rebuild the series of the checkpoints written before it. The caller
- * hands the field to the solver (on several ranks, each its block).
+ * configuration (io/ckpt_compat.h: grid, precision, physics and, unless
+ * --allow-problem-change, the problem, its zones painted by app/zones.h),
+ * read its field, step and time, and rebuild the series of the checkpoints
+ * written before it. The caller hands the field to the solver (on several
+ * ranks, each its block).
  */
 #include "io/config.h"
 #include "io/series.h"

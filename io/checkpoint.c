@@ -267,9 +267,9 @@ static int create_field_dataset(h5_scope *s, hid_t file, const ckpt_meta *m, con
     return HEAT_OK;
 }
 
-/* What a checkpoint's field comes from: the whole field, or the root's
- * slab with the other ranks' chunks arriving (parts, shuffle agreed); in
- * memory as doubles while the file holds float32 (a frame) or as the file. */
+/* What the file's field comes from: the whole field, or the root's slab
+ * with the other ranks' chunks arriving (parts, shuffle agreed); in memory
+ * as doubles while the file holds float32 (a frame) or as the file. */
 typedef struct field_source {
     const void *field;
     ckpt_parts *parts;
@@ -293,22 +293,33 @@ static int write_parts(h5_scope *s, hid_t dset, int fd, const chunk_plan *whole,
     return HEAT_OK;
 }
 
-static int write_field(h5_scope *s, hid_t file, int fd, const ckpt_meta *m, const field_source *src, int level,
-                       ckpt_method method, uint32_t *crcs, ckpt_write_stats *stats)
+/* The whole field's chunks in the file's precision (gathered from doubles: from_doubles). */
+static chunk_plan field_plan(const ckpt_meta *m, int from_doubles)
 {
     int dims[3] = {m->grid.n[2], m->grid.n[1], m->grid.n[0]};
     chunk_plan plan = chunk_plan_make(dims, heat_precision_size(m->precision));
-    if (src->from_doubles) plan = chunk_plan_from_doubles(plan);
-    chunk_codec codec = {level, method == CKPT_PARALLEL_RLE};
+    return from_doubles ? chunk_plan_from_doubles(plan) : plan;
+}
+
+static chunk_codec chunk_codec_of(const ckpt_codec *codec)
+{
+    return (chunk_codec){codec->level, codec->method == CKPT_PARALLEL_RLE};
+}
+
+static int write_field(h5_scope *s, hid_t file, int fd, const ckpt_meta *m, const field_source *src,
+                       const ckpt_codec *how, uint32_t *crcs, ckpt_write_stats *stats)
+{
+    chunk_plan plan = field_plan(m, src->from_doubles);
+    chunk_codec codec = chunk_codec_of(how);
     const void *field = src->field;
     int shuffle = src->parts ? src->shuffle : chunk_should_shuffle(&plan, field, codec);
     hid_t dset = -1;
-    HEAT_CALL(create_field_dataset(s, file, m, &plan, level, shuffle, &dset));
+    HEAT_CALL(create_field_dataset(s, file, m, &plan, how->level, shuffle, &dset));
     if (src->parts) {
-        HEAT_CHECK(method != CKPT_HDF5_FILTER, "HDF5's own filter cannot write a field in parts");
+        HEAT_CHECK(how->method != CKPT_HDF5_FILTER, "HDF5's own filter cannot write a field in parts");
         return write_parts(s, dset, fd, &plan, src, codec, crcs, stats);
     }
-    if (method != CKPT_HDF5_FILTER) {
+    if (how->method != CKPT_HDF5_FILTER) {
         chunk_stream_result r;
         HEAT_CALL(chunk_stream_write(s->path, dset, fd, &plan, field, codec, shuffle, crcs, &r));
         stats->stored_bytes = r.stored_bytes, stats->compress_seconds = r.compress_seconds, stats->threads = r.threads;
@@ -346,8 +357,8 @@ static void discard_file(h5_scope *open_objects, hid_t file, int fd)
 /* The file goes straight to its temporary name through HDF5's POSIX driver,
  * chunk by chunk while later chunks compress (chunk_stream). Its descriptor
  * serves the writeback hints. */
-static int write_file(h5_scope *s, const char *tmp, const ckpt_meta *m, const field_source *field, int level,
-                      ckpt_method method, ckpt_write_stats *stats)
+static int write_file(h5_scope *s, const char *tmp, const ckpt_meta *m, const field_source *field,
+                      const ckpt_codec *codec, ckpt_write_stats *stats)
 {
     hid_t fcpl = keep(s, H5Pcreate(H5P_FILE_CREATE), H5Pclose);
     H5TRY(s, fcpl);
@@ -363,7 +374,7 @@ static int write_file(h5_scope *s, const char *tmp, const ckpt_meta *m, const fi
     chunk_plan plan = chunk_plan_make(dims, heat_precision_size(m->precision));
     uint32_t *crcs = malloc(sizeof *crcs * (size_t)chunk_plan_total(&plan));
     int status = crcs ? write_vtkhdf_group(&inner, file, m) : heat_error(HEAT_ERR_RUNTIME, "out of memory");
-    if (status == HEAT_OK) status = write_field(&inner, file, fd, m, field, level, method, crcs, stats);
+    if (status == HEAT_OK) status = write_field(&inner, file, fd, m, field, codec, crcs, stats);
     if (status == HEAT_OK) status = write_restart_group(&inner, file, m, &plan, crcs);
     free(crcs);
     if (status != HEAT_OK) return discard_file(&inner, file, fd), status;
@@ -408,12 +419,9 @@ static int seal_file(const char *tmp, const char *path)
  * reading one, take turns. Sealing and the fsync run beside each other. */
 static pthread_mutex_t hdf5_turn = PTHREAD_MUTEX_INITIALIZER;
 
-static int write_checkpoint(const char *path, const ckpt_meta *m, const field_source *field, int level,
-                            ckpt_method method, ckpt_write_stats *stats)
+static int write_checkpoint(const char *path, const ckpt_meta *m, const field_source *field,
+                            const ckpt_codec *codec, ckpt_write_stats *stats)
 {
-    ckpt_write_stats local;
-    if (!stats) stats = &local;
-    memset(stats, 0, sizeof *stats);
     char tmp[4200];
     fs_temp_name(tmp, sizeof tmp, path);
     int slot = fs_temp_track(tmp);
@@ -421,7 +429,7 @@ static int write_checkpoint(const char *path, const ckpt_meta *m, const field_so
     double start = monotonic_seconds();
     pthread_mutex_lock(&hdf5_turn);
     quiet_hdf5();
-    int status = write_file(&s, tmp, m, field, level, method, stats);
+    int status = write_file(&s, tmp, m, field, codec, stats);
     h5_scope_close(&s);
     pthread_mutex_unlock(&hdf5_turn);
     double written = monotonic_seconds();
@@ -445,32 +453,43 @@ static int narrowing(const ckpt_meta *m, heat_precision field_precision, int *fr
     return HEAT_OK;
 }
 
-int ckpt_write_measured(const char *path, const ckpt_meta *m, const void *field, int level, ckpt_method method,
-                        ckpt_write_stats *stats)
+/* Every rank of a write in parts takes every step of it, failed or not
+ * (io/ckpt_parts.h): the shuffle decision, then its chunks: sent to the
+ * root, or, on the root, its own written with the others' as they arrive;
+ * what the root did not take is drained. */
+static int write_in_parts(const char *path, const ckpt_meta *m, const ckpt_source *source, const ckpt_codec *codec,
+                          ckpt_write_stats *stats)
 {
-    field_source whole = {field, NULL, 0, 0};
-    return write_checkpoint(path, m, &whole, level, method, stats);
+    ckpt_parts *parts = source->parts;
+    int from_doubles = 0, shuffle = 0;
+    int status = source->field ? narrowing(m, source->precision, &from_doubles) : HEAT_ERR_RUNTIME; /* NULL: reported */
+    const void *slab = status == HEAT_OK ? source->field : NULL;
+    chunk_plan whole = field_plan(m, source->precision != m->precision);
+    int agreed = ckpt_parts_shuffle(parts, &whole, slab, chunk_codec_of(codec), &shuffle);
+    if (status == HEAT_OK) status = agreed;
+    if (parts->rank != 0) {
+        int sent = ckpt_parts_send(parts, &whole, status == HEAT_OK ? slab : NULL, chunk_codec_of(codec), shuffle);
+        return status == HEAT_OK ? sent : status;
+    }
+    ckpt_parts_begin(parts);
+    if (status == HEAT_OK) {
+        field_source mine = {slab, parts, shuffle, from_doubles};
+        status = write_checkpoint(path, m, &mine, codec, stats);
+    }
+    ckpt_parts_drain(parts, &whole, chunk_codec_of(codec));
+    return status;
 }
 
-int ckpt_write(const char *path, const ckpt_meta *m, const void *field, int level, ckpt_method method)
+int ckpt_write(const char *path, const ckpt_meta *m, const ckpt_source *source, const ckpt_codec *codec,
+               ckpt_write_stats *stats)
 {
-    return ckpt_write_measured(path, m, field, level, method, NULL);
-}
-
-int ckpt_write_from(const char *path, const ckpt_meta *m, const void *field, heat_precision field_precision,
-                    int level, ckpt_method method)
-{
-    field_source whole = {field, NULL, 0, 0};
-    HEAT_CALL(narrowing(m, field_precision, &whole.from_doubles));
-    return write_checkpoint(path, m, &whole, level, method, NULL);
-}
-
-int ckpt_write_parts(const char *path, const ckpt_meta *m, const void *slab, heat_precision slab_precision, int level,
-                     ckpt_method method, ckpt_parts *parts, int shuffle, ckpt_write_stats *stats)
-{
-    field_source source = {slab, parts, shuffle, 0};
-    HEAT_CALL(narrowing(m, slab_precision, &source.from_doubles));
-    return write_checkpoint(path, m, &source, level, method, stats);
+    ckpt_write_stats local;
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    if (source->parts) return write_in_parts(path, m, source, codec, stats);
+    field_source whole = {source->field, NULL, 0, 0};
+    HEAT_CALL(narrowing(m, source->precision, &whole.from_doubles));
+    return write_checkpoint(path, m, &whole, codec, stats);
 }
 
 /* ---- reading ---------------------------------------------------------------------------------- */

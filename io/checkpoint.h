@@ -46,11 +46,22 @@ typedef enum {
     CKPT_HDF5_FILTER = 2,   /* HDF5's built-in filter (for the benchmark comparison) */
 } ckpt_method;
 
-/* Writes field (compact, x fastest) with meta to path, atomically: under a
- * temporary name, chunks written while later ones compress (on the calling
- * context's OpenMP threads), one fsync, then the rename. `level` 0-9 is the
- * deflate level (0: uncompressed, no copy of the field). */
-int ckpt_write(const char *path, const ckpt_meta *meta, const void *field, int level, ckpt_method method);
+/* How the field is compressed. */
+typedef struct ckpt_codec {
+    int level;          /* deflate level 0-9 (0: uncompressed, no copy of the field) */
+    ckpt_method method;
+} ckpt_codec;
+
+/* Where the field comes from: compact, x fastest, the whole field or, with
+ * parts (io/ckpt_parts.h), this rank's z slab. precision: the field's in
+ * memory, meta's or double for a float32 frame (meta->frame), converted
+ * chunk by chunk. */
+struct ckpt_parts;
+typedef struct ckpt_source {
+    const void *field;        /* with parts, NULL on a rank whose snapshot failed: it still takes its part */
+    heat_precision precision;
+    struct ckpt_parts *parts; /* NULL: field is the whole field */
+} ckpt_source;
 
 /* Where a write's time went (benchmark, run summary). */
 typedef struct ckpt_write_stats {
@@ -63,21 +74,14 @@ typedef struct ckpt_write_stats {
     double file_seconds, seal_seconds, commit_seconds;
 } ckpt_write_stats;
 
-int ckpt_write_measured(const char *path, const ckpt_meta *meta, const void *field, int level, ckpt_method method,
-                        ckpt_write_stats *stats);
-
-/* The same, from a field held in field_precision: meta's precision, or
- * double for a float32 frame (meta->frame), converted chunk by chunk. */
-int ckpt_write_from(const char *path, const ckpt_meta *meta, const void *field, heat_precision field_precision,
-                    int level, ckpt_method method);
-
-/* The same file from a field cut into z slabs (io/ckpt_parts.h): the root's
- * call, with its own slab; the other ranks' chunks arrive during it and are
- * written as they come. shuffle: the decision every writer agreed on
- * (ckpt_parts_shuffle). */
-struct ckpt_parts;
-int ckpt_write_parts(const char *path, const ckpt_meta *meta, const void *slab, heat_precision slab_precision,
-                     int level, ckpt_method method, struct ckpt_parts *parts, int shuffle, ckpt_write_stats *stats);
+/* Writes the source's field with meta to path, atomically: under a
+ * temporary name, chunks written while later ones compress (on the calling
+ * context's OpenMP threads), one fsync, then the rename. With parts every
+ * rank calls it for every write, failed or not: the others' chunks travel
+ * to the root, whose call writes the file (ckpt_parts.h); only the root's
+ * call measures (stats zero elsewhere). stats may be NULL. */
+int ckpt_write(const char *path, const ckpt_meta *meta, const ckpt_source *source, const ckpt_codec *codec,
+               ckpt_write_stats *stats);
 
 /* Reads only the /restart metadata (checks the layout). Free with ckpt_meta_free. */
 int ckpt_read_meta(const char *path, ckpt_meta *meta);

@@ -9,6 +9,10 @@
  * order. Every writer takes part in every step of every write (the shuffle
  * decision, the chunks, the quick-look slice), failed or not, so that no
  * writer waits for one that has given up.
+ *
+ * One caller drives the file's steps: ckpt_write (io/checkpoint.h) with a
+ * source in parts, which every rank's writer calls for every write. The
+ * quick-look slice, the PNG's, is the writer's (io/ckpt_writer.c).
  */
 #include <hdf5.h>
 

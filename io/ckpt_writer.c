@@ -212,37 +212,29 @@ static void list_files(ckpt_writer *w, long first, int count)
     w->jobs[first % w->job_count].publish_seconds += omp_get_wtime() - start;
 }
 
+static ckpt_codec codec_of(const ckpt_writer *w) { return (ckpt_codec){w->options.level, w->options.method}; }
+
 static int write_whole(ckpt_job *job, const char *path, const ckpt_meta *file)
 {
     ckpt_writer *w = job->writer;
     warn_if_disk_short(w, file);
-    return ckpt_write_from(path, file, job->buffer, job->meta.precision, w->options.level, w->options.method);
+    ckpt_source snapshot = {job->buffer, job->meta.precision, NULL};
+    ckpt_codec codec = codec_of(w);
+    return ckpt_write(path, file, &snapshot, &codec, NULL);
 }
 
-/* With parts, every rank's writer takes every step whatever failed before
- * (ckpt_parts.h): the shuffle decision, the chunks, the slice. */
+/* With parts, every rank's writer takes part in every write whatever failed
+ * before (ckpt_parts.h): its file (a snapshot that failed goes in as none),
+ * then the quick-look slice. */
 static int write_parts(ckpt_job *job, int status, const char *path, const ckpt_meta *file)
 {
     ckpt_writer *w = job->writer;
     ckpt_parts *parts = w->options.parts;
-    const void *field = status == HEAT_OK ? job->buffer : NULL;
-    int dims[3] = {file->grid.n[2], file->grid.n[1], file->grid.n[0]}, shuffle = 0;
-    chunk_plan whole = chunk_plan_make(dims, heat_precision_size(file->precision));
-    if (file->precision != job->meta.precision) whole = chunk_plan_from_doubles(whole);
-    chunk_codec codec = {w->options.level, w->options.method == CKPT_PARALLEL_RLE};
-    int agreed = ckpt_parts_shuffle(parts, &whole, field, codec, &shuffle);
-    if (status == HEAT_OK) status = agreed;
-    if (parts->rank != 0) {
-        int sent = ckpt_parts_send(parts, &whole, status == HEAT_OK ? field : NULL, codec, shuffle);
-        if (status == HEAT_OK) status = sent;
-    } else {
-        warn_if_disk_short(w, file);
-        ckpt_parts_begin(parts);
-        if (status == HEAT_OK)
-            status = ckpt_write_parts(path, file, field, job->meta.precision, w->options.level, w->options.method,
-                                      parts, shuffle, NULL);
-        ckpt_parts_drain(parts, &whole, codec);
-    }
+    if (parts->rank == 0) warn_if_disk_short(w, file);
+    ckpt_source slab = {status == HEAT_OK ? job->buffer : NULL, job->meta.precision, parts};
+    ckpt_codec codec = codec_of(w);
+    int written = ckpt_write(path, file, &slab, &codec, NULL);
+    if (status == HEAT_OK) status = written;
     if (w->options.png) {
         int summed = ckpt_parts_slice(parts, file->grid.n, job->meta.precision, &w->options.slice, job->buffer, w->plane);
         if (status == HEAT_OK) status = summed;

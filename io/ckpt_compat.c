@@ -1,11 +1,81 @@
-#include "restart_problem.h"
+#include "ckpt_compat.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "app/zones.h"
-#include "io/ckpt_materials.h"
-#include "solver/error.h"
+#include "../solver/error.h"
+#include "../solver/implicit.h"
+#include "ckpt_materials.h"
+
+/* ---- the run ---------------------------------------------------------------------------------- */
+
+static int mismatch(const char *path, const char *what, const char *in_file, const char *in_config)
+{
+    return heat_error(HEAT_ERR_CONFIG, "%s has %s = %s but the configuration has %s; restart with the configuration "
+                      "that wrote it (its text is in the file's /restart/config)", path, what, in_file, in_config);
+}
+
+static void format_triple(char *buf, size_t len, const double v[3])
+{
+    snprintf(buf, len, "[%.17g, %.17g, %.17g]", v[0], v[1], v[2]);
+}
+
+static int check_grid(const char *path, const ckpt_meta *m, const heat_config *c)
+{
+    char a[128], b[128];
+    if (memcmp(m->grid.n, c->grid.n, sizeof m->grid.n) != 0) {
+        snprintf(a, sizeof a, "[%d, %d, %d]", m->grid.n[0], m->grid.n[1], m->grid.n[2]);
+        snprintf(b, sizeof b, "[%d, %d, %d]", c->grid.n[0], c->grid.n[1], c->grid.n[2]);
+        return mismatch(path, "grid.n", a, b);
+    }
+    if (memcmp(m->grid.length, c->grid.length, sizeof m->grid.length) != 0) {
+        format_triple(a, sizeof a, m->grid.length);
+        format_triple(b, sizeof b, c->grid.length);
+        return mismatch(path, "grid.length", a, b);
+    }
+    if ((int)m->precision != c->precision)
+        return mismatch(path, "solver.precision", heat_precision_name(m->precision),
+                        heat_precision_name((heat_precision)c->precision));
+    return HEAT_OK;
+}
+
+static int check_physics(const char *path, const ckpt_meta *m, const heat_config *c)
+{
+    char a[64], b[64];
+    if (m->alpha != c->alpha) {
+        snprintf(a, sizeof a, "%.17g", m->alpha), snprintf(b, sizeof b, "%.17g", c->alpha);
+        return mismatch(path, "physics.alpha", a, b);
+    }
+    /* An implicit scheme is stable at any dt, so a restart into one may change
+     * it (the usual answer to a solve that did not converge, and the point of
+     * switching from explicit); an explicit run keeps its dt, unless it
+     * switches scheme (check_scheme let that through only when asked). */
+    int new_dt_allowed = c->implicit.scheme != HEAT_EULER || m->implicit.scheme != c->implicit.scheme;
+    if (m->dt != c->dt && !new_dt_allowed) {
+        snprintf(a, sizeof a, "%.17g", m->dt), snprintf(b, sizeof b, "%.17g", c->dt);
+        return mismatch(path, "the time step dt (time.dt, or time.cfl times dt_max)", a, b);
+    }
+    return HEAT_OK;
+}
+
+/* Another scheme continues a different computation: only when asked. */
+static int check_scheme(const char *path, const ckpt_meta *m, const heat_config *c, int allow_change)
+{
+    if (m->implicit.scheme == c->implicit.scheme || allow_change) return HEAT_OK;
+    return heat_error(HEAT_ERR_CONFIG, "%s was written with time.scheme = %s but the configuration has %s; use the "
+                      "checkpoint's scheme, or add --allow-scheme-change to continue with %s on purpose", path,
+                      heat_scheme_name(m->implicit.scheme), heat_scheme_name(c->implicit.scheme),
+                      heat_scheme_name(c->implicit.scheme));
+}
+
+int ckpt_compat_run(const char *path, const ckpt_meta *m, const heat_config *c, int scheme_change)
+{
+    HEAT_CALL(check_grid(path, m, c));
+    HEAT_CALL(check_scheme(path, m, c, scheme_change));
+    return check_physics(path, m, c);
+}
+
+/* ---- the problem -------------------------------------------------------------------------------- */
 
 static const char *const face_names[] = {"x_low", "x_high", "y_low", "y_high", "z_low", "z_high"};
 
@@ -99,12 +169,11 @@ static int check_tables(const char *path, const heat_materials *a, const heat_ma
     return HEAT_OK;
 }
 
-static int check_zone_index(const char *path, const heat_config *c)
+static int check_zone_index(const char *path, const heat_config *c, const heat_painting *painting)
 {
-    heat_painting p = zones_painting(c);
     long long point;
     int in_file, in_config;
-    HEAT_CALL(ckpt_materials_first_difference(path, &p, &point, &in_file, &in_config));
+    HEAT_CALL(ckpt_materials_first_difference(path, painting, &point, &in_file, &in_config));
     if (point < 0) return HEAT_OK;
     const int *n = c->grid.n;
     int i = (int)(point % n[0]), j = (int)(point / n[0] % n[1]), k = (int)(point / ((long long)n[0] * n[1]));
@@ -117,7 +186,7 @@ static int check_zone_index(const char *path, const heat_config *c)
     return differs(path, what, a, b);
 }
 
-int restart_check_problem(const char *path, const ckpt_meta *m, const heat_config *c)
+int ckpt_compat_problem(const char *path, const ckpt_meta *m, const heat_config *c, const heat_painting *painting)
 {
     HEAT_CALL(check_boundaries(path, m, c));
     int file_has = m->file_materials != NULL, config_has = heat_materials_active(&c->materials);
@@ -125,5 +194,5 @@ int restart_check_problem(const char *path, const ckpt_meta *m, const heat_confi
         return differs(path, "materials", file_has ? "a materials list" : "none", config_has ? "a materials list" : "none");
     if (!config_has) return HEAT_OK;
     HEAT_CALL(check_tables(path, m->file_materials, &c->materials));
-    return check_zone_index(path, c);
+    return check_zone_index(path, c, painting);
 }
