@@ -50,7 +50,7 @@ static bench_row make_row(const bench_report *r, const heat_variant *v, double m
 
 static int measure(heat_solver *s, int reps, bench_report *r)
 {
-    const heat_backend_ops *ops = s->ops;
+    const heat_bench_ops *ops = s->ops->bench;
     const heat_variant *variants;
     int count;
     double copy_ms, copy_bytes, step_ms;
@@ -163,7 +163,7 @@ static int measure_materials(const heat_problem *one, heat_backend_request reque
     int status = heat_solver_create(&p, request, &s);
     double ms = 0.0;
     if (status == HEAT_OK) status = bench_fill(s);
-    if (status == HEAT_OK) status = s->ops->time_step(s->state, reps, &ms);
+    if (status == HEAT_OK) status = s->ops->bench->time_step(s->state, reps, &ms);
     heat_solver_destroy(&s);
     free(zones);
     if (status != HEAT_OK) return status;

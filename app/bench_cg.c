@@ -123,7 +123,7 @@ int bench_cg(const heat_cli *cli)
     int halo[3] = {p->grid.n[0] + 2, p->grid.n[1] + 2, p->grid.n[2] + 2};
     double sweep_vectors = heat_sweep_bytes(halo, elem) / (points * (double)elem);
     cg_timing jacobi, cheb2, cheb8;
-    int status = s->ops->time_copy(s->state, cli->reps, &copy_ms, &copy_bytes);
+    int status = s->ops->bench->time_copy(s->state, cli->reps, &copy_ms, &copy_bytes);
     if (status == HEAT_OK) status = time_cg(s, cli->reps, &jacobi);
     printf("heatsolve bench --cg: backend %s on %s\nsize %d x %d x %d, %s, Crank-Nicolson at dt = 100 dt_max; "
            "median of %d\n", s->ops->name, s->ops->device_name(s->state), p->grid.n[0], p->grid.n[1], p->grid.n[2],
@@ -137,7 +137,7 @@ int bench_cg(const heat_cli *cli)
     HEAT_CALL(create(cli, HEAT_PRECOND_CHEBYSHEV, 8, &s));
     status = time_cg(s, cli->reps, &cheb8);
     double again_ms, again_bytes;
-    if (status == HEAT_OK) status = s->ops->time_copy(s->state, cli->reps, &again_ms, &again_bytes);
+    if (status == HEAT_OK) status = s->ops->bench->time_copy(s->state, cli->reps, &again_ms, &again_bytes);
     heat_solver_destroy(&s);
     HEAT_CALL(status);
     if (again_ms < copy_ms) copy_ms = again_ms; /* the faster copy: conservative fractions */

@@ -62,10 +62,12 @@ static int time_steps(heat_solver *s, int reps, double *ms)
     return status;
 }
 
-static int make_solver(const heat_cli *cli, const heat_problem *p, heat_solver **s)
+static int make_solver(const heat_cli *cli, const heat_problem *p, const heat_halo_transport *transport,
+                       heat_solver **s)
 {
-    HEAT_CALL(heat_solver_create(p, cli->backend == 1 ? HEAT_SELECT_CPU : cli->backend == 2 ? HEAT_SELECT_HIP
-                                                                                           : HEAT_SELECT_AUTO, s));
+    heat_backend_request request = cli->backend == 1 ? HEAT_SELECT_CPU : cli->backend == 2 ? HEAT_SELECT_HIP
+                                                                                          : HEAT_SELECT_AUTO;
+    HEAT_CALL(heat_solver_create_block(p, transport, request, s));
     return bench_fill(*s);
 }
 
@@ -73,7 +75,7 @@ static int make_solver(const heat_cli *cli, const heat_problem *p, heat_solver *
 static int time_alone(const heat_cli *cli, const heat_problem *whole, int reps, scaling_case *c)
 {
     heat_solver *s = NULL;
-    int status = par_is_root() ? make_solver(cli, whole, &s) : HEAT_OK;
+    int status = par_is_root() ? make_solver(cli, whole, NULL, &s) : HEAT_OK;
     status = heat_domain_agree(status);
     if (status == HEAT_OK) status = time_steps(s, reps, &c->ms);
     c->ms_no_halo = c->ms_serial = c->ms;
@@ -82,10 +84,11 @@ static int time_alone(const heat_cli *cli, const heat_problem *whole, int reps, 
 }
 
 /* The per-step time of `local` (every rank its block). */
-static int time_blocks(const heat_cli *cli, const heat_problem *local, int reps, double *ms)
+static int time_blocks(const heat_cli *cli, const heat_problem *local, const heat_halo_transport *transport,
+                       int reps, double *ms)
 {
     heat_solver *s = NULL;
-    int status = heat_domain_agree(make_solver(cli, local, &s));
+    int status = heat_domain_agree(make_solver(cli, local, transport, &s));
     if (status == HEAT_OK) status = time_steps(s, reps, ms);
     heat_solver_destroy(&s);
     return status;
@@ -101,13 +104,14 @@ static int time_split(const heat_cli *cli, const heat_problem *whole, int reps, 
     heat_problem local;
     heat_domain_localize(&domain, whole, &local);
     local.quiet = 1;
-    int status = time_blocks(cli, &local, reps, &c->ms);
-    local.halo.serial = 1;
-    if (status == HEAT_OK) status = time_blocks(cli, &local, reps, &c->ms_serial);
+    heat_halo_transport transport = heat_domain_transport(&domain);
+    int status = time_blocks(cli, &local, &transport, reps, &c->ms);
+    transport.serial = 1;
+    if (status == HEAT_OK) status = time_blocks(cli, &local, &transport, reps, &c->ms_serial);
     /* the same blocks, every face a boundary, swept as the exchanging blocks are (CPU: in pairs or not) */
     local.halo.single_steps = !heat_pairs_allowed(&local);
     local.halo.exchanged = 0;
-    if (status == HEAT_OK) status = time_blocks(cli, &local, reps, &c->ms_no_halo);
+    if (status == HEAT_OK) status = time_blocks(cli, &local, &transport, reps, &c->ms_no_halo);
     heat_domain_free(&domain);
     return status;
 }

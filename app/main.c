@@ -133,7 +133,9 @@ static int create_solver(heat_run *r, int verbose)
     problem.quiet = r->quiet;
     if (heat_solver_runs_on_cpu(&problem, (heat_backend_request)r->config.backend))
         threads_pin_workers(par_node_size()); /* before the fields' first touch */
-    HEAT_CALL(agree(r, heat_solver_create(&problem, (heat_backend_request)r->config.backend, &r->solver)));
+    heat_halo_transport transport = heat_domain_transport(&r->domain);
+    HEAT_CALL(agree(r, heat_solver_create_block(&problem, &transport, (heat_backend_request)r->config.backend,
+                                                &r->solver)));
     HEAT_CALL(agree(r, ranks_checkpoint_parts(&r->domain.decomp, problem.precision, &r->parts)));
     if (verbose && problem.implicit.scheme != HEAT_EULER) r->solver->cg_log = stdout;
     if (r->quiet) return HEAT_OK;

@@ -67,7 +67,7 @@ int ranks_describe(heat_domain *domain, const heat_solver *solver, double steppi
     memcpy(t->dims, d->dims, sizeof t->dims);
     heat_balance balance;
     HEAT_CALL(heat_domain_balance(domain, stepping_seconds, &balance));
-    int device_transport = solver->problem.halo.exchange_device != NULL && solver->ops != &heat_backend_cpu;
+    int device_transport = solver->transport.exchange_device != NULL && solver->ops != &heat_backend_cpu;
     t->halo_fraction = device_transport ? -1.0 : balance.halo_fraction;
     /* as the backends decide (the GPU's prepare_overlap with its own transport, the
      * CPU's overlappable): z faces only, three planes or more */

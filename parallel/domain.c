@@ -162,16 +162,24 @@ void heat_domain_localize(heat_domain *d, const heat_problem *global, heat_probl
     local->halo.fewest_z_planes = thinnest_z(dc);
     if (local->halo.fewest_z_planes < 2) local->halo.single_steps = 1;
     local->halo.device = par_node_rank();
-    local->halo.exchange_device = dc->ranks > 1 && par_device_transport() ? exchange_device : NULL;
-    local->halo.device_exchange_blocks = par_device_exchange_blocks();
-    local->halo.alloc_device = local->halo.exchange_device ? alloc_device : NULL;
-    local->halo.free_device = local->halo.exchange_device ? free_device : NULL;
-    local->halo.exchange = exchange;
-    local->halo.exchange_start = exchange_start;
-    local->halo.exchange_progress = exchange_progress;
-    local->halo.exchange_wait = exchange_wait;
-    local->halo.context = d;
-    local->halo.sum_owned = dc->ranks > 1 ? sum_owned : NULL;
+}
+
+heat_halo_transport heat_domain_transport(heat_domain *d)
+{
+    int device = d->decomp.ranks > 1 && par_device_transport();
+    heat_halo_transport t = {
+        .exchange = exchange,
+        .exchange_start = exchange_start,
+        .exchange_progress = exchange_progress,
+        .exchange_wait = exchange_wait,
+        .exchange_device = device ? exchange_device : NULL,
+        .device_exchange_blocks = par_device_exchange_blocks(),
+        .alloc_device = device ? alloc_device : NULL,
+        .free_device = device ? free_device : NULL,
+        .sum_owned = d->decomp.ranks > 1 ? sum_owned : NULL,
+        .context = d,
+    };
+    return t;
 }
 
 int heat_domain_set_field(heat_domain *d, heat_solver *s, const void *whole, long step)

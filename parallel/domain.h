@@ -1,8 +1,9 @@
 #pragma once
 /*
  * The run's view of its processes: this rank's block of the grid, the
- * problem its backend solves (the block, with the halo exchange and the
- * ordered sums wired to parallel.h), and the moves of whole fields between
+ * problem its backend solves (the block and its exchanged faces), the halo
+ * transport beside it (the exchange and the ordered sums wired to
+ * parallel.h), and the moves of whole fields between
  * the root, which reads and writes files, and every rank's block. With one
  * process the block is the grid and every move is a no-op.
  */
@@ -37,8 +38,11 @@ void heat_domain_free(heat_domain *d);
 int heat_domain_is_split(const heat_domain *d);
 
 /* The problem of this rank's block: its points, the whole grid's spacing,
- * boundary conditions on the outer faces, the halo exchange on the others. */
+ * boundary conditions on the outer faces, the exchanged faces on the others. */
 void heat_domain_localize(heat_domain *d, const heat_problem *global, heat_problem *local);
+/* How this rank's ghosts travel (parallel.h's exchange) and its sums add
+ * up: for heat_solver_create_block beside the localized problem. */
+heat_halo_transport heat_domain_transport(heat_domain *d);
 
 /* The whole field on the root into every rank's solver, and back. */
 int heat_domain_set_field(heat_domain *d, heat_solver *s, const void *whole, long step);

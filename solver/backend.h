@@ -1,12 +1,16 @@
 #pragma once
 /*
  * The backend interface: a table of operations with private state behind a
- * void pointer (BabelStream's Stream, PETSc's ops tables). The time loop and
- * the benchmark only ever call through this table.
+ * void pointer (BabelStream's Stream, PETSc's ops tables). The time loop
+ * only ever calls through the core table (heat_backend_ops) and its CG
+ * table; the benchmark reaches the kernel variants through the core table's
+ * `bench`; a GPU's asynchronous hooks hang off its `async`. The halo
+ * transport comes to create() on its own (solver/halo_transport.h).
  *
  * Host arrays exchanged with a backend are compact, halo excluded, x fastest:
  * n[0] * n[1] * n[2] elements of the problem's precision.
  */
+#include "halo_transport.h"
 #include "problem.h"
 
 struct heat_energy;
@@ -71,10 +75,51 @@ typedef struct heat_cg_ops {
     int (*finish)(void *state);
 } heat_cg_ops;
 
+/* The benchmark's and the verification tests' access to every kernel
+ * variant a backend builds (heatsolve bench, app/bench.c); the time loop
+ * never calls these. run_variant: `steps` times halo fill, one sweep of the
+ * variant from the current field into the other, swap (a Laplacian variant
+ * leaves f = lap(u) as the current field). variants: every variant, the
+ * seeds' Laplacian-only ones included, which the production choice never
+ * considers. */
+typedef struct heat_bench_ops {
+    int (*run_variant)(void *state, const heat_variant *variant, long steps);
+    int (*variants)(void *state, const heat_variant **list, int *count);
+    int (*time_variant)(void *state, const heat_variant *variant, int reps, double *median_ms);
+    int (*time_copy)(void *state, int reps, double *median_ms, double *bytes);
+    int (*time_step)(void *state, int reps, double *median_ms);
+} heat_bench_ops;
+
+/* Optional asynchronous hooks of a backend whose field lives apart from
+ * the host (a GPU's); a backend without them has none of the four (the
+ * table is NULL) and the solver falls back to download(). */
+typedef struct heat_async_ops {
+    /* Page-locks (pin = 1) or releases host memory that download() fills
+     * again and again (the checkpoint snapshot), so that those copies run at
+     * the bus's speed. Returns 0 when the memory stays pageable: copies still
+     * work, only slower. */
+    int (*pin_host)(void *state, void *host, size_t bytes, int pin);
+    /* Starts copying the current field into host while advance() goes on;
+     * host must not be read before download_wait() returns. Any thread may
+     * call download_wait(); it returns once no copy is in flight. A snapshot
+     * started before the previous one was waited for first waits for that
+     * one (several writes in flight). */
+    int (*download_async)(void *state, void *host);
+    int (*download_wait)(void *state);
+    /* Called after destroy() when this process uses the device no more: a
+     * GPU's context goes now, beside whatever the process still does,
+     * instead of in the runtime's exit handler after main returns. */
+    void (*release_device)(void);
+} heat_async_ops;
+
+/* What the time loop calls: a backend's core operations. */
 typedef struct heat_backend_ops {
     const char *name;
-    /* Allocates two fields and selects the kernel. */
-    int (*create)(const heat_problem *problem, void **state);
+    /* Allocates two fields and selects the kernel. transport: how the ghosts
+     * of the problem's exchanged faces travel and how processes add their
+     * sums (solver/halo_transport.h); NULL: a single block that exchanges
+     * nothing. The backend keeps a copy. */
+    int (*create)(const heat_problem *problem, const heat_halo_transport *transport, void **state);
     /* Frees everything; accepts NULL and clears the handle. */
     void (*destroy)(void **state);
     int (*upload)(void *state, const void *host);
@@ -88,37 +133,8 @@ typedef struct heat_backend_ops {
     /* Kernel configuration the time loop uses, e.g. "heat_tiled_nt m=4 block 256x1x1". */
     const char *(*kernel_description)(void *state);
 
-    /* Verification and benchmark support. run_variant: `steps` times halo fill,
-     * one sweep of the variant from the current field into the other, swap
-     * (a Laplacian variant leaves f = lap(u) as the current field). */
-    int (*run_variant)(void *state, const heat_variant *variant, long steps);
-    int (*variants)(void *state, const heat_variant **list, int *count);
-    int (*time_variant)(void *state, const heat_variant *variant, int reps, double *median_ms);
-    int (*time_copy)(void *state, int reps, double *median_ms, double *bytes);
-    int (*time_step)(void *state, int reps, double *median_ms);
-
-    /* Optional (NULL: nothing to gain). Page-locks (pin = 1) or releases host
-     * memory that download() fills again and again (the checkpoint snapshot),
-     * so that those copies run at the bus's speed. Returns 0 when the memory
-     * stays pageable: copies still work, only slower. */
-    int (*pin_host)(void *state, void *host, size_t bytes, int pin);
-
     /* Implicit schemes; the vectors exist when create() saw an implicit scheme. */
     const heat_cg_ops *cg;
-
-    /* Optional (NULL: download() is used). Starts copying the current field
-     * into host while advance() goes on; host must not be read before
-     * download_wait() returns. Any thread may call download_wait(); it returns
-     * once no copy is in flight. A snapshot started before the previous one
-     * was waited for first waits for that one (several writes in flight). */
-    int (*download_async)(void *state, void *host);
-    int (*download_wait)(void *state);
-
-    /* Optional (NULL: nothing to release). Called after destroy() when this
-     * process uses the device no more: a GPU's context goes now, beside
-     * whatever the process still does, instead of in the runtime's exit
-     * handler after main returns. */
-    void (*release_device)(void);
 
     /* Materials runs (solver/materials.h): the clock of the next step, whose
      * start time t = clock_time + (step - clock_step) dt (the time loop's
@@ -133,6 +149,11 @@ typedef struct heat_backend_ops {
     /* Can this backend run the problem? NULL: constant-coefficient runs only
      * (no materials). The solver takes the CPU backend where a GPU's cannot. */
     int (*supports)(const heat_problem *problem);
+
+    /* The benchmark's variants and timing (never NULL). */
+    const heat_bench_ops *bench;
+    /* Asynchronous snapshots, pinned host memory, early device release; NULL: none. */
+    const heat_async_ops *async;
 } heat_backend_ops;
 
 extern const heat_backend_ops heat_backend_cpu;

@@ -167,7 +167,7 @@ void heat_zones_in_layout(const heat_problem *p, const heat_layout *l, unsigned 
     }
 }
 
-int heat_zone_volumes(const heat_problem *p, double volume[HEAT_ZONES_MAX])
+int heat_zone_volumes(const heat_problem *p, const heat_halo_transport *transport, double volume[HEAT_ZONES_MAX])
 {
     const int *n = p->grid.n;
     double count[HEAT_ZONES_MAX] = {0};
@@ -175,8 +175,8 @@ int heat_zone_volumes(const heat_problem *p, double volume[HEAT_ZONES_MAX])
         for (long y = 1; y <= n[1]; ++y)
             for (long x = 1; x <= n[0]; ++x) count[p->zones[(z * (n[1] + 2) + y) * (n[0] + 2) + x]] += 1.0;
     /* whole numbers, exact in doubles: their sum across processes has one value in any order */
-    const heat_halo *h = &p->halo;
-    if (h->sum_owned) HEAT_CALL(h->sum_owned(h->context, count, p->materials->zone_count));
+    if (transport && transport->sum_owned)
+        HEAT_CALL(transport->sum_owned(transport->context, count, p->materials->zone_count));
     const double cell = p->grid.h[0] * p->grid.h[1] * p->grid.h[2];
     for (int z = 0; z < HEAT_ZONES_MAX; ++z) volume[z] = count[z] * cell;
     return HEAT_OK;

@@ -29,6 +29,7 @@
  */
 #include <stdint.h>
 
+#include "halo_transport.h"
 #include "problem.h"
 
 enum {
@@ -144,7 +145,7 @@ typedef struct heat_energy {
  * boundary (not exchanged) face's ghost takes the zone of the owned point
  * beside it, whatever the caller painted there. */
 void heat_zones_in_layout(const heat_problem *problem, const heat_layout *l, unsigned char *zone);
-/* Each zone's volume over the whole grid (collective: halo.sum_owned). */
-int heat_zone_volumes(const heat_problem *problem, double volume[HEAT_ZONES_MAX]);
+/* Each zone's volume over the whole grid (collective: transport->sum_owned; NULL: one process). */
+int heat_zone_volumes(const heat_problem *problem, const heat_halo_transport *transport, double volume[HEAT_ZONES_MAX]);
 /* Each face's energy kind (-1: none, or exchanged) and the kinds some face of the grid has. */
 void heat_energy_faces(const heat_problem *problem, int face_kind[FACE_COUNT], int kind_present[HEAT_ENERGY_KINDS]);

@@ -74,43 +74,18 @@ typedef struct heat_implicit {
     int smoothing_steps;          /* crank_nicolson: the first N steps as two backward Euler half steps */
 } heat_implicit;
 
-/* Faces whose ghosts come from elsewhere: a neighbouring rank's block, or
- * this block's far side across a periodic axis. A backend packs the owned
- * plane next to each such face into send[f], calls exchange, and copies
- * recv[f] into the face's ghosts; on the other faces it applies the boundary
- * condition. offset/global_n place the block in the whole grid (sums in a
- * fixed order, solver/reduce.h). */
+/* Where this block sits and which of its faces get their ghosts from
+ * elsewhere: a neighbouring rank's block, or this block's far side across a
+ * periodic axis. On those faces a backend fills the ghosts through the halo
+ * transport (solver/halo_transport.h, handed to it beside the problem); on
+ * the others it applies the boundary condition. offset/global_n place the
+ * block in the whole grid (sums in a fixed order, solver/reduce.h). */
 typedef struct heat_halo {
     unsigned exchanged; /* bit f: face f's ghosts are exchanged */
-    int (*exchange)(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                    const size_t bytes[FACE_COUNT]);
-    /* The same exchange in three calls (parallel.h: par_halo_start), so that
-     * a backend updates the interior while the faces travel; NULL: only the
-     * blocking one. progress returns 1 once the faces arrived, < 0 on error. */
-    int (*exchange_start)(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                          const size_t bytes[FACE_COUNT]);
-    int (*exchange_progress)(void *context);
-    int (*exchange_wait)(void *context);
-    /* Where set, GPU backends hand device buffers (face-packed, same layout)
-     * to this instead of staging them through host memory; the transfer is
-     * queued on `stream` (the GPU's; NULL: its default stream). */
-    int (*exchange_device)(void *context, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                           const size_t bytes[FACE_COUNT], void *stream);
-    int device_exchange_blocks; /* 1: exchange_device waits for `stream` and returns with the faces
-                                   in (GPU-aware MPI); 0: it only queues them there (NCCL) */
-    /* Where set, GPU backends take the buffers whose planes exchange_device
-     * moves (fields, CG vectors, packed faces) from alloc_device, which may
-     * decline (*buffer NULL), and give back with free_device what it gave. */
-    int (*alloc_device)(void *context, void **buffer, size_t bytes);
-    int (*free_device)(void *context, void *buffer);
     int fewest_z_planes; /* of any rank's block (the whole grid's with one process); 0: unknown */
-    /* Element-wise sum across processes of a vector whose entries each have one owner (parallel.h). */
-    int (*sum_owned)(void *context, double *values, long count);
-    void *context;
     int offset[3];      /* global index of the block's first owned point */
     int device;         /* GPU of this process among its node's GPUs (node-local rank) */
     int global_n[3];    /* points of the whole grid */
-    int serial;         /* 1: the exchange before the update, never beside it (benchmark's comparison) */
     int single_steps;   /* 1: one explicit step a sweep where two would be allowed: some rank's block
                            is one plane thick along z (a pair needs two from each neighbour), or the
                            benchmark's blocks without exchange, compared with blocks that exchange */

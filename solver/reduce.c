@@ -17,7 +17,7 @@ int heat_brick_size(int n)
     return b;
 }
 
-int heat_reduction_init(heat_reduction *r, const heat_problem *problem)
+int heat_reduction_init(heat_reduction *r, const heat_problem *problem, const heat_halo_transport *transport)
 {
     memset(r, 0, sizeof *r);
     const heat_halo *h = &problem->halo;
@@ -36,8 +36,8 @@ int heat_reduction_init(heat_reduction *r, const heat_problem *problem)
     r->segments = r->own[0];
     r->partials = malloc(sizeof(double) * (size_t)total);
     HEAT_CHECK(r->partials, "out of memory for %ld brick sums", total);
-    r->sum_owned = h->sum_owned;
-    r->context = h->context;
+    r->sum_owned = transport ? transport->sum_owned : NULL;
+    r->context = transport ? transport->context : NULL;
     return HEAT_OK;
 }
 

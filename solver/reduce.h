@@ -9,6 +9,7 @@
  * whole bricks, so every partial sum is formed by one process from the same
  * values in the same order, whatever the layout.
  */
+#include "halo_transport.h"
 #include "problem.h"
 
 typedef struct heat_reduction {
@@ -26,7 +27,8 @@ typedef struct heat_reduction {
 /* Brick edge for an axis of n points: a power of two >= 16 with at most 32 bricks along the axis. */
 int heat_brick_size(int n);
 
-int heat_reduction_init(heat_reduction *r, const heat_problem *problem);
+/* transport: its sum_owned adds the processes' brick sums (NULL: one process). */
+int heat_reduction_init(heat_reduction *r, const heat_problem *problem, const heat_halo_transport *transport);
 void heat_reduction_free(heat_reduction *r);
 /* Row segment sums -> the global sum. segment_sums: [z][y][segment] of this block. */
 int heat_reduction_sum(heat_reduction *r, const double *segment_sums, double *total);

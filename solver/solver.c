@@ -79,17 +79,24 @@ int heat_solver_runs_on_cpu(const heat_problem *problem, heat_backend_request re
 
 int heat_solver_create(const heat_problem *problem, heat_backend_request request, heat_solver **solver)
 {
+    return heat_solver_create_block(problem, NULL, request, solver);
+}
+
+int heat_solver_create_block(const heat_problem *problem, const heat_halo_transport *transport,
+                             heat_backend_request request, heat_solver **solver)
+{
     *solver = NULL;
-    const heat_backend_ops *ops;
+    const heat_backend_ops *ops = NULL;
     HEAT_CALL(select_backend(request, problem, &ops));
     if (ops == &heat_backend_cpu) HEAT_CALL(check_host_memory(problem, ops)); /* before allocating */
     heat_solver *s = calloc(1, sizeof *s);
     HEAT_CHECK(s, "out of memory");
     s->ops = ops;
     s->problem = *problem;
+    s->transport = heat_halo_transport_or_none(transport);
     s->chebyshev = heat_chebyshev_make(problem);
     /* A GPU backend refuses a grid too large for the device before allocating. */
-    int status = ops->create(problem, &s->state);
+    int status = ops->create(problem, transport, &s->state);
     if (status == HEAT_OK && ops != &heat_backend_cpu) status = check_host_memory(problem, ops);
     if (status != HEAT_OK) {
         heat_solver_destroy(&s);
@@ -111,7 +118,7 @@ void heat_solver_release_backend(heat_solver *s)
 {
     if (!s->state) return;
     s->ops->destroy(&s->state);
-    if (s->ops->release_device) s->ops->release_device();
+    if (s->ops->async) s->ops->async->release_device();
 }
 
 int heat_solver_set_field(heat_solver *s, const void *host, long step)
@@ -135,14 +142,14 @@ int heat_solver_get_field(heat_solver *s, void *host) { return s->ops->download(
 
 int heat_solver_get_field_async(heat_solver *s, void *host)
 {
-    return s->ops->download_async ? s->ops->download_async(s->state, host) : s->ops->download(s->state, host);
+    return s->ops->async ? s->ops->async->download_async(s->state, host) : s->ops->download(s->state, host);
 }
 
-int heat_solver_wait_field(heat_solver *s) { return s->ops->download_wait ? s->ops->download_wait(s->state) : HEAT_OK; }
+int heat_solver_wait_field(heat_solver *s) { return s->ops->async ? s->ops->async->download_wait(s->state) : HEAT_OK; }
 
 int heat_solver_pin_host(heat_solver *s, void *host, size_t bytes, int pin)
 {
-    return s->ops->pin_host ? s->ops->pin_host(s->state, host, bytes, pin) : 0;
+    return s->ops->async ? s->ops->async->pin_host(s->state, host, bytes, pin) : 0;
 }
 
 static int advance_implicit(heat_solver *s, long steps)

@@ -11,6 +11,7 @@ typedef struct heat_solver {
     const heat_backend_ops *ops;
     void *state;          /* the backend's private state */
     heat_problem problem;
+    heat_halo_transport transport; /* how the block's ghosts travel; all NULL for a block alone */
     long step;            /* steps taken since t = 0 */
     double time;          /* clock_time + (step - clock_step) * dt (time units) */
     long clock_step;      /* where the current dt began: 0, or a restart that changed dt */
@@ -25,6 +26,10 @@ typedef enum { HEAT_SELECT_AUTO = 0, HEAT_SELECT_CPU = 1, HEAT_SELECT_HIP = 2 } 
 /* Picks the backend (auto: the GPU when one is usable, saying so otherwise),
  * checks that the fields fit in memory and allocates them. */
 int heat_solver_create(const heat_problem *problem, heat_backend_request request, heat_solver **solver);
+/* The same for a block whose exchanged faces (problem->halo.exchanged) get
+ * their ghosts through transport (parallel/domain.h: heat_domain_transport). */
+int heat_solver_create_block(const heat_problem *problem, const heat_halo_transport *transport,
+                             heat_backend_request request, heat_solver **solver);
 void heat_solver_destroy(heat_solver **solver);
 /* Frees the backend's state and lets its device go while the process goes
  * on (a run's last checkpoint writes): only for a process that uses no GPU

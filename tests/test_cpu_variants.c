@@ -16,20 +16,20 @@
 #include "../parallel/domain.h"
 #include "test_util.h"
 
-static int run_variant(const heat_problem *p, const void *initial, const char *name, int threads, int calls,
-                       void *out)
+static int run_variant(const heat_problem *p, const heat_halo_transport *transport, const void *initial,
+                       const char *name, int threads, int calls, void *out)
 {
     omp_set_num_threads(threads);
     heat_solver *s;
-    EXPECT_OK(heat_solver_create(p, HEAT_SELECT_CPU, &s));
+    EXPECT_OK(heat_solver_create_block(p, transport, HEAT_SELECT_CPU, &s));
     const heat_variant *list;
     int count, found = -1;
-    EXPECT_OK(s->ops->variants(s->state, &list, &count));
+    EXPECT_OK(s->ops->bench->variants(s->state, &list, &count));
     for (int v = 0; v < count; ++v)
         if (strcmp(list[v].kernel, name) == 0) found = v;
     EXPECT(found >= 0, "no CPU variant %s", name);
     EXPECT_OK(heat_solver_set_field(s, initial, 0));
-    for (int c = 0; c < calls; ++c) EXPECT_OK(s->ops->run_variant(s->state, &list[found], 7 / calls));
+    for (int c = 0; c < calls; ++c) EXPECT_OK(s->ops->bench->run_variant(s->state, &list[found], 7 / calls));
     EXPECT_OK(heat_solver_get_field(s, out));
     heat_solver_destroy(&s);
     return 0;
@@ -38,18 +38,18 @@ static int run_variant(const heat_problem *p, const void *initial, const char *n
 /* 7 steps of heat_step on one thread, one sweep a step (the reference),
  * against 7 steps in one call (three pairs and a single sweep) of each
  * variant names[c] on threads[c] threads, from a Gaussian centred at z = cz. */
-static int pairs_match_single_sweeps(const heat_problem *p, double cz, const char *what, const char *const names[],
-                                     const int threads[], int count)
+static int pairs_match_single_sweeps(const heat_problem *p, const heat_halo_transport *transport, double cz,
+                                     const char *what, const char *const names[], const int threads[], int count)
 {
     heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 5.0, .background = 1.0, .center = {0.3, 0.6, cz},
                          .width = 0.3};
     void *initial = test_alloc_field(p), *reference = test_alloc_field(p), *other = test_alloc_field(p);
     heat_initial_fill(&init, &p->grid, p->precision, initial);
     size_t bytes = (size_t)heat_grid_points(&p->grid) * heat_precision_size(p->precision);
-    if (run_variant(p, initial, "heat_step", 1, 7, reference)) return 1;
+    if (run_variant(p, transport, initial, "heat_step", 1, 7, reference)) return 1;
     EXPECT(memcmp(initial, reference, bytes) != 0, "%s: the step changed nothing", what);
     for (int c = 0; c < count; ++c) {
-        if (run_variant(p, initial, names[c], threads[c], 1, other)) return 1;
+        if (run_variant(p, transport, initial, names[c], threads[c], 1, other)) return 1;
         EXPECT(memcmp(reference, other, bytes) == 0,
                "%s: %s on %d threads, two steps a sweep, differs from heat_step on 1 thread, one a sweep", what,
                names[c], threads[c]);
@@ -70,11 +70,11 @@ static int check_precision(heat_precision precision, int nz)
     const int threads[] = {1, 2, 1, 2, 3, 4};
     char what[64];
     snprintf(what, sizeof what, "%s, %d planes", heat_precision_name(precision), nz);
-    return pairs_match_single_sweeps(&p, 0.4, what, names, threads, 6);
+    return pairs_match_single_sweeps(&p, NULL, 0.4, what, names, threads, 6);
 }
 
 /* Periodic z: the process's own planes across the axis (parallel_serial.c),
- * wired as a run wires them (heat_domain_localize). */
+ * wired as a run wires them (heat_domain_localize, heat_domain_transport). */
 static int check_periodic(heat_precision precision)
 {
     heat_problem whole = test_problem(61, 300, 16, 2.0, 3.0, 1.0, precision), p;
@@ -89,7 +89,8 @@ static int check_periodic(heat_precision precision)
     const int threads[] = {1, 2, 4};
     char what[64];
     snprintf(what, sizeof what, "%s, periodic z", heat_precision_name(precision));
-    int failed = pairs_match_single_sweeps(&p, 0.1, what, names, threads, 3);
+    heat_halo_transport transport = heat_domain_transport(&domain);
+    int failed = pairs_match_single_sweeps(&p, &transport, 0.1, what, names, threads, 3);
     heat_domain_free(&domain);
     return failed;
 }

@@ -24,12 +24,12 @@ static int compare(heat_precision precision)
     EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_HIP, &s));
     const heat_variant *variants;
     int count, failed = 0;
-    EXPECT_OK(s->ops->variants(s->state, &variants, &count));
+    EXPECT_OK(s->ops->bench->variants(s->state, &variants, &count));
     double tolerance = precision == HEAT_FLOAT ? 1e-5 : 1e-13;
     for (int v = 0; v < count; ++v) {
         if (variants[v].laplacian) continue;
         EXPECT_OK(heat_solver_set_field(s, initial, 0));
-        EXPECT_OK(s->ops->run_variant(s->state, &variants[v], 100));
+        EXPECT_OK(s->ops->bench->run_variant(s->state, &variants[v], 100));
         EXPECT_OK(heat_solver_get_field(s, gpu));
         double worst = 0.0, scale = 0.0;
         for (long at = 0; at < heat_grid_points(&p.grid); ++at) {

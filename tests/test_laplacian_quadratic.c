@@ -14,7 +14,7 @@ static int check_variant(heat_solver *s, const heat_variant *v, void *field)
                 test_set(p, field, ((long)k * n[1] + j) * n[0] + i, x * x + 2 * y * y + 3 * z * z);
             }
     EXPECT_OK(heat_solver_set_field(s, field, 0));
-    EXPECT_OK(s->ops->run_variant(s->state, v, 1));
+    EXPECT_OK(s->ops->bench->run_variant(s->state, v, 1));
     EXPECT_OK(heat_solver_get_field(s, field));
     double tolerance = p->precision == HEAT_FLOAT ? 2e-2 : 1e-8, worst = 0.0;
     for (int k = 1; k < n[2] - 1; ++k)
@@ -35,7 +35,7 @@ static int run(heat_backend_request backend, heat_precision precision)
     void *field = test_alloc_field(&p);
     const heat_variant *variants;
     int count, failed = 0;
-    EXPECT_OK(s->ops->variants(s->state, &variants, &count));
+    EXPECT_OK(s->ops->bench->variants(s->state, &variants, &count));
     for (int v = 0; v < count; ++v)
         if (variants[v].laplacian) failed |= check_variant(s, &variants[v], field);
     free(field);

@@ -91,13 +91,13 @@ static int run_block(block_context *c)
     p->grid.n[2] = nz, p->grid.length[2] = p->grid.h[2] * nz;
     p->halo.offset[2] = z0;
     p->halo.exchanged = 1u << (c->block == 0 ? FACE_Z_HIGH : FACE_Z_LOW);
-    p->halo.exchange = exchange, p->halo.sum_owned = sum_owned, p->halo.context = c;
+    heat_halo_transport transport = {.exchange = exchange, .sum_owned = sum_owned, .context = c};
     p->halo.single_steps = 1;
     p->zones = test_paint_zones(p, layered);
     const long plane = (long)NX * NY;
     c->field = test_alloc_field(p);
     heat_solver *s;
-    EXPECT_OK(heat_solver_create(p, HEAT_SELECT_CPU, &s));
+    EXPECT_OK(heat_solver_create_block(p, &transport, HEAT_SELECT_CPU, &s));
     memcpy(c->field, (const double *)c->whole_initial + z0 * plane, sizeof(double) * (size_t)(nz * plane));
     EXPECT_OK(heat_solver_set_field(s, c->field, 0));
     EXPECT_OK(heat_solver_advance(s, STEPS));

@@ -55,7 +55,7 @@ static int check_split(double whole_total)
     other_slab others[2];
     for (int s = 0; s < 2; ++s) {
         heat_problem p = block(z0[s], nz[s]);
-        EXPECT_OK(heat_reduction_init(&r[s], &p));
+        EXPECT_OK(heat_reduction_init(&r[s], &p, NULL));
         sums[s] = segment_sums(&r[s], z0[s]);
         long count = (long)r[s].bricks[0] * r[s].bricks[1] * r[s].bricks[2];
         others[s].partials = calloc((size_t)count, sizeof(double)), others[s].capture = 1;
@@ -96,7 +96,7 @@ int main(void)
 {
     heat_problem p = block(0, NZ);
     heat_reduction whole;
-    EXPECT_OK(heat_reduction_init(&whole, &p));
+    EXPECT_OK(heat_reduction_init(&whole, &p, NULL));
     double *sums = segment_sums(&whole, 0), total;
     EXPECT(sums, "out of memory");
     EXPECT_OK(heat_reduction_sum(&whole, sums, &total));

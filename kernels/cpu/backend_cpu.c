@@ -39,6 +39,7 @@ enum { CPU_ALIGN_BYTES = 64 }; /* one cache line */
 
 typedef struct cpu_state {
     heat_problem problem;
+    heat_halo_transport transport; /* how the exchanged faces' ghosts travel */
     heat_layout layout;
     heat_coeffs coeffs;
     size_t elem;       /* bytes per value */
@@ -132,10 +133,10 @@ static void unpack_faces(cpu_state *s, void *field)
  * the owned planes, exchange, unpack. Other faces are the kernels' business. */
 static int exchange_ghosts(cpu_state *s, void *field)
 {
-    const heat_halo *h = &s->problem.halo;
-    if (!h->exchanged) return HEAT_OK;
+    const heat_halo_transport *t = &s->transport;
+    if (!s->problem.halo.exchanged) return HEAT_OK;
     pack_faces(s, field, 1);
-    HEAT_CALL(h->exchange(h->context, s->send, s->recv, s->face_bytes));
+    HEAT_CALL(t->exchange(t->context, s->send, s->recv, s->face_bytes));
     unpack_faces(s, field);
     return HEAT_OK;
 }
@@ -278,7 +279,7 @@ static int step_power(cpu_state *s, const void *field, double power[HEAT_ENERGY_
 /* The zones' volumes over the whole grid, the faces' kinds and the bricks' buffer. */
 static int setup_energy(cpu_state *s)
 {
-    HEAT_CALL(heat_zone_volumes(&s->problem, s->zone_volume));
+    HEAT_CALL(heat_zone_volumes(&s->problem, &s->transport, s->zone_volume));
     heat_energy_faces(&s->problem, s->face_kind, s->kind_present);
     const heat_reduction *r = &s->reduction;
     s->energy_bricks = malloc(sizeof(double) * (size_t)r->own[0] * r->own[1] * r->own[2] * HEAT_ENERGY_KINDS);
@@ -321,12 +322,15 @@ static int implicit_solve_energy(cpu_state *s)
 #include "for_each_precision.h"
 
 /* heat_step stores through the cache; heat_step_nt streams its output past
- * it. Which is faster is the machine's business (trial_step). */
+ * it. Which is faster is the machine's business (trial_step): the first
+ * CPU_STEP_VARIANTS are the production step's candidates. The Laplacian
+ * alone (f = lap(u), as the seeds') is the benchmark's and the tests' only. */
 static const heat_variant cpu_variants[] = {
     {"heat_step", 1, 0},
     {"heat_step_nt", 1, 0},
     {"laplacian", 1, 1},
 };
+enum { CPU_STEP_VARIANTS = 2 };
 
 static int variant_streams(const heat_variant *v) { return strcmp(v->kernel, "heat_step_nt") == 0; }
 
@@ -343,7 +347,7 @@ static void choose_from_cache(cpu_state *s)
     char key[320], value[64];
     trial_cache_key(s, "step", key, sizeof key);
     if (!tuning_cache_lookup(key, value, sizeof value)) return;
-    for (int v = 0; v < 2; ++v)
+    for (int v = 0; v < CPU_STEP_VARIANTS; ++v)
         if (strcmp(value, cpu_variants[v].kernel) == 0) s->production = &cpu_variants[v];
     if (s->production) describe_choice(s, "from the tuning cache");
 }
@@ -567,19 +571,20 @@ static int setup_materials(cpu_state *s)
     return HEAT_OK;
 }
 
-static int cpu_create(const heat_problem *problem, void **state)
+static int cpu_create(const heat_problem *problem, const heat_halo_transport *transport, void **state)
 {
     cpu_state *s = calloc(1, sizeof *s);
     HEAT_CHECK(s, "out of memory");
     *state = s;
     s->problem = *problem;
+    s->transport = heat_halo_transport_or_none(transport);
     s->run_threads = omp_get_max_threads();
     s->elem = heat_precision_size(problem->precision);
     s->layout = heat_layout_make(problem->grid.n, s->elem, CPU_ALIGN_BYTES, 1);
     s->coeffs = heat_coeffs_make(problem);
     set_ghost_rules(s);
     HEAT_CALL(alloc_faces(s));
-    HEAT_CALL(heat_reduction_init(&s->reduction, problem));
+    HEAT_CALL(heat_reduction_init(&s->reduction, problem, transport));
     s->bricks = malloc(sizeof *s->bricks * (size_t)s->reduction.own[0] * s->reduction.own[1] * s->reduction.own[2]);
     s->brick_sums = malloc(sizeof *s->brick_sums * (size_t)s->reduction.own[0] * s->reduction.own[1] * s->reduction.own[2]);
     HEAT_CHECK(s->bricks && s->brick_sums, "out of memory");
@@ -625,7 +630,7 @@ static void fill_halo_yz(cpu_state *s, void *field)
 /* Planes [z_begin, z_end) of one step (halo fill and stencil: out = step(in)), with an
  * exchange travelling meanwhile (NULL: none). */
 static void sweep_planes(cpu_state *s, void *out, void *in, const heat_variant *v, int z_begin, int z_end,
-                         const heat_halo *travelling)
+                         const heat_halo_transport *travelling)
 {
     const int *n = s->problem.grid.n;
     if (s->problem.precision == HEAT_FLOAT)
@@ -641,8 +646,8 @@ static void sweep_planes(cpu_state *s, void *out, void *in, const heat_variant *
  * their ghosts are read by planes 0 and n[2]-1 alone. */
 static int overlappable(const cpu_state *s)
 {
-    const heat_halo *h = &s->problem.halo;
-    return h->exchanged && heat_only_z_exchanged(h->exchanged) && h->exchange_start && !h->serial &&
+    const unsigned exchanged = s->problem.halo.exchanged;
+    return exchanged && heat_only_z_exchanged(exchanged) && s->transport.exchange_start && !s->transport.serial &&
            s->problem.grid.n[2] >= 3;
 }
 
@@ -653,12 +658,12 @@ static int overlappable(const cpu_state *s)
  * each row is computed from the same inputs; only the order of rows changes. */
 static int overlapped_sweep(cpu_state *s, const heat_variant *v)
 {
-    const heat_halo *h = &s->problem.halo;
+    const heat_halo_transport *t = &s->transport;
     const int nz = s->problem.grid.n[2];
     pack_faces(s, s->current, 1);
-    HEAT_CALL(h->exchange_start(h->context, s->send, s->recv, s->face_bytes));
-    sweep_planes(s, s->next, s->current, v, 1, nz - 1, h);
-    HEAT_CALL(h->exchange_wait(h->context));
+    HEAT_CALL(t->exchange_start(t->context, s->send, s->recv, s->face_bytes));
+    sweep_planes(s, s->next, s->current, v, 1, nz - 1, t);
+    HEAT_CALL(t->exchange_wait(t->context));
     unpack_faces(s, s->current);
     sweep_planes(s, s->next, s->current, v, 0, 1, NULL);
     sweep_planes(s, s->next, s->current, v, nz - 1, nz, NULL);
@@ -676,12 +681,12 @@ static int fusable(const cpu_state *s, const heat_variant *variant) { return s->
  * `beyond`): what two steps read of the neighbours. */
 static int exchange_two_planes(cpu_state *s, void *field)
 {
-    const heat_halo *h = &s->problem.halo;
-    if (!h->exchanged) return HEAT_OK;
+    const heat_halo_transport *t = &s->transport;
+    if (!s->problem.halo.exchanged) return HEAT_OK;
     size_t bytes[FACE_COUNT];
     for (int f = 0; f < FACE_COUNT; ++f) bytes[f] = 2 * s->face_bytes[f];
     pack_faces(s, field, 2);
-    HEAT_CALL(h->exchange(h->context, s->send, s->recv, bytes));
+    HEAT_CALL(t->exchange(t->context, s->send, s->recv, bytes));
     unpack_faces(s, field);
     return HEAT_OK;
 }
@@ -992,6 +997,15 @@ static const heat_cg_ops cpu_cg = {
     .finish = cpu_cg_finish,
 };
 
+static const heat_bench_ops cpu_bench = {
+    .run_variant = cpu_run_variant,
+    .variants = cpu_variants_list,
+    .time_variant = cpu_time_variant,
+    .time_copy = cpu_time_copy,
+    .time_step = cpu_time_step,
+};
+
+/* No asynchronous hooks: the field is in host memory already. */
 const heat_backend_ops heat_backend_cpu = {
     .name = "cpu",
     .create = cpu_create,
@@ -1002,14 +1016,11 @@ const heat_backend_ops heat_backend_cpu = {
     .stats = cpu_stats,
     .device_name = cpu_device_name,
     .kernel_description = cpu_kernel_description,
-    .run_variant = cpu_run_variant,
-    .variants = cpu_variants_list,
-    .time_variant = cpu_time_variant,
-    .time_copy = cpu_time_copy,
-    .time_step = cpu_time_step,
     .cg = &cpu_cg,
     .set_clock = cpu_set_clock,
     .energy = cpu_energy,
     .set_energy = cpu_set_energy,
     .supports = cpu_supports,
+    .bench = &cpu_bench,
+    .async = NULL,
 };

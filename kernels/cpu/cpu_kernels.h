@@ -211,9 +211,9 @@ static inline void FN(sweep_row)(REAL *restrict out, REAL *restrict u, long row,
     else FN(stencil_row)(out + row, u + row, n[0], sy, sz, k, laplacian_only);
 }
 
-/* Thread 0 lets an exchange in flight move on (heat_halo.exchange_progress)
+/* Thread 0 lets an exchange in flight move on (heat_halo_transport.exchange_progress)
  * until it has arrived; `arrived` is that thread's own flag. */
-static inline void FN(let_travel)(const heat_halo *travelling, int *arrived)
+static inline void FN(let_travel)(const heat_halo_transport *travelling, int *arrived)
 {
     if (travelling && !*arrived) *arrived = travelling->exchange_progress(travelling->context) != 0;
 }
@@ -226,7 +226,7 @@ static inline void FN(let_travel)(const heat_halo *travelling, int *arrived)
  * move after each plane (or row) it sweeps; NULL: none. */
 static void FN(stencil_sweep_planes)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
                                      FN(cpu_coeffs) k, const FN(ghost_rule) *g, int laplacian_only, int stream,
-                                     int block_rows, int z_begin, int z_end, const heat_halo *travelling)
+                                     int block_rows, int z_begin, int z_end, const heat_halo_transport *travelling)
 {
     const long sy = l->stride_y, sz = l->stride_z;
     const long first = l->origin + 1 + sy + sz; /* owned point (0, 0, 0) */
@@ -234,7 +234,7 @@ static void FN(stencil_sweep_planes)(REAL *restrict out, REAL *restrict u, const
 #pragma omp parallel
     {
         int threads = omp_get_num_threads(), t = omp_get_thread_num(), arrived = 0;
-        const heat_halo *mover = t == 0 ? travelling : NULL;
+        const heat_halo_transport *mover = t == 0 ? travelling : NULL;
         if (planes >= 4 * threads) {
             int z0 = z_begin + (int)((long)planes * t / threads), z1 = z_begin + (int)((long)planes * (t + 1) / threads);
             for (int y0 = 0; y0 < n[1]; y0 += block_rows) {

@@ -65,13 +65,20 @@ struct kernel_entry {
     int fused;  /* writes the ghosts of its output: no halo pass before the next step */
 };
 
-static const kernel_entry kernel_table[] = {
+/* The seeds' Laplacian-only sweeps (f = lap(u)): the benchmark's and the
+ * verification tests' (heat_bench_ops), never a production candidate. */
+static const kernel_entry seed_table[] = {
     {{"lap_baseline", 1, 1}, LAP_BASELINE},
     {{"lap_tiled", 1, 1}, LAP_TILED}, {{"lap_tiled", 2, 1}, LAP_TILED}, {{"lap_tiled", 4, 1}, LAP_TILED},
     {{"lap_tiled", 8, 1}, LAP_TILED}, {{"lap_tiled", 16, 1}, LAP_TILED},
     {{"lap_tiled_nt", 1, 1}, LAP_TILED_NT}, {{"lap_tiled_nt", 2, 1}, LAP_TILED_NT},
     {{"lap_tiled_nt", 4, 1}, LAP_TILED_NT}, {{"lap_tiled_nt", 8, 1}, LAP_TILED_NT},
     {{"lap_tiled_nt", 16, 1}, LAP_TILED_NT},
+};
+enum { SEED_COUNT = sizeof seed_table / sizeof seed_table[0] };
+
+/* The heat steps: the candidates of the production kernel choice (tune). */
+static const kernel_entry kernel_table[] = {
     {{"heat_tiled", 1, 0}, HEAT_TILED}, {{"heat_tiled", 2, 0}, HEAT_TILED}, {{"heat_tiled", 4, 0}, HEAT_TILED},
     {{"heat_tiled", 8, 0}, HEAT_TILED}, {{"heat_tiled", 16, 0}, HEAT_TILED},
     {{"heat_tiled_nt", 1, 0}, HEAT_TILED_NT}, {{"heat_tiled_nt", 2, 0}, HEAT_TILED_NT},
@@ -90,10 +97,11 @@ static const kernel_entry kernel_table[] = {
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
-static heat_variant variant_list[KERNEL_COUNT];
+static heat_variant variant_list[SEED_COUNT + KERNEL_COUNT];
 
 struct hip_state {
     heat_problem problem;
+    heat_halo_transport transport; /* how the exchanged faces' ghosts travel */
     heat_layout layout;
     size_t elem;
     char *field[2];          /* device allocations; field[current] holds the solution */
@@ -260,11 +268,20 @@ static int fill_halo(hip_state *s)
 
 /* ---- tuning ---------------------------------------------------------------------------------------- */
 
+/* A heat step of the production table. */
 static const kernel_entry *find_kernel(const char *name, int tile)
 {
     for (const kernel_entry &e : kernel_table)
         if (strcmp(e.variant.kernel, name) == 0 && e.variant.tile == tile) return &e;
     return NULL;
+}
+
+/* Any variant the benchmark lists: a seed's Laplacian or a heat step. */
+static const kernel_entry *find_variant(const char *name, int tile)
+{
+    for (const kernel_entry &e : seed_table)
+        if (strcmp(e.variant.kernel, name) == 0 && e.variant.tile == tile) return &e;
+    return find_kernel(name, tile);
 }
 
 /* Median device time of `reps` launches of e (out of place: the solution is
@@ -305,7 +322,7 @@ static int cache_lookup(hip_state *s)
     if (!tuning_cache_lookup(key, value, sizeof value)) return 0;
     if (sscanf(value, "%63s %d %d,%d,%d", name, &tile, &b[0], &b[1], &b[2]) != 5) return 0;
     const kernel_entry *e = find_kernel(name, tile);
-    if (!e || e->variant.laplacian || b[0] <= 0 || b[1] <= 0 || b[2] <= 0 || b[0] * b[1] * b[2] > HEAT_LAUNCH_BOUND)
+    if (!e || b[0] <= 0 || b[1] <= 0 || b[2] <= 0 || b[0] * b[1] * b[2] > HEAT_LAUNCH_BOUND)
         return 0;
     s->kernel = e, memcpy(s->block, b, sizeof s->block);
     return 1;
@@ -328,7 +345,6 @@ static int tune_by_timing(hip_state *s, double *best)
     int fixed_block = want.block[0] > 0;
     *best = 1e300;
     for (const kernel_entry &e : kernel_table) {
-        if (e.variant.laplacian) continue;
         if (strcmp(want.name, "auto") != 0 && strcmp(want.name, e.variant.kernel) != 0) continue;
         if (want.tile > 0 && want.tile != e.variant.tile) continue;
         for (int c = 0; c < (fixed_block ? 1 : TUNE_BLOCKS); ++c) {
@@ -376,17 +392,17 @@ static int tune(hip_state *s)
  * hipMalloc. */
 static int exchanged_alloc(hip_state *s, void **buffer, size_t bytes)
 {
-    const heat_halo *h = &s->problem.halo;
+    const heat_halo_transport *t = &s->transport;
     *buffer = NULL;
-    if (h->alloc_device) HEAT_CALL(h->alloc_device(h->context, buffer, bytes));
+    if (t->alloc_device) HEAT_CALL(t->alloc_device(t->context, buffer, bytes));
     if (!*buffer) HIP_CALL(hipMalloc(buffer, bytes));
     return HEAT_OK;
 }
 
 static void exchanged_free(hip_state *s, void *buffer)
 {
-    const heat_halo *h = &s->problem.halo;
-    if (buffer && !(h->free_device && h->free_device(h->context, buffer))) (void)hipFree(buffer);
+    const heat_halo_transport *t = &s->transport;
+    if (buffer && !(t->free_device && t->free_device(t->context, buffer))) (void)hipFree(buffer);
 }
 
 /* ---- implicit schemes ------------------------------------------------------------------------------- */
@@ -461,8 +477,8 @@ static int prepare_overlap(hip_state *s)
 {
     const heat_halo *h = &s->problem.halo;
     unsigned z_faces = 1u << FACE_Z_LOW | 1u << FACE_Z_HIGH;
-    s->overlap = h->exchange_device && h->exchanged && !(h->exchanged & ~z_faces) && h->fewest_z_planes >= 3 &&
-                 !h->serial;
+    s->overlap = s->transport.exchange_device && h->exchanged && !(h->exchanged & ~z_faces) &&
+                 h->fewest_z_planes >= 3 && !s->transport.serial;
     if (!s->overlap) return HEAT_OK;
     int least = 0, greatest = 0;
     HIP_CALL(hipDeviceGetStreamPriorityRange(&least, &greatest));
@@ -483,7 +499,7 @@ static int allocate_faces(hip_state *s)
         s->face_bytes[f] = (size_t)n[0] * n[1] * n[2] / n[f / 2] * s->elem;
         HEAT_CALL(exchanged_alloc(s, &s->d_send.at[f], s->face_bytes[f]));
         HEAT_CALL(exchanged_alloc(s, &s->d_recv.at[f], s->face_bytes[f]));
-        if (s->problem.halo.exchange_device) continue; /* no host staging */
+        if (s->transport.exchange_device) continue; /* no host staging */
         HIP_CALL(hipHostMalloc(&s->h_send[f], s->face_bytes[f], hipHostMallocDefault));
         HIP_CALL(hipHostMalloc(&s->h_recv[f], s->face_bytes[f], hipHostMallocDefault));
     }
@@ -500,7 +516,7 @@ static int allocate_fields(hip_state *s)
     size_t free_bytes;
     HEAT_CALL(describe_device(s, &free_bytes));
     size_t field_bytes = (size_t)s->layout.total * s->elem;
-    HEAT_CALL(heat_reduction_init(&s->reduction, &s->problem)); /* the stats' bricks, and CG's */
+    HEAT_CALL(heat_reduction_init(&s->reduction, &s->problem, &s->transport)); /* the stats' bricks, and CG's */
     s->partials.resize(stats_brick_count(s));
     size_t stats_bytes = s->partials.size() * sizeof(block_stats);
     size_t needed = (size_t)(2 + cg_vector_count(&s->problem)) * field_bytes + stats_bytes + (64u << 20);
@@ -521,12 +537,13 @@ static int allocate_fields(hip_state *s)
     return allocate_faces(s);
 }
 
-static int hip_create(const heat_problem *problem, void **state)
+static int hip_create(const heat_problem *problem, const heat_halo_transport *transport, void **state)
 {
     hip_state *s = new (std::nothrow) hip_state();
     HEAT_CHECK(s, "out of memory");
     *state = s;
     s->problem = *problem;
+    s->transport = heat_halo_transport_or_none(transport);
     s->elem = heat_precision_size(problem->precision);
     s->layout = heat_layout_make(problem->grid.n, s->elem, HIP_ALIGN_BYTES, HEAT_Y_PAD);
     s->shape = {problem->grid.n[0], problem->grid.n[1], problem->grid.n[2], s->layout.stride_y, s->layout.stride_z};
@@ -663,6 +680,7 @@ static char *whole_plane(const hip_state *s, char *buffer, int face, int layer)
 template <typename T> static int exchange_typed(hip_state *s, char *buffer)
 {
     const heat_halo *h = &s->problem.halo;
+    const heat_halo_transport *t = &s->transport;
     const int *n = s->problem.grid.n;
     int widest = std::max(n[0], n[1]), deepest = std::max(n[1], n[2]);
     dim3 block(32, 8), grid((widest + 31) / 32, (deepest + 7) / 8, FACE_COUNT);
@@ -670,7 +688,7 @@ template <typename T> static int exchange_typed(hip_state *s, char *buffer)
     size_t bytes[FACE_COUNT];
     unsigned packed = h->exchanged;
     for (int f = 0; f < FACE_COUNT; ++f) {
-        char *mine = h->exchange_device ? whole_plane(s, buffer, f, 0) : NULL;
+        char *mine = t->exchange_device ? whole_plane(s, buffer, f, 0) : NULL;
         if (mine) packed &= ~(1u << f);
         send[f] = mine ? mine : s->d_send.at[f];
         recv[f] = mine ? whole_plane(s, buffer, f, -1) : s->d_recv.at[f];
@@ -680,13 +698,13 @@ template <typename T> static int exchange_typed(hip_state *s, char *buffer)
         face_copy<T><<<grid, block>>>(owned_in<T>(s, buffer), s->shape, s->d_send, packed, 1);
         HIP_CHECK_LAUNCH("face_copy (pack)");
     }
-    if (h->exchange_device) { /* device to device, ordered on the default stream */
-        HEAT_CALL(h->exchange_device(h->context, send, recv, bytes, NULL));
+    if (t->exchange_device) { /* device to device, ordered on the default stream */
+        HEAT_CALL(t->exchange_device(t->context, send, recv, bytes, NULL));
     } else {
         for (int f = 0; f < FACE_COUNT; ++f)
             if (h->exchanged & 1u << f)
                 HIP_CALL(hipMemcpy(s->h_send[f], s->d_send.at[f], s->face_bytes[f], hipMemcpyDeviceToHost));
-        HEAT_CALL(h->exchange(h->context, s->h_send, s->h_recv, s->face_bytes));
+        HEAT_CALL(t->exchange(t->context, s->h_send, s->h_recv, s->face_bytes));
         for (int f = 0; f < FACE_COUNT; ++f)
             if (h->exchanged & 1u << f)
                 HIP_CALL(hipMemcpy(s->d_recv.at[f], s->h_recv[f], s->face_bytes[f], hipMemcpyHostToDevice));
@@ -712,6 +730,7 @@ static int comm_after_default(hip_state *s)
 static int queue_z_exchange(hip_state *s, int which)
 {
     const heat_halo *h = &s->problem.halo;
+    const heat_halo_transport *t = &s->transport;
     void *send[FACE_COUNT] = {0}, *recv[FACE_COUNT] = {0};
     size_t bytes[FACE_COUNT] = {0};
     for (int f = FACE_Z_LOW; f <= FACE_Z_HIGH; ++f) {
@@ -719,7 +738,7 @@ static int queue_z_exchange(hip_state *s, int which)
         send[f] = whole_plane(s, s->field[which], f, 0), recv[f] = whole_plane(s, s->field[which], f, -1);
         bytes[f] = (size_t)s->layout.stride_z * s->elem;
     }
-    HEAT_CALL(h->exchange_device(h->context, send, recv, bytes, (void *)s->comm));
+    HEAT_CALL(t->exchange_device(t->context, send, recv, bytes, (void *)s->comm));
     HIP_CALL(hipEventRecord(s->arrived, s->comm));
     s->ghosts_queued = 1;
     return HEAT_OK;
@@ -755,7 +774,7 @@ static int overlapped_step(hip_state *s, const kernel_entry *e, const int shape[
     if (ex & low) HEAT_CALL(launch(s, e, shape, from, to, &bottom, s->comm));
     if (ex & high) HEAT_CALL(launch(s, e, shape, from, to, &top, s->comm));
     HIP_CALL(hipEventRecord(s->boundary_done, s->comm));
-    if (s->problem.halo.device_exchange_blocks) { /* MPI: the host waits in the exchange while the GPU updates */
+    if (s->transport.device_exchange_blocks) { /* MPI: the host waits in the exchange while the GPU updates */
         HEAT_CALL(launch(s, e, shape, from, to, &inner));
         HEAT_CALL(queue_z_exchange(s, to));
     } else {
@@ -784,27 +803,38 @@ static int exchange_ghosts(hip_state *s, int which) { return exchange_buffer(s, 
 
 #include "backend_hip_materials.hip"
 
+/* One sweep of kernel e from the current field into the other, then the
+ * swap: the exchanged ghosts (beside the update where it overlaps), the
+ * boundary ghosts where e does not write them itself, the update. The step
+ * body of advance, run_variant and time_step alike. */
+static int step_once(hip_state *s, const kernel_entry *e, const int shape[3])
+{
+    if (s->overlap) return overlapped_step(s, e, shape);
+    HEAT_CALL(exchange_ghosts(s, s->current));
+    if (!halo_ready(s->halo_valid, e->fused)) HEAT_CALL(fill_halo(s));
+    HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current));
+    s->current = 1 - s->current;
+    s->halo_valid = e->fused ? HALO_YZ : HALO_NONE; /* fused kernels write the next y/z ghosts */
+    return HEAT_OK;
+}
+
+/* `steps` sweeps of e; returns once they are done on the device (not a
+ * snapshot on its way to the host). */
+static int steps_of(hip_state *s, const kernel_entry *e, const int shape[3], long steps)
+{
+    for (long step = 0; step < steps; ++step) HEAT_CALL(step_once(s, e, shape));
+    HEAT_CALL(settle_exchange(s));
+    HIP_CALL(hipStreamSynchronize(0));
+    return HEAT_OK;
+}
+
 static int hip_run_variant(void *state, const heat_variant *v, long steps)
 {
     hip_state *s = static_cast<hip_state *>(state);
     if (s->mat && !v->laplacian) return material_steps(s, steps);
-    const kernel_entry *e = find_kernel(v->kernel, v->tile);
+    const kernel_entry *e = find_variant(v->kernel, v->tile);
     HEAT_CHECK(e, "no GPU kernel %s m=%d", v->kernel, v->tile);
-    const int *shape = s->kernel ? s->block : block_candidates[0];
-    for (long step = 0; step < steps; ++step) {
-        if (s->overlap) {
-            HEAT_CALL(overlapped_step(s, e, shape));
-            continue;
-        }
-        HEAT_CALL(exchange_ghosts(s, s->current));
-        if (!halo_ready(s->halo_valid, e->fused)) HEAT_CALL(fill_halo(s));
-        HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current));
-        s->current = 1 - s->current;
-        s->halo_valid = e->fused ? HALO_YZ : HALO_NONE; /* fused kernels write the next y/z ghosts */
-    }
-    HEAT_CALL(settle_exchange(s));
-    HIP_CALL(hipStreamSynchronize(0));
-    return HEAT_OK;
+    return steps_of(s, e, s->kernel ? s->block : block_candidates[0], steps);
 }
 
 static int hip_advance(void *state, long steps)
@@ -812,20 +842,7 @@ static int hip_advance(void *state, long steps)
     hip_state *s = static_cast<hip_state *>(state);
     if (s->mat) return material_steps(s, steps);
     if (!s->kernel) HEAT_CALL(tune(s));
-    for (long step = 0; step < steps; ++step) {
-        if (s->overlap) {
-            HEAT_CALL(overlapped_step(s, s->kernel, s->block));
-            continue;
-        }
-        HEAT_CALL(exchange_ghosts(s, s->current));
-        if (!halo_ready(s->halo_valid, s->kernel->fused)) HEAT_CALL(fill_halo(s));
-        HEAT_CALL(launch(s, s->kernel, s->block, s->current, 1 - s->current));
-        s->current = 1 - s->current;
-        s->halo_valid = s->kernel->fused ? HALO_YZ : HALO_NONE; /* fused kernels write the new y/z ghosts */
-    }
-    HEAT_CALL(settle_exchange(s));
-    HIP_CALL(hipStreamSynchronize(0)); /* the steps, not a snapshot on its way to the host */
-    return HEAT_OK;
+    return steps_of(s, s->kernel, s->block, steps);
 }
 
 template <typename T> static int stats_typed(hip_state *s)
@@ -860,19 +877,21 @@ static int hip_stats(void *state, heat_field_stats *out)
 static const char *hip_device_name(void *state) { return static_cast<hip_state *>(state)->device; }
 static const char *hip_kernel_description(void *state) { return static_cast<hip_state *>(state)->description; }
 
+/* The seeds' Laplacians, then the heat steps. */
 static int hip_variants(void *state, const heat_variant **list, int *count)
 {
     (void)state;
-    for (int i = 0; i < KERNEL_COUNT; ++i) variant_list[i] = kernel_table[i].variant;
+    for (int i = 0; i < SEED_COUNT; ++i) variant_list[i] = seed_table[i].variant;
+    for (int i = 0; i < KERNEL_COUNT; ++i) variant_list[SEED_COUNT + i] = kernel_table[i].variant;
     *list = variant_list;
-    *count = KERNEL_COUNT;
+    *count = SEED_COUNT + KERNEL_COUNT;
     return HEAT_OK;
 }
 
 static int hip_time_variant(void *state, const heat_variant *v, int reps, double *ms)
 {
     hip_state *s = static_cast<hip_state *>(state);
-    const kernel_entry *e = find_kernel(v->kernel, v->tile);
+    const kernel_entry *e = find_variant(v->kernel, v->tile);
     HEAT_CHECK(e, "no GPU kernel %s m=%d", v->kernel, v->tile);
     if (s->halo_valid != HALO_ALL) HEAT_CALL(fill_halo(s));
     /* Each variant at its best block shape among the candidates. */
@@ -932,11 +951,8 @@ static int hip_time_step(void *state, int reps, double *ms)
     HEAT_CALL(hip_advance(s, 2));
     for (int r = 0; r < reps; ++r) {
         HIP_CALL(hipEventRecord(s->start, 0));
-        if (!halo_ready(s->halo_valid, s->kernel->fused)) HEAT_CALL(fill_halo(s));
-        HEAT_CALL(launch(s, s->kernel, s->block, s->current, 1 - s->current));
+        HEAT_CALL(step_once(s, s->kernel, s->block));
         HIP_CALL(hipEventRecord(s->stop, 0));
-        s->current = 1 - s->current;
-        s->halo_valid = s->kernel->fused ? HALO_YZ : HALO_NONE;
         HIP_CALL(hipEventSynchronize(s->stop));
         HIP_CALL(hipEventElapsedTime(&times[(size_t)r], s->start, s->stop));
     }
@@ -957,6 +973,21 @@ static const heat_cg_ops hip_cg = {
     .finish = hip_cg_finish,
 };
 
+static const heat_bench_ops hip_bench = {
+    .run_variant = hip_run_variant,
+    .variants = hip_variants,
+    .time_variant = hip_time_variant,
+    .time_copy = hip_time_copy,
+    .time_step = hip_time_step,
+};
+
+static const heat_async_ops hip_async = {
+    .pin_host = hip_pin_host,
+    .download_async = hip_download_async,
+    .download_wait = hip_download_wait,
+    .release_device = hip_release_device,
+};
+
 static const heat_backend_ops hip_ops = {
     .name = "hip",
     .create = hip_create,
@@ -967,20 +998,13 @@ static const heat_backend_ops hip_ops = {
     .stats = hip_stats,
     .device_name = hip_device_name,
     .kernel_description = hip_kernel_description,
-    .run_variant = hip_run_variant,
-    .variants = hip_variants,
-    .time_variant = hip_time_variant,
-    .time_copy = hip_time_copy,
-    .time_step = hip_time_step,
-    .pin_host = hip_pin_host,
     .cg = &hip_cg,
-    .download_async = hip_download_async,
-    .download_wait = hip_download_wait,
-    .release_device = hip_release_device,
     .set_clock = hip_set_clock,
     .energy = hip_energy,
     .set_energy = hip_set_energy,
     .supports = hip_supports,
+    .bench = &hip_bench,
+    .async = &hip_async,
 };
 
 extern "C" const heat_backend_ops *const heat_backend_hip = &hip_ops;

@@ -274,7 +274,7 @@ static int setup_materials(hip_state *s)
     for (int f = 0; f < FACE_COUNT; ++f) m->geometry.kind[f] = face_kind[f];
     m->geometry.volume = p->grid.h[0] * p->grid.h[1] * p->grid.h[2];
     HEAT_CALL(list_boundary_bricks(s));
-    HEAT_CALL(heat_zone_volumes(p, m->zone_volume));
+    HEAT_CALL(heat_zone_volumes(p, &s->transport, m->zone_volume));
     snprintf(s->description, sizeof s->description, "material_step, %d zones (tables in %s memory)", m->tables.zones,
              m->shared ? "shared" : "global");
     return HEAT_OK;
