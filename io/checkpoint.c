@@ -462,7 +462,8 @@ static int write_in_parts(const char *path, const ckpt_meta *m, const ckpt_sourc
 {
     ckpt_parts *parts = source->parts;
     int from_doubles = 0, shuffle = 0;
-    int status = source->field ? narrowing(m, source->precision, &from_doubles) : HEAT_ERR_RUNTIME; /* NULL: reported */
+    /* No slab: this rank's snapshot failed, and its caller has said why. */
+    int status = source->field ? narrowing(m, source->precision, &from_doubles) : HEAT_ERR_RUNTIME;
     const void *slab = status == HEAT_OK ? source->field : NULL;
     chunk_plan whole = field_plan(m, source->precision != m->precision);
     int agreed = ckpt_parts_shuffle(parts, &whole, slab, chunk_codec_of(codec), &shuffle);
