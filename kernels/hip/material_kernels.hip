@@ -84,10 +84,11 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
     }
 }
 
-/* The boundary faces' ghosts (not the exchanged ones) by the rules of the zones beside them. */
+/* The boundary faces' ghosts (not the exchanged ones) by the rules of the zones beside them:
+ * ghost = scale T + shift (shift 0 when `homogeneous`: the CG vectors). */
 template <typename T>
 __global__ void material_halo_fill(T *u, const unsigned char *__restrict__ zone, stencil_shape s,
-                                   const T *__restrict__ table, material_table t, unsigned exchanged)
+                                   const T *__restrict__ table, material_table t, unsigned exchanged, int homogeneous)
 {
     const int face = blockIdx.z;
     long inner, step, packed;
@@ -96,7 +97,8 @@ __global__ void material_halo_fill(T *u, const unsigned char *__restrict__ zone,
                     step, packed))
         return;
     const int a = zone[inner];
-    u[inner + step] = table[t.scale + (long)face * t.zones + a] * u[inner] + table[t.shift + (long)face * t.zones + a];
+    const T shift = homogeneous ? (T)0 : table[t.shift + (long)face * t.zones + a];
+    u[inner + step] = table[t.scale + (long)face * t.zones + a] * u[inner] + shift;
 }
 
 /* Geometry of the reduction bricks (solver/reduce.h) of this block. */
@@ -176,4 +178,30 @@ __global__ void material_heat_bricks(const T *__restrict__ u, const unsigned cha
             sum += piece;
         }
     out[b] = sum;
+}
+
+/* The explicit step's energy balance without the host (one process): the boundary powers of
+ * material_boundary_bricks summed over the bricks as the host sums them (solver/reduce.c, lane_sum:
+ * brick b into lane b % 8 in brick order, then the lanes pairwise; the bricks off the faces add
+ * nothing, lanes never hold -0), then energy[kind] += dt power[kind], each product rounded before
+ * its addition as on the host, so that a run on one process has the bits of one on several (whose
+ * powers the host sums across processes). One block of MATERIAL_ENERGY_KINDS x MATERIAL_LANES threads;
+ * lane_items[lane_first[l] ..] are the items of lane l in brick order. */
+enum { MATERIAL_LANES = 8 };
+
+__global__ void __launch_bounds__(MATERIAL_ENERGY_KINDS *MATERIAL_LANES)
+    material_energy_step(const double *__restrict__ bricks, const int *__restrict__ lane_items,
+                         const int *__restrict__ lane_first, double dt, double source_power, double *energy)
+{
+    __shared__ double lanes[MATERIAL_ENERGY_KINDS][MATERIAL_LANES];
+    const int kind = threadIdx.x / MATERIAL_LANES, lane = threadIdx.x % MATERIAL_LANES;
+    double sum = 0.0;
+    for (int q = lane_first[lane]; q < lane_first[lane + 1]; ++q)
+        sum += bricks[(long)lane_items[q] * MATERIAL_ENERGY_KINDS + kind];
+    lanes[kind][lane] = sum;
+    __syncthreads();
+    if (lane != 0) return;
+    const double *l = lanes[kind];
+    const double power = kind == 0 ? source_power : ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+    energy[kind] = __dadd_rn(energy[kind], __dmul_rn(dt, power));
 }
