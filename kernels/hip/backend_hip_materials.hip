@@ -32,10 +32,14 @@ struct hip_materials {
     char *inverse;               /* device: 1 / diag(S) per point (Jacobi); NULL otherwise */
     double cg_fraction, power_begin[HEAT_ENERGY_KINDS]; /* the solve's start */
     /* explicit Euler on one process: energy_in lives on the device (material_energy_step), and a step
-     * waits on no copy to the host */
+     * waits on no copy to the host; the boundary bricks and their sum run on a stream of their own
+     * beside the step (both only read the field the step starts from) */
     int energy_on_device;
     double *energy;              /* device: energy_in */
-    int *lane_items, *lane_first; /* device: the boundary list's items by lane */
+    int *lane_first;             /* device: where each lane's items start in the boundary list */
+    hipStream_t side;
+    hipEvent_t ghosts_set, energy_done; /* the step's start field is ready; the side stream read it */
+    int side_started;
 };
 
 static double material_step_time(const hip_state *s)
@@ -117,12 +121,12 @@ static unsigned brick_blocks(const hip_state *s) { return (unsigned)((stats_bric
 
 /* The power in through the boundary faces by kind, from field `which` (ghosts set); collective. */
 /* The boundary bricks' powers by kind into m->bricks ([item][kind]), from field `which` (ghosts set). */
-template <typename T> static int boundary_bricks(hip_state *s, int which)
+template <typename T> static int boundary_bricks(hip_state *s, int which, hipStream_t stream = 0)
 {
     hip_materials *m = s->mat;
     const int count = (int)m->boundary_list.size();
     if (count == 0) return HEAT_OK;
-    material_boundary_bricks<T><<<(unsigned)count, MATERIAL_BRICK_THREADS>>>(
+    material_boundary_bricks<T><<<(unsigned)count, MATERIAL_BRICK_THREADS, 0, stream>>>(
         owned<T>(s, which), owned_zone<T>(s), s->shape, (const T *)m->table, m->layout, m->geometry, m->boundary,
         count, m->bricks);
     HIP_CHECK_LAUNCH("material_boundary_bricks");
@@ -164,17 +168,31 @@ template <typename T> static int prepare_step(hip_state *s, double power[HEAT_EN
     return HEAT_OK;
 }
 
-/* prepare_step with the energy kept on the device: the powers the step takes go into energy_in there. */
+/* prepare_step with the energy kept on the device: the powers the step takes go into energy_in there,
+ * on the side stream, while the step runs. The step writes the field the previous step's side work
+ * read: it waits for that first. */
 template <typename T> static int prepare_step_on_device(hip_state *s)
 {
     hip_materials *m = s->mat;
     HEAT_CALL(exchange_ghosts(s, s->current));
     HEAT_CALL(set_sources<T>(s, material_step_time(s)));
     HEAT_CALL(material_fill_typed<T>(s, s->current));
-    HEAT_CALL(boundary_bricks<T>(s, s->current));
-    material_energy_step<<<1, MATERIAL_ENERGY_KINDS * MATERIAL_LANES>>>(m->bricks, m->lane_items, m->lane_first,
-                                                                      s->problem.dt, source_power<T>(s), m->energy);
+    if (m->side_started) HIP_CALL(hipStreamWaitEvent(0, m->energy_done, 0));
+    HIP_CALL(hipEventRecord(m->ghosts_set, 0));
+    HIP_CALL(hipStreamWaitEvent(m->side, m->ghosts_set, 0));
+    HEAT_CALL(boundary_bricks<T>(s, s->current, m->side));
+    material_energy_step<<<1, MATERIAL_ENERGY_KINDS * MATERIAL_LANES, 0, m->side>>>(
+        m->bricks, m->lane_first, s->problem.dt, source_power<T>(s), m->energy);
     HIP_CHECK_LAUNCH("material_energy_step");
+    HIP_CALL(hipEventRecord(m->energy_done, m->side));
+    m->side_started = 1;
+    return HEAT_OK;
+}
+
+/* Nothing of the side stream in flight (before the host reads or writes what it uses). */
+static int side_wait(hip_materials *m)
+{
+    if (m->side_started) HIP_CALL(hipStreamSynchronize(m->side));
     return HEAT_OK;
 }
 
@@ -186,11 +204,15 @@ template <typename T> static int material_step_typed(hip_state *s)
     else HEAT_CALL(prepare_step<T>(s, power));
     dim3 block(MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, 1);
     dim3 grid((unsigned)((s->shape.nx + MATERIAL_BLOCK_X - 1) / MATERIAL_BLOCK_X),
-              (unsigned)((s->shape.ny + MATERIAL_BLOCK_Y - 1) / MATERIAL_BLOCK_Y),
+              (unsigned)((s->shape.ny + MATERIAL_BLOCK_Y * MATERIAL_ROWS - 1) / (MATERIAL_BLOCK_Y * MATERIAL_ROWS)),
               (unsigned)((s->shape.nz + MATERIAL_Z_CHUNK - 1) / MATERIAL_Z_CHUNK));
     size_t shared = m->shared ? (size_t)m->layout.length * sizeof(T) : 0;
-    material_step<T><<<grid, block, shared>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current), owned_zone<T>(s),
-                                              s->shape, (const T *)m->table, m->layout, m->shared);
+    if (m->shared)
+        material_step<T, true><<<grid, block, shared>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current),
+                                                        owned_zone<T>(s), s->shape, (const T *)m->table, m->layout);
+    else
+        material_step<T, false><<<grid, block>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current),
+                                                 owned_zone<T>(s), s->shape, (const T *)m->table, m->layout);
     HIP_CHECK_LAUNCH("material_step");
     if (!m->energy_on_device)
         for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) m->energy_in[kind] += s->problem.dt * power[kind];
@@ -211,6 +233,7 @@ static int material_steps(hip_state *s, long steps)
 template <typename T> static int energy_typed(hip_state *s, heat_energy *e)
 {
     hip_materials *m = s->mat;
+    HEAT_CALL(side_wait(m));
     HEAT_CALL(prepare_step<T>(s, e->power));
     material_heat_bricks<T><<<brick_blocks(s), 128>>>(owned<T>(s, s->current), owned_zone<T>(s), s->shape,
                                                      m->heat_capacity, m->geometry, m->bricks);
@@ -234,6 +257,7 @@ static int hip_set_energy(void *state, const double *energy_in)
 {
     hip_state *s = static_cast<hip_state *>(state);
     if (!s->mat) return HEAT_OK;
+    HEAT_CALL(side_wait(s->mat));
     memcpy(s->mat->energy_in, energy_in, sizeof s->mat->energy_in);
     if (s->mat->energy_on_device)
         HIP_CALL(hipMemcpy(s->mat->energy, s->mat->energy_in, sizeof s->mat->energy_in, hipMemcpyHostToDevice));
@@ -256,27 +280,29 @@ static int hip_supports(const heat_problem *p)
 
 #include "backend_hip_materials_cg.hip"
 
-/* Explicit Euler on one process: energy_in on the device, zero, and the boundary list's items by
- * lane (material_energy_step). Several processes sum their powers on the host, across processes. */
+/* Explicit Euler on one process: energy_in on the device, zero, the boundary list in lane order
+ * (material_energy_step) and the side stream. Several processes sum their powers on the host,
+ * across processes. */
 static int setup_energy_on_device(hip_state *s)
 {
     hip_materials *m = s->mat;
     m->energy_on_device = !s->reduction.sum_owned && s->problem.implicit.scheme == HEAT_EULER;
     if (!m->energy_on_device) return HEAT_OK;
-    std::vector<int> items, first;
+    std::vector<int> by_lane, first;
     for (int lane = 0; lane < MATERIAL_LANES; ++lane) {
-        first.push_back((int)items.size());
-        for (size_t item = 0; item < m->boundary_list.size(); ++item)
-            if (m->boundary_list[item] % MATERIAL_LANES == lane) items.push_back((int)item);
+        first.push_back((int)by_lane.size());
+        for (int brick : m->boundary_list)
+            if (brick % MATERIAL_LANES == lane) by_lane.push_back(brick);
     }
-    first.push_back((int)items.size());
+    first.push_back((int)by_lane.size());
+    m->boundary_list = by_lane; /* the host's sums scatter the items by brick: any order serves them */
     HIP_CALL(hipMalloc((void **)&m->energy, sizeof m->energy_in));
     HIP_CALL(hipMemset(m->energy, 0, sizeof m->energy_in));
     HIP_CALL(hipMalloc((void **)&m->lane_first, first.size() * sizeof(int)));
     HIP_CALL(hipMemcpy(m->lane_first, first.data(), first.size() * sizeof(int), hipMemcpyHostToDevice));
-    HIP_CALL(hipMalloc((void **)&m->lane_items, std::max<size_t>(items.size(), 1) * sizeof(int)));
-    if (!items.empty())
-        HIP_CALL(hipMemcpy(m->lane_items, items.data(), items.size() * sizeof(int), hipMemcpyHostToDevice));
+    HIP_CALL(hipStreamCreateWithFlags(&m->side, hipStreamNonBlocking));
+    HIP_CALL(hipEventCreateWithFlags(&m->ghosts_set, hipEventDisableTiming));
+    HIP_CALL(hipEventCreateWithFlags(&m->energy_done, hipEventDisableTiming));
     return HEAT_OK;
 }
 
@@ -310,10 +336,14 @@ static void free_materials(hip_state *s)
 {
     hip_materials *m = s->mat;
     if (!m) return;
+    (void)side_wait(m);
     (void)hipFree(m->zone), (void)hipFree(m->table), (void)hipFree(m->heat_capacity), (void)hipFree(m->bricks);
     (void)hipFree(m->boundary);
     free_material_cg(m);
-    (void)hipFree(m->energy), (void)hipFree(m->lane_items), (void)hipFree(m->lane_first);
+    (void)hipFree(m->energy), (void)hipFree(m->lane_first);
+    if (m->side) (void)hipStreamDestroy(m->side);
+    if (m->ghosts_set) (void)hipEventDestroy(m->ghosts_set);
+    if (m->energy_done) (void)hipEventDestroy(m->energy_done);
     heat_material_tables_free(&m->tables);
     delete m;
     s->mat = NULL;

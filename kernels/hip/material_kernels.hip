@@ -33,54 +33,92 @@ static inline material_table material_table_make(int zones)
     return t;
 }
 
-enum { MATERIAL_SHARED_BYTES = 32 << 10, MATERIAL_BLOCK_X = 64, MATERIAL_BLOCK_Y = 4, MATERIAL_Z_CHUNK = 32 };
+enum { MATERIAL_SHARED_BYTES = 32 << 10, MATERIAL_BLOCK_X = 64, MATERIAL_BLOCK_Y = 4, MATERIAL_ROWS = 2, MATERIAL_Z_CHUNK = 32 };
 
-/* The tables, from shared memory where they fit (shared != 0), else from global memory. */
-template <typename T>
-__device__ __forceinline__ const T *material_tables_at(const T *__restrict__ global, const material_table &t,
-                                                     int shared)
+/* The tables from shared memory (SHARED: every block copies them there first) or from global
+ * memory. Separate instantiations: a pointer that may be either is a generic one, whose loads and
+ * 64-bit address arithmetic cost more than the shared loads they stand for. */
+template <typename T, bool SHARED>
+__device__ __forceinline__ const T *material_tables_at(const T *__restrict__ global, const material_table &t)
 {
     extern __shared__ unsigned char material_shared[];
-    if (!shared) return global;
+    if (!SHARED) return global;
     T *copy = reinterpret_cast<T *>(material_shared);
     const int threads = blockDim.x * blockDim.y * blockDim.z;
     const int thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    for (long i = thread; i < t.length; i += threads) copy[i] = global[i];
+    for (int i = thread; i < (int)t.length; i += threads) copy[i] = global[i];
     __syncthreads();
     return copy;
 }
 
 /* One general step of the owned block (u's ghosts set). Each thread walks a
- * chunk of MATERIAL_Z_CHUNK planes up its (i, j) column, keeping the point
- * below, here and above and their zones in registers (the seed's sliding
- * window): per plane it loads one temperature, one zone byte and the four
- * in-plane neighbours (cached), and the block's copy of the tables serves
- * the whole chunk. The arithmetic is the CPU's, term by term. */
-template <typename T>
+ * chunk of MATERIAL_Z_CHUNK planes up MATERIAL_ROWS neighbouring rows of its
+ * column i, keeping each row's point here and above, their zones and the
+ * next plane's (loaded one plane ahead, so that a load's latency spans a
+ * plane's arithmetic) in registers; per plane and row it loads one
+ * temperature and one zone byte from memory and the x neighbours from cache,
+ * the rows' y neighbours inside the thread come from registers, and the
+ * block's copy of the tables serves the whole chunk.
+ * A face's flux term K_ab (T_b - T_a) is its neighbour's across the face
+ * negated, exactly (K_ab = K_ba bit for bit: heat_face_conductivity is
+ * symmetric; T_a - T_b = -(T_b - T_a)): the z-low term of a plane is 0 minus
+ * the z-high term of the plane below, the y-low term of a row 0 minus the
+ * y-high term of the row beside it (0 - x, not -x: the direct term of two
+ * equal temperatures is +0). So the arithmetic and its bits are the CPU's,
+ * term by term, with two of the six terms of a point formed once a face. */
+template <typename T, bool SHARED>
 __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
     material_step(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
-                  stencil_shape s, const T *__restrict__ table, material_table t, int shared)
+                  stencil_shape s, const T *__restrict__ table, material_table t)
 {
-    const T *tab = material_tables_at<T>(table, t, shared);
+    enum { M = MATERIAL_ROWS };
+    const T *tab = material_tables_at<T, SHARED>(table, t);
     const int i = threadIdx.x + blockIdx.x * blockDim.x;
-    const int j = threadIdx.y + blockIdx.y * blockDim.y;
+    const int j = M * (threadIdx.y + blockIdx.y * blockDim.y);
     const int k0 = blockIdx.z * MATERIAL_Z_CHUNK, k1 = min(k0 + MATERIAL_Z_CHUNK, s.nz);
     if (i >= s.nx || j >= s.ny) return;
-    const T *kx = tab + t.conductance[0], *ky = tab + t.conductance[1], *kz = tab + t.conductance[2];
-    long p = i + j * s.sy + (long)k0 * s.sz;
-    T below = u[p - s.sz], c = u[p];
-    long zone_below = zone[p - s.sz], a = zone[p];
-    for (int k = k0; k < k1; ++k, p += s.sz) {
-        const T above = u[p + s.sz];
-        const long zone_above = zone[p + s.sz], row = a * t.zones;
-        T flux = kz[row + zone_below] * (below - c);
-        flux += ky[row + zone[p - s.sy]] * (u[p - s.sy] - c);
-        flux += kx[row + zone[p - 1]] * (u[p - 1] - c);
-        flux += kx[row + zone[p + 1]] * (u[p + 1] - c);
-        flux += ky[row + zone[p + s.sy]] * (u[p + s.sy] - c);
-        flux += kz[row + zone_above] * (above - c);
-        nontemporal_store(c + tab[t.weight + a] * (flux + tab[t.source + a]), out + p);
-        below = c, c = above, zone_below = a, a = zone_above;
+    const int zones = t.zones, sy = (int)s.sy;
+    const T *kx = tab + (int)t.conductance[0], *ky = tab + (int)t.conductance[1], *kz = tab + (int)t.conductance[2];
+    const T *weight = tab + (int)t.weight, *source = tab + (int)t.source;
+    const long start = i + (long)j * s.sy + (long)k0 * s.sz;
+    const T *p = u + start;
+    const unsigned char *zp = zone + start;
+    T *q = out + start;
+    T here[M], above[M], ahead[M], z_low[M];
+    int a[M], a_above[M], a_ahead[M];
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        here[n] = p[n * sy], a[n] = zp[n * sy];
+        above[n] = p[n * sy + s.sz], a_above[n] = zp[n * sy + s.sz];
+        z_low[n] = kz[a[n] * zones + zp[n * sy - s.sz]] * (p[n * sy - s.sz] - here[n]);
+    }
+    for (int k = k0; k < k1; ++k, p += s.sz, zp += s.sz, q += s.sz) {
+        if (k + 1 < k1) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) ahead[n] = p[n * sy + 2 * s.sz], a_ahead[n] = zp[n * sy + 2 * s.sz];
+        }
+        const T south = p[-sy], north = p[M * sy];
+        const int a_south = zp[-sy], a_north = zp[M * sy];
+        T y_low = ky[a[0] * zones + a_south] * (south - here[0]);
+#pragma unroll
+        for (int n = 0; n < M; ++n) {
+            const int row = a[n] * zones;
+            const T *at = p + n * sy;
+            const unsigned char *zat = zp + n * sy;
+            T flux = z_low[n];
+            flux += y_low;
+            flux += kx[row + zat[-1]] * (at[-1] - here[n]);
+            flux += kx[row + zat[1]] * (at[1] - here[n]);
+            const T y_high = ky[row + (n == M - 1 ? a_north : a[n + 1])] * ((n == M - 1 ? north : here[n + 1]) - here[n]);
+            flux += y_high;
+            const T z_high = kz[row + a_above[n]] * (above[n] - here[n]);
+            flux += z_high;
+            if (j + n < s.ny) nontemporal_store(here[n] + weight[a[n]] * (flux + source[a[n]]), q + n * sy);
+            y_low = (T)0 - y_high;
+            z_low[n] = (T)0 - z_high;
+        }
+#pragma unroll
+        for (int n = 0; n < M; ++n) here[n] = above[n], a[n] = a_above[n], above[n] = ahead[n], a_above[n] = a_ahead[n];
     }
 }
 
@@ -185,19 +223,21 @@ __global__ void material_heat_bricks(const T *__restrict__ u, const unsigned cha
  * brick b into lane b % 8 in brick order, then the lanes pairwise; the bricks off the faces add
  * nothing, lanes never hold -0), then energy[kind] += dt power[kind], each product rounded before
  * its addition as on the host, so that a run on one process has the bits of one on several (whose
- * powers the host sums across processes). One block of MATERIAL_ENERGY_KINDS x MATERIAL_LANES threads;
- * lane_items[lane_first[l] ..] are the items of lane l in brick order. */
+ * powers the host sums across processes). The boundary list is in lane order: lane l's items are
+ * bricks[lane_first[l] .. lane_first[l + 1]), in brick order, so that a thread's loads are
+ * independent of each other and of its sum. One block of MATERIAL_ENERGY_KINDS x MATERIAL_LANES
+ * threads. */
 enum { MATERIAL_LANES = 8 };
 
 __global__ void __launch_bounds__(MATERIAL_ENERGY_KINDS *MATERIAL_LANES)
-    material_energy_step(const double *__restrict__ bricks, const int *__restrict__ lane_items,
-                         const int *__restrict__ lane_first, double dt, double source_power, double *energy)
+    material_energy_step(const double *__restrict__ bricks, const int *__restrict__ lane_first, double dt,
+                         double source_power, double *energy)
 {
     __shared__ double lanes[MATERIAL_ENERGY_KINDS][MATERIAL_LANES];
     const int kind = threadIdx.x / MATERIAL_LANES, lane = threadIdx.x % MATERIAL_LANES;
     double sum = 0.0;
-    for (int q = lane_first[lane]; q < lane_first[lane + 1]; ++q)
-        sum += bricks[(long)lane_items[q] * MATERIAL_ENERGY_KINDS + kind];
+#pragma unroll 8
+    for (int q = lane_first[lane]; q < lane_first[lane + 1]; ++q) sum += bricks[(long)q * MATERIAL_ENERGY_KINDS + kind];
     lanes[kind][lane] = sum;
     __syncthreads();
     if (lane != 0) return;
