@@ -176,7 +176,7 @@ template <typename T> static int prepare_step_on_device(hip_state *s)
     hip_materials *m = s->mat;
     HEAT_CALL(exchange_ghosts(s, s->current));
     HEAT_CALL(set_sources<T>(s, material_step_time(s)));
-    HEAT_CALL(material_fill_typed<T>(s, s->current));
+    if (s->halo_valid == HALO_NONE) HEAT_CALL(material_fill_typed<T>(s, s->current)); /* else the last step's */
     if (m->side_started) HIP_CALL(hipStreamWaitEvent(0, m->energy_done, 0));
     HIP_CALL(hipEventRecord(m->ghosts_set, 0));
     HIP_CALL(hipStreamWaitEvent(m->side, m->ghosts_set, 0));
@@ -209,15 +209,17 @@ template <typename T> static int material_step_typed(hip_state *s)
     size_t shared = m->shared ? (size_t)m->layout.length * sizeof(T) : 0;
     if (m->shared)
         material_step<T, true><<<grid, block, shared>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current),
-                                                        owned_zone<T>(s), s->shape, (const T *)m->table, m->layout);
+                                                        owned_zone<T>(s), s->shape, (const T *)m->table, m->layout,
+                                                        s->problem.halo.exchanged);
     else
         material_step<T, false><<<grid, block>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current),
-                                                 owned_zone<T>(s), s->shape, (const T *)m->table, m->layout);
+                                                 owned_zone<T>(s), s->shape, (const T *)m->table, m->layout,
+                                                 s->problem.halo.exchanged);
     HIP_CHECK_LAUNCH("material_step");
     if (!m->energy_on_device)
         for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) m->energy_in[kind] += s->problem.dt * power[kind];
     s->current = 1 - s->current;
-    s->halo_valid = HALO_NONE;
+    s->halo_valid = HALO_YZ; /* the step wrote the y and z ghosts; x ghosts are formed where read */
     m->step += 1;
     return HEAT_OK;
 }

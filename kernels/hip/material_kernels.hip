@@ -51,6 +51,12 @@ __device__ __forceinline__ const T *material_tables_at(const T *__restrict__ glo
     return copy;
 }
 
+/* The ghost of a boundary face f beside a point of zone a holding v: scale v + shift (material_halo_fill's rule). */
+template <typename T> __device__ __forceinline__ T material_ghost(const T *tab, const material_table &t, int f, int a, T v)
+{
+    return tab[(int)t.scale + f * t.zones + a] * v + tab[(int)t.shift + f * t.zones + a];
+}
+
 /* One general step of the owned block (u's ghosts set). Each thread walks a
  * chunk of MATERIAL_Z_CHUNK planes up MATERIAL_ROWS neighbouring rows of its
  * column i, keeping each row's point here and above, their zones and the
@@ -65,11 +71,15 @@ __device__ __forceinline__ const T *material_tables_at(const T *__restrict__ glo
  * the z-high term of the plane below, the y-low term of a row 0 minus the
  * y-high term of the row beside it (0 - x, not -x: the direct term of two
  * equal temperatures is +0). So the arithmetic and its bits are the CPU's,
- * term by term, with two of the six terms of a point formed once a face. */
+ * term by term, with two of the six terms of a point formed once a face.
+ * The step also writes its output's y and z boundary ghosts (not the
+ * exchanged faces'), by the rule of material_halo_fill, so the next step needs
+ * no halo pass; the x faces' ghosts, one strided value a row, it forms on the
+ * fly by the same rule instead of reading them (material_ghost). */
 template <typename T, bool SHARED>
 __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
     material_step(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
-                  stencil_shape s, const T *__restrict__ table, material_table t)
+                  stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged)
 {
     enum { M = MATERIAL_ROWS };
     const T *tab = material_tables_at<T, SHARED>(table, t);
@@ -105,15 +115,26 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
             const int row = a[n] * zones;
             const T *at = p + n * sy;
             const unsigned char *zat = zp + n * sy;
+            const T west = i == 0 && !(exchanged & 1u) ? material_ghost(tab, t, 0, a[n], here[n]) : at[-1];
+            const T east = i == s.nx - 1 && !(exchanged & 2u) ? material_ghost(tab, t, 1, a[n], here[n]) : at[1];
             T flux = z_low[n];
             flux += y_low;
-            flux += kx[row + zat[-1]] * (at[-1] - here[n]);
-            flux += kx[row + zat[1]] * (at[1] - here[n]);
+            flux += kx[row + zat[-1]] * (west - here[n]);
+            flux += kx[row + zat[1]] * (east - here[n]);
             const T y_high = ky[row + (n == M - 1 ? a_north : a[n + 1])] * ((n == M - 1 ? north : here[n + 1]) - here[n]);
             flux += y_high;
             const T z_high = kz[row + a_above[n]] * (above[n] - here[n]);
             flux += z_high;
-            if (j + n < s.ny) nontemporal_store(here[n] + weight[a[n]] * (flux + source[a[n]]), q + n * sy);
+            if (j + n < s.ny) {
+                const T v = here[n] + weight[a[n]] * (flux + source[a[n]]);
+                nontemporal_store(v, q + n * sy);
+                if (j + n == 0 && !(exchanged & 4u)) nontemporal_store(material_ghost(tab, t, 2, a[n], v), q - sy);
+                if (j + n == s.ny - 1 && !(exchanged & 8u))
+                    nontemporal_store(material_ghost(tab, t, 3, a[n], v), q + (n + 1) * sy);
+                if (k == 0 && !(exchanged & 16u)) nontemporal_store(material_ghost(tab, t, 4, a[n], v), q + n * sy - s.sz);
+                if (k == s.nz - 1 && !(exchanged & 32u))
+                    nontemporal_store(material_ghost(tab, t, 5, a[n], v), q + n * sy + s.sz);
+            }
             y_low = (T)0 - y_high;
             z_low[n] = (T)0 - z_high;
         }
@@ -175,15 +196,15 @@ __global__ void __launch_bounds__(MATERIAL_BRICK_THREADS)
         const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
         const int plane = face % 2 ? n[axis] - 1 : 0;
         if (plane / g.brick[axis] != at[axis]) continue;
-        const long outward = face % 2 ? stride[axis] : -stride[axis];
         const T *k = table + t.conductance[axis];
         const int b0 = at[slow] * g.brick[slow], rows = min(b0 + g.brick[slow], n[slow]) - b0;
         const int a0 = at[fast] * g.brick[fast], columns = min(a0 + g.brick[fast], n[fast]) - a0;
         for (int point = thread; point < rows * columns; point += MATERIAL_BRICK_THREADS) {
             const long p = plane * stride[axis] + (long)(b0 + point / columns) * stride[slow] +
                            (long)(a0 + point % columns) * stride[fast];
-            const long pair = (long)zone[p] * (t.zones + 1);
-            power[g.kind[face]] += (double)(k[pair] * (u[p + outward] - u[p])) * g.volume;
+            const int a = zone[p];
+            const T ghost = material_ghost(table, t, face, a, u[p]); /* the step's x ghosts are not stored */
+            power[g.kind[face]] += (double)(k[(long)a * (t.zones + 1)] * (ghost - u[p])) * g.volume;
         }
     }
     for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind) partial[kind][thread] = power[kind];
