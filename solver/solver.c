@@ -61,10 +61,9 @@ static int select_backend(heat_backend_request request, const heat_problem *prob
     *ops = (request != HEAT_SELECT_CPU && gpu) ? heat_backend_hip : &heat_backend_cpu;
     if (*ops != &heat_backend_cpu && !backend_supports(*ops, problem)) {
         if (request == HEAT_SELECT_HIP)
-            return heat_error(HEAT_ERR_CONFIG, "--backend hip: the GPU backend has no implicit materials runs "
-                              "(`materials` with an implicit time.scheme); use --backend cpu or auto, or "
-                              "time.scheme = \"euler\"");
-        if (!quiet) printf("An implicit materials run: on the CPU backend (the GPU backend has none).\n");
+            return heat_error(HEAT_ERR_CONFIG, "--backend hip: the GPU backend cannot run this problem; use "
+                              "--backend cpu or auto");
+        if (!quiet) printf("This problem runs on the CPU backend (the GPU backend cannot run it).\n");
         *ops = &heat_backend_cpu;
     }
     return HEAT_OK;

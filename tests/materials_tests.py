@@ -333,16 +333,24 @@ def test_mpi_layout():
     print("ok  1, 2 and 4 ranks write the same zone, material and temperature fields and tables")
 
 
-def test_mpi_bitwise():
+def test_mpi_bitwise(backend=None):
     """Materials runs give one process's bits on 2 and 3 ranks (z slabs, x slabs), explicit Euler and
-    Crank-Nicolson, the energy balance included, and a 2-rank checkpoint restarts bitwise on 3 ranks."""
+    Crank-Nicolson, the energy balance included, and a 2-rank checkpoint restarts bitwise on 3 ranks.
+    backend "hip": every run on the GPU (one process keeps explicit Euler's energy balance on the
+    device, several sum it on the host across processes: the same bits either way)."""
     import h5py
     import numpy as np
     if not HEATSOLVE_MPI or not os.path.exists(HEATSOLVE_MPI) or not shutil.which("mpirun"):
         raise Skip("no MPI build or no mpirun")
-    folder = fresh_dir("mpi_bitwise")
-    schemes = {"euler": (30, []), "crank_nicolson": (6, ["--set", 'time.scheme="crank_nicolson"',
-                                                          "--set", "time.dt=5.0e-3"])}
+    folder = fresh_dir("mpi_bitwise" + (f"_{backend}" if backend else ""))
+    chosen = ["--backend", backend] if backend else []
+    if backend:
+        probe = run([scene(folder, name="probe", steps=1, every=0), "-q"] + chosen, expect_status=None)
+        if probe.returncode == 2 and "no usable GPU" in probe.stderr:
+            raise Skip("no GPU")
+        expect(probe.returncode == 0, f"GPU probe run failed: {probe.stderr}")
+    schemes = {"euler": (30, chosen), "crank_nicolson": (6, chosen + ["--set", 'time.scheme="crank_nicolson"',
+                                                                       "--set", "time.dt=5.0e-3"])}
     layouts = {"2": ["--set", "parallel.ranks=[1,1,2]"], "3": ["--set", "parallel.ranks=[3,1,1]"]}
 
     def final(out, steps):
@@ -372,7 +380,12 @@ def test_mpi_bitwise():
         resumed_field, resumed_energy = final(resumed, steps)
         expect(resumed_field == field and np.array_equal(resumed_energy, energy),
                f"{scheme}: a 2-rank checkpoint continued on 3 ranks differs from one process")
-        print(f"ok  {scheme}: 1, 2 and 3 ranks and a 2 -> 3 rank restart give the same bits and energy")
+        print(f"ok  {scheme}: 1, 2 and 3 ranks and a 2 -> 3 rank restart give the same bits and energy"
+              + (f" ({backend})" if backend else ""))
+
+
+def test_mpi_bitwise_gpu():
+    test_mpi_bitwise("hip")
 
 
 if __name__ == "__main__":

@@ -520,11 +520,35 @@ static int uniform_rows(void)
 
 /* ---- the GPU backend against the CPU's ---- */
 
-/* Every kind of face, two materials, a switching source, 120 steps: the fields to rounding (1e-13 double,
- * 1e-5 float, relative to the largest value) and the energy balance's numbers to 1e-12 (double). */
-static int gpu_precision(heat_precision precision)
+/* One GPU-against-CPU case: the scheme, its preconditioner, the steps, and the tolerances of the
+ * fields (relative to the largest value) and of the energy balance's numbers. */
+typedef struct gpu_case {
+    heat_precision precision;
+    heat_scheme scheme;
+    heat_preconditioner preconditioner;
+    long steps;
+    double rtol, field_tolerance, energy_tolerance;
+} gpu_case;
+
+/* The GPU's own balance: the heat changed by the energy that came in (to rounding for explicit Euler, to the
+ * scheme's accuracy for the implicit ones, as the CPU's balance_run). */
+static int gpu_balance(const gpu_case *c, const heat_energy *before, const heat_energy *after, double tolerance)
 {
-    heat_problem p = test_problem(67, 45, 33, 1.34, 0.9, 0.66, precision);
+    double in = 0.0;
+    for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) in += after->energy[kind];
+    double change = after->heat - before->heat, error = fabs(change - in) / fabs(in);
+    printf("  GPU balance, %s: heat change %+.15e, energy in %+.15e, mismatch %.2e of it\n", heat_scheme_name(c->scheme),
+           change, in, error);
+    EXPECT(error <= tolerance, "%s on the GPU: the heat changed by %.15g, but %.15g came in", heat_scheme_name(c->scheme),
+           change, in);
+    return 0;
+}
+
+/* Every kind of face, two materials, a source that switches on and off: the GPU's fields and energy balance
+ * against the CPU's. */
+static int gpu_against_cpu(const gpu_case *c)
+{
+    heat_problem p = test_problem(67, 45, 33, 1.34, 0.9, 0.66, c->precision);
     heat_materials m = {.material_count = 2, .material = {test_material("a", 1.0, 2.0), test_material("b", 20.0, 5.0)},
                         .zone_count = 3, .zone = {test_zone(0, 0.0), test_zone(1, 5.0), {0, 2.0, 0.0, 0.0}}};
     p.materials = &m;
@@ -533,18 +557,25 @@ static int gpu_precision(heat_precision precision)
     p.bc[FACE_X_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 0.5};
     p.bc[FACE_Y_LOW] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 4.0, .ambient = 2.0};
     p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 0.5, .ambient = -1.0};
-    p.dt = 0.9 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
-    m.zone[2].source_on = 30.5 * p.dt, m.zone[2].source_off = 80.5 * p.dt;
+    p.implicit = (heat_implicit){c->scheme, c->rtol, 2000, c->preconditioner, 8, 2};
+    const int explicit_euler = c->scheme == HEAT_EULER;
+    p.dt = (explicit_euler ? 0.9 : 10.0) * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    m.zone[2].source_on = 0.25 * c->steps * p.dt + 0.5 * p.dt, m.zone[2].source_off = 0.65 * c->steps * p.dt + 0.5 * p.dt;
     void *initial = gaussian_field(&p), *fields[2] = {test_alloc_field(&p), test_alloc_field(&p)};
-    heat_energy energy[2];
+    heat_energy energy[2], start;
     const heat_backend_request backends[2] = {HEAT_SELECT_CPU, HEAT_SELECT_HIP};
     for (int b = 0; b < 2; ++b) {
         heat_solver *s;
         EXPECT_OK(heat_solver_create(&p, backends[b], &s));
+        EXPECT(b == 0 || strcmp(s->ops->name, heat_backend_hip->name) == 0, "%s ran on %s, not on the GPU",
+               heat_scheme_name(c->scheme), s->ops->name);
         EXPECT_OK(heat_solver_set_field(s, initial, 0));
-        EXPECT_OK(heat_solver_advance(s, 120));
+        EXPECT_OK(heat_solver_energy(s, &start));
+        EXPECT_OK(heat_solver_advance(s, c->steps));
         EXPECT_OK(heat_solver_get_field(s, fields[b]));
         EXPECT_OK(heat_solver_energy(s, &energy[b]));
+        if (b == 1 && c->precision == HEAT_DOUBLE && gpu_balance(c, &start, &energy[b], explicit_euler ? 1e-12 : 1e-9))
+            return 1;
         heat_solver_destroy(&s);
     }
     double worst = 0.0, scale = 0.0;
@@ -552,28 +583,41 @@ static int gpu_precision(heat_precision precision)
         worst = fmax(worst, fabs(test_get(&p, fields[1], at) - test_get(&p, fields[0], at)));
         scale = fmax(scale, fabs(test_get(&p, fields[0], at)));
     }
-    double tolerance = precision == HEAT_FLOAT ? 1e-5 : 1e-13, energy_tolerance = precision == HEAT_FLOAT ? 1e-5 : 1e-12;
-    printf("materials, %s: GPU against CPU after 120 steps, max relative difference %.3e; heat %.15g against %.15g\n",
-           heat_precision_name(precision), worst / scale, energy[1].heat, energy[0].heat);
-    EXPECT(worst / scale <= tolerance, "the GPU's field differs from the CPU's by %.3g", worst / scale);
-    EXPECT(fabs(energy[1].heat - energy[0].heat) <= energy_tolerance * fabs(energy[0].heat), "heat %.17g against %.17g",
+    printf("materials, %s, %s (%s): GPU against CPU after %ld steps, max relative difference %.3e; heat %.15g against "
+           "%.15g\n", heat_precision_name(c->precision), heat_scheme_name(c->scheme),
+           heat_preconditioner_name(c->preconditioner), c->steps, worst / scale, energy[1].heat, energy[0].heat);
+    EXPECT(worst / scale <= c->field_tolerance, "the GPU's field differs from the CPU's by %.3g", worst / scale);
+    EXPECT(fabs(energy[1].heat - energy[0].heat) <= c->energy_tolerance * fabs(energy[0].heat), "heat %.17g against %.17g",
            energy[1].heat, energy[0].heat);
     /* A face's power sums h (T_amb - T) or k (g - T) / h over its points: where T is near the ambient the
      * terms cancel, and in float the sum keeps only the temperatures' rounding, which is the heat's. */
-    double energy_scale_floor = precision == HEAT_FLOAT ? fabs(energy[0].heat) : 0.0;
+    double energy_scale_floor = c->precision == HEAT_FLOAT ? fabs(energy[0].heat) : 0.0;
     for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) {
         double a = energy[0].energy[kind], b = energy[1].energy[kind];
-        EXPECT(a != 0.0 && fabs(a - b) <= energy_tolerance * fmax(fabs(a), energy_scale_floor),
+        EXPECT(a != 0.0 && fabs(a - b) <= c->energy_tolerance * fmax(fabs(a), energy_scale_floor),
                "energy in through %s: GPU %.17g, CPU %.17g", heat_energy_kind_name(kind), b, a);
     }
     free(initial), free(fields[0]), free(fields[1]), free((void *)p.zones);
     return 0;
 }
 
+/* Explicit Euler to rounding (1e-13 double, 1e-5 float; the energy's numbers 1e-12 double); the implicit
+ * schemes with each preconditioner to the CG tolerance (rtol 1e-12: 1e-9 double; float's CG stops near its
+ * rounding, rtol 1e-5: 1e-4). */
 static int gpu_vs_cpu(void)
 {
     if (!(heat_backend_hip && heat_hip_available(NULL, 0))) return printf("no GPU: skipped\n"), TEST_SKIP;
-    return gpu_precision(HEAT_DOUBLE) || gpu_precision(HEAT_FLOAT);
+    static const gpu_case cases[] = {
+        {HEAT_DOUBLE, HEAT_EULER, HEAT_PRECOND_CHEBYSHEV, 120, 1e-12, 1e-13, 1e-12},
+        {HEAT_FLOAT, HEAT_EULER, HEAT_PRECOND_CHEBYSHEV, 120, 1e-12, 1e-5, 1e-5},
+        {HEAT_DOUBLE, HEAT_BACKWARD_EULER, HEAT_PRECOND_CHEBYSHEV, 20, 1e-12, 1e-9, 1e-9},
+        {HEAT_DOUBLE, HEAT_CRANK_NICOLSON, HEAT_PRECOND_JACOBI, 20, 1e-12, 1e-9, 1e-9},
+        {HEAT_DOUBLE, HEAT_BACKWARD_EULER, HEAT_PRECOND_NONE, 20, 1e-12, 1e-9, 1e-9},
+        {HEAT_FLOAT, HEAT_CRANK_NICOLSON, HEAT_PRECOND_CHEBYSHEV, 20, 1e-5, 1e-4, 1e-4},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c)
+        if (gpu_against_cpu(&cases[c])) return 1;
+    return 0;
 }
 
 int main(int argc, char **argv)

@@ -186,22 +186,45 @@ template <typename T> static int cg_finish_typed(hip_state *s)
          ? name<float>(static_cast<hip_state *>(state), __VA_ARGS__)                                             \
          : name<double>(static_cast<hip_state *>(state), __VA_ARGS__))
 
+/* Materials runs' operations (backend_hip_materials_cg.hip). */
+static int material_cg_begin(hip_state *s, double fraction, double *rr, double *rz);
+static int material_cg_precondition(hip_state *s, const heat_chebyshev *cheb, double *rz);
+static int material_cg_direction(hip_state *s, double beta);
+static int material_cg_apply(hip_state *s, double *pq);
+static int material_cg_update(hip_state *s, double a, int first, double *rr, double *rz);
+static int material_cg_finish(hip_state *s);
+static bool has_materials(void *state) { return static_cast<hip_state *>(state)->mat != NULL; }
+#define HIP_MATERIAL(state, name, ...) \
+    if (has_materials(state)) return name(static_cast<hip_state *>(state), __VA_ARGS__)
+
 static int hip_cg_begin(void *state, double fraction, double *rr, double *rz)
 {
+    HIP_MATERIAL(state, material_cg_begin, fraction, rr, rz);
     return HIP_TYPED(state, cg_begin_typed, fraction, rr, rz);
 }
 static int hip_cg_precondition(void *state, const heat_chebyshev *cheb, double *rz)
 {
+    HIP_MATERIAL(state, material_cg_precondition, cheb, rz);
     return HIP_TYPED(state, cg_precondition_typed, cheb, rz);
 }
-static int hip_cg_direction(void *state, double beta) { return HIP_TYPED(state, cg_direction_typed, beta); }
-static int hip_cg_apply(void *state, double *pq) { return HIP_TYPED(state, cg_apply_typed, pq); }
+static int hip_cg_direction(void *state, double beta)
+{
+    HIP_MATERIAL(state, material_cg_direction, beta);
+    return HIP_TYPED(state, cg_direction_typed, beta);
+}
+static int hip_cg_apply(void *state, double *pq)
+{
+    HIP_MATERIAL(state, material_cg_apply, pq);
+    return HIP_TYPED(state, cg_apply_typed, pq);
+}
 static int hip_cg_update(void *state, double a, int first, double *rr, double *rz)
 {
+    HIP_MATERIAL(state, material_cg_update, a, first, rr, rz);
     return HIP_TYPED(state, cg_update_typed, a, first, rr, rz);
 }
 static int hip_cg_finish(void *state)
 {
     hip_state *s = static_cast<hip_state *>(state);
+    if (s->mat) return material_cg_finish(s);
     return s->problem.precision == HEAT_FLOAT ? cg_finish_typed<float>(s) : cg_finish_typed<double>(s);
 }

@@ -33,61 +33,121 @@ static inline material_table material_table_make(int zones)
     return t;
 }
 
-enum { MATERIAL_SHARED_BYTES = 32 << 10, MATERIAL_BLOCK_X = 64, MATERIAL_BLOCK_Y = 4, MATERIAL_Z_CHUNK = 32 };
+enum { MATERIAL_SHARED_BYTES = 32 << 10, MATERIAL_BLOCK_X = 64, MATERIAL_BLOCK_Y = 4, MATERIAL_ROWS = 2, MATERIAL_Z_CHUNK = 32 };
 
-/* The tables, from shared memory where they fit (shared != 0), else from global memory. */
-template <typename T>
-__device__ __forceinline__ const T *material_tables_at(const T *__restrict__ global, const material_table &t,
-                                                     int shared)
+/* The tables from shared memory (SHARED: every block copies them there first) or from global
+ * memory. Separate instantiations: a pointer that may be either is a generic one, whose loads and
+ * 64-bit address arithmetic cost more than the shared loads they stand for. */
+template <typename T, bool SHARED>
+__device__ __forceinline__ const T *material_tables_at(const T *__restrict__ global, const material_table &t)
 {
     extern __shared__ unsigned char material_shared[];
-    if (!shared) return global;
+    if (!SHARED) return global;
     T *copy = reinterpret_cast<T *>(material_shared);
     const int threads = blockDim.x * blockDim.y * blockDim.z;
     const int thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    for (long i = thread; i < t.length; i += threads) copy[i] = global[i];
+    for (int i = thread; i < (int)t.length; i += threads) copy[i] = global[i];
     __syncthreads();
     return copy;
 }
 
+/* The ghost of a boundary face f beside a point of zone a holding v: scale v + shift (material_halo_fill's rule). */
+template <typename T> __device__ __forceinline__ T material_ghost(const T *tab, const material_table &t, int f, int a, T v)
+{
+    return tab[(int)t.scale + f * t.zones + a] * v + tab[(int)t.shift + f * t.zones + a];
+}
+
 /* One general step of the owned block (u's ghosts set). Each thread walks a
- * chunk of MATERIAL_Z_CHUNK planes up its (i, j) column, keeping the point
- * below, here and above and their zones in registers (the seed's sliding
- * window): per plane it loads one temperature, one zone byte and the four
- * in-plane neighbours (cached), and the block's copy of the tables serves
- * the whole chunk. The arithmetic is the CPU's, term by term. */
-template <typename T>
+ * chunk of MATERIAL_Z_CHUNK planes up MATERIAL_ROWS neighbouring rows of its
+ * column i, keeping each row's point here and above, their zones and the
+ * next plane's (loaded one plane ahead, so that a load's latency spans a
+ * plane's arithmetic) in registers; per plane and row it loads one
+ * temperature and one zone byte from memory and the x neighbours from cache,
+ * the rows' y neighbours inside the thread come from registers, and the
+ * block's copy of the tables serves the whole chunk.
+ * A face's flux term K_ab (T_b - T_a) is its neighbour's across the face
+ * negated, exactly (K_ab = K_ba bit for bit: heat_face_conductivity is
+ * symmetric; T_a - T_b = -(T_b - T_a)): the z-low term of a plane is 0 minus
+ * the z-high term of the plane below, the y-low term of a row 0 minus the
+ * y-high term of the row beside it (0 - x, not -x: the direct term of two
+ * equal temperatures is +0). So the arithmetic and its bits are the CPU's,
+ * term by term, with two of the six terms of a point formed once a face.
+ * The step also writes its output's y and z boundary ghosts (not the
+ * exchanged faces'), by the rule of material_halo_fill, so the next step needs
+ * no halo pass; the x faces' ghosts, one strided value a row, it forms on the
+ * fly by the same rule instead of reading them (material_ghost). */
+template <typename T, bool SHARED>
 __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
     material_step(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
-                  stencil_shape s, const T *__restrict__ table, material_table t, int shared)
+                  stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged)
 {
-    const T *tab = material_tables_at<T>(table, t, shared);
+    enum { M = MATERIAL_ROWS };
+    const T *tab = material_tables_at<T, SHARED>(table, t);
     const int i = threadIdx.x + blockIdx.x * blockDim.x;
-    const int j = threadIdx.y + blockIdx.y * blockDim.y;
+    const int j = M * (threadIdx.y + blockIdx.y * blockDim.y);
     const int k0 = blockIdx.z * MATERIAL_Z_CHUNK, k1 = min(k0 + MATERIAL_Z_CHUNK, s.nz);
     if (i >= s.nx || j >= s.ny) return;
-    const T *kx = tab + t.conductance[0], *ky = tab + t.conductance[1], *kz = tab + t.conductance[2];
-    long p = i + j * s.sy + (long)k0 * s.sz;
-    T below = u[p - s.sz], c = u[p];
-    long zone_below = zone[p - s.sz], a = zone[p];
-    for (int k = k0; k < k1; ++k, p += s.sz) {
-        const T above = u[p + s.sz];
-        const long zone_above = zone[p + s.sz], row = a * t.zones;
-        T flux = kz[row + zone_below] * (below - c);
-        flux += ky[row + zone[p - s.sy]] * (u[p - s.sy] - c);
-        flux += kx[row + zone[p - 1]] * (u[p - 1] - c);
-        flux += kx[row + zone[p + 1]] * (u[p + 1] - c);
-        flux += ky[row + zone[p + s.sy]] * (u[p + s.sy] - c);
-        flux += kz[row + zone_above] * (above - c);
-        nontemporal_store(c + tab[t.weight + a] * (flux + tab[t.source + a]), out + p);
-        below = c, c = above, zone_below = a, a = zone_above;
+    const int zones = t.zones, sy = (int)s.sy;
+    const T *kx = tab + (int)t.conductance[0], *ky = tab + (int)t.conductance[1], *kz = tab + (int)t.conductance[2];
+    const T *weight = tab + (int)t.weight, *source = tab + (int)t.source;
+    const long start = i + (long)j * s.sy + (long)k0 * s.sz;
+    const T *p = u + start;
+    const unsigned char *zp = zone + start;
+    T *q = out + start;
+    T here[M], above[M], ahead[M], z_low[M];
+    int a[M], a_above[M], a_ahead[M];
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        here[n] = p[n * sy], a[n] = zp[n * sy];
+        above[n] = p[n * sy + s.sz], a_above[n] = zp[n * sy + s.sz];
+        z_low[n] = kz[a[n] * zones + zp[n * sy - s.sz]] * (p[n * sy - s.sz] - here[n]);
+    }
+    for (int k = k0; k < k1; ++k, p += s.sz, zp += s.sz, q += s.sz) {
+        if (k + 1 < k1) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) ahead[n] = p[n * sy + 2 * s.sz], a_ahead[n] = zp[n * sy + 2 * s.sz];
+        }
+        const T south = p[-sy], north = p[M * sy];
+        const int a_south = zp[-sy], a_north = zp[M * sy];
+        T y_low = ky[a[0] * zones + a_south] * (south - here[0]);
+#pragma unroll
+        for (int n = 0; n < M; ++n) {
+            const int row = a[n] * zones;
+            const T *at = p + n * sy;
+            const unsigned char *zat = zp + n * sy;
+            const T west = i == 0 && !(exchanged & 1u) ? material_ghost(tab, t, 0, a[n], here[n]) : at[-1];
+            const T east = i == s.nx - 1 && !(exchanged & 2u) ? material_ghost(tab, t, 1, a[n], here[n]) : at[1];
+            T flux = z_low[n];
+            flux += y_low;
+            flux += kx[row + zat[-1]] * (west - here[n]);
+            flux += kx[row + zat[1]] * (east - here[n]);
+            const T y_high = ky[row + (n == M - 1 ? a_north : a[n + 1])] * ((n == M - 1 ? north : here[n + 1]) - here[n]);
+            flux += y_high;
+            const T z_high = kz[row + a_above[n]] * (above[n] - here[n]);
+            flux += z_high;
+            if (j + n < s.ny) {
+                const T v = here[n] + weight[a[n]] * (flux + source[a[n]]);
+                nontemporal_store(v, q + n * sy);
+                if (j + n == 0 && !(exchanged & 4u)) nontemporal_store(material_ghost(tab, t, 2, a[n], v), q - sy);
+                if (j + n == s.ny - 1 && !(exchanged & 8u))
+                    nontemporal_store(material_ghost(tab, t, 3, a[n], v), q + (n + 1) * sy);
+                if (k == 0 && !(exchanged & 16u)) nontemporal_store(material_ghost(tab, t, 4, a[n], v), q + n * sy - s.sz);
+                if (k == s.nz - 1 && !(exchanged & 32u))
+                    nontemporal_store(material_ghost(tab, t, 5, a[n], v), q + n * sy + s.sz);
+            }
+            y_low = (T)0 - y_high;
+            z_low[n] = (T)0 - z_high;
+        }
+#pragma unroll
+        for (int n = 0; n < M; ++n) here[n] = above[n], a[n] = a_above[n], above[n] = ahead[n], a_above[n] = a_ahead[n];
     }
 }
 
-/* The boundary faces' ghosts (not the exchanged ones) by the rules of the zones beside them. */
+/* The boundary faces' ghosts (not the exchanged ones) by the rules of the zones beside them:
+ * ghost = scale T + shift (shift 0 when `homogeneous`: the CG vectors). */
 template <typename T>
 __global__ void material_halo_fill(T *u, const unsigned char *__restrict__ zone, stencil_shape s,
-                                   const T *__restrict__ table, material_table t, unsigned exchanged)
+                                   const T *__restrict__ table, material_table t, unsigned exchanged, int homogeneous)
 {
     const int face = blockIdx.z;
     long inner, step, packed;
@@ -96,7 +156,8 @@ __global__ void material_halo_fill(T *u, const unsigned char *__restrict__ zone,
                     step, packed))
         return;
     const int a = zone[inner];
-    u[inner + step] = table[t.scale + (long)face * t.zones + a] * u[inner] + table[t.shift + (long)face * t.zones + a];
+    const T shift = homogeneous ? (T)0 : table[t.shift + (long)face * t.zones + a];
+    u[inner + step] = table[t.scale + (long)face * t.zones + a] * u[inner] + shift;
 }
 
 /* Geometry of the reduction bricks (solver/reduce.h) of this block. */
@@ -135,15 +196,15 @@ __global__ void __launch_bounds__(MATERIAL_BRICK_THREADS)
         const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
         const int plane = face % 2 ? n[axis] - 1 : 0;
         if (plane / g.brick[axis] != at[axis]) continue;
-        const long outward = face % 2 ? stride[axis] : -stride[axis];
         const T *k = table + t.conductance[axis];
         const int b0 = at[slow] * g.brick[slow], rows = min(b0 + g.brick[slow], n[slow]) - b0;
         const int a0 = at[fast] * g.brick[fast], columns = min(a0 + g.brick[fast], n[fast]) - a0;
         for (int point = thread; point < rows * columns; point += MATERIAL_BRICK_THREADS) {
             const long p = plane * stride[axis] + (long)(b0 + point / columns) * stride[slow] +
                            (long)(a0 + point % columns) * stride[fast];
-            const long pair = (long)zone[p] * (t.zones + 1);
-            power[g.kind[face]] += (double)(k[pair] * (u[p + outward] - u[p])) * g.volume;
+            const int a = zone[p];
+            const T ghost = material_ghost(table, t, face, a, u[p]); /* the step's x ghosts are not stored */
+            power[g.kind[face]] += (double)(k[(long)a * (t.zones + 1)] * (ghost - u[p])) * g.volume;
         }
     }
     for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind) partial[kind][thread] = power[kind];
@@ -176,4 +237,32 @@ __global__ void material_heat_bricks(const T *__restrict__ u, const unsigned cha
             sum += piece;
         }
     out[b] = sum;
+}
+
+/* The explicit step's energy balance without the host (one process): the boundary powers of
+ * material_boundary_bricks summed over the bricks as the host sums them (solver/reduce.c, lane_sum:
+ * brick b into lane b % 8 in brick order, then the lanes pairwise; the bricks off the faces add
+ * nothing, lanes never hold -0), then energy[kind] += dt power[kind], each product rounded before
+ * its addition as on the host, so that a run on one process has the bits of one on several (whose
+ * powers the host sums across processes). The boundary list is in lane order: lane l's items are
+ * bricks[lane_first[l] .. lane_first[l + 1]), in brick order, so that a thread's loads are
+ * independent of each other and of its sum. One block of MATERIAL_ENERGY_KINDS x MATERIAL_LANES
+ * threads. */
+enum { MATERIAL_LANES = 8 };
+
+__global__ void __launch_bounds__(MATERIAL_ENERGY_KINDS *MATERIAL_LANES)
+    material_energy_step(const double *__restrict__ bricks, const int *__restrict__ lane_first, double dt,
+                         double source_power, double *energy)
+{
+    __shared__ double lanes[MATERIAL_ENERGY_KINDS][MATERIAL_LANES];
+    const int kind = threadIdx.x / MATERIAL_LANES, lane = threadIdx.x % MATERIAL_LANES;
+    double sum = 0.0;
+#pragma unroll 8
+    for (int q = lane_first[lane]; q < lane_first[lane + 1]; ++q) sum += bricks[(long)q * MATERIAL_ENERGY_KINDS + kind];
+    lanes[kind][lane] = sum;
+    __syncthreads();
+    if (lane != 0) return;
+    const double *l = lanes[kind];
+    const double power = kind == 0 ? source_power : ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+    energy[kind] = __dadd_rn(energy[kind], __dmul_rn(dt, power));
 }
