@@ -55,7 +55,7 @@ typedef struct cpu_state {
     const heat_variant *production; /* the variant cpu_advance runs; NULL until the trial steps chose it */
     int trials;        /* trial steps taken so far (trial_step) */
     int run_threads;   /* the run's OpenMP threads, for the tuning cache's keys: a trial that ends
-                        * while a checkpoint write holds some cores (app/main.c, share_cores) runs on
+                        * while a checkpoint write holds some cores (app/schedule.c, share_cores) runs on
                         * fewer, and its choice must still be found by the next run's lookup */
     double trial_ms[2]; /* fastest trial step of heat_step, heat_step_nt */
     int block_rows;    /* y rows per block of the sweep (block_rows_for) */
