@@ -95,6 +95,7 @@ typedef struct cpu_state {
     int kind_present[HEAT_ENERGY_KINDS];
     double *energy_bricks;
     void *captured[FACE_COUNT]; /* material_pairs: the first step's owned planes next to the faces with a power */
+    unsigned char *face_zone[FACE_COUNT]; /* the zones of the owned planes next to the faces with a power */
     double cg_fraction, power_begin[HEAT_ENERGY_KINDS]; /* implicit: the solve's start */
     long step, clock_step;
     double clock_time;
@@ -264,14 +265,14 @@ static int boundary_power(cpu_state *s, const void *field, double power[HEAT_ENE
         face_values_f values[FACE_COUNT];
         if (field) field_face_values_f(values, field, n, &s->layout);
         else captured_face_values_f(values, (float *const *)s->captured, n);
-        material_boundary_bricks_f(values, s->zone, n, &s->layout, &s->mat_f, s->face_kind, cell_volume(s), r->brick,
-                                   r->own, s->energy_bricks);
+        material_boundary_bricks_f(values, (const unsigned char *const *)s->face_zone, n, &s->mat_f, s->face_kind,
+                                   cell_volume(s), r->brick, r->own, s->energy_bricks);
     } else {
         face_values_d values[FACE_COUNT];
         if (field) field_face_values_d(values, field, n, &s->layout);
         else captured_face_values_d(values, (double *const *)s->captured, n);
-        material_boundary_bricks_d(values, s->zone, n, &s->layout, &s->mat_d, s->face_kind, cell_volume(s), r->brick,
-                                   r->own, s->energy_bricks);
+        material_boundary_bricks_d(values, (const unsigned char *const *)s->face_zone, n, &s->mat_d, s->face_kind,
+                                   cell_volume(s), r->brick, r->own, s->energy_bricks);
     }
     for (int kind = HEAT_ENERGY_DIRICHLET; kind < HEAT_ENERGY_KINDS; ++kind) {
         power[kind] = 0.0;
@@ -299,10 +300,19 @@ static int setup_energy(cpu_state *s)
     s->energy_bricks = malloc(sizeof(double) * (size_t)r->own[0] * r->own[1] * r->own[2] * HEAT_ENERGY_KINDS);
     HEAT_CHECK(s->energy_bricks, "out of memory for the energy balance");
     const int *n = s->problem.grid.n;
-    for (int f = 0; s->material_pairs && f < FACE_COUNT; ++f) {
+    const heat_layout *l = &s->layout;
+    const long stride[3] = {1, l->stride_y, l->stride_z};
+    for (int f = 0; f < FACE_COUNT; ++f) {
         if (s->face_kind[f] < 0) continue;
         const int axis = f / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
-        s->captured[f] = malloc((size_t)n[fast] * n[slow] * s->elem);
+        const size_t points = (size_t)n[fast] * n[slow];
+        s->face_zone[f] = malloc(points);
+        HEAT_CHECK(s->face_zone[f], "out of memory for the energy balance");
+        const unsigned char *plane = s->zone + l->origin + 1 + stride[1] + stride[2] + (f % 2 ? n[axis] - 1 : 0) * stride[axis];
+        for (long b = 0; b < n[slow]; ++b)
+            for (long a = 0; a < n[fast]; ++a) s->face_zone[f][b * n[fast] + a] = plane[a * stride[fast] + b * stride[slow]];
+        if (!s->material_pairs) continue;
+        s->captured[f] = malloc(points * s->elem);
         HEAT_CHECK(s->captured[f], "out of memory for the energy balance");
     }
     return HEAT_OK;
@@ -423,9 +433,9 @@ static void cpu_destroy(void **state)
     material_tables_free_d(&s->mat_d);
     material_tables_free_f(&s->mat_f);
     free(s->zone_base);
-    free(s->runs.first), free(s->runs.run);
+    free(s->runs.first), free(s->runs.run), free(s->runs.end_zone[0]), free(s->runs.end_zone[1]);
     free(s->energy_bricks);
-    for (int f = 0; f < FACE_COUNT; ++f) free(s->captured[f]);
+    for (int f = 0; f < FACE_COUNT; ++f) free(s->captured[f]), free(s->face_zone[f]);
     void *vectors[] = {s->dots_a, s->dots_b, s->rings};
     for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; ++v) free(vectors[v]);
     free(s);
@@ -559,10 +569,13 @@ static int setup_runs(cpu_state *s)
     long capacity = 2 * rows, count = 0;
     s->runs.first = malloc(sizeof(long) * (size_t)(rows + 1));
     s->runs.run = malloc(sizeof(material_run) * (size_t)capacity);
-    HEAT_CHECK(s->runs.first && s->runs.run, "out of memory for the zone index");
+    s->runs.end_zone[0] = malloc((size_t)rows), s->runs.end_zone[1] = malloc((size_t)rows);
+    HEAT_CHECK(s->runs.first && s->runs.run && s->runs.end_zone[0] && s->runs.end_zone[1],
+               "out of memory for the zone index");
     for (long row = 0; row < rows; ++row) {
         const unsigned char *at = s->zone + first_point + row % n[1] * l->stride_y + row / n[1] * l->stride_z;
         s->runs.first[row] = count;
+        s->runs.end_zone[0][row] = at[0], s->runs.end_zone[1][row] = at[n[0] - 1];
         for (int x = 0; x < n[0];) {
             const int zone = stencil_zone(at + x, l->stride_y, l->stride_z);
             int end = x + 1;

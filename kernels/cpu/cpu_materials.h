@@ -22,10 +22,14 @@ typedef struct material_run {
     int begin, end, zone;
 } material_run;
 
-/* Every owned row's runs: row (y, z) = z n[1] + y has run[first[row] .. first[row + 1]). */
+/* Every owned row's runs: row (y, z) = z n[1] + y has run[first[row] .. first[row + 1]); and the
+ * zones of its first and last points (end_zone[0][row], end_zone[1][row]), whose rules give its x
+ * ghosts: read from the zone index they would cost a cache miss a row end (the uniform rows read
+ * nothing else of it). */
 typedef struct material_runs {
     long *first;
     material_run *run;
+    unsigned char *end_zone[2];
 } material_runs;
 
 /* The rows' and the ghosts' arithmetic compiled once, called by every path:
@@ -157,8 +161,12 @@ static inline void FN(material_row3_at)(REAL *restrict out, const REAL *restrict
 }
 
 /* A face ghost by its zone's rule from the owned value beside it: every ghost of the general step
- * (x rows, y and z faces, the pair's ring) takes this one expression, so every path rounds alike. */
-static MATERIAL_ONE_COPY REAL FN(ghost_by_rule)(REAL scale, REAL shift, REAL owned) { return scale * owned + shift; }
+ * (x rows, y and z faces, the pair's ring) takes this one expression, so every path rounds alike. The
+ * fused multiply-add is spelled out: the compiler may not then contract it in one place and not in another. */
+static inline REAL FN(ghost_by_rule)(REAL scale, REAL shift, REAL owned)
+{
+    return sizeof(REAL) == sizeof(double) ? (REAL)fma(scale, owned, shift) : (REAL)fmaf(scale, owned, shift);
+}
 
 /* Face f's ghosts by the rules of the zones beside them: ghost = scale T + shift
  * (shift 0 when `homogeneous`: the CG vectors). Called inside a parallel region. */
@@ -190,14 +198,16 @@ static void FN(material_halo_fill)(REAL *u, const unsigned char *zone, const int
         if (!(m->exchanged & 1u << f)) FN(material_face_fill)(u, zone, f, n, l, m, homogeneous);
 }
 
-/* The x faces' ghosts of one row by its ends' zones (the rule of material_face_fill), set by the
- * sweep just before the row while it is in cache: a pass of its own touched two lines a row. */
-static inline void FN(material_x_ghosts)(REAL *row, const unsigned char *zone, long n, const FN(material_tables) *m)
+/* The x faces' ghosts of row `at` (z n[1] + y) by its ends' zones (the rule of material_face_fill), set
+ * by the sweep just before the row while it is in cache: a pass of its own touched two lines a row. */
+static inline void FN(material_x_ghosts)(REAL *row, const material_runs *runs, long at, long n,
+                                         const FN(material_tables) *m)
 {
+    const int low = runs->end_zone[0][at], high = runs->end_zone[1][at];
     if (!(m->exchanged & 1u << FACE_X_LOW))
-        row[-1] = FN(ghost_by_rule)(m->scale[FACE_X_LOW][zone[0]], m->shift[FACE_X_LOW][zone[0]], row[0]);
+        row[-1] = FN(ghost_by_rule)(m->scale[FACE_X_LOW][low], m->shift[FACE_X_LOW][low], row[0]);
     if (!(m->exchanged & 1u << FACE_X_HIGH))
-        row[n] = FN(ghost_by_rule)(m->scale[FACE_X_HIGH][zone[n - 1]], m->shift[FACE_X_HIGH][zone[n - 1]], row[n - 1]);
+        row[n] = FN(ghost_by_rule)(m->scale[FACE_X_HIGH][high], m->shift[FACE_X_HIGH][high], row[n - 1]);
 }
 
 /* Row (y, z) of one general step, its x ghosts set first (the field's rows; sweeps of one step). */
@@ -205,8 +215,8 @@ static inline void FN(material_sweep_row)(REAL *restrict out, REAL *restrict u, 
                                           const material_runs *runs, long row, int y, int z, const int n[3], long sy,
                                           long sz, const FN(material_tables) *m, int stream)
 {
-    FN(material_x_ghosts)(u + row, zone + row, n[0], m);
     const long at = (long)z * n[1] + y;
+    FN(material_x_ghosts)(u + row, runs, at, n[0], m);
     FN(material_row3_at)(out + row, u + row - sz, u + row, u + row + sz, zone + row, n[0], sy, sz, m,
                          runs->run + runs->first[at], (int)(runs->first[at + 1] - runs->first[at]), stream, 1);
 }
@@ -289,13 +299,10 @@ static inline void FN(material_capture)(REAL *const captured[FACE_COUNT], const 
 }
 
 /* u's x ghosts on every row of plane z (what material_sweep_row sets row by row). */
-static void FN(material_plane_x_ghosts)(REAL *u, const unsigned char *zone, long first, int z, const int n[3],
+static void FN(material_plane_x_ghosts)(REAL *u, const material_runs *runs, long first, int z, const int n[3],
                                         long sy, long sz, const FN(material_tables) *m)
 {
-    for (int y = 0; y < n[1]; ++y) {
-        const long row = first + y * sy + z * sz;
-        FN(material_x_ghosts)(u + row, zone + row, n[0], m);
-    }
+    for (int y = 0; y < n[1]; ++y) FN(material_x_ghosts)(u + first + y * sy + z * sz, runs, (long)z * n[1] + y, n[0], m);
 }
 
 /* Rows [v->ya, yb) of plane z of v = the first step of u, with v's x and y
@@ -311,10 +318,10 @@ static void FN(material_first_step_plane)(FN(ring) *v, REAL *u, const unsigned c
     for (int y = v->ya; y < yb; ++y) {
         const long row = first + y * sy + z * sz, at = (long)z * n[1] + y;
         REAL *out = FN(ring_row)(v, y, z);
-        if (set_u_ghosts) FN(material_x_ghosts)(u + row, zone + row, n[0], m);
+        if (set_u_ghosts) FN(material_x_ghosts)(u + row, runs, at, n[0], m);
         FN(material_row3_at)(out, u + row - sz, u + row, u + row + sz, zone + row, n[0], sy, sz, m,
                              runs->run + runs->first[at], (int)(runs->first[at + 1] - runs->first[at]), 0, 1);
-        FN(material_x_ghosts)(out, zone + row, n[0], pair->second);
+        FN(material_x_ghosts)(out, runs, at, n[0], pair->second);
         FN(material_y_ghosts)(out, zone + row, y, n, sy, pair->second);
         if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured, out, y, z, n);
     }
@@ -383,8 +390,8 @@ static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsi
         const int z0 = (int)((long)n[2] * t / team), z1 = (int)((long)n[2] * (t + 1) / team);
         /* A slab's first and last planes are read by the next thread's first step too: their owner sets
          * their x ghosts before anyone sweeps. */
-        FN(material_plane_x_ghosts)(u, zone, first, z0, n, sy, sz, pair->first);
-        FN(material_plane_x_ghosts)(u, zone, first, z1 - 1, n, sy, sz, pair->first);
+        FN(material_plane_x_ghosts)(u, runs, first, z0, n, sy, sz, pair->first);
+        FN(material_plane_x_ghosts)(u, runs, first, z1 - 1, n, sy, sz, pair->first);
 #pragma omp barrier
         const long values = FN(ring_values)(sy, block_rows);
         FN(ring) v = {rings + t * values, values / 3, sy, 0};
@@ -461,44 +468,50 @@ static void FN(captured_face_values)(FN(face_values) values[FACE_COUNT], REAL *c
 
 /* The power into the block through its boundary faces, per reduction brick
  * and kind (bricks[b * HEAT_ENERGY_KINDS + kind], b = (bz * own[1] + by) *
- * own[0] + bx), from the owned values beside the faces: each face point's
- * k_a (g - T_a) / h_d times its face's area, K and (g - T) as the step takes
- * them. kind[f] < 0: face f brings none (or is exchanged). A brick adds its
- * points face by face, each face's in row order: the same order on any
- * decomposition. The threads take a face's bricks a layer of them (along the
- * slow axis) at a time, so that each brick's sum keeps that order. */
-static void FN(material_boundary_bricks)(const FN(face_values) values[FACE_COUNT], const unsigned char *zone,
-                                         const int n[3], const heat_layout *l, const FN(material_tables) *m,
-                                         const int kind[FACE_COUNT], const double volume, const int brick[3],
-                                         const int own[3], double *bricks)
+ * own[0] + bx), from the owned values beside the faces and their zones
+ * (face_zone[f], laid out as captured planes: [slow * n[fast] + fast]): each
+ * face point's k_a (g - T_a) / h_d times its face's area, K and (g - T) as
+ * the step takes them. kind[f] < 0: face f brings none (or is exchanged). A
+ * brick adds its points face by face, each face's in row order: the same
+ * order on any decomposition. The threads take a face's bricks a layer of
+ * them (along the slow axis) at a time, so that each brick's sum keeps that order. */
+static void FN(material_boundary_bricks)(const FN(face_values) values[FACE_COUNT],
+                                         const unsigned char *const face_zone[FACE_COUNT], const int n[3],
+                                         const FN(material_tables) *m, const int kind[FACE_COUNT], double volume,
+                                         const int brick[3], const int own[3], double *bricks)
 {
-    const long stride[3] = {1, l->stride_y, l->stride_z};
+    const long brick_stride[3] = {1, own[0], (long)own[0] * own[1]};
     memset(bricks, 0, sizeof(double) * (size_t)own[0] * own[1] * own[2] * HEAT_ENERGY_KINDS);
 #pragma omp parallel
     for (int face = 0; face < FACE_COUNT; ++face) {
         if (kind[face] < 0 || (m->exchanged & 1u << face)) continue;
         const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
         const int plane = face % 2 ? n[axis] - 1 : 0;
-        const REAL *k = m->conductance[axis];
-        const FN(face_values) face_at = values[face];
+        const REAL *k = m->conductance[axis], *scale = m->scale[face], *shift = m->shift[face];
+        const long zone_pair = m->zones + 1; /* a zone with itself: a * zones + a */
+        const FN(face_values) at = values[face];
         const int layers = (n[slow] + brick[slow] - 1) / brick[slow];
 #pragma omp for schedule(static)
         for (int layer = 0; layer < layers; ++layer) {
+            const long layer_bricks = plane / brick[axis] * brick_stride[axis] + layer * brick_stride[slow];
             const int b1 = (layer + 1) * brick[slow] < n[slow] ? (layer + 1) * brick[slow] : n[slow];
-            for (int b = layer * brick[slow]; b < b1; ++b)
-                for (int a = 0; a < n[fast]; ++a) {
-                    int at[3];
-                    at[axis] = plane, at[fast] = a, at[slow] = b;
-                    long i = l->origin + 1 + stride[1] + stride[2] + at[0] + at[1] * stride[1] + at[2] * stride[2];
-                    const int z = zone[i];
-                    const long zone_pair = (long)z * (m->zones + 1);
-                    const REAL t = face_at.base[a * face_at.fast + b * face_at.slow];
-                    /* the ghost by its rule (material_face_fill's expression) */
-                    const REAL ghost = FN(ghost_by_rule)(m->scale[face][z], m->shift[face][z], t);
-                    double power = (double)(k[zone_pair] * (ghost - t)) * volume;
-                    long index = ((long)(at[2] / brick[2]) * own[1] + at[1] / brick[1]) * own[0] + at[0] / brick[0];
-                    bricks[index * HEAT_ENERGY_KINDS + kind[face]] += power;
+            for (int b = layer * brick[slow]; b < b1; ++b) {
+                const REAL *row = at.base + b * at.slow;
+                const unsigned char *zones = face_zone[face] + (long)b * n[fast];
+                for (int a0 = 0; a0 < n[fast]; a0 += brick[fast]) {
+                    const int a1 = a0 + brick[fast] < n[fast] ? a0 + brick[fast] : n[fast];
+                    double *sum = &bricks[(layer_bricks + a0 / brick[fast] * brick_stride[fast]) * HEAT_ENERGY_KINDS +
+                                          kind[face]];
+                    double piece = *sum; /* the brick's running sum: its points added one by one, in order */
+                    for (int a = a0; a < a1; ++a) {
+                        const int z = zones[a];
+                        const REAL t = row[a * at.fast];
+                        const REAL ghost = FN(ghost_by_rule)(scale[z], shift[z], t); /* as material_face_fill sets it */
+                        piece += (double)(k[z * zone_pair] * (ghost - t)) * volume;
+                    }
+                    *sum = piece;
                 }
+            }
         }
     }
 }
