@@ -94,6 +94,9 @@ typedef struct cpu_state {
     int face_kind[FACE_COUNT];
     int kind_present[HEAT_ENERGY_KINDS];
     double *energy_bricks;
+    double *energy_bricks_second; /* material_pairs: the pair's second step's */
+    void *row_scratch; /* a row (stride_y values) for each of scratch_threads: rows of several runs, streamed */
+    int scratch_threads;
     void *captured[FACE_COUNT]; /* material_pairs: the first step's owned planes next to the faces with a power */
     unsigned char *face_zone[FACE_COUNT]; /* the zones of the owned planes next to the faces with a power */
     double cg_fraction, power_begin[HEAT_ENERGY_KINDS]; /* implicit: the solve's start */
@@ -255,35 +258,48 @@ static double source_power(const cpu_state *s)
     return power;
 }
 
-/* The power in through the boundary faces by kind, from `field`'s owned values beside them, or where
- * `field` is NULL from a pair's captured planes of its first step (material_pair); collective. */
-static int boundary_power(cpu_state *s, const void *field, double power[HEAT_ENERGY_KINDS])
-{
-    const heat_reduction *r = &s->reduction;
-    const int *n = s->problem.grid.n;
-    if (s->problem.precision == HEAT_FLOAT) {
-        face_values_f values[FACE_COUNT];
-        if (field) field_face_values_f(values, field, n, &s->layout);
-        else captured_face_values_f(values, (float *const *)s->captured, n);
-        material_boundary_bricks_f(values, (const unsigned char *const *)s->face_zone, n, &s->mat_f, s->face_kind,
-                                   cell_volume(s), r->brick, r->own, s->energy_bricks);
-    } else {
-        face_values_d values[FACE_COUNT];
-        if (field) field_face_values_d(values, field, n, &s->layout);
-        else captured_face_values_d(values, (double *const *)s->captured, n);
-        material_boundary_bricks_d(values, (const unsigned char *const *)s->face_zone, n, &s->mat_d, s->face_kind,
-                                   cell_volume(s), r->brick, r->own, s->energy_bricks);
+/* The boundary power's inputs: `field`'s owned values beside the faces, or where `field` is NULL a pair's
+ * captured planes of its first step (material_pair), into `bricks`. */
+#define BOUNDARY_ENERGY_OF(SUFFIX, REAL)                                                                         \
+    static boundary_energy##SUFFIX boundary_energy_of##SUFFIX(const cpu_state *s, const void *field, double *bricks) \
+    {                                                                                                              \
+        boundary_energy##SUFFIX e = {.face_zone = (const unsigned char *const *)s->face_zone, .kind = s->face_kind, \
+                                     .volume = cell_volume(s), .brick = s->reduction.brick, .own = s->reduction.own, \
+                                     .bricks = bricks};                                                           \
+        if (field) field_face_values##SUFFIX(e.values, field, s->problem.grid.n, &s->layout);                     \
+        else captured_face_values##SUFFIX(e.values, (REAL *const *)s->captured, s->problem.grid.n);              \
+        return e;                                                                                                  \
     }
+BOUNDARY_ENERGY_OF(_d, double)
+BOUNDARY_ENERGY_OF(_f, float)
+#undef BOUNDARY_ENERGY_OF
+
+/* The grid's power in by kind from the bricks the boundary power filled; collective. */
+static int sum_boundary_power(cpu_state *s, const double *bricks, double power[HEAT_ENERGY_KINDS])
+{
     for (int kind = HEAT_ENERGY_DIRICHLET; kind < HEAT_ENERGY_KINDS; ++kind) {
         power[kind] = 0.0;
         if (s->kind_present[kind])
-            HEAT_CALL(heat_reduction_sum_bricks(&s->reduction, s->energy_bricks + kind, HEAT_ENERGY_KINDS, &power[kind]));
+            HEAT_CALL(heat_reduction_sum_bricks(&s->reduction, bricks + kind, HEAT_ENERGY_KINDS, &power[kind]));
     }
     return HEAT_OK;
 }
 
-/* Sources and boundary faces: the power the step from `field` (sources of its time; NULL: the captured
- * planes) takes. */
+/* The power in through the boundary faces by kind, from `field`'s owned values beside them; collective. */
+static int boundary_power(cpu_state *s, const void *field, double power[HEAT_ENERGY_KINDS])
+{
+    const int *n = s->problem.grid.n;
+    if (s->problem.precision == HEAT_FLOAT) {
+        boundary_energy_f e = boundary_energy_of_f(s, field, s->energy_bricks);
+        material_boundary_bricks_f(&e, n, &s->mat_f);
+    } else {
+        boundary_energy_d e = boundary_energy_of_d(s, field, s->energy_bricks);
+        material_boundary_bricks_d(&e, n, &s->mat_d);
+    }
+    return sum_boundary_power(s, s->energy_bricks, power);
+}
+
+/* Sources and boundary faces: the power the step from `field` (sources of its time) takes. */
 static int step_power(cpu_state *s, const void *field, double power[HEAT_ENERGY_KINDS])
 {
     HEAT_CALL(boundary_power(s, field, power));
@@ -297,8 +313,13 @@ static int setup_energy(cpu_state *s)
     HEAT_CALL(heat_zone_volumes(&s->problem, s->zone_volume));
     heat_energy_faces(&s->problem, s->face_kind, s->kind_present);
     const heat_reduction *r = &s->reduction;
-    s->energy_bricks = malloc(sizeof(double) * (size_t)r->own[0] * r->own[1] * r->own[2] * HEAT_ENERGY_KINDS);
+    const size_t brick_bytes = sizeof(double) * (size_t)r->own[0] * r->own[1] * r->own[2] * HEAT_ENERGY_KINDS;
+    s->energy_bricks = malloc(brick_bytes);
     HEAT_CHECK(s->energy_bricks, "out of memory for the energy balance");
+    if (s->material_pairs) {
+        s->energy_bricks_second = malloc(brick_bytes);
+        HEAT_CHECK(s->energy_bricks_second, "out of memory for the energy balance");
+    }
     const int *n = s->problem.grid.n;
     const heat_layout *l = &s->layout;
     const long stride[3] = {1, l->stride_y, l->stride_z};
@@ -433,8 +454,9 @@ static void cpu_destroy(void **state)
     material_tables_free_d(&s->mat_d);
     material_tables_free_f(&s->mat_f);
     free(s->zone_base);
-    free(s->runs.first), free(s->runs.run), free(s->runs.end_zone[0]), free(s->runs.end_zone[1]);
-    free(s->energy_bricks);
+    free(s->runs.first), free(s->runs.run), free(s->runs.end_zone[0]), free(s->runs.end_zone[1]), free(s->runs.whole);
+    free(s->row_scratch);
+    free(s->energy_bricks), free(s->energy_bricks_second);
     for (int f = 0; f < FACE_COUNT; ++f) free(s->captured[f]), free(s->face_zone[f]);
     void *vectors[] = {s->dots_a, s->dots_b, s->rings};
     for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; ++v) free(vectors[v]);
@@ -570,7 +592,8 @@ static int setup_runs(cpu_state *s)
     s->runs.first = malloc(sizeof(long) * (size_t)(rows + 1));
     s->runs.run = malloc(sizeof(material_run) * (size_t)capacity);
     s->runs.end_zone[0] = malloc((size_t)rows), s->runs.end_zone[1] = malloc((size_t)rows);
-    HEAT_CHECK(s->runs.first && s->runs.run && s->runs.end_zone[0] && s->runs.end_zone[1],
+    s->runs.whole = malloc((size_t)rows);
+    HEAT_CHECK(s->runs.first && s->runs.run && s->runs.end_zone[0] && s->runs.end_zone[1] && s->runs.whole,
                "out of memory for the zone index");
     for (long row = 0; row < rows; ++row) {
         const unsigned char *at = s->zone + first_point + row % n[1] * l->stride_y + row / n[1] * l->stride_z;
@@ -590,6 +613,12 @@ static int setup_runs(cpu_state *s)
         }
     }
     s->runs.first[rows] = count;
+    for (long row = 0; row < rows; ++row)
+        s->runs.whole[row] = s->runs.first[row + 1] - s->runs.first[row] == 1 && s->runs.run[s->runs.first[row]].zone >= 0;
+    s->scratch_threads = omp_get_max_threads();
+    const size_t scratch_bytes = (size_t)s->scratch_threads * (size_t)l->stride_y * s->elem;
+    s->row_scratch = aligned_alloc(CPU_ALIGN_BYTES, (scratch_bytes + CPU_ALIGN_BYTES - 1) / CPU_ALIGN_BYTES * CPU_ALIGN_BYTES);
+    HEAT_CHECK(s->row_scratch, "out of memory for the sweep's rows");
     return HEAT_OK;
 }
 
@@ -785,8 +814,11 @@ static int material_step(cpu_state *s, int stream)
     material_fill(s, s->current, 0, FACE_Y_LOW); /* the sweep sets the x faces' row by row */
     HEAT_CALL(step_power(s, s->current, power));
     if (s->problem.precision == HEAT_FLOAT)
-        material_sweep_f(s->next, s->current, s->zone, &s->runs, n, &s->layout, &s->mat_f, s->block_rows, stream);
-    else material_sweep_d(s->next, s->current, s->zone, &s->runs, n, &s->layout, &s->mat_d, s->block_rows, stream);
+        material_sweep_f(s->next, s->current, s->zone, &s->runs, n, &s->layout, &s->mat_f, s->block_rows, stream,
+                         s->row_scratch, s->scratch_threads);
+    else
+        material_sweep_d(s->next, s->current, s->zone, &s->runs, n, &s->layout, &s->mat_d, s->block_rows, stream,
+                         s->row_scratch, s->scratch_threads);
     add_step_energy(s, power);
     void *swap = s->current;
     s->current = s->next;
@@ -802,27 +834,31 @@ static int material_pair(cpu_state *s, int stream)
 {
     const int *n = s->problem.grid.n;
     double power[2][HEAT_ENERGY_KINDS];
+    double *bricks[2] = {s->energy_bricks, s->energy_bricks_second};
     material_sources(s, step_time(s));
-    material_fill(s, s->current, 0, FACE_Y_LOW); /* the sweep sets the x faces' row by row */
-    HEAT_CALL(step_power(s, s->current, power[0]));
+    const double first_sources = source_power(s);
     const double second_time = time_of_step(s, s->step + 1);
     if (s->problem.precision == HEAT_FLOAT) {
         material_tables_f second = s->mat_f; /* shares the conductances; its own sources */
         material_sources_at_f(&second, s->problem.materials, second_time);
-        material_pair_f pair = {&s->mat_f, &second, {0}};
+        boundary_energy_f energy[2] = {boundary_energy_of_f(s, s->current, bricks[0]), boundary_energy_of_f(s, NULL, bricks[1])};
+        material_pair_f pair = {&s->mat_f, &second, {0}, {&energy[0], &energy[1]}};
         memcpy(pair.captured, s->captured, sizeof pair.captured);
         material_sweep2_f(s->next, s->current, s->zone, &s->runs, n, &s->layout, &pair, stream, s->fused_rows,
-                          s->rings, pair_threads(s));
+                          s->rings, pair_threads(s), s->row_scratch, s->scratch_threads);
     } else {
         material_tables_d second = s->mat_d;
         material_sources_at_d(&second, s->problem.materials, second_time);
-        material_pair_d pair = {&s->mat_d, &second, {0}};
+        boundary_energy_d energy[2] = {boundary_energy_of_d(s, s->current, bricks[0]), boundary_energy_of_d(s, NULL, bricks[1])};
+        material_pair_d pair = {&s->mat_d, &second, {0}, {&energy[0], &energy[1]}};
         memcpy(pair.captured, s->captured, sizeof pair.captured);
         material_sweep2_d(s->next, s->current, s->zone, &s->runs, n, &s->layout, &pair, stream, s->fused_rows,
-                          s->rings, pair_threads(s));
+                          s->rings, pair_threads(s), s->row_scratch, s->scratch_threads);
     }
+    for (int step = 0; step < 2; ++step) HEAT_CALL(sum_boundary_power(s, bricks[step], power[step]));
+    power[0][HEAT_ENERGY_SOURCES] = first_sources;
     material_sources(s, second_time);
-    HEAT_CALL(step_power(s, NULL, power[1]));
+    power[1][HEAT_ENERGY_SOURCES] = source_power(s);
     add_step_energy(s, power[0]);
     add_step_energy(s, power[1]);
     void *swap = s->current;

@@ -30,6 +30,8 @@ typedef struct material_runs {
     long *first;
     material_run *run;
     unsigned char *end_zone[2];
+    unsigned char *whole; /* whole[row]: the row is one run of one zone (end_zone[0][row]); most rows are, and
+                           * the sweep then reads neither `first` nor `run`, whose lines it would miss */
 } material_runs;
 
 /* The rows' and the ghosts' arithmetic compiled once, called by every path:
@@ -142,22 +144,41 @@ static MATERIAL_ONE_COPY void FN(material_row3_uniform_vec)(REAL *restrict out, 
     if (i < n) FN(material_row3_uniform)(out + i, below + i, c + i, above + i, n - i, sy, k);
 }
 
-/* A row of the step by its runs (material_runs): the uniform row over a run
- * whose points and neighbours are all of one zone, the general row over the
- * others. stream: streaming stores where one run is the whole row (whose
- * start is aligned); prefetch: the next row of plane z+1 (it comes from memory). */
+/* dst = src over a row of n values, whole vectors by streaming stores (dst 64-byte aligned). */
+static inline void FN(stream_row)(REAL *restrict dst, const REAL *restrict src, long n)
+{
+    long i = 0;
+    for (; i + FN(LANES) <= n; i += FN(LANES)) FN(stream_store)(dst + i, FN(load)(src + i));
+    for (; i < n; ++i) dst[i] = src[i];
+}
+
+/* Row `at` (z n[1] + y) of the step by its runs (material_runs): the uniform
+ * row over a run whose points and neighbours are all of one zone, the general
+ * row over the others. stream: streaming stores (out is a whole row, 64-byte
+ * aligned): a row of several runs is computed into `scratch` (a row of a
+ * thread's own, aligned) and streamed from there, since its runs do not start
+ * at vectors' bounds; prefetch: the next row of plane z+1 (it comes from memory). */
 static inline void FN(material_row3_at)(REAL *restrict out, const REAL *restrict below, const REAL *restrict c,
                                         const REAL *restrict above, const unsigned char *restrict zone, long n,
-                                        long sy, long sz, const FN(material_tables) *m, const material_run *runs,
-                                        int count, int stream, int prefetch)
+                                        long sy, long sz, const FN(material_tables) *m, const material_runs *runs,
+                                        long at, int stream, int prefetch, REAL *restrict scratch)
 {
-    for (int r = 0; r < count; ++r) {
-        const long b = runs[r].begin, length = runs[r].end - runs[r].begin;
-        if (runs[r].zone >= 0)
-            FN(material_row3_uniform_vec)(out + b, below + b, c + b, above + b, length, sy,
-                                          FN(uniform_zone_of)(m, runs[r].zone), stream && length == n, prefetch);
-        else FN(material_row3)(out + b, below + b, c + b, above + b, zone + b, length, sy, sz, m);
+    if (runs->whole[at]) {
+        FN(material_row3_uniform_vec)(out, below, c, above, n, sy, FN(uniform_zone_of)(m, runs->end_zone[0][at]),
+                                      stream, prefetch);
+        return;
     }
+    REAL *to = stream ? scratch : out;
+    const material_run *run = runs->run + runs->first[at];
+    const int count = (int)(runs->first[at + 1] - runs->first[at]);
+    for (int r = 0; r < count; ++r) {
+        const long b = run[r].begin, length = run[r].end - run[r].begin;
+        if (run[r].zone >= 0)
+            FN(material_row3_uniform_vec)(to + b, below + b, c + b, above + b, length, sy,
+                                          FN(uniform_zone_of)(m, run[r].zone), 0, prefetch);
+        else FN(material_row3)(to + b, below + b, c + b, above + b, zone + b, length, sy, sz, m);
+    }
+    if (stream) FN(stream_row)(out, scratch, n);
 }
 
 /* A face ghost by its zone's rule from the owned value beside it: every ghost of the general step
@@ -210,15 +231,24 @@ static inline void FN(material_x_ghosts)(REAL *row, const material_runs *runs, l
         row[n] = FN(ghost_by_rule)(m->scale[FACE_X_HIGH][high], m->shift[FACE_X_HIGH][high], row[n - 1]);
 }
 
+/* Thread t's scratch row (rows sy values apart, scratch_threads of them); a thread beyond them stores
+ * through the cache (*stream 0): a row of several runs is streamed only from a scratch row. */
+static inline REAL *FN(thread_scratch)(REAL *scratch, int scratch_threads, int t, long sy, int *stream)
+{
+    if (scratch && t < scratch_threads) return scratch + t * sy;
+    *stream = 0;
+    return NULL;
+}
+
 /* Row (y, z) of one general step, its x ghosts set first (the field's rows; sweeps of one step). */
 static inline void FN(material_sweep_row)(REAL *restrict out, REAL *restrict u, const unsigned char *restrict zone,
                                           const material_runs *runs, long row, int y, int z, const int n[3], long sy,
-                                          long sz, const FN(material_tables) *m, int stream)
+                                          long sz, const FN(material_tables) *m, int stream, REAL *scratch)
 {
     const long at = (long)z * n[1] + y;
     FN(material_x_ghosts)(u + row, runs, at, n[0], m);
-    FN(material_row3_at)(out + row, u + row - sz, u + row, u + row + sz, zone + row, n[0], sy, sz, m,
-                         runs->run + runs->first[at], (int)(runs->first[at + 1] - runs->first[at]), stream, 1);
+    FN(material_row3_at)(out + row, u + row - sz, u + row, u + row + sz, zone + row, n[0], sy, sz, m, runs, at,
+                         stream, 1, scratch);
 }
 
 /* One general step of the owned block, u's y and z ghosts set (the x ghosts here): each thread a slab of
@@ -227,29 +257,124 @@ static inline void FN(material_sweep_row)(REAL *restrict out, REAL *restrict u, 
  * the planes are few. stream: whole uniform rows stored past the cache. */
 static void FN(material_sweep)(REAL *restrict out, REAL *restrict u, const unsigned char *restrict zone,
                                const material_runs *runs, const int n[3], const heat_layout *l,
-                               const FN(material_tables) *m, int block_rows, int stream)
+                               const FN(material_tables) *m, int block_rows, int stream, REAL *scratch,
+                               int scratch_threads)
 {
     const long sy = l->stride_y, sz = l->stride_z;
     const long first = l->origin + 1 + sy + sz;
 #pragma omp parallel
     {
         int threads = omp_get_num_threads(), t = omp_get_thread_num();
+        REAL *mine = FN(thread_scratch)(scratch, scratch_threads, t, sy, &stream);
         if (n[2] >= 4 * threads) {
             int z0 = (int)((long)n[2] * t / threads), z1 = (int)((long)n[2] * (t + 1) / threads);
             for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
                 int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
                 for (int z = z0; z < z1; ++z)
                     for (int y = y0; y < y1; ++y)
-                        FN(material_sweep_row)(out, u, zone, runs, first + y * sy + z * sz, y, z, n, sy, sz, m, stream);
+                        FN(material_sweep_row)(out, u, zone, runs, first + y * sy + z * sz, y, z, n, sy, sz, m, stream,
+                                               mine);
             }
         } else {
 #pragma omp for collapse(2) schedule(static) nowait
             for (int z = 0; z < n[2]; ++z)
                 for (int y = 0; y < n[1]; ++y)
-                    FN(material_sweep_row)(out, u, zone, runs, first + y * sy + z * sz, y, z, n, sy, sz, m, stream);
+                    FN(material_sweep_row)(out, u, zone, runs, first + y * sy + z * sz, y, z, n, sy, sz, m, stream,
+                                           mine);
         }
         if (stream) _mm_sfence(); /* streaming stores are weakly ordered: visible to the others before the barrier */
     }
+}
+
+/* Face f's owned plane of values: the value at (fast a, slow b) is base[a * fast + b * slow]
+ * (material_boundary_bricks' axes); base NULL: none. */
+typedef struct FN(face_values) {
+    const REAL *base;
+    long fast, slow;
+} FN(face_values);
+
+/* The field's owned planes next to its faces. */
+static void FN(field_face_values)(FN(face_values) values[FACE_COUNT], const REAL *u, const int n[3],
+                                  const heat_layout *l)
+{
+    const long stride[3] = {1, l->stride_y, l->stride_z};
+    for (int face = 0; face < FACE_COUNT; ++face) {
+        const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+        const long plane = face % 2 ? n[axis] - 1 : 0;
+        values[face] = (FN(face_values)){u + l->origin + 1 + stride[1] + stride[2] + plane * stride[axis],
+                                         stride[fast], stride[slow]};
+    }
+}
+
+/* A pair's captured planes (material_pair). */
+static void FN(captured_face_values)(FN(face_values) values[FACE_COUNT], REAL *const captured[FACE_COUNT],
+                                     const int n[3])
+{
+    for (int face = 0; face < FACE_COUNT; ++face) {
+        const int axis = face / 2, fast = axis == 0 ? 1 : 0;
+        values[face] = (FN(face_values)){captured[face], 1, n[fast]};
+    }
+}
+
+/* The power into the block through its boundary faces, per reduction brick
+ * and kind (bricks[b * HEAT_ENERGY_KINDS + kind], b = (bz * own[1] + by) *
+ * own[0] + bx), from the owned values beside the faces and their zones
+ * (face_zone[f], laid out as captured planes: [slow * n[fast] + fast]): each
+ * face point's k_a (g - T_a) / h_d times its face's area, K and (g - T) as
+ * the step takes them. kind[f] < 0: face f brings none (or is exchanged). A
+ * brick adds its points face by face, each face's in row order: the same
+ * order on any decomposition and any number of threads, which share the
+ * bricks out. Worksharing without a barrier: called inside a parallel region
+ * (material_sweep2) or by material_boundary_bricks. */
+typedef struct FN(boundary_energy) {
+    FN(face_values) values[FACE_COUNT];
+    const unsigned char *const *face_zone;
+    const int *kind;
+    double volume;
+    const int *brick, *own;
+    double *bricks;
+} FN(boundary_energy);
+
+static void FN(material_boundary_bricks_share)(const FN(boundary_energy) *e, const int n[3],
+                                               const FN(material_tables) *m)
+{
+    const int *brick = e->brick, *own = e->own;
+    const long count = (long)own[0] * own[1] * own[2];
+    const long zone_pair = m->zones + 1; /* a zone with itself: a * zones + a */
+#pragma omp for schedule(static, 8) nowait
+    for (long index = 0; index < count; ++index) {
+        double *sums = e->bricks + index * HEAT_ENERGY_KINDS;
+        for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) sums[kind] = 0.0;
+        const int at_brick[3] = {(int)(index % own[0]), (int)(index / own[0] % own[1]), (int)(index / own[0] / own[1])};
+        for (int face = 0; face < FACE_COUNT; ++face) {
+            if (e->kind[face] < 0 || (m->exchanged & 1u << face)) continue;
+            const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+            if ((face % 2 ? n[axis] - 1 : 0) / brick[axis] != at_brick[axis]) continue;
+            const REAL *k = m->conductance[axis], *scale = m->scale[face], *shift = m->shift[face];
+            const FN(face_values) at = e->values[face];
+            const int a0 = at_brick[fast] * brick[fast], b0 = at_brick[slow] * brick[slow];
+            const int a1 = a0 + brick[fast] < n[fast] ? a0 + brick[fast] : n[fast];
+            const int b1 = b0 + brick[slow] < n[slow] ? b0 + brick[slow] : n[slow];
+            double piece = sums[e->kind[face]]; /* the brick's running sum: its points added one by one, in order */
+            for (int b = b0; b < b1; ++b) {
+                const REAL *row = at.base + b * at.slow;
+                const unsigned char *zones = e->face_zone[face] + (long)b * n[fast];
+                for (int a = a0; a < a1; ++a) {
+                    const int z = zones[a];
+                    const REAL t = row[a * at.fast];
+                    const REAL ghost = FN(ghost_by_rule)(scale[z], shift[z], t); /* as material_face_fill sets it */
+                    piece += (double)(k[z * zone_pair] * (ghost - t)) * e->volume;
+                }
+            }
+            sums[e->kind[face]] = piece;
+        }
+    }
+}
+
+static void FN(material_boundary_bricks)(const FN(boundary_energy) *e, const int n[3], const FN(material_tables) *m)
+{
+#pragma omp parallel
+    FN(material_boundary_bricks_share)(e, n, m);
 }
 
 /* ---- Two general steps in one sweep (stencil_sweep2's scheme, cpu_kernels.h) ----
@@ -270,6 +395,7 @@ static void FN(material_sweep)(REAL *restrict out, REAL *restrict u, const unsig
 typedef struct FN(material_pair) {
     const FN(material_tables) *first, *second;
     REAL *captured[FACE_COUNT];
+    const FN(boundary_energy) *energy[2]; /* each step's boundary power, taken in the sweep's region; NULL: none */
 } FN(material_pair);
 
 /* v's y-face ghost row beyond row y of a ring plane (rows sy apart), where y is a face's row. */
@@ -319,8 +445,8 @@ static void FN(material_first_step_plane)(FN(ring) *v, REAL *u, const unsigned c
         const long row = first + y * sy + z * sz, at = (long)z * n[1] + y;
         REAL *out = FN(ring_row)(v, y, z);
         if (set_u_ghosts) FN(material_x_ghosts)(u + row, runs, at, n[0], m);
-        FN(material_row3_at)(out, u + row - sz, u + row, u + row + sz, zone + row, n[0], sy, sz, m,
-                             runs->run + runs->first[at], (int)(runs->first[at + 1] - runs->first[at]), 0, 1);
+        FN(material_row3_at)(out, u + row - sz, u + row, u + row + sz, zone + row, n[0], sy, sz, m, runs, at, 0, 1,
+                             NULL);
         FN(material_x_ghosts)(out, runs, at, n[0], pair->second);
         FN(material_y_ghosts)(out, zone + row, y, n, sy, pair->second);
         if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured, out, y, z, n);
@@ -342,13 +468,13 @@ static void FN(material_ring_z_ghosts)(FN(ring) *v, const unsigned char *zone, l
 /* Rows [y0, y1) of plane z of out = the second step, from v's planes in the ring. */
 static void FN(material_second_step_plane)(REAL *out, const FN(ring) *v, const unsigned char *zone,
                                            const material_runs *runs, long first, int z, int y0, int y1,
-                                           const int n[3], long sz, const FN(material_pair) *pair, int stream)
+                                           const int n[3], long sz, const FN(material_pair) *pair, int stream,
+                                           REAL *scratch)
 {
     for (int y = y0; y < y1; ++y) {
         const long row = first + y * v->sy + z * sz, at = (long)z * n[1] + y;
         FN(material_row3_at)(out + row, FN(ring_row)(v, y, z - 1), FN(ring_row)(v, y, z), FN(ring_row)(v, y, z + 1),
-                             zone + row, n[0], v->sy, sz, pair->second, runs->run + runs->first[at],
-                             (int)(runs->first[at + 1] - runs->first[at]), stream, 0);
+                             zone + row, n[0], v->sy, sz, pair->second, runs, at, stream, 0, scratch);
     }
 }
 
@@ -357,7 +483,7 @@ static void FN(material_second_step_plane)(REAL *out, const FN(ring) *v, const u
  * beyond the slab, none beyond the grid (its ghost planes by the rules). */
 static void FN(material_pair_block)(REAL *out, REAL *u, const unsigned char *zone, const material_runs *runs,
                                     FN(ring) *v, long first, int y0, int y1, int z0, int z1, const int n[3], long sz,
-                                    const FN(material_pair) *pair, int stream)
+                                    const FN(material_pair) *pair, int stream, REAL *scratch)
 {
     v->ya = y0 > 0 ? y0 - 1 : 0;
     const int yb = y1 < n[1] ? y1 + 1 : n[1];
@@ -367,20 +493,23 @@ static void FN(material_pair_block)(REAL *out, REAL *u, const unsigned char *zon
                                       z > z0 && z < z1 - 1, n, sz, pair);
         if (z == 0) FN(material_ring_z_ghosts)(v, zone, first, 0, -1, yb, n, sz, pair->second, FACE_Z_LOW);
         if (z - 1 >= z0 && z - 1 < z1)
-            FN(material_second_step_plane)(out, v, zone, runs, first, z - 1, y0, y1, n, sz, pair, stream);
+            FN(material_second_step_plane)(out, v, zone, runs, first, z - 1, y0, y1, n, sz, pair, stream, scratch);
         if (z == n[2] - 1 && z < z1) { /* its ghost takes the slot of plane z - 2, just used above */
             FN(material_ring_z_ghosts)(v, zone, first, z, n[2], yb, n, sz, pair->second, FACE_Z_HIGH);
-            FN(material_second_step_plane)(out, v, zone, runs, first, z, y0, y1, n, sz, pair, stream);
+            FN(material_second_step_plane)(out, v, zone, runs, first, z, y0, y1, n, sz, pair, stream, scratch);
         }
     }
 }
 
-/* out = two general steps of u (u's y and z ghosts set, no face exchanged)
- * on `threads` threads, each a slab of planes; rings: ring_values(sy,
- * block_rows) values a thread, 64-byte aligned. */
+/* out = two general steps of u (no face exchanged) on `threads` threads,
+ * each a slab of planes; rings: ring_values(sy, block_rows) values a thread,
+ * 64-byte aligned. One parallel region, whose barriers are all the pair's:
+ * u's y and z face ghosts and the first step's boundary power (energy[0])
+ * before the sweep, the second step's (energy[1], from the captured planes) after it. */
 static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsigned char *restrict zone,
                                 const material_runs *runs, const int n[3], const heat_layout *l,
-                                const FN(material_pair) *pair, int stream, int block_rows, REAL *rings, int threads)
+                                const FN(material_pair) *pair, int stream, int block_rows, REAL *rings, int threads,
+                                REAL *scratch, int scratch_threads)
 {
     const long sy = l->stride_y, sz = l->stride_z;
     const long first = l->origin + 1 + sy + sz;
@@ -388,6 +517,11 @@ static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsi
     {
         const int team = omp_get_num_threads(), t = omp_get_thread_num();
         const int z0 = (int)((long)n[2] * t / team), z1 = (int)((long)n[2] * (t + 1) / team);
+        int streams = stream;
+        REAL *mine = FN(thread_scratch)(scratch, scratch_threads, t, sy, &streams);
+        for (int face = FACE_Y_LOW; face < FACE_COUNT; ++face) /* the x faces' ghosts: row by row below */
+            if (!(pair->first->exchanged & 1u << face)) FN(material_face_fill)(u, zone, face, n, l, pair->first, 0);
+        if (pair->energy[0]) FN(material_boundary_bricks_share)(pair->energy[0], n, pair->first);
         /* A slab's first and last planes are read by the next thread's first step too: their owner sets
          * their x ghosts before anyone sweeps. */
         FN(material_plane_x_ghosts)(u, runs, first, z0, n, sy, sz, pair->first);
@@ -397,9 +531,13 @@ static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsi
         FN(ring) v = {rings + t * values, values / 3, sy, 0};
         for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
             const int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
-            FN(material_pair_block)(out, u, zone, runs, &v, first, y0, y1, z0, z1, n, sz, pair, stream);
+            FN(material_pair_block)(out, u, zone, runs, &v, first, y0, y1, z0, z1, n, sz, pair, streams, mine);
         }
-        if (stream) _mm_sfence();
+        if (streams) _mm_sfence();
+        if (pair->energy[1]) {
+#pragma omp barrier
+            FN(material_boundary_bricks_share)(pair->energy[1], n, pair->second);
+        }
     }
 }
 
@@ -434,86 +572,6 @@ static void FN(material_tables_free)(FN(material_tables) *m)
 static void FN(material_sources_at)(FN(material_tables) *m, const heat_materials *materials, double t)
 {
     for (int z = 0; z < m->zones; ++z) m->source[z] = (REAL)heat_zone_source(&materials->zone[z], t);
-}
-
-/* Face f's owned plane of values: the value at (fast a, slow b) is base[a * fast + b * slow]
- * (material_boundary_bricks' axes); base NULL: none. */
-typedef struct FN(face_values) {
-    const REAL *base;
-    long fast, slow;
-} FN(face_values);
-
-/* The field's owned planes next to its faces. */
-static void FN(field_face_values)(FN(face_values) values[FACE_COUNT], const REAL *u, const int n[3],
-                                  const heat_layout *l)
-{
-    const long stride[3] = {1, l->stride_y, l->stride_z};
-    for (int face = 0; face < FACE_COUNT; ++face) {
-        const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
-        const long plane = face % 2 ? n[axis] - 1 : 0;
-        values[face] = (FN(face_values)){u + l->origin + 1 + stride[1] + stride[2] + plane * stride[axis],
-                                         stride[fast], stride[slow]};
-    }
-}
-
-/* A pair's captured planes (material_pair). */
-static void FN(captured_face_values)(FN(face_values) values[FACE_COUNT], REAL *const captured[FACE_COUNT],
-                                     const int n[3])
-{
-    for (int face = 0; face < FACE_COUNT; ++face) {
-        const int axis = face / 2, fast = axis == 0 ? 1 : 0;
-        values[face] = (FN(face_values)){captured[face], 1, n[fast]};
-    }
-}
-
-/* The power into the block through its boundary faces, per reduction brick
- * and kind (bricks[b * HEAT_ENERGY_KINDS + kind], b = (bz * own[1] + by) *
- * own[0] + bx), from the owned values beside the faces and their zones
- * (face_zone[f], laid out as captured planes: [slow * n[fast] + fast]): each
- * face point's k_a (g - T_a) / h_d times its face's area, K and (g - T) as
- * the step takes them. kind[f] < 0: face f brings none (or is exchanged). A
- * brick adds its points face by face, each face's in row order: the same
- * order on any decomposition. The threads take a face's bricks a layer of
- * them (along the slow axis) at a time, so that each brick's sum keeps that order. */
-static void FN(material_boundary_bricks)(const FN(face_values) values[FACE_COUNT],
-                                         const unsigned char *const face_zone[FACE_COUNT], const int n[3],
-                                         const FN(material_tables) *m, const int kind[FACE_COUNT], double volume,
-                                         const int brick[3], const int own[3], double *bricks)
-{
-    const long brick_stride[3] = {1, own[0], (long)own[0] * own[1]};
-    memset(bricks, 0, sizeof(double) * (size_t)own[0] * own[1] * own[2] * HEAT_ENERGY_KINDS);
-#pragma omp parallel
-    for (int face = 0; face < FACE_COUNT; ++face) {
-        if (kind[face] < 0 || (m->exchanged & 1u << face)) continue;
-        const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
-        const int plane = face % 2 ? n[axis] - 1 : 0;
-        const REAL *k = m->conductance[axis], *scale = m->scale[face], *shift = m->shift[face];
-        const long zone_pair = m->zones + 1; /* a zone with itself: a * zones + a */
-        const FN(face_values) at = values[face];
-        const int layers = (n[slow] + brick[slow] - 1) / brick[slow];
-#pragma omp for schedule(static)
-        for (int layer = 0; layer < layers; ++layer) {
-            const long layer_bricks = plane / brick[axis] * brick_stride[axis] + layer * brick_stride[slow];
-            const int b1 = (layer + 1) * brick[slow] < n[slow] ? (layer + 1) * brick[slow] : n[slow];
-            for (int b = layer * brick[slow]; b < b1; ++b) {
-                const REAL *row = at.base + b * at.slow;
-                const unsigned char *zones = face_zone[face] + (long)b * n[fast];
-                for (int a0 = 0; a0 < n[fast]; a0 += brick[fast]) {
-                    const int a1 = a0 + brick[fast] < n[fast] ? a0 + brick[fast] : n[fast];
-                    double *sum = &bricks[(layer_bricks + a0 / brick[fast] * brick_stride[fast]) * HEAT_ENERGY_KINDS +
-                                          kind[face]];
-                    double piece = *sum; /* the brick's running sum: its points added one by one, in order */
-                    for (int a = a0; a < a1; ++a) {
-                        const int z = zones[a];
-                        const REAL t = row[a * at.fast];
-                        const REAL ghost = FN(ghost_by_rule)(scale[z], shift[z], t); /* as material_face_fill sets it */
-                        piece += (double)(k[z * zone_pair] * (ghost - t)) * volume;
-                    }
-                    *sum = piece;
-                }
-            }
-        }
-    }
 }
 
 /* sum of rho c T V per reduction brick (heat[b]), rows in order, as field_stats sums T. */
