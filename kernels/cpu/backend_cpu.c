@@ -97,7 +97,7 @@ typedef struct cpu_state {
     double *energy_bricks_second; /* material_pairs: the pair's second step's */
     void *row_scratch; /* a row (stride_y values) for each of scratch_threads: rows of several runs, streamed */
     int scratch_threads;
-    void *captured[FACE_COUNT]; /* material_pairs: the first step's owned planes next to the faces with a power */
+    void *captured[2][FACE_COUNT]; /* material_pairs: each step's input's owned planes next to the faces with a power */
     unsigned char *face_zone[FACE_COUNT]; /* the zones of the owned planes next to the faces with a power */
     double cg_fraction, power_begin[HEAT_ENERGY_KINDS]; /* implicit: the solve's start */
     long step, clock_step;
@@ -259,15 +259,16 @@ static double source_power(const cpu_state *s)
 }
 
 /* The boundary power's inputs: `field`'s owned values beside the faces, or where `field` is NULL a pair's
- * captured planes of its first step (material_pair), into `bricks`. */
+ * captured planes of its step `step` (material_pair), into `bricks`. */
 #define BOUNDARY_ENERGY_OF(SUFFIX, REAL)                                                                         \
-    static boundary_energy##SUFFIX boundary_energy_of##SUFFIX(const cpu_state *s, const void *field, double *bricks) \
+    static boundary_energy##SUFFIX boundary_energy_of##SUFFIX(const cpu_state *s, const void *field, int step,   \
+                                                              double *bricks)                                    \
     {                                                                                                              \
         boundary_energy##SUFFIX e = {.face_zone = (const unsigned char *const *)s->face_zone, .kind = s->face_kind, \
                                      .volume = cell_volume(s), .brick = s->reduction.brick, .own = s->reduction.own, \
                                      .bricks = bricks};                                                           \
         if (field) field_face_values##SUFFIX(e.values, field, s->problem.grid.n, &s->layout);                     \
-        else captured_face_values##SUFFIX(e.values, (REAL *const *)s->captured, s->problem.grid.n);              \
+        else captured_face_values##SUFFIX(e.values, (REAL *const *)s->captured[step], s->problem.grid.n);        \
         return e;                                                                                                  \
     }
 BOUNDARY_ENERGY_OF(_d, double)
@@ -290,10 +291,10 @@ static int boundary_power(cpu_state *s, const void *field, double power[HEAT_ENE
 {
     const int *n = s->problem.grid.n;
     if (s->problem.precision == HEAT_FLOAT) {
-        boundary_energy_f e = boundary_energy_of_f(s, field, s->energy_bricks);
+        boundary_energy_f e = boundary_energy_of_f(s, field, 0, s->energy_bricks);
         material_boundary_bricks_f(&e, n, &s->mat_f);
     } else {
-        boundary_energy_d e = boundary_energy_of_d(s, field, s->energy_bricks);
+        boundary_energy_d e = boundary_energy_of_d(s, field, 0, s->energy_bricks);
         material_boundary_bricks_d(&e, n, &s->mat_d);
     }
     return sum_boundary_power(s, s->energy_bricks, power);
@@ -333,8 +334,8 @@ static int setup_energy(cpu_state *s)
         for (long b = 0; b < n[slow]; ++b)
             for (long a = 0; a < n[fast]; ++a) s->face_zone[f][b * n[fast] + a] = plane[a * stride[fast] + b * stride[slow]];
         if (!s->material_pairs) continue;
-        s->captured[f] = malloc(points * s->elem);
-        HEAT_CHECK(s->captured[f], "out of memory for the energy balance");
+        s->captured[0][f] = malloc(points * s->elem), s->captured[1][f] = malloc(points * s->elem);
+        HEAT_CHECK(s->captured[0][f] && s->captured[1][f], "out of memory for the energy balance");
     }
     return HEAT_OK;
 }
@@ -457,7 +458,7 @@ static void cpu_destroy(void **state)
     free(s->runs.first), free(s->runs.run), free(s->runs.end_zone[0]), free(s->runs.end_zone[1]), free(s->runs.whole);
     free(s->row_scratch);
     free(s->energy_bricks), free(s->energy_bricks_second);
-    for (int f = 0; f < FACE_COUNT; ++f) free(s->captured[f]), free(s->face_zone[f]);
+    for (int f = 0; f < FACE_COUNT; ++f) free(s->captured[0][f]), free(s->captured[1][f]), free(s->face_zone[f]);
     void *vectors[] = {s->dots_a, s->dots_b, s->rings};
     for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; ++v) free(vectors[v]);
     free(s);
@@ -841,16 +842,16 @@ static int material_pair(cpu_state *s, int stream)
     if (s->problem.precision == HEAT_FLOAT) {
         material_tables_f second = s->mat_f; /* shares the conductances; its own sources */
         material_sources_at_f(&second, s->problem.materials, second_time);
-        boundary_energy_f energy[2] = {boundary_energy_of_f(s, s->current, bricks[0]), boundary_energy_of_f(s, NULL, bricks[1])};
-        material_pair_f pair = {&s->mat_f, &second, {0}, {&energy[0], &energy[1]}};
+        boundary_energy_f energy[2] = {boundary_energy_of_f(s, NULL, 0, bricks[0]), boundary_energy_of_f(s, NULL, 1, bricks[1])};
+        material_pair_f pair = {&s->mat_f, &second, {{0}}, {&energy[0], &energy[1]}};
         memcpy(pair.captured, s->captured, sizeof pair.captured);
         material_sweep2_f(s->next, s->current, s->zone, &s->runs, n, &s->layout, &pair, stream, s->fused_rows,
                           s->rings, pair_threads(s), s->row_scratch, s->scratch_threads);
     } else {
         material_tables_d second = s->mat_d;
         material_sources_at_d(&second, s->problem.materials, second_time);
-        boundary_energy_d energy[2] = {boundary_energy_of_d(s, s->current, bricks[0]), boundary_energy_of_d(s, NULL, bricks[1])};
-        material_pair_d pair = {&s->mat_d, &second, {0}, {&energy[0], &energy[1]}};
+        boundary_energy_d energy[2] = {boundary_energy_of_d(s, NULL, 0, bricks[0]), boundary_energy_of_d(s, NULL, 1, bricks[1])};
+        material_pair_d pair = {&s->mat_d, &second, {{0}}, {&energy[0], &energy[1]}};
         memcpy(pair.captured, s->captured, sizeof pair.captured);
         material_sweep2_d(s->next, s->current, s->zone, &s->runs, n, &s->layout, &pair, stream, s->fused_rows,
                           s->rings, pair_threads(s), s->row_scratch, s->scratch_threads);

@@ -341,7 +341,7 @@ static void FN(material_boundary_bricks_share)(const FN(boundary_energy) *e, con
     const int *brick = e->brick, *own = e->own;
     const long count = (long)own[0] * own[1] * own[2];
     const long zone_pair = m->zones + 1; /* a zone with itself: a * zones + a */
-#pragma omp for schedule(static, 8) nowait
+#pragma omp for schedule(dynamic, 4) nowait
     for (long index = 0; index < count; ++index) {
         double *sums = e->bricks + index * HEAT_ENERGY_KINDS;
         for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) sums[kind] = 0.0;
@@ -390,12 +390,14 @@ static void FN(material_boundary_bricks)(const FN(boundary_energy) *e, const int
  * boundary faces: the sweep copies them out (`captured`) as it computes them. */
 
 /* What a pair needs beyond one step: each step's tables (their sources differ
- * where a source switches), and face f's owned plane of v in captured[f]
- * ([slow * n[fast] + fast], material_boundary_bricks' axes), NULL: not wanted. */
+ * where a source switches), and face f's owned planes of u and v in
+ * captured[0][f] and captured[1][f] ([slow * n[fast] + fast], the boundary
+ * power's axes; NULL: not wanted): taken while the rows are in cache, since
+ * a pass of their own over u would read two more lines a row from memory. */
 typedef struct FN(material_pair) {
     const FN(material_tables) *first, *second;
-    REAL *captured[FACE_COUNT];
-    const FN(boundary_energy) *energy[2]; /* each step's boundary power, taken in the sweep's region; NULL: none */
+    REAL *captured[2][FACE_COUNT];        /* u's and v's owned planes beside the faces, as the sweep reads them */
+    const FN(boundary_energy) *energy[2]; /* each step's boundary power from them, after the sweep; NULL: none */
 } FN(material_pair);
 
 /* v's y-face ghost row beyond row y of a ring plane (rows sy apart), where y is a face's row. */
@@ -445,11 +447,12 @@ static void FN(material_first_step_plane)(FN(ring) *v, REAL *u, const unsigned c
         const long row = first + y * sy + z * sz, at = (long)z * n[1] + y;
         REAL *out = FN(ring_row)(v, y, z);
         if (set_u_ghosts) FN(material_x_ghosts)(u + row, runs, at, n[0], m);
+        if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured[0], u + row, y, z, n);
         FN(material_row3_at)(out, u + row - sz, u + row, u + row + sz, zone + row, n[0], sy, sz, m, runs, at, 0, 1,
                              NULL);
         FN(material_x_ghosts)(out, runs, at, n[0], pair->second);
         FN(material_y_ghosts)(out, zone + row, y, n, sy, pair->second);
-        if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured, out, y, z, n);
+        if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured[1], out, y, z, n);
     }
 }
 
@@ -504,8 +507,8 @@ static void FN(material_pair_block)(REAL *out, REAL *u, const unsigned char *zon
 /* out = two general steps of u (no face exchanged) on `threads` threads,
  * each a slab of planes; rings: ring_values(sy, block_rows) values a thread,
  * 64-byte aligned. One parallel region, whose barriers are all the pair's:
- * u's y and z face ghosts and the first step's boundary power (energy[0])
- * before the sweep, the second step's (energy[1], from the captured planes) after it. */
+ * u's y and z face ghosts before the sweep, both steps' boundary power
+ * (energy[0] and [1], from the captured planes) after it. */
 static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsigned char *restrict zone,
                                 const material_runs *runs, const int n[3], const heat_layout *l,
                                 const FN(material_pair) *pair, int stream, int block_rows, REAL *rings, int threads,
@@ -521,7 +524,6 @@ static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsi
         REAL *mine = FN(thread_scratch)(scratch, scratch_threads, t, sy, &streams);
         for (int face = FACE_Y_LOW; face < FACE_COUNT; ++face) /* the x faces' ghosts: row by row below */
             if (!(pair->first->exchanged & 1u << face)) FN(material_face_fill)(u, zone, face, n, l, pair->first, 0);
-        if (pair->energy[0]) FN(material_boundary_bricks_share)(pair->energy[0], n, pair->first);
         /* A slab's first and last planes are read by the next thread's first step too: their owner sets
          * their x ghosts before anyone sweeps. */
         FN(material_plane_x_ghosts)(u, runs, first, z0, n, sy, sz, pair->first);
@@ -534,8 +536,9 @@ static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsi
             FN(material_pair_block)(out, u, zone, runs, &v, first, y0, y1, z0, z1, n, sz, pair, streams, mine);
         }
         if (streams) _mm_sfence();
-        if (pair->energy[1]) {
+        if (pair->energy[0]) {
 #pragma omp barrier
+            FN(material_boundary_bricks_share)(pair->energy[0], n, pair->first);
             FN(material_boundary_bricks_share)(pair->energy[1], n, pair->second);
         }
     }
