@@ -389,7 +389,10 @@ static void describe_choice(cpu_state *s, const char *how)
 {
     char build[160];
     snprintf(build, sizeof build, "%s", strchr(s->kernel, '('));
-    snprintf(s->kernel, sizeof s->kernel, "%s, %s %s", s->production->kernel, how, build);
+    if (s->materials)
+        snprintf(s->kernel, sizeof s->kernel, "materials step, %d zones, stored as %s, %s %s", s->tables.zones,
+                 s->production->kernel, how, build);
+    else snprintf(s->kernel, sizeof s->kernel, "%s, %s %s", s->production->kernel, how, build);
 }
 
 /* The step a trial times: the general step of materials runs chooses apart from the constant-coefficient one. */
@@ -643,8 +646,8 @@ static int setup_materials(cpu_state *s)
     }
     char fused[64] = "";
     if (s->material_pairs) snprintf(fused, sizeof fused, "; two steps a sweep, blocks of %d rows", s->fused_rows);
-    snprintf(s->kernel, sizeof s->kernel, "materials step, %d zones, through the cache or streaming (heat_step or "
-             "heat_step_nt), chosen by timing the first steps (C + OpenMP, %s, %d-byte vectors, blocks of %d rows%s)",
+    snprintf(s->kernel, sizeof s->kernel, "materials step, %d zones, its stores chosen by timing the first steps "
+             "(C + OpenMP, %s, %d-byte vectors, blocks of %d rows%s)",
              s->tables.zones, heat_precision_name(p->precision), CPU_VECTOR_BYTES, s->block_rows, fused);
     if (p->implicit.scheme != HEAT_EULER) s->production = &cpu_variants[0]; /* steps through CG: nothing to try */
     else choose_from_cache(s);
