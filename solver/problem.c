@@ -56,7 +56,7 @@ heat_coeffs heat_coeffs_make(const heat_problem *problem)
 int heat_pairs_allowed(const heat_problem *p)
 {
     return p->implicit.scheme == HEAT_EULER && !p->halo.single_steps && heat_only_z_exchanged(p->halo.exchanged) &&
-           !heat_materials_active(p->materials); /* the general step goes one a sweep */
+           !heat_materials_active(p->materials); /* the general step: its own rule (the CPU's material_pairs_allowed) */
 }
 
 int heat_chebyshev_pairs_allowed(const heat_problem *p)

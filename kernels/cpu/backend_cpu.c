@@ -63,6 +63,7 @@ typedef struct cpu_state {
     void *rings;       /* rings of planes for two steps a sweep, one for each of ring_threads; NULL: none */
     int ring_threads;
     int step_pairs;    /* explicit steps two a sweep (heat_pairs_allowed, stencil_sweep2) */
+    int material_pairs; /* general explicit steps two a sweep (material_pairs_allowed, material_sweep2) */
     int cheb_pairs;    /* Chebyshev steps may go two a sweep (heat_chebyshev_pairs_allowed, cheb_pair) */
     int cheb_choice;   /* 1: they do, 0: they do not, -1: the trial (cheb_pairs_now) has not decided */
     int cheb_trials;
@@ -94,6 +95,11 @@ typedef struct cpu_state {
     int face_kind[FACE_COUNT];
     int kind_present[HEAT_ENERGY_KINDS];
     double *energy_bricks;
+    double *energy_bricks_second; /* material_pairs: the pair's second step's */
+    void *row_scratch; /* a row (stride_y values) for each of scratch_threads: rows of several runs, streamed */
+    int scratch_threads;
+    void *captured[2][FACE_COUNT]; /* material_pairs: each step's input's owned planes next to the faces with a power */
+    unsigned char *face_zone[FACE_COUNT]; /* the zones of the owned planes next to the faces with a power */
     double cg_fraction, power_begin[HEAT_ENERGY_KINDS]; /* implicit: the solve's start */
     long step, clock_step;
     double clock_time;
@@ -229,11 +235,14 @@ static int pair_threads(const cpu_state *s)
     return threads > 1 ? threads : 1;
 }
 
-/* Start time of the step the backend takes next (solver.c's clock formula). */
-static double step_time(const cpu_state *s)
+/* Start time of step `step` (solver.c's clock formula). */
+static double time_of_step(const cpu_state *s, long step)
 {
-    return s->clock_time + (double)(s->step - s->clock_step) * s->problem.dt;
+    return s->clock_time + (double)(step - s->clock_step) * s->problem.dt;
 }
+
+/* Start time of the step the backend takes next. */
+static double step_time(const cpu_state *s) { return time_of_step(s, s->step); }
 
 static double cell_volume(const cpu_state *s)
 {
@@ -250,25 +259,49 @@ static double source_power(const cpu_state *s)
     return power;
 }
 
-/* The power in through the boundary faces by kind, from `field` with its ghosts set; collective. */
-static int boundary_power(cpu_state *s, const void *field, double power[HEAT_ENERGY_KINDS])
+/* The boundary power's inputs: `field`'s owned values beside the faces, or where `field` is NULL a pair's
+ * captured planes of its step `step` (material_pair), into `bricks`. */
+#define BOUNDARY_ENERGY_OF(SUFFIX, REAL)                                                                         \
+    static boundary_energy##SUFFIX boundary_energy_of##SUFFIX(const cpu_state *s, const void *field, int step,   \
+                                                              double *bricks)                                    \
+    {                                                                                                              \
+        boundary_energy##SUFFIX e = {.face_zone = (const unsigned char *const *)s->face_zone, .kind = s->face_kind, \
+                                     .volume = cell_volume(s), .brick = s->reduction.brick, .own = s->reduction.own, \
+                                     .bricks = bricks};                                                           \
+        if (field) field_face_values##SUFFIX(e.values, field, s->problem.grid.n, &s->layout);                     \
+        else captured_face_values##SUFFIX(e.values, (REAL *const *)s->captured[step], s->problem.grid.n);        \
+        return e;                                                                                                  \
+    }
+BOUNDARY_ENERGY_OF(_d, double)
+BOUNDARY_ENERGY_OF(_f, float)
+#undef BOUNDARY_ENERGY_OF
+
+/* The grid's power in by kind from the bricks the boundary power filled; collective. */
+static int sum_boundary_power(cpu_state *s, const double *bricks, double power[HEAT_ENERGY_KINDS])
 {
-    const heat_reduction *r = &s->reduction;
-    if (s->problem.precision == HEAT_FLOAT)
-        material_boundary_bricks_f(field, s->zone, s->problem.grid.n, &s->layout, &s->mat_f, s->face_kind,
-                                   cell_volume(s), r->brick, r->own, s->energy_bricks);
-    else
-        material_boundary_bricks_d(field, s->zone, s->problem.grid.n, &s->layout, &s->mat_d, s->face_kind,
-                                   cell_volume(s), r->brick, r->own, s->energy_bricks);
     for (int kind = HEAT_ENERGY_DIRICHLET; kind < HEAT_ENERGY_KINDS; ++kind) {
         power[kind] = 0.0;
         if (s->kind_present[kind])
-            HEAT_CALL(heat_reduction_sum_bricks(&s->reduction, s->energy_bricks + kind, HEAT_ENERGY_KINDS, &power[kind]));
+            HEAT_CALL(heat_reduction_sum_bricks(&s->reduction, bricks + kind, HEAT_ENERGY_KINDS, &power[kind]));
     }
     return HEAT_OK;
 }
 
-/* Sources and boundary faces: the power the step from `field` (ghosts set, sources of its time) takes. */
+/* The power in through the boundary faces by kind, from `field`'s owned values beside them; collective. */
+static int boundary_power(cpu_state *s, const void *field, double power[HEAT_ENERGY_KINDS])
+{
+    const int *n = s->problem.grid.n;
+    if (s->problem.precision == HEAT_FLOAT) {
+        boundary_energy_f e = boundary_energy_of_f(s, field, 0, s->energy_bricks);
+        material_boundary_bricks_f(&e, n, &s->mat_f);
+    } else {
+        boundary_energy_d e = boundary_energy_of_d(s, field, 0, s->energy_bricks);
+        material_boundary_bricks_d(&e, n, &s->mat_d);
+    }
+    return sum_boundary_power(s, s->energy_bricks, power);
+}
+
+/* Sources and boundary faces: the power the step from `field` (sources of its time) takes. */
 static int step_power(cpu_state *s, const void *field, double power[HEAT_ENERGY_KINDS])
 {
     HEAT_CALL(boundary_power(s, field, power));
@@ -282,8 +315,29 @@ static int setup_energy(cpu_state *s)
     HEAT_CALL(heat_zone_volumes(&s->problem, &s->transport, s->zone_volume));
     heat_energy_faces(&s->problem, s->face_kind, s->kind_present);
     const heat_reduction *r = &s->reduction;
-    s->energy_bricks = malloc(sizeof(double) * (size_t)r->own[0] * r->own[1] * r->own[2] * HEAT_ENERGY_KINDS);
+    const size_t brick_bytes = sizeof(double) * (size_t)r->own[0] * r->own[1] * r->own[2] * HEAT_ENERGY_KINDS;
+    s->energy_bricks = malloc(brick_bytes);
     HEAT_CHECK(s->energy_bricks, "out of memory for the energy balance");
+    if (s->material_pairs) {
+        s->energy_bricks_second = malloc(brick_bytes);
+        HEAT_CHECK(s->energy_bricks_second, "out of memory for the energy balance");
+    }
+    const int *n = s->problem.grid.n;
+    const heat_layout *l = &s->layout;
+    const long stride[3] = {1, l->stride_y, l->stride_z};
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        if (s->face_kind[f] < 0) continue;
+        const int axis = f / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+        const size_t points = (size_t)n[fast] * n[slow];
+        s->face_zone[f] = malloc(points);
+        HEAT_CHECK(s->face_zone[f], "out of memory for the energy balance");
+        const unsigned char *plane = s->zone + l->origin + 1 + stride[1] + stride[2] + (f % 2 ? n[axis] - 1 : 0) * stride[axis];
+        for (long b = 0; b < n[slow]; ++b)
+            for (long a = 0; a < n[fast]; ++a) s->face_zone[f][b * n[fast] + a] = plane[a * stride[fast] + b * stride[slow]];
+        if (!s->material_pairs) continue;
+        s->captured[0][f] = malloc(points * s->elem), s->captured[1][f] = malloc(points * s->elem);
+        HEAT_CHECK(s->captured[0][f] && s->captured[1][f], "out of memory for the energy balance");
+    }
     return HEAT_OK;
 }
 
@@ -339,13 +393,19 @@ static void describe_choice(cpu_state *s, const char *how)
 {
     char build[160];
     snprintf(build, sizeof build, "%s", strchr(s->kernel, '('));
-    snprintf(s->kernel, sizeof s->kernel, "%s, %s %s", s->production->kernel, how, build);
+    if (s->materials)
+        snprintf(s->kernel, sizeof s->kernel, "materials step, %d zones, stored as %s, %s %s", s->tables.zones,
+                 s->production->kernel, how, build);
+    else snprintf(s->kernel, sizeof s->kernel, "%s, %s %s", s->production->kernel, how, build);
 }
+
+/* The step a trial times: the general step of materials runs chooses apart from the constant-coefficient one. */
+static const char *trial_what(const cpu_state *s) { return s->materials ? "materials step" : "step"; }
 
 static void choose_from_cache(cpu_state *s)
 {
     char key[320], value[64];
-    trial_cache_key(s, "step", key, sizeof key);
+    trial_cache_key(s, trial_what(s), key, sizeof key);
     if (!tuning_cache_lookup(key, value, sizeof value)) return;
     for (int v = 0; v < CPU_STEP_VARIANTS; ++v)
         if (strcmp(value, cpu_variants[v].kernel) == 0) s->production = &cpu_variants[v];
@@ -402,8 +462,10 @@ static void cpu_destroy(void **state)
     material_tables_free_d(&s->mat_d);
     material_tables_free_f(&s->mat_f);
     free(s->zone_base);
-    free(s->runs.first), free(s->runs.run);
-    free(s->energy_bricks);
+    free(s->runs.first), free(s->runs.run), free(s->runs.end_zone[0]), free(s->runs.end_zone[1]), free(s->runs.whole);
+    free(s->row_scratch);
+    free(s->energy_bricks), free(s->energy_bricks_second);
+    for (int f = 0; f < FACE_COUNT; ++f) free(s->captured[0][f]), free(s->captured[1][f]), free(s->face_zone[f]);
     void *vectors[] = {s->dots_a, s->dots_b, s->rings};
     for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; ++v) free(vectors[v]);
     free(s);
@@ -438,15 +500,26 @@ static int block_rows_for(const cpu_state *s, int planes)
  * their blocks beyond this anyway. */
 enum { PAIR_BLOCK_ROWS_MIN = 32 };
 
+/* General explicit steps two a sweep (material_sweep2): where no face is
+ * exchanged (one process, no periodic axis), so that the ring's ghost planes
+ * are the boundary's. A pair gives the bits of two single steps, so runs on
+ * several ranks (single steps) keep the bits of one. */
+static int material_pairs_allowed(const heat_problem *p)
+{
+    return heat_materials_active(p->materials) && p->implicit.scheme == HEAT_EULER && !p->halo.single_steps &&
+           p->halo.exchanged == 0;
+}
+
 /* Where the run allows pairs, explicit steps (heat_pairs_allowed,
- * stencil_sweep2) or the Chebyshev steps (heat_chebyshev_pairs_allowed, cheb_pair) go
+ * stencil_sweep2, material_sweep2) or the Chebyshev steps (heat_chebyshev_pairs_allowed, cheb_pair) go
  * two a sweep, each thread with a ring of planes of its own. */
 static int alloc_rings(cpu_state *s)
 {
     const heat_problem *p = &s->problem;
     s->step_pairs = heat_pairs_allowed(p);
+    s->material_pairs = material_pairs_allowed(p);
     s->cheb_pairs = heat_chebyshev_pairs_allowed(p);
-    if (!s->step_pairs && !s->cheb_pairs) return HEAT_OK;
+    if (!s->step_pairs && !s->cheb_pairs && !s->material_pairs) return HEAT_OK;
     s->fused_rows = block_rows_for(s, 7);
     if (s->fused_rows < PAIR_BLOCK_ROWS_MIN) s->fused_rows = PAIR_BLOCK_ROWS_MIN;
     if (s->fused_rows > p->grid.n[1]) s->fused_rows = p->grid.n[1];
@@ -526,10 +599,14 @@ static int setup_runs(cpu_state *s)
     long capacity = 2 * rows, count = 0;
     s->runs.first = malloc(sizeof(long) * (size_t)(rows + 1));
     s->runs.run = malloc(sizeof(material_run) * (size_t)capacity);
-    HEAT_CHECK(s->runs.first && s->runs.run, "out of memory for the zone index");
+    s->runs.end_zone[0] = malloc((size_t)rows), s->runs.end_zone[1] = malloc((size_t)rows);
+    s->runs.whole = malloc((size_t)rows);
+    HEAT_CHECK(s->runs.first && s->runs.run && s->runs.end_zone[0] && s->runs.end_zone[1] && s->runs.whole,
+               "out of memory for the zone index");
     for (long row = 0; row < rows; ++row) {
         const unsigned char *at = s->zone + first_point + row % n[1] * l->stride_y + row / n[1] * l->stride_z;
         s->runs.first[row] = count;
+        s->runs.end_zone[0][row] = at[0], s->runs.end_zone[1][row] = at[n[0] - 1];
         for (int x = 0; x < n[0];) {
             const int zone = stencil_zone(at + x, l->stride_y, l->stride_z);
             int end = x + 1;
@@ -544,6 +621,12 @@ static int setup_runs(cpu_state *s)
         }
     }
     s->runs.first[rows] = count;
+    for (long row = 0; row < rows; ++row)
+        s->runs.whole[row] = s->runs.first[row + 1] - s->runs.first[row] == 1 && s->runs.run[s->runs.first[row]].zone >= 0;
+    s->scratch_threads = omp_get_max_threads();
+    const size_t scratch_bytes = (size_t)s->scratch_threads * (size_t)l->stride_y * s->elem;
+    s->row_scratch = aligned_alloc(CPU_ALIGN_BYTES, (scratch_bytes + CPU_ALIGN_BYTES - 1) / CPU_ALIGN_BYTES * CPU_ALIGN_BYTES);
+    HEAT_CHECK(s->row_scratch, "out of memory for the sweep's rows");
     return HEAT_OK;
 }
 
@@ -565,9 +648,13 @@ static int setup_materials(cpu_state *s)
         if (p->precision == HEAT_FLOAT) mat_inverse_diagonal_f(s->inv_diagonal, s->zone, p->grid.n, &s->layout, &s->mat_f);
         else mat_inverse_diagonal_d(s->inv_diagonal, s->zone, p->grid.n, &s->layout, &s->mat_d);
     }
-    s->production = &cpu_variants[0];
-    snprintf(s->kernel, sizeof s->kernel, "materials step, %d zones (C + OpenMP, %s, %d-byte vectors, blocks of %d rows)",
-             s->tables.zones, heat_precision_name(p->precision), CPU_VECTOR_BYTES, s->block_rows);
+    char fused[64] = "";
+    if (s->material_pairs) snprintf(fused, sizeof fused, "; two steps a sweep, blocks of %d rows", s->fused_rows);
+    snprintf(s->kernel, sizeof s->kernel, "materials step, %d zones, its stores chosen by timing the first steps "
+             "(C + OpenMP, %s, %d-byte vectors, blocks of %d rows%s)",
+             s->tables.zones, heat_precision_name(p->precision), CPU_VECTOR_BYTES, s->block_rows, fused);
+    if (p->implicit.scheme != HEAT_EULER) s->production = &cpu_variants[0]; /* steps through CG: nothing to try */
+    else choose_from_cache(s);
     return HEAT_OK;
 }
 
@@ -674,7 +761,10 @@ static int overlapped_sweep(cpu_state *s, const heat_variant *v)
  * property of the whole run, never of this rank's block or of the threads
  * it has just now, since ranks that exchange two planes for a pair must all
  * take the same pairs. */
-static int fusable(const cpu_state *s, const heat_variant *variant) { return s->step_pairs && !variant->laplacian; }
+static int fusable(const cpu_state *s, const heat_variant *variant)
+{
+    return (s->step_pairs || s->material_pairs) && !variant->laplacian;
+}
 
 /* The exchanged z faces' two planes across: the nearer into the ghost
  * planes, the outer ones stay in the receive buffers (stencil_sweep2's
@@ -712,10 +802,19 @@ static int sweep2(cpu_state *s, void *out, void *in, int stream)
     return HEAT_OK;
 }
 
+/* energy in += dt power, kind by kind, for one step. One copy of the code for
+ * single steps and pairs alike: inlined, the compiler may contract the sum
+ * into a fused multiply-add in one place and not in another, and the sums
+ * would not keep their bits across rank counts (single steps) and one rank (pairs). */
+static __attribute__((noinline, noclone)) void add_step_energy(cpu_state *s, const double power[HEAT_ENERGY_KINDS])
+{
+    for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) s->energy_in[kind] += s->problem.dt * power[kind];
+}
+
 /* One general step: exchanged ghosts, the boundary faces' ghosts by their
  * zones' rules, the sources of this step's start time, the power that all
- * of them bring (the energy balance), the sweep. */
-static int material_step(cpu_state *s)
+ * of them bring (the energy balance), the sweep (stream: streaming stores). */
+static int material_step(cpu_state *s, int stream)
 {
     const int *n = s->problem.grid.n;
     double power[HEAT_ENERGY_KINDS];
@@ -724,9 +823,53 @@ static int material_step(cpu_state *s)
     material_fill(s, s->current, 0, FACE_Y_LOW); /* the sweep sets the x faces' row by row */
     HEAT_CALL(step_power(s, s->current, power));
     if (s->problem.precision == HEAT_FLOAT)
-        material_sweep_f(s->next, s->current, s->zone, &s->runs, n, &s->layout, &s->mat_f, s->block_rows);
-    else material_sweep_d(s->next, s->current, s->zone, &s->runs, n, &s->layout, &s->mat_d, s->block_rows);
-    for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) s->energy_in[kind] += s->problem.dt * power[kind];
+        material_sweep_f(s->next, s->current, s->zone, &s->runs, n, &s->layout, &s->mat_f, s->block_rows, stream,
+                         s->row_scratch, s->scratch_threads);
+    else
+        material_sweep_d(s->next, s->current, s->zone, &s->runs, n, &s->layout, &s->mat_d, s->block_rows, stream,
+                         s->row_scratch, s->scratch_threads);
+    add_step_energy(s, power);
+    void *swap = s->current;
+    s->current = s->next;
+    s->next = swap;
+    return HEAT_OK;
+}
+
+/* Two general steps in one sweep (material_pairs): the first step's power
+ * from the field, as material_step takes it, the second's from the first
+ * step's boundary values the sweep captured, each with the sources of its
+ * own start time; energy added step by step, as two single steps add it. */
+static int material_pair(cpu_state *s, int stream)
+{
+    const int *n = s->problem.grid.n;
+    double power[2][HEAT_ENERGY_KINDS];
+    double *bricks[2] = {s->energy_bricks, s->energy_bricks_second};
+    material_sources(s, step_time(s));
+    const double first_sources = source_power(s);
+    const double second_time = time_of_step(s, s->step + 1);
+    if (s->problem.precision == HEAT_FLOAT) {
+        material_tables_f second = s->mat_f; /* shares the conductances; its own sources */
+        material_sources_at_f(&second, s->problem.materials, second_time);
+        boundary_energy_f energy[2] = {boundary_energy_of_f(s, NULL, 0, bricks[0]), boundary_energy_of_f(s, NULL, 1, bricks[1])};
+        material_pair_f pair = {&s->mat_f, &second, {{0}}, {&energy[0], &energy[1]}};
+        memcpy(pair.captured, s->captured, sizeof pair.captured);
+        material_sweep2_f(s->next, s->current, s->zone, &s->runs, n, &s->layout, &pair, stream, s->fused_rows,
+                          s->rings, pair_threads(s), s->row_scratch, s->scratch_threads);
+    } else {
+        material_tables_d second = s->mat_d;
+        material_sources_at_d(&second, s->problem.materials, second_time);
+        boundary_energy_d energy[2] = {boundary_energy_of_d(s, NULL, 0, bricks[0]), boundary_energy_of_d(s, NULL, 1, bricks[1])};
+        material_pair_d pair = {&s->mat_d, &second, {{0}}, {&energy[0], &energy[1]}};
+        memcpy(pair.captured, s->captured, sizeof pair.captured);
+        material_sweep2_d(s->next, s->current, s->zone, &s->runs, n, &s->layout, &pair, stream, s->fused_rows,
+                          s->rings, pair_threads(s), s->row_scratch, s->scratch_threads);
+    }
+    for (int step = 0; step < 2; ++step) HEAT_CALL(sum_boundary_power(s, bricks[step], power[step]));
+    power[0][HEAT_ENERGY_SOURCES] = first_sources;
+    material_sources(s, second_time);
+    power[1][HEAT_ENERGY_SOURCES] = source_power(s);
+    add_step_energy(s, power[0]);
+    add_step_energy(s, power[1]);
     void *swap = s->current;
     s->current = s->next;
     s->next = swap;
@@ -777,8 +920,13 @@ static int cpu_set_clock(void *state, long step, long clock_step, double clock_t
 static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
 {
     cpu_state *s = state;
+    if (steps <= 0) return HEAT_OK; /* also where the trial steps took them all: no variant chosen yet */
     if (s->materials && !variant->laplacian) {
-        for (long step = 0; step < steps; ++step, ++s->step) HEAT_CALL(material_step(s));
+        for (long step = 0; step < steps;) {
+            const int pair = steps - step >= 2 && fusable(s, variant);
+            HEAT_CALL(pair ? material_pair(s, variant_streams(variant)) : material_step(s, variant_streams(variant)));
+            step += 1 + pair, s->step += 1 + pair;
+        }
         return HEAT_OK;
     }
     for (long step = 0; step < steps;) {
@@ -828,7 +976,7 @@ static int trial_step(cpu_state *s, long steps, long *taken)
     snprintf(how, sizeof how, "chosen by timing: %.3g ms a step against %.3g for %s", s->trial_ms[faster],
              s->trial_ms[!faster], cpu_variants[!faster].kernel);
     describe_choice(s, how);
-    trial_cache_key(s, "step", key, sizeof key);
+    trial_cache_key(s, trial_what(s), key, sizeof key);
     tuning_cache_store(key, s->production->kernel);
     return HEAT_OK;
 }

@@ -22,11 +22,25 @@ typedef struct material_run {
     int begin, end, zone;
 } material_run;
 
-/* Every owned row's runs: row (y, z) = z n[1] + y has run[first[row] .. first[row + 1]). */
+/* Every owned row's runs: row (y, z) = z n[1] + y has run[first[row] .. first[row + 1]); and the
+ * zones of its first and last points (end_zone[0][row], end_zone[1][row]), whose rules give its x
+ * ghosts: read from the zone index they would cost a cache miss a row end (the uniform rows read
+ * nothing else of it). */
 typedef struct material_runs {
     long *first;
     material_run *run;
+    unsigned char *end_zone[2];
+    unsigned char *whole; /* whole[row]: the row is one run of one zone (end_zone[0][row]); most rows are, and
+                           * the sweep then reads neither `first` nor `run`, whose lines it would miss */
 } material_runs;
+
+/* The rows' and the ghosts' arithmetic compiled once, called by every path:
+ * inlined into each caller, GCC may contract a * b + c into a fused
+ * multiply-add in one copy and not in another (C with GNU extensions allows
+ * it), and a pair (material_sweep2) would not give the bits of two single
+ * steps, nor one rank those of several. A call a row (or a run) costs
+ * nothing beside the row's work. */
+#define MATERIAL_ONE_COPY __attribute__((noinline, noclone))
 #endif
 
 #define CAT_(a, b) a##b
@@ -46,9 +60,12 @@ typedef struct FN(material_tables) {
     REAL rhs_weight[HEAT_ZONES_MAX];             /* dt / sqrt(rho c) */
 } FN(material_tables);
 
-/* One row of the general step: out = T + dt / (rho c) (sum of the faces' K/h^2 (T_b - T) + q). */
-static inline void FN(material_row)(REAL *restrict out, const REAL *restrict c, const unsigned char *restrict zone,
-                                    long n, long sy, long sz, const FN(material_tables) *m)
+/* One row of the general step: out = T + dt / (rho c) (sum of the faces' K/h^2 (T_b - T) + q), the
+ * temperature's planes z-1 (below), z (c, rows sy apart) and z+1 (above) apart so that the pair's second
+ * step (material_sweep2) can read planes kept in a ring; the zone bytes in the fields' layout. */
+static MATERIAL_ONE_COPY void FN(material_row3)(REAL *restrict out, const REAL *restrict below, const REAL *restrict c,
+                                     const REAL *restrict above, const unsigned char *restrict zone, long n, long sy,
+                                     long sz, const FN(material_tables) *m)
 {
     const REAL *kx = m->conductance[0], *ky = m->conductance[1], *kz = m->conductance[2];
     const long zones = m->zones;
@@ -56,50 +73,120 @@ static inline void FN(material_row)(REAL *restrict out, const REAL *restrict c, 
     for (long i = 0; i < n; ++i) {
         const long a = zone[i], row = a * zones;
         const REAL t = c[i];
-        REAL flux = kz[row + zone[i - sz]] * (c[i - sz] - t);
+        REAL flux = kz[row + zone[i - sz]] * (below[i] - t);
         flux += ky[row + zone[i - sy]] * (c[i - sy] - t);
         flux += kx[row + zone[i - 1]] * (c[i - 1] - t);
         flux += kx[row + zone[i + 1]] * (c[i + 1] - t);
         flux += ky[row + zone[i + sy]] * (c[i + sy] - t);
-        flux += kz[row + zone[i + sz]] * (c[i + sz] - t);
+        flux += kz[row + zone[i + sz]] * (above[i] - t);
         out[i] = t + m->dt_over_heat_capacity[a] * (flux + m->source[a]);
     }
+}
+
+/* The constants of a row whose points and neighbours are all of one zone. */
+typedef struct FN(uniform_zone) {
+    REAL kx, ky, kz, weight, q;
+} FN(uniform_zone);
+
+static inline FN(uniform_zone) FN(uniform_zone_of)(const FN(material_tables) *m, int a)
+{
+    const long pair = (long)a * m->zones + a;
+    return (FN(uniform_zone)){m->conductance[0][pair], m->conductance[1][pair], m->conductance[2][pair],
+                              m->dt_over_heat_capacity[a], m->source[a]};
 }
 
 /* The same row where every point and neighbour is of zone a (row_zone): the
  * same expression with the table's values as constants, so the same bits,
  * vectorised without gathers. */
-static inline void FN(material_row_uniform)(REAL *restrict out, const REAL *restrict c, long n, long sy, long sz,
-                                            const FN(material_tables) *m, int a)
+static MATERIAL_ONE_COPY void FN(material_row3_uniform)(REAL *restrict out, const REAL *restrict below, const REAL *restrict c,
+                                             const REAL *restrict above, long n, long sy, FN(uniform_zone) k)
 {
-    const long pair = (long)a * m->zones + a;
-    const REAL kx = m->conductance[0][pair], ky = m->conductance[1][pair], kz = m->conductance[2][pair];
-    const REAL weight = m->dt_over_heat_capacity[a], q = m->source[a];
 #pragma omp simd
     for (long i = 0; i < n; ++i) {
         const REAL t = c[i];
-        REAL flux = kz * (c[i - sz] - t);
-        flux += ky * (c[i - sy] - t);
-        flux += kx * (c[i - 1] - t);
-        flux += kx * (c[i + 1] - t);
-        flux += ky * (c[i + sy] - t);
-        flux += kz * (c[i + sz] - t);
-        out[i] = t + weight * (flux + q);
+        REAL flux = k.kz * (below[i] - t);
+        flux += k.ky * (c[i - sy] - t);
+        flux += k.kx * (c[i - 1] - t);
+        flux += k.kx * (c[i + 1] - t);
+        flux += k.ky * (c[i + sy] - t);
+        flux += k.kz * (above[i] - t);
+        out[i] = t + k.weight * (flux + k.q);
     }
 }
 
-/* A row of the step by its runs (material_runs): the uniform row over a run
- * whose points and neighbours are all of one zone, the general row over the others. */
-static inline void FN(material_row_at)(REAL *restrict out, const REAL *restrict c, const unsigned char *restrict zone,
-                                       long n, long sy, long sz, const FN(material_tables) *m,
-                                       const material_run *runs, int count)
+/* One vector of the uniform row at c (material_row3_uniform's expression, lane by lane). */
+static inline FN(vec) FN(material_uniform_vec)(const REAL *below, const REAL *c, const REAL *above, long sy,
+                                               FN(uniform_zone) k)
 {
-    (void)n;
-    for (int r = 0; r < count; ++r) {
-        const long b = runs[r].begin, length = runs[r].end - runs[r].begin;
-        if (runs[r].zone >= 0) FN(material_row_uniform)(out + b, c + b, length, sy, sz, m, runs[r].zone);
-        else FN(material_row)(out + b, c + b, zone + b, length, sy, sz, m);
+    const FN(vec) t = FN(load)(c);
+    FN(vec) flux = k.kz * (FN(load)(below) - t);
+    flux += k.ky * (FN(load)(c - sy) - t);
+    flux += k.kx * (FN(load)(c - 1) - t);
+    flux += k.kx * (FN(load)(c + 1) - t);
+    flux += k.ky * (FN(load)(c + sy) - t);
+    flux += k.kz * (FN(load)(above) - t);
+    return t + k.weight * (flux + k.q);
+}
+
+/* The uniform row by whole vectors, with streaming stores (out 64-byte aligned: a whole row) or through the
+ * cache, and the next row of plane z+1 asked into L2 (stencil_row3_vec's reasons); the tail as the scalar row. */
+static MATERIAL_ONE_COPY void FN(material_row3_uniform_vec)(REAL *restrict out, const REAL *restrict below,
+                                                 const REAL *restrict c, const REAL *restrict above, long n, long sy,
+                                                 FN(uniform_zone) k, int stream, int prefetch)
+{
+    long i = 0;
+    for (; i + FN(LANES) <= n; i += FN(LANES)) {
+        if (prefetch) FN(prefetch_next_row)(above + i, sy);
+        FN(vec) result = FN(material_uniform_vec)(below + i, c + i, above + i, sy, k);
+        if (stream) FN(stream_store)(out + i, result);
+        else memcpy(out + i, &result, sizeof result);
     }
+    if (i < n) FN(material_row3_uniform)(out + i, below + i, c + i, above + i, n - i, sy, k);
+}
+
+/* dst = src over a row of n values, whole vectors by streaming stores (dst 64-byte aligned). */
+static inline void FN(stream_row)(REAL *restrict dst, const REAL *restrict src, long n)
+{
+    long i = 0;
+    for (; i + FN(LANES) <= n; i += FN(LANES)) FN(stream_store)(dst + i, FN(load)(src + i));
+    for (; i < n; ++i) dst[i] = src[i];
+}
+
+/* Row `at` (z n[1] + y) of the step by its runs (material_runs): the uniform
+ * row over a run whose points and neighbours are all of one zone, the general
+ * row over the others. stream: streaming stores (out is a whole row, 64-byte
+ * aligned): a row of several runs is computed into `scratch` (a row of a
+ * thread's own, aligned) and streamed from there, since its runs do not start
+ * at vectors' bounds; prefetch: the next row of plane z+1 (it comes from memory). */
+static inline void FN(material_row3_at)(REAL *restrict out, const REAL *restrict below, const REAL *restrict c,
+                                        const REAL *restrict above, const unsigned char *restrict zone, long n,
+                                        long sy, long sz, const FN(material_tables) *m, const material_runs *runs,
+                                        long at, int stream, int prefetch, REAL *restrict scratch)
+{
+    if (runs->whole[at]) {
+        FN(material_row3_uniform_vec)(out, below, c, above, n, sy, FN(uniform_zone_of)(m, runs->end_zone[0][at]),
+                                      stream, prefetch);
+        return;
+    }
+    REAL *to = stream ? scratch : out;
+    const material_run *run = runs->run + runs->first[at];
+    const int count = (int)(runs->first[at + 1] - runs->first[at]);
+    for (int r = 0; r < count; ++r) {
+        const long b = run[r].begin, length = run[r].end - run[r].begin;
+        if (run[r].zone >= 0)
+            FN(material_row3_uniform_vec)(to + b, below + b, c + b, above + b, length, sy,
+                                          FN(uniform_zone_of)(m, run[r].zone), 0, prefetch);
+        else FN(material_row3)(to + b, below + b, c + b, above + b, zone + b, length, sy, sz, m);
+    }
+    if (stream) FN(stream_row)(out, scratch, n);
+}
+
+/* A face ghost by its zone's rule from the owned value beside it: every ghost of the general step
+ * (x rows, y and z faces, the pair's ring) takes this one expression, so every path rounds alike. The
+ * fused multiply-add is spelled out: the compiler may not then contract it in one place and not in another. */
+static inline REAL FN(ghost_by_rule)(REAL scale, REAL shift, REAL owned)
+{
+    return sizeof(REAL) == sizeof(double) ? (REAL)fma(scale, owned, shift) : (REAL)fmaf(scale, owned, shift);
 }
 
 /* Face f's ghosts by the rules of the zones beside them: ghost = scale T + shift
@@ -117,7 +204,7 @@ static void FN(material_face_fill)(REAL *u, const unsigned char *zone, int face,
         for (long f = 0; f < n[fast]; ++f) {
             long ghost = start + s * stride[slow] + f * stride[fast], owned = ghost + inward;
             int a = zone[owned];
-            u[ghost] = scale[a] * u[owned] + (homogeneous ? (REAL)0 : shift[a]);
+            u[ghost] = FN(ghost_by_rule)(scale[a], homogeneous ? (REAL)0 : shift[a], u[owned]);
         }
 }
 
@@ -132,52 +219,327 @@ static void FN(material_halo_fill)(REAL *u, const unsigned char *zone, const int
         if (!(m->exchanged & 1u << f)) FN(material_face_fill)(u, zone, f, n, l, m, homogeneous);
 }
 
-/* The x faces' ghosts of one row by its ends' zones (the rule of material_face_fill), set by the
- * sweep just before the row while it is in cache: a pass of its own touched two lines a row. */
-static inline void FN(material_x_ghosts)(REAL *row, const unsigned char *zone, long n, const FN(material_tables) *m)
+/* The x faces' ghosts of row `at` (z n[1] + y) by its ends' zones (the rule of material_face_fill), set
+ * by the sweep just before the row while it is in cache: a pass of its own touched two lines a row. */
+static inline void FN(material_x_ghosts)(REAL *row, const material_runs *runs, long at, long n,
+                                         const FN(material_tables) *m)
 {
+    const int low = runs->end_zone[0][at], high = runs->end_zone[1][at];
     if (!(m->exchanged & 1u << FACE_X_LOW))
-        row[-1] = m->scale[FACE_X_LOW][zone[0]] * row[0] + m->shift[FACE_X_LOW][zone[0]];
+        row[-1] = FN(ghost_by_rule)(m->scale[FACE_X_LOW][low], m->shift[FACE_X_LOW][low], row[0]);
     if (!(m->exchanged & 1u << FACE_X_HIGH))
-        row[n] = m->scale[FACE_X_HIGH][zone[n - 1]] * row[n - 1] + m->shift[FACE_X_HIGH][zone[n - 1]];
+        row[n] = FN(ghost_by_rule)(m->scale[FACE_X_HIGH][high], m->shift[FACE_X_HIGH][high], row[n - 1]);
+}
+
+/* Thread t's scratch row (rows sy values apart, scratch_threads of them); a thread beyond them stores
+ * through the cache (*stream 0): a row of several runs is streamed only from a scratch row. */
+static inline REAL *FN(thread_scratch)(REAL *scratch, int scratch_threads, int t, long sy, int *stream)
+{
+    if (scratch && t < scratch_threads) return scratch + t * sy;
+    *stream = 0;
+    return NULL;
+}
+
+/* Row (y, z) of one general step, its x ghosts set first (the field's rows; sweeps of one step). */
+static inline void FN(material_sweep_row)(REAL *restrict out, REAL *restrict u, const unsigned char *restrict zone,
+                                          const material_runs *runs, long row, int y, int z, const int n[3], long sy,
+                                          long sz, const FN(material_tables) *m, int stream, REAL *scratch)
+{
+    const long at = (long)z * n[1] + y;
+    FN(material_x_ghosts)(u + row, runs, at, n[0], m);
+    FN(material_row3_at)(out + row, u + row - sz, u + row, u + row + sz, zone + row, n[0], sy, sz, m, runs, at,
+                         stream, 1, scratch);
 }
 
 /* One general step of the owned block, u's y and z ghosts set (the x ghosts here): each thread a slab of
  * planes in blocks of `block_rows` rows marched up z (stencil_sweep_planes'
  * order, so that the three planes a row reads stay in L2), or rows where
- * the planes are few. */
+ * the planes are few. stream: whole uniform rows stored past the cache. */
 static void FN(material_sweep)(REAL *restrict out, REAL *restrict u, const unsigned char *restrict zone,
                                const material_runs *runs, const int n[3], const heat_layout *l,
-                               const FN(material_tables) *m, int block_rows)
+                               const FN(material_tables) *m, int block_rows, int stream, REAL *scratch,
+                               int scratch_threads)
 {
     const long sy = l->stride_y, sz = l->stride_z;
     const long first = l->origin + 1 + sy + sz;
 #pragma omp parallel
     {
         int threads = omp_get_num_threads(), t = omp_get_thread_num();
+        REAL *mine = FN(thread_scratch)(scratch, scratch_threads, t, sy, &stream);
         if (n[2] >= 4 * threads) {
             int z0 = (int)((long)n[2] * t / threads), z1 = (int)((long)n[2] * (t + 1) / threads);
             for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
                 int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
                 for (int z = z0; z < z1; ++z)
-                    for (int y = y0; y < y1; ++y) {
-                        long row = first + y * sy + z * sz;
-                        FN(material_x_ghosts)(u + row, zone + row, n[0], m);
-                        const long at = (long)z * n[1] + y;
-                        FN(material_row_at)(out + row, u + row, zone + row, n[0], sy, sz, m,
-                                            runs->run + runs->first[at], (int)(runs->first[at + 1] - runs->first[at]));
-                    }
+                    for (int y = y0; y < y1; ++y)
+                        FN(material_sweep_row)(out, u, zone, runs, first + y * sy + z * sz, y, z, n, sy, sz, m, stream,
+                                               mine);
             }
         } else {
-#pragma omp for collapse(2) schedule(static)
+#pragma omp for collapse(2) schedule(static) nowait
             for (int z = 0; z < n[2]; ++z)
-                for (int y = 0; y < n[1]; ++y) {
-                    long row = first + y * sy + z * sz;
-                    FN(material_x_ghosts)(u + row, zone + row, n[0], m);
-                    const long at = (long)z * n[1] + y;
-                    FN(material_row_at)(out + row, u + row, zone + row, n[0], sy, sz, m, runs->run + runs->first[at],
-                                        (int)(runs->first[at + 1] - runs->first[at]));
+                for (int y = 0; y < n[1]; ++y)
+                    FN(material_sweep_row)(out, u, zone, runs, first + y * sy + z * sz, y, z, n, sy, sz, m, stream,
+                                           mine);
+        }
+        if (stream) _mm_sfence(); /* streaming stores are weakly ordered: visible to the others before the barrier */
+    }
+}
+
+/* Face f's owned plane of values: the value at (fast a, slow b) is base[a * fast + b * slow]
+ * (material_boundary_bricks' axes); base NULL: none. */
+typedef struct FN(face_values) {
+    const REAL *base;
+    long fast, slow;
+} FN(face_values);
+
+/* The field's owned planes next to its faces. */
+static void FN(field_face_values)(FN(face_values) values[FACE_COUNT], const REAL *u, const int n[3],
+                                  const heat_layout *l)
+{
+    const long stride[3] = {1, l->stride_y, l->stride_z};
+    for (int face = 0; face < FACE_COUNT; ++face) {
+        const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+        const long plane = face % 2 ? n[axis] - 1 : 0;
+        values[face] = (FN(face_values)){u + l->origin + 1 + stride[1] + stride[2] + plane * stride[axis],
+                                         stride[fast], stride[slow]};
+    }
+}
+
+/* A pair's captured planes (material_pair). */
+static void FN(captured_face_values)(FN(face_values) values[FACE_COUNT], REAL *const captured[FACE_COUNT],
+                                     const int n[3])
+{
+    for (int face = 0; face < FACE_COUNT; ++face) {
+        const int axis = face / 2, fast = axis == 0 ? 1 : 0;
+        values[face] = (FN(face_values)){captured[face], 1, n[fast]};
+    }
+}
+
+/* The power into the block through its boundary faces, per reduction brick
+ * and kind (bricks[b * HEAT_ENERGY_KINDS + kind], b = (bz * own[1] + by) *
+ * own[0] + bx), from the owned values beside the faces and their zones
+ * (face_zone[f], laid out as captured planes: [slow * n[fast] + fast]): each
+ * face point's k_a (g - T_a) / h_d times its face's area, K and (g - T) as
+ * the step takes them. kind[f] < 0: face f brings none (or is exchanged). A
+ * brick adds its points face by face, each face's in row order: the same
+ * order on any decomposition and any number of threads, which share the
+ * bricks out. Worksharing without a barrier: called inside a parallel region
+ * (material_sweep2) or by material_boundary_bricks. */
+typedef struct FN(boundary_energy) {
+    FN(face_values) values[FACE_COUNT];
+    const unsigned char *const *face_zone;
+    const int *kind;
+    double volume;
+    const int *brick, *own;
+    double *bricks;
+} FN(boundary_energy);
+
+static void FN(material_boundary_bricks_share)(const FN(boundary_energy) *e, const int n[3],
+                                               const FN(material_tables) *m)
+{
+    const int *brick = e->brick, *own = e->own;
+    const long count = (long)own[0] * own[1] * own[2];
+    const long zone_pair = m->zones + 1; /* a zone with itself: a * zones + a */
+#pragma omp for schedule(dynamic, 4) nowait
+    for (long index = 0; index < count; ++index) {
+        double *sums = e->bricks + index * HEAT_ENERGY_KINDS;
+        for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) sums[kind] = 0.0;
+        const int at_brick[3] = {(int)(index % own[0]), (int)(index / own[0] % own[1]), (int)(index / own[0] / own[1])};
+        for (int face = 0; face < FACE_COUNT; ++face) {
+            if (e->kind[face] < 0 || (m->exchanged & 1u << face)) continue;
+            const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+            if ((face % 2 ? n[axis] - 1 : 0) / brick[axis] != at_brick[axis]) continue;
+            const REAL *k = m->conductance[axis], *scale = m->scale[face], *shift = m->shift[face];
+            const FN(face_values) at = e->values[face];
+            const int a0 = at_brick[fast] * brick[fast], b0 = at_brick[slow] * brick[slow];
+            const int a1 = a0 + brick[fast] < n[fast] ? a0 + brick[fast] : n[fast];
+            const int b1 = b0 + brick[slow] < n[slow] ? b0 + brick[slow] : n[slow];
+            double piece = sums[e->kind[face]]; /* the brick's running sum: its points added one by one, in order */
+            for (int b = b0; b < b1; ++b) {
+                const REAL *row = at.base + b * at.slow;
+                const unsigned char *zones = e->face_zone[face] + (long)b * n[fast];
+                for (int a = a0; a < a1; ++a) {
+                    const int z = zones[a];
+                    const REAL t = row[a * at.fast];
+                    const REAL ghost = FN(ghost_by_rule)(scale[z], shift[z], t); /* as material_face_fill sets it */
+                    piece += (double)(k[z * zone_pair] * (ghost - t)) * e->volume;
                 }
+            }
+            sums[e->kind[face]] = piece;
+        }
+    }
+}
+
+static void FN(material_boundary_bricks)(const FN(boundary_energy) *e, const int n[3], const FN(material_tables) *m)
+{
+#pragma omp parallel
+    FN(material_boundary_bricks_share)(e, n, m);
+}
+
+/* ---- Two general steps in one sweep (stencil_sweep2's scheme, cpu_kernels.h) ----
+ *
+ * The intermediate field v lives in each thread's ring of three planes for
+ * its block of rows; memory sees the field read and written once for two
+ * steps. Every value of v and of the output comes from the row functions of
+ * the single step with the same inputs, v's ghosts from the same rule
+ * (ghost_by_rule), so a pair gives the bits of two single steps. Runs whose
+ * faces all have rules only (no exchanged face): the ring's z ghost planes
+ * are then always v's boundary ghosts, never a neighbour's planes. The
+ * energy balance of the second step needs v's owned values next to the
+ * boundary faces: the sweep copies them out (`captured`) as it computes them. */
+
+/* What a pair needs beyond one step: each step's tables (their sources differ
+ * where a source switches), and face f's owned planes of u and v in
+ * captured[0][f] and captured[1][f] ([slow * n[fast] + fast], the boundary
+ * power's axes; NULL: not wanted): taken while the rows are in cache, since
+ * a pass of their own over u would read two more lines a row from memory. */
+typedef struct FN(material_pair) {
+    const FN(material_tables) *first, *second;
+    REAL *captured[2][FACE_COUNT];        /* u's and v's owned planes beside the faces, as the sweep reads them */
+    const FN(boundary_energy) *energy[2]; /* each step's boundary power from them, after the sweep; NULL: none */
+} FN(material_pair);
+
+/* v's y-face ghost row beyond row y of a ring plane (rows sy apart), where y is a face's row. */
+static inline void FN(material_y_ghosts)(REAL *row, const unsigned char *zone, int y, const int n[3], long sy,
+                                         const FN(material_tables) *m)
+{
+    for (int face = FACE_Y_LOW; face <= FACE_Y_HIGH; ++face) {
+        if (y != (face == FACE_Y_LOW ? 0 : n[1] - 1)) continue;
+        const long beyond = face == FACE_Y_LOW ? -sy : sy;
+        for (long x = 0; x < n[0]; ++x)
+            row[x + beyond] = FN(ghost_by_rule)(m->scale[face][zone[x]], m->shift[face][zone[x]], row[x]);
+    }
+}
+
+/* v's owned values of row (y, z) on the boundary faces, into the pair's captured planes. */
+static inline void FN(material_capture)(REAL *const captured[FACE_COUNT], const REAL *row, int y, int z,
+                                        const int n[3])
+{
+    const long yz = (long)z * n[1] + y;
+    if (captured[FACE_X_LOW]) captured[FACE_X_LOW][yz] = row[0];
+    if (captured[FACE_X_HIGH]) captured[FACE_X_HIGH][yz] = row[n[0] - 1];
+    const size_t bytes = sizeof(REAL) * (size_t)n[0];
+    if (y == 0 && captured[FACE_Y_LOW]) memcpy(captured[FACE_Y_LOW] + (long)z * n[0], row, bytes);
+    if (y == n[1] - 1 && captured[FACE_Y_HIGH]) memcpy(captured[FACE_Y_HIGH] + (long)z * n[0], row, bytes);
+    if (z == 0 && captured[FACE_Z_LOW]) memcpy(captured[FACE_Z_LOW] + (long)y * n[0], row, bytes);
+    if (z == n[2] - 1 && captured[FACE_Z_HIGH]) memcpy(captured[FACE_Z_HIGH] + (long)y * n[0], row, bytes);
+}
+
+/* u's x ghosts on every row of plane z (what material_sweep_row sets row by row). */
+static void FN(material_plane_x_ghosts)(REAL *u, const material_runs *runs, long first, int z, const int n[3],
+                                        long sy, long sz, const FN(material_tables) *m)
+{
+    for (int y = 0; y < n[1]; ++y) FN(material_x_ghosts)(u + first + y * sy + z * sz, runs, (long)z * n[1] + y, n[0], m);
+}
+
+/* Rows [v->ya, yb) of plane z of v = the first step of u, with v's x and y
+ * ghosts; set_u_ghosts: u's x ghosts of each row first (the planes no other
+ * thread reads); owned: rows [y0, y1) of plane z are this block's own, whose
+ * boundary values go to the captured planes. */
+static void FN(material_first_step_plane)(FN(ring) *v, REAL *u, const unsigned char *zone, const material_runs *runs,
+                                          long first, int z, int y0, int y1, int yb, int owned, int set_u_ghosts,
+                                          const int n[3], long sz, const FN(material_pair) *pair)
+{
+    const long sy = v->sy;
+    const FN(material_tables) *m = pair->first;
+    for (int y = v->ya; y < yb; ++y) {
+        const long row = first + y * sy + z * sz, at = (long)z * n[1] + y;
+        REAL *out = FN(ring_row)(v, y, z);
+        if (set_u_ghosts) FN(material_x_ghosts)(u + row, runs, at, n[0], m);
+        if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured[0], u + row, y, z, n);
+        FN(material_row3_at)(out, u + row - sz, u + row, u + row + sz, zone + row, n[0], sy, sz, m, runs, at, 0, 1,
+                             NULL);
+        FN(material_x_ghosts)(out, runs, at, n[0], pair->second);
+        FN(material_y_ghosts)(out, zone + row, y, n, sy, pair->second);
+        if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured[1], out, y, z, n);
+    }
+}
+
+/* v's z ghost plane `ghost` beyond plane z (a z face), rows [v->ya, yb), by the owned points' zones. */
+static void FN(material_ring_z_ghosts)(FN(ring) *v, const unsigned char *zone, long first, int z, int ghost, int yb,
+                                       const int n[3], long sz, const FN(material_tables) *m, int face)
+{
+    for (int y = v->ya; y < yb; ++y) {
+        const unsigned char *zr = zone + first + y * v->sy + z * sz;
+        const REAL *owned = FN(ring_row)(v, y, z);
+        REAL *g = FN(ring_row)(v, y, ghost);
+        for (long x = 0; x < n[0]; ++x) g[x] = FN(ghost_by_rule)(m->scale[face][zr[x]], m->shift[face][zr[x]], owned[x]);
+    }
+}
+
+/* Rows [y0, y1) of plane z of out = the second step, from v's planes in the ring. */
+static void FN(material_second_step_plane)(REAL *out, const FN(ring) *v, const unsigned char *zone,
+                                           const material_runs *runs, long first, int z, int y0, int y1,
+                                           const int n[3], long sz, const FN(material_pair) *pair, int stream,
+                                           REAL *scratch)
+{
+    for (int y = y0; y < y1; ++y) {
+        const long row = first + y * v->sy + z * sz, at = (long)z * n[1] + y;
+        FN(material_row3_at)(out + row, FN(ring_row)(v, y, z - 1), FN(ring_row)(v, y, z), FN(ring_row)(v, y, z + 1),
+                             zone + row, n[0], v->sy, sz, pair->second, runs, at, stream, 0, scratch);
+    }
+}
+
+/* One block of rows [y0, y1) of a thread's slab [z0, z1) (sweep2_block's
+ * order): up z, plane z of v and then plane z - 1 of out; v's planes one
+ * beyond the slab, none beyond the grid (its ghost planes by the rules). */
+static void FN(material_pair_block)(REAL *out, REAL *u, const unsigned char *zone, const material_runs *runs,
+                                    FN(ring) *v, long first, int y0, int y1, int z0, int z1, const int n[3], long sz,
+                                    const FN(material_pair) *pair, int stream, REAL *scratch)
+{
+    v->ya = y0 > 0 ? y0 - 1 : 0;
+    const int yb = y1 < n[1] ? y1 + 1 : n[1];
+    const int za = z0 > 0 ? z0 - 1 : 0, zb = z1 < n[2] ? z1 + 1 : n[2];
+    for (int z = za; z < zb; ++z) {
+        FN(material_first_step_plane)(v, u, zone, runs, first, z, y0, y1, yb, z >= z0 && z < z1,
+                                      z > z0 && z < z1 - 1, n, sz, pair);
+        if (z == 0) FN(material_ring_z_ghosts)(v, zone, first, 0, -1, yb, n, sz, pair->second, FACE_Z_LOW);
+        if (z - 1 >= z0 && z - 1 < z1)
+            FN(material_second_step_plane)(out, v, zone, runs, first, z - 1, y0, y1, n, sz, pair, stream, scratch);
+        if (z == n[2] - 1 && z < z1) { /* its ghost takes the slot of plane z - 2, just used above */
+            FN(material_ring_z_ghosts)(v, zone, first, z, n[2], yb, n, sz, pair->second, FACE_Z_HIGH);
+            FN(material_second_step_plane)(out, v, zone, runs, first, z, y0, y1, n, sz, pair, stream, scratch);
+        }
+    }
+}
+
+/* out = two general steps of u (no face exchanged) on `threads` threads,
+ * each a slab of planes; rings: ring_values(sy, block_rows) values a thread,
+ * 64-byte aligned. One parallel region, whose barriers are all the pair's:
+ * u's y and z face ghosts before the sweep, both steps' boundary power
+ * (energy[0] and [1], from the captured planes) after it. */
+static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsigned char *restrict zone,
+                                const material_runs *runs, const int n[3], const heat_layout *l,
+                                const FN(material_pair) *pair, int stream, int block_rows, REAL *rings, int threads,
+                                REAL *scratch, int scratch_threads)
+{
+    const long sy = l->stride_y, sz = l->stride_z;
+    const long first = l->origin + 1 + sy + sz;
+#pragma omp parallel num_threads(threads)
+    {
+        const int team = omp_get_num_threads(), t = omp_get_thread_num();
+        const int z0 = (int)((long)n[2] * t / team), z1 = (int)((long)n[2] * (t + 1) / team);
+        int streams = stream;
+        REAL *mine = FN(thread_scratch)(scratch, scratch_threads, t, sy, &streams);
+        for (int face = FACE_Y_LOW; face < FACE_COUNT; ++face) /* the x faces' ghosts: row by row below */
+            if (!(pair->first->exchanged & 1u << face)) FN(material_face_fill)(u, zone, face, n, l, pair->first, 0);
+        /* A slab's first and last planes are read by the next thread's first step too: their owner sets
+         * their x ghosts before anyone sweeps. */
+        FN(material_plane_x_ghosts)(u, runs, first, z0, n, sy, sz, pair->first);
+        FN(material_plane_x_ghosts)(u, runs, first, z1 - 1, n, sy, sz, pair->first);
+#pragma omp barrier
+        const long values = FN(ring_values)(sy, block_rows);
+        FN(ring) v = {rings + t * values, values / 3, sy, 0};
+        for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
+            const int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
+            FN(material_pair_block)(out, u, zone, runs, &v, first, y0, y1, z0, z1, n, sz, pair, streams, mine);
+        }
+        if (streams) _mm_sfence();
+        if (pair->energy[0]) {
+#pragma omp barrier
+            FN(material_boundary_bricks_share)(pair->energy[0], n, pair->first);
+            FN(material_boundary_bricks_share)(pair->energy[1], n, pair->second);
         }
     }
 }
@@ -213,39 +575,6 @@ static void FN(material_tables_free)(FN(material_tables) *m)
 static void FN(material_sources_at)(FN(material_tables) *m, const heat_materials *materials, double t)
 {
     for (int z = 0; z < m->zones; ++z) m->source[z] = (REAL)heat_zone_source(&materials->zone[z], t);
-}
-
-/* The power into the block through its boundary faces, per reduction brick
- * and kind (bricks[b * HEAT_ENERGY_KINDS + kind], b = (bz * own[1] + by) *
- * own[0] + bx; u's ghosts set): each face point's k_a (g - T_a) / h_d times
- * its face's area, K and (g - T) as the step takes them. kind[f] < 0: face f
- * brings none (or is exchanged). A brick adds its points face by face, each
- * face's in row order: the same order on any decomposition. */
-static void FN(material_boundary_bricks)(const REAL *u, const unsigned char *zone, const int n[3], const heat_layout *l,
-                                         const FN(material_tables) *m, const int kind[FACE_COUNT],
-                                         const double volume, const int brick[3], const int own[3], double *bricks)
-{
-    const long stride[3] = {1, l->stride_y, l->stride_z};
-    memset(bricks, 0, sizeof(double) * (size_t)own[0] * own[1] * own[2] * HEAT_ENERGY_KINDS);
-    for (int face = 0; face < FACE_COUNT; ++face) {
-        if (kind[face] < 0 || (m->exchanged & 1u << face)) continue;
-        const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
-        const int plane = face % 2 ? n[axis] - 1 : 0;
-        const REAL *k = m->conductance[axis];
-        for (int b = 0; b < n[slow]; ++b)
-            for (int a = 0; a < n[fast]; ++a) {
-                int at[3];
-                at[axis] = plane, at[fast] = a, at[slow] = b;
-                long i = l->origin + 1 + stride[1] + stride[2] + at[0] + at[1] * stride[1] + at[2] * stride[2];
-                const int a = zone[i];
-                const long zone_pair = (long)a * (m->zones + 1);
-                /* the ghost by its rule (material_face_fill's expression): the x faces' are set by the sweep later */
-                const REAL ghost = m->scale[face][a] * u[i] + m->shift[face][a];
-                double power = (double)(k[zone_pair] * (ghost - u[i])) * volume;
-                long index = ((long)(at[2] / brick[2]) * own[1] + at[1] / brick[1]) * own[0] + at[0] / brick[0];
-                bricks[index * HEAT_ENERGY_KINDS + kind[face]] += power;
-            }
-    }
 }
 
 /* sum of rho c T V per reduction brick (heat[b]), rows in order, as field_stats sums T. */
