@@ -323,9 +323,9 @@ static int implicit_solve_energy(cpu_state *s)
 /* heat_step stores through the cache; heat_step_nt streams its output past
  * it. Which is faster is the machine's business (trial_step). */
 static const heat_variant cpu_variants[] = {
-    {"heat_step", 1, 0},
-    {"heat_step_nt", 1, 0},
-    {"laplacian", 1, 1},
+    {"heat_step", 1, 0, 1},
+    {"heat_step_nt", 1, 0, 1},
+    {"laplacian", 1, 1, 1},
 };
 
 static int variant_streams(const heat_variant *v) { return strcmp(v->kernel, "heat_step_nt") == 0; }

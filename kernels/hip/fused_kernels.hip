@@ -1,0 +1,142 @@
+/*
+ * Several heat steps a sweep (2.5D temporal blocking, Wellein et al.;
+ * Nguyen et al., SC'10): a block owns a tile of columns TX x TY and marches
+ * along z. Level 0 is the field read from memory, level l the field after l
+ * steps; a thread keeps, for each level below K, the last two planes of its
+ * own columns in registers (z neighbours) and publishes the newest plane of
+ * each level in shared memory (x and y neighbours of the tile). At the plane
+ * loaded as level 0 at t, level l is computed at plane t - l, and only level
+ * K goes back to memory: 2 sizeof(T) bytes a point per K steps, bought with
+ * halo columns the tile recomputes (K on each side, shrinking a level a step).
+ *
+ * Bitwise identical to K single steps: every point of every level is the
+ * heat kernels' expression in their order (heat_kernels.h), and a ghost is
+ * made as halo_fill makes it, shift + scale * the point next to it, so a
+ * point beside a face reads the value a single step would read there. A
+ * periodic axis held whole by this block (its exchanged faces meet
+ * themselves) wraps the column and plane indices instead: the ghost then is
+ * the far side's owned value, as the exchange brings it. Faces exchanged
+ * with other ranks are not handled here (the backend then takes single steps).
+ */
+#include "heat_kernels.h"
+
+/* Index i of a periodic axis of n points, for i in [-n, 2n). */
+__device__ __forceinline__ int wrap_index(int i, int n) { return i < 0 ? i + n : (i >= n ? i - n : i); }
+
+/* Where a column or plane lies: in the field (load it), or outside a
+ * non-periodic axis (nothing to load: the points beside that face use the
+ * ghost formula instead of it). */
+__device__ __forceinline__ bool place_on_axis(int g, int n, bool periodic, int &at)
+{
+    if (periodic) {
+        at = wrap_index(g, n);
+        return true;
+    }
+    at = g;
+    return g >= 0 && g < n;
+}
+
+/* The heat step at one point, in the order of every heat kernel; ghosts made
+ * from the centre where the neighbour lies across a face that is not exchanged. */
+template <typename T>
+__device__ __forceinline__ T fused_point(T below, T south, T west, T centre, T east, T north, T above, bool at_x_low,
+                                         bool at_x_high, bool at_y_low, bool at_y_high, bool at_z_low, bool at_z_high,
+                                         const stencil_coeffs<T> &c, const halo_coeffs<T> &h)
+{
+    if (at_x_low) west = h.shift[0] + h.scale[0] * centre;
+    if (at_x_high) east = h.shift[1] + h.scale[1] * centre;
+    if (at_y_low) south = h.shift[2] + h.scale[2] * centre;
+    if (at_y_high) north = h.shift[3] + h.scale[3] * centre;
+    if (at_z_low) below = h.shift[4] + h.scale[4] * centre;
+    if (at_z_high) above = h.shift[5] + h.scale[5] * centre;
+    T lap = below * c.hz;
+    lap += south * c.hy;
+    lap += west * c.hx;
+    lap += centre * c.diag;
+    lap += east * c.hx;
+    lap += north * c.hy;
+    lap += above * c.hz;
+    return centre + c.alpha_dt * lap;
+}
+
+/* K steps over planes [blockIdx.z * zchunk, + zchunk) of a tile of BX
+ * columns by BY * R rows (thread (x, y) holds rows y, y + BY, ...), whose
+ * outer K columns and rows on each side are recomputed halo. Shared memory
+ * carries a ring of one column and row around each level's plane, so no
+ * neighbour index is clamped. Two barriers a plane, whatever K. */
+template <typename T, int K, int BX, int BY, int R>
+__global__ void __launch_bounds__(BX *BY)
+    heat_fused(T *__restrict__ out, const T *__restrict__ in, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
+               int zchunk)
+{
+    constexpr int TX = BX, TY = BY * R;
+    static_assert(TX > 2 * K && TY > 2 * K, "a tile wider than its halo");
+    __shared__ T plane[K][TY + 2][TX + 2];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const bool wrap_x = h.exchanged & 1u, wrap_y = h.exchanged & 4u, wrap_z = h.exchanged & 16u;
+    const int gx = (int)blockIdx.x * (TX - 2 * K) - K + tx;
+    int x_at;
+    const bool x_in = place_on_axis(gx, s.nx, wrap_x, x_at);
+    const bool x_low = gx == 0 && applies(h, 0), x_high = gx == s.nx - 1 && applies(h, 1);
+    const bool x_out = tx >= K && tx < TX - K && gx < s.nx;
+    long column[R];
+    bool loads[R], y_low[R], y_high[R], y_out[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int ly = ty + BY * r, gy = (int)blockIdx.y * (TY - 2 * K) - K + ly;
+        int y_at;
+        const bool y_in = place_on_axis(gy, s.ny, wrap_y, y_at);
+        loads[r] = x_in && y_in;
+        column[r] = loads[r] ? x_at + y_at * s.sy : 0;
+        y_low[r] = gy == 0 && applies(h, 2), y_high[r] = gy == s.ny - 1 && applies(h, 3);
+        y_out[r] = x_out && ly >= K && ly < TY - K && gy < s.ny;
+    }
+    const int z0 = (int)blockIdx.z * zchunk, z1 = z0 + zchunk < s.nz ? z0 + zchunk : s.nz;
+    const bool z_low_face = applies(h, 4), z_high_face = applies(h, 5);
+
+    /* win[m][r][0], [1]: level m at the planes two and one behind its newest */
+    T win[K][R][2], fresh[K + 1][R], next[R];
+#pragma unroll
+    for (int m = 0; m < K; ++m)
+#pragma unroll
+        for (int r = 0; r < R; ++r) win[m][r][0] = win[m][r][1] = T(0);
+    auto load_plane = [&](int t, T values[R]) {
+        int z_at;
+        const bool z_in = place_on_axis(t, s.nz, wrap_z, z_at);
+#pragma unroll
+        for (int r = 0; r < R; ++r) values[r] = z_in && loads[r] ? in[column[r] + z_at * s.sz] : T(0);
+    };
+    load_plane(z0 - K, next);
+    for (int t = z0 - K; t < z1 + K; ++t) {
+#pragma unroll
+        for (int r = 0; r < R; ++r) fresh[0][r] = next[r];
+        if (t + 1 < z1 + K) load_plane(t + 1, next); /* in flight while the levels are computed */
+#pragma unroll
+        for (int l = 1; l <= K; ++l) {
+            const int p = t - l; /* level l's plane */
+            const bool z_low = p == 0 && z_low_face, z_high = p == s.nz - 1 && z_high_face;
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const int ly = ty + BY * r + 1, lx = tx + 1;
+                fresh[l][r] = fused_point<T>(win[l - 1][r][0], plane[l - 1][ly - 1][lx], plane[l - 1][ly][lx - 1],
+                                             win[l - 1][r][1], plane[l - 1][ly][lx + 1], plane[l - 1][ly + 1][lx],
+                                             fresh[l - 1][r], x_low, x_high, y_low[r], y_high[r], z_low, z_high, c, h);
+            }
+        }
+        const int p = t - K;
+        if (p >= z0) {
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+                if (y_out[r]) nontemporal_store(fresh[K][r], out + column[r] + (long)p * s.sz);
+        }
+        __syncthreads(); /* every level's previous plane has been read */
+#pragma unroll
+        for (int m = 0; m < K; ++m)
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                plane[m][ty + BY * r + 1][tx + 1] = fresh[m][r];
+                win[m][r][0] = win[m][r][1], win[m][r][1] = fresh[m][r];
+            }
+        __syncthreads(); /* the new planes are published */
+    }
+}
