@@ -1470,6 +1470,31 @@ def test_restart_bitwise_gpu():
     expect(difference <= 1e-13, "GPU letters run differs from the CPU run")
 
 
+def test_fused_sweeps_bitwise_gpu():
+    """The time loop with K steps a sweep (solver.kernel = heat_fusedK) writes the checkpoints of
+    single steps, at the same steps, bitwise; checkpoints every 7 steps leave a remainder of
+    single steps between the sweeps, and a restart from one of them continues bitwise."""
+    skip_without_gpu()
+    for precision in ("double", "float"):
+        runs = {}
+        for kernel in ("heat_tiled_ntf", "heat_fused2", "heat_fused3", "heat_fused4"):
+            folder = fresh_dir(f"fused_{kernel}_{precision}")
+            cfg = letters_config(folder, steps=45, every=7, n=(70, 38, 30), text="K")
+            extra = ["--backend", "hip", "--set", f'solver.precision="{precision}"', "--set",
+                     f'solver.kernel="{kernel}"']
+            proc = run([cfg] + extra)
+            if kernel != "heat_tiled_ntf":
+                expect("steps a sweep" in proc.stdout, f"{kernel}: no fused sweeps taken: {proc.stdout}")
+            steps = list(range(0, 45, 7)) + [45]
+            runs[kernel] = [read_field(os.path.join(folder, "out", f"letters_{s:06d}.hdf")).tobytes() for s in steps]
+            if kernel == "heat_fused3":
+                _, final = restart_from_copy(folder, cfg, 14, 45, f"fused_{precision}", extra)
+                expect(final.tobytes() == runs[kernel][-1], f"{precision}: restart of a fused run from 14 differs")
+        for kernel, fields in runs.items():
+            expect(fields == runs["heat_tiled_ntf"], f"{precision}: {kernel} checkpoints differ from single steps")
+        print(f"{precision}: 2, 3, 4 steps a sweep: every checkpoint bitwise equal to single steps; restart bitwise")
+
+
 def test_writes_in_flight_gpu():
     """On the GPU several snapshots leave the device while earlier writes are in flight."""
     skip_without_gpu()

@@ -19,14 +19,11 @@ struct fused_entry {
 };
 
 #define FUSED(k, bx, by, rows, z) {{"heat_fused" #k "_" #bx "x" #by "x" #rows "z" #z, rows, 0, k}, k, bx, by, rows, z}
-static const fused_entry fused_table[] = {
-    FUSED(2, 32, 8, 4, 64), FUSED(2, 64, 4, 4, 64), FUSED(2, 32, 8, 2, 64), FUSED(2, 64, 8, 2, 64),
-    FUSED(2, 32, 16, 2, 64), FUSED(2, 64, 8, 4, 64), FUSED(2, 32, 8, 4, 128),
-    FUSED(3, 32, 8, 4, 64), FUSED(3, 64, 4, 4, 64), FUSED(3, 32, 8, 2, 64), FUSED(3, 64, 8, 2, 64),
-    FUSED(3, 32, 16, 2, 64), FUSED(3, 64, 8, 4, 64),
-    FUSED(4, 32, 8, 4, 64), FUSED(4, 64, 4, 4, 64), FUSED(4, 32, 8, 2, 64), FUSED(4, 64, 8, 2, 64),
-    FUSED(4, 32, 16, 2, 64), FUSED(4, 64, 8, 4, 64),
-};
+#define FUSED_SHAPES(k)                                                                                      \
+    FUSED(k, 32, 16, 2, 64), FUSED(k, 32, 8, 4, 64), FUSED(k, 32, 8, 4, 128), FUSED(k, 64, 8, 4, 64),        \
+        FUSED(k, 64, 8, 2, 64)
+static const fused_entry fused_table[] = {FUSED_SHAPES(2), FUSED_SHAPES(3), FUSED_SHAPES(4)};
+#undef FUSED_SHAPES
 #undef FUSED
 enum { FUSED_COUNT = sizeof fused_table / sizeof fused_table[0] };
 
@@ -44,27 +41,27 @@ static int fused_family(const char *name)
                ? name[10] - '0' : 0;
 }
 
-/* The shared memory one block of heat_fused<T, K, BX, BY, R> holds. */
-template <typename T, int K, int BX, int BY, int R> constexpr size_t fused_shared_bytes()
-{
-    return sizeof(T) * K * (BY * R + 2) * (BX + 2);
-}
-enum { FUSED_SHARED_LIMIT = 48 * 1024 }; /* static shared memory of a block, both vendors */
-
 template <typename T, int K, int BX, int BY, int R>
 static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const hip_state *s)
 {
-    if constexpr (fused_shared_bytes<T, K, BX, BY, R>() > FUSED_SHARED_LIMIT) {
+    constexpr size_t planes = fused_plane_bytes<T, K, BX, BY, R>();
+    if constexpr (planes > FUSED_SHARED_LIMIT) {
         (void)out, (void)in, (void)s;
         return heat_error(HEAT_ERR_CONFIG, "fused kernel %s needs more shared memory than a block has in %s; use "
                           "another", e->variant.kernel, sizeof(T) == 8 ? "double" : "float");
     } else {
-    const stencil_shape &p = s->shape;
-    dim3 block(BX, BY, 1);
-    dim3 grid((unsigned)((p.nx + BX - 2 * K - 1) / (BX - 2 * K)), (unsigned)((p.ny + BY * R - 2 * K - 1) / (BY * R - 2 * K)),
-              (unsigned)((p.nz + e->zchunk - 1) / e->zchunk));
-    heat_fused<T, K, BX, BY, R><<<grid, block>>>(out, in, p, cast_coeffs<T>(s->coeffs), cast_halo<T>(s), e->zchunk);
-    return HEAT_OK;
+        constexpr bool paired = fused_paired<T, K, BX, BY, R>();
+        constexpr size_t bytes = paired ? 2 * planes : planes;
+        auto kernel = heat_fused<T, K, BX, BY, R, paired>;
+        if (bytes > 48 * 1024) /* beyond the default a block may have */
+            HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)bytes));
+        const stencil_shape &p = s->shape;
+        dim3 block(BX, BY, 1);
+        dim3 grid((unsigned)((p.nx + BX - 2 * K - 1) / (BX - 2 * K)),
+                  (unsigned)((p.ny + BY * R - 2 * K - 1) / (BY * R - 2 * K)), (unsigned)((p.nz + e->zchunk - 1) / e->zchunk));
+        kernel<<<grid, block, bytes>>>(out, in, p, cast_coeffs<T>(s->coeffs), cast_halo<T>(s), e->zchunk);
+        return HEAT_OK;
     }
 }
 
@@ -80,7 +77,7 @@ static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const h
 {
 #define SHAPE(X, Y, ROWS)                                                                                    \
     if (e->bx == X && e->by == Y && e->rows == ROWS) return launch_fused_shape<T, K, X, Y, ROWS>(e, out, in, s);
-    SHAPE(32, 8, 4) SHAPE(64, 4, 4) SHAPE(32, 8, 2) SHAPE(64, 8, 2) SHAPE(32, 16, 2) SHAPE(64, 8, 4)
+    SHAPE(32, 16, 2) SHAPE(32, 8, 4) SHAPE(64, 8, 4) SHAPE(64, 8, 2)
 #undef SHAPE
     return heat_internal_error("fused kernel %s has no instantiation", e->variant.kernel);
 }

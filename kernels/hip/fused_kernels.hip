@@ -36,19 +36,23 @@ __device__ __forceinline__ bool place_on_axis(int g, int n, bool periodic, int &
     return g >= 0 && g < n;
 }
 
-/* The heat step at one point, in the order of every heat kernel; ghosts made
- * from the centre where the neighbour lies across a face that is not exchanged. */
+/* The heat step at one point, in the order of every heat kernel. `face`:
+ * the point lies beside a face that is not exchanged (the at_* flags say
+ * which); its ghosts are then made from the centre. Most points lie beside
+ * none, and their warps skip the ghosts' arithmetic. */
 template <typename T>
-__device__ __forceinline__ T fused_point(T below, T south, T west, T centre, T east, T north, T above, bool at_x_low,
-                                         bool at_x_high, bool at_y_low, bool at_y_high, bool at_z_low, bool at_z_high,
-                                         const stencil_coeffs<T> &c, const halo_coeffs<T> &h)
+__device__ __forceinline__ T fused_point(T below, T south, T west, T centre, T east, T north, T above, bool face,
+                                         bool at_x_low, bool at_x_high, bool at_y_low, bool at_y_high, bool at_z_low,
+                                         bool at_z_high, const stencil_coeffs<T> &c, const halo_coeffs<T> &h)
 {
-    if (at_x_low) west = h.shift[0] + h.scale[0] * centre;
-    if (at_x_high) east = h.shift[1] + h.scale[1] * centre;
-    if (at_y_low) south = h.shift[2] + h.scale[2] * centre;
-    if (at_y_high) north = h.shift[3] + h.scale[3] * centre;
-    if (at_z_low) below = h.shift[4] + h.scale[4] * centre;
-    if (at_z_high) above = h.shift[5] + h.scale[5] * centre;
+    if (face) {
+        if (at_x_low) west = h.shift[0] + h.scale[0] * centre;
+        if (at_x_high) east = h.shift[1] + h.scale[1] * centre;
+        if (at_y_low) south = h.shift[2] + h.scale[2] * centre;
+        if (at_y_high) north = h.shift[3] + h.scale[3] * centre;
+        if (at_z_low) below = h.shift[4] + h.scale[4] * centre;
+        if (at_z_high) above = h.shift[5] + h.scale[5] * centre;
+    }
     T lap = below * c.hz;
     lap += south * c.hy;
     lap += west * c.hx;
@@ -59,19 +63,36 @@ __device__ __forceinline__ T fused_point(T below, T south, T west, T centre, T e
     return centre + c.alpha_dt * lap;
 }
 
+/* Shared memory of heat_fused: the planes of levels 0 .. K-1, each with a
+ * ring of one column and row around the tile (so no neighbour index is
+ * clamped), twice over where PAIRED. */
+template <typename T, int K, int BX, int BY, int R> constexpr size_t fused_plane_bytes()
+{
+    return sizeof(T) * K * (size_t)(BY * R + 2) * (BX + 2);
+}
+enum { FUSED_SHARED_LIMIT = 64 * 1024 }; /* shared memory a block may have on both vendors (AMD's LDS) */
+template <typename T, int K, int BX, int BY, int R> constexpr bool fused_paired()
+{
+    return 2 * fused_plane_bytes<T, K, BX, BY, R>() <= FUSED_SHARED_LIMIT;
+}
+
+extern __shared__ double fused_shared_words[];
+
 /* K steps over planes [blockIdx.z * zchunk, + zchunk) of a tile of BX
  * columns by BY * R rows (thread (x, y) holds rows y, y + BY, ...), whose
- * outer K columns and rows on each side are recomputed halo. Shared memory
- * carries a ring of one column and row around each level's plane, so no
- * neighbour index is clamped. Two barriers a plane, whatever K. */
-template <typename T, int K, int BX, int BY, int R>
+ * outer K columns and rows on each side are recomputed halo; level l is
+ * computed only on the rows [l, TY - l) that the next level reads (a warp is
+ * a row: whole warps skip). PAIRED: the planes are double-buffered, written at plane t
+ * into the copy that plane t - 1 did not write, so one barrier a plane
+ * suffices; otherwise two (all read, then all written). */
+template <typename T, int K, int BX, int BY, int R, bool PAIRED>
 __global__ void __launch_bounds__(BX *BY)
     heat_fused(T *__restrict__ out, const T *__restrict__ in, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
                int zchunk)
 {
-    constexpr int TX = BX, TY = BY * R;
+    constexpr int TX = BX, TY = BY * R, PX = TX + 2, PLANE = (TY + 2) * PX;
     static_assert(TX > 2 * K && TY > 2 * K, "a tile wider than its halo");
-    __shared__ T plane[K][TY + 2][TX + 2];
+    T *const shared = reinterpret_cast<T *>(fused_shared_words);
     const int tx = threadIdx.x, ty = threadIdx.y;
     const bool wrap_x = h.exchanged & 1u, wrap_y = h.exchanged & 4u, wrap_z = h.exchanged & 16u;
     const int gx = (int)blockIdx.x * (TX - 2 * K) - K + tx;
@@ -99,7 +120,7 @@ __global__ void __launch_bounds__(BX *BY)
 #pragma unroll
     for (int m = 0; m < K; ++m)
 #pragma unroll
-        for (int r = 0; r < R; ++r) win[m][r][0] = win[m][r][1] = T(0);
+        for (int r = 0; r < R; ++r) win[m][r][0] = win[m][r][1] = fresh[m + 1][r] = T(0);
     auto load_plane = [&](int t, T values[R]) {
         int z_at;
         const bool z_in = place_on_axis(t, s.nz, wrap_z, z_at);
@@ -108,6 +129,8 @@ __global__ void __launch_bounds__(BX *BY)
     };
     load_plane(z0 - K, next);
     for (int t = z0 - K; t < z1 + K; ++t) {
+        const int written = PAIRED ? (t - z0) & 1 : 0; /* the copy this plane writes; the other one is read */
+        const T *read = shared + (PAIRED ? (1 - written) * K * PLANE : 0);
 #pragma unroll
         for (int r = 0; r < R; ++r) fresh[0][r] = next[r];
         if (t + 1 < z1 + K) load_plane(t + 1, next); /* in flight while the levels are computed */
@@ -115,12 +138,16 @@ __global__ void __launch_bounds__(BX *BY)
         for (int l = 1; l <= K; ++l) {
             const int p = t - l; /* level l's plane */
             const bool z_low = p == 0 && z_low_face, z_high = p == s.nz - 1 && z_high_face;
+            const T *below_level = read + (l - 1) * PLANE;
 #pragma unroll
             for (int r = 0; r < R; ++r) {
-                const int ly = ty + BY * r + 1, lx = tx + 1;
-                fresh[l][r] = fused_point<T>(win[l - 1][r][0], plane[l - 1][ly - 1][lx], plane[l - 1][ly][lx - 1],
-                                             win[l - 1][r][1], plane[l - 1][ly][lx + 1], plane[l - 1][ly + 1][lx],
-                                             fresh[l - 1][r], x_low, x_high, y_low[r], y_high[r], z_low, z_high, c, h);
+                const int ly = ty + BY * r;
+                if (ly < l || ly >= TY - l) continue; /* no row of level l + 1 reads this one */
+                const T *at = below_level + (ly + 1) * PX + tx + 1;
+                const bool face = x_low | x_high | y_low[r] | y_high[r] | z_low | z_high;
+                fresh[l][r] = fused_point<T>(win[l - 1][r][0], at[-PX], at[-1], win[l - 1][r][1], at[1], at[PX],
+                                             fresh[l - 1][r], face, x_low, x_high, y_low[r], y_high[r], z_low, z_high,
+                                             c, h);
             }
         }
         const int p = t - K;
@@ -129,12 +156,13 @@ __global__ void __launch_bounds__(BX *BY)
             for (int r = 0; r < R; ++r)
                 if (y_out[r]) nontemporal_store(fresh[K][r], out + column[r] + (long)p * s.sz);
         }
-        __syncthreads(); /* every level's previous plane has been read */
+        if (!PAIRED) __syncthreads(); /* every level's previous plane has been read */
+        T *write = shared + written * K * PLANE;
 #pragma unroll
         for (int m = 0; m < K; ++m)
 #pragma unroll
             for (int r = 0; r < R; ++r) {
-                plane[m][ty + BY * r + 1][tx + 1] = fresh[m][r];
+                write[m * PLANE + (ty + BY * r + 1) * PX + tx + 1] = fresh[m][r];
                 win[m][r][0] = win[m][r][1], win[m][r][1] = fresh[m][r];
             }
         __syncthreads(); /* the new planes are published */
