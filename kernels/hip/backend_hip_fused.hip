@@ -149,8 +149,8 @@ static void fused_cache_key(const hip_state *s, char *buf, size_t len)
 /* The fastest per step of the fused kernels (of family K when solver.kernel
  * names one) and the production single step; from the tuning cache where
  * the choice was automatic. A fused kernel must beat the single step by
- * FUSED_MARGIN: float runs on the H200 timed within 3% of it, where a few
- * timings' noise would otherwise pick either. */
+ * FUSED_MARGIN: where the two time alike, a few timings' noise would
+ * otherwise pick either from run to run. */
 enum { FUSED_TUNE_REPS = 5 };
 static const double FUSED_MARGIN = 0.98;
 static int choose_fused(hip_state *s, int family)

@@ -20,16 +20,19 @@
  */
 #include "heat_kernels.h"
 
-/* Index i of a periodic axis of n points, for i in [-n, 2n). */
-__device__ __forceinline__ int wrap_index(int i, int n) { return i < 0 ? i + n : (i >= n ? i - n : i); }
+/* Index i of a periodic axis of n points: planes, for i in [-n, 2n) (a z
+ * chunk reaches K <= n planes beyond the field); columns and rows, any i (a
+ * tile may be wider than a small periodic grid). */
+__device__ __forceinline__ int wrap_near(int i, int n) { return i < 0 ? i + n : (i >= n ? i - n : i); }
+__device__ __forceinline__ int wrap_any(int i, int n) { return ((i % n) + n) % n; }
 
-/* Where a column or plane lies: in the field (load it), or outside a
- * non-periodic axis (nothing to load: the points beside that face use the
- * ghost formula instead of it). */
-__device__ __forceinline__ bool place_on_axis(int g, int n, bool periodic, int &at)
+/* Where a column, row (NEAR false) or plane (NEAR true) lies: in the field
+ * (load it), or outside a non-periodic axis (nothing to load: the points
+ * beside that face use the ghost formula instead of it). */
+template <bool NEAR> __device__ __forceinline__ bool place_on_axis(int g, int n, bool periodic, int &at)
 {
     if (periodic) {
-        at = wrap_index(g, n);
+        at = NEAR ? wrap_near(g, n) : wrap_any(g, n);
         return true;
     }
     at = g;
@@ -106,7 +109,7 @@ __global__ void __launch_bounds__(BX *BY)
     const int x0 = (int)blockIdx.x * (TX - 2 * K) - K, y0 = (int)blockIdx.y * (TY - 2 * K) - K;
     const int gx = x0 + tx;
     int x_at;
-    const bool x_in = place_on_axis(gx, s.nx, wrap_x, x_at);
+    const bool x_in = place_on_axis<false>(gx, s.nx, wrap_x, x_at);
     const bool x_low = gx == 0 && applies(h, 0), x_high = gx == s.nx - 1 && applies(h, 1);
     const bool x_out = tx >= K && tx < TX - K && gx < s.nx;
     /* the tile reaches a face whose ghosts are boundary values: the same for every thread */
@@ -118,7 +121,7 @@ __global__ void __launch_bounds__(BX *BY)
     for (int r = 0; r < R; ++r) {
         const int ly = ty + BY * r, gy = y0 + ly;
         int y_at;
-        const bool y_in = place_on_axis(gy, s.ny, wrap_y, y_at);
+        const bool y_in = place_on_axis<false>(gy, s.ny, wrap_y, y_at);
         loads[r] = x_in && y_in;
         column[r] = loads[r] ? x_at + y_at * s.sy : 0;
         y_low[r] = gy == 0 && applies(h, 2), y_high[r] = gy == s.ny - 1 && applies(h, 3);
@@ -136,7 +139,7 @@ __global__ void __launch_bounds__(BX *BY)
         for (int r = 0; r < R; ++r) win[m][r][0] = win[m][r][1] = fresh[m + 1][r] = T(0);
     auto load_plane = [&](int t, T values[R]) {
         int z_at;
-        const bool z_in = place_on_axis(t, s.nz, wrap_z, z_at);
+        const bool z_in = place_on_axis<true>(t, s.nz, wrap_z, z_at);
         const long plane = (long)z_at * s.sz;
 #pragma unroll
         for (int r = 0; r < R; ++r) values[r] = z_in && loads[r] ? in[column[r] + plane] : T(0);
@@ -179,7 +182,7 @@ __global__ void __launch_bounds__(BX *BY)
     auto faces_at = [&](int t) {
         return tile_faces || (z_low_face && t - K <= 0 && t - 1 >= 0) || (z_high_face && t - K <= s.nz - 1 && t - 1 >= s.nz - 1);
     };
-    /* one store for both paths (the AMD compiler merged the two paths' stores into plain ones) */
+    /* one store after both paths: stores in each, the AMD compiler merges into plain (cached) ones */
     auto plane_step = [&](int t, auto parity) {
         if (faces_at(t)) advance_plane(t, parity, fused_constant<1>());
         else advance_plane(t, parity, fused_constant<0>());
