@@ -1545,16 +1545,20 @@ def sanitizer(tool):
     if not os.path.exists(exe):
         print("no compute-sanitizer: skipped")
         sys.exit(77)
-    folder = fresh_dir(f"sanitizer_{tool}")
-    cfg = letters_config(folder, steps=6, every=3)
-    proc = subprocess.run([exe, "--tool", tool, "--error-exitcode", "99", HEATSOLVE, cfg, "-q", "--backend", "hip",
-                           "--set", "solver.kernel=\"heat_tiled_nt\"", "--set", "solver.tile=4"],
-                          capture_output=True, text=True, timeout=1200)
-    print(proc.stdout[-3000:], proc.stderr[-3000:])
-    expect(proc.returncode == 0, f"compute-sanitizer {tool}: exit {proc.returncode}")
-    text = proc.stdout + proc.stderr
-    clean = "ERROR SUMMARY: 0 errors" in text or "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in text
-    expect(clean, f"{tool} found errors")
+    # a single-step kernel, and fused sweeps (3 steps a sweep over a periodic x axis, the rest single steps)
+    for kernel, extra in (("heat_tiled_nt", ["--set", "solver.tile=4"]),
+                          ("heat_fused3", ["--set", 'boundary.x_low.type="periodic"', "--set",
+                                           'boundary.x_high.type="periodic"'])):
+        folder = fresh_dir(f"sanitizer_{tool}_{kernel}")
+        cfg = letters_config(folder, steps=7, every=7)
+        proc = subprocess.run([exe, "--tool", tool, "--error-exitcode", "99", HEATSOLVE, cfg, "-q", "--backend", "hip",
+                               "--set", f'solver.kernel="{kernel}"'] + extra,
+                              capture_output=True, text=True, timeout=1200)
+        print(proc.stdout[-3000:], proc.stderr[-3000:])
+        expect(proc.returncode == 0, f"compute-sanitizer {tool}, {kernel}: exit {proc.returncode}")
+        text = proc.stdout + proc.stderr
+        clean = "ERROR SUMMARY: 0 errors" in text or "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in text
+        expect(clean, f"{tool} found errors with {kernel}")
 
 
 def test_memcheck_gpu():
