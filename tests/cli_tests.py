@@ -1557,7 +1557,8 @@ def sanitizer(tool):
         print(proc.stdout[-3000:], proc.stderr[-3000:])
         expect(proc.returncode == 0, f"compute-sanitizer {tool}, {kernel}: exit {proc.returncode}")
         text = proc.stdout + proc.stderr
-        clean = "ERROR SUMMARY: 0 errors" in text or "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in text
+        clean = ("ERROR SUMMARY: 0 errors" in text
+                 or "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in text)
         expect(clean, f"{tool} found errors with {kernel}")
 
 

@@ -54,12 +54,13 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
         constexpr size_t bytes = paired ? 2 * planes : planes;
         auto kernel = heat_fused<T, K, BX, BY, R, paired>;
         if (bytes > 48 * 1024) /* beyond the default a block may have */
-            HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)bytes));
+            HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
+                                         hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
         const stencil_shape &p = s->shape;
         dim3 block(BX, BY, 1);
         dim3 grid((unsigned)((p.nx + BX - 2 * K - 1) / (BX - 2 * K)),
-                  (unsigned)((p.ny + BY * R - 2 * K - 1) / (BY * R - 2 * K)), (unsigned)((p.nz + e->zchunk - 1) / e->zchunk));
+                  (unsigned)((p.ny + BY * R - 2 * K - 1) / (BY * R - 2 * K)),
+                  (unsigned)((p.nz + e->zchunk - 1) / e->zchunk));
         kernel<<<grid, block, bytes>>>(out, in, p, cast_coeffs<T>(s->coeffs), cast_halo<T>(s), e->zchunk);
         return HEAT_OK;
     }
@@ -194,7 +195,8 @@ static int fused_prepare(hip_state *s)
     size_t used = strlen(s->description);
     snprintf(s->description + used, sizeof s->description - used, "; %d steps a sweep: %s", s->fused->steps,
              s->fused->variant.kernel);
-    if (!s->problem.quiet) printf("GPU fused sweeps: %s (%d steps a sweep)\n", s->fused->variant.kernel, s->fused->steps);
+    if (!s->problem.quiet)
+        printf("GPU fused sweeps: %s (%d steps a sweep)\n", s->fused->variant.kernel, s->fused->steps);
     return HEAT_OK;
 }
 

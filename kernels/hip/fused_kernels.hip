@@ -180,7 +180,8 @@ __global__ void __launch_bounds__(BX *BY)
     };
     /* planes whose levels reach a z face that is not exchanged take the ghosts' path too */
     auto faces_at = [&](int t) {
-        return tile_faces || (z_low_face && t - K <= 0 && t - 1 >= 0) || (z_high_face && t - K <= s.nz - 1 && t - 1 >= s.nz - 1);
+        return tile_faces || (z_low_face && t - K <= 0 && t - 1 >= 0) ||
+               (z_high_face && t - K <= s.nz - 1 && t - 1 >= s.nz - 1);
     };
     /* one store after both paths: stores in each, the AMD compiler merges into plain (cached) ones */
     auto plane_step = [&](int t, auto parity) {
