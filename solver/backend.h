@@ -27,6 +27,8 @@ typedef struct heat_variant {
     char kernel[32]; /* variant name, e.g. "heat_tiled_nt" */
     int tile;        /* tile factor m; 1 where it does not apply */
     int laplacian;   /* 1: computes f = lap(u) only; 0: a full heat step */
+    int steps_per_sweep; /* heat steps one sweep takes (fused kernels); 0 or 1: one. time_variant
+                            reports the time per step */
 } heat_variant;
 
 /* Chebyshev preconditioner z = poly(A) r: `degree` - 1 operator applications

@@ -1452,6 +1452,31 @@ def test_restart_bitwise_gpu():
     expect(difference <= 1e-13, "GPU letters run differs from the CPU run")
 
 
+def test_fused_sweeps_bitwise_gpu():
+    """The time loop with K steps a sweep (solver.kernel = heat_fusedK) writes the checkpoints of
+    single steps, at the same steps, bitwise; checkpoints every 7 steps leave a remainder of
+    single steps between the sweeps, and a restart from one of them continues bitwise."""
+    skip_without_gpu()
+    for precision in ("double", "float"):
+        runs = {}
+        for kernel in ("heat_tiled_ntf", "heat_fused2", "heat_fused3", "heat_fused4"):
+            folder = fresh_dir(f"fused_{kernel}_{precision}")
+            cfg = letters_config(folder, steps=45, every=7, n=(70, 38, 30), text="K")
+            extra = ["--backend", "hip", "--set", f'solver.precision="{precision}"', "--set",
+                     f'solver.kernel="{kernel}"']
+            proc = run([cfg] + extra)
+            if kernel != "heat_tiled_ntf":
+                expect("steps a sweep" in proc.stdout, f"{kernel}: no fused sweeps taken: {proc.stdout}")
+            steps = list(range(0, 45, 7)) + [45]
+            runs[kernel] = [read_field(os.path.join(folder, "out", f"letters_{s:06d}.hdf")).tobytes() for s in steps]
+            if kernel == "heat_fused3":
+                _, final = restart_from_copy(folder, cfg, 14, 45, f"fused_{precision}", extra)
+                expect(final.tobytes() == runs[kernel][-1], f"{precision}: restart of a fused run from 14 differs")
+        for kernel, fields in runs.items():
+            expect(fields == runs["heat_tiled_ntf"], f"{precision}: {kernel} checkpoints differ from single steps")
+        print(f"{precision}: 2, 3, 4 steps a sweep: every checkpoint bitwise equal to single steps; restart bitwise")
+
+
 def test_writes_in_flight_gpu():
     """On the GPU several snapshots leave the device while earlier writes are in flight."""
     skip_without_gpu()
@@ -1502,16 +1527,21 @@ def sanitizer(tool):
     if not os.path.exists(exe):
         print("no compute-sanitizer: skipped")
         sys.exit(77)
-    folder = fresh_dir(f"sanitizer_{tool}")
-    cfg = letters_config(folder, steps=6, every=3)
-    proc = subprocess.run([exe, "--tool", tool, "--error-exitcode", "99", HEATSOLVE, cfg, "-q", "--backend", "hip",
-                           "--set", "solver.kernel=\"heat_tiled_nt\"", "--set", "solver.tile=4"],
-                          capture_output=True, text=True, timeout=1200)
-    print(proc.stdout[-3000:], proc.stderr[-3000:])
-    expect(proc.returncode == 0, f"compute-sanitizer {tool}: exit {proc.returncode}")
-    text = proc.stdout + proc.stderr
-    clean = "ERROR SUMMARY: 0 errors" in text or "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in text
-    expect(clean, f"{tool} found errors")
+    # a single-step kernel, and fused sweeps (3 steps a sweep over a periodic x axis, the rest single steps)
+    for kernel, extra in (("heat_tiled_nt", ["--set", "solver.tile=4"]),
+                          ("heat_fused3", ["--set", 'boundary.x_low.type="periodic"', "--set",
+                                           'boundary.x_high.type="periodic"'])):
+        folder = fresh_dir(f"sanitizer_{tool}_{kernel}")
+        cfg = letters_config(folder, steps=7, every=7)
+        proc = subprocess.run([exe, "--tool", tool, "--error-exitcode", "99", HEATSOLVE, cfg, "-q", "--backend", "hip",
+                               "--set", f'solver.kernel="{kernel}"'] + extra,
+                              capture_output=True, text=True, timeout=1200)
+        print(proc.stdout[-3000:], proc.stderr[-3000:])
+        expect(proc.returncode == 0, f"compute-sanitizer {tool}, {kernel}: exit {proc.returncode}")
+        text = proc.stdout + proc.stderr
+        clean = ("ERROR SUMMARY: 0 errors" in text
+                 or "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" in text)
+        expect(clean, f"{tool} found errors with {kernel}")
 
 
 def test_memcheck_gpu():

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The `isa` test: the production heat-step kernels (heat_tiled_nt, heat_zwindow)
+"""The `isa` test: the production heat-step kernels (heat_tiled_nt, heat_zwindow, heat_fused)
 must store with nontemporal stores and use no scratch memory; the plain
 heat_tiled kernel serves as the control that must not.
 
@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 
-PRODUCTION = re.compile(r"heat_tiled_nt|heat_zwindow")
+PRODUCTION = re.compile(r"heat_tiled_nt|heat_zwindow|heat_fused")
 CONTROL = re.compile(r"heat_tiledI")
 
 

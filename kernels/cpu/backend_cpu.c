@@ -380,9 +380,9 @@ static int implicit_solve_energy(cpu_state *s)
  * CPU_STEP_VARIANTS are the production step's candidates. The Laplacian
  * alone (f = lap(u), as the seeds') is the benchmark's and the tests' only. */
 static const heat_variant cpu_variants[] = {
-    {"heat_step", 1, 0},
-    {"heat_step_nt", 1, 0},
-    {"laplacian", 1, 1},
+    {"heat_step", 1, 0, 1},
+    {"heat_step_nt", 1, 0, 1},
+    {"laplacian", 1, 1, 1},
 };
 enum { CPU_STEP_VARIANTS = 2 };
 

@@ -97,7 +97,6 @@ static const kernel_entry kernel_table[] = {
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
-static heat_variant variant_list[SEED_COUNT + KERNEL_COUNT];
 
 struct hip_state {
     heat_problem problem;
@@ -146,6 +145,8 @@ struct hip_state {
     hipStream_t comm;
     hipEvent_t default_ready, boundary_done, arrived;
     struct hip_materials *mat;  /* materials runs (backend_hip_materials.hip); NULL: constant coefficients */
+    const struct fused_entry *fused; /* K steps a sweep (backend_hip_fused.hip); NULL: single steps */
+    int fused_ready;                 /* the fused choice is made */
 };
 
 /* ---- launching ---------------------------------------------------------------------------------- */
@@ -802,6 +803,7 @@ static int exchange_buffer(hip_state *s, char *buffer)
 static int exchange_ghosts(hip_state *s, int which) { return exchange_buffer(s, s->field[which]); }
 
 #include "backend_hip_materials.hip"
+#include "backend_hip_fused.hip"
 
 /* One sweep of kernel e from the current field into the other, then the
  * swap: the exchanged ghosts (beside the update where it overlaps), the
@@ -832,6 +834,7 @@ static int hip_run_variant(void *state, const heat_variant *v, long steps)
 {
     hip_state *s = static_cast<hip_state *>(state);
     if (s->mat && !v->laplacian) return material_steps(s, steps);
+    if (const fused_entry *f = find_fused(v->kernel)) return fused_run_variant(s, f, steps);
     const kernel_entry *e = find_variant(v->kernel, v->tile);
     HEAT_CHECK(e, "no GPU kernel %s m=%d", v->kernel, v->tile);
     return steps_of(s, e, s->kernel ? s->block : block_candidates[0], steps);
@@ -841,7 +844,7 @@ static int hip_advance(void *state, long steps)
 {
     hip_state *s = static_cast<hip_state *>(state);
     if (s->mat) return material_steps(s, steps);
-    if (!s->kernel) HEAT_CALL(tune(s));
+    HEAT_CALL(fused_advance(s, &steps)); /* tunes; whole groups of K steps as fused sweeps, the rest below */
     return steps_of(s, s->kernel, s->block, steps);
 }
 
@@ -877,20 +880,29 @@ static int hip_stats(void *state, heat_field_stats *out)
 static const char *hip_device_name(void *state) { return static_cast<hip_state *>(state)->device; }
 static const char *hip_kernel_description(void *state) { return static_cast<hip_state *>(state)->description; }
 
-/* The seeds' Laplacians, then the heat steps. */
+/* The seeds' Laplacians, then the heat steps, then the fused sweeps of the run's precision. */
 static int hip_variants(void *state, const heat_variant **list, int *count)
 {
-    (void)state;
-    for (int i = 0; i < SEED_COUNT; ++i) variant_list[i] = seed_table[i].variant;
-    for (int i = 0; i < KERNEL_COUNT; ++i) variant_list[SEED_COUNT + i] = kernel_table[i].variant;
+    static heat_variant variant_list[SEED_COUNT + KERNEL_COUNT + FUSED_COUNT];
+    int n = 0;
+    for (int i = 0; i < SEED_COUNT; ++i) variant_list[n++] = seed_table[i].variant;
+    for (int i = 0; i < KERNEL_COUNT; ++i) variant_list[n++] = kernel_table[i].variant;
+    for (int i = 0; i < FUSED_COUNT; ++i) /* those of the run's precision */
+        if (fused_fits(&fused_table[i], static_cast<hip_state *>(state)->problem.precision))
+            variant_list[n++] = fused_table[i].variant;
     *list = variant_list;
-    *count = SEED_COUNT + KERNEL_COUNT;
+    *count = n;
     return HEAT_OK;
 }
 
 static int hip_time_variant(void *state, const heat_variant *v, int reps, double *ms)
 {
     hip_state *s = static_cast<hip_state *>(state);
+    if (const fused_entry *f = find_fused(v->kernel)) { /* time per step */
+        HEAT_CALL(time_fused(s, f, reps, ms));
+        *ms /= f->steps;
+        return HEAT_OK;
+    }
     const kernel_entry *e = find_variant(v->kernel, v->tile);
     HEAT_CHECK(e, "no GPU kernel %s m=%d", v->kernel, v->tile);
     if (s->halo_valid != HALO_ALL) HEAT_CALL(fill_halo(s));
@@ -946,7 +958,12 @@ static int hip_time_step(void *state, int reps, double *ms)
 {
     hip_state *s = static_cast<hip_state *>(state);
     if (s->mat) return time_material_step(s, reps, ms);
-    if (!s->kernel) HEAT_CALL(tune(s));
+    HEAT_CALL(fused_prepare(s));
+    if (s->fused) { /* time per step of the fused sweeps the run takes */
+        HEAT_CALL(time_fused(s, s->fused, reps, ms));
+        *ms /= s->fused->steps;
+        return HEAT_OK;
+    }
     std::vector<float> times((size_t)reps);
     HEAT_CALL(hip_advance(s, 2));
     for (int r = 0; r < reps; ++r) {

@@ -52,6 +52,8 @@ typedef cudaStream_t hipStream_t;
 #define hipEventRecord cudaEventRecord
 #define hipEventSynchronize cudaEventSynchronize
 #define hipEventElapsedTime cudaEventElapsedTime
+#define hipFuncSetAttribute cudaFuncSetAttribute
+#define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
 #define HEAT_GPU_PLATFORM "CUDA"
 
 template <typename T> __device__ __forceinline__ void nontemporal_store(T value, T *address)

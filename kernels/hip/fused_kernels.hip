@@ -1,0 +1,200 @@
+/*
+ * Several heat steps a sweep (2.5D temporal blocking, Wellein et al.;
+ * Nguyen et al., SC'10): a block owns a tile of columns TX x TY and marches
+ * along z. Level 0 is the field read from memory, level l the field after l
+ * steps; a thread keeps, for each level below K, the last two planes of its
+ * own columns in registers (z neighbours) and publishes the newest plane of
+ * each level in shared memory (x and y neighbours of the tile). At the plane
+ * loaded as level 0 at t, level l is computed at plane t - l, and only level
+ * K goes back to memory: 2 sizeof(T) bytes a point per K steps, bought with
+ * halo columns the tile recomputes (K on each side, shrinking a level a step).
+ *
+ * Bitwise identical to K single steps: every point of every level is the
+ * heat kernels' expression in their order (heat_kernels.h), and a ghost is
+ * made as halo_fill makes it, shift + scale * the point next to it, so a
+ * point beside a face reads the value a single step would read there. A
+ * periodic axis held whole by this block (its exchanged faces meet
+ * themselves) wraps the column and plane indices instead: the ghost then is
+ * the far side's owned value, as the exchange brings it. Faces exchanged
+ * with other ranks are not handled here (the backend then takes single steps).
+ */
+#include "heat_kernels.h"
+
+/* Index i of a periodic axis of n points: planes, for i in [-n, 2n) (a z
+ * chunk reaches K <= n planes beyond the field); columns and rows, any i (a
+ * tile may be wider than a small periodic grid). */
+__device__ __forceinline__ int wrap_near(int i, int n) { return i < 0 ? i + n : (i >= n ? i - n : i); }
+__device__ __forceinline__ int wrap_any(int i, int n) { return ((i % n) + n) % n; }
+
+/* Where a column, row (NEAR false) or plane (NEAR true) lies: in the field
+ * (load it), or outside a non-periodic axis (nothing to load: the points
+ * beside that face use the ghost formula instead of it). */
+template <bool NEAR> __device__ __forceinline__ bool place_on_axis(int g, int n, bool periodic, int &at)
+{
+    if (periodic) {
+        at = NEAR ? wrap_near(g, n) : wrap_any(g, n);
+        return true;
+    }
+    at = g;
+    return g >= 0 && g < n;
+}
+
+/* The heat step at one point, in the order of every heat kernel. FACES: the
+ * tile touches a face that is not exchanged, and the at_* flags say which
+ * faces this point lies beside; their ghosts are then made from the centre.
+ * Most tiles touch none, and their planes skip the ghosts' arithmetic and
+ * flags altogether (a branch the whole block takes alike). */
+template <typename T, bool FACES>
+__device__ __forceinline__ T fused_point(T below, T south, T west, T centre, T east, T north, T above, bool at_x_low,
+                                         bool at_x_high, bool at_y_low, bool at_y_high, bool at_z_low, bool at_z_high,
+                                         const stencil_coeffs<T> &c, const halo_coeffs<T> &h)
+{
+    if (FACES) {
+        if (at_x_low) west = h.shift[0] + h.scale[0] * centre;
+        if (at_x_high) east = h.shift[1] + h.scale[1] * centre;
+        if (at_y_low) south = h.shift[2] + h.scale[2] * centre;
+        if (at_y_high) north = h.shift[3] + h.scale[3] * centre;
+        if (at_z_low) below = h.shift[4] + h.scale[4] * centre;
+        if (at_z_high) above = h.shift[5] + h.scale[5] * centre;
+    }
+    T lap = below * c.hz;
+    lap += south * c.hy;
+    lap += west * c.hx;
+    lap += centre * c.diag;
+    lap += east * c.hx;
+    lap += north * c.hy;
+    lap += above * c.hz;
+    return centre + c.alpha_dt * lap;
+}
+
+/* A compile-time value passed to a generic lambda (std::integral_constant without the header). */
+template <int V> struct fused_constant {
+    static constexpr int value = V;
+};
+
+/* Shared memory of heat_fused: the planes of levels 0 .. K-1, each with a
+ * ring of one column and row around the tile (so no neighbour index is
+ * clamped), twice over where PAIRED. */
+template <typename T, int K, int BX, int BY, int R> constexpr size_t fused_plane_bytes()
+{
+    return sizeof(T) * K * (size_t)(BY * R + 2) * (BX + 2);
+}
+enum { FUSED_SHARED_LIMIT = 64 * 1024 }; /* shared memory a block may have on both vendors (AMD's LDS) */
+template <typename T, int K, int BX, int BY, int R> constexpr bool fused_paired()
+{
+    return 2 * fused_plane_bytes<T, K, BX, BY, R>() <= FUSED_SHARED_LIMIT;
+}
+
+extern __shared__ double fused_shared_words[];
+
+/* K steps over planes [blockIdx.z * zchunk, + zchunk) of a tile of BX
+ * columns by BY * R rows (thread (x, y) holds rows y, y + BY, ...), whose
+ * outer K columns and rows on each side are recomputed halo; level l is
+ * computed only on the rows [l, TY - l) that the next level reads (a warp is
+ * a row: whole warps skip). Planes go two at a time, so that which register
+ * holds which plane is fixed at compile time (no copies between them).
+ * PAIRED: the planes in shared memory are double-buffered, written at plane
+ * t into the copy that plane t - 1 did not write, so one barrier a plane
+ * suffices; otherwise two (all read, then all written). */
+template <typename T, int K, int BX, int BY, int R, bool PAIRED>
+__global__ void __launch_bounds__(BX *BY)
+    heat_fused(T *__restrict__ out, const T *__restrict__ in, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
+               int zchunk)
+{
+    constexpr int TX = BX, TY = BY * R, PX = TX + 2, PLANE = (TY + 2) * PX;
+    static_assert(TX > 2 * K && TY > 2 * K, "a tile wider than its halo");
+    T *const shared = reinterpret_cast<T *>(fused_shared_words);
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const bool wrap_x = h.exchanged & 1u, wrap_y = h.exchanged & 4u, wrap_z = h.exchanged & 16u;
+    const int x0 = (int)blockIdx.x * (TX - 2 * K) - K, y0 = (int)blockIdx.y * (TY - 2 * K) - K;
+    const int gx = x0 + tx;
+    int x_at;
+    const bool x_in = place_on_axis<false>(gx, s.nx, wrap_x, x_at);
+    const bool x_low = gx == 0 && applies(h, 0), x_high = gx == s.nx - 1 && applies(h, 1);
+    const bool x_out = tx >= K && tx < TX - K && gx < s.nx;
+    /* the tile reaches a face whose ghosts are boundary values: the same for every thread */
+    const bool tile_faces = (x0 <= 0 && applies(h, 0)) || (x0 + TX > s.nx - 1 && applies(h, 1)) ||
+                            (y0 <= 0 && applies(h, 2)) || (y0 + TY > s.ny - 1 && applies(h, 3));
+    long column[R];
+    bool loads[R], y_low[R], y_high[R], y_out[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int ly = ty + BY * r, gy = y0 + ly;
+        int y_at;
+        const bool y_in = place_on_axis<false>(gy, s.ny, wrap_y, y_at);
+        loads[r] = x_in && y_in;
+        column[r] = loads[r] ? x_at + y_at * s.sy : 0;
+        y_low[r] = gy == 0 && applies(h, 2), y_high[r] = gy == s.ny - 1 && applies(h, 3);
+        y_out[r] = x_out && ly >= K && ly < TY - K && gy < s.ny;
+    }
+    const int z0 = (int)blockIdx.z * zchunk, z1 = z0 + zchunk < s.nz ? z0 + zchunk : s.nz;
+    const bool z_low_face = applies(h, 4), z_high_face = applies(h, 5);
+
+    /* With P = (t - z0 + K) & 1 at plane t: win[m][r][P], level m two planes behind its newest, and
+     * win[m][r][1 - P] one plane behind; ahead[P], the level-0 plane t, and ahead[1 - P] the next, in flight */
+    T win[K][R][2], fresh[K + 1][R], ahead[2][R];
+#pragma unroll
+    for (int m = 0; m < K; ++m)
+#pragma unroll
+        for (int r = 0; r < R; ++r) win[m][r][0] = win[m][r][1] = fresh[m + 1][r] = T(0);
+    auto load_plane = [&](int t, T values[R]) {
+        int z_at;
+        const bool z_in = place_on_axis<true>(t, s.nz, wrap_z, z_at);
+        const long plane = (long)z_at * s.sz;
+#pragma unroll
+        for (int r = 0; r < R; ++r) values[r] = z_in && loads[r] ? in[column[r] + plane] : T(0);
+    };
+    /* Plane t: every level one plane on (level K in fresh[K]); parity P as above, faces: FACES of fused_point. */
+    auto advance_plane = [&](int t, auto parity, auto faces) {
+        constexpr int P = decltype(parity)::value;
+        constexpr bool F = decltype(faces)::value != 0;
+        const T *read = shared + (PAIRED ? (1 - P) * K * PLANE : 0);
+#pragma unroll
+        for (int r = 0; r < R; ++r) fresh[0][r] = ahead[P][r];
+        if (t + 1 < z1 + K) load_plane(t + 1, ahead[1 - P]); /* in flight while the levels are computed */
+#pragma unroll
+        for (int l = 1; l <= K; ++l) {
+            const int p = t - l; /* level l's plane */
+            const bool z_low = F && p == 0 && z_low_face, z_high = F && p == s.nz - 1 && z_high_face;
+            const T *level = read + (l - 1) * PLANE;
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const int ly = ty + BY * r;
+                if (ly < l || ly >= TY - l) continue; /* no row of level l + 1 reads this one */
+                const T *at = level + (ly + 1) * PX + tx + 1;
+                fresh[l][r] = fused_point<T, F>(win[l - 1][r][P], at[-PX], at[-1], win[l - 1][r][1 - P], at[1], at[PX],
+                                                fresh[l - 1][r], F && x_low, F && x_high, F && y_low[r], F && y_high[r],
+                                                z_low, z_high, c, h);
+            }
+        }
+        if (!PAIRED) __syncthreads(); /* every level's previous plane has been read */
+        T *write = shared + (PAIRED ? P * K * PLANE : 0);
+#pragma unroll
+        for (int m = 0; m < K; ++m)
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                write[m * PLANE + (ty + BY * r + 1) * PX + tx + 1] = fresh[m][r];
+                win[m][r][P] = fresh[m][r]; /* the oldest plane gives way to the newest */
+            }
+        __syncthreads(); /* the new planes are published */
+    };
+    /* planes whose levels reach a z face that is not exchanged take the ghosts' path too */
+    auto faces_at = [&](int t) {
+        return tile_faces || (z_low_face && t - K <= 0 && t - 1 >= 0) ||
+               (z_high_face && t - K <= s.nz - 1 && t - 1 >= s.nz - 1);
+    };
+    /* one store after both paths: stores in each, the AMD compiler merges into plain (cached) ones */
+    auto plane_step = [&](int t, auto parity) {
+        if (faces_at(t)) advance_plane(t, parity, fused_constant<1>());
+        else advance_plane(t, parity, fused_constant<0>());
+        if (t - K < z0) return;
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            if (y_out[r]) nontemporal_store(fresh[K][r], out + column[r] + (long)(t - K) * s.sz);
+    };
+    load_plane(z0 - K, ahead[0]);
+    for (int t = z0 - K; t < z1 + K; t += 2) {
+        plane_step(t, fused_constant<0>());
+        if (t + 1 < z1 + K) plane_step(t + 1, fused_constant<1>());
+    }
+}
