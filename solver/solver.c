@@ -85,6 +85,9 @@ int heat_solver_create_block(const heat_problem *problem, const heat_halo_transp
                              heat_backend_request request, heat_solver **solver)
 {
     *solver = NULL;
+    /* A block that exchanges faces calls the transport every step: without one it would jump through NULL. */
+    HEAT_CHECK(!problem->halo.exchanged || (transport && transport->exchange),
+               "a block that exchanges faces needs a halo transport (heat_domain_transport; internal error)");
     const heat_backend_ops *ops = NULL;
     HEAT_CALL(select_backend(request, problem, &ops));
     if (ops == &heat_backend_cpu) HEAT_CALL(check_host_memory(problem, ops)); /* before allocating */

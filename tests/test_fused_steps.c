@@ -50,12 +50,13 @@ static int variant_steps(heat_solver *s, const heat_variant *v, const void *init
 }
 
 /* advance() for 7 then 6 steps with solver.kernel = heat_fusedK. */
-static int advance_fused(const heat_problem *p, int k, const void *initial, void *out)
+static int advance_fused(const heat_problem *p, const heat_halo_transport *transport, int k, const void *initial,
+                         void *out)
 {
     heat_problem q = *p;
     snprintf(q.kernel.name, sizeof q.kernel.name, "heat_fused%d", k);
     heat_solver *s;
-    EXPECT_OK(heat_solver_create(&q, HEAT_SELECT_HIP, &s));
+    EXPECT_OK(heat_solver_create_block(&q, transport, HEAT_SELECT_HIP, &s));
     EXPECT_OK(heat_solver_set_field(s, initial, 0));
     EXPECT_OK(heat_solver_advance(s, 7));
     EXPECT_OK(heat_solver_advance(s, 6));
@@ -75,12 +76,13 @@ static int check(const heat_problem *whole, const char *what)
     const int automatic[3] = {0, 0, 0};
     EXPECT_OK(heat_domain_init(&domain, whole, automatic, TRANSPORT_AUTO));
     heat_domain_localize(&domain, whole, &p);
+    heat_halo_transport transport = heat_domain_transport(&domain); /* a periodic axis wraps through it */
     size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(p.precision);
     void *initial = test_alloc_field(&p), *ref12 = test_alloc_field(&p), *ref13 = test_alloc_field(&p),
          *out = test_alloc_field(&p);
     rough_field(&p, initial);
     heat_solver *s;
-    EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_HIP, &s));
+    EXPECT_OK(heat_solver_create_block(&p, &transport, HEAT_SELECT_HIP, &s));
     const heat_variant *single;
     if (find_variant(s, "heat_tiled_ntf", 1, &single)) return 1;
     if (variant_steps(s, single, initial, 12, ref12) || variant_steps(s, single, initial, 13, ref13)) return 1;
@@ -103,7 +105,7 @@ static int check(const heat_problem *whole, const char *what)
     heat_solver_destroy(&s);
     printf("%s: %d fused kernels, 12 and 13 steps: bitwise equal to single steps\n", what, fused);
     for (int k = 2; k <= 4; ++k) {
-        if (advance_fused(&p, k, initial, out)) return 1;
+        if (advance_fused(&p, &transport, k, initial, out)) return 1;
         EXPECT(memcmp(out, ref13, bytes) == 0, "%s: advance() with heat_fused%d differs from 13 single steps", what, k);
     }
     printf("%s: advance() with 2, 3, 4 steps a sweep, 7 + 6 steps: bitwise equal to single steps\n", what);
