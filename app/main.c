@@ -180,11 +180,19 @@ static png_slice quick_look_slice(const heat_config *c, const heat_field_stats *
 static int create_writer(heat_run *r, const heat_field_stats *initial)
 {
     const heat_config *c = &r->config;
-    ckpt_writer_options o = {c->output.dir, c->output.name, c->output.compression,
-                             c->output.strategy == 0 ? CKPT_PARALLEL_RLE : CKPT_PARALLEL_ZLIB, c->output.keep,
-                             c->output.png, quick_look_slice(c, initial), r->schedule.writer_cores,
-                             c->output.frame_full, r->parts, snapshots_host_field(r->snapshots),
-                             schedule_writes_in_flight(&r->schedule, c, snapshot_bytes(r))};
+    ckpt_writer_options o = {
+        .dir = c->output.dir,
+        .name = c->output.name,
+        .codec = {c->output.compression, c->output.strategy == 0 ? CKPT_PARALLEL_RLE : CKPT_PARALLEL_ZLIB},
+        .keep = c->output.keep,
+        .png = c->output.png,
+        .slice = quick_look_slice(c, initial),
+        .threads = r->schedule.writer_cores,
+        .frame_full = c->output.frame_full,
+        .parts = r->parts,
+        .buffer = snapshots_host_field(r->snapshots),
+        .jobs = schedule_writes_in_flight(&r->schedule, c, snapshot_bytes(r)),
+    };
     ckpt_meta meta = {0};
     meta.dt = r->solver->problem.dt;
     meta.precision = r->solver->problem.precision;

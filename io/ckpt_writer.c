@@ -212,14 +212,13 @@ static void list_files(ckpt_writer *w, long first, int count)
     w->jobs[first % w->job_count].publish_seconds += omp_get_wtime() - start;
 }
 
-static ckpt_codec codec_of(const ckpt_writer *w) { return (ckpt_codec){w->options.level, w->options.method}; }
 
 static int write_whole(ckpt_job *job, const char *path, const ckpt_meta *file)
 {
     ckpt_writer *w = job->writer;
     warn_if_disk_short(w, file);
     ckpt_source snapshot = {job->buffer, job->meta.precision, NULL};
-    ckpt_codec codec = codec_of(w);
+    ckpt_codec codec = w->options.codec;
     return ckpt_write(path, file, &snapshot, &codec, NULL);
 }
 
@@ -232,7 +231,7 @@ static int write_parts(ckpt_job *job, int status, const char *path, const ckpt_m
     ckpt_parts *parts = w->options.parts;
     if (parts->rank == 0) warn_if_disk_short(w, file);
     ckpt_source slab = {status == HEAT_OK ? job->buffer : NULL, job->meta.precision, parts};
-    ckpt_codec codec = codec_of(w);
+    ckpt_codec codec = w->options.codec;
     int written = ckpt_write(path, file, &slab, &codec, NULL);
     if (status == HEAT_OK) status = written;
     if (w->options.png) {

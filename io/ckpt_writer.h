@@ -17,8 +17,7 @@
 
 typedef struct ckpt_writer_options {
     const char *dir, *name;
-    int level;          /* zlib level */
-    ckpt_method method; /* CKPT_PARALLEL_RLE or CKPT_PARALLEL_ZLIB */
+    ckpt_codec codec;   /* zlib level and strategy, as ckpt_write takes them */
     int keep;           /* newest checkpoints to keep; 0 = all */
     int png;            /* write a PNG beside each checkpoint */
     png_slice slice;
