@@ -45,7 +45,8 @@ typedef struct cpu_state {
     heat_layout layout;
     int radius;             /* R: the space order's, the fields' ghost layers */
     heat_space_coeffs wide; /* radius > 1: the order-2R stencil (cpu_wide.h) */
-    void *wide_rows;        /* radius > 1, implicit: a row (stride_y values) a thread for the operator */
+    void *wide_rows;        /* radius > 1, implicit: a row (stride_y values) for each of wide_row_threads */
+    int wide_row_threads;
     heat_coeffs coeffs;
     size_t elem;       /* bytes per value */
     void *current;     /* field at the current step (allocation base) */
@@ -415,7 +416,11 @@ static void describe_choice(cpu_state *s, const char *how)
 }
 
 /* The step a trial times: the general step of materials runs chooses apart from the constant-coefficient one. */
-static const char *trial_what(const cpu_state *s) { return s->materials ? "materials step" : "step"; }
+static const char *trial_what(const cpu_state *s)
+{
+    static const char *const wide[] = {"step", "step", "step of order 4", "step of order 6", "step of order 8"};
+    return s->materials ? "materials step" : wide[s->radius]; /* each order's loads choose apart */
+}
 
 static void choose_from_cache(cpu_state *s)
 {
@@ -681,7 +686,8 @@ static int setup_wide(cpu_state *s)
     HEAT_CHECK(!heat_materials_active(p->materials), "space order %d with materials (internal error: the "
                "configuration refuses it)", p->space_order);
     if (p->implicit.scheme != HEAT_EULER) {
-        const size_t bytes = (size_t)omp_get_max_threads() * (size_t)s->layout.stride_y * s->elem;
+        s->wide_row_threads = omp_get_max_threads();
+        const size_t bytes = (size_t)s->wide_row_threads * (size_t)s->layout.stride_y * s->elem;
         s->wide_rows = aligned_alloc(CPU_ALIGN_BYTES, (bytes + CPU_ALIGN_BYTES - 1) / CPU_ALIGN_BYTES * CPU_ALIGN_BYTES);
         HEAT_CHECK(s->wide_rows, "out of memory for the operator's rows");
     }

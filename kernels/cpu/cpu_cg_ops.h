@@ -84,7 +84,7 @@ static int FN(cheb_single)(cpu_state *s, const heat_chebyshev *c, int k, void *o
     if (s->radius > 1) {
         FN(wide_coeffs) op = FN(wide_operator_coeffs)(s);
         FN(wide_cheb_step)(out, current, s->r, (REAL)c->keep[k], (REAL)c->push[k], k == 1, s->problem.grid.n,
-                           &s->layout, &op, s->reduction.brick[0], dots, s->wide_rows);
+                           &s->layout, &op, s->reduction.brick[0], dots, s->wide_rows, s->wide_row_threads);
         return HEAT_OK;
     }
     FN(cheb_step)(out, current, s->r, (REAL)c->keep[k], (REAL)c->push[k], k == 1, s->problem.grid.n, &s->layout,

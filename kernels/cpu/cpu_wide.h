@@ -113,6 +113,30 @@ static inline __attribute__((always_inline)) FN(vec) FN(wide_lap_vec)(const REAL
 enum { WIDE_STEP = 0, WIDE_STEP_STREAM = 1, WIDE_LAPLACIAN = 2 };
 #endif
 
+/* Two vectors' lap(u) at c and c + LANES, statement by statement: each lane's additions keep
+ * the order above (the same bits as wide_lap_vec), but the two chains of 6R + 1 dependent
+ * additions interleave, so that the core overlaps their latencies. */
+static inline __attribute__((always_inline)) void FN(wide_lap_vec2)(const REAL *c, long sy, long sz,
+                                                                   const FN(wide_coeffs) *k, int R, FN(vec) lap[2])
+{
+    const long next = FN(LANES);
+    lap[0] = FN(load)(c - R * sz) * k->w[2][R];
+    lap[1] = FN(load)(c + next - R * sz) * k->w[2][R];
+#define WIDE_TERM(offset, weight)                                                                                \
+    do {                                                                                                         \
+        lap[0] += FN(load)(c + (offset)) * (weight);                                                             \
+        lap[1] += FN(load)(c + next + (offset)) * (weight);                                                      \
+    } while (0)
+    for (int m = R - 1; m >= 1; --m) WIDE_TERM(-m * sz, k->w[2][m]);
+    for (int m = R; m >= 1; --m) WIDE_TERM(-m * sy, k->w[1][m]);
+    for (int m = R; m >= 1; --m) WIDE_TERM(-m, k->w[0][m]);
+    WIDE_TERM(0, k->diag);
+    for (int m = 1; m <= R; ++m) WIDE_TERM(m, k->w[0][m]);
+    for (int m = 1; m <= R; ++m) WIDE_TERM(m * sy, k->w[1][m]);
+    for (int m = 1; m <= R; ++m) WIDE_TERM(m * sz, k->w[2][m]);
+#undef WIDE_TERM
+}
+
 /* One row of n points: out = u + alpha_dt lap(u) (WIDE_STEP, through the
  * cache; WIDE_STEP_STREAM, streaming stores of whole vectors, the rows
  * being 64-byte aligned) or out = lap(u) (WIDE_LAPLACIAN). Each row asks
@@ -123,6 +147,18 @@ static inline __attribute__((always_inline)) void FN(wide_row_r)(REAL *restrict 
                                                                  int mode)
 {
     long i = 0;
+    for (; i + 2 * FN(LANES) <= n; i += 2 * FN(LANES)) {
+        FN(prefetch_next_row)(c + i + R * sz, sy);
+        FN(prefetch_next_row)(c + i + FN(LANES) + R * sz, sy);
+        FN(vec) lap[2];
+        FN(wide_lap_vec2)(c + i, sy, sz, k, R, lap);
+        for (int v = 0; v < 2; ++v) {
+            const long at = i + v * FN(LANES);
+            FN(vec) result = mode == WIDE_LAPLACIAN ? lap[v] : FN(load)(c + at) + k->alpha_dt * lap[v];
+            if (mode == WIDE_STEP_STREAM) FN(stream_store)(out + at, result);
+            else memcpy(out + at, &result, sizeof result);
+        }
+    }
     for (; i + FN(LANES) <= n; i += FN(LANES)) {
         FN(prefetch_next_row)(c + i + R * sz, sy);
         FN(vec) lap = FN(wide_lap_vec)(c + i, sy, sz, k, R);
@@ -248,15 +284,17 @@ static void FN(wide_cg_apply)(REAL *restrict q, const REAL *restrict p, const in
 
 /* Chebyshev step k into `out` (holding z_{k-1}, or nothing when
  * previous_is_zero): out = z + keep (z - out) + push (r - A z), A z of a row
- * into the thread's scratch row (`scratch`: one row of n[0] values a
- * thread). With dots: r.out per row segment. */
+ * into the thread's scratch row (`scratch`: a row of stride_y values for
+ * each of `threads` threads, the most this runs on). With dots: r.out per
+ * row segment. */
 static void FN(wide_cheb_step)(REAL *restrict out, const REAL *restrict z_k, const REAL *restrict r, REAL keep,
                                REAL push, int previous_is_zero, const int n[3], const heat_layout *l,
-                               const FN(wide_coeffs) *k, long seg, double *rz, REAL *scratch)
+                               const FN(wide_coeffs) *k, long seg, double *rz, REAL *scratch, int threads)
 {
     const long first = heat_layout_first_owned(l), segs = FN(segments_of)(n[0], seg);
     const long sy = l->stride_y, sz = l->stride_z;
-#pragma omp parallel
+    if (threads > omp_get_max_threads()) threads = omp_get_max_threads();
+#pragma omp parallel num_threads(threads)
     {
         REAL *applied = scratch + (long)omp_get_thread_num() * sy;
 #pragma omp for collapse(2) schedule(static)
