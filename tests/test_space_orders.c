@@ -315,9 +315,12 @@ static int check_float(int order, mode_kind kind)
 static int check_restart_bits(int order, heat_precision precision, heat_scheme scheme)
 {
     heat_problem p = mode_problem(order, MODE_DIRICHLET, 32, precision);
+    p.grid.n[1] = 12, p.grid.n[2] = 10;
+    heat_grid_set_spacing(&p.grid);
+    p.dt = 0.5 * heat_space_dt_max(&p.grid, p.alpha, heat_space_radius(&p));
     p.bc[FACE_Y_LOW].type = HEAT_BC_NEUMANN, p.bc[FACE_Z_HIGH].value = 1.5, p.bc[FACE_X_LOW].type = HEAT_BC_PERIODIC,
     p.bc[FACE_X_HIGH].type = HEAT_BC_PERIODIC;
-    if (scheme != HEAT_EULER) p.implicit = (heat_implicit){scheme, 1e-8, 500, HEAT_PRECOND_CHEBYSHEV, 6, 0}, p.dt *= 20;
+    if (scheme != HEAT_EULER) p.implicit = (heat_implicit){scheme, 1e-8, 500, HEAT_PRECOND_CHEBYSHEV, 6, 0}, p.dt *= 10;
     const size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(precision);
     void *straight = test_alloc_field(&p), *split = test_alloc_field(&p);
     fill_mode(&p, MODE_NEUMANN, straight);
