@@ -27,17 +27,28 @@ static long round_up(long value, long multiple)
     return (value + multiple - 1) / multiple * multiple;
 }
 
-heat_layout heat_layout_make(const int n[3], size_t elem_size, size_t align_bytes, int pad_y)
+heat_layout heat_layout_make_ghost(const int n[3], size_t elem_size, size_t align_bytes, int pad_y, int ghost)
 {
     long align = (long)(align_bytes / elem_size);
     if (align < 1) align = 1;
     heat_layout layout;
-    layout.stride_y = round_up(n[0] + 2, align);
-    layout.stride_z = layout.stride_y * (round_up(n[1], pad_y > 0 ? pad_y : 1) + 2);
-    /* Ghost i = -1 sits one element before an aligned address. */
-    layout.origin = align - 1;
-    layout.total = round_up(layout.origin + layout.stride_z * (n[2] + 2), align);
+    layout.ghost = ghost;
+    layout.stride_y = round_up(n[0] + 2L * ghost, align);
+    layout.stride_z = layout.stride_y * (round_up(n[1], pad_y > 0 ? pad_y : 1) + 2L * ghost);
+    /* Ghost i = -ghost sits `ghost` elements before an aligned address. */
+    layout.origin = round_up(ghost, align) - ghost;
+    layout.total = round_up(layout.origin + layout.stride_z * (n[2] + 2L * ghost), align);
     return layout;
+}
+
+heat_layout heat_layout_make(const int n[3], size_t elem_size, size_t align_bytes, int pad_y)
+{
+    return heat_layout_make_ghost(n, elem_size, align_bytes, pad_y, 1);
+}
+
+int heat_space_radius(const heat_problem *problem)
+{
+    return problem->space_order > 2 ? problem->space_order / 2 : 1;
 }
 
 heat_coeffs heat_coeffs_make(const heat_problem *problem)
@@ -56,6 +67,7 @@ heat_coeffs heat_coeffs_make(const heat_problem *problem)
 int heat_pairs_allowed(const heat_problem *p)
 {
     return p->implicit.scheme == HEAT_EULER && !p->halo.single_steps && heat_only_z_exchanged(p->halo.exchanged) &&
+           heat_space_radius(p) == 1 && /* pairs are the 7-point stencil's */
            !heat_materials_active(p->materials); /* the general step: its own rule (the CPU's material_pairs_allowed) */
 }
 
@@ -63,6 +75,7 @@ int heat_chebyshev_pairs_allowed(const heat_problem *p)
 {
     return p->implicit.scheme != HEAT_EULER && p->implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV &&
            p->implicit.chebyshev_degree >= 4 && p->halo.exchanged == 0 && !p->halo.single_steps &&
+           heat_space_radius(p) == 1 &&
            !heat_materials_active(p->materials);
 }
 

@@ -4,11 +4,22 @@
  * geometry, boundary conditions, precision, time step and kernel choice.
  *
  * Points are cell-centred: owned point (i, j, k), 0 <= i < n[0], sits at
- * x = (i + 1/2) h[0] with h = length / n. Every field carries one ghost layer
- * on each side; a halo fill sets the ghosts before each stencil sweep so that
- * the stencil itself runs branch-free over the owned block:
- *   Dirichlet face value g:  ghost = 2 g - u_adjacent  (u = g on the face)
- *   Neumann (insulated):     ghost = u_adjacent        (zero flux through it)
+ * x = (i + 1/2) h[0] with h = length / n. Every field carries R ghost layers
+ * on each side, R = space_order / 2 (heat_space_radius; 1 for the 7-point
+ * stencil); a halo fill sets the ghosts before each stencil sweep so that
+ * the stencil itself runs branch-free over the owned block. Ghost -1-m
+ * (m = 0..R-1, m planes out from the face) mirrors owned point m about the
+ * face, alike at the high face (ghost n+m mirrors owned n-1-m):
+ *   Dirichlet face value g:  ghost(-1-m) = 2 g - u(m)  (odd about g: u = g on the face)
+ *   Neumann (insulated):     ghost(-1-m) = u(m)        (even: zero flux through it)
+ *   Periodic:                ghost(-1-m) = u(n-1-m)    (the wrap-around, exchanged)
+ * and between ranks ghost(-1-m) is the neighbour's owned plane m in from the
+ * shared face. The reflections keep sine (Dirichlet, g = 0) and cosine
+ * (Neumann) modes exact eigenvectors of the reflected operator, which is the
+ * periodic operator on the doubled box restricted to its symmetric or
+ * antisymmetric fields, hence symmetric: CG applies at every order.
+ * A block (and an axis of the whole grid) is at least R points thick, so
+ * every ghost mirrors an owned point.
  */
 #include <stddef.h>
 
@@ -43,11 +54,18 @@ typedef struct heat_grid {
  * length is padded so that every row's first owned point (i = 0) starts on an
  * `align`-byte boundary (the seismic article's padding with an offset base). */
 typedef struct heat_layout {
-    long stride_y; /* elements between (i, j, k) and (i, j+1, k); >= n[0] + 2 */
+    long stride_y; /* elements between (i, j, k) and (i, j+1, k); >= n[0] + 2 ghost */
     long stride_z; /* elements between (i, j, k) and (i, j, k+1) */
-    long origin;   /* element index of ghost point (-1, -1, -1) in the allocation */
+    long origin;   /* element index of ghost point (-ghost, -ghost, -ghost) in the allocation */
     long total;    /* elements to allocate for one field */
+    int ghost;     /* ghost layers on each side (R; 1 for the 7-point stencil) */
 } heat_layout;
+
+/* Element index of owned point (0, 0, 0). */
+static inline long heat_layout_first_owned(const heat_layout *l)
+{
+    return l->origin + l->ghost * (1 + l->stride_y + l->stride_z);
+}
 
 /* Threads per GPU block the kernels are built for (their launch bounds). */
 enum { HEAT_MAX_BLOCK_THREADS = 256 };
@@ -106,6 +124,10 @@ typedef struct heat_problem {
     const struct heat_materials *materials;
     const unsigned char *zones;
     int quiet;    /* backends print their choices unless set */
+    /* Order of the central-difference Laplacian in each axis: 2, 4, 6 or 8
+     * (solver/space_order.h); 0 means 2, the 7-point stencil. Read it through
+     * heat_space_radius. Orders above 2 take constant coefficients only. */
+    int space_order;
 } heat_problem;
 
 /* Stencil coefficients in the operation order every backend uses. */
@@ -122,6 +144,12 @@ void heat_grid_set_spacing(heat_grid *grid);
 /* pad_y: the rows per plane (ghosts excluded) are rounded up to a multiple
  * of pad_y, so that kernels tiled in y may read past n[1] inside the field. */
 heat_layout heat_layout_make(const int n[3], size_t elem_size, size_t align_bytes, int pad_y);
+/* The same with `ghost` layers on each side (R of heat_space_radius); ghost 1
+ * gives heat_layout_make's layout. */
+heat_layout heat_layout_make_ghost(const int n[3], size_t elem_size, size_t align_bytes, int pad_y, int ghost);
+/* R = space_order / 2: the stencil's radius and the ghost layers on each side
+ * (1 for a problem that never set space_order). */
+int heat_space_radius(const heat_problem *problem);
 heat_coeffs heat_coeffs_make(const heat_problem *problem);
 /* Largest stable forward-Euler step: 1 / (2 alpha sum(1/h^2)). */
 double heat_dt_max(const heat_grid *grid, double alpha);
@@ -135,13 +163,14 @@ static inline int heat_only_z_exchanged(unsigned exchanged)
 
 /* May the CPU backend take explicit steps two a sweep? Where no face is
  * exchanged, or only z faces (ranks stacked along z, a periodic z axis:
- * their neighbours then send two planes), and not halo.single_steps. */
+ * their neighbours then send two planes), and not halo.single_steps; the
+ * 7-point stencil's only (space order 2). */
 int heat_pairs_allowed(const heat_problem *p);
 
 /* The CPU backend's Chebyshev preconditioner takes its steps two a sweep
  * (cheb_pair, one more vector) where no face is exchanged, there are at least
  * three steps (degree >= 4: a pair and the last step, which forms r.z), and
- * not halo.single_steps. The same bits as single steps. */
+ * not halo.single_steps; space order 2 only. The same bits as single steps. */
 int heat_chebyshev_pairs_allowed(const heat_problem *p);
 /* The seeds' theoretical traffic of one sweep over a field of `dims` points
  * (halo included): every point but the 8 corners and 12 edges read, every
