@@ -69,10 +69,26 @@ static void prefer_shared_memory_on_one_node(void)
 #endif
 }
 
+/* Open MPI waits for a message by polling without pause unless it knows
+ * the node oversubscribed, and ranks that fill the cores are not, to it:
+ * each rank's checkpoint writer, mpirun itself and whatever else runs there
+ * then wait for a core that a rank holds only to poll. So where mpirun
+ * started as many ranks on this node as this rank may run on cores, and the
+ * user chose nothing, a waiting rank yields the core between polls; with
+ * nothing else to run there the yield returns at once. */
+static void yield_when_ranks_fill_cores(void)
+{
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    cpu_set_t mine;
+    if (!local || getenv("OMPI_MCA_mpi_yield_when_idle") || sched_getaffinity(0, sizeof mine, &mine) != 0) return;
+    if (atoi(local) >= CPU_COUNT(&mine)) setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
+}
+
 int par_init(int *argc, char ***argv)
 {
     int provided = 0;
     prefer_shared_memory_on_one_node();
+    yield_when_ranks_fill_cores();
     if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "heatsolve: error: MPI_Init_thread failed; is this run started by mpirun or srun?\n");
         return HEAT_ERR_RUNTIME;
