@@ -153,12 +153,13 @@ static int create_solver(heat_run *r, int verbose)
 }
 
 /* The field the run starts from, on the host first: one process loads it
- * into the snapshot pipeline's host field, several ranks on the root. */
+ * into the snapshot pipeline's host field; several ranks read a checkpoint
+ * on the root, or fill their own blocks. */
 static int load_field(heat_run *r)
 {
     HEAT_CALL(snapshots_create(r->solver, &r->domain, r->parts, snapshot_bytes(r), &r->snapshots));
     void *host_field = snapshots_host_field(r->snapshots), *whole = host_field;
-    if (par_is_root() && !whole) {
+    if (par_is_root() && !whole && r->start.checkpoint) {
         whole = heat_host_alloc(snapshot_bytes(r));
         HEAT_CHECK(whole, "cannot allocate the host field");
     }

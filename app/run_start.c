@@ -7,6 +7,7 @@
 #include "app/zones.h"
 #include "parallel/parallel.h"
 #include "solver/error.h"
+#include "solver/initial.h"
 #include "solver/materials.h"
 
 void run_start_decide(const heat_cli *cli, run_start *start)
@@ -19,12 +20,22 @@ void run_start_decide(const heat_cli *cli, run_start *start)
     start->writes_initial = cli->restart == NULL;
 }
 
-/* The root fills the whole field; each rank receives its block. */
+/* Each rank fills its own block where it lives, bitwise the whole field's
+ * values there (a root that filled the whole field and scattered it would
+ * keep the other ranks waiting); one process fills the whole field. */
 static int initial_field(const heat_config *c, heat_domain *domain, heat_solver *solver, void *whole)
 {
-    if (whole) heat_initial_fill(&c->initial, &c->grid, (heat_precision)c->precision, whole);
-    zones_initial_temperature(c, whole);
-    return heat_domain_set_field(domain, solver, whole, 0);
+    heat_precision precision = (heat_precision)c->precision;
+    if (!heat_domain_is_split(domain)) {
+        const int origin[3] = {0, 0, 0};
+        heat_initial_fill(&c->initial, &c->grid, precision, whole);
+        zones_initial_temperature(c, origin, c->grid.n, whole);
+        return heat_domain_set_field(domain, solver, whole, 0);
+    }
+    const heat_decomp *d = &domain->decomp;
+    heat_initial_fill_block(&c->initial, &c->grid, d->offset, d->local_n, precision, domain->block);
+    zones_initial_temperature(c, d->offset, d->local_n, domain->block);
+    return heat_solver_set_field(solver, domain->block, 0);
 }
 
 /* The root reads the checkpoint; every rank takes its block and the clock. */

@@ -83,10 +83,11 @@ static int share_cores(run_schedule *s, int *sharing)
     if (!s->cpu) return HEAT_OK;
     /* A rank of one thread whose node's cores are all taken by the ranks has no core to lend a write:
      * stepping beside its compression puts two threads on one core, and the halo exchanges then wait
-     * for whichever rank is descheduled. It lets the write finish first; the ranks' writers compress
-     * side by side, a core each. */
+     * for whichever rank is descheduled. It lets the compression finish first (the ranks' writers
+     * compress side by side, a core each), then steps beside the rest of the write, which waits for
+     * the other ranks and the disk without holding the core (parallel.h). */
     if (s->writer && s->cores == 1 && par_size() > 1 && par_node_size() >= par_node_cores())
-        ckpt_writer_wait_idle(s->writer);
+        ckpt_writer_wait_compressed(s->writer);
     int here = s->writer && ckpt_writer_busy(s->writer) && s->cores > 1; /* ranks without a writer: 0 */
     if (s->writer) omp_set_num_threads(here ? s->cores - s->writer_cores : s->cores);
     if (here && !s->stencil_shares) threads_release_idle();

@@ -24,11 +24,11 @@ int zones_attach(const heat_config *c, const heat_decomp *d, heat_problem *probl
     return HEAT_OK;
 }
 
-void zones_initial_temperature(const heat_config *c, void *whole)
+void zones_initial_temperature(const heat_config *c, const int offset[3], const int n[3], void *block)
 {
-    if (!whole || !heat_materials_active(&c->materials)) return;
+    if (!heat_materials_active(&c->materials)) return;
     heat_painting p = zones_painting(c);
-    heat_regions_set_temperature(&p, (heat_precision)c->precision, whole);
+    heat_regions_set_temperature_block(&p, offset, n, (heat_precision)c->precision, block);
 }
 
 int zones_checkpoint_fields(const heat_config *c, int root, ckpt_materials **out)

@@ -17,8 +17,9 @@ heat_painting zones_painting(const heat_config *c);
  * Without materials: nothing (*zones NULL). */
 int zones_attach(const heat_config *c, const heat_decomp *d, heat_problem *problem, unsigned char **zones);
 
-/* After heat_initial_fill of the whole field: the regions' temperatures. */
-void zones_initial_temperature(const heat_config *c, void *whole);
+/* After heat_initial_fill_block of a block of n points from global index
+ * offset (the whole field: offset 0, the grid's n): the regions' temperatures. */
+void zones_initial_temperature(const heat_config *c, const int offset[3], const int n[3], void *block);
 
 /* The root of a materials run: the zone and material fields and tables its
  * checkpoints carry (io/ckpt_materials.h), painted and compressed once at

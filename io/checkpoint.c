@@ -287,6 +287,7 @@ static int write_parts(h5_scope *s, hid_t dset, int fd, const chunk_plan *whole,
     chunk_plan mine = ckpt_parts_plan(src->parts, whole, 0, &first);
     chunk_stream_result r;
     HEAT_CALL(chunk_stream_write(s->path, dset, fd, &mine, src->field, codec, src->shuffle, crcs, &r));
+    ckpt_parts_compressed(src->parts);
     size_t received = 0;
     HEAT_CALL(ckpt_parts_receive(src->parts, s->path, dset, whole, codec, crcs, &received));
     stats->stored_bytes = r.stored_bytes + received, stats->compress_seconds = r.compress_seconds;

@@ -78,36 +78,42 @@ int ckpt_parts_shuffle(const ckpt_parts *p, const chunk_plan *whole, const void 
 
 /* ---- the other ranks: compress and send ------------------------------------------------------------ */
 
-typedef struct sender {
-    unsigned char *message; /* header + the largest chunk */
-} sender;
-
-static int send_chunk(void *context, int chunk, const chunk_data *data)
+void ckpt_parts_compressed(const ckpt_parts *p)
 {
-    (void)chunk;
-    sender *s = context;
+    if (p->compressed) p->compressed(p->compressed_context);
+}
+
+/* Each chunk leaves as soon as it is compressed, without waiting for the
+ * root to take it: the root compresses its own slab meanwhile (a send that
+ * waited would put the ranks' compression one after the other). */
+static int post_chunk(void *context, int chunk, const chunk_data *data)
+{
+    (void)context, (void)chunk;
     part_header h = {data->crc, 0};
-    memcpy(s->message, &h, sizeof h);
-    memcpy(s->message + sizeof h, data->data, data->size);
-    return par_part_send(s->message, sizeof h + data->size);
+    unsigned char *message = malloc(sizeof h + data->size);
+    HEAT_CHECK(message, "out of memory for a %zu-byte checkpoint chunk", data->size);
+    memcpy(message, &h, sizeof h);
+    memcpy(message + sizeof h, data->data, data->size);
+    return par_part_post(message, sizeof h + data->size);
 }
 
 int ckpt_parts_send(const ckpt_parts *p, const chunk_plan *whole, const void *slab, chunk_codec codec, int shuffle)
 {
     int first = 0;
     chunk_plan mine = ckpt_parts_plan(p, whole, p->rank, &first);
-    sender s = {malloc(sizeof(part_header) + chunk_bound(whole, codec))};
     uint32_t *crcs = malloc(sizeof *crcs * (size_t)chunk_plan_total(&mine));
     chunk_stream_result result;
     int status = !slab ? HEAT_ERR_RUNTIME /* reported by the caller */
-                 : s.message && crcs ? chunk_stream_each(&mine, slab, codec, shuffle, crcs, send_chunk, &s, &result)
-                                     : heat_error(HEAT_ERR_RUNTIME, "out of memory for this rank's checkpoint part");
+                 : crcs ? chunk_stream_each(&mine, slab, codec, shuffle, crcs, post_chunk, NULL, &result)
+                        : heat_error(HEAT_ERR_RUNTIME, "out of memory for this rank's checkpoint part");
+    free(crcs);
+    ckpt_parts_compressed(p);
+    int posted = par_part_posted_wait();
+    if (status == HEAT_OK) status = posted;
     if (status != HEAT_OK) { /* the root stops waiting for this part */
         part_header failed = {0, 1};
         par_part_send(&failed, sizeof failed);
     }
-    free(s.message);
-    free(crcs);
     return status;
 }
 

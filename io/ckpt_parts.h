@@ -24,6 +24,10 @@ typedef struct ckpt_parts {
     int *z_offset, *z_count; /* per rank: its slab's first plane, and its planes */
     int *received;           /* root, per rank: chunks taken during the current write */
     int *ended;              /* root, per rank: its part is complete, or it reported a failure */
+    /* Called on the writer's thread once this rank's slab is compressed: what
+     * is left of the write waits mostly for the disk and the other ranks. NULL: none. */
+    void (*compressed)(void *context);
+    void *compressed_context;
 } ckpt_parts;
 
 /* z_offset, z_count: `ranks` entries each (copied). */
@@ -48,6 +52,9 @@ int ckpt_parts_shuffle(const ckpt_parts *parts, const chunk_plan *whole, const v
  * stops waiting for the rest. */
 int ckpt_parts_send(const ckpt_parts *parts, const chunk_plan *whole, const void *slab, chunk_codec codec,
                     int shuffle);
+
+/* Tells the compressed callback (if any): this rank's chunks are all compressed. */
+void ckpt_parts_compressed(const ckpt_parts *parts);
 
 /* The root's writer. begin, once per write; receive: the other ranks'
  * chunks into dset as they arrive (crcs[c] for each, *stored: their bytes);

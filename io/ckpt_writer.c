@@ -24,6 +24,7 @@ typedef struct ckpt_job {
     pthread_t thread;
     int in_flight;
     atomic_int finished;  /* set by the job's thread as its last act */
+    atomic_int compressed; /* its snapshot is compressed (with parts: this rank's slab), or it finished */
     int status;
     int snapshot_in;      /* no snapshot to wait for: its thread has had it, or none was submitted; under turn_lock */
     int file_done;        /* its file is written (or failed: file_status); under turn_lock */
@@ -50,6 +51,13 @@ struct ckpt_writer {
     int (*arrived)(void *context); /* waits until the snapshot is in the buffer; NULL: it is */
     void *arrival_context;
 };
+
+/* With parts one write is in flight at a time: its slot is the first. */
+static void slab_compressed(void *writer)
+{
+    ckpt_writer *w = writer;
+    atomic_store(&w->jobs[0].compressed, 1);
+}
 
 static int allocate_jobs(ckpt_writer *w, int count, void *first_buffer)
 {
@@ -83,7 +91,8 @@ int ckpt_writer_create(const ckpt_writer_options *o, const ckpt_meta *meta, heat
     memset(series, 0, sizeof *series);
     pthread_mutex_init(&w->turn_lock, NULL);
     pthread_cond_init(&w->turn, NULL);
-    const ckpt_parts *parts = o->parts;
+    ckpt_parts *parts = o->parts;
+    if (parts) parts->compressed = slab_compressed, parts->compressed_context = w;
     long planes = parts ? parts->z_count[parts->rank] : meta->grid.n[2];
     w->bytes = (size_t)meta->grid.n[0] * meta->grid.n[1] * planes * heat_precision_size(meta->precision);
     w->stats.first_failed_step = w->stats.last_written_step = -1;
@@ -294,6 +303,7 @@ static void *job_main(void *arg)
                         "series file are intact\n", job->meta.step);
     job->status = status;
     job->seconds = omp_get_wtime() - start;
+    atomic_store(&job->compressed, 1);
     atomic_store(&job->finished, 1);
     return NULL;
 }
@@ -350,6 +360,7 @@ int ckpt_writer_submit(ckpt_writer *w, long step, double time, int frame)
     job->meta.frame = frame;
     job->threads = w->options.threads;
     atomic_store(&job->finished, 0);
+    atomic_store(&job->compressed, 0);
     pthread_mutex_lock(&w->turn_lock);
     job->ticket = w->tickets, job->file_done = 0, job->snapshot_in = 0;
     int err = pthread_create(&job->thread, NULL, job_main, job);
@@ -386,10 +397,17 @@ int ckpt_writer_busy(const ckpt_writer *w)
     return 0;
 }
 
-void ckpt_writer_wait_idle(const ckpt_writer *w)
+static int compressing(const ckpt_writer *w)
 {
-    const struct timespec pause = {0, 200000}; /* 0.2 ms: a write takes milliseconds at least */
-    while (ckpt_writer_busy(w)) nanosleep(&pause, NULL);
+    for (int j = 0; j < w->job_count; ++j)
+        if (w->jobs[j].in_flight && !atomic_load(&w->jobs[j].compressed)) return 1;
+    return 0;
+}
+
+void ckpt_writer_wait_compressed(const ckpt_writer *w)
+{
+    const struct timespec pause = {0, 200000}; /* 0.2 ms: compressing takes milliseconds at least */
+    while (compressing(w)) nanosleep(&pause, NULL);
 }
 
 int ckpt_writer_wait(ckpt_writer *w)

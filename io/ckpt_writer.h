@@ -96,9 +96,12 @@ void ckpt_writer_set_threads(ckpt_writer *writer, int threads);
 /* Is a write still running? (Does not wait.) */
 int ckpt_writer_busy(const ckpt_writer *writer);
 
-/* Waits until no write is running, without collecting their results (the
- * next ckpt_writer_make_room or ckpt_writer_wait reports them as before). */
-void ckpt_writer_wait_idle(const ckpt_writer *writer);
+/* Waits until every write in flight has compressed its snapshot (with
+ * parts: this rank's slab) or has ended, without collecting their results
+ * (the next ckpt_writer_make_room or ckpt_writer_wait reports them as
+ * before). What is left of a write then needs little of a core: sending,
+ * the root's file, its fsync, the listing. */
+void ckpt_writer_wait_compressed(const ckpt_writer *writer);
 
 /* Waits for every write in flight; returns the first failure (HEAT_OK if none). */
 int ckpt_writer_wait(ckpt_writer *writer);

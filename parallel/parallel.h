@@ -102,10 +102,17 @@ int par_scatter_field(const heat_decomp *d, const void *global, void *local, siz
 /* Checkpoint parts: the checkpoint writers' threads of all ranks talk on a
  * communicator of their own while the main threads step on. Needs
  * MPI_THREAD_MULTIPLE; without it (or with one process) there are no parts
- * and the field is gathered on the root instead. */
+ * and the field is gathered on the root instead. Every wait in these calls
+ * sleeps between looks instead of spinning: the ranks' steppers may share
+ * the writer's core. */
 int par_parts_available(void);
 /* To the root; received by the root in the order sent. */
 int par_part_send(const void *data, size_t bytes);
+/* The same without waiting for the root to take it: data (malloc'd) is the
+ * call's, freed once sent (or at once when the call fails). */
+int par_part_post(void *data, size_t bytes);
+/* Waits until every posted message has been taken; the first failure. */
+int par_part_posted_wait(void);
 /* The next message from `rank` (at most `capacity` bytes; its size in *bytes). */
 int par_part_receive(int rank, void *buffer, size_t capacity, size_t *bytes);
 /* `from`'s bytes to every rank's writer. */

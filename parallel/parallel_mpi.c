@@ -15,12 +15,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../solver/error.h"
 
 static int rank_ = 0, size_ = 1, node_rank_ = 0, node_size_ = 1, node_cores_ = 1;
 static MPI_Comm cart_ = MPI_COMM_NULL, parts_ = MPI_COMM_NULL;
 static char description_[160];
+
+/* The messages posted and not yet waited for, with their buffers (one writer thread a rank posts). */
+static struct {
+    MPI_Request *requests;
+    void **buffers;
+    int count, capacity;
+} posted;
 
 static int check(int code, const char *what)
 {
@@ -61,10 +69,26 @@ static void prefer_shared_memory_on_one_node(void)
 #endif
 }
 
+/* Open MPI waits for a message by polling without pause unless it knows
+ * the node oversubscribed, and ranks that fill the cores are not, to it:
+ * each rank's checkpoint writer, mpirun itself and whatever else runs there
+ * then wait for a core that a rank holds only to poll. So where mpirun
+ * started as many ranks on this node as this rank may run on cores, and the
+ * user chose nothing, a waiting rank yields the core between polls; with
+ * nothing else to run there the yield returns at once. */
+static void yield_when_ranks_fill_cores(void)
+{
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    cpu_set_t mine;
+    if (!local || getenv("OMPI_MCA_mpi_yield_when_idle") || sched_getaffinity(0, sizeof mine, &mine) != 0) return;
+    if (atoi(local) >= CPU_COUNT(&mine)) setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
+}
+
 int par_init(int *argc, char ***argv)
 {
     int provided = 0;
     prefer_shared_memory_on_one_node();
+    yield_when_ranks_fill_cores();
     if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "heatsolve: error: MPI_Init_thread failed; is this run started by mpirun or srun?\n");
         return HEAT_ERR_RUNTIME;
@@ -101,6 +125,7 @@ void par_finalize(int status, int agreed)
     par_device_release();
     if (cart_ != MPI_COMM_NULL) MPI_Comm_free(&cart_);
     if (parts_ != MPI_COMM_NULL) MPI_Comm_free(&parts_);
+    free(posted.requests), free(posted.buffers);
     MPI_Finalize();
 }
 
@@ -299,10 +324,65 @@ static int part_size(size_t bytes, const char *what)
     return heat_error(HEAT_ERR_RUNTIME, "rank %d: %s: %zu bytes in one message", rank_, what, bytes);
 }
 
+/* Open MPI's blocking calls poll without pause, and a writer's thread
+ * waiting so for another rank would take half the core from this rank's
+ * stepper wherever the ranks fill the node's cores; a look every tenth of
+ * a millisecond costs a write nothing it would notice. */
+static const struct timespec PART_PAUSE = {0, 100000};
+
+static int wait_without_core(MPI_Request *request, const char *what)
+{
+    for (;;) {
+        int done = 0;
+        HEAT_CALL(check(MPI_Test(request, &done, MPI_STATUS_IGNORE), what));
+        if (done) return HEAT_OK;
+        nanosleep(&PART_PAUSE, NULL);
+    }
+}
+
 int par_part_send(const void *data, size_t bytes)
 {
     HEAT_CALL(part_size(bytes, "sending a checkpoint part"));
-    return check(MPI_Send(data, (int)bytes, MPI_BYTE, 0, 0, parts_), "MPI_Send (checkpoint part)");
+    MPI_Request request;
+    HEAT_CALL(check(MPI_Isend(data, (int)bytes, MPI_BYTE, 0, 0, parts_, &request), "MPI_Isend (checkpoint part)"));
+    return wait_without_core(&request, "MPI_Test (checkpoint part)");
+}
+
+static int make_room_to_post(void)
+{
+    if (posted.count < posted.capacity) return HEAT_OK;
+    int capacity = posted.capacity ? 2 * posted.capacity : 64;
+    MPI_Request *requests = realloc(posted.requests, sizeof *requests * (size_t)capacity);
+    if (requests) posted.requests = requests;
+    void **buffers = realloc(posted.buffers, sizeof *buffers * (size_t)capacity);
+    if (buffers) posted.buffers = buffers;
+    HEAT_CHECK(requests && buffers, "rank %d: out of memory for posting checkpoint parts", rank_);
+    posted.capacity = capacity;
+    return HEAT_OK;
+}
+
+int par_part_post(void *data, size_t bytes)
+{
+    int status = part_size(bytes, "sending a checkpoint part");
+    if (status == HEAT_OK) status = make_room_to_post();
+    MPI_Request *request = status == HEAT_OK ? &posted.requests[posted.count] : NULL;
+    if (status == HEAT_OK)
+        status = check(MPI_Isend(data, (int)bytes, MPI_BYTE, 0, 0, parts_, request), "MPI_Isend (checkpoint part)");
+    if (status != HEAT_OK) return free(data), status;
+    posted.buffers[posted.count++] = data;
+    return HEAT_OK;
+}
+
+/* After a failed wait MPI may still read the later buffers: they stay allocated (the run ends anyway). */
+int par_part_posted_wait(void)
+{
+    int status = HEAT_OK;
+    for (int i = 0; i < posted.count && status == HEAT_OK; ++i) {
+        status = wait_without_core(&posted.requests[i], "MPI_Test (checkpoint part)");
+        if (status == HEAT_OK) free(posted.buffers[i]);
+    }
+    posted.count = 0;
+    return status;
 }
 
 /* Matched probe: the size is known before the receive, and no other thread
@@ -311,8 +391,12 @@ int par_part_receive(int rank, void *buffer, size_t capacity, size_t *bytes)
 {
     MPI_Message message;
     MPI_Status status;
-    int count = 0;
-    HEAT_CALL(check(MPI_Mprobe(rank, 0, parts_, &message, &status), "MPI_Mprobe (checkpoint part)"));
+    int count = 0, found = 0;
+    for (;;) {
+        HEAT_CALL(check(MPI_Improbe(rank, 0, parts_, &found, &message, &status), "MPI_Improbe (checkpoint part)"));
+        if (found) break;
+        nanosleep(&PART_PAUSE, NULL);
+    }
     HEAT_CALL(check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count (checkpoint part)"));
     if ((size_t)count > capacity) {
         MPI_Mrecv(NULL, 0, MPI_BYTE, &message, MPI_STATUS_IGNORE); /* fails: truncated; the message is gone either way */
@@ -326,12 +410,17 @@ int par_part_receive(int rank, void *buffer, size_t capacity, size_t *bytes)
 int par_part_broadcast(void *data, size_t bytes, int from)
 {
     HEAT_CALL(part_size(bytes, "broadcasting a checkpoint setting"));
-    return check(MPI_Bcast(data, (int)bytes, MPI_BYTE, from, parts_), "MPI_Bcast (checkpoint)");
+    MPI_Request request;
+    HEAT_CALL(check(MPI_Ibcast(data, (int)bytes, MPI_BYTE, from, parts_, &request), "MPI_Ibcast (checkpoint)"));
+    return wait_without_core(&request, "MPI_Test (checkpoint broadcast)");
 }
 
 int par_part_sum_to_root(double *values, long count)
 {
     HEAT_CALL(part_size((size_t)count * sizeof *values, "summing a checkpoint slice"));
     void *send = rank_ == 0 ? MPI_IN_PLACE : values;
-    return check(MPI_Reduce(send, values, (int)count, MPI_DOUBLE, MPI_SUM, 0, parts_), "MPI_Reduce (checkpoint slice)");
+    MPI_Request request;
+    HEAT_CALL(check(MPI_Ireduce(send, values, (int)count, MPI_DOUBLE, MPI_SUM, 0, parts_, &request),
+                    "MPI_Ireduce (checkpoint slice)"));
+    return wait_without_core(&request, "MPI_Test (checkpoint slice)");
 }

@@ -80,18 +80,18 @@ double heat_initial_value(const heat_initial *in, const heat_grid *g, double x, 
     }
 }
 
-/* The ink of every (x, y) of the grid, row after row (n[0] x n[1] bytes; the
- * caller frees it), or NULL where memory is short. */
-static unsigned char *letters_ink_mask(const heat_initial *in, const heat_grid *g)
+/* The ink of every (x, y) of the block's columns, row after row (n[0] x
+ * n[1] bytes; the caller frees it), or NULL where memory is short. */
+static unsigned char *letters_ink_mask(const heat_initial *in, const heat_grid *g, const int offset[3], const int n[3])
 {
-    const int *n = g->n;
     unsigned char *ink = malloc((size_t)n[0] * (size_t)n[1]);
     if (!ink) return NULL;
     letters_frame f = letters_place(in, g);
 #pragma omp parallel for schedule(static)
     for (int j = 0; j < n[1]; ++j)
         for (int i = 0; i < n[0]; ++i)
-            ink[(long)j * n[0] + i] = (unsigned char)letters_ink(in, &f, (i + 0.5) * g->h[0], (j + 0.5) * g->h[1]);
+            ink[(long)j * n[0] + i] = (unsigned char)letters_ink(in, &f, (offset[0] + i + 0.5) * g->h[0],
+                                                                 (offset[1] + j + 0.5) * g->h[1]);
     return ink;
 }
 
@@ -101,35 +101,44 @@ static void store_value(void *host, long at, heat_precision precision, double v)
     else ((double *)host)[at] = v;
 }
 
-/* One x row of the letters from the ink mask: the same values as
- * heat_initial_value, without placing the text again at every point. */
-static void letters_fill_row(const heat_initial *in, const heat_grid *g, const unsigned char *ink_row, int k,
+/* One x row of nx points of the letters from the ink mask: the same values
+ * as heat_initial_value, without placing the text again at every point.
+ * k: the row's global z index. */
+static void letters_fill_row(const heat_initial *in, const heat_grid *g, const unsigned char *ink_row, int k, int nx,
                              heat_precision precision, void *host, long row)
 {
     letters_layer layer = letters_layer_at(in, g, (k + 0.5) * g->h[2]);
-    for (int i = 0; i < g->n[0]; ++i) store_value(host, row + i, precision, letters_layer_value(in, layer, ink_row[i]));
+    for (int i = 0; i < nx; ++i) store_value(host, row + i, precision, letters_layer_value(in, layer, ink_row[i]));
 }
 
-void heat_initial_fill(const heat_initial *in, const heat_grid *g, heat_precision precision, void *host)
+void heat_initial_fill_block(const heat_initial *in, const heat_grid *g, const int offset[3], const int n[3],
+                             heat_precision precision, void *host)
 {
-    const int *n = g->n;
     /* The letters depend on z only through the layers, so each (x, y) is
      * inked once rather than the text placed at every point, which dominates
      * a large field's start. Where the mask cannot be had, point by point. */
-    unsigned char *ink = in->type == INITIAL_LETTERS ? letters_ink_mask(in, g) : NULL;
+    unsigned char *ink = in->type == INITIAL_LETTERS ? letters_ink_mask(in, g, offset, n) : NULL;
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = 0; k < n[2]; ++k)
         for (int j = 0; j < n[1]; ++j) {
             long row = ((long)k * n[1] + j) * n[0];
+            int gk = offset[2] + k, gj = offset[1] + j;
             if (ink) {
-                letters_fill_row(in, g, ink + (long)j * n[0], k, precision, host, row);
+                letters_fill_row(in, g, ink + (long)j * n[0], gk, n[0], precision, host, row);
                 continue;
             }
             for (int i = 0; i < n[0]; ++i)
                 store_value(host, row + i, precision,
-                            heat_initial_value(in, g, (i + 0.5) * g->h[0], (j + 0.5) * g->h[1], (k + 0.5) * g->h[2]));
+                            heat_initial_value(in, g, (offset[0] + i + 0.5) * g->h[0], (gj + 0.5) * g->h[1],
+                                               (gk + 0.5) * g->h[2]));
         }
     free(ink);
+}
+
+void heat_initial_fill(const heat_initial *in, const heat_grid *g, heat_precision precision, void *host)
+{
+    const int origin[3] = {0, 0, 0};
+    heat_initial_fill_block(in, g, origin, g->n, precision, host);
 }
 
 double heat_sine_decay_rate(const heat_initial *in, const heat_grid *g, double alpha)

@@ -27,6 +27,12 @@ typedef struct heat_initial {
 /* Fills `host` (compact, x fastest, n[0]*n[1]*n[2] values of `precision`). */
 void heat_initial_fill(const heat_initial *initial, const heat_grid *grid, heat_precision precision, void *host);
 
+/* The same field's block of n points from global index offset (compact, x
+ * fastest, n[0]*n[1]*n[2] values): bitwise the whole field's values there,
+ * so that each rank fills its own block. */
+void heat_initial_fill_block(const heat_initial *initial, const heat_grid *grid, const int offset[3], const int n[3],
+                             heat_precision precision, void *host);
+
 /* Temperature of the initial field at point (x, y, z) (length units). */
 double heat_initial_value(const heat_initial *initial, const heat_grid *grid, double x, double y, double z);
 

@@ -130,18 +130,25 @@ void heat_regions_paint_slab(const heat_painting *p, const heat_materials *m, in
 
 void heat_regions_set_temperature(const heat_painting *p, heat_precision precision, void *field)
 {
+    const int origin[3] = {0, 0, 0};
+    heat_regions_set_temperature_block(p, origin, p->grid->n, precision, field);
+}
+
+void heat_regions_set_temperature_block(const heat_painting *p, const int offset[3], const int n[3],
+                                        heat_precision precision, void *field)
+{
     int any = 0;
     for (int r = 0; r < p->regions->count; ++r) any |= p->regions->region[r].has_temperature;
     if (!any) return;
     painter q;
     painter_make(&q, p);
-    const int *n = p->grid->n;
     const double *h = p->grid->h;
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = 0; k < n[2]; ++k)
         for (int j = 0; j < n[1]; ++j)
             for (int i = 0; i < n[0]; ++i) {
-                int r = owner(&q, (i + 0.5) * h[0], (j + 0.5) * h[1], (k + 0.5) * h[2]);
+                int r = owner(&q, (offset[0] + i + 0.5) * h[0], (offset[1] + j + 0.5) * h[1],
+                              (offset[2] + k + 0.5) * h[2]);
                 if (r < 0 || !p->regions->region[r].has_temperature) continue;
                 long at = ((long)k * n[1] + j) * n[0] + i;
                 double t = p->regions->region[r].temperature;

@@ -90,6 +90,9 @@ void heat_regions_paint_slab(const heat_painting *p, const heat_materials *m, in
  * x fastest, in precision): a point whose region (the last containing it)
  * has a temperature takes it. */
 void heat_regions_set_temperature(const heat_painting *p, heat_precision precision, void *field);
+/* The same over a block of n points from global index offset (compact, x fastest). */
+void heat_regions_set_temperature_block(const heat_painting *p, const int offset[3], const int n[3],
+                                        heat_precision precision, void *field);
 
 /* Is the centre of at least one point of the grid inside region r? */
 int heat_region_has_points(const heat_painting *p, int r);
