@@ -19,6 +19,7 @@
 extern "C" {
 #include "../../solver/backend.h"
 static_assert((int)HEAT_LAUNCH_BOUND == (int)HEAT_MAX_BLOCK_THREADS, "the config check of solver.block uses HEAT_MAX_BLOCK_THREADS");
+#include "../../solver/deep_halo.h"
 #include "../../solver/error.h"
 #include "../../solver/implicit.h"
 #include "../../solver/materials.h"
@@ -56,7 +57,7 @@ static int halo_ready(int halo, int fused) { return halo == HALO_ALL || (fused &
 /* Implicit schemes' vectors; x is the second field. */
 enum { CG_R, CG_P, CG_Q, CG_Z, CG_W, CG_VECTORS };
 
-typedef enum { LAP_BASELINE, LAP_TILED, LAP_TILED_NT, HEAT_TILED, HEAT_TILED_NT, HEAT_ZWINDOW } kernel_kind;
+typedef enum { LAP_BASELINE, LAP_TILED, LAP_TILED_NT, HEAT_TILED, HEAT_TILED_NT, HEAT_ZWINDOW, HEAT_PAIRS_NT } kernel_kind;
 
 struct kernel_entry {
     heat_variant variant;
@@ -94,6 +95,10 @@ static const kernel_entry kernel_table[] = {
     {{"heat_zwindow128", 1, 0}, HEAT_ZWINDOW, 128}, {{"heat_zwindow128", 2, 0}, HEAT_ZWINDOW, 128},
     {{"heat_zwindow128", 4, 0}, HEAT_ZWINDOW, 128},
     {{"heat_zwindowf32", 1, 0}, HEAT_ZWINDOW, 32, 1}, {{"heat_zwindowf32", 2, 0}, HEAT_ZWINDOW, 32, 1},
+    {{"heat_pairs_nt", 1, 0}, HEAT_PAIRS_NT}, {{"heat_pairs_nt", 2, 0}, HEAT_PAIRS_NT},
+    {{"heat_pairs_nt", 4, 0}, HEAT_PAIRS_NT},
+    {{"heat_pairs_ntf", 1, 0}, HEAT_PAIRS_NT, 0, 1}, {{"heat_pairs_ntf", 2, 0}, HEAT_PAIRS_NT, 0, 1},
+    {{"heat_pairs_ntf", 4, 0}, HEAT_PAIRS_NT, 0, 1},
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
@@ -147,6 +152,11 @@ struct hip_state {
     struct hip_materials *mat;  /* materials runs (backend_hip_materials.hip); NULL: constant coefficients */
     const struct fused_entry *fused; /* K steps a sweep (backend_hip_fused.hip); NULL: single steps */
     int fused_ready;                 /* the fused choice is made */
+    /* ghosts K deep beyond the faces cut between ranks, for fused sweeps (solver/deep_halo.h) */
+    heat_deep_halo deep;             /* the cut faces; faces 0: none (or no fused sweeps) */
+    char *deep_send[FACE_COUNT];     /* device: x faces' owned columns, packed; z faces send from the field */
+    char *deep_recv[FACE_COUNT];     /* device: the neighbours' planes or columns, read by the fused kernel */
+    void *deep_host_send[FACE_COUNT], *deep_host_recv[FACE_COUNT]; /* page-locked: staging without a GPU transport */
 };
 
 /* ---- launching ---------------------------------------------------------------------------------- */
@@ -205,6 +215,12 @@ static void launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T 
         if (e->fused) heat_zwindow<T, M, true><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
         else heat_zwindow<T, M, false><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
         break;
+    case HEAT_PAIRS_NT:
+        if constexpr (M <= 4) {
+            if (e->fused) heat_pairs_nt<T, M, true><<<g, b, 0, q>>>(out, in, p, c, h);
+            else heat_pairs_nt<T, M, false><<<g, b, 0, q>>>(out, in, p, c, h);
+        }
+        break;
     case LAP_BASELINE: lap_baseline<T><<<g, b, 0, q>>>(out, in, p, c); break;
     }
 }
@@ -222,7 +238,9 @@ static int launch_typed(const hip_state *s, const kernel_entry *e, const int sha
         offset = (long)r->first * p.sz;
     }
     dim3 block((unsigned)shape[0], (unsigned)shape[1], e->kind == HEAT_ZWINDOW ? 1u : (unsigned)shape[2]);
-    dim3 grid = grid_for(p, block, e->variant.tile, e->kind == HEAT_ZWINDOW ? e->zchunk : 0);
+    stencil_shape threads = p; /* points along x that get a thread of their own */
+    if (e->kind == HEAT_PAIRS_NT) threads.nx = (p.nx + 1) / 2;
+    dim3 grid = grid_for(threads, block, e->variant.tile, e->kind == HEAT_ZWINDOW ? e->zchunk : 0);
     T *out = owned<T>(s, to) + offset;
     const T *in = owned<T>(s, from) + offset;
     unsigned cut = r ? r->cut : 0u;
@@ -377,7 +395,7 @@ static int tune(hip_state *s)
     if (!s->kernel)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no heat kernel; use auto, "
                           "heat_tiled, heat_tiled_nt, heat_tiled_ntf (tile 1-16), heat_zwindow32/64/128 (tile 1, 2, 4) or "
-                          "heat_zwindowf32 (tile 1, 2)",
+                          "heat_zwindowf32 (tile 1, 2), heat_pairs_nt or heat_pairs_ntf (tile 1, 2, 4)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
     snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s)", s->kernel->variant.kernel,
@@ -415,6 +433,7 @@ static int exchange_buffer(hip_state *s, char *buffer);
 
 static void free_materials(hip_state *s);
 static int setup_materials(hip_state *s);
+static void free_deep_halo(hip_state *s);
 
 static void hip_destroy(void **state)
 {
@@ -431,6 +450,7 @@ static void hip_destroy(void **state)
     }
     free_cg(s);
     free_materials(s);
+    free_deep_halo(s);
     heat_reduction_free(&s->reduction);
     if (s->snapshot_pending) (void)hipEventSynchronize(s->snapshot_done);
     if (s->comm) (void)hipStreamSynchronize(s->comm), (void)hipStreamDestroy(s->comm);
