@@ -57,13 +57,14 @@ static int halo_ready(int halo, int fused) { return halo == HALO_ALL || (fused &
 /* Implicit schemes' vectors; x is the second field. */
 enum { CG_R, CG_P, CG_Q, CG_Z, CG_W, CG_VECTORS };
 
-typedef enum { LAP_BASELINE, LAP_TILED, LAP_TILED_NT, HEAT_TILED, HEAT_TILED_NT, HEAT_ZWINDOW, HEAT_PAIRS_NT } kernel_kind;
+typedef enum { LAP_BASELINE, LAP_TILED, LAP_TILED_NT, HEAT_TILED, HEAT_TILED_NT, HEAT_ZWINDOW, HEAT_WIDE_NT } kernel_kind;
 
 struct kernel_entry {
     heat_variant variant;
     kernel_kind kind;
     int zchunk; /* heat_zwindow: planes each thread marches through */
     int fused;  /* writes the ghosts of its output: no halo pass before the next step */
+    int width;  /* heat_wide_nt: points along x a thread (one vector load) */
 };
 
 /* The seeds' Laplacian-only sweeps (f = lap(u)): the benchmark's and the
@@ -95,10 +96,12 @@ static const kernel_entry kernel_table[] = {
     {{"heat_zwindow128", 1, 0}, HEAT_ZWINDOW, 128}, {{"heat_zwindow128", 2, 0}, HEAT_ZWINDOW, 128},
     {{"heat_zwindow128", 4, 0}, HEAT_ZWINDOW, 128},
     {{"heat_zwindowf32", 1, 0}, HEAT_ZWINDOW, 32, 1}, {{"heat_zwindowf32", 2, 0}, HEAT_ZWINDOW, 32, 1},
-    {{"heat_pairs_nt", 1, 0}, HEAT_PAIRS_NT}, {{"heat_pairs_nt", 2, 0}, HEAT_PAIRS_NT},
-    {{"heat_pairs_nt", 4, 0}, HEAT_PAIRS_NT},
-    {{"heat_pairs_ntf", 1, 0}, HEAT_PAIRS_NT, 0, 1}, {{"heat_pairs_ntf", 2, 0}, HEAT_PAIRS_NT, 0, 1},
-    {{"heat_pairs_ntf", 4, 0}, HEAT_PAIRS_NT, 0, 1},
+    {{"heat_pairs_nt", 1, 0}, HEAT_WIDE_NT, 0, 0, 2}, {{"heat_pairs_nt", 2, 0}, HEAT_WIDE_NT, 0, 0, 2},
+    {{"heat_pairs_nt", 4, 0}, HEAT_WIDE_NT, 0, 0, 2},
+    {{"heat_pairs_ntf", 1, 0}, HEAT_WIDE_NT, 0, 1, 2}, {{"heat_pairs_ntf", 2, 0}, HEAT_WIDE_NT, 0, 1, 2},
+    {{"heat_pairs_ntf", 4, 0}, HEAT_WIDE_NT, 0, 1, 2},
+    {{"heat_quads_nt", 1, 0}, HEAT_WIDE_NT, 0, 0, 4}, {{"heat_quads_nt", 2, 0}, HEAT_WIDE_NT, 0, 0, 4},
+    {{"heat_quads_ntf", 1, 0}, HEAT_WIDE_NT, 0, 1, 4}, {{"heat_quads_ntf", 2, 0}, HEAT_WIDE_NT, 0, 1, 4},
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
@@ -196,6 +199,14 @@ static dim3 grid_for(const stencil_shape &p, dim3 block, int tile, int zchunk)
     return dim3((unsigned)((p.nx + block.x - 1) / block.x), (unsigned)((p.ny + block.y * tile - 1) / (block.y * tile)), zblocks);
 }
 
+template <typename T, int W, int M>
+static void launch_wide(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
+                        const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
+{
+    if (e->fused) heat_wide_nt<T, W, M, true><<<g, b, 0, q>>>(out, in, p, c, h);
+    else heat_wide_nt<T, W, M, false><<<g, b, 0, q>>>(out, in, p, c, h);
+}
+
 template <typename T, int M>
 static void launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const hip_state *s,
                          const stencil_shape &p, unsigned cut, hipStream_t q)
@@ -215,11 +226,11 @@ static void launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T 
         if (e->fused) heat_zwindow<T, M, true><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
         else heat_zwindow<T, M, false><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
         break;
-    case HEAT_PAIRS_NT:
-        if constexpr (M <= 4) {
-            if (e->fused) heat_pairs_nt<T, M, true><<<g, b, 0, q>>>(out, in, p, c, h);
-            else heat_pairs_nt<T, M, false><<<g, b, 0, q>>>(out, in, p, c, h);
-        }
+    case HEAT_WIDE_NT:
+        if constexpr (M <= 4) /* the table's tiles: registers grow with M x W */
+            if (e->width == 2) launch_wide<T, 2, M>(e, g, b, out, in, p, c, h, q);
+        if constexpr (M <= 2)
+            if (e->width == 4) launch_wide<T, 4, M>(e, g, b, out, in, p, c, h, q);
         break;
     case LAP_BASELINE: lap_baseline<T><<<g, b, 0, q>>>(out, in, p, c); break;
     }
@@ -239,7 +250,7 @@ static int launch_typed(const hip_state *s, const kernel_entry *e, const int sha
     }
     dim3 block((unsigned)shape[0], (unsigned)shape[1], e->kind == HEAT_ZWINDOW ? 1u : (unsigned)shape[2]);
     stencil_shape threads = p; /* points along x that get a thread of their own */
-    if (e->kind == HEAT_PAIRS_NT) threads.nx = (p.nx + 1) / 2;
+    if (e->kind == HEAT_WIDE_NT) threads.nx = (p.nx + e->width - 1) / e->width;
     dim3 grid = grid_for(threads, block, e->variant.tile, e->kind == HEAT_ZWINDOW ? e->zchunk : 0);
     T *out = owned<T>(s, to) + offset;
     const T *in = owned<T>(s, from) + offset;
@@ -395,7 +406,8 @@ static int tune(hip_state *s)
     if (!s->kernel)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no heat kernel; use auto, "
                           "heat_tiled, heat_tiled_nt, heat_tiled_ntf (tile 1-16), heat_zwindow32/64/128 (tile 1, 2, 4) or "
-                          "heat_zwindowf32 (tile 1, 2), heat_pairs_nt or heat_pairs_ntf (tile 1, 2, 4)",
+                          "heat_zwindowf32 (tile 1, 2), heat_pairs_nt or heat_pairs_ntf (tile 1, 2, 4), heat_quads_nt or heat_quads_ntf "
+                          "(tile 1, 2)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
     snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s)", s->kernel->variant.kernel,

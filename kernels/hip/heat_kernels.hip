@@ -10,9 +10,9 @@
  *                        through a chunk of planes keeping z-1, z, z+1 of its M
  *                        rows in registers; y neighbours inside the tile come from
  *                        registers too, only x neighbours and tile edges from cache.
- *   heat_pairs_nt<M>     heat_tiled_nt with two points along x a thread: 8-byte
- *                        (float) or 16-byte (double) loads, twice the bytes in
- *                        flight a load instruction
+ *   heat_wide_nt<W, M>   heat_tiled_nt with W points along x a thread, loaded as
+ *                        one aligned vector (heat_pairs_nt: W = 2, heat_quads_nt:
+ *                        W = 4): more bytes in flight a load instruction
  * FUSED heat kernels also write the ghosts of the field they produce, so a
  * time step is one kernel; the others need a halo_fill launch before each step.
  */
@@ -202,12 +202,10 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, FUSED && M * sizeof(T) <= 8
 }
 
 
-template <typename T> struct pair_of;
-template <> struct pair_of<float> {
-    using type = float2;
-};
-template <> struct pair_of<double> {
-    using type = double2;
+/* W values of a row, aligned as one vector load (16 bytes at most a load:
+ * wider ones split into 16-byte loads). */
+template <typename T, int W> struct alignas(sizeof(T) * W) row_values {
+    T v[W];
 };
 
 /* The heat step at one point from its seven values, in the order of every heat kernel. */
@@ -225,57 +223,53 @@ __device__ __forceinline__ T heat_point(T below, T south, T west, T centre, T ea
     return centre + c.alpha_dt * lap;
 }
 
-/* Points i and i + 1 (i even) of M rows a thread. Every row starts on an
- * aligned boundary, so a pair is one aligned vector load: the loads of a
- * step are as many as heat_tiled_nt's for half the threads, each moving
- * twice the bytes (more bytes in flight per SM, what a faster memory needs
- * at the same latency). The x neighbours outside the pair are single loads
- * that the neighbouring threads' pairs brought into cache. Where nx is odd
- * the last pair's second point is the ghost, read and not written. FUSED:
- * x ghosts made on the fly, y and z ghosts written (store_with_ghosts). */
-template <typename T, int M, bool FUSED>
+/* Points i .. i + W - 1 (i a multiple of W) of M rows a thread. Every row
+ * starts on an aligned boundary, so they are one aligned vector load: the
+ * loads of a step are as many as heat_tiled_nt's for 1/W of the threads,
+ * each moving W times the bytes (more bytes in flight per SM, what a faster
+ * memory needs at the same latency). The x neighbours outside the W points
+ * are single loads that the neighbouring threads' vectors brought into
+ * cache. Points at nx or beyond (the ghost, the row's padding) are read and
+ * not written. FUSED: x ghosts made on the fly, y and z ghosts written
+ * (store_with_ghosts). */
+template <typename T, int W, int M, bool FUSED>
 __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
-    heat_pairs_nt(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h)
+    heat_wide_nt(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h)
 {
-    using V = typename pair_of<T>::type;
-    const int i = 2 * (int)(threadIdx.x + blockIdx.x * blockDim.x);
+    using V = row_values<T, W>;
+    const int i = W * (int)(threadIdx.x + blockIdx.x * blockDim.x);
     const int j = M * (int)(threadIdx.y + blockIdx.y * blockDim.y);
     const int k = (int)(threadIdx.z + blockIdx.z * blockDim.z);
     if (i >= s.nx || j >= s.ny || k >= s.nz) return;
     const long pos = i + j * s.sy + k * s.sz;
     const T *p = u + pos;
-    auto pair = [&](long at) { return *reinterpret_cast<const V *>(p + at); };
+    auto row = [&](long at) { return *reinterpret_cast<const V *>(p + at); };
     V below[M], centre[M], above[M];
     T west[M], east[M];
 #pragma unroll
-    for (int n = 0; n < M; ++n) below[n] = pair(n * s.sy - s.sz);
-    const V south = pair(-s.sy);
+    for (int n = 0; n < M; ++n) below[n] = row(n * s.sy - s.sz);
+    const V south = row(-s.sy);
 #pragma unroll
-    for (int n = 0; n < M; ++n) centre[n] = pair(n * s.sy), west[n] = p[n * s.sy - 1], east[n] = p[n * s.sy + 2];
-    const V north = pair(M * s.sy);
+    for (int n = 0; n < M; ++n) centre[n] = row(n * s.sy), west[n] = p[n * s.sy - 1], east[n] = p[n * s.sy + W];
+    const V north = row(M * s.sy);
 #pragma unroll
-    for (int n = 0; n < M; ++n) above[n] = pair(n * s.sy + s.sz);
-    const bool second = i + 1 < s.nx;
+    for (int n = 0; n < M; ++n) above[n] = row(n * s.sy + s.sz);
     T *q = f + pos;
 #pragma unroll
     for (int n = 0; n < M; ++n) {
         const V &here = centre[n], &ys = n == 0 ? south : centre[n - 1], &yn = n == M - 1 ? north : centre[n + 1];
-        T w0 = west[n], e0 = here.y, e1 = east[n];
-        if (FUSED) {
-            if (i == 0 && applies(h, 0)) w0 = h.shift[0] + h.scale[0] * here.x;
-            if (i == s.nx - 1 && applies(h, 1)) e0 = h.shift[1] + h.scale[1] * here.x;
-            if (i + 1 == s.nx - 1 && applies(h, 1)) e1 = h.shift[1] + h.scale[1] * here.y;
-        }
-        const T v0 = heat_point(below[n].x, ys.x, w0, here.x, e0, yn.x, above[n].x, c);
-        const T v1 = heat_point(below[n].y, ys.y, here.x, here.y, e1, yn.y, above[n].y, c);
         if (j + n >= s.ny) continue;
-        T *at = q + n * s.sy;
-        if (FUSED) {
-            store_with_ghosts<T, true>(at, v0, j + n, k, s, h);
-            if (second) store_with_ghosts<T, true>(at + 1, v1, j + n, k, s, h);
-        } else {
-            nontemporal_store(v0, at);
-            if (second) nontemporal_store(v1, at + 1);
+#pragma unroll
+        for (int w = 0; w < W; ++w) {
+            T x_low = w == 0 ? west[n] : here.v[w - 1], x_high = w == W - 1 ? east[n] : here.v[w + 1];
+            if (FUSED) {
+                if (i + w == 0 && applies(h, 0)) x_low = h.shift[0] + h.scale[0] * here.v[w];
+                if (i + w == s.nx - 1 && applies(h, 1)) x_high = h.shift[1] + h.scale[1] * here.v[w];
+            }
+            const T v = heat_point(below[n].v[w], ys.v[w], x_low, here.v[w], x_high, yn.v[w], above[n].v[w], c);
+            if (i + w >= s.nx) break;
+            if (FUSED) store_with_ghosts<T, true>(q + n * s.sy + w, v, j + n, k, s, h);
+            else nontemporal_store(v, q + n * s.sy + w);
         }
     }
 }
