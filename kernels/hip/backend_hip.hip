@@ -62,7 +62,7 @@ typedef enum { LAP_BASELINE, LAP_TILED, LAP_TILED_NT, HEAT_TILED, HEAT_TILED_NT,
 struct kernel_entry {
     heat_variant variant;
     kernel_kind kind;
-    int zchunk; /* heat_zwindow: planes each thread marches through */
+    int zchunk; /* heat_zwindow, heat_zwide: planes each thread marches through */
     int fused;  /* writes the ghosts of its output: no halo pass before the next step */
     int width;  /* heat_wide_nt: points along x a thread (one vector load) */
 };
@@ -102,6 +102,8 @@ static const kernel_entry kernel_table[] = {
     {{"heat_pairs_ntf", 4, 0}, HEAT_WIDE_NT, 0, 1, 2},
     {{"heat_quads_nt", 1, 0}, HEAT_WIDE_NT, 0, 0, 4}, {{"heat_quads_nt", 2, 0}, HEAT_WIDE_NT, 0, 0, 4},
     {{"heat_quads_ntf", 1, 0}, HEAT_WIDE_NT, 0, 1, 4}, {{"heat_quads_ntf", 2, 0}, HEAT_WIDE_NT, 0, 1, 4},
+    {{"heat_zpairsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 2}, {{"heat_zpairsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 2},
+    {{"heat_zquadsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 4}, {{"heat_zquadsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 4},
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
@@ -203,7 +205,9 @@ template <typename T, int W, int M>
 static void launch_wide(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
                         const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
 {
-    if (e->fused) heat_wide_nt<T, W, M, true><<<g, b, 0, q>>>(out, in, p, c, h);
+    if (e->zchunk > 0) { /* the table's marching ones are all fused */
+        if constexpr (M <= 2) heat_zwide<T, W, M, true><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
+    } else if (e->fused) heat_wide_nt<T, W, M, true><<<g, b, 0, q>>>(out, in, p, c, h);
     else heat_wide_nt<T, W, M, false><<<g, b, 0, q>>>(out, in, p, c, h);
 }
 
@@ -248,10 +252,11 @@ static int launch_typed(const hip_state *s, const kernel_entry *e, const int sha
         p.nz = r->count;
         offset = (long)r->first * p.sz;
     }
-    dim3 block((unsigned)shape[0], (unsigned)shape[1], e->kind == HEAT_ZWINDOW ? 1u : (unsigned)shape[2]);
+    const bool marching = e->zchunk > 0; /* heat_zwindow, heat_zwide: one block along z a chunk */
+    dim3 block((unsigned)shape[0], (unsigned)shape[1], marching ? 1u : (unsigned)shape[2]);
     stencil_shape threads = p; /* points along x that get a thread of their own */
     if (e->kind == HEAT_WIDE_NT) threads.nx = (p.nx + e->width - 1) / e->width;
-    dim3 grid = grid_for(threads, block, e->variant.tile, e->kind == HEAT_ZWINDOW ? e->zchunk : 0);
+    dim3 grid = grid_for(threads, block, e->variant.tile, marching ? e->zchunk : 0);
     T *out = owned<T>(s, to) + offset;
     const T *in = owned<T>(s, from) + offset;
     unsigned cut = r ? r->cut : 0u;
@@ -406,8 +411,8 @@ static int tune(hip_state *s)
     if (!s->kernel)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no heat kernel; use auto, "
                           "heat_tiled, heat_tiled_nt, heat_tiled_ntf (tile 1-16), heat_zwindow32/64/128 (tile 1, 2, 4) or "
-                          "heat_zwindowf32 (tile 1, 2), heat_pairs_nt or heat_pairs_ntf (tile 1, 2, 4), heat_quads_nt or heat_quads_ntf "
-                          "(tile 1, 2)",
+                          "heat_zwindowf32 (tile 1, 2), heat_pairs_nt or heat_pairs_ntf (tile 1, 2, 4), heat_quads_nt, heat_quads_ntf, "
+                          "heat_zpairsf32 or heat_zquadsf32 (tile 1, 2)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
     snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s)", s->kernel->variant.kernel,

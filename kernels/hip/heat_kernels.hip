@@ -13,6 +13,8 @@
  *   heat_wide_nt<W, M>   heat_tiled_nt with W points along x a thread, loaded as
  *                        one aligned vector (heat_pairs_nt: W = 2, heat_quads_nt:
  *                        W = 4): more bytes in flight a load instruction
+ *   heat_zwide<W, M>     the same marching along z as heat_zwindow does
+ *                        (heat_zpairsf32, heat_zquadsf32)
  * FUSED heat kernels also write the ghosts of the field they produce, so a
  * time step is one kernel; the others need a halo_fill launch before each step.
  */
@@ -223,15 +225,44 @@ __device__ __forceinline__ T heat_point(T below, T south, T west, T centre, T ea
     return centre + c.alpha_dt * lap;
 }
 
+/* The M rows of W points at q (point (i, j, k)) from their planes below,
+ * here and above, the rows south and north of them and the single x
+ * neighbours outside the W points. Points at nx or beyond (the ghost, the
+ * row's padding) are read and not written. FUSED: x ghosts made on the fly,
+ * y and z ghosts written (store_with_ghosts). */
+template <typename T, int W, int M, bool FUSED>
+__device__ __forceinline__ void wide_rows(T *q, const row_values<T, W> below[M], const row_values<T, W> here[M],
+                                          const row_values<T, W> above[M], const row_values<T, W> &south,
+                                          const row_values<T, W> &north, const T west[M], const T east[M], int i,
+                                          int j, int k, const stencil_shape &s, const stencil_coeffs<T> &c,
+                                          const halo_coeffs<T> &h)
+{
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        const row_values<T, W> &ys = n == 0 ? south : here[n - 1], &yn = n == M - 1 ? north : here[n + 1];
+        if (j + n >= s.ny) continue;
+#pragma unroll
+        for (int w = 0; w < W; ++w) {
+            T x_low = w == 0 ? west[n] : here[n].v[w - 1], x_high = w == W - 1 ? east[n] : here[n].v[w + 1];
+            if (FUSED) {
+                if (i + w == 0 && applies(h, 0)) x_low = h.shift[0] + h.scale[0] * here[n].v[w];
+                if (i + w == s.nx - 1 && applies(h, 1)) x_high = h.shift[1] + h.scale[1] * here[n].v[w];
+            }
+            const T v = heat_point(below[n].v[w], ys.v[w], x_low, here[n].v[w], x_high, yn.v[w], above[n].v[w], c);
+            if (i + w >= s.nx) break;
+            if (FUSED) store_with_ghosts<T, true>(q + n * s.sy + w, v, j + n, k, s, h);
+            else nontemporal_store(v, q + n * s.sy + w);
+        }
+    }
+}
+
 /* Points i .. i + W - 1 (i a multiple of W) of M rows a thread. Every row
  * starts on an aligned boundary, so they are one aligned vector load: the
  * loads of a step are as many as heat_tiled_nt's for 1/W of the threads,
  * each moving W times the bytes (more bytes in flight per SM, what a faster
  * memory needs at the same latency). The x neighbours outside the W points
  * are single loads that the neighbouring threads' vectors brought into
- * cache. Points at nx or beyond (the ghost, the row's padding) are read and
- * not written. FUSED: x ghosts made on the fly, y and z ghosts written
- * (store_with_ghosts). */
+ * cache. */
 template <typename T, int W, int M, bool FUSED>
 __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
     heat_wide_nt(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h)
@@ -244,33 +275,50 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
     const long pos = i + j * s.sy + k * s.sz;
     const T *p = u + pos;
     auto row = [&](long at) { return *reinterpret_cast<const V *>(p + at); };
-    V below[M], centre[M], above[M];
+    V below[M], here[M], above[M];
     T west[M], east[M];
 #pragma unroll
     for (int n = 0; n < M; ++n) below[n] = row(n * s.sy - s.sz);
     const V south = row(-s.sy);
 #pragma unroll
-    for (int n = 0; n < M; ++n) centre[n] = row(n * s.sy), west[n] = p[n * s.sy - 1], east[n] = p[n * s.sy + W];
+    for (int n = 0; n < M; ++n) here[n] = row(n * s.sy), west[n] = p[n * s.sy - 1], east[n] = p[n * s.sy + W];
     const V north = row(M * s.sy);
 #pragma unroll
     for (int n = 0; n < M; ++n) above[n] = row(n * s.sy + s.sz);
-    T *q = f + pos;
+    wide_rows<T, W, M, FUSED>(f + pos, below, here, above, south, north, west, east, i, j, k, s, c, h);
+}
+
+/* heat_wide_nt marching along z through planes [blockIdx.z * zchunk, +
+ * zchunk), as heat_zwindow does: each plane's M rows are loaded once (as
+ * `above`) and kept in registers for the next two planes. */
+template <typename T, int W, int M, bool FUSED>
+__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
+    heat_zwide(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
+               int zchunk)
+{
+    using V = row_values<T, W>;
+    const int i = W * (int)(threadIdx.x + blockIdx.x * blockDim.x);
+    const int j = M * (int)(threadIdx.y + blockIdx.y * blockDim.y);
+    const int k0 = (int)blockIdx.z * zchunk, k1 = k0 + zchunk < s.nz ? k0 + zchunk : s.nz;
+    if (i >= s.nx || j >= s.ny) return;
+    const long start = i + j * s.sy + k0 * s.sz;
+    const T *p = u + start;
+    T *q = f + start;
+    auto row = [&](long at) { return *reinterpret_cast<const V *>(p + at); };
+    V below[M], here[M], above[M];
 #pragma unroll
-    for (int n = 0; n < M; ++n) {
-        const V &here = centre[n], &ys = n == 0 ? south : centre[n - 1], &yn = n == M - 1 ? north : centre[n + 1];
-        if (j + n >= s.ny) continue;
+    for (int n = 0; n < M; ++n) below[n] = row(n * s.sy - s.sz), here[n] = row(n * s.sy);
+    for (int k = k0; k < k1; ++k, p += s.sz, q += s.sz) {
+        T west[M], east[M];
+        const V south = row(-s.sy);
 #pragma unroll
-        for (int w = 0; w < W; ++w) {
-            T x_low = w == 0 ? west[n] : here.v[w - 1], x_high = w == W - 1 ? east[n] : here.v[w + 1];
-            if (FUSED) {
-                if (i + w == 0 && applies(h, 0)) x_low = h.shift[0] + h.scale[0] * here.v[w];
-                if (i + w == s.nx - 1 && applies(h, 1)) x_high = h.shift[1] + h.scale[1] * here.v[w];
-            }
-            const T v = heat_point(below[n].v[w], ys.v[w], x_low, here.v[w], x_high, yn.v[w], above[n].v[w], c);
-            if (i + w >= s.nx) break;
-            if (FUSED) store_with_ghosts<T, true>(q + n * s.sy + w, v, j + n, k, s, h);
-            else nontemporal_store(v, q + n * s.sy + w);
-        }
+        for (int n = 0; n < M; ++n) west[n] = p[n * s.sy - 1], east[n] = p[n * s.sy + W];
+        const V north = row(M * s.sy);
+#pragma unroll
+        for (int n = 0; n < M; ++n) above[n] = row(n * s.sy + s.sz);
+        wide_rows<T, W, M, FUSED>(q, below, here, above, south, north, west, east, i, j, k, s, c, h);
+#pragma unroll
+        for (int n = 0; n < M; ++n) below[n] = here[n], here[n] = above[n];
     }
 }
 
