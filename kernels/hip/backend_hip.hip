@@ -49,7 +49,8 @@ static_assert((int)HEAT_LAUNCH_BOUND == (int)HEAT_MAX_BLOCK_THREADS, "the config
 enum { HIP_ALIGN_BYTES = 256 };
 
 /* Ghost state of the current field: none, y/z faces only (written by a fused
- * kernel, which makes x ghosts on the fly), or all six faces (halo_fill). */
+ * kernel, or by halo_fill for kernels that make x ghosts on the fly), or all
+ * six faces (halo_fill). */
 enum { HALO_NONE = 0, HALO_YZ = 1, HALO_ALL = 2 };
 
 static int halo_ready(int halo, int fused) { return halo == HALO_ALL || (fused && halo == HALO_YZ); }
@@ -63,7 +64,9 @@ struct kernel_entry {
     heat_variant variant;
     kernel_kind kind;
     int zchunk; /* heat_zwindow, heat_zwide: planes each thread marches through */
-    int fused;  /* writes the ghosts of its output: no halo pass before the next step */
+    int fused;  /* 1: makes x ghosts on the fly and writes its output's y/z ghosts: no halo pass before the
+                   next step; 2: makes x ghosts on the fly only: a y/z halo pass before each step (no strided
+                   x-face stores); 0: a halo pass of all six faces before each step */
     int width;  /* heat_wide_nt: points along x a thread (one vector load) */
 };
 
@@ -102,6 +105,8 @@ static const kernel_entry kernel_table[] = {
     {{"heat_pairs_ntf", 4, 0}, HEAT_WIDE_NT, 0, 1, 2},
     {{"heat_quads_nt", 1, 0}, HEAT_WIDE_NT, 0, 0, 4}, {{"heat_quads_nt", 2, 0}, HEAT_WIDE_NT, 0, 0, 4},
     {{"heat_quads_ntf", 1, 0}, HEAT_WIDE_NT, 0, 1, 4}, {{"heat_quads_ntf", 2, 0}, HEAT_WIDE_NT, 0, 1, 4},
+    {{"heat_pairs_ntx", 1, 0}, HEAT_WIDE_NT, 0, 2, 2}, {{"heat_pairs_ntx", 2, 0}, HEAT_WIDE_NT, 0, 2, 2},
+    {{"heat_pairs_ntx", 4, 0}, HEAT_WIDE_NT, 0, 2, 2},
     {{"heat_zpairsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 2}, {{"heat_zpairsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 2},
     {{"heat_zquadsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 4}, {{"heat_zquadsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 4},
 };
@@ -206,9 +211,10 @@ static void launch_wide(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *
                         const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
 {
     if (e->zchunk > 0) { /* the table's marching ones are all fused */
-        if constexpr (M <= 2) heat_zwide<T, W, M, true><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
-    } else if (e->fused) heat_wide_nt<T, W, M, true><<<g, b, 0, q>>>(out, in, p, c, h);
-    else heat_wide_nt<T, W, M, false><<<g, b, 0, q>>>(out, in, p, c, h);
+        if constexpr (M <= 2) heat_zwide<T, W, M, 1><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
+    } else if (e->fused == 1) heat_wide_nt<T, W, M, 1><<<g, b, 0, q>>>(out, in, p, c, h);
+    else if (e->fused == 2) heat_wide_nt<T, W, M, 2><<<g, b, 0, q>>>(out, in, p, c, h);
+    else heat_wide_nt<T, W, M, 0><<<g, b, 0, q>>>(out, in, p, c, h);
 }
 
 template <typename T, int M>
@@ -283,23 +289,33 @@ static int launch(const hip_state *s, const kernel_entry *e, const int shape[3],
                                               : launch_typed<double>(s, e, shape, from, to, r, q);
 }
 
-template <typename T> static int fill_halo_typed(hip_state *s)
+/* The boundary ghosts of the current field: all six faces (HALO_ALL), or
+ * the y and z faces only (HALO_YZ), whose stores are whole rows, for kernels
+ * that make the x ghosts on the fly (one strided store a row otherwise). */
+template <typename T> static int fill_halo_typed(hip_state *s, int faces)
 {
     halo_coeffs<T> h = cast_halo<T>(s);
     const stencil_shape &p = s->shape;
+    const int first = faces == HALO_YZ ? FACE_Y_LOW : FACE_X_LOW;
     dim3 block(32, 8, 1);
     int along_a = std::max(p.nx, p.ny), along_b = std::max(p.ny, p.nz);
-    dim3 grid((unsigned)((along_a + 31) / 32), (unsigned)((along_b + 7) / 8), 6);
-    halo_fill<T><<<grid, block>>>(owned<T>(s, s->current), p, h);
+    dim3 grid((unsigned)((along_a + 31) / 32), (unsigned)((along_b + 7) / 8), (unsigned)(FACE_COUNT - first));
+    halo_fill<T><<<grid, block>>>(owned<T>(s, s->current), p, h, first);
     HIP_CHECK_LAUNCH("halo_fill");
-    s->halo_valid = HALO_ALL;
+    s->halo_valid = faces;
     return HEAT_OK;
 }
 
-static int fill_halo(hip_state *s)
+static int fill_halo(hip_state *s, int faces = HALO_ALL)
 {
-    return s->problem.precision == HEAT_FLOAT ? fill_halo_typed<float>(s) : fill_halo_typed<double>(s);
+    return s->problem.precision == HEAT_FLOAT ? fill_halo_typed<float>(s, faces) : fill_halo_typed<double>(s, faces);
 }
+
+/* The ghosts kernel e reads and does not make itself. */
+static int fill_halo_for(hip_state *s, const kernel_entry *e) { return fill_halo(s, e->fused ? HALO_YZ : HALO_ALL); }
+
+/* The ghosts of e's output after its step. */
+static int halo_after(const kernel_entry *e) { return e->fused == 1 ? HALO_YZ : HALO_NONE; }
 
 /* ---- tuning ---------------------------------------------------------------------------------------- */
 
@@ -327,7 +343,7 @@ static int time_kernel(hip_state *s, const kernel_entry *e, const int shape[3], 
     HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current)); /* warm-up */
     for (int r = 0; r < reps; ++r) {
         HIP_CALL(hipEventRecord(s->start, 0));
-        if (with_halo && !e->fused) HEAT_CALL(fill_halo(s));
+        if (with_halo && e->fused != 1) HEAT_CALL(fill_halo_for(s, e));
         HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current));
         HIP_CALL(hipEventRecord(s->stop, 0));
         HIP_CALL(hipEventSynchronize(s->stop));
@@ -412,7 +428,7 @@ static int tune(hip_state *s)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no heat kernel; use auto, "
                           "heat_tiled, heat_tiled_nt, heat_tiled_ntf (tile 1-16), heat_zwindow32/64/128 (tile 1, 2, 4) or "
                           "heat_zwindowf32 (tile 1, 2), heat_pairs_nt or heat_pairs_ntf (tile 1, 2, 4), heat_quads_nt, heat_quads_ntf, "
-                          "heat_zpairsf32 or heat_zquadsf32 (tile 1, 2)",
+                          "heat_pairs_ntx (tile 1, 2, 4), heat_zpairsf32 or heat_zquadsf32 (tile 1, 2)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
     snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s)", s->kernel->variant.kernel,
@@ -798,7 +814,7 @@ static int overlapped_step(hip_state *s, const kernel_entry *e, const int shape[
     const unsigned low = 1u << FACE_Z_LOW, high = 1u << FACE_Z_HIGH;
     if (!halo_ready(s->halo_valid, e->fused)) { /* physical ghosts from the whole field: the streams meet */
         if (s->ghosts_queued) HIP_CALL(hipStreamWaitEvent(0, s->arrived, 0));
-        HEAT_CALL(fill_halo(s));
+        HEAT_CALL(fill_halo_for(s, e));
     }
     if (!s->ghosts_queued) {
         HEAT_CALL(comm_after_default(s));
@@ -820,7 +836,7 @@ static int overlapped_step(hip_state *s, const kernel_entry *e, const int shape[
         HEAT_CALL(launch(s, e, shape, from, to, &inner));
     }
     s->current = to;
-    s->halo_valid = e->fused ? HALO_YZ : HALO_NONE; /* fused kernels write the next y/z ghosts */
+    s->halo_valid = halo_after(e); /* fused kernels write the next y/z ghosts */
     return HEAT_OK;
 }
 
@@ -850,10 +866,10 @@ static int step_once(hip_state *s, const kernel_entry *e, const int shape[3])
 {
     if (s->overlap) return overlapped_step(s, e, shape);
     HEAT_CALL(exchange_ghosts(s, s->current));
-    if (!halo_ready(s->halo_valid, e->fused)) HEAT_CALL(fill_halo(s));
+    if (!halo_ready(s->halo_valid, e->fused)) HEAT_CALL(fill_halo_for(s, e));
     HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current));
     s->current = 1 - s->current;
-    s->halo_valid = e->fused ? HALO_YZ : HALO_NONE; /* fused kernels write the next y/z ghosts */
+    s->halo_valid = halo_after(e); /* fused kernels write the next y/z ghosts */
     return HEAT_OK;
 }
 

@@ -372,10 +372,10 @@ static int fused_run_variant(hip_state *s, const fused_entry *e, long steps)
     const int *shape = s->kernel ? s->block : block_candidates[0];
     for (long step = 0; step < steps; ++step) {
         HEAT_CALL(exchange_ghosts(s, s->current));
-        if (!halo_ready(s->halo_valid, single->fused)) HEAT_CALL(fill_halo(s));
+        if (!halo_ready(s->halo_valid, single->fused)) HEAT_CALL(fill_halo_for(s, single));
         HEAT_CALL(launch(s, single, shape, s->current, 1 - s->current));
         s->current = 1 - s->current;
-        s->halo_valid = single->fused ? HALO_YZ : HALO_NONE;
+        s->halo_valid = halo_after(single);
     }
     HIP_CALL(hipStreamSynchronize(0));
     return HEAT_OK;

@@ -15,6 +15,8 @@
  *                        W = 4): more bytes in flight a load instruction
  *   heat_zwide<W, M>     the same marching along z as heat_zwindow does
  *                        (heat_zpairsf32, heat_zquadsf32)
+ *   heat_pairs_ntx<M>    heat_pairs_nt making the x ghosts on the fly: the halo
+ *                        pass before it fills the y and z faces only (whole rows)
  * FUSED heat kernels also write the ghosts of the field they produce, so a
  * time step is one kernel; the others need a halo_fill launch before each step.
  */
@@ -228,9 +230,10 @@ __device__ __forceinline__ T heat_point(T below, T south, T west, T centre, T ea
 /* The M rows of W points at q (point (i, j, k)) from their planes below,
  * here and above, the rows south and north of them and the single x
  * neighbours outside the W points. Points at nx or beyond (the ghost, the
- * row's padding) are read and not written. FUSED: x ghosts made on the fly,
- * y and z ghosts written (store_with_ghosts). */
-template <typename T, int W, int M, bool FUSED>
+ * row's padding) are read and not written. GHOSTS 1: x ghosts made on the
+ * fly, y and z ghosts written (store_with_ghosts); 2: x ghosts made on the
+ * fly only (the y and z ones read, as halo_fill left them); 0: all read. */
+template <typename T, int W, int M, int GHOSTS>
 __device__ __forceinline__ void wide_rows(T *q, const row_values<T, W> below[M], const row_values<T, W> here[M],
                                           const row_values<T, W> above[M], const row_values<T, W> &south,
                                           const row_values<T, W> &north, const T west[M], const T east[M], int i,
@@ -244,13 +247,13 @@ __device__ __forceinline__ void wide_rows(T *q, const row_values<T, W> below[M],
 #pragma unroll
         for (int w = 0; w < W; ++w) {
             T x_low = w == 0 ? west[n] : here[n].v[w - 1], x_high = w == W - 1 ? east[n] : here[n].v[w + 1];
-            if (FUSED) {
+            if (GHOSTS > 0) {
                 if (i + w == 0 && applies(h, 0)) x_low = h.shift[0] + h.scale[0] * here[n].v[w];
                 if (i + w == s.nx - 1 && applies(h, 1)) x_high = h.shift[1] + h.scale[1] * here[n].v[w];
             }
             const T v = heat_point(below[n].v[w], ys.v[w], x_low, here[n].v[w], x_high, yn.v[w], above[n].v[w], c);
             if (i + w >= s.nx) break;
-            if (FUSED) store_with_ghosts<T, true>(q + n * s.sy + w, v, j + n, k, s, h);
+            if (GHOSTS == 1) store_with_ghosts<T, true>(q + n * s.sy + w, v, j + n, k, s, h);
             else nontemporal_store(v, q + n * s.sy + w);
         }
     }
@@ -263,7 +266,7 @@ __device__ __forceinline__ void wide_rows(T *q, const row_values<T, W> below[M],
  * memory needs at the same latency). The x neighbours outside the W points
  * are single loads that the neighbouring threads' vectors brought into
  * cache. */
-template <typename T, int W, int M, bool FUSED>
+template <typename T, int W, int M, int GHOSTS>
 __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
     heat_wide_nt(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h)
 {
@@ -285,13 +288,13 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
     const V north = row(M * s.sy);
 #pragma unroll
     for (int n = 0; n < M; ++n) above[n] = row(n * s.sy + s.sz);
-    wide_rows<T, W, M, FUSED>(f + pos, below, here, above, south, north, west, east, i, j, k, s, c, h);
+    wide_rows<T, W, M, GHOSTS>(f + pos, below, here, above, south, north, west, east, i, j, k, s, c, h);
 }
 
 /* heat_wide_nt marching along z through planes [blockIdx.z * zchunk, +
  * zchunk), as heat_zwindow does: each plane's M rows are loaded once (as
  * `above`) and kept in registers for the next two planes. */
-template <typename T, int W, int M, bool FUSED>
+template <typename T, int W, int M, int GHOSTS>
 __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
     heat_zwide(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
                int zchunk)
@@ -316,7 +319,7 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
         const V north = row(M * s.sy);
 #pragma unroll
         for (int n = 0; n < M; ++n) above[n] = row(n * s.sy + s.sz);
-        wide_rows<T, W, M, FUSED>(q, below, here, above, south, north, west, east, i, j, k, s, c, h);
+        wide_rows<T, W, M, GHOSTS>(q, below, here, above, south, north, west, east, i, j, k, s, c, h);
 #pragma unroll
         for (int n = 0; n < M; ++n) below[n] = here[n], here[n] = above[n];
     }
@@ -342,9 +345,10 @@ __device__ __forceinline__ bool face_point(int face, int a, int b, const stencil
     return true;
 }
 
-template <typename T> __global__ void halo_fill(T *u, stencil_shape s, halo_coeffs<T> h)
+/* Faces first_face .. 5, one a blockIdx.z. */
+template <typename T> __global__ void halo_fill(T *u, stencil_shape s, halo_coeffs<T> h, int first_face)
 {
-    const int face = blockIdx.z;
+    const int face = (int)blockIdx.z + first_face;
     long inner, step, packed;
     if (!applies(h, face) ||
         !face_point(face, threadIdx.x + blockIdx.x * blockDim.x, threadIdx.y + blockIdx.y * blockDim.y, s, inner, step, packed))
