@@ -109,7 +109,6 @@ static const kernel_entry kernel_table[] = {
     {{"heat_pairs_ntx", 4, 0}, HEAT_WIDE_NT, 0, 2, 2},
     {{"heat_zpairsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 2}, {{"heat_zpairsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 2},
     {{"heat_zquadsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 4}, {{"heat_zquadsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 4},
-    {{"heat_zpairsx32", 1, 0}, HEAT_WIDE_NT, 32, 2, 2}, {{"heat_zpairsx32", 2, 0}, HEAT_WIDE_NT, 32, 2, 2},
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
@@ -211,11 +210,8 @@ template <typename T, int W, int M>
 static void launch_wide(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
                         const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
 {
-    if (e->zchunk > 0) { /* the table's marching ones make their x ghosts */
-        if constexpr (M <= 2) {
-            if (e->fused == 1) heat_zwide<T, W, M, 1><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
-            else heat_zwide<T, W, M, 2><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
-        }
+    if (e->zchunk > 0) { /* the table's marching ones are all fused */
+        if constexpr (M <= 2) heat_zwide<T, W, M, 1><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
     } else if (e->fused == 1) heat_wide_nt<T, W, M, 1><<<g, b, 0, q>>>(out, in, p, c, h);
     else if (e->fused == 2) heat_wide_nt<T, W, M, 2><<<g, b, 0, q>>>(out, in, p, c, h);
     else heat_wide_nt<T, W, M, 0><<<g, b, 0, q>>>(out, in, p, c, h);
@@ -432,7 +428,7 @@ static int tune(hip_state *s)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no heat kernel; use auto, "
                           "heat_tiled, heat_tiled_nt, heat_tiled_ntf (tile 1-16), heat_zwindow32/64/128 (tile 1, 2, 4) or "
                           "heat_zwindowf32 (tile 1, 2), heat_pairs_nt or heat_pairs_ntf (tile 1, 2, 4), heat_quads_nt, heat_quads_ntf, "
-                          "heat_pairs_ntx (tile 1, 2, 4), heat_zpairsx32, heat_zpairsf32 or heat_zquadsf32 (tile 1, 2)",
+                          "heat_pairs_ntx (tile 1, 2, 4), heat_zpairsf32 or heat_zquadsf32 (tile 1, 2)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
     snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s)", s->kernel->variant.kernel,

@@ -14,7 +14,7 @@
  *                        one aligned vector (heat_pairs_nt: W = 2, heat_quads_nt:
  *                        W = 4): more bytes in flight a load instruction
  *   heat_zwide<W, M>     the same marching along z as heat_zwindow does
- *                        (heat_zpairsf32, heat_zquadsf32; heat_zpairsx32 as ntx)
+ *                        (heat_zpairsf32, heat_zquadsf32)
  *   heat_pairs_ntx<M>    heat_pairs_nt making the x ghosts on the fly: the halo
  *                        pass before it fills the y and z faces only (whole rows)
  * FUSED heat kernels also write the ghosts of the field they produce, so a
