@@ -520,14 +520,15 @@ static int check_png_index(const heat_config *c)
 static int check_gpu_keys(const heat_config *c)
 {
     static const char *const kernels[] = {"auto", "heat_tiled", "heat_tiled_nt", "heat_tiled_ntf", "heat_zwindow32",
-                                          "heat_zwindow64", "heat_zwindow128", "heat_zwindowf32", "heat_fused2",
-                                          "heat_fused3", "heat_fused4", NULL};
+                                          "heat_zwindow64", "heat_zwindow128", "heat_zwindowf32", "heat_pairs_nt",
+                                          "heat_pairs_ntf", "heat_quads_nt", "heat_quads_ntf", "heat_zpairsf32",
+                                          "heat_zquadsf32", "heat_pairs_ntx", "heat_fused2", "heat_fused3", "heat_fused4", NULL};
     int known = 0;
     for (int k = 0; kernels[k]; ++k) known |= strcmp(c->kernel.name, kernels[k]) == 0;
     if (!known)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%.64s\" is not a heat kernel; use \"auto\", heat_tiled, "
-                          "heat_tiled_nt, heat_tiled_ntf, heat_zwindow32, heat_zwindow64, heat_zwindow128 or "
-                          "heat_zwindowf32; or heat_fused2, heat_fused3, heat_fused4 (2, 3, 4 steps a sweep)", c->kernel.name);
+                          "heat_tiled_nt, heat_tiled_ntf, heat_zwindow32, heat_zwindow64, heat_zwindow128, "
+                          "heat_zwindowf32, heat_pairs_nt(f), heat_quads_nt(f), heat_pairs_ntx, heat_zpairsf32 or heat_zquadsf32; or heat_fused2, heat_fused3, heat_fused4 (2, 3, 4 steps a sweep)", c->kernel.name);
     int t = c->kernel.tile;
     if (t != 0 && t != 1 && t != 2 && t != 4 && t != 8 && t != 16)
         return heat_error(HEAT_ERR_CONFIG, "solver.tile = %d: expected 1, 2, 4, 8 or 16 (0: tuned)", t);

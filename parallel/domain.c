@@ -158,17 +158,17 @@ static int sum_owned(void *context, double *values, long count)
     return par_sum_owned(values, count);
 }
 
-/* The fewest planes along z of any rank's block: a pair of CPU steps needs
- * two from each neighbour. */
-static int thinnest_z(const heat_decomp *d)
+/* The fewest points along `axis` of any rank's block: a pair of CPU steps
+ * needs two planes from each z neighbour, a GPU sweep of K steps K. */
+static int thinnest(const heat_decomp *d, int axis)
 {
-    int thinnest = d->global_n[2];
+    int fewest = d->global_n[axis];
     for (int r = 0; r < d->ranks; ++r) {
         int offset[3], size[3];
         heat_decomp_block_of(d, r, offset, size);
-        if (size[2] < thinnest) thinnest = size[2];
+        if (size[axis] < fewest) fewest = size[axis];
     }
-    return thinnest;
+    return fewest;
 }
 
 void heat_domain_localize(heat_domain *d, const heat_problem *global, heat_problem *local)
@@ -182,7 +182,8 @@ void heat_domain_localize(heat_domain *d, const heat_problem *global, heat_probl
         local->halo.global_n[a] = dc->global_n[a];
     }
     local->halo.exchanged = dc->exchanged;
-    local->halo.fewest_z_planes = thinnest_z(dc);
+    for (int a = 0; a < 3; ++a) local->halo.fewest[a] = thinnest(dc, a);
+    local->halo.fewest_z_planes = local->halo.fewest[2];
     if (local->halo.fewest_z_planes < 2) local->halo.single_steps = 1;
     local->halo.device = par_node_rank();
 }

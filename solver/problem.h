@@ -101,6 +101,8 @@ typedef struct heat_implicit {
 typedef struct heat_halo {
     unsigned exchanged; /* bit f: face f's ghosts are exchanged */
     int fewest_z_planes; /* of any rank's block (the whole grid's with one process); 0: unknown */
+    int fewest[3];      /* points of the thinnest rank's block along x, y, z (the grid's with one process);
+                           0: unknown (solver/deep_halo.h: how deep a cut's halos may be) */
     int offset[3];      /* global index of the block's first owned point */
     int device;         /* GPU of this process among its node's GPUs (node-local rank) */
     int global_n[3];    /* points of the whole grid */

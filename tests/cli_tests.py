@@ -1489,7 +1489,9 @@ def test_kernels_bitwise_gpu():
     timing, can then change neither a restart nor a run on another number of ranks."""
     skip_without_gpu()
     variants = [("heat_tiled", 2), ("heat_tiled_nt", 4), ("heat_tiled_ntf", 1), ("heat_tiled_ntf", 4),
-                ("heat_tiled_ntf", 8), ("heat_zwindow32", 4), ("heat_zwindow128", 1), ("heat_zwindowf32", 2)]
+                ("heat_tiled_ntf", 8), ("heat_zwindow32", 4), ("heat_zwindow128", 1), ("heat_zwindowf32", 2),
+                ("heat_pairs_nt", 2), ("heat_pairs_ntf", 1), ("heat_pairs_ntf", 4), ("heat_quads_nt", 1),
+                ("heat_quads_ntf", 2), ("heat_zpairsf32", 2), ("heat_zquadsf32", 1), ("heat_pairs_ntx", 2)]
     for precision in ("double", "float"):
         folder = fresh_dir(f"kernels_{precision}")
         cfg = write(os.path.join(folder, "kernels.cfg"), f"""

@@ -466,6 +466,30 @@ def test_gpu_transports():
         nccl_registered_buffers(folder, cfg, gpu)
 
 
+def test_fused_sweeps_gpu():
+    """GPU build: ranks cut into z slabs or x slabs take K steps a sweep (solver.kernel =
+    heat_fusedK), their halos K deep exchanged once a sweep, with the bits of one process's
+    single steps; a cut along y takes single steps and says so."""
+    folder = fresh_dir("fused_sweeps")
+    cfg = config(folder, steps=13, every=0)
+    gpu = ["--set", 'solver.backend="hip"']
+    probe = mpirun(2, [cfg, "-q", "--set", "time.steps=1"] + gpu + out(folder, "probe"), expect_status=None)
+    if probe.returncode != 0:
+        why = next((line for line in probe.stderr.splitlines() if "error:" in line), probe.stderr[-200:])
+        raise Skip("needs an MPI build with a GPU backend and a GPU: " + why)
+    serial([cfg, "-q", "--set", 'solver.kernel="heat_tiled_ntf"'] + gpu + out(folder, "one"))
+    reference = os.path.join(folder, "one", "run_000013.hdf")
+    for ranks, axis in (("[1, 1, 2]", "z"), ("[2, 1, 1]", "x"), ("[1, 2, 1]", "y")):
+        for k in (2, 3):
+            name = f"{axis}_{k}"
+            chosen = ["--set", f"parallel.ranks={ranks}", "--set", f'solver.kernel="heat_fused{k}"']
+            proc = mpirun(2, [cfg] + gpu + chosen + out(folder, name))
+            said = "single steps: ranks cut along y" if axis == "y" else f"halos {k} deep across the cut along {axis}"
+            expect(said in proc.stdout, f"ranks {ranks}, heat_fused{k}: \"{said}\" not in the log:\n{proc.stdout}")
+            same_bits(reference, os.path.join(folder, name, "run_000013.hdf"), f"2 GPU ranks {ranks}, heat_fused{k}")
+        print(f"ranks {ranks}: heat_fused2, heat_fused3: bitwise equal to single steps on one process ({said})")
+
+
 def nccl_registered_buffers(folder, cfg, gpu):
     """Where NCCL can move faces between registered buffers (NCCL 2.23 on), its log shows the fields
     registered, and its FIFO path (NCCL_LOCAL_REGISTER=0) gives the same bits too."""

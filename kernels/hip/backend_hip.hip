@@ -19,6 +19,7 @@
 extern "C" {
 #include "../../solver/backend.h"
 static_assert((int)HEAT_LAUNCH_BOUND == (int)HEAT_MAX_BLOCK_THREADS, "the config check of solver.block uses HEAT_MAX_BLOCK_THREADS");
+#include "../../solver/deep_halo.h"
 #include "../../solver/error.h"
 #include "../../solver/implicit.h"
 #include "../../solver/materials.h"
@@ -48,7 +49,8 @@ static_assert((int)HEAT_LAUNCH_BOUND == (int)HEAT_MAX_BLOCK_THREADS, "the config
 enum { HIP_ALIGN_BYTES = 256 };
 
 /* Ghost state of the current field: none, y/z faces only (written by a fused
- * kernel, which makes x ghosts on the fly), or all six faces (halo_fill). */
+ * kernel, or by halo_fill for kernels that make x ghosts on the fly), or all
+ * six faces (halo_fill). */
 enum { HALO_NONE = 0, HALO_YZ = 1, HALO_ALL = 2 };
 
 static int halo_ready(int halo, int fused) { return halo == HALO_ALL || (fused && halo == HALO_YZ); }
@@ -56,13 +58,16 @@ static int halo_ready(int halo, int fused) { return halo == HALO_ALL || (fused &
 /* Implicit schemes' vectors; x is the second field. */
 enum { CG_R, CG_P, CG_Q, CG_Z, CG_W, CG_VECTORS };
 
-typedef enum { LAP_BASELINE, LAP_TILED, LAP_TILED_NT, HEAT_TILED, HEAT_TILED_NT, HEAT_ZWINDOW } kernel_kind;
+typedef enum { LAP_BASELINE, LAP_TILED, LAP_TILED_NT, HEAT_TILED, HEAT_TILED_NT, HEAT_ZWINDOW, HEAT_WIDE_NT } kernel_kind;
 
 struct kernel_entry {
     heat_variant variant;
     kernel_kind kind;
-    int zchunk; /* heat_zwindow: planes each thread marches through */
-    int fused;  /* writes the ghosts of its output: no halo pass before the next step */
+    int zchunk; /* heat_zwindow, heat_zwide: planes each thread marches through */
+    int fused;  /* 1: makes x ghosts on the fly and writes its output's y/z ghosts: no halo pass before the
+                   next step; 2: makes x ghosts on the fly only: a y/z halo pass before each step (no strided
+                   x-face stores); 0: a halo pass of all six faces before each step */
+    int width;  /* heat_wide_nt: points along x a thread (one vector load) */
 };
 
 /* The seeds' Laplacian-only sweeps (f = lap(u)): the benchmark's and the
@@ -94,6 +99,16 @@ static const kernel_entry kernel_table[] = {
     {{"heat_zwindow128", 1, 0}, HEAT_ZWINDOW, 128}, {{"heat_zwindow128", 2, 0}, HEAT_ZWINDOW, 128},
     {{"heat_zwindow128", 4, 0}, HEAT_ZWINDOW, 128},
     {{"heat_zwindowf32", 1, 0}, HEAT_ZWINDOW, 32, 1}, {{"heat_zwindowf32", 2, 0}, HEAT_ZWINDOW, 32, 1},
+    {{"heat_pairs_nt", 1, 0}, HEAT_WIDE_NT, 0, 0, 2}, {{"heat_pairs_nt", 2, 0}, HEAT_WIDE_NT, 0, 0, 2},
+    {{"heat_pairs_nt", 4, 0}, HEAT_WIDE_NT, 0, 0, 2},
+    {{"heat_pairs_ntf", 1, 0}, HEAT_WIDE_NT, 0, 1, 2}, {{"heat_pairs_ntf", 2, 0}, HEAT_WIDE_NT, 0, 1, 2},
+    {{"heat_pairs_ntf", 4, 0}, HEAT_WIDE_NT, 0, 1, 2},
+    {{"heat_quads_nt", 1, 0}, HEAT_WIDE_NT, 0, 0, 4}, {{"heat_quads_nt", 2, 0}, HEAT_WIDE_NT, 0, 0, 4},
+    {{"heat_quads_ntf", 1, 0}, HEAT_WIDE_NT, 0, 1, 4}, {{"heat_quads_ntf", 2, 0}, HEAT_WIDE_NT, 0, 1, 4},
+    {{"heat_pairs_ntx", 1, 0}, HEAT_WIDE_NT, 0, 2, 2}, {{"heat_pairs_ntx", 2, 0}, HEAT_WIDE_NT, 0, 2, 2},
+    {{"heat_pairs_ntx", 4, 0}, HEAT_WIDE_NT, 0, 2, 2},
+    {{"heat_zpairsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 2}, {{"heat_zpairsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 2},
+    {{"heat_zquadsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 4}, {{"heat_zquadsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 4},
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
@@ -147,6 +162,11 @@ struct hip_state {
     struct hip_materials *mat;  /* materials runs (backend_hip_materials.hip); NULL: constant coefficients */
     const struct fused_entry *fused; /* K steps a sweep (backend_hip_fused.hip); NULL: single steps */
     int fused_ready;                 /* the fused choice is made */
+    /* ghosts K deep beyond the faces cut between ranks, for fused sweeps (solver/deep_halo.h) */
+    heat_deep_halo deep;             /* the cut faces; faces 0: none (or no fused sweeps) */
+    char *deep_send[FACE_COUNT];     /* device: x faces' owned columns, packed; z faces send from the field */
+    char *deep_recv[FACE_COUNT];     /* device: the neighbours' planes or columns, read by the fused kernel */
+    void *deep_host_send[FACE_COUNT], *deep_host_recv[FACE_COUNT]; /* page-locked: staging without a GPU transport */
 };
 
 /* ---- launching ---------------------------------------------------------------------------------- */
@@ -186,6 +206,17 @@ static dim3 grid_for(const stencil_shape &p, dim3 block, int tile, int zchunk)
     return dim3((unsigned)((p.nx + block.x - 1) / block.x), (unsigned)((p.ny + block.y * tile - 1) / (block.y * tile)), zblocks);
 }
 
+template <typename T, int W, int M>
+static void launch_wide(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
+                        const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
+{
+    if (e->zchunk > 0) { /* the table's marching ones are all fused */
+        if constexpr (M <= 2) heat_zwide<T, W, M, 1><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
+    } else if (e->fused == 1) heat_wide_nt<T, W, M, 1><<<g, b, 0, q>>>(out, in, p, c, h);
+    else if (e->fused == 2) heat_wide_nt<T, W, M, 2><<<g, b, 0, q>>>(out, in, p, c, h);
+    else heat_wide_nt<T, W, M, 0><<<g, b, 0, q>>>(out, in, p, c, h);
+}
+
 template <typename T, int M>
 static void launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const hip_state *s,
                          const stencil_shape &p, unsigned cut, hipStream_t q)
@@ -205,6 +236,12 @@ static void launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T 
         if (e->fused) heat_zwindow<T, M, true><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
         else heat_zwindow<T, M, false><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
         break;
+    case HEAT_WIDE_NT:
+        if constexpr (M <= 4) /* the table's tiles: registers grow with M x W */
+            if (e->width == 2) launch_wide<T, 2, M>(e, g, b, out, in, p, c, h, q);
+        if constexpr (M <= 2)
+            if (e->width == 4) launch_wide<T, 4, M>(e, g, b, out, in, p, c, h, q);
+        break;
     case LAP_BASELINE: lap_baseline<T><<<g, b, 0, q>>>(out, in, p, c); break;
     }
 }
@@ -221,8 +258,11 @@ static int launch_typed(const hip_state *s, const kernel_entry *e, const int sha
         p.nz = r->count;
         offset = (long)r->first * p.sz;
     }
-    dim3 block((unsigned)shape[0], (unsigned)shape[1], e->kind == HEAT_ZWINDOW ? 1u : (unsigned)shape[2]);
-    dim3 grid = grid_for(p, block, e->variant.tile, e->kind == HEAT_ZWINDOW ? e->zchunk : 0);
+    const bool marching = e->zchunk > 0; /* heat_zwindow, heat_zwide: one block along z a chunk */
+    dim3 block((unsigned)shape[0], (unsigned)shape[1], marching ? 1u : (unsigned)shape[2]);
+    stencil_shape threads = p; /* points along x that get a thread of their own */
+    if (e->kind == HEAT_WIDE_NT) threads.nx = (p.nx + e->width - 1) / e->width;
+    dim3 grid = grid_for(threads, block, e->variant.tile, marching ? e->zchunk : 0);
     T *out = owned<T>(s, to) + offset;
     const T *in = owned<T>(s, from) + offset;
     unsigned cut = r ? r->cut : 0u;
@@ -249,23 +289,33 @@ static int launch(const hip_state *s, const kernel_entry *e, const int shape[3],
                                               : launch_typed<double>(s, e, shape, from, to, r, q);
 }
 
-template <typename T> static int fill_halo_typed(hip_state *s)
+/* The boundary ghosts of the current field: all six faces (HALO_ALL), or
+ * the y and z faces only (HALO_YZ), whose stores are whole rows, for kernels
+ * that make the x ghosts on the fly (one strided store a row otherwise). */
+template <typename T> static int fill_halo_typed(hip_state *s, int faces)
 {
     halo_coeffs<T> h = cast_halo<T>(s);
     const stencil_shape &p = s->shape;
+    const int first = faces == HALO_YZ ? FACE_Y_LOW : FACE_X_LOW;
     dim3 block(32, 8, 1);
     int along_a = std::max(p.nx, p.ny), along_b = std::max(p.ny, p.nz);
-    dim3 grid((unsigned)((along_a + 31) / 32), (unsigned)((along_b + 7) / 8), 6);
-    halo_fill<T><<<grid, block>>>(owned<T>(s, s->current), p, h);
+    dim3 grid((unsigned)((along_a + 31) / 32), (unsigned)((along_b + 7) / 8), (unsigned)(FACE_COUNT - first));
+    halo_fill<T><<<grid, block>>>(owned<T>(s, s->current), p, h, first);
     HIP_CHECK_LAUNCH("halo_fill");
-    s->halo_valid = HALO_ALL;
+    s->halo_valid = faces;
     return HEAT_OK;
 }
 
-static int fill_halo(hip_state *s)
+static int fill_halo(hip_state *s, int faces = HALO_ALL)
 {
-    return s->problem.precision == HEAT_FLOAT ? fill_halo_typed<float>(s) : fill_halo_typed<double>(s);
+    return s->problem.precision == HEAT_FLOAT ? fill_halo_typed<float>(s, faces) : fill_halo_typed<double>(s, faces);
 }
+
+/* The ghosts kernel e reads and does not make itself. */
+static int fill_halo_for(hip_state *s, const kernel_entry *e) { return fill_halo(s, e->fused ? HALO_YZ : HALO_ALL); }
+
+/* The ghosts of e's output after its step. */
+static int halo_after(const kernel_entry *e) { return e->fused == 1 ? HALO_YZ : HALO_NONE; }
 
 /* ---- tuning ---------------------------------------------------------------------------------------- */
 
@@ -293,7 +343,7 @@ static int time_kernel(hip_state *s, const kernel_entry *e, const int shape[3], 
     HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current)); /* warm-up */
     for (int r = 0; r < reps; ++r) {
         HIP_CALL(hipEventRecord(s->start, 0));
-        if (with_halo && !e->fused) HEAT_CALL(fill_halo(s));
+        if (with_halo && e->fused != 1) HEAT_CALL(fill_halo_for(s, e));
         HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current));
         HIP_CALL(hipEventRecord(s->stop, 0));
         HIP_CALL(hipEventSynchronize(s->stop));
@@ -377,7 +427,8 @@ static int tune(hip_state *s)
     if (!s->kernel)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no heat kernel; use auto, "
                           "heat_tiled, heat_tiled_nt, heat_tiled_ntf (tile 1-16), heat_zwindow32/64/128 (tile 1, 2, 4) or "
-                          "heat_zwindowf32 (tile 1, 2)",
+                          "heat_zwindowf32 (tile 1, 2), heat_pairs_nt or heat_pairs_ntf (tile 1, 2, 4), heat_quads_nt, heat_quads_ntf, "
+                          "heat_pairs_ntx (tile 1, 2, 4), heat_zpairsf32 or heat_zquadsf32 (tile 1, 2)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
     snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s)", s->kernel->variant.kernel,
@@ -415,6 +466,7 @@ static int exchange_buffer(hip_state *s, char *buffer);
 
 static void free_materials(hip_state *s);
 static int setup_materials(hip_state *s);
+static void free_deep_halo(hip_state *s);
 
 static void hip_destroy(void **state)
 {
@@ -431,6 +483,7 @@ static void hip_destroy(void **state)
     }
     free_cg(s);
     free_materials(s);
+    free_deep_halo(s);
     heat_reduction_free(&s->reduction);
     if (s->snapshot_pending) (void)hipEventSynchronize(s->snapshot_done);
     if (s->comm) (void)hipStreamSynchronize(s->comm), (void)hipStreamDestroy(s->comm);
@@ -761,7 +814,7 @@ static int overlapped_step(hip_state *s, const kernel_entry *e, const int shape[
     const unsigned low = 1u << FACE_Z_LOW, high = 1u << FACE_Z_HIGH;
     if (!halo_ready(s->halo_valid, e->fused)) { /* physical ghosts from the whole field: the streams meet */
         if (s->ghosts_queued) HIP_CALL(hipStreamWaitEvent(0, s->arrived, 0));
-        HEAT_CALL(fill_halo(s));
+        HEAT_CALL(fill_halo_for(s, e));
     }
     if (!s->ghosts_queued) {
         HEAT_CALL(comm_after_default(s));
@@ -783,7 +836,7 @@ static int overlapped_step(hip_state *s, const kernel_entry *e, const int shape[
         HEAT_CALL(launch(s, e, shape, from, to, &inner));
     }
     s->current = to;
-    s->halo_valid = e->fused ? HALO_YZ : HALO_NONE; /* fused kernels write the next y/z ghosts */
+    s->halo_valid = halo_after(e); /* fused kernels write the next y/z ghosts */
     return HEAT_OK;
 }
 
@@ -813,10 +866,10 @@ static int step_once(hip_state *s, const kernel_entry *e, const int shape[3])
 {
     if (s->overlap) return overlapped_step(s, e, shape);
     HEAT_CALL(exchange_ghosts(s, s->current));
-    if (!halo_ready(s->halo_valid, e->fused)) HEAT_CALL(fill_halo(s));
+    if (!halo_ready(s->halo_valid, e->fused)) HEAT_CALL(fill_halo_for(s, e));
     HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current));
     s->current = 1 - s->current;
-    s->halo_valid = e->fused ? HALO_YZ : HALO_NONE; /* fused kernels write the next y/z ghosts */
+    s->halo_valid = halo_after(e); /* fused kernels write the next y/z ghosts */
     return HEAT_OK;
 }
 

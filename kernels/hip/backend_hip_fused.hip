@@ -8,6 +8,11 @@
  * the steps between its events (checkpoints, frames, statistics, signals),
  * so they land where they always did, and since a sweep has the bits of K
  * single steps, so does the whole run, whatever K the tuner picks.
+ *
+ * Ranks cut along one axis (x or z slabs) exchange the ghosts K deep once a
+ * sweep (solver/deep_halo.h); every rank takes the same K, chosen from the
+ * ranks' timings added up, so that they exchange at the same steps. Cuts
+ * along y or along two axes or more take single steps.
  */
 #include "fused_kernels.hip"
 
@@ -41,6 +46,97 @@ static int fused_family(const char *name)
                ? name[10] - '0' : 0;
 }
 
+/* ---- ghosts K deep beyond the faces cut between ranks -------------------------------------------- */
+
+enum { DEEP_MOST_STEPS = 4 }; /* the most steps a sweep of fused_table */
+
+/* Bytes of face f's ghosts `steps` deep: whole planes of the field's layout
+ * (z: ranks stacked along z share it), or columns packed [z][y][steps] (x). */
+static size_t deep_bytes(const hip_state *s, int f, int steps)
+{
+    const int *n = s->problem.grid.n;
+    size_t points = f / 2 == 2 ? (size_t)s->layout.stride_z : (size_t)n[1] * n[2];
+    return (size_t)steps * points * s->elem;
+}
+
+/* Buffers for the deepest sweep, for both faces of the cut axis on every
+ * rank alike: NCCL pairs the buffers ranks register in the same order. */
+static int allocate_deep_halo(hip_state *s)
+{
+    for (int f = 2 * s->deep.axis; f <= 2 * s->deep.axis + 1; ++f) {
+        size_t bytes = deep_bytes(s, f, DEEP_MOST_STEPS);
+        HEAT_CALL(exchanged_alloc(s, (void **)&s->deep_recv[f], bytes));
+        HIP_CALL(hipMemset(s->deep_recv[f], 0, bytes)); /* timed before the first exchange fills it */
+        if (s->deep.axis == 0) HEAT_CALL(exchanged_alloc(s, (void **)&s->deep_send[f], bytes));
+        if (s->transport.exchange_device) continue; /* no host staging */
+        HIP_CALL(hipHostMalloc(&s->deep_host_send[f], bytes, hipHostMallocDefault));
+        HIP_CALL(hipHostMalloc(&s->deep_host_recv[f], bytes, hipHostMallocDefault));
+    }
+    return HEAT_OK;
+}
+
+static void free_deep_halo(hip_state *s)
+{
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        exchanged_free(s, s->deep_send[f]), exchanged_free(s, s->deep_recv[f]);
+        if (s->deep_host_send[f]) (void)hipHostFree(s->deep_host_send[f]);
+        if (s->deep_host_recv[f]) (void)hipHostFree(s->deep_host_recv[f]);
+    }
+}
+
+/* The fused kernel's view of the received ghosts (fused_kernels.hip: deep_ghosts). */
+template <typename T> static deep_ghosts<T> deep_ghosts_of(const hip_state *s)
+{
+    deep_ghosts<T> d = {NULL, NULL, s->deep.axis};
+    long first = s->deep.axis == 2 ? 1 + s->layout.stride_y : 0; /* point (0, 0) of a plane's storage */
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        if (!(s->deep.faces & 1u << f)) continue;
+        (f % 2 ? d.high : d.low) = reinterpret_cast<const T *>(s->deep_recv[f]) + first;
+    }
+    return d;
+}
+
+/* The ghosts `steps` deep of field[current]'s cut faces, from the
+ * neighbours: z planes straight from the field, x columns packed first; GPU
+ * to GPU where the transport can, else through page-locked host memory.
+ * Every rank calls it at the same steps. */
+template <typename T> static int deep_exchange_typed(hip_state *s, int steps)
+{
+    const heat_halo_transport *t = &s->transport;
+    void *send[FACE_COUNT] = {0}, *recv[FACE_COUNT] = {0};
+    size_t bytes[FACE_COUNT] = {0};
+    if (s->deep.axis == 0) {
+        const stencil_shape &p = s->shape;
+        dim3 block((unsigned)steps, HEAT_LAUNCH_BOUND / DEEP_MOST_STEPS), grid((p.ny + block.y - 1) / block.y, p.nz);
+        T *low = s->deep.faces & 1u << FACE_X_LOW ? reinterpret_cast<T *>(s->deep_send[FACE_X_LOW]) : NULL;
+        T *high = s->deep.faces & 1u << FACE_X_HIGH ? reinterpret_cast<T *>(s->deep_send[FACE_X_HIGH]) : NULL;
+        deep_pack_x<T><<<grid, block>>>(low, high, owned<T>(s, s->current), p, steps);
+        HIP_CHECK_LAUNCH("deep_pack_x");
+    }
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        if (!(s->deep.faces & 1u << f)) continue;
+        char *field = s->field[s->current];
+        send[f] = s->deep.axis == 2 ? whole_plane(s, field, f, f == FACE_Z_LOW ? 0 : steps - 1) : s->deep_send[f];
+        recv[f] = s->deep_recv[f];
+        bytes[f] = deep_bytes(s, f, steps);
+    }
+    if (t->exchange_device) return t->exchange_device(t->context, send, recv, bytes, NULL);
+    for (int f = 0; f < FACE_COUNT; ++f)
+        if (bytes[f]) HIP_CALL(hipMemcpy(s->deep_host_send[f], send[f], bytes[f], hipMemcpyDeviceToHost));
+    HEAT_CALL(t->exchange(t->context, s->deep_host_send, s->deep_host_recv, bytes));
+    for (int f = 0; f < FACE_COUNT; ++f)
+        if (bytes[f]) HIP_CALL(hipMemcpy(recv[f], s->deep_host_recv[f], bytes[f], hipMemcpyHostToDevice));
+    return HEAT_OK;
+}
+
+static int deep_exchange(hip_state *s, int steps)
+{
+    return s->problem.precision == HEAT_FLOAT ? deep_exchange_typed<float>(s, steps)
+                                              : deep_exchange_typed<double>(s, steps);
+}
+
+/* ---- the fused kernels ------------------------------------------------------------------------------ */
+
 template <typename T, int K, int BX, int BY, int R>
 static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const hip_state *s)
 {
@@ -52,7 +148,7 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
     } else {
         constexpr bool paired = fused_paired<T, K, BX, BY, R>();
         constexpr size_t bytes = paired ? 2 * planes : planes;
-        auto kernel = heat_fused<T, K, BX, BY, R, paired>;
+        auto kernel = s->deep.faces ? heat_fused<T, K, BX, BY, R, paired, true> : heat_fused<T, K, BX, BY, R, paired, false>;
         if (bytes > 48 * 1024) /* beyond the default a block may have */
             HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
                                          hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
@@ -61,7 +157,8 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
         dim3 grid((unsigned)((p.nx + BX - 2 * K - 1) / (BX - 2 * K)),
                   (unsigned)((p.ny + BY * R - 2 * K - 1) / (BY * R - 2 * K)),
                   (unsigned)((p.nz + e->zchunk - 1) / e->zchunk));
-        kernel<<<grid, block, bytes>>>(out, in, p, cast_coeffs<T>(s->coeffs), cast_halo<T>(s), e->zchunk);
+        kernel<<<grid, block, bytes>>>(out, in, p, cast_coeffs<T>(s->coeffs), cast_halo<T>(s), e->zchunk,
+                                       deep_ghosts_of<T>(s));
         return HEAT_OK;
     }
 }
@@ -104,32 +201,35 @@ static int launch_fused(const hip_state *s, const fused_entry *e, int from, int 
                                               : launch_fused_typed<double>(s, e, from, to);
 }
 
-/* Fused sweeps need every ghost to be a boundary condition or this block's
- * own far side (a periodic axis it holds whole); ranks' faces would need
- * halos K planes deep. Constant coefficients, explicit steps, no overlapped
- * exchange, and not where the run asks for single steps. */
-static int fused_allowed(const hip_state *s)
+/* Whether sweeps of `steps` steps may run: constant coefficients, and the
+ * problem's faces as solver/deep_halo.h allows (boundaries, wraps of an
+ * axis this block holds whole, ranks cut along x or z with blocks at least
+ * `steps` thick); *why says why not. The same answer on every rank. */
+static int fused_allowed(const hip_state *s, int steps, const char **why)
 {
-    const heat_halo *h = &s->problem.halo;
-    if (s->mat || s->overlap || h->single_steps || s->problem.implicit.scheme != HEAT_EULER) return 0;
-    for (int f = 0; f < FACE_COUNT; ++f) {
-        if (!(h->exchanged & 1u << f)) continue;
-        int a = f / 2, whole = h->global_n[a] > 0 ? h->global_n[a] : s->problem.grid.n[a];
-        if (s->problem.bc[f].type != HEAT_BC_PERIODIC || s->problem.grid.n[a] != whole) return 0;
-    }
-    /* a tile's halo and the wrap-around of a periodic axis stay within one period */
-    for (int a = 0; a < 3; ++a)
-        if (s->problem.grid.n[a] < 4) return 0;
-    return 1;
+    heat_deep_halo plan;
+    if (s->mat) return *why = "materials", 0;
+    return heat_deep_halo_plan(&s->problem, steps, &plan, why);
 }
 
-/* Median time of `reps` sweeps of e (out of place: the solution is untouched). */
+/* The faces cut between ranks, and their buffers, before the first fused
+ * kernel runs (the faces are the same for every K the plan allows). */
+static int deep_prepare(hip_state *s)
+{
+    const char *why;
+    if (s->deep.faces || !heat_deep_halo_plan(&s->problem, 2, &s->deep, &why) || !s->deep.faces) return HEAT_OK;
+    return allocate_deep_halo(s);
+}
+
+/* Median time of `reps` sweeps of e as a run takes them, the exchange of
+ * halos K deep included (out of place: the solution is untouched). */
 static int time_fused(hip_state *s, const fused_entry *e, int reps, double *ms)
 {
     std::vector<float> times((size_t)reps);
     HEAT_CALL(launch_fused(s, e, s->current, 1 - s->current)); /* warm-up */
     for (int r = 0; r < reps; ++r) {
         HIP_CALL(hipEventRecord(s->start, 0));
+        if (s->deep.faces) HEAT_CALL(deep_exchange(s, e->steps));
         HEAT_CALL(launch_fused(s, e, s->current, 1 - s->current));
         HIP_CALL(hipEventRecord(s->stop, 0));
         HIP_CALL(hipEventSynchronize(s->stop));
@@ -147,34 +247,68 @@ static void fused_cache_key(const hip_state *s, char *buf, size_t len)
     snprintf(buf + used, len - used, "\tsteps a sweep");
 }
 
+/* Every rank must take the same K, since they exchange at the same steps:
+ * ranks add their timings up (whole nanoseconds: exact sums in any order)
+ * and each picks from the same sums. */
+static int agree_on_timings(hip_state *s, std::vector<double> &ms)
+{
+    for (double &t : ms) t = std::round(t * 1e6);
+    return s->transport.sum_owned(s->transport.context, ms.data(), (long)ms.size());
+}
+
+/* A candidate of choose_fused: of family K when solver.kernel names one, its
+ * planes in shared memory, its halos no deeper than the plan allows. */
+static bool fused_candidate(const hip_state *s, const fused_entry *e, int family)
+{
+    const char *why;
+    return (!family || e->steps == family) && fused_fits(e, s->problem.precision) && fused_allowed(s, e->steps, &why);
+}
+
 /* The fastest per step of the fused kernels (of family K when solver.kernel
  * names one) and the production single step; from the tuning cache where
- * the choice was automatic. A fused kernel must beat the single step by
- * FUSED_MARGIN: where the two time alike, a few timings' noise would
- * otherwise pick either from run to run. */
+ * the choice was automatic and the run has one process. A fused kernel must
+ * beat the single step by FUSED_MARGIN: where the two time alike, a few
+ * timings' noise would otherwise pick either from run to run. */
 enum { FUSED_TUNE_REPS = 5 };
 static const double FUSED_MARGIN = 0.98;
 static int choose_fused(hip_state *s, int family)
 {
     char key[288], value[128];
     fused_cache_key(s, key, sizeof key);
-    if (!family && tuning_cache_lookup(key, value, sizeof value)) {
+    const bool ranks = s->transport.sum_owned != NULL;
+    if (!family && !ranks && tuning_cache_lookup(key, value, sizeof value)) {
         s->fused = strcmp(value, "single") == 0 ? NULL : find_fused(value);
         if (s->fused || strcmp(value, "single") == 0) return HEAT_OK;
     }
-    double best = 1e300;
-    if (!family) {
-        HEAT_CALL(time_kernel(s, s->kernel, s->block, FUSED_TUNE_REPS, 1, &best));
-        best *= FUSED_MARGIN;
-    }
-    for (const fused_entry &e : fused_table) {
-        if ((family && e.steps != family) || !fused_fits(&e, s->problem.precision)) continue;
-        double ms;
-        HEAT_CALL(time_fused(s, &e, FUSED_TUNE_REPS, &ms));
-        if (ms / e.steps < best) best = ms / e.steps, s->fused = &e;
-    }
-    if (!family) tuning_cache_store(key, s->fused ? s->fused->variant.kernel : "single");
+    std::vector<double> ms(FUSED_COUNT + 1, 0.0); /* [0]: the single step, then fused_table's */
+    if (!family) HEAT_CALL(time_kernel(s, s->kernel, s->block, FUSED_TUNE_REPS, 1, &ms[0]));
+    for (int i = 0; i < FUSED_COUNT; ++i)
+        if (fused_candidate(s, &fused_table[i], family))
+            HEAT_CALL(time_fused(s, &fused_table[i], FUSED_TUNE_REPS, &ms[i + 1]));
+    if (ranks) HEAT_CALL(agree_on_timings(s, ms));
+    double best = family ? 1e300 : ms[0] * FUSED_MARGIN;
+    s->fused = NULL;
+    for (int i = 0; i < FUSED_COUNT; ++i)
+        if (fused_candidate(s, &fused_table[i], family) && ms[i + 1] / fused_table[i].steps < best)
+            best = ms[i + 1] / fused_table[i].steps, s->fused = &fused_table[i];
+    if (!family && !ranks) tuning_cache_store(key, s->fused ? s->fused->variant.kernel : "single");
     return HEAT_OK;
+}
+
+/* What the run's log and summary say of the sweeps: K and the halo depth
+ * across a cut, or why single steps. */
+static void describe_fused(hip_state *s, const char *why)
+{
+    static const char axes[] = "xyz";
+    char line[160];
+    if (s->fused && s->deep.faces)
+        snprintf(line, sizeof line, "%d steps a sweep: %s, halos %d deep across the cut along %c", s->fused->steps,
+                 s->fused->variant.kernel, s->fused->steps, axes[s->deep.axis]);
+    else if (s->fused) snprintf(line, sizeof line, "%d steps a sweep: %s", s->fused->steps, s->fused->variant.kernel);
+    else snprintf(line, sizeof line, "single steps: %s", why);
+    size_t used = strlen(s->description);
+    snprintf(s->description + used, sizeof s->description - used, "; %s", line);
+    if (!s->problem.quiet) printf("GPU fused sweeps: %s\n", line);
 }
 
 /* Before the first step: solver.kernel = "heat_fusedK" takes K steps a sweep
@@ -189,21 +323,28 @@ static int fused_prepare(hip_state *s)
     if (family) snprintf(want.name, sizeof want.name, "auto"), want.tile = 0;
     if (!s->kernel) HEAT_CALL(tune(s));
     s->fused_ready = 1;
-    if (!fused_allowed(s) || (!family && strcmp(want.name, "auto") != 0)) return HEAT_OK;
+    const char *why = NULL;
+    if (!family && strcmp(want.name, "auto") != 0) return HEAT_OK;
+    if (!fused_allowed(s, family ? family : 2, &why)) {
+        /* a run cut between ranks, or one that asked for sweeps, says why it takes single steps */
+        if (family || s->problem.halo.exchanged) describe_fused(s, why);
+        return HEAT_OK;
+    }
+    HEAT_CALL(deep_prepare(s));
     HEAT_CALL(choose_fused(s, family));
-    if (!s->fused) return HEAT_OK;
-    size_t used = strlen(s->description);
-    snprintf(s->description + used, sizeof s->description - used, "; %d steps a sweep: %s", s->fused->steps,
-             s->fused->variant.kernel);
-    if (!s->problem.quiet)
-        printf("GPU fused sweeps: %s (%d steps a sweep)\n", s->fused->variant.kernel, s->fused->steps);
+    if (s->fused || s->deep.faces) describe_fused(s, "faster than the fused sweeps");
     return HEAT_OK;
 }
 
 /* Sweeps of e for the whole groups of e->steps in *steps; leaves the rest. */
 static int fused_sweeps(hip_state *s, const fused_entry *e, long *steps)
 {
+    if (*steps >= e->steps && s->ghosts_queued) { /* an overlapped step's exchange lands first */
+        HEAT_CALL(settle_exchange(s));
+        s->ghosts_queued = 0; /* it was into the field the sweep leaves behind */
+    }
     for (; *steps >= e->steps; *steps -= e->steps) {
+        if (s->deep.faces) HEAT_CALL(deep_exchange(s, e->steps));
         HEAT_CALL(launch_fused(s, e, s->current, 1 - s->current));
         s->current = 1 - s->current;
         s->halo_valid = HALO_NONE; /* a sweep writes owned points only */
@@ -223,16 +364,18 @@ static int fused_advance(hip_state *s, long *steps)
  * of the production kernel (or heat_tiled_ntf m=1 before any tuning). */
 static int fused_run_variant(hip_state *s, const fused_entry *e, long steps)
 {
-    HEAT_CHECK(fused_allowed(s), "fused kernel %s: the run's faces or scheme need single steps", e->variant.kernel);
+    const char *why;
+    HEAT_CHECK(fused_allowed(s, e->steps, &why), "fused kernel %s: single steps only here (%s)", e->variant.kernel, why);
+    HEAT_CALL(deep_prepare(s));
     HEAT_CALL(fused_sweeps(s, e, &steps));
     const kernel_entry *single = s->kernel ? s->kernel : find_kernel("heat_tiled_ntf", 1);
     const int *shape = s->kernel ? s->block : block_candidates[0];
     for (long step = 0; step < steps; ++step) {
         HEAT_CALL(exchange_ghosts(s, s->current));
-        if (!halo_ready(s->halo_valid, single->fused)) HEAT_CALL(fill_halo(s));
+        if (!halo_ready(s->halo_valid, single->fused)) HEAT_CALL(fill_halo_for(s, single));
         HEAT_CALL(launch(s, single, shape, s->current, 1 - s->current));
         s->current = 1 - s->current;
-        s->halo_valid = single->fused ? HALO_YZ : HALO_NONE;
+        s->halo_valid = halo_after(single);
     }
     HIP_CALL(hipStreamSynchronize(0));
     return HEAT_OK;

@@ -15,8 +15,15 @@
  * point beside a face reads the value a single step would read there. A
  * periodic axis held whole by this block (its exchanged faces meet
  * themselves) wraps the column and plane indices instead: the ghost then is
- * the far side's owned value, as the exchange brings it. Faces exchanged
- * with other ranks are not handled here (the backend then takes single steps).
+ * the far side's owned value, as the exchange brings it.
+ *
+ * DEEP: the faces of one axis (x or z) are cut between ranks, and the K
+ * planes (z) or columns (x) beyond each come from the neighbour, exchanged
+ * once a sweep (solver/deep_halo.h). The block then reads them where it
+ * would read its own ghosts, and computes levels 1 .. K-1 on them as a tile
+ * computes its halo: the rank's edge is a tile's edge. Since every point of
+ * them is the neighbour's own value and the arithmetic is the same, so are
+ * the bits, whatever the rank count.
  */
 #include "heat_kernels.h"
 
@@ -37,6 +44,30 @@ template <bool NEAR> __device__ __forceinline__ bool place_on_axis(int g, int n,
     }
     at = g;
     return g >= 0 && g < n;
+}
+
+/* The ghosts K deep beyond the faces of one axis cut between ranks, as the
+ * neighbours sent them: z, K whole planes of the field's layout (plane k of
+ * `low` is plane k - K of this block, of `high` plane nz + k), addressed at
+ * their point (0, 0); x, K columns a row, packed [z][y][K] (deep_pack_x).
+ * NULL: that face is not cut. */
+template <typename T> struct deep_ghosts {
+    const T *low, *high;
+    int axis; /* 0: x, 2: z */
+};
+
+/* The K owned columns next to each x face, packed [z][y][K] for the
+ * neighbour across it (its ghosts beyond the opposite face). */
+template <typename T>
+__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND) deep_pack_x(T *__restrict__ low, T *__restrict__ high,
+                                                                 const T *__restrict__ in, stencil_shape s, int K)
+{
+    const int i = (int)threadIdx.x, j = (int)(blockIdx.x * blockDim.y + threadIdx.y), k = (int)blockIdx.y;
+    if (j >= s.ny) return;
+    const T *row = in + j * s.sy + k * s.sz;
+    const long at = i + (long)K * (j + (long)s.ny * k);
+    if (low) low[at] = row[i];
+    if (high) high[at] = row[s.nx - K + i];
 }
 
 /* The heat step at one point, in the order of every heat kernel. FACES: the
@@ -96,20 +127,26 @@ extern __shared__ double fused_shared_words[];
  * PAIRED: the planes in shared memory are double-buffered, written at plane
  * t into the copy that plane t - 1 did not write, so one barrier a plane
  * suffices; otherwise two (all read, then all written). */
-template <typename T, int K, int BX, int BY, int R, bool PAIRED>
+template <typename T, int K, int BX, int BY, int R, bool PAIRED, bool DEEP>
 __global__ void __launch_bounds__(BX *BY)
     heat_fused(T *__restrict__ out, const T *__restrict__ in, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
-               int zchunk)
+               int zchunk, deep_ghosts<T> d)
 {
     constexpr int TX = BX, TY = BY * R, PX = TX + 2, PLANE = (TY + 2) * PX;
     static_assert(TX > 2 * K && TY > 2 * K, "a tile wider than its halo");
     T *const shared = reinterpret_cast<T *>(fused_shared_words);
     const int tx = threadIdx.x, ty = threadIdx.y;
-    const bool wrap_x = h.exchanged & 1u, wrap_y = h.exchanged & 4u, wrap_z = h.exchanged & 16u;
+    const bool deep_x = DEEP && d.axis == 0, deep_z = DEEP && d.axis == 2;
+    const bool wrap_x = (h.exchanged & 1u) && !deep_x, wrap_y = h.exchanged & 4u, wrap_z = (h.exchanged & 16u) && !deep_z;
     const int x0 = (int)blockIdx.x * (TX - 2 * K) - K, y0 = (int)blockIdx.y * (TY - 2 * K) - K;
     const int gx = x0 + tx;
     int x_at;
-    const bool x_in = place_on_axis<false>(gx, s.nx, wrap_x, x_at);
+    bool x_in = place_on_axis<false>(gx, s.nx, wrap_x, x_at);
+    /* a column beyond a cut x face: the neighbour's, from the packed ghosts (the field's own columns elsewhere) */
+    const T *x_ghosts = deep_x ? (gx < 0 ? d.low : gx >= s.nx && gx < s.nx + K ? d.high : nullptr) : nullptr;
+    if (x_ghosts) x_in = true, x_at = gx < 0 ? gx + K : gx - s.nx;
+    const T *const src = x_ghosts ? x_ghosts : in;
+    const long sy = x_ghosts ? (long)K : s.sy, sz = x_ghosts ? (long)K * s.ny : s.sz;
     const bool x_low = gx == 0 && applies(h, 0), x_high = gx == s.nx - 1 && applies(h, 1);
     const bool x_out = tx >= K && tx < TX - K && gx < s.nx;
     /* the tile reaches a face whose ghosts are boundary values: the same for every thread */
@@ -123,7 +160,7 @@ __global__ void __launch_bounds__(BX *BY)
         int y_at;
         const bool y_in = place_on_axis<false>(gy, s.ny, wrap_y, y_at);
         loads[r] = x_in && y_in;
-        column[r] = loads[r] ? x_at + y_at * s.sy : 0;
+        column[r] = loads[r] ? x_at + y_at * sy : 0;
         y_low[r] = gy == 0 && applies(h, 2), y_high[r] = gy == s.ny - 1 && applies(h, 3);
         y_out[r] = x_out && ly >= K && ly < TY - K && gy < s.ny;
     }
@@ -137,12 +174,16 @@ __global__ void __launch_bounds__(BX *BY)
     for (int m = 0; m < K; ++m)
 #pragma unroll
         for (int r = 0; r < R; ++r) win[m][r][0] = win[m][r][1] = fresh[m + 1][r] = T(0);
+    /* plane t from the field, or beyond a cut z face from the neighbour's planes */
     auto load_plane = [&](int t, T values[R]) {
-        int z_at;
-        const bool z_in = place_on_axis<true>(t, s.nz, wrap_z, z_at);
-        const long plane = (long)z_at * s.sz;
+        int z_at = 0;
+        const T *base = src;
+        bool z_in = true;
+        if (deep_z && t < 0 && d.low) base = d.low + (long)(t + K) * s.sz;
+        else if (deep_z && t >= s.nz && d.high) base = d.high + (long)(t - s.nz) * s.sz;
+        else z_in = place_on_axis<true>(t, s.nz, wrap_z, z_at), base += (long)z_at * sz;
 #pragma unroll
-        for (int r = 0; r < R; ++r) values[r] = z_in && loads[r] ? in[column[r] + plane] : T(0);
+        for (int r = 0; r < R; ++r) values[r] = z_in && loads[r] ? base[column[r]] : T(0);
     };
     /* Plane t: every level one plane on (level K in fresh[K]); parity P as above, faces: FACES of fused_point. */
     auto advance_plane = [&](int t, auto parity, auto faces) {

@@ -10,6 +10,13 @@
  *                        through a chunk of planes keeping z-1, z, z+1 of its M
  *                        rows in registers; y neighbours inside the tile come from
  *                        registers too, only x neighbours and tile edges from cache.
+ *   heat_wide_nt<W, M>   heat_tiled_nt with W points along x a thread, loaded as
+ *                        one aligned vector (heat_pairs_nt: W = 2, heat_quads_nt:
+ *                        W = 4): more bytes in flight a load instruction
+ *   heat_zwide<W, M>     the same marching along z as heat_zwindow does
+ *                        (heat_zpairsf32, heat_zquadsf32)
+ *   heat_pairs_ntx<M>    heat_pairs_nt making the x ghosts on the fly: the halo
+ *                        pass before it fills the y and z faces only (whole rows)
  * FUSED heat kernels also write the ghosts of the field they produce, so a
  * time step is one kernel; the others need a halo_fill launch before each step.
  */
@@ -199,6 +206,125 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, FUSED && M * sizeof(T) <= 8
 }
 
 
+/* W values of a row, aligned as one vector load (16 bytes at most a load:
+ * wider ones split into 16-byte loads). */
+template <typename T, int W> struct alignas(sizeof(T) * W) row_values {
+    T v[W];
+};
+
+/* The heat step at one point from its seven values, in the order of every heat kernel. */
+template <typename T>
+__device__ __forceinline__ T heat_point(T below, T south, T west, T centre, T east, T north, T above,
+                                        const stencil_coeffs<T> &c)
+{
+    T lap = below * c.hz;
+    lap += south * c.hy;
+    lap += west * c.hx;
+    lap += centre * c.diag;
+    lap += east * c.hx;
+    lap += north * c.hy;
+    lap += above * c.hz;
+    return centre + c.alpha_dt * lap;
+}
+
+/* The M rows of W points at q (point (i, j, k)) from their planes below,
+ * here and above, the rows south and north of them and the single x
+ * neighbours outside the W points. Points at nx or beyond (the ghost, the
+ * row's padding) are read and not written. GHOSTS 1: x ghosts made on the
+ * fly, y and z ghosts written (store_with_ghosts); 2: x ghosts made on the
+ * fly only (the y and z ones read, as halo_fill left them); 0: all read. */
+template <typename T, int W, int M, int GHOSTS>
+__device__ __forceinline__ void wide_rows(T *q, const row_values<T, W> below[M], const row_values<T, W> here[M],
+                                          const row_values<T, W> above[M], const row_values<T, W> &south,
+                                          const row_values<T, W> &north, const T west[M], const T east[M], int i,
+                                          int j, int k, const stencil_shape &s, const stencil_coeffs<T> &c,
+                                          const halo_coeffs<T> &h)
+{
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        const row_values<T, W> &ys = n == 0 ? south : here[n - 1], &yn = n == M - 1 ? north : here[n + 1];
+        if (j + n >= s.ny) continue;
+#pragma unroll
+        for (int w = 0; w < W; ++w) {
+            T x_low = w == 0 ? west[n] : here[n].v[w - 1], x_high = w == W - 1 ? east[n] : here[n].v[w + 1];
+            if (GHOSTS > 0) {
+                if (i + w == 0 && applies(h, 0)) x_low = h.shift[0] + h.scale[0] * here[n].v[w];
+                if (i + w == s.nx - 1 && applies(h, 1)) x_high = h.shift[1] + h.scale[1] * here[n].v[w];
+            }
+            const T v = heat_point(below[n].v[w], ys.v[w], x_low, here[n].v[w], x_high, yn.v[w], above[n].v[w], c);
+            if (i + w >= s.nx) break;
+            if (GHOSTS == 1) store_with_ghosts<T, true>(q + n * s.sy + w, v, j + n, k, s, h);
+            else nontemporal_store(v, q + n * s.sy + w);
+        }
+    }
+}
+
+/* Points i .. i + W - 1 (i a multiple of W) of M rows a thread. Every row
+ * starts on an aligned boundary, so they are one aligned vector load: the
+ * loads of a step are as many as heat_tiled_nt's for 1/W of the threads,
+ * each moving W times the bytes (more bytes in flight per SM, what a faster
+ * memory needs at the same latency). The x neighbours outside the W points
+ * are single loads that the neighbouring threads' vectors brought into
+ * cache. */
+template <typename T, int W, int M, int GHOSTS>
+__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
+    heat_wide_nt(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h)
+{
+    using V = row_values<T, W>;
+    const int i = W * (int)(threadIdx.x + blockIdx.x * blockDim.x);
+    const int j = M * (int)(threadIdx.y + blockIdx.y * blockDim.y);
+    const int k = (int)(threadIdx.z + blockIdx.z * blockDim.z);
+    if (i >= s.nx || j >= s.ny || k >= s.nz) return;
+    const long pos = i + j * s.sy + k * s.sz;
+    const T *p = u + pos;
+    auto row = [&](long at) { return *reinterpret_cast<const V *>(p + at); };
+    V below[M], here[M], above[M];
+    T west[M], east[M];
+#pragma unroll
+    for (int n = 0; n < M; ++n) below[n] = row(n * s.sy - s.sz);
+    const V south = row(-s.sy);
+#pragma unroll
+    for (int n = 0; n < M; ++n) here[n] = row(n * s.sy), west[n] = p[n * s.sy - 1], east[n] = p[n * s.sy + W];
+    const V north = row(M * s.sy);
+#pragma unroll
+    for (int n = 0; n < M; ++n) above[n] = row(n * s.sy + s.sz);
+    wide_rows<T, W, M, GHOSTS>(f + pos, below, here, above, south, north, west, east, i, j, k, s, c, h);
+}
+
+/* heat_wide_nt marching along z through planes [blockIdx.z * zchunk, +
+ * zchunk), as heat_zwindow does: each plane's M rows are loaded once (as
+ * `above`) and kept in registers for the next two planes. */
+template <typename T, int W, int M, int GHOSTS>
+__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
+    heat_zwide(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
+               int zchunk)
+{
+    using V = row_values<T, W>;
+    const int i = W * (int)(threadIdx.x + blockIdx.x * blockDim.x);
+    const int j = M * (int)(threadIdx.y + blockIdx.y * blockDim.y);
+    const int k0 = (int)blockIdx.z * zchunk, k1 = k0 + zchunk < s.nz ? k0 + zchunk : s.nz;
+    if (i >= s.nx || j >= s.ny) return;
+    const long start = i + j * s.sy + k0 * s.sz;
+    const T *p = u + start;
+    T *q = f + start;
+    auto row = [&](long at) { return *reinterpret_cast<const V *>(p + at); };
+    V below[M], here[M], above[M];
+#pragma unroll
+    for (int n = 0; n < M; ++n) below[n] = row(n * s.sy - s.sz), here[n] = row(n * s.sy);
+    for (int k = k0; k < k1; ++k, p += s.sz, q += s.sz) {
+        T west[M], east[M];
+        const V south = row(-s.sy);
+#pragma unroll
+        for (int n = 0; n < M; ++n) west[n] = p[n * s.sy - 1], east[n] = p[n * s.sy + W];
+        const V north = row(M * s.sy);
+#pragma unroll
+        for (int n = 0; n < M; ++n) above[n] = row(n * s.sy + s.sz);
+        wide_rows<T, W, M, GHOSTS>(q, below, here, above, south, north, west, east, i, j, k, s, c, h);
+#pragma unroll
+        for (int n = 0; n < M; ++n) below[n] = here[n], here[n] = above[n];
+    }
+}
+
 /* Point (a, b) of face `face`: the owned point next to it (inner), the step
  * to its ghost, and its index in a packed face (a fastest). False outside. */
 __device__ __forceinline__ bool face_point(int face, int a, int b, const stencil_shape &s, long &inner, long &step,
@@ -219,9 +345,10 @@ __device__ __forceinline__ bool face_point(int face, int a, int b, const stencil
     return true;
 }
 
-template <typename T> __global__ void halo_fill(T *u, stencil_shape s, halo_coeffs<T> h)
+/* Faces first_face .. 5, one a blockIdx.z. */
+template <typename T> __global__ void halo_fill(T *u, stencil_shape s, halo_coeffs<T> h, int first_face)
 {
-    const int face = blockIdx.z;
+    const int face = (int)blockIdx.z + first_face;
     long inner, step, packed;
     if (!applies(h, face) ||
         !face_point(face, threadIdx.x + blockIdx.x * blockDim.x, threadIdx.y + blockIdx.y * blockDim.y, s, inner, step, packed))
