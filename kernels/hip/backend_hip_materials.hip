@@ -15,6 +15,7 @@ struct hip_materials {
     char *table;                 /* device: the tables in the run's precision */
     std::vector<char> host_table;
     int shared;                  /* the tables fit in shared memory */
+    const struct material_variant *variant; /* the explicit step's kernel; NULL until chosen */
     double *heat_capacity;       /* device: rho c per zone */
     double *bricks;              /* device: per brick, 4 values (powers by kind, or the heat) */
     std::vector<double> host_bricks;
@@ -196,26 +197,152 @@ static int side_wait(hip_materials *m)
     return HEAT_OK;
 }
 
+/* The explicit step's kernels: material_step, or material_step_wide with `lanes` points a row a
+ * thread; `rows` rows a thread, blocks of bx x by threads, zchunk planes a block. All give the same
+ * bits (the same arithmetic per point in the same order): the fastest on the run's problem is
+ * chosen by timing (material_choose). */
+struct material_variant {
+    const char *name;
+    int lanes, rows, bx, by, zchunk;
+};
+
+static const material_variant material_variants[] = {
+    {"material_step", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK},
+    {"material_wide2x1_32x8z32", 2, 1, 32, 8, 32},
+    {"material_wide2x2_32x8z32", 2, 2, 32, 8, 32},
+    {"material_wide2x2_64x4z32", 2, 2, 64, 4, 32},
+    {"material_wide2x1_64x4z64", 2, 1, 64, 4, 64},
+    {"material_wide4x1_32x8z32", 4, 1, 32, 8, 32},
+    {"material_wide4x2_32x8z32", 4, 2, 32, 8, 32},
+    {"material_wide4x1_64x4z64", 4, 1, 64, 4, 64},
+};
+enum { MATERIAL_VARIANTS = sizeof material_variants / sizeof material_variants[0] };
+
+/* Whether v runs in the run's precision: a thread's points of a row one load wide (at most 16 bytes). */
+static bool material_variant_fits(const material_variant *v, size_t elem) { return v->lanes * elem <= 16; }
+
+template <typename T, int V, int M>
+static void launch_material_wide(const hip_state *s, const material_variant *v, dim3 grid, dim3 block, size_t shared)
+{
+    const hip_materials *m = s->mat;
+    T *out = owned<T>(s, 1 - s->current);
+    const T *in = owned<T>(s, s->current);
+    if (m->shared)
+        material_step_wide<T, V, M, true><<<grid, block, shared>>>(out, in, owned_zone<T>(s), s->shape, (const T *)m->table,
+                                                                 m->layout, s->problem.halo.exchanged, v->zchunk);
+    else
+        material_step_wide<T, V, M, false><<<grid, block>>>(out, in, owned_zone<T>(s), s->shape, (const T *)m->table,
+                                                          m->layout, s->problem.halo.exchanged, v->zchunk);
+}
+
+/* One explicit step by kernel v from field[current] into the other field (its ghosts set). */
+template <typename T> static int launch_material_variant(const hip_state *s, const material_variant *v)
+{
+    const hip_materials *m = s->mat;
+    const stencil_shape &p = s->shape;
+    const int columns = v->bx * v->lanes, rows = v->by * v->rows;
+    dim3 block((unsigned)v->bx, (unsigned)v->by, 1);
+    dim3 grid((unsigned)((p.nx + columns - 1) / columns), (unsigned)((p.ny + rows - 1) / rows),
+              (unsigned)((p.nz + v->zchunk - 1) / v->zchunk));
+    size_t shared = m->shared ? (size_t)m->layout.length * sizeof(T) : 0;
+    const int wide = v->lanes * 10 + v->rows;
+    if (v->lanes == 1) {
+        if (m->shared)
+            material_step<T, true><<<grid, block, shared>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current),
+                                                            owned_zone<T>(s), p, (const T *)m->table, m->layout,
+                                                            s->problem.halo.exchanged);
+        else
+            material_step<T, false><<<grid, block>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current),
+                                                     owned_zone<T>(s), p, (const T *)m->table, m->layout,
+                                                     s->problem.halo.exchanged);
+    } else if (wide == 21) launch_material_wide<T, 2, 1>(s, v, grid, block, shared);
+    else if (wide == 22) launch_material_wide<T, 2, 2>(s, v, grid, block, shared);
+    else if (wide == 41 && sizeof(T) == 4) launch_material_wide<float, 4, 1>(s, v, grid, block, shared);
+    else if (wide == 42 && sizeof(T) == 4) launch_material_wide<float, 4, 2>(s, v, grid, block, shared);
+    else return heat_internal_error("materials kernel %s has no instantiation in this precision", v->name);
+    HIP_CHECK_LAUNCH(v->name);
+    return HEAT_OK;
+}
+
+/* Median device time of `reps` steps by kernel v (out of place: the solution is untouched). */
+template <typename T> static int time_material_variant(hip_state *s, const material_variant *v, int reps, double *ms)
+{
+    std::vector<float> times((size_t)reps);
+    HEAT_CALL(launch_material_variant<T>(s, v)); /* warm-up */
+    for (int r = 0; r < reps; ++r) {
+        HIP_CALL(hipEventRecord(s->start, 0));
+        HEAT_CALL(launch_material_variant<T>(s, v));
+        HIP_CALL(hipEventRecord(s->stop, 0));
+        HIP_CALL(hipEventSynchronize(s->stop));
+        HIP_CALL(hipEventElapsedTime(&times[(size_t)r], s->start, s->stop));
+    }
+    std::sort(times.begin(), times.end());
+    *ms = times[(size_t)reps / 2];
+    return HEAT_OK;
+}
+
+/* The explicit step's kernel: the one solver.kernel names (a materials kernel), else the fastest of
+ * those that fit the precision, timed on the run's problem (field[current]'s ghosts set). */
+template <typename T> static int material_choose(hip_state *s)
+{
+    hip_materials *m = s->mat;
+    const char *how = "solver.kernel";
+    for (const material_variant &v : material_variants)
+        if (material_variant_fits(&v, sizeof(T)) && strcmp(s->problem.kernel.name, v.name) == 0) m->variant = &v;
+    const bool named = m->variant != NULL;
+    double best = 1e300;
+    for (int c = 0; !named && c < MATERIAL_VARIANTS; ++c) {
+        const material_variant *v = &material_variants[c];
+        double ms;
+        if (!material_variant_fits(v, sizeof(T))) continue;
+        HEAT_CALL(time_material_variant<T>(s, v, 3, &ms));
+        if (ms < best) best = ms, m->variant = v, how = "fastest measured";
+    }
+    snprintf(s->description, sizeof s->description, "%s, %d zones (tables in %s memory; %s)", m->variant->name,
+             m->tables.zones, m->shared ? "shared" : "global", how);
+    if (!s->problem.quiet) printf("GPU materials kernel: %s\n", s->description);
+    return HEAT_OK;
+}
+
+/* The bench's list: the explicit step's kernels that fit the run's precision. */
+static int material_variant_list(const hip_state *s, const heat_variant **list, int *count)
+{
+    static heat_variant names[MATERIAL_VARIANTS];
+    int n = 0;
+    for (const material_variant &v : material_variants)
+        if (material_variant_fits(&v, s->elem)) {
+            names[n] = heat_variant{"", 1, 0, 1};
+            snprintf(names[n].kernel, sizeof names[n].kernel, "%s", v.name);
+            ++n;
+        }
+    *list = names, *count = n;
+    return HEAT_OK;
+}
+
+/* The bench's time of kernel `name` alone (the step's other work apart), field[current]'s ghosts set. */
+static int time_material_named(hip_state *s, const char *name, int reps, double *ms)
+{
+    for (const material_variant &v : material_variants)
+        if (strcmp(v.name, name) == 0 && material_variant_fits(&v, s->elem)) {
+            HEAT_CALL(side_wait(s->mat));
+            if (s->problem.precision == HEAT_FLOAT) {
+                if (s->halo_valid == HALO_NONE) HEAT_CALL(material_fill_typed<float>(s, s->current));
+                return time_material_variant<float>(s, &v, reps, ms);
+            }
+            if (s->halo_valid == HALO_NONE) HEAT_CALL(material_fill_typed<double>(s, s->current));
+            return time_material_variant<double>(s, &v, reps, ms);
+        }
+    return heat_internal_error("no materials kernel %s in %s", name, heat_precision_name(s->problem.precision));
+}
+
 template <typename T> static int material_step_typed(hip_state *s)
 {
     hip_materials *m = s->mat;
     double power[HEAT_ENERGY_KINDS];
     if (m->energy_on_device) HEAT_CALL(prepare_step_on_device<T>(s));
     else HEAT_CALL(prepare_step<T>(s, power));
-    dim3 block(MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, 1);
-    dim3 grid((unsigned)((s->shape.nx + MATERIAL_BLOCK_X - 1) / MATERIAL_BLOCK_X),
-              (unsigned)((s->shape.ny + MATERIAL_BLOCK_Y * MATERIAL_ROWS - 1) / (MATERIAL_BLOCK_Y * MATERIAL_ROWS)),
-              (unsigned)((s->shape.nz + MATERIAL_Z_CHUNK - 1) / MATERIAL_Z_CHUNK));
-    size_t shared = m->shared ? (size_t)m->layout.length * sizeof(T) : 0;
-    if (m->shared)
-        material_step<T, true><<<grid, block, shared>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current),
-                                                        owned_zone<T>(s), s->shape, (const T *)m->table, m->layout,
-                                                        s->problem.halo.exchanged);
-    else
-        material_step<T, false><<<grid, block>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current),
-                                                 owned_zone<T>(s), s->shape, (const T *)m->table, m->layout,
-                                                 s->problem.halo.exchanged);
-    HIP_CHECK_LAUNCH("material_step");
+    if (!m->variant) HEAT_CALL(material_choose<T>(s));
+    HEAT_CALL(launch_material_variant<T>(s, m->variant));
     if (!m->energy_on_device)
         for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) m->energy_in[kind] += s->problem.dt * power[kind];
     s->current = 1 - s->current;
