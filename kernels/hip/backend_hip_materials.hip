@@ -429,7 +429,11 @@ static int setup_energy_on_device(hip_state *s)
     HIP_CALL(hipMemset(m->energy, 0, sizeof m->energy_in));
     HIP_CALL(hipMalloc((void **)&m->lane_first, first.size() * sizeof(int)));
     HIP_CALL(hipMemcpy(m->lane_first, first.data(), first.size() * sizeof(int), hipMemcpyHostToDevice));
-    HIP_CALL(hipStreamCreateWithFlags(&m->side, hipStreamNonBlocking));
+    /* the highest priority: the side work's few blocks start beside the step's first ones instead of
+     * after its last, where the next step would wait for them */
+    int least = 0, greatest = 0;
+    HIP_CALL(hipDeviceGetStreamPriorityRange(&least, &greatest));
+    HIP_CALL(hipStreamCreateWithPriority(&m->side, hipStreamNonBlocking, greatest));
     HIP_CALL(hipEventCreateWithFlags(&m->ghosts_set, hipEventDisableTiming));
     HIP_CALL(hipEventCreateWithFlags(&m->energy_done, hipEventDisableTiming));
     return HEAT_OK;

@@ -44,17 +44,23 @@ template <typename T, int V> __device__ __forceinline__ material_lanes<T, V> lan
     return *reinterpret_cast<const material_lanes<T, V> *>(at);
 }
 
-/* The first `valid` of the V lanes into q: one V-wide streaming store when all are. */
+/* The first `valid` (>= 1) of the V lanes into q. Lanes past them store lane valid - 1 again, in
+ * its place: no branch a lane, whose stores the AMD compiler would merge into plain (cached) ones. */
 template <typename T, int V> __device__ __forceinline__ void store_lanes(const material_lanes<T, V> &v, T *q, int valid)
 {
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
     if (valid >= V) {
         if constexpr (V == 2) nontemporal_store_wide(v.at[0], v.at[1], q);
         else nontemporal_store_wide(v.at[0], v.at[1], v.at[2], v.at[3], q);
         return;
     }
+#endif
+    T last = v.at[0];
 #pragma unroll
-    for (int l = 0; l < V; ++l)
-        if (l < valid) nontemporal_store(v.at[l], q + l);
+    for (int l = 0; l < V; ++l) {
+        last = l < valid ? v.at[l] : last;
+        nontemporal_store(last, q + min(l, valid - 1));
+    }
 }
 
 /* The ghosts beside the V lanes v across boundary face f (material_ghost's rule). */
