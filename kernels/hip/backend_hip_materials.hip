@@ -209,12 +209,15 @@ struct material_variant {
 static const material_variant material_variants[] = {
     {"material_step", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK},
     {"material_wide2x1_32x8z32", 2, 1, 32, 8, 32},
+    {"material_wide2x1_32x8z64", 2, 1, 32, 8, 64},
+    {"material_wide2x1_64x4z64", 2, 1, 64, 4, 64},
     {"material_wide2x2_32x8z32", 2, 2, 32, 8, 32},
     {"material_wide2x2_64x4z32", 2, 2, 64, 4, 32},
-    {"material_wide2x1_64x4z64", 2, 1, 64, 4, 64},
+    {"material_wide2x2_32x8z64", 2, 2, 32, 8, 64},
     {"material_wide4x1_32x8z32", 4, 1, 32, 8, 32},
-    {"material_wide4x2_32x8z32", 4, 2, 32, 8, 32},
+    {"material_wide4x1_32x8z64", 4, 1, 32, 8, 64},
     {"material_wide4x1_64x4z64", 4, 1, 64, 4, 64},
+    {"material_wide4x2_32x8z32", 4, 2, 32, 8, 32},
 };
 enum { MATERIAL_VARIANTS = sizeof material_variants / sizeof material_variants[0] };
 
