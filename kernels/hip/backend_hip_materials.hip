@@ -284,22 +284,45 @@ template <typename T> static int time_material_variant(hip_state *s, const mater
     return HEAT_OK;
 }
 
-/* The explicit step's kernel: the one solver.kernel names (a materials kernel), else the fastest of
- * those that fit the precision, timed on the run's problem (field[current]'s ghosts set). */
+/* The tuning cache's line of the explicit step's kernel: the one-material key, and the zones. */
+static void material_cache_key(const hip_state *s, char *buf, size_t len)
+{
+    cache_key(s, buf, len);
+    size_t used = strlen(buf);
+    snprintf(buf + used, len - used, "\tmaterials step, %d zones", s->mat->tables.zones);
+}
+
+/* The kernel called name that fits elem-byte values; NULL: none. */
+static const material_variant *find_material_variant(const char *name, size_t elem)
+{
+    for (const material_variant &v : material_variants)
+        if (material_variant_fits(&v, elem) && strcmp(name, v.name) == 0) return &v;
+    return NULL;
+}
+
+enum { MATERIAL_TUNE_REPS = 5 };
+
+/* The explicit step's kernel: the one the problem names (problem.kernel.name, a materials kernel:
+ * the tests'), else the tuning cache's, else the fastest of those that fit the precision, timed on
+ * the run's problem (field[current]'s ghosts set). */
 template <typename T> static int material_choose(hip_state *s)
 {
     hip_materials *m = s->mat;
-    const char *how = "solver.kernel";
-    for (const material_variant &v : material_variants)
-        if (material_variant_fits(&v, sizeof(T)) && strcmp(s->problem.kernel.name, v.name) == 0) m->variant = &v;
-    const bool named = m->variant != NULL;
-    double best = 1e300;
-    for (int c = 0; !named && c < MATERIAL_VARIANTS; ++c) {
-        const material_variant *v = &material_variants[c];
-        double ms;
-        if (!material_variant_fits(v, sizeof(T))) continue;
-        HEAT_CALL(time_material_variant<T>(s, v, 3, &ms));
-        if (ms < best) best = ms, m->variant = v, how = "fastest measured";
+    char key[320], value[128];
+    material_cache_key(s, key, sizeof key);
+    const char *how = "named";
+    m->variant = find_material_variant(s->problem.kernel.name, sizeof(T));
+    if (!m->variant && tuning_cache_lookup(key, value, sizeof value))
+        m->variant = find_material_variant(value, sizeof(T)), how = "from the tuning cache";
+    if (!m->variant) {
+        double best = 1e300;
+        for (const material_variant &v : material_variants) {
+            double ms;
+            if (!material_variant_fits(&v, sizeof(T))) continue;
+            HEAT_CALL(time_material_variant<T>(s, &v, MATERIAL_TUNE_REPS, &ms));
+            if (ms < best) best = ms, m->variant = &v;
+        }
+        tuning_cache_store(key, m->variant->name), how = "fastest measured";
     }
     snprintf(s->description, sizeof s->description, "%s, %d zones (tables in %s memory; %s)", m->variant->name,
              m->tables.zones, m->shared ? "shared" : "global", how);
@@ -325,17 +348,15 @@ static int material_variant_list(const hip_state *s, const heat_variant **list, 
 /* The bench's time of kernel `name` alone (the step's other work apart), field[current]'s ghosts set. */
 static int time_material_named(hip_state *s, const char *name, int reps, double *ms)
 {
-    for (const material_variant &v : material_variants)
-        if (strcmp(v.name, name) == 0 && material_variant_fits(&v, s->elem)) {
-            HEAT_CALL(side_wait(s->mat));
-            if (s->problem.precision == HEAT_FLOAT) {
-                if (s->halo_valid == HALO_NONE) HEAT_CALL(material_fill_typed<float>(s, s->current));
-                return time_material_variant<float>(s, &v, reps, ms);
-            }
-            if (s->halo_valid == HALO_NONE) HEAT_CALL(material_fill_typed<double>(s, s->current));
-            return time_material_variant<double>(s, &v, reps, ms);
-        }
-    return heat_internal_error("no materials kernel %s in %s", name, heat_precision_name(s->problem.precision));
+    const material_variant *v = find_material_variant(name, s->elem);
+    if (!v) return heat_internal_error("no materials kernel %s in %s", name, heat_precision_name(s->problem.precision));
+    HEAT_CALL(side_wait(s->mat));
+    if (s->problem.precision == HEAT_FLOAT) {
+        if (s->halo_valid == HALO_NONE) HEAT_CALL(material_fill_typed<float>(s, s->current));
+        return time_material_variant<float>(s, v, reps, ms);
+    }
+    if (s->halo_valid == HALO_NONE) HEAT_CALL(material_fill_typed<double>(s, s->current));
+    return time_material_variant<double>(s, v, reps, ms);
 }
 
 template <typename T> static int material_step_typed(hip_state *s)
