@@ -38,7 +38,7 @@ typedef struct bench_report {
     bench_row *rows;
     int count;
     double production_glups, single_glups; /* the one-material production step's, its single-sweep step's (0: none) */
-    double materials_ratio; /* the two-material step's GLUP/s over the one-material production step's; 0: not measured */
+    double materials_ratio; /* the two-material step's GLUP/s over the one-material production step's; 0: none */
     double materials_ratio_single; /* over the one-material single-sweep step's; 0: not measured */
     char materials_kernel[320]; /* how the two-material step ran (its backend's description) */
 } bench_report;
@@ -209,7 +209,8 @@ static int measure_materials(const heat_problem *one, heat_backend_request reque
     if (status == HEAT_OK) status = s->ops->bench->time_copy(s->state, 1, &copy_ms, &copy_bytes);
     if (status == HEAT_OK) status = s->ops->bench->time_step(s->state, reps, &ms);
     if (status == HEAT_OK) copy_plain(r->materials_kernel, sizeof r->materials_kernel, s->ops->kernel_description(s->state));
-    if (status == HEAT_OK && s->ops != &heat_backend_cpu) status = time_material_kernels(s, reps, r); /* the CPU's lists are one-material kernels */
+    if (status == HEAT_OK && s->ops != &heat_backend_cpu) /* the CPU lists its one-material kernels */
+        status = time_material_kernels(s, reps, r);
     heat_solver_destroy(&s);
     free(zones);
     if (status != HEAT_OK) return status;

@@ -204,20 +204,27 @@ static int side_wait(hip_materials *m)
 struct material_variant {
     const char *name;
     int lanes, rows, bx, by, zchunk;
+    int prefetch; /* material_step_wide: planes ahead hinted into L2; 0: none */
 };
 
 static const material_variant material_variants[] = {
-    {"material_step", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK},
-    {"material_wide2x1_32x8z32", 2, 1, 32, 8, 32},
-    {"material_wide2x1_32x8z64", 2, 1, 32, 8, 64},
-    {"material_wide2x1_64x4z64", 2, 1, 64, 4, 64},
-    {"material_wide2x2_32x8z32", 2, 2, 32, 8, 32},
-    {"material_wide2x2_64x4z32", 2, 2, 64, 4, 32},
-    {"material_wide2x2_32x8z64", 2, 2, 32, 8, 64},
-    {"material_wide4x1_32x8z32", 4, 1, 32, 8, 32},
-    {"material_wide4x1_32x8z64", 4, 1, 32, 8, 64},
-    {"material_wide4x1_64x4z64", 4, 1, 64, 4, 64},
-    {"material_wide4x2_32x8z32", 4, 2, 32, 8, 32},
+    {"material_step", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0},
+    {"material_wide2x1_32x8z32", 2, 1, 32, 8, 32, 0},
+    {"material_wide2x1_32x8z64", 2, 1, 32, 8, 64, 0},
+    {"material_wide2x1_64x4z64", 2, 1, 64, 4, 64, 0},
+    {"material_wide2x2_32x8z32", 2, 2, 32, 8, 32, 0},
+    {"material_wide2x2_64x4z32", 2, 2, 64, 4, 32, 0},
+    {"material_wide2x2_32x8z64", 2, 2, 32, 8, 64, 0},
+    {"material_wide2x1_32x8z32p3", 2, 1, 32, 8, 32, 3},
+    {"material_wide2x1_32x8z64p6", 2, 1, 32, 8, 64, 6},
+    {"material_wide2x2_32x8z32p3", 2, 2, 32, 8, 32, 3},
+    {"material_wide4x1_32x8z32", 4, 1, 32, 8, 32, 0},
+    {"material_wide4x1_32x8z64", 4, 1, 32, 8, 64, 0},
+    {"material_wide4x1_64x4z64", 4, 1, 64, 4, 64, 0},
+    {"material_wide4x2_32x8z32", 4, 2, 32, 8, 32, 0},
+    {"material_wide4x1_32x8z32p3", 4, 1, 32, 8, 32, 3},
+    {"material_wide4x1_32x8z64p6", 4, 1, 32, 8, 64, 6},
+    {"material_wide4x2_32x8z32p3", 4, 2, 32, 8, 32, 3},
 };
 enum { MATERIAL_VARIANTS = sizeof material_variants / sizeof material_variants[0] };
 
@@ -230,12 +237,14 @@ static void launch_material_wide(const hip_state *s, const material_variant *v, 
     const hip_materials *m = s->mat;
     T *out = owned<T>(s, 1 - s->current);
     const T *in = owned<T>(s, s->current);
+    const T *table = (const T *)m->table;
+    const unsigned exchanged = s->problem.halo.exchanged;
     if (m->shared)
-        material_step_wide<T, V, M, true><<<grid, block, shared>>>(out, in, owned_zone<T>(s), s->shape, (const T *)m->table,
-                                                                 m->layout, s->problem.halo.exchanged, v->zchunk);
+        material_step_wide<T, V, M, true><<<grid, block, shared>>>(out, in, owned_zone<T>(s), s->shape, table,
+                                                                 m->layout, exchanged, v->zchunk, v->prefetch);
     else
-        material_step_wide<T, V, M, false><<<grid, block>>>(out, in, owned_zone<T>(s), s->shape, (const T *)m->table,
-                                                          m->layout, s->problem.halo.exchanged, v->zchunk);
+        material_step_wide<T, V, M, false><<<grid, block>>>(out, in, owned_zone<T>(s), s->shape, table, m->layout,
+                                                          exchanged, v->zchunk, v->prefetch);
 }
 
 /* One explicit step by kernel v from field[current] into the other field (its ghosts set). */

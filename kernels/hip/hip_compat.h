@@ -61,6 +61,12 @@ template <typename T> __device__ __forceinline__ void nontemporal_store(T value,
     __stcs(address, value);
 }
 
+/* A hint: the line holding address into L2 (prefetch.global.L2), no register waits on it. */
+__device__ __forceinline__ void l2_prefetch(const void *address)
+{
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(address));
+}
+
 /* Two or four values at an aligned address as one streaming store (st.global.cs.v2 / .v4). */
 __device__ __forceinline__ void nontemporal_store_wide(double a, double b, double *address)
 {
@@ -82,6 +88,9 @@ template <typename T> __device__ __forceinline__ void nontemporal_store(T value,
 {
     __builtin_nontemporal_store(value, address);
 }
+
+/* No L2 prefetch instruction to hint with: nothing. */
+__device__ __forceinline__ void l2_prefetch(const void *address) { (void)address; }
 
 /* Two or four values at an aligned address, each a nontemporal store (the compiler may merge them). */
 template <typename T> __device__ __forceinline__ void nontemporal_store_wide(T a, T b, T *address)

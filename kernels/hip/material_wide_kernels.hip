@@ -65,7 +65,8 @@ template <typename T, int V> __device__ __forceinline__ void store_lanes(const m
 
 /* The ghosts beside the V lanes v across boundary face f (material_ghost's rule). */
 template <typename T, int V>
-__device__ __forceinline__ material_lanes<T, V> ghost_lanes(const T *tab, const material_table &t, int f, unsigned zones,
+__device__ __forceinline__ material_lanes<T, V> ghost_lanes(const T *tab, const material_table &t, int f,
+                                                            unsigned zones,
                                                             const material_lanes<T, V> &v)
 {
     material_lanes<T, V> g;
@@ -76,12 +77,14 @@ __device__ __forceinline__ material_lanes<T, V> ghost_lanes(const T *tab, const 
 
 /* One general step as material_step does it, with V points a row a thread (x: i0 = V thread), M
  * rows a thread and a chunk of zchunk planes a block, marching up z with each row's points here
- * and above and the next plane's (loaded one plane ahead) in registers. It writes its output's y
- * and z boundary ghosts and forms the x faces' where it reads them, as material_step does. */
+ * and above and the next plane's (loaded one plane ahead) in registers; prefetch > 0 also hints
+ * the plane that many ahead into L2, which holds no register. It writes its output's y and z
+ * boundary ghosts and forms the x faces' where it reads them, as material_step does. */
 template <typename T, int V, int M, bool SHARED>
 __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
     material_step_wide(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
-                       stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged, int zchunk)
+                       stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged, int zchunk,
+                       int prefetch)
 {
     typedef material_lanes<T, V> lanes;
     const T *tab = material_tables_at<T, SHARED>(table, t);
@@ -110,6 +113,13 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
             z_low[n].at[l] = kz[zone_byte(a[n], l) * zones + zone_byte(a_below, l)] * (below.at[l] - here[n].at[l]);
     }
     for (int k = k0; k < k1; ++k, p += s.sz, zp += s.sz, q += s.sz) {
+        if (prefetch > 0 && k + prefetch <= k1) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) {
+                l2_prefetch(p + n * sy + prefetch * s.sz);
+                l2_prefetch(zp + n * sy + prefetch * s.sz);
+            }
+        }
         if (k + 1 < k1) {
 #pragma unroll
             for (int n = 0; n < M; ++n)
@@ -159,10 +169,12 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
             if (j + n < s.ny) {
                 T *qn = q + n * sy;
                 store_lanes<T, V>(v, qn, valid);
-                if (j + n == 0 && !(exchanged & 4u)) store_lanes<T, V>(ghost_lanes<T, V>(tab, t, 2, a[n], v), qn - sy, valid);
+                if (j + n == 0 && !(exchanged & 4u))
+                    store_lanes<T, V>(ghost_lanes<T, V>(tab, t, 2, a[n], v), qn - sy, valid);
                 if (j + n == s.ny - 1 && !(exchanged & 8u))
                     store_lanes<T, V>(ghost_lanes<T, V>(tab, t, 3, a[n], v), qn + sy, valid);
-                if (k == 0 && !(exchanged & 16u)) store_lanes<T, V>(ghost_lanes<T, V>(tab, t, 4, a[n], v), qn - s.sz, valid);
+                if (k == 0 && !(exchanged & 16u))
+                    store_lanes<T, V>(ghost_lanes<T, V>(tab, t, 4, a[n], v), qn - s.sz, valid);
                 if (k == s.nz - 1 && !(exchanged & 32u))
                     store_lanes<T, V>(ghost_lanes<T, V>(tab, t, 5, a[n], v), qn + s.sz, valid);
             }
