@@ -170,8 +170,9 @@ template <typename T> static int prepare_step(hip_state *s, double power[HEAT_EN
 }
 
 /* prepare_step with the energy kept on the device: the powers the step takes go into energy_in there,
- * on the side stream, while the step runs. The step writes the field the previous step's side work
- * read: it waits for that first. */
+ * on the side stream, while the step runs (side_energy_step, queued after the step: the host issues
+ * the step first). The step writes the field the previous step's side work read: it waits for that
+ * first. */
 template <typename T> static int prepare_step_on_device(hip_state *s)
 {
     hip_materials *m = s->mat;
@@ -180,6 +181,14 @@ template <typename T> static int prepare_step_on_device(hip_state *s)
     if (s->halo_valid == HALO_NONE) HEAT_CALL(material_fill_typed<T>(s, s->current)); /* else the last step's */
     if (m->side_started) HIP_CALL(hipStreamWaitEvent(0, m->energy_done, 0));
     HIP_CALL(hipEventRecord(m->ghosts_set, 0));
+    return HEAT_OK;
+}
+
+/* The side stream's part of prepare_step_on_device: from the field as it was when ghosts_set was
+ * recorded, whatever the default stream has queued since. */
+template <typename T> static int side_energy_step(hip_state *s)
+{
+    hip_materials *m = s->mat;
     HIP_CALL(hipStreamWaitEvent(m->side, m->ghosts_set, 0));
     HEAT_CALL(boundary_bricks<T>(s, s->current, m->side));
     material_energy_step<<<1, MATERIAL_ENERGY_KINDS * MATERIAL_LANES, 0, m->side>>>(
@@ -204,35 +213,35 @@ static int side_wait(hip_materials *m)
 struct material_variant {
     const char *name;
     int lanes, rows, bx, by, zchunk;
-    int prefetch; /* material_step_wide: planes ahead hinted into L2; 0: none */
+    int prefetch; /* planes ahead hinted into L2; 0: none */
 };
 
 static const material_variant material_variants[] = {
     {"material_step", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0},
+    {"material_step_p2", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 2},
+    {"material_step_p3", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 3},
+    {"material_step_p4", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 4},
     {"material_wide2x1_32x8z32", 2, 1, 32, 8, 32, 0},
-    {"material_wide2x1_32x8z64", 2, 1, 32, 8, 64, 0},
     {"material_wide2x1_64x4z64", 2, 1, 64, 4, 64, 0},
-    {"material_wide2x2_32x8z32", 2, 2, 32, 8, 32, 0},
-    {"material_wide2x2_64x4z32", 2, 2, 64, 4, 32, 0},
-    {"material_wide2x2_32x8z64", 2, 2, 32, 8, 64, 0},
     {"material_wide2x1_32x8z32p3", 2, 1, 32, 8, 32, 3},
-    {"material_wide2x1_32x8z64p6", 2, 1, 32, 8, 64, 6},
-    {"material_wide2x2_32x8z32p3", 2, 2, 32, 8, 32, 3},
+    {"material_wide2x1_64x4z32p3", 2, 1, 64, 4, 32, 3},
     {"material_wide4x1_32x8z32", 4, 1, 32, 8, 32, 0},
-    {"material_wide4x1_32x8z64", 4, 1, 32, 8, 64, 0},
-    {"material_wide4x1_64x4z64", 4, 1, 64, 4, 64, 0},
-    {"material_wide4x2_32x8z32", 4, 2, 32, 8, 32, 0},
     {"material_wide4x1_32x8z32p3", 4, 1, 32, 8, 32, 3},
-    {"material_wide4x1_32x8z64p6", 4, 1, 32, 8, 64, 6},
+    {"material_wide4x2_32x8z32", 4, 2, 32, 8, 32, 0},
+    {"material_wide4x2_64x4z32", 4, 2, 64, 4, 32, 0},
     {"material_wide4x2_32x8z32p3", 4, 2, 32, 8, 32, 3},
+    {"material_wide4x2_64x4z32p3", 4, 2, 64, 4, 32, 3},
 };
 enum { MATERIAL_VARIANTS = sizeof material_variants / sizeof material_variants[0] };
 
-/* Whether v runs in the run's precision: a thread's points of a row one load wide (at most 16 bytes). */
-static bool material_variant_fits(const material_variant *v, size_t elem) { return v->lanes * elem <= 16; }
+/* Whether v runs in the run's precision: one point a thread, or a thread's points of a row one 16-byte load. */
+static bool material_variant_fits(const material_variant *v, size_t elem)
+{
+    return v->lanes == 1 || v->lanes * elem == 16;
+}
 
-template <typename T, int V, int M>
-static void launch_material_wide(const hip_state *s, const material_variant *v, dim3 grid, dim3 block, size_t shared)
+template <typename T, int V, int M, int PREFETCH>
+static void launch_material_wide(const hip_state *s, dim3 grid, dim3 block, size_t shared, int zchunk)
 {
     const hip_materials *m = s->mat;
     T *out = owned<T>(s, 1 - s->current);
@@ -240,11 +249,39 @@ static void launch_material_wide(const hip_state *s, const material_variant *v, 
     const T *table = (const T *)m->table;
     const unsigned exchanged = s->problem.halo.exchanged;
     if (m->shared)
-        material_step_wide<T, V, M, true><<<grid, block, shared>>>(out, in, owned_zone<T>(s), s->shape, table,
-                                                                 m->layout, exchanged, v->zchunk, v->prefetch);
+        material_step_wide<T, V, M, true, PREFETCH><<<grid, block, shared>>>(out, in, owned_zone<T>(s), s->shape,
+                                                                           table, m->layout, exchanged, zchunk);
     else
-        material_step_wide<T, V, M, false><<<grid, block>>>(out, in, owned_zone<T>(s), s->shape, table, m->layout,
-                                                          exchanged, v->zchunk, v->prefetch);
+        material_step_wide<T, V, M, false, PREFETCH><<<grid, block>>>(out, in, owned_zone<T>(s), s->shape, table,
+                                                                    m->layout, exchanged, zchunk);
+}
+
+/* The instantiations of material_step_wide: V = 16 bytes / sizeof(T), planes ahead 0 or 3. */
+template <typename T, int M> static bool launch_material_wide_any(const hip_state *s, const material_variant *v, dim3 grid,
+                                                                  dim3 block, size_t shared)
+{
+    constexpr int V = 16 / sizeof(T);
+    if (v->lanes != V || v->rows != M) return false;
+    if (v->prefetch == 0) launch_material_wide<T, V, M, 0>(s, grid, block, shared, v->zchunk);
+    else if (v->prefetch == 3) launch_material_wide<T, V, M, 3>(s, grid, block, shared, v->zchunk);
+    else return false;
+    return true;
+}
+
+template <typename T, int PREFETCH>
+static void launch_material_scalar(const hip_state *s, dim3 grid, dim3 block, size_t shared)
+{
+    const hip_materials *m = s->mat;
+    T *out = owned<T>(s, 1 - s->current);
+    const T *in = owned<T>(s, s->current);
+    const T *table = (const T *)m->table;
+    const unsigned exchanged = s->problem.halo.exchanged;
+    if (m->shared)
+        material_step<T, true, PREFETCH><<<grid, block, shared>>>(out, in, owned_zone<T>(s), s->shape, table, m->layout,
+                                                                exchanged);
+    else
+        material_step<T, false, PREFETCH><<<grid, block>>>(out, in, owned_zone<T>(s), s->shape, table, m->layout,
+                                                         exchanged);
 }
 
 /* One explicit step by kernel v from field[current] into the other field (its ghosts set). */
@@ -257,21 +294,19 @@ template <typename T> static int launch_material_variant(const hip_state *s, con
     dim3 grid((unsigned)((p.nx + columns - 1) / columns), (unsigned)((p.ny + rows - 1) / rows),
               (unsigned)((p.nz + v->zchunk - 1) / v->zchunk));
     size_t shared = m->shared ? (size_t)m->layout.length * sizeof(T) : 0;
-    const int wide = v->lanes * 10 + v->rows;
     if (v->lanes == 1) {
-        if (m->shared)
-            material_step<T, true><<<grid, block, shared>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current),
-                                                            owned_zone<T>(s), p, (const T *)m->table, m->layout,
-                                                            s->problem.halo.exchanged);
-        else
-            material_step<T, false><<<grid, block>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current),
-                                                     owned_zone<T>(s), p, (const T *)m->table, m->layout,
-                                                     s->problem.halo.exchanged);
-    } else if (wide == 21) launch_material_wide<T, 2, 1>(s, v, grid, block, shared);
-    else if (wide == 22) launch_material_wide<T, 2, 2>(s, v, grid, block, shared);
-    else if (wide == 41 && sizeof(T) == 4) launch_material_wide<float, 4, 1>(s, v, grid, block, shared);
-    else if (wide == 42 && sizeof(T) == 4) launch_material_wide<float, 4, 2>(s, v, grid, block, shared);
-    else return heat_internal_error("materials kernel %s has no instantiation in this precision", v->name);
+        switch (v->prefetch) {
+        case 0: launch_material_scalar<T, 0>(s, grid, block, shared); break;
+        case 2: launch_material_scalar<T, 2>(s, grid, block, shared); break;
+        case 3: launch_material_scalar<T, 3>(s, grid, block, shared); break;
+        case 4: launch_material_scalar<T, 4>(s, grid, block, shared); break;
+        default: return heat_internal_error("materials kernel %s has no instantiation", v->name);
+        }
+    } else {
+        bool launched = launch_material_wide_any<T, 1>(s, v, grid, block, shared);
+        if constexpr (sizeof(T) == 4) launched = launched || launch_material_wide_any<T, 2>(s, v, grid, block, shared);
+        if (!launched) return heat_internal_error("materials kernel %s has no instantiation in this precision", v->name);
+    }
     HIP_CHECK_LAUNCH(v->name);
     return HEAT_OK;
 }
@@ -376,6 +411,7 @@ template <typename T> static int material_step_typed(hip_state *s)
     else HEAT_CALL(prepare_step<T>(s, power));
     if (!m->variant) HEAT_CALL(material_choose<T>(s));
     HEAT_CALL(launch_material_variant<T>(s, m->variant));
+    if (m->energy_on_device) HEAT_CALL(side_energy_step<T>(s)); /* reads field[current]: before the swap */
     if (!m->energy_on_device)
         for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) m->energy_in[kind] += s->problem.dt * power[kind];
     s->current = 1 - s->current;
@@ -384,10 +420,15 @@ template <typename T> static int material_step_typed(hip_state *s)
     return HEAT_OK;
 }
 
+/* One explicit step, queued. */
+static int material_step_queued(hip_state *s)
+{
+    return s->problem.precision == HEAT_FLOAT ? material_step_typed<float>(s) : material_step_typed<double>(s);
+}
+
 static int material_steps(hip_state *s, long steps)
 {
-    for (long step = 0; step < steps; ++step)
-        HEAT_CALL(s->problem.precision == HEAT_FLOAT ? material_step_typed<float>(s) : material_step_typed<double>(s));
+    for (long step = 0; step < steps; ++step) HEAT_CALL(material_step_queued(s));
     HIP_CALL(hipStreamSynchronize(0));
     return HEAT_OK;
 }

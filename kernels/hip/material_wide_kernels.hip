@@ -77,14 +77,13 @@ __device__ __forceinline__ material_lanes<T, V> ghost_lanes(const T *tab, const 
 
 /* One general step as material_step does it, with V points a row a thread (x: i0 = V thread), M
  * rows a thread and a chunk of zchunk planes a block, marching up z with each row's points here
- * and above and the next plane's (loaded one plane ahead) in registers; prefetch > 0 also hints
- * the plane that many ahead into L2, which holds no register. It writes its output's y and z
+ * and above and the next plane's (loaded one plane ahead) in registers; PREFETCH > 0 also hints
+ * the plane that many ahead into L2, as material_step does. It writes its output's y and z
  * boundary ghosts and forms the x faces' where it reads them, as material_step does. */
-template <typename T, int V, int M, bool SHARED>
+template <typename T, int V, int M, bool SHARED, int PREFETCH>
 __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
     material_step_wide(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
-                       stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged, int zchunk,
-                       int prefetch)
+                       stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged, int zchunk)
 {
     typedef material_lanes<T, V> lanes;
     const T *tab = material_tables_at<T, SHARED>(table, t);
@@ -113,11 +112,11 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
             z_low[n].at[l] = kz[zone_byte(a[n], l) * zones + zone_byte(a_below, l)] * (below.at[l] - here[n].at[l]);
     }
     for (int k = k0; k < k1; ++k, p += s.sz, zp += s.sz, q += s.sz) {
-        if (prefetch > 0 && k + prefetch <= k1) {
+        if (PREFETCH > 0 && k + PREFETCH <= k1) {
 #pragma unroll
             for (int n = 0; n < M; ++n) {
-                l2_prefetch(p + n * sy + prefetch * s.sz);
-                l2_prefetch(zp + n * sy + prefetch * s.sz);
+                l2_prefetch(p + n * sy + PREFETCH * s.sz);
+                l2_prefetch(zp + n * sy + PREFETCH * s.sz);
             }
         }
         if (k + 1 < k1) {
