@@ -83,13 +83,17 @@ typedef struct heat_cg_ops {
  * variant from the current field into the other, swap (a Laplacian variant
  * leaves f = lap(u) as the current field). variants: every variant, the
  * seeds' Laplacian-only ones included, which the production choice never
- * considers. */
+ * considers; a materials run's solver lists its general step's kernels instead. */
 typedef struct heat_bench_ops {
     int (*run_variant)(void *state, const heat_variant *variant, long steps);
     int (*variants)(void *state, const heat_variant **list, int *count);
     int (*time_variant)(void *state, const heat_variant *variant, int reps, double *median_ms);
     int (*time_copy)(void *state, int reps, double *median_ms, double *bytes);
     int (*time_step)(void *state, int reps, double *median_ms);
+    /* A step of the production kernel taken one step a sweep (its halo pass included where it needs
+     * one): the like-for-like reference of a step that takes one a sweep, where time_step's takes
+     * several. NULL where the backend has no such single step apart from time_step's. */
+    int (*time_single_step)(void *state, int reps, double *median_ms);
 } heat_bench_ops;
 
 /* Optional asynchronous hooks of a backend whose field lives apart from

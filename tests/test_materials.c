@@ -546,21 +546,28 @@ static int gpu_balance(const gpu_case *c, const heat_energy *before, const heat_
 
 /* Every kind of face, two materials, a source that switches on and off: the GPU's fields and energy balance
  * against the CPU's. */
-static int gpu_against_cpu(const gpu_case *c)
+static heat_problem gpu_case_problem(const gpu_case *c, heat_materials *m)
 {
     heat_problem p = test_problem(67, 45, 33, 1.34, 0.9, 0.66, c->precision);
-    heat_materials m = {.material_count = 2, .material = {test_material("a", 1.0, 2.0), test_material("b", 20.0, 5.0)},
-                        .zone_count = 3, .zone = {test_zone(0, 0.0), test_zone(1, 5.0), {0, 2.0, 0.0, 0.0}}};
-    p.materials = &m;
+    *m = (heat_materials){.material_count = 2, .material = {test_material("a", 1.0, 2.0), test_material("b", 20.0, 5.0)},
+                          .zone_count = 3, .zone = {test_zone(0, 0.0), test_zone(1, 5.0), {0, 2.0, 0.0, 0.0}}};
+    p.materials = m;
     p.zones = test_paint_zones(&p, powered_blocks);
     p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_FLUX, .value = 3.0};
     p.bc[FACE_X_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 0.5};
     p.bc[FACE_Y_LOW] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 4.0, .ambient = 2.0};
     p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 0.5, .ambient = -1.0};
     p.implicit = (heat_implicit){c->scheme, c->rtol, 2000, c->preconditioner, 8, 2};
+    p.dt = (c->scheme == HEAT_EULER ? 0.9 : 10.0) * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    m->zone[2].source_on = 0.25 * c->steps * p.dt + 0.5 * p.dt, m->zone[2].source_off = 0.65 * c->steps * p.dt + 0.5 * p.dt;
+    return p;
+}
+
+static int gpu_against_cpu(const gpu_case *c)
+{
+    heat_materials m;
+    heat_problem p = gpu_case_problem(c, &m);
     const int explicit_euler = c->scheme == HEAT_EULER;
-    p.dt = (explicit_euler ? 0.9 : 10.0) * heat_materials_dt_max(&p.grid, p.bc, p.materials);
-    m.zone[2].source_on = 0.25 * c->steps * p.dt + 0.5 * p.dt, m.zone[2].source_off = 0.65 * c->steps * p.dt + 0.5 * p.dt;
     void *initial = gaussian_field(&p), *fields[2] = {test_alloc_field(&p), test_alloc_field(&p)};
     heat_energy energy[2], start;
     const heat_backend_request backends[2] = {HEAT_SELECT_CPU, HEAT_SELECT_HIP};
@@ -620,6 +627,56 @@ static int gpu_vs_cpu(void)
     return 0;
 }
 
+/* The explicit step's GPU kernels (the materials solver's bench list: backend_hip_materials.hip's
+ * material_variants), each named through problem.kernel.name, give the bits of the first
+ * (material_step), on a grid whose rows are no multiple of a thread's points, with every kind of
+ * face and zone boundaries between a thread's points. */
+static int gpu_kernels_bitwise(void)
+{
+    if (!(heat_backend_hip && heat_hip_available(NULL, 0))) return printf("no GPU: skipped\n"), TEST_SKIP;
+    for (int precision = 0; precision < 2; ++precision) {
+        const gpu_case c = {precision ? HEAT_FLOAT : HEAT_DOUBLE, HEAT_EULER, HEAT_PRECOND_CHEBYSHEV, 60, 0, 0, 0};
+        heat_materials m;
+        heat_problem p = gpu_case_problem(&c, &m);
+        void *initial = gaussian_field(&p), *reference = test_alloc_field(&p), *field = test_alloc_field(&p);
+        const size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(p.precision);
+        heat_variant kernels[32];
+        int count = 0;
+        _Static_assert(sizeof kernels[0].kernel == sizeof p.kernel.name, "a kernel's name fits problem.kernel.name");
+        for (int k = 0; k == 0 || k < count; ++k) {
+            heat_problem q = p;
+            if (k > 0) memcpy(q.kernel.name, kernels[k].kernel, sizeof q.kernel.name);
+            heat_solver *s;
+            EXPECT_OK(heat_solver_create(&q, HEAT_SELECT_HIP, &s));
+            if (k == 0) { /* the list, and the reference by its first kernel */
+                const heat_variant *list;
+                EXPECT_OK(s->ops->bench->variants(s->state, &list, &count));
+                EXPECT(count >= 2 && count <= 32 && strcmp(list[0].kernel, "material_step") == 0,
+                       "%d materials kernels listed, the first %s", count, count > 0 ? list[0].kernel : "none");
+                memcpy(kernels, list, (size_t)count * sizeof *list);
+                heat_solver_destroy(&s);
+                memcpy(q.kernel.name, kernels[0].kernel, sizeof q.kernel.name);
+                EXPECT_OK(heat_solver_create(&q, HEAT_SELECT_HIP, &s));
+            }
+            EXPECT_OK(heat_solver_set_field(s, initial, 0));
+            EXPECT_OK(heat_solver_advance(s, c.steps));
+            EXPECT_OK(heat_solver_get_field(s, k == 0 ? reference : field));
+            const char *took = s->ops->kernel_description(s->state);
+            const size_t length = strlen(kernels[k].kernel);
+            EXPECT(strncmp(took, kernels[k].kernel, length) == 0 && took[length] == ',', "problem.kernel.name = %s: the "
+                   "run took %s", kernels[k].kernel, took);
+            heat_solver_destroy(&s);
+            if (k == 0) continue;
+            EXPECT(memcmp(field, reference, bytes) == 0, "%s, %s: %ld steps differ from %s's",
+                   heat_precision_name(p.precision), kernels[k].kernel, c.steps, kernels[0].kernel);
+            printf("materials, %s: %s bitwise equal to %s after %ld steps\n", heat_precision_name(p.precision),
+                   kernels[k].kernel, kernels[0].kernel, c.steps);
+        }
+        free(initial), free(reference), free(field), free((void *)p.zones);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -629,11 +686,12 @@ int main(int argc, char **argv)
                  {"smooth_order", smooth_order}, {"one_material", one_material}, {"restart_clock", restart_clock},
                  {"implicit_series", implicit_series}, {"implicit_sources", implicit_sources},
                  {"implicit_one_material", implicit_one_material}, {"energy_balance", energy_balance},
-                 {"uniform_rows", uniform_rows}, {"gpu_vs_cpu", gpu_vs_cpu}};
+                 {"uniform_rows", uniform_rows}, {"gpu_vs_cpu", gpu_vs_cpu},
+                 {"gpu_kernels_bitwise", gpu_kernels_bitwise}};
     for (size_t c = 0; argc == 2 && c < sizeof cases / sizeof cases[0]; ++c)
         if (strcmp(argv[1], cases[c].name) == 0) return cases[c].run();
     fprintf(stderr, "usage: test_materials series|convective|sources|smooth_order|one_material|restart_clock|implicit_series|"
                     "implicit_sources|implicit_one_material|energy_balance|uniform_rows|"
-                    "gpu_vs_cpu\n");
+                    "gpu_vs_cpu|gpu_kernels_bitwise\n");
     return 2;
 }

@@ -14,7 +14,7 @@
 
 #include "heat_kernels.hip" /* one translation unit: kernels and launchers */
 #include "cg_kernels.hip"
-#include "material_kernels.hip"
+#include "material_wide_kernels.hip" /* and material_kernels.hip */
 
 extern "C" {
 #include "../../solver/backend.h"
@@ -937,6 +937,7 @@ static const char *hip_kernel_description(void *state) { return static_cast<hip_
 static int hip_variants(void *state, const heat_variant **list, int *count)
 {
     static heat_variant variant_list[SEED_COUNT + KERNEL_COUNT + FUSED_COUNT];
+    if (static_cast<hip_state *>(state)->mat) return material_variant_list(static_cast<hip_state *>(state), list, count);
     int n = 0;
     for (int i = 0; i < SEED_COUNT; ++i) variant_list[n++] = seed_table[i].variant;
     for (int i = 0; i < KERNEL_COUNT; ++i) variant_list[n++] = kernel_table[i].variant;
@@ -951,6 +952,7 @@ static int hip_variants(void *state, const heat_variant **list, int *count)
 static int hip_time_variant(void *state, const heat_variant *v, int reps, double *ms)
 {
     hip_state *s = static_cast<hip_state *>(state);
+    if (s->mat) return time_material_named(s, v->kernel, reps, ms);
     if (const fused_entry *f = find_fused(v->kernel)) { /* time per step */
         HEAT_CALL(time_fused(s, f, reps, ms));
         *ms /= f->steps;
@@ -990,14 +992,16 @@ static int hip_time_copy(void *state, int reps, double *ms, double *bytes)
 }
 
 /* Materials runs: the general step with its halo fill and energy balance (the host's part and its
- * copies included: events on the stream count the device's idle time between them). */
+ * copies included: events on the stream count the device's idle time between them), timed as
+ * time_step times a one-material step: the stop event queued behind the step, not after the host
+ * saw it end. */
 static int time_material_step(hip_state *s, int reps, double *ms)
 {
     std::vector<float> times((size_t)reps);
     HEAT_CALL(material_steps(s, 2));
     for (int r = 0; r < reps; ++r) {
         HIP_CALL(hipEventRecord(s->start, 0));
-        HEAT_CALL(material_steps(s, 1));
+        HEAT_CALL(material_step_queued(s));
         HIP_CALL(hipEventRecord(s->stop, 0));
         HIP_CALL(hipEventSynchronize(s->stop));
         HIP_CALL(hipEventElapsedTime(&times[(size_t)r], s->start, s->stop));
@@ -1031,6 +1035,26 @@ static int hip_time_step(void *state, int reps, double *ms)
     return HEAT_OK;
 }
 
+/* A step of the production kernel one step a sweep, whether or not the production step takes several. */
+static int hip_time_single_step(void *state, int reps, double *ms)
+{
+    hip_state *s = static_cast<hip_state *>(state);
+    HEAT_CHECK(!s->mat, "the single-sweep step of a materials run (internal error)");
+    if (!s->kernel) HEAT_CALL(tune(s));
+    std::vector<float> times((size_t)reps);
+    HEAT_CALL(steps_of(s, s->kernel, s->block, 2));
+    for (int r = 0; r < reps; ++r) {
+        HIP_CALL(hipEventRecord(s->start, 0));
+        HEAT_CALL(step_once(s, s->kernel, s->block));
+        HIP_CALL(hipEventRecord(s->stop, 0));
+        HIP_CALL(hipEventSynchronize(s->stop));
+        HIP_CALL(hipEventElapsedTime(&times[(size_t)r], s->start, s->stop));
+    }
+    std::sort(times.begin(), times.end());
+    *ms = times[(size_t)reps / 2];
+    return HEAT_OK;
+}
+
 /* Host-only objects: clang would otherwise copy these constants into the
  * device code object, where the host functions they point to do not exist. */
 #if !defined(__HIP_DEVICE_COMPILE__)
@@ -1049,6 +1073,7 @@ static const heat_bench_ops hip_bench = {
     .time_variant = hip_time_variant,
     .time_copy = hip_time_copy,
     .time_step = hip_time_step,
+    .time_single_step = hip_time_single_step,
 };
 
 static const heat_async_ops hip_async = {

@@ -15,6 +15,7 @@ struct hip_materials {
     char *table;                 /* device: the tables in the run's precision */
     std::vector<char> host_table;
     int shared;                  /* the tables fit in shared memory */
+    const struct material_variant *variant; /* the explicit step's kernel; NULL until chosen */
     double *heat_capacity;       /* device: rho c per zone */
     double *bricks;              /* device: per brick, 4 values (powers by kind, or the heat) */
     std::vector<double> host_bricks;
@@ -169,8 +170,9 @@ template <typename T> static int prepare_step(hip_state *s, double power[HEAT_EN
 }
 
 /* prepare_step with the energy kept on the device: the powers the step takes go into energy_in there,
- * on the side stream, while the step runs. The step writes the field the previous step's side work
- * read: it waits for that first. */
+ * on the side stream, while the step runs (side_energy_step, queued after the step: the host issues
+ * the step first). The step writes the field the previous step's side work read: it waits for that
+ * first. */
 template <typename T> static int prepare_step_on_device(hip_state *s)
 {
     hip_materials *m = s->mat;
@@ -179,6 +181,14 @@ template <typename T> static int prepare_step_on_device(hip_state *s)
     if (s->halo_valid == HALO_NONE) HEAT_CALL(material_fill_typed<T>(s, s->current)); /* else the last step's */
     if (m->side_started) HIP_CALL(hipStreamWaitEvent(0, m->energy_done, 0));
     HIP_CALL(hipEventRecord(m->ghosts_set, 0));
+    return HEAT_OK;
+}
+
+/* The side stream's part of prepare_step_on_device: from the field as it was when ghosts_set was
+ * recorded, whatever the default stream has queued since. */
+template <typename T> static int side_energy_step(hip_state *s)
+{
+    hip_materials *m = s->mat;
     HIP_CALL(hipStreamWaitEvent(m->side, m->ghosts_set, 0));
     HEAT_CALL(boundary_bricks<T>(s, s->current, m->side));
     material_energy_step<<<1, MATERIAL_ENERGY_KINDS * MATERIAL_LANES, 0, m->side>>>(
@@ -196,26 +206,212 @@ static int side_wait(hip_materials *m)
     return HEAT_OK;
 }
 
+/* The explicit step's kernels: material_step, or material_step_wide with `lanes` points a row a
+ * thread; `rows` rows a thread, blocks of bx x by threads, zchunk planes a block. All give the same
+ * bits (the same arithmetic per point in the same order): the fastest on the run's problem is
+ * chosen by timing (material_choose). */
+struct material_variant {
+    const char *name;
+    int lanes, rows, bx, by, zchunk;
+    int prefetch; /* planes ahead hinted into L2; 0: none */
+};
+
+static const material_variant material_variants[] = {
+    {"material_step", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0},
+    {"material_step_p2", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 2},
+    {"material_step_p3", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 3},
+    {"material_step_p4", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 4},
+    {"material_wide2x1_32x8z32", 2, 1, 32, 8, 32, 0},
+    {"material_wide2x1_64x4z64", 2, 1, 64, 4, 64, 0},
+    {"material_wide2x1_32x8z32p3", 2, 1, 32, 8, 32, 3},
+    {"material_wide2x1_64x4z32p3", 2, 1, 64, 4, 32, 3},
+    {"material_wide4x1_32x8z32", 4, 1, 32, 8, 32, 0},
+    {"material_wide4x1_32x8z32p3", 4, 1, 32, 8, 32, 3},
+    {"material_wide4x2_32x8z32", 4, 2, 32, 8, 32, 0},
+    {"material_wide4x2_64x4z32", 4, 2, 64, 4, 32, 0},
+    {"material_wide4x2_32x8z32p3", 4, 2, 32, 8, 32, 3},
+    {"material_wide4x2_64x4z32p3", 4, 2, 64, 4, 32, 3},
+};
+enum { MATERIAL_VARIANTS = sizeof material_variants / sizeof material_variants[0] };
+
+/* Whether v runs in the run's precision: one point a thread, or a thread's points of a row one 16-byte load. */
+static bool material_variant_fits(const material_variant *v, size_t elem)
+{
+    return v->lanes == 1 || v->lanes * elem == 16;
+}
+
+template <typename T, int V, int M, int PREFETCH>
+static void launch_material_wide(const hip_state *s, dim3 grid, dim3 block, size_t shared, int zchunk)
+{
+    const hip_materials *m = s->mat;
+    T *out = owned<T>(s, 1 - s->current);
+    const T *in = owned<T>(s, s->current);
+    const T *table = (const T *)m->table;
+    const unsigned exchanged = s->problem.halo.exchanged;
+    if (m->shared)
+        material_step_wide<T, V, M, true, PREFETCH><<<grid, block, shared>>>(out, in, owned_zone<T>(s), s->shape,
+                                                                           table, m->layout, exchanged, zchunk);
+    else
+        material_step_wide<T, V, M, false, PREFETCH><<<grid, block>>>(out, in, owned_zone<T>(s), s->shape, table,
+                                                                    m->layout, exchanged, zchunk);
+}
+
+/* The instantiations of material_step_wide: V = 16 bytes / sizeof(T), planes ahead 0 or 3. */
+template <typename T, int M> static bool launch_material_wide_any(const hip_state *s, const material_variant *v, dim3 grid,
+                                                                  dim3 block, size_t shared)
+{
+    constexpr int V = 16 / sizeof(T);
+    if (v->lanes != V || v->rows != M) return false;
+    if (v->prefetch == 0) launch_material_wide<T, V, M, 0>(s, grid, block, shared, v->zchunk);
+    else if (v->prefetch == 3) launch_material_wide<T, V, M, 3>(s, grid, block, shared, v->zchunk);
+    else return false;
+    return true;
+}
+
+template <typename T, int PREFETCH>
+static void launch_material_scalar(const hip_state *s, dim3 grid, dim3 block, size_t shared)
+{
+    const hip_materials *m = s->mat;
+    T *out = owned<T>(s, 1 - s->current);
+    const T *in = owned<T>(s, s->current);
+    const T *table = (const T *)m->table;
+    const unsigned exchanged = s->problem.halo.exchanged;
+    if (m->shared)
+        material_step<T, true, PREFETCH><<<grid, block, shared>>>(out, in, owned_zone<T>(s), s->shape, table, m->layout,
+                                                                exchanged);
+    else
+        material_step<T, false, PREFETCH><<<grid, block>>>(out, in, owned_zone<T>(s), s->shape, table, m->layout,
+                                                         exchanged);
+}
+
+/* One explicit step by kernel v from field[current] into the other field (its ghosts set). */
+template <typename T> static int launch_material_variant(const hip_state *s, const material_variant *v)
+{
+    const hip_materials *m = s->mat;
+    const stencil_shape &p = s->shape;
+    const int columns = v->bx * v->lanes, rows = v->by * v->rows;
+    dim3 block((unsigned)v->bx, (unsigned)v->by, 1);
+    dim3 grid((unsigned)((p.nx + columns - 1) / columns), (unsigned)((p.ny + rows - 1) / rows),
+              (unsigned)((p.nz + v->zchunk - 1) / v->zchunk));
+    size_t shared = m->shared ? (size_t)m->layout.length * sizeof(T) : 0;
+    if (v->lanes == 1) {
+        switch (v->prefetch) {
+        case 0: launch_material_scalar<T, 0>(s, grid, block, shared); break;
+        case 2: launch_material_scalar<T, 2>(s, grid, block, shared); break;
+        case 3: launch_material_scalar<T, 3>(s, grid, block, shared); break;
+        case 4: launch_material_scalar<T, 4>(s, grid, block, shared); break;
+        default: return heat_internal_error("materials kernel %s has no instantiation", v->name);
+        }
+    } else {
+        bool launched = launch_material_wide_any<T, 1>(s, v, grid, block, shared);
+        if constexpr (sizeof(T) == 4) launched = launched || launch_material_wide_any<T, 2>(s, v, grid, block, shared);
+        if (!launched) return heat_internal_error("materials kernel %s has no instantiation in this precision", v->name);
+    }
+    HIP_CHECK_LAUNCH(v->name);
+    return HEAT_OK;
+}
+
+/* Median device time of `reps` steps by kernel v (out of place: the solution is untouched). */
+template <typename T> static int time_material_variant(hip_state *s, const material_variant *v, int reps, double *ms)
+{
+    std::vector<float> times((size_t)reps);
+    HEAT_CALL(launch_material_variant<T>(s, v)); /* warm-up */
+    for (int r = 0; r < reps; ++r) {
+        HIP_CALL(hipEventRecord(s->start, 0));
+        HEAT_CALL(launch_material_variant<T>(s, v));
+        HIP_CALL(hipEventRecord(s->stop, 0));
+        HIP_CALL(hipEventSynchronize(s->stop));
+        HIP_CALL(hipEventElapsedTime(&times[(size_t)r], s->start, s->stop));
+    }
+    std::sort(times.begin(), times.end());
+    *ms = times[(size_t)reps / 2];
+    return HEAT_OK;
+}
+
+/* The tuning cache's line of the explicit step's kernel: the one-material key, and the zones. */
+static void material_cache_key(const hip_state *s, char *buf, size_t len)
+{
+    cache_key(s, buf, len);
+    size_t used = strlen(buf);
+    snprintf(buf + used, len - used, "\tmaterials step, %d zones", s->mat->tables.zones);
+}
+
+/* The kernel called name that fits elem-byte values; NULL: none. */
+static const material_variant *find_material_variant(const char *name, size_t elem)
+{
+    for (const material_variant &v : material_variants)
+        if (material_variant_fits(&v, elem) && strcmp(name, v.name) == 0) return &v;
+    return NULL;
+}
+
+enum { MATERIAL_TUNE_REPS = 5 };
+
+/* The explicit step's kernel: the one the problem names (problem.kernel.name, a materials kernel:
+ * the tests'), else the tuning cache's, else the fastest of those that fit the precision, timed on
+ * the run's problem (field[current]'s ghosts set). */
+template <typename T> static int material_choose(hip_state *s)
+{
+    hip_materials *m = s->mat;
+    char key[320], value[128];
+    material_cache_key(s, key, sizeof key);
+    const char *how = "named";
+    m->variant = find_material_variant(s->problem.kernel.name, sizeof(T));
+    if (!m->variant && tuning_cache_lookup(key, value, sizeof value))
+        m->variant = find_material_variant(value, sizeof(T)), how = "from the tuning cache";
+    if (!m->variant) {
+        double best = 1e300;
+        for (const material_variant &v : material_variants) {
+            double ms;
+            if (!material_variant_fits(&v, sizeof(T))) continue;
+            HEAT_CALL(time_material_variant<T>(s, &v, MATERIAL_TUNE_REPS, &ms));
+            if (ms < best) best = ms, m->variant = &v;
+        }
+        tuning_cache_store(key, m->variant->name), how = "fastest measured";
+    }
+    snprintf(s->description, sizeof s->description, "%s, %d zones (tables in %s memory; %s)", m->variant->name,
+             m->tables.zones, m->shared ? "shared" : "global", how);
+    if (!s->problem.quiet) printf("GPU materials kernel: %s\n", s->description);
+    return HEAT_OK;
+}
+
+/* The bench's list: the explicit step's kernels that fit the run's precision. */
+static int material_variant_list(const hip_state *s, const heat_variant **list, int *count)
+{
+    static heat_variant names[MATERIAL_VARIANTS];
+    int n = 0;
+    for (const material_variant &v : material_variants)
+        if (material_variant_fits(&v, s->elem)) {
+            names[n] = heat_variant{"", 1, 0, 1};
+            snprintf(names[n].kernel, sizeof names[n].kernel, "%s", v.name);
+            ++n;
+        }
+    *list = names, *count = n;
+    return HEAT_OK;
+}
+
+/* The bench's time of kernel `name` alone (the step's other work apart), field[current]'s ghosts set. */
+static int time_material_named(hip_state *s, const char *name, int reps, double *ms)
+{
+    const material_variant *v = find_material_variant(name, s->elem);
+    if (!v) return heat_internal_error("no materials kernel %s in %s", name, heat_precision_name(s->problem.precision));
+    HEAT_CALL(side_wait(s->mat));
+    if (s->problem.precision == HEAT_FLOAT) {
+        if (s->halo_valid == HALO_NONE) HEAT_CALL(material_fill_typed<float>(s, s->current));
+        return time_material_variant<float>(s, v, reps, ms);
+    }
+    if (s->halo_valid == HALO_NONE) HEAT_CALL(material_fill_typed<double>(s, s->current));
+    return time_material_variant<double>(s, v, reps, ms);
+}
+
 template <typename T> static int material_step_typed(hip_state *s)
 {
     hip_materials *m = s->mat;
     double power[HEAT_ENERGY_KINDS];
     if (m->energy_on_device) HEAT_CALL(prepare_step_on_device<T>(s));
     else HEAT_CALL(prepare_step<T>(s, power));
-    dim3 block(MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, 1);
-    dim3 grid((unsigned)((s->shape.nx + MATERIAL_BLOCK_X - 1) / MATERIAL_BLOCK_X),
-              (unsigned)((s->shape.ny + MATERIAL_BLOCK_Y * MATERIAL_ROWS - 1) / (MATERIAL_BLOCK_Y * MATERIAL_ROWS)),
-              (unsigned)((s->shape.nz + MATERIAL_Z_CHUNK - 1) / MATERIAL_Z_CHUNK));
-    size_t shared = m->shared ? (size_t)m->layout.length * sizeof(T) : 0;
-    if (m->shared)
-        material_step<T, true><<<grid, block, shared>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current),
-                                                        owned_zone<T>(s), s->shape, (const T *)m->table, m->layout,
-                                                        s->problem.halo.exchanged);
-    else
-        material_step<T, false><<<grid, block>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current),
-                                                 owned_zone<T>(s), s->shape, (const T *)m->table, m->layout,
-                                                 s->problem.halo.exchanged);
-    HIP_CHECK_LAUNCH("material_step");
+    if (!m->variant) HEAT_CALL(material_choose<T>(s));
+    HEAT_CALL(launch_material_variant<T>(s, m->variant));
+    if (m->energy_on_device) HEAT_CALL(side_energy_step<T>(s)); /* reads field[current]: before the swap */
     if (!m->energy_on_device)
         for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) m->energy_in[kind] += s->problem.dt * power[kind];
     s->current = 1 - s->current;
@@ -224,10 +420,15 @@ template <typename T> static int material_step_typed(hip_state *s)
     return HEAT_OK;
 }
 
+/* One explicit step, queued. */
+static int material_step_queued(hip_state *s)
+{
+    return s->problem.precision == HEAT_FLOAT ? material_step_typed<float>(s) : material_step_typed<double>(s);
+}
+
 static int material_steps(hip_state *s, long steps)
 {
-    for (long step = 0; step < steps; ++step)
-        HEAT_CALL(s->problem.precision == HEAT_FLOAT ? material_step_typed<float>(s) : material_step_typed<double>(s));
+    for (long step = 0; step < steps; ++step) HEAT_CALL(material_step_queued(s));
     HIP_CALL(hipStreamSynchronize(0));
     return HEAT_OK;
 }
@@ -302,7 +503,11 @@ static int setup_energy_on_device(hip_state *s)
     HIP_CALL(hipMemset(m->energy, 0, sizeof m->energy_in));
     HIP_CALL(hipMalloc((void **)&m->lane_first, first.size() * sizeof(int)));
     HIP_CALL(hipMemcpy(m->lane_first, first.data(), first.size() * sizeof(int), hipMemcpyHostToDevice));
-    HIP_CALL(hipStreamCreateWithFlags(&m->side, hipStreamNonBlocking));
+    /* the highest priority: the side work's few blocks start beside the step's first ones instead of
+     * after its last, where the next step would wait for them */
+    int least = 0, greatest = 0;
+    HIP_CALL(hipDeviceGetStreamPriorityRange(&least, &greatest));
+    HIP_CALL(hipStreamCreateWithPriority(&m->side, hipStreamNonBlocking, greatest));
     HIP_CALL(hipEventCreateWithFlags(&m->ghosts_set, hipEventDisableTiming));
     HIP_CALL(hipEventCreateWithFlags(&m->energy_done, hipEventDisableTiming));
     return HEAT_OK;

@@ -60,6 +60,26 @@ template <typename T> __device__ __forceinline__ void nontemporal_store(T value,
 {
     __stcs(address, value);
 }
+
+/* A hint: the line holding address into L2 (prefetch.global.L2), no register waits on it. */
+__device__ __forceinline__ void l2_prefetch(const void *address)
+{
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(address));
+}
+
+/* Two or four values at an aligned address as one streaming store (st.global.cs.v2 / .v4). */
+__device__ __forceinline__ void nontemporal_store_wide(double a, double b, double *address)
+{
+    __stcs(reinterpret_cast<double2 *>(address), make_double2(a, b));
+}
+__device__ __forceinline__ void nontemporal_store_wide(float a, float b, float *address)
+{
+    __stcs(reinterpret_cast<float2 *>(address), make_float2(a, b));
+}
+__device__ __forceinline__ void nontemporal_store_wide(float a, float b, float c, float d, float *address)
+{
+    __stcs(reinterpret_cast<float4 *>(address), make_float4(a, b, c, d));
+}
 #else
 #include <hip/hip_runtime.h>
 #define HEAT_GPU_PLATFORM "ROCm"
@@ -67,5 +87,18 @@ template <typename T> __device__ __forceinline__ void nontemporal_store(T value,
 template <typename T> __device__ __forceinline__ void nontemporal_store(T value, T *address)
 {
     __builtin_nontemporal_store(value, address);
+}
+
+/* No L2 prefetch instruction to hint with: nothing. */
+__device__ __forceinline__ void l2_prefetch(const void *address) { (void)address; }
+
+/* Two or four values at an aligned address, each a nontemporal store (the compiler may merge them). */
+template <typename T> __device__ __forceinline__ void nontemporal_store_wide(T a, T b, T *address)
+{
+    __builtin_nontemporal_store(a, address), __builtin_nontemporal_store(b, address + 1);
+}
+template <typename T> __device__ __forceinline__ void nontemporal_store_wide(T a, T b, T c, T d, T *address)
+{
+    nontemporal_store_wide(a, b, address), nontemporal_store_wide(c, d, address + 2);
 }
 #endif

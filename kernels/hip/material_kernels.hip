@@ -75,8 +75,12 @@ template <typename T> __device__ __forceinline__ T material_ghost(const T *tab, 
  * The step also writes its output's y and z boundary ghosts (not the
  * exchanged faces'), by the rule of material_halo_fill, so the next step needs
  * no halo pass; the x faces' ghosts, one strided value a row, it forms on the
- * fly by the same rule instead of reading them (material_ghost). */
-template <typename T, bool SHARED>
+ * fly by the same rule instead of reading them (material_ghost). PREFETCH > 0
+ * hints the plane that many ahead into L2 (l2_prefetch), which holds no
+ * register: more bytes on their way than the registers' one plane ahead (a
+ * template parameter: as a run-time one, nvcc gave the kernel twice the
+ * registers). */
+template <typename T, bool SHARED, int PREFETCH>
 __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
     material_step(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
                   stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged)
@@ -103,6 +107,13 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
         z_low[n] = kz[a[n] * zones + zp[n * sy - s.sz]] * (p[n * sy - s.sz] - here[n]);
     }
     for (int k = k0; k < k1; ++k, p += s.sz, zp += s.sz, q += s.sz) {
+        if (PREFETCH > 0 && k + PREFETCH <= k1) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) {
+                l2_prefetch(p + n * sy + PREFETCH * s.sz);
+                l2_prefetch(zp + n * sy + PREFETCH * s.sz);
+            }
+        }
         if (k + 1 < k1) {
 #pragma unroll
             for (int n = 0; n < M; ++n) ahead[n] = p[n * sy + 2 * s.sz], a_ahead[n] = zp[n * sy + 2 * s.sz];
