@@ -111,7 +111,7 @@ static int launch_fused(const hip_state *s, const fused_entry *e, int from, int 
 static int fused_allowed(const hip_state *s)
 {
     const heat_halo *h = &s->problem.halo;
-    if (s->mat || s->overlap || h->single_steps || s->problem.implicit.scheme != HEAT_EULER) return 0;
+    if (s->mat || s->overlap || h->single_steps || s->problem.implicit.scheme != HEAT_EULER || s->space.radius > 1) return 0;
     for (int f = 0; f < FACE_COUNT; ++f) {
         if (!(h->exchanged & 1u << f)) continue;
         int a = f / 2, whole = h->global_n[a] > 0 ? h->global_n[a] : s->problem.grid.n[a];
