@@ -26,7 +26,7 @@ void cli_print_help(void)
            "  -q, --quiet            print only warnings and errors\n"
            "  -v, --verbose          print every setting (not only those that differ from the defaults);\n"
            "                         implicit schemes: one line per step (CG iterations, final residual)\n"
-           "  --allow-scheme-change  restart with a time.scheme other than the checkpoint's\n"
+           "  --allow-scheme-change  restart with a time.scheme or solver.space_order other than the checkpoint's\n"
            "  --allow-problem-change restart a materials run with other materials, regions, sources or\n"
            "                         boundaries than the checkpoint's (the field is kept as it is)\n"
            "  --overwrite            a new run into a folder that holds an earlier run's files of the same\n"

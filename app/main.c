@@ -199,6 +199,7 @@ static int create_writer(heat_run *r, const heat_field_stats *initial)
     meta.grid = c->grid;
     meta.alpha = c->alpha;
     meta.implicit = c->implicit;
+    meta.space_order = c->space_order;
     memcpy(meta.bc, c->bc, sizeof meta.bc);
     meta.config_text = c->text;
     HEAT_CALL(zones_checkpoint_fields(c, par_is_root(), &r->zone_fields));

@@ -213,7 +213,7 @@ static int write_restart_group(h5_scope *s, hid_t file, const ckpt_meta *m, cons
     hid_t g = keep(s, H5Gcreate2(file, "restart", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
     H5TRY(s, g);
     long long step = m->step;
-    int format = CKPT_FORMAT_VERSION, bc_type[FACE_COUNT];
+    int format = CKPT_FORMAT_VERSION, bc_type[FACE_COUNT], space_order = m->space_order > 0 ? m->space_order : 2;
     double bc_value[FACE_COUNT];
     for (int f = 0; f < FACE_COUNT; ++f) bc_type[f] = m->bc[f].type, bc_value[f] = m->bc[f].value;
     HEAT_CALL(write_attr(s, g, "step", H5T_NATIVE_LLONG, 0, 1, &step));
@@ -229,6 +229,7 @@ static int write_restart_group(h5_scope *s, hid_t file, const ckpt_meta *m, cons
     HEAT_CALL(write_string_attr(s, g, "version", HEATSOLVE_VERSION));
     HEAT_CALL(write_string_attr(s, g, "config", m->config_text ? m->config_text : ""));
     HEAT_CALL(write_scheme(s, g, &m->implicit));
+    HEAT_CALL(write_attr(s, g, "space_order", H5T_NATIVE_INT, 0, 1, &space_order));
     if (m->energy_present) HEAT_CALL(write_energy(g, s->path, m->energy_in));
     int restartable = !m->frame;
     HEAT_CALL(write_attr(s, g, "restartable", H5T_NATIVE_INT, 0, 1, &restartable));
@@ -571,6 +572,14 @@ static int read_scheme(h5_scope *s, hid_t g, ckpt_meta *m)
     return known ? HEAT_OK : not_checkpoint(s->path, "unknown time scheme");
 }
 
+/* The Laplacian's order (solver.space_order); files older than orders say nothing: 2. */
+static int read_space_order(h5_scope *s, hid_t g, ckpt_meta *m)
+{
+    m->space_order = 2;
+    if (H5Aexists(g, "space_order") > 0) HEAT_CALL(read_attr(s, g, "space_order", H5T_NATIVE_INT, 1, &m->space_order));
+    return HEAT_OK;
+}
+
 /* Frames (output.frame_every) say restartable = 0; files older than frames say nothing: restartable. */
 static int read_frame_mark(h5_scope *s, hid_t g, ckpt_meta *m)
 {
@@ -602,6 +611,7 @@ static int read_restart_group(h5_scope *s, hid_t file, ckpt_meta *m)
     HEAT_CALL(read_attr(s, g, "boundary_value", H5T_NATIVE_DOUBLE, FACE_COUNT, bc_value));
     HEAT_CALL(read_precision(s, g, m));
     HEAT_CALL(read_scheme(s, g, m));
+    HEAT_CALL(read_space_order(s, g, m));
     HEAT_CALL(read_frame_mark(s, g, m));
     HEAT_CALL(read_energy(g, s->path, m->energy_in, &m->energy_present));
     char *version = NULL;

@@ -26,6 +26,7 @@ typedef struct ckpt_meta {
     double alpha;
     heat_bc bc[FACE_COUNT];
     heat_implicit implicit; /* time scheme and CG settings (files without them: euler) */
+    int space_order;        /* solver.space_order of the field (0 when writing, and files without it: 2) */
     double energy_in[4];  /* materials runs: the energy balance's sums (io/ckpt_energy.h) */
     int energy_present;   /* 1: written / read with the file */
     char *config_text;    /* effective configuration; owned by the caller when writing, by meta after reading */

@@ -39,6 +39,9 @@ static int check_grid(const char *path, const ckpt_meta *m, const heat_config *c
     return HEAT_OK;
 }
 
+/* 0 (a meta or configuration that never set it) is the default, 2. */
+static int order_or_default(int order) { return order > 0 ? order : 2; }
+
 static int check_physics(const char *path, const ckpt_meta *m, const heat_config *c)
 {
     char a[64], b[64];
@@ -50,7 +53,8 @@ static int check_physics(const char *path, const ckpt_meta *m, const heat_config
      * it (the usual answer to a solve that did not converge, and the point of
      * switching from explicit); an explicit run keeps its dt, unless it
      * switches scheme (check_scheme let that through only when asked). */
-    int new_dt_allowed = c->implicit.scheme != HEAT_EULER || m->implicit.scheme != c->implicit.scheme;
+    int new_dt_allowed = c->implicit.scheme != HEAT_EULER || m->implicit.scheme != c->implicit.scheme ||
+                         order_or_default(m->space_order) != order_or_default(c->space_order); /* dt_max is the order's */
     if (m->dt != c->dt && !new_dt_allowed) {
         snprintf(a, sizeof a, "%.17g", m->dt), snprintf(b, sizeof b, "%.17g", c->dt);
         return mismatch(path, "the time step dt (time.dt, or time.cfl times dt_max)", a, b);
@@ -68,10 +72,21 @@ static int check_scheme(const char *path, const ckpt_meta *m, const heat_config 
                       heat_scheme_name(c->implicit.scheme));
 }
 
+/* Another space order is another discretisation: only when asked, as another scheme. */
+static int check_space_order(const char *path, const ckpt_meta *m, const heat_config *c, int allow_change)
+{
+    const int file = order_or_default(m->space_order), config = order_or_default(c->space_order);
+    if (file == config || allow_change) return HEAT_OK;
+    return heat_error(HEAT_ERR_CONFIG, "%s was written with solver.space_order = %d but the configuration has %d; use "
+                      "the checkpoint's order (--set solver.space_order=%d), or add --allow-scheme-change to continue "
+                      "with order %d on purpose", path, file, config, file, config);
+}
+
 int ckpt_compat_run(const char *path, const ckpt_meta *m, const heat_config *c, int scheme_change)
 {
     HEAT_CALL(check_grid(path, m, c));
     HEAT_CALL(check_scheme(path, m, c, scheme_change));
+    HEAT_CALL(check_space_order(path, m, c, scheme_change));
     return check_physics(path, m, c);
 }
 

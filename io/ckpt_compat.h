@@ -10,9 +10,10 @@
 #include "checkpoint.h"
 #include "config.h"
 
-/* The run: grid.n, grid.length, solver.precision, time.scheme (unless
- * scheme_change, --allow-scheme-change), physics.alpha and the time step
- * (an implicit scheme, or a change of scheme, may change it). HEAT_OK, or
+/* The run: grid.n, grid.length, solver.precision, time.scheme and
+ * solver.space_order (unless scheme_change, --allow-scheme-change),
+ * physics.alpha and the time step (an implicit scheme, or a change of
+ * scheme or order, may change it). HEAT_OK, or
  * HEAT_ERR_CONFIG naming the first difference. */
 int ckpt_compat_run(const char *path, const ckpt_meta *file, const heat_config *config, int scheme_change);
 

@@ -19,6 +19,7 @@
 
 #include "../solver/error.h"
 #include "../solver/font.h"
+#include "../solver/space_order.h"
 #include "config_materials.h"
 
 typedef enum { K_INT, K_LONG, K_FLOAT, K_BOOL, K_STRING, K_WORD, K_INT3, K_FLOAT3 } key_kind;
@@ -114,6 +115,7 @@ static const config_key keys[] = {
     {"solver.max_iterations", K_INT, F(implicit.max_iterations), 0, 1, 1e7, 0, NULL, "implicit: CG iterations allowed per step, >= 1"},
     {"solver.preconditioner", K_WORD, F(implicit.preconditioner), 0, 0, 0, 0, preconditioner_words, "implicit: chebyshev, jacobi or none"},
     {"solver.chebyshev_degree", K_INT, F(implicit.chebyshev_degree), 0, 1, 64, 0, NULL, "implicit: operator applications per Chebyshev preconditioner call, 1-64"},
+    {"solver.space_order", K_INT, F(space_order), 0, -BIG, BIG, 0, NULL, "order of the Laplacian's central differences: 2, 4, 6 or 8"},
 };
 #undef FACE
 #undef F
@@ -128,6 +130,7 @@ static void set_defaults(heat_config *c)
     c->alpha = 1.0;
     c->steps = 100;
     c->cfl = 0.9;
+    c->space_order = 2;
     c->initial.type = INITIAL_LETTERS;
     c->initial.amplitude = 1.0;
     c->initial.center[0] = c->initial.center[1] = c->initial.center[2] = 0.5;
@@ -305,7 +308,15 @@ static int read_key(const config_setting_t *s, const config_key *key, const char
     char *field = (char *)c + key->offset;
     double v;
     switch (key->kind) {
-    case K_INT: HEAT_CALL(read_number(s, key, origin, 1, &v)); *(int *)field = (int)v; break;
+    case K_INT:
+        HEAT_CALL(read_number(s, key, origin, 1, &v));
+        if (key->offset == offsetof(heat_config, space_order) && !heat_space_order_valid((int)v)) {
+            char what[96];
+            snprintf(what, sizeof what, "= %.15g is not an order the solver has", v);
+            return bad_value(s, key, origin, what);
+        }
+        *(int *)field = (int)v;
+        break;
     case K_LONG: HEAT_CALL(read_number(s, key, origin, 1, &v)); *(long *)field = (long)v; break;
     case K_FLOAT: HEAT_CALL(read_number(s, key, origin, 0, &v)); *(double *)field = v; break;
     case K_BOOL:
@@ -544,10 +555,31 @@ static int check_periodic(const heat_config *c)
     return HEAT_OK;
 }
 
+/* Orders above 2 take constant coefficients, and every axis at least R = order / 2 points (its ghosts
+ * mirror owned points). */
+static int check_space_order(const heat_config *c)
+{
+    static const char *const axes[] = {"x", "y", "z"};
+    const int radius = c->space_order / 2;
+    if (radius > 1 && heat_materials_active(&c->materials))
+        return heat_error(HEAT_ERR_CONFIG, "solver.space_order = %d with `materials`: variable coefficients take the "
+                          "second-order flux form only; set solver.space_order = 2 (or remove it), or drop `materials` "
+                          "and `regions` for a constant-coefficient run", c->space_order);
+    for (int a = 0; a < 3; ++a)
+        if (c->grid.n[a] < radius)
+            return heat_error(HEAT_ERR_CONFIG, "grid.n = [%d, %d, %d]: solver.space_order = %d reads %d points on each "
+                              "side, and %s has only %d; give every axis at least %d points or lower solver.space_order",
+                              c->grid.n[0], c->grid.n[1], c->grid.n[2], c->space_order, radius, axes[a], c->grid.n[a],
+                              radius);
+    return HEAT_OK;
+}
+
 static int check_consistency(heat_config *c)
 {
     heat_grid_set_spacing(&c->grid);
-    double dt_max = heat_materials_active(&c->materials) ? config_materials_dt_max(c) : heat_dt_max(&c->grid, c->alpha);
+    HEAT_CALL(check_space_order(c));
+    double dt_max = heat_materials_active(&c->materials) ? config_materials_dt_max(c)
+                                                         : heat_space_dt_max(&c->grid, c->alpha, c->space_order / 2);
     int explicit_scheme = c->implicit.scheme == HEAT_EULER; /* implicit schemes are stable at any dt */
     if (explicit_scheme && c->dt_requested > 0.0 && c->dt_requested > dt_max && !c->allow_unstable)
         return heat_error(HEAT_ERR_CONFIG,
@@ -784,6 +816,7 @@ void heat_config_problem(const heat_config *c, heat_problem *p)
     p->dt = c->dt;
     p->kernel = c->kernel;
     p->implicit = c->implicit;
+    p->space_order = c->space_order;
     if (heat_materials_active(&c->materials)) p->materials = &c->materials; /* zones: painted per block (app/zones.h) */
 }
 

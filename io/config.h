@@ -46,6 +46,7 @@ typedef struct heat_config {
     int precision;          /* heat_precision */
     heat_kernel_choice kernel;
     heat_implicit implicit; /* time.scheme and the CG solver's settings */
+    int space_order;        /* solver.space_order: 2, 4, 6 or 8 (solver/space_order.h) */
     int ranks[3];           /* parallel.ranks: MPI ranks along x, y, z; zeros: automatic */
     int transport;          /* parallel.transport: par_transport (parallel/parallel.h) */
     char *text;             /* effective configuration, libconfig syntax (owned) */

@@ -24,7 +24,7 @@ typedef struct heat_decomp {
     int periodic[3];      /* axis wraps around (boundary type "periodic" on both faces) */
     int neighbour[FACE_COUNT]; /* rank across each face; -1 on a physical boundary */
     unsigned exchanged;   /* bit f: face f's ghosts come from a neighbour (or the wrap-around) */
-    int halo;             /* ghost layers (1 for the 7-point stencil) */
+    int halo;             /* ghost layers: R of the space order (1 for the 7-point stencil; heat_domain_init sets it) */
     int brick[3];         /* reduction brick edge per axis (points) */
     int bricks[3];        /* bricks of the whole grid per axis */
 } heat_decomp;

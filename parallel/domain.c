@@ -57,6 +57,27 @@ int heat_domain_dims(int ranks, const int requested[3], const int global_n[3], i
     return HEAT_OK; /* none fits: heat_decomp_make names the axis and its limit */
 }
 
+/* Every block at least `halo` points thick along the axes it exchanges across: a neighbour's R ghost
+ * planes are R of its owned planes. */
+static int check_halo_depth(const heat_decomp *d, int space_order)
+{
+    static const char axes[] = "xyz";
+    for (int r = 0; r < d->ranks; ++r) {
+        int offset[3], size[3];
+        heat_decomp_block_of(d, r, offset, size);
+        for (int a = 0; a < 3; ++a) {
+            if ((d->dims[a] == 1 && !d->periodic[a]) || size[a] >= d->halo) continue;
+            return heat_error(HEAT_ERR_CONFIG, "parallel.ranks: %d x %d x %d blocks of grid.n = [%d, %d, %d] leave rank "
+                              "%d a block %d point%s thick along %c, but solver.space_order = %d exchanges %d planes "
+                              "with each neighbour; use fewer ranks along %c (parallel.ranks), or a grid.n[%d] that "
+                              "leaves every block at least %d points", d->dims[0], d->dims[1], d->dims[2],
+                              d->global_n[0], d->global_n[1], d->global_n[2], r, size[a], size[a] == 1 ? "" : "s",
+                              axes[a], space_order, d->halo, axes[a], a, d->halo);
+        }
+    }
+    return HEAT_OK;
+}
+
 int heat_domain_init(heat_domain *d, const heat_problem *global, const int requested[3], par_transport transport)
 {
     memset(d, 0, sizeof *d);
@@ -65,6 +86,8 @@ int heat_domain_init(heat_domain *d, const heat_problem *global, const int reque
     HEAT_CALL(heat_domain_dims(par_size(), requested, global->grid.n, dims));
     for (int a = 0; a < 3; ++a) periodic[a] = global->bc[2 * a].type == HEAT_BC_PERIODIC;
     HEAT_CALL(heat_decomp_make(global->grid.n, dims, periodic, par_rank(), &d->decomp));
+    d->decomp.halo = heat_space_radius(global);
+    HEAT_CALL(check_halo_depth(&d->decomp, 2 * d->decomp.halo));
     if (par_size() > 1) {
         HEAT_CALL(par_cart_create(&d->decomp));
         HEAT_CALL(par_device_select(transport));

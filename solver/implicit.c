@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "materials.h"
+#include "space_order.h"
 
 double heat_scheme_theta(heat_scheme scheme)
 {
@@ -29,6 +30,9 @@ heat_chebyshev heat_chebyshev_make(const heat_problem *p)
     double sum = 0.0;
     for (int d = 0; d < 3; ++d) sum += 1.0 / (p->grid.h[d] * p->grid.h[d]);
     double lower = 1.0, upper = 1.0 + 4.0 * heat_scheme_theta(p->implicit.scheme) * p->dt * p->alpha * sum;
+    if (heat_space_radius(p) > 1) /* the periodic symbol's largest value bounds the reflected operator's too */
+        upper = 1.0 + heat_scheme_theta(p->implicit.scheme) * p->dt * p->alpha *
+                          heat_space_operator_radius(&p->grid, heat_space_radius(p));
     if (heat_materials_active(p->materials)) upper = heat_materials_operator_bound(p);
     double centre = 0.5 * (upper + lower), half_width = 0.5 * (upper - lower);
     c.degree = p->implicit.chebyshev_degree < HEAT_CHEBYSHEV_MAX ? p->implicit.chebyshev_degree : HEAT_CHEBYSHEV_MAX;
@@ -49,12 +53,19 @@ heat_cg_diagonal heat_cg_diagonal_make(const heat_problem *p)
     heat_coeffs c = heat_coeffs_make(p);
     double shrink = heat_scheme_theta(p->implicit.scheme) * c.alpha_dt; /* A = I - shrink L0 */
     d.base = 1.0 - shrink * c.diag;
+    d.jacobi = p->implicit.preconditioner == HEAT_PRECOND_JACOBI;
+    if (heat_space_radius(p) > 1) {
+        /* The order's c0 terms alone: the reflections add c_(2i+1) / h^2 to
+         * points i < R/2 from a face, which a constant diagonal leaves out
+         * (still a symmetric positive definite preconditioner). */
+        d.base = 1.0 - shrink * heat_space_coeffs_make(p).diag;
+        return d;
+    }
     for (int f = 0; f < FACE_COUNT; ++f) {
         double ghost_scale = p->bc[f].type == HEAT_BC_DIRICHLET ? -1.0 : 1.0; /* homogeneous ghost = scale * u */
         /* An exchanged face's ghost is another point's unknown, not a multiple of this one. */
         d.face[f] = p->halo.exchanged & 1u << f ? 0.0 : -shrink * ghost_scale * c.inv_h2[f / 2];
     }
-    d.jacobi = p->implicit.preconditioner == HEAT_PRECOND_JACOBI;
     return d;
 }
 

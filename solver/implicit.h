@@ -27,7 +27,9 @@ const char *heat_scheme_name(heat_scheme scheme);
 const char *heat_preconditioner_name(heat_preconditioner preconditioner);
 
 /* Eigenvalue bounds of A = I - theta dt alpha L0 (Gershgorin: [1, 1 + 4 theta
- * dt alpha sum 1/h^2]) and the Chebyshev coefficients over them. */
+ * dt alpha sum 1/h^2]; space orders above 2: [1, 1 + theta dt alpha rho],
+ * rho the operator radius of solver/space_order.h) and the Chebyshev
+ * coefficients over them. */
 heat_chebyshev heat_chebyshev_make(const heat_problem *problem);
 
 /* One implicit step of the field held by the backend. `step` is the step

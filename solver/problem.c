@@ -67,6 +67,7 @@ heat_coeffs heat_coeffs_make(const heat_problem *problem)
 int heat_pairs_allowed(const heat_problem *p)
 {
     return p->implicit.scheme == HEAT_EULER && !p->halo.single_steps && heat_only_z_exchanged(p->halo.exchanged) &&
+           heat_space_radius(p) == 1 && /* pairs are the 7-point stencil's */
            !heat_materials_active(p->materials); /* the general step: its own rule (the CPU's material_pairs_allowed) */
 }
 
@@ -74,6 +75,7 @@ int heat_chebyshev_pairs_allowed(const heat_problem *p)
 {
     return p->implicit.scheme != HEAT_EULER && p->implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV &&
            p->implicit.chebyshev_degree >= 4 && p->halo.exchanged == 0 && !p->halo.single_steps &&
+           heat_space_radius(p) == 1 &&
            !heat_materials_active(p->materials);
 }
 

@@ -163,13 +163,14 @@ static inline int heat_only_z_exchanged(unsigned exchanged)
 
 /* May the CPU backend take explicit steps two a sweep? Where no face is
  * exchanged, or only z faces (ranks stacked along z, a periodic z axis:
- * their neighbours then send two planes), and not halo.single_steps. */
+ * their neighbours then send two planes), and not halo.single_steps; the
+ * 7-point stencil's only (space order 2). */
 int heat_pairs_allowed(const heat_problem *p);
 
 /* The CPU backend's Chebyshev preconditioner takes its steps two a sweep
  * (cheb_pair, one more vector) where no face is exchanged, there are at least
  * three steps (degree >= 4: a pair and the last step, which forms r.z), and
- * not halo.single_steps. The same bits as single steps. */
+ * not halo.single_steps; space order 2 only. The same bits as single steps. */
 int heat_chebyshev_pairs_allowed(const heat_problem *p);
 /* The seeds' theoretical traffic of one sweep over a field of `dims` points
  * (halo included): every point but the 8 corners and 12 edges read, every

@@ -1,6 +1,7 @@
 /*
- * CPU backend: C + OpenMP, vectorised with `omp simd`. Two fields with one
- * ghost layer (layout in solver/problem.h), swapped after every step.
+ * CPU backend: C + OpenMP, vectorised with `omp simd`. Two fields with R
+ * ghost layers (layout in solver/problem.h; R = 1 but for space orders above
+ * 2, cpu_wide.h), swapped after every step.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -16,6 +17,7 @@
 #include "../../solver/implicit.h"
 #include "../../solver/materials.h"
 #include "../../solver/reduce.h"
+#include "../../solver/space_order.h"
 #include "../../solver/tuning_cache.h"
 
 enum { CPU_ALIGN_BYTES = 64 }; /* one cache line */
@@ -41,6 +43,9 @@ typedef struct cpu_state {
     heat_problem problem;
     heat_halo_transport transport; /* how the exchanged faces' ghosts travel */
     heat_layout layout;
+    int radius;             /* R: the space order's, the fields' ghost layers */
+    heat_space_coeffs wide; /* radius > 1: the order-2R stencil (cpu_wide.h) */
+    void *wide_rows;        /* radius > 1, implicit: a row (stride_y values) a thread for the operator */
     heat_coeffs coeffs;
     size_t elem;       /* bytes per value */
     void *current;     /* field at the current step (allocation base) */
@@ -110,7 +115,8 @@ typedef struct cpu_state {
 } cpu_state;
 
 /* The owned planes next to the exchanged faces into the send buffers, and
- * for two steps a sweep (layers = 2) the planes behind them after those. */
+ * for two steps a sweep (layers = 2) or a stencil of radius R (layers = R)
+ * the planes behind them after those, nearest first. */
 static void pack_faces(cpu_state *s, const void *field, int layers)
 {
     const int *n = s->problem.grid.n;
@@ -124,26 +130,33 @@ static void pack_faces(cpu_state *s, const void *field, int layers)
     }
 }
 
-/* The received planes into the ghosts of the exchanged faces. */
-static void unpack_faces(cpu_state *s, void *field)
+/* The received planes into the ghosts of the exchanged faces: plane m of
+ * the neighbour's (m in from the shared face) into ghost layer m (-1-m). */
+static void unpack_faces(cpu_state *s, void *field, int layers)
 {
     const int *n = s->problem.grid.n;
     for (int f = 0; f < FACE_COUNT; ++f) {
         if (!(s->problem.halo.exchanged & 1u << f)) continue;
-        if (s->problem.precision == HEAT_FLOAT) unpack_face_f(field, s->recv[f], f, n, &s->layout);
-        else unpack_face_d(field, s->recv[f], f, n, &s->layout);
+        for (int layer = 0; layer < layers; ++layer) {
+            const char *buf = (const char *)s->recv[f] + (size_t)layer * s->face_bytes[f];
+            if (s->problem.precision == HEAT_FLOAT) unpack_face_f(field, (const float *)buf, f, layer, n, &s->layout);
+            else unpack_face_d(field, (const double *)buf, f, layer, n, &s->layout);
+        }
     }
 }
 
-/* Ghosts of the exchanged faces (neighbours, periodic wrap-around): pack
- * the owned planes, exchange, unpack. Other faces are the kernels' business. */
+/* Ghosts of the exchanged faces (neighbours, periodic wrap-around), R
+ * planes deep: pack the owned planes, exchange, unpack. Other faces are the
+ * kernels' business. */
 static int exchange_ghosts(cpu_state *s, void *field)
 {
     const heat_halo_transport *t = &s->transport;
     if (!s->problem.halo.exchanged) return HEAT_OK;
-    pack_faces(s, field, 1);
-    HEAT_CALL(t->exchange(t->context, s->send, s->recv, s->face_bytes));
-    unpack_faces(s, field);
+    size_t bytes[FACE_COUNT];
+    for (int f = 0; f < FACE_COUNT; ++f) bytes[f] = (size_t)s->radius * s->face_bytes[f];
+    pack_faces(s, field, s->radius);
+    HEAT_CALL(t->exchange(t->context, s->send, s->recv, bytes));
+    unpack_faces(s, field, s->radius);
     return HEAT_OK;
 }
 
@@ -464,6 +477,7 @@ static void cpu_destroy(void **state)
     free(s->zone_base);
     free(s->runs.first), free(s->runs.run), free(s->runs.end_zone[0]), free(s->runs.end_zone[1]), free(s->runs.whole);
     free(s->row_scratch);
+    free(s->wide_rows);
     free(s->energy_bricks), free(s->energy_bricks_second);
     for (int f = 0; f < FACE_COUNT; ++f) free(s->captured[0][f]), free(s->captured[1][f]), free(s->face_zone[f]);
     void *vectors[] = {s->dots_a, s->dots_b, s->rings};
@@ -551,11 +565,11 @@ static void set_ghost_rules(cpu_state *s)
     s->bc_d.exchanged = s->zero_d.exchanged = s->bc_f.exchanged = s->zero_f.exchanged = p->halo.exchanged;
 }
 
-/* Halo buffers of one plane a face, two where pairs are allowed. */
+/* Halo buffers of R planes a face, two where pairs are allowed. */
 static int alloc_faces(cpu_state *s)
 {
     const int *n = s->problem.grid.n;
-    size_t layers = heat_pairs_allowed(&s->problem) ? 2 : 1;
+    size_t layers = heat_pairs_allowed(&s->problem) ? 2 : (size_t)s->radius;
     for (int f = 0; f < FACE_COUNT; ++f) {
         if (!(s->problem.halo.exchanged & 1u << f)) continue;
         int axis = f / 2;
@@ -658,6 +672,24 @@ static int setup_materials(cpu_state *s)
     return HEAT_OK;
 }
 
+/* A space order above 2 (cpu_wide.h): one step a sweep, ghosts R deep. */
+static int setup_wide(cpu_state *s)
+{
+    const heat_problem *p = &s->problem;
+    HEAT_CHECK(!heat_materials_active(p->materials), "space order %d with materials (internal error: the "
+               "configuration refuses it)", p->space_order);
+    if (p->implicit.scheme != HEAT_EULER) {
+        const size_t bytes = (size_t)omp_get_max_threads() * (size_t)s->layout.stride_y * s->elem;
+        s->wide_rows = aligned_alloc(CPU_ALIGN_BYTES, (bytes + CPU_ALIGN_BYTES - 1) / CPU_ALIGN_BYTES * CPU_ALIGN_BYTES);
+        HEAT_CHECK(s->wide_rows, "out of memory for the operator's rows");
+    }
+    snprintf(s->kernel, sizeof s->kernel, "heat_step or heat_step_nt of order %d, chosen by timing the first steps "
+             "(C + OpenMP, %s, %d-byte vectors, blocks of %d rows)", 2 * s->radius, heat_precision_name(p->precision),
+             CPU_VECTOR_BYTES, s->block_rows);
+    choose_from_cache(s);
+    return HEAT_OK;
+}
+
 static int cpu_create(const heat_problem *problem, const heat_halo_transport *transport, void **state)
 {
     cpu_state *s = calloc(1, sizeof *s);
@@ -667,8 +699,10 @@ static int cpu_create(const heat_problem *problem, const heat_halo_transport *tr
     s->transport = heat_halo_transport_or_none(transport);
     s->run_threads = omp_get_max_threads();
     s->elem = heat_precision_size(problem->precision);
-    s->layout = heat_layout_make(problem->grid.n, s->elem, CPU_ALIGN_BYTES, 1);
+    s->radius = heat_space_radius(problem);
+    s->layout = heat_layout_make_ghost(problem->grid.n, s->elem, CPU_ALIGN_BYTES, 1, s->radius);
     s->coeffs = heat_coeffs_make(problem);
+    s->wide = heat_space_coeffs_make(problem);
     set_ghost_rules(s);
     HEAT_CALL(alloc_faces(s));
     HEAT_CALL(heat_reduction_init(&s->reduction, problem, transport));
@@ -679,9 +713,10 @@ static int cpu_create(const heat_problem *problem, const heat_halo_transport *tr
     HEAT_CALL(alloc_field(s, &s->next));
     if (problem->implicit.scheme != HEAT_EULER) HEAT_CALL(alloc_cg(s));
     snprintf(s->device, sizeof s->device, "CPU, %d OpenMP thread%s", omp_get_max_threads(), omp_get_max_threads() == 1 ? "" : "s");
-    s->block_rows = block_rows_for(s, 4);
+    s->block_rows = block_rows_for(s, 2 * s->radius + 2);
     HEAT_CALL(alloc_rings(s));
     if (heat_materials_active(problem->materials)) return setup_materials(s);
+    if (s->radius > 1) return setup_wide(s);
     char fused[64] = "";
     if (s->step_pairs) snprintf(fused, sizeof fused, "; two steps a sweep, blocks of %d rows", s->fused_rows);
     snprintf(s->kernel, sizeof s->kernel, "heat_step or heat_step_nt, chosen by timing the first steps (C + OpenMP, "
@@ -710,6 +745,11 @@ static int cpu_download(void *state, void *host)
 
 static void fill_halo_yz(cpu_state *s, void *field)
 {
+    if (s->radius > 1) {
+        if (s->problem.precision == HEAT_FLOAT) wide_halo_fill_f(field, s->problem.grid.n, &s->layout, s->radius, &s->bc_f, 0);
+        else wide_halo_fill_d(field, s->problem.grid.n, &s->layout, s->radius, &s->bc_d, 0);
+        return;
+    }
     if (s->problem.precision == HEAT_FLOAT) halo_fill_yz_f(field, s->problem.grid.n, &s->layout, &s->bc_f);
     else halo_fill_yz_d(field, s->problem.grid.n, &s->layout, &s->bc_d);
 }
@@ -720,6 +760,17 @@ static void sweep_planes(cpu_state *s, void *out, void *in, const heat_variant *
                          const heat_halo_transport *travelling)
 {
     const int *n = s->problem.grid.n;
+    if (s->radius > 1) {
+        const int mode = v->laplacian ? WIDE_LAPLACIAN : variant_streams(v) ? WIDE_STEP_STREAM : WIDE_STEP;
+        if (s->problem.precision == HEAT_FLOAT) {
+            wide_coeffs_f k = wide_coeffs_cast_f(&s->wide);
+            wide_sweep_planes_f(out, in, n, &s->layout, &k, &s->bc_f, mode, s->block_rows, z_begin, z_end, travelling);
+        } else {
+            wide_coeffs_d k = wide_coeffs_cast_d(&s->wide);
+            wide_sweep_planes_d(out, in, n, &s->layout, &k, &s->bc_d, mode, s->block_rows, z_begin, z_end, travelling);
+        }
+        return;
+    }
     if (s->problem.precision == HEAT_FLOAT)
         stencil_sweep_planes_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f, v->laplacian,
                                variant_streams(v), s->block_rows, z_begin, z_end, travelling);
@@ -735,25 +786,29 @@ static int overlappable(const cpu_state *s)
 {
     const unsigned exchanged = s->problem.halo.exchanged;
     return exchanged && heat_only_z_exchanged(exchanged) && s->transport.exchange_start && !s->transport.serial &&
-           s->problem.grid.n[2] >= 3;
+           s->problem.grid.n[2] >= 2 * s->radius + 1;
 }
 
 /* One step with the exchange beside it: the faces leave, the planes that
  * read no ghosts are swept while they travel (thread 0 moving them along,
  * since MPI moves messages only inside its calls), then, once they have
- * arrived, the two boundary planes. The same values as exchange-then-sweep:
- * each row is computed from the same inputs; only the order of rows changes. */
+ * arrived, the R boundary planes at each end. The same values as
+ * exchange-then-sweep: each row is computed from the same inputs; only the
+ * order of rows changes. */
 static int overlapped_sweep(cpu_state *s, const heat_variant *v)
 {
     const heat_halo_transport *t = &s->transport;
-    const int nz = s->problem.grid.n[2];
-    pack_faces(s, s->current, 1);
-    HEAT_CALL(t->exchange_start(t->context, s->send, s->recv, s->face_bytes));
-    sweep_planes(s, s->next, s->current, v, 1, nz - 1, t);
+    const int nz = s->problem.grid.n[2], r = s->radius;
+    size_t bytes[FACE_COUNT];
+    for (int f = 0; f < FACE_COUNT; ++f) bytes[f] = (size_t)r * s->face_bytes[f];
+    if (r > 1) fill_halo_yz(s, s->current);
+    pack_faces(s, s->current, r);
+    HEAT_CALL(t->exchange_start(t->context, s->send, s->recv, bytes));
+    sweep_planes(s, s->next, s->current, v, r, nz - r, t);
     HEAT_CALL(t->exchange_wait(t->context));
-    unpack_faces(s, s->current);
-    sweep_planes(s, s->next, s->current, v, 0, 1, NULL);
-    sweep_planes(s, s->next, s->current, v, nz - 1, nz, NULL);
+    unpack_faces(s, s->current, r);
+    sweep_planes(s, s->next, s->current, v, 0, r, NULL);
+    sweep_planes(s, s->next, s->current, v, nz - r, nz, NULL);
     return HEAT_OK;
 }
 
@@ -777,7 +832,7 @@ static int exchange_two_planes(cpu_state *s, void *field)
     for (int f = 0; f < FACE_COUNT; ++f) bytes[f] = 2 * s->face_bytes[f];
     pack_faces(s, field, 2);
     HEAT_CALL(t->exchange(t->context, s->send, s->recv, bytes));
-    unpack_faces(s, field);
+    unpack_faces(s, field, 1);
     return HEAT_OK;
 }
 
@@ -935,6 +990,7 @@ static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
         else if (overlappable(s)) HEAT_CALL(overlapped_sweep(s, variant));
         else {
             HEAT_CALL(exchange_ghosts(s, s->current));
+            if (s->radius > 1) fill_halo_yz(s, s->current); /* the 7-point sweep sets them row by row */
             sweep_planes(s, s->next, s->current, variant, 0, s->problem.grid.n[2], NULL);
         }
         void *t = s->current;

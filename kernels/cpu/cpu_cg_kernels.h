@@ -56,7 +56,7 @@ static void FN(cg_rhs)(REAL *restrict r, REAL *restrict u, const int n[3], const
                        REAL rhs_scale, const FN(ghost_rule) *g, const heat_cg_diagonal *d,
                        long seg, double *rr, double *rz)
 {
-    const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
+    const long first = heat_layout_first_owned(l), segs = FN(segments_of)(n[0], seg);
     FOR_EACH_ROW(n)
     {
         long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
@@ -163,7 +163,7 @@ static inline void FN(apply_row_at)(REAL *restrict q, REAL *restrict p, long fir
 static void FN(cg_apply)(REAL *restrict q, REAL *restrict p, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
                          const FN(ghost_rule) *g, long seg, double *pq, int rows)
 {
-    const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
+    const long first = heat_layout_first_owned(l), segs = FN(segments_of)(n[0], seg);
     const long sy = l->stride_y, sz = l->stride_z;
 #pragma omp parallel
     {
@@ -204,7 +204,7 @@ static inline void FN(cg_step_row)(REAL *restrict x, const REAL *restrict p, REA
 static void FN(cg_update)(REAL *restrict r, const REAL *restrict q, REAL a, const int n[3], const heat_layout *l,
                           const heat_cg_diagonal *d, long seg, double *rr, double *rz)
 {
-    const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
+    const long first = heat_layout_first_owned(l), segs = FN(segments_of)(n[0], seg);
     FOR_EACH_ROW(n)
     {
         long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
@@ -236,7 +236,7 @@ typedef struct FN(x_step) {
 static void FN(cg_direction)(REAL *restrict p, const REAL *restrict source, REAL beta, FN(x_step) xs, const int n[3],
                              const heat_layout *l, const heat_cg_diagonal *d)
 {
-    const long first = l->origin + 1 + l->stride_y + l->stride_z;
+    const long first = heat_layout_first_owned(l);
     FOR_EACH_ROW(n)
     {
         long row = first + y * l->stride_y + z * l->stride_z;
@@ -322,7 +322,7 @@ static void FN(cheb_step)(REAL *restrict out, REAL *restrict z_k, const REAL *re
                           int previous_is_zero, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
                           const FN(ghost_rule) *g, long seg, double *rz, int rows)
 {
-    const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
+    const long first = heat_layout_first_owned(l), segs = FN(segments_of)(n[0], seg);
     const long sy = l->stride_y, sz = l->stride_z;
     FOR_EACH_ROW_IN_BLOCKS(n, rows)
     {
@@ -414,7 +414,7 @@ static void FN(cheb_pair)(const FN(cheb_pair_args) *a, const int n[3], const hea
                           REAL *rings, int threads)
 {
     const long sy = l->stride_y, sz = l->stride_z;
-    const long first = l->origin + 1 + sy + sz;
+    const long first = heat_layout_first_owned(l);
 #pragma omp parallel num_threads(threads)
     {
         int team = omp_get_num_threads(), t = omp_get_thread_num();
@@ -438,7 +438,7 @@ static void FN(cheb_pair)(const FN(cheb_pair_args) *a, const int n[3], const hea
 static void FN(scale_stream)(REAL *restrict out, const REAL *restrict r, REAL factor, const int n[3],
                              const heat_layout *l)
 {
-    const long first = l->origin + 1 + l->stride_y + l->stride_z;
+    const long first = heat_layout_first_owned(l);
 #pragma omp parallel
     {
 #pragma omp for collapse(2) schedule(static) nowait
@@ -463,7 +463,7 @@ static void FN(cg_scale)(REAL *restrict out, const REAL *restrict r, REAL factor
         FN(scale_stream)(out, r, factor, n, l);
         return;
     }
-    const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
+    const long first = heat_layout_first_owned(l), segs = FN(segments_of)(n[0], seg);
     FOR_EACH_ROW(n)
     {
         long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
@@ -483,7 +483,7 @@ static void FN(cg_scale)(REAL *restrict out, const REAL *restrict r, REAL factor
 /* u += x over the owned points, after the waiting x step (x += a p). */
 static void FN(cg_finish)(REAL *restrict u, FN(x_step) xs, const REAL *restrict p, const int n[3], const heat_layout *l)
 {
-    const long first = l->origin + 1 + l->stride_y + l->stride_z;
+    const long first = heat_layout_first_owned(l);
     FOR_EACH_ROW(n)
     {
         long row = first + y * l->stride_y + z * l->stride_z;
@@ -493,6 +493,9 @@ static void FN(cg_finish)(REAL *restrict u, FN(x_step) xs, const REAL *restrict 
         for (long i = row; i < row + n[0]; ++i) u[i] += x[i];
     }
 }
+
+/* The kernels of orders above 2, which sweep and reduce rows as these do. */
+#include "cpu_wide.h"
 
 #undef FOR_EACH_ROW
 #undef FOR_EACH_ROW_IN_BLOCKS

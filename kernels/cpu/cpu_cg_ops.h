@@ -21,10 +21,22 @@ static FN(cpu_coeffs) FN(operator_coeffs)(const cpu_state *s)
     return k;
 }
 
+/* The order-2R operator A = I - theta alpha dt L0 as a "heat step" (cpu_wide.h). */
+static FN(wide_coeffs) FN(wide_operator_coeffs)(const cpu_state *s)
+{
+    FN(wide_coeffs) k = FN(wide_coeffs_cast)(&s->wide);
+    k.alpha_dt = (REAL)(-heat_scheme_theta(s->problem.implicit.scheme) * s->wide.alpha_dt);
+    return k;
+}
+
 /* The y/z ghosts of a field by the rule, and the exchanged faces' from the neighbours (x ghosts of
- * physical faces are set row by row inside the kernels). */
+ * physical faces are set row by row inside the kernels; at orders above 2 all of them here). */
 static int FN(fill_ghosts)(cpu_state *s, void *v, const FN(ghost_rule) *rule)
 {
+    if (s->radius > 1) {
+        FN(wide_halo_fill)(v, s->problem.grid.n, &s->layout, s->radius, rule, 1);
+        return exchange_ghosts(s, v);
+    }
     if (s->materials) { /* every boundary face by its zones' rules; homogeneous ones for the CG vectors */
         FN(material_halo_fill)(v, s->zone, s->problem.grid.n, &s->layout, FN(mat)(s), rule == FN(zero_rule)(s), 0);
         return exchange_ghosts(s, v);
@@ -49,6 +61,10 @@ static int FN(cg_begin_typed)(cpu_state *s, double fraction, double *rr, double 
         HEAT_CALL(step_power(s, s->current, s->power_begin));
         FN(mat_cg_rhs)(s->r, s->current, s->zone, s->problem.grid.n, &s->layout, FN(mat)(s), (REAL)fraction,
                        s->inv_diagonal, s->reduction.brick[0], s->dots_a, s->dots_b);
+    } else if (s->radius > 1) {
+        FN(wide_coeffs) k = FN(wide_coeffs_cast)(&s->wide);
+        FN(wide_cg_rhs)(s->r, s->current, s->problem.grid.n, &s->layout, &k, (REAL)(fraction * s->wide.alpha_dt),
+                        &s->diagonal, s->reduction.brick[0], s->dots_a, s->dots_b);
     } else
     FN(cg_rhs)(s->r, s->current, s->problem.grid.n, &s->layout, FN(coeffs_cast)(&s->coeffs), (REAL)(fraction * s->coeffs.alpha_dt),
                FN(bc_rule)(s), &s->diagonal, s->reduction.brick[0], s->dots_a, s->dots_b);
@@ -63,6 +79,12 @@ static int FN(cheb_single)(cpu_state *s, const heat_chebyshev *c, int k, void *o
     if (s->materials) {
         FN(mat_cheb_step)(out, current, s->r, (REAL)c->keep[k], (REAL)c->push[k], k == 1, s->zone, s->problem.grid.n,
                           &s->layout, FN(mat)(s), s->reduction.brick[0], dots);
+        return HEAT_OK;
+    }
+    if (s->radius > 1) {
+        FN(wide_coeffs) op = FN(wide_operator_coeffs)(s);
+        FN(wide_cheb_step)(out, current, s->r, (REAL)c->keep[k], (REAL)c->push[k], k == 1, s->problem.grid.n,
+                           &s->layout, &op, s->reduction.brick[0], dots, s->wide_rows);
         return HEAT_OK;
     }
     FN(cheb_step)(out, current, s->r, (REAL)c->keep[k], (REAL)c->push[k], k == 1, s->problem.grid.n, &s->layout,
@@ -132,6 +154,11 @@ static int FN(cg_apply_typed)(cpu_state *s, double *pq)
 {
     if (s->materials) {
         FN(mat_cg_apply)(s->q, s->p, s->zone, s->problem.grid.n, &s->layout, FN(mat)(s), s->reduction.brick[0], s->dots_a);
+        return heat_reduction_sum(&s->reduction, s->dots_a, pq);
+    }
+    if (s->radius > 1) {
+        FN(wide_coeffs) k = FN(wide_operator_coeffs)(s);
+        FN(wide_cg_apply)(s->q, s->p, s->problem.grid.n, &s->layout, &k, s->reduction.brick[0], s->dots_a);
         return heat_reduction_sum(&s->reduction, s->dots_a, pq);
     }
     FN(cg_apply)(s->q, s->p, s->problem.grid.n, &s->layout, FN(operator_coeffs)(s), FN(zero_rule)(s),

@@ -229,7 +229,7 @@ static void FN(stencil_sweep_planes)(REAL *restrict out, REAL *restrict u, const
                                      int block_rows, int z_begin, int z_end, const heat_halo_transport *travelling)
 {
     const long sy = l->stride_y, sz = l->stride_z;
-    const long first = l->origin + 1 + sy + sz; /* owned point (0, 0, 0) */
+    const long first = heat_layout_first_owned(l); /* owned point (0, 0, 0) */
     const int planes = z_end - z_begin;
 #pragma omp parallel
     {
@@ -388,7 +388,7 @@ static void FN(stencil_sweep2)(REAL *restrict out, REAL *restrict u, const int n
                                const REAL *const beyond[2], int threads)
 {
     const long sy = l->stride_y, sz = l->stride_z;
-    const long first = l->origin + 1 + sy + sz;
+    const long first = heat_layout_first_owned(l);
 #pragma omp parallel num_threads(threads)
     {
         int team = omp_get_num_threads(), t = omp_get_thread_num();
@@ -412,7 +412,8 @@ static void FN(stencil_sweep2)(REAL *restrict out, REAL *restrict u, const int n
 }
 
 /* Face f of a block as a plane of points: (fast, slow) counts and strides,
- * and the owned plane next to the face (layer 0) or its ghosts (layer -1). */
+ * and the owned plane `layer` in from the face (0: next to it) or, negative,
+ * its ghost layer -layer - 1 out. */
 typedef struct FN(face_plane) {
     long fast_count, fast_stride, slow_count, slow_stride, start;
 } FN(face_plane);
@@ -422,7 +423,7 @@ static inline FN(face_plane) FN(face_plane_of)(int face, int layer, const int n[
     const long stride[3] = {1, l->stride_y, l->stride_z};
     int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
     long index = face % 2 ? n[axis] - 1 - layer : layer;
-    return (FN(face_plane)){n[fast], stride[fast], n[slow], stride[slow], l->origin + 1 + stride[1] + stride[2] +
+    return (FN(face_plane)){n[fast], stride[fast], n[slow], stride[slow], heat_layout_first_owned(l) +
                                                                           index * stride[axis]};
 }
 
@@ -436,10 +437,11 @@ static void FN(pack_face)(REAL *restrict buf, const REAL *restrict u, int face, 
         for (long f = 0; f < p.fast_count; ++f) buf[s * p.fast_count + f] = u[p.start + s * p.slow_stride + f * p.fast_stride];
 }
 
-/* buf (the neighbour's plane) into the ghosts of face f. */
-static void FN(unpack_face)(REAL *restrict u, const REAL *restrict buf, int face, const int n[3], const heat_layout *l)
+/* buf (the neighbour's plane `layer` in from the shared face) into ghost layer `layer` of face f (-1 - layer). */
+static void FN(unpack_face)(REAL *restrict u, const REAL *restrict buf, int face, int layer, const int n[3],
+                            const heat_layout *l)
 {
-    FN(face_plane) p = FN(face_plane_of)(face, -1, n, l);
+    FN(face_plane) p = FN(face_plane_of)(face, -1 - layer, n, l);
 #pragma omp parallel for schedule(static)
     for (long s = 0; s < p.slow_count; ++s)
         for (long f = 0; f < p.fast_count; ++f) u[p.start + s * p.slow_stride + f * p.fast_stride] = buf[s * p.fast_count + f];
@@ -453,7 +455,7 @@ static void FN(halo_fill_yz)(REAL *u, const int n[3], const heat_layout *l, cons
     const int z_low = FN(applies)(g, FACE_Z_LOW), z_high = FN(applies)(g, FACE_Z_HIGH);
     const REAL *shift = g->shift, *scale = g->scale;
     const long sy = l->stride_y, sz = l->stride_z;
-    REAL *o = u + l->origin + 1 + sy + sz;
+    REAL *o = u + heat_layout_first_owned(l);
 #pragma omp parallel for schedule(static)
     for (int z = 0; z < n[2]; ++z) {
         REAL *low = o + z * sz, *high = o + (n[1] - 1) * sy + z * sz;
@@ -488,7 +490,7 @@ static void FN(field_stats)(const REAL *u, const int n[3], const heat_layout *l,
                             const int own[3], heat_field_stats *bricks)
 {
     const long sy = l->stride_y, sz = l->stride_z, slabs = (long)own[1] * own[2];
-    const REAL *o = u + l->origin + 1 + sy + sz;
+    const REAL *o = u + heat_layout_first_owned(l);
 #pragma omp parallel for schedule(static)
     for (long slab = 0; slab < slabs; ++slab) {
         heat_field_stats *row_of_bricks = bricks + slab * own[0];
@@ -522,7 +524,7 @@ static void FN(field_stats)(const REAL *u, const int n[3], const heat_layout *l,
 static void FN(pack)(REAL *restrict compact, const REAL *restrict u, const int n[3],
                      const heat_layout *l)
 {
-    const REAL *o = u + l->origin + 1 + l->stride_y + l->stride_z;
+    const REAL *o = u + heat_layout_first_owned(l);
 #pragma omp parallel for collapse(2) schedule(static)
     for (int z = 0; z < n[2]; ++z)
         for (int y = 0; y < n[1]; ++y)
@@ -533,7 +535,7 @@ static void FN(pack)(REAL *restrict compact, const REAL *restrict u, const int n
 static void FN(unpack)(REAL *restrict u, const REAL *restrict compact, const int n[3],
                        const heat_layout *l)
 {
-    REAL *o = u + l->origin + 1 + l->stride_y + l->stride_z;
+    REAL *o = u + heat_layout_first_owned(l);
 #pragma omp parallel for collapse(2) schedule(static)
     for (int z = 0; z < n[2]; ++z)
         for (int y = 0; y < n[1]; ++y)

@@ -10,7 +10,7 @@ clang=$(command -v clang-15 || command -v clang || true)
 mkdir -p "$work"
 hdf5_cflags="-I/usr/include/hdf5/serial"
 hdf5_libs="-L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5"
-common="$source/solver/error.c $source/solver/problem.c $source/solver/implicit.c $source/solver/materials.c"
+common="$source/solver/error.c $source/solver/problem.c $source/solver/space_order.c $source/solver/implicit.c $source/solver/materials.c"
 case $name in
   config) sources="$source/io/config.c $source/io/config_materials.c $source/io/words.c $source/solver/regions.c $source/solver/initial.c $source/solver/font.c $common"; libs="$(pkg-config --libs libconfig) -lm"
           runs=${runs:-60000} ;;

@@ -1,0 +1,279 @@
+/*
+ * CPU kernels of the central-difference Laplacian of order 2R, R = 2..4
+ * (solver/space_order.h), for one precision; part of cpu_kernels.h (REAL,
+ * FN, vec, load, stream_store, ghost_rule and the row macros of
+ * cpu_cg_kernels.h, which includes this, come from there). Order 2 keeps
+ * the 7-point kernels above and their bits.
+ *
+ * Fields carry R ghost layers (heat_layout_make_ghost). One pass sets the
+ * ghosts of every face that is not exchanged before a sweep (wide_halo_fill):
+ * ghost(-1-m) = shift + scale u(m), the reflection of solver/problem.h. The
+ * stencil is a star: it reads no edge or corner ghost, so the pass sets the
+ * faces over the owned extent of the other two axes only.
+ *
+ * Operation order (heat_space_coeffs; the HIP kernels' too, so that GPU and
+ * CPU agree to rounding): loads in ascending address order, z-R .. z-1,
+ * y-R .. y-1, x-R .. x-1, the centre, x+1 .. x+R, y+1 .. y+R, z+1 .. z+R.
+ * The vector body and the scalar tail of a row run that one expression, so
+ * where a row is cut into vectors (its length, hence the decomposition)
+ * changes no bit.
+ */
+
+typedef struct FN(wide_coeffs) {
+    REAL w[3][HEAT_SPACE_RADIUS_MAX + 1]; /* [axis][m] = c_m / h_axis^2 */
+    REAL diag, alpha_dt;
+    int radius;
+} FN(wide_coeffs);
+
+static FN(wide_coeffs) FN(wide_coeffs_cast)(const heat_space_coeffs *c)
+{
+    FN(wide_coeffs) k;
+    memset(&k, 0, sizeof k);
+    for (int d = 0; d < 3; ++d)
+        for (int m = 0; m <= HEAT_SPACE_RADIUS_MAX; ++m) k.w[d][m] = (REAL)c->weight[d][m];
+    k.diag = (REAL)c->diag, k.alpha_dt = (REAL)c->alpha_dt, k.radius = c->radius;
+    return k;
+}
+
+/* ---- ghosts ---- */
+
+/* The R ghosts beyond each x face of one row that applies. */
+static inline void FN(wide_x_ghosts)(REAL *row, long n, int radius, const FN(ghost_rule) *g)
+{
+    for (int m = 0; m < radius; ++m) {
+        if (FN(applies)(g, FACE_X_LOW)) row[-1 - m] = g->shift[FACE_X_LOW] + g->scale[FACE_X_LOW] * row[m];
+        if (FN(applies)(g, FACE_X_HIGH)) row[n + m] = g->shift[FACE_X_HIGH] + g->scale[FACE_X_HIGH] * row[n - 1 - m];
+    }
+}
+
+/* Ghost rows -1-m and n+m of an axis (rows `step` apart) in one plane, from
+ * owned rows m and n-1-m: the faces low and low + 1 where they apply. */
+static inline void FN(wide_face_rows)(REAL *first_row, long count, int n_axis, long step, int radius, int low,
+                                      const FN(ghost_rule) *g)
+{
+    for (int m = 0; m < radius; ++m) {
+        if (FN(applies)(g, low))
+            FN(set_ghost_row)(first_row - (1 + m) * step, first_row + m * step, count, g, low);
+        if (FN(applies)(g, low + 1))
+            FN(set_ghost_row)(first_row + (long)(n_axis + m) * step, first_row + (long)(n_axis - 1 - m) * step, count,
+                              g, low + 1);
+    }
+}
+
+/* Every face's R ghost layers that apply (not exchanged), by the rule; the
+ * x faces' only `with_x` (the explicit sweep sets them row by row). */
+static void FN(wide_halo_fill)(REAL *u, const int n[3], const heat_layout *l, int radius, const FN(ghost_rule) *g,
+                               int with_x)
+{
+    const long sy = l->stride_y, sz = l->stride_z;
+    REAL *o = u + heat_layout_first_owned(l);
+#pragma omp parallel for schedule(static)
+    for (int z = 0; z < n[2]; ++z) {
+        for (int y = 0; with_x && y < n[1]; ++y) FN(wide_x_ghosts)(o + y * sy + z * sz, n[0], radius, g);
+        FN(wide_face_rows)(o + z * sz, n[0], n[1], sy, radius, FACE_Y_LOW, g);
+    }
+#pragma omp parallel for schedule(static)
+    for (int y = 0; y < n[1]; ++y) FN(wide_face_rows)(o + y * sy, n[0], n[2], sz, radius, FACE_Z_LOW, g);
+}
+
+/* ---- the operator ---- */
+
+/* lap(u) at c (scalar): the operation order above; R a constant where inlined. */
+static inline __attribute__((always_inline)) REAL FN(wide_lap)(const REAL *c, long sy, long sz,
+                                                               const FN(wide_coeffs) *k, int R)
+{
+    REAL lap = c[-R * sz] * k->w[2][R];
+    for (int m = R - 1; m >= 1; --m) lap += c[-m * sz] * k->w[2][m];
+    for (int m = R; m >= 1; --m) lap += c[-m * sy] * k->w[1][m];
+    for (int m = R; m >= 1; --m) lap += c[-m] * k->w[0][m];
+    lap += c[0] * k->diag;
+    for (int m = 1; m <= R; ++m) lap += c[m] * k->w[0][m];
+    for (int m = 1; m <= R; ++m) lap += c[m * sy] * k->w[1][m];
+    for (int m = 1; m <= R; ++m) lap += c[m * sz] * k->w[2][m];
+    return lap;
+}
+
+/* The same, a vector of points at c, lane by lane. */
+static inline __attribute__((always_inline)) FN(vec) FN(wide_lap_vec)(const REAL *c, long sy, long sz,
+                                                                      const FN(wide_coeffs) *k, int R)
+{
+    FN(vec) lap = FN(load)(c - R * sz) * k->w[2][R];
+    for (int m = R - 1; m >= 1; --m) lap += FN(load)(c - m * sz) * k->w[2][m];
+    for (int m = R; m >= 1; --m) lap += FN(load)(c - m * sy) * k->w[1][m];
+    for (int m = R; m >= 1; --m) lap += FN(load)(c - m) * k->w[0][m];
+    lap += FN(load)(c) * k->diag;
+    for (int m = 1; m <= R; ++m) lap += FN(load)(c + m) * k->w[0][m];
+    for (int m = 1; m <= R; ++m) lap += FN(load)(c + m * sy) * k->w[1][m];
+    for (int m = 1; m <= R; ++m) lap += FN(load)(c + m * sz) * k->w[2][m];
+    return lap;
+}
+
+#ifndef WIDE_MODES /* this file is included once per precision */
+#define WIDE_MODES
+enum { WIDE_STEP = 0, WIDE_STEP_STREAM = 1, WIDE_LAPLACIAN = 2 };
+#endif
+
+/* One row of n points: out = u + alpha_dt lap(u) (WIDE_STEP, through the
+ * cache; WIDE_STEP_STREAM, streaming stores of whole vectors, the rows
+ * being 64-byte aligned) or out = lap(u) (WIDE_LAPLACIAN). Each row asks
+ * for the next row of plane z+R (the one plane a sweep up z brings from
+ * memory) while it computes, as stencil_row3_vec does. */
+static inline __attribute__((always_inline)) void FN(wide_row_r)(REAL *restrict out, const REAL *restrict c, long n,
+                                                                 long sy, long sz, const FN(wide_coeffs) *k, int R,
+                                                                 int mode)
+{
+    long i = 0;
+    for (; i + FN(LANES) <= n; i += FN(LANES)) {
+        FN(prefetch_next_row)(c + i + R * sz, sy);
+        FN(vec) lap = FN(wide_lap_vec)(c + i, sy, sz, k, R);
+        FN(vec) result = mode == WIDE_LAPLACIAN ? lap : FN(load)(c + i) + k->alpha_dt * lap;
+        if (mode == WIDE_STEP_STREAM) FN(stream_store)(out + i, result);
+        else memcpy(out + i, &result, sizeof result);
+    }
+    for (; i < n; ++i) {
+        REAL lap = FN(wide_lap)(c + i, sy, sz, k, R);
+        out[i] = mode == WIDE_LAPLACIAN ? lap : c[i] + k->alpha_dt * lap;
+    }
+}
+
+/* wide_row_r with its radius and mode as constants, one loop each. */
+static void FN(wide_row)(REAL *restrict out, const REAL *restrict c, long n, long sy, long sz,
+                         const FN(wide_coeffs) *k, int mode)
+{
+#define WIDE_ROW_CASE(R, MODE)                                                                                   \
+    case (R) * 4 + (MODE): FN(wide_row_r)(out, c, n, sy, sz, k, R, MODE); break;
+    switch (k->radius * 4 + mode) {
+        WIDE_ROW_CASE(2, WIDE_STEP) WIDE_ROW_CASE(2, WIDE_STEP_STREAM) WIDE_ROW_CASE(2, WIDE_LAPLACIAN)
+        WIDE_ROW_CASE(3, WIDE_STEP) WIDE_ROW_CASE(3, WIDE_STEP_STREAM) WIDE_ROW_CASE(3, WIDE_LAPLACIAN)
+        WIDE_ROW_CASE(4, WIDE_STEP) WIDE_ROW_CASE(4, WIDE_STEP_STREAM) WIDE_ROW_CASE(4, WIDE_LAPLACIAN)
+    default: break; /* radius 1 takes the 7-point kernels */
+    }
+#undef WIDE_ROW_CASE
+}
+
+/* Rows of planes [z_begin, z_end) of the owned block, the y and z ghosts set
+ * (wide_halo_fill, exchanges); each row's x ghosts are set just before it is
+ * swept, while it is in cache (only that row reads them: the star reads rows
+ * y +- m and z +- m over the owned x alone). Each thread a slab of planes in blocks of
+ * `block_rows` rows, marching up z, so that the 2R + 1 planes a row reads
+ * stay in its L2 (stencil_sweep_planes' order); few planes a thread: the
+ * rows shared out instead. travelling: an exchange in flight that thread 0
+ * lets move (NULL: none). */
+static void FN(wide_sweep_planes)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
+                                  const FN(wide_coeffs) *k, const FN(ghost_rule) *g, int mode, int block_rows,
+                                  int z_begin, int z_end, const heat_halo_transport *travelling)
+{
+    const long sy = l->stride_y, sz = l->stride_z, first = heat_layout_first_owned(l);
+    const int planes = z_end - z_begin;
+#pragma omp parallel
+    {
+        int threads = omp_get_num_threads(), t = omp_get_thread_num(), arrived = 0;
+        const heat_halo_transport *mover = t == 0 ? travelling : NULL;
+        if (planes >= 4 * threads) {
+            int z0 = z_begin + (int)((long)planes * t / threads), z1 = z_begin + (int)((long)planes * (t + 1) / threads);
+            for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
+                int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
+                for (int z = z0; z < z1; ++z) {
+                    for (int y = y0; y < y1; ++y) {
+                        long row = first + y * sy + z * sz;
+                        FN(wide_x_ghosts)(u + row, n[0], k->radius, g);
+                        FN(wide_row)(out + row, u + row, n[0], sy, sz, k, mode);
+                    }
+                    FN(let_travel)(mover, &arrived);
+                }
+            }
+        } else {
+#pragma omp for collapse(2) schedule(static) nowait
+            for (int z = z_begin; z < z_end; ++z)
+                for (int y = 0; y < n[1]; ++y) {
+                    long row = first + y * sy + z * sz;
+                    FN(wide_x_ghosts)(u + row, n[0], k->radius, g);
+                    FN(wide_row)(out + row, u + row, n[0], sy, sz, k, mode);
+                    FN(let_travel)(mover, &arrived);
+                }
+        }
+        if (mode == WIDE_STEP_STREAM) _mm_sfence();
+    }
+}
+
+/* ---- the implicit solver's operators (cpu_cg_kernels.h's, order 2R) ----
+ * The ghosts of the vector the operator reads are set beforehand (wide_halo_fill
+ * and the exchange). Rows of A p or lap(u) are computed into the output row,
+ * then reduced while in L1. Per-segment sums as cpu_cg_kernels.h's. */
+
+/* r = scale lap(u), with r.r and r.(weight r) per row segment. */
+static void FN(wide_cg_rhs)(REAL *restrict r, const REAL *restrict u, const int n[3], const heat_layout *l,
+                            const FN(wide_coeffs) *k, REAL rhs_scale, const heat_cg_diagonal *d, long seg,
+                            double *rr, double *rz)
+{
+    const long first = heat_layout_first_owned(l), segs = FN(segments_of)(n[0], seg);
+    FOR_EACH_ROW(n)
+    {
+        long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
+        FN(row_weights) w = FN(row_weights_make)(d, y, z, n);
+        FN(wide_row)(r + row, u + row, n[0], l->stride_y, l->stride_z, k, WIDE_LAPLACIAN);
+        FOR_EACH_SEGMENT(n[0], seg)
+        {
+            double sum_rr = 0.0, sum_rz = 0.0;
+#pragma omp simd reduction(+ : sum_rr, sum_rz)
+            for (long i = s0; i < s1; ++i) {
+                REAL v = rhs_scale * r[row + i];
+                r[row + i] = v;
+                sum_rr += (double)v * v;
+                sum_rz += (double)v * (v * FN(weight_at)(w, i, n[0]));
+            }
+            rr[at + sid] = sum_rr, rz[at + sid] = sum_rz;
+        }
+    }
+}
+
+/* q = A p = p + k.alpha_dt lap0(p) (k.alpha_dt = -theta alpha dt), with p.q per row segment. */
+static void FN(wide_cg_apply)(REAL *restrict q, const REAL *restrict p, const int n[3], const heat_layout *l,
+                              const FN(wide_coeffs) *k, long seg, double *pq)
+{
+    const long first = heat_layout_first_owned(l), segs = FN(segments_of)(n[0], seg);
+    FOR_EACH_ROW(n)
+    {
+        long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
+        FN(wide_row)(q + row, p + row, n[0], l->stride_y, l->stride_z, k, WIDE_STEP);
+        FOR_EACH_SEGMENT(n[0], seg)
+        {
+            double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+            for (long i = row + s0; i < row + s1; ++i) sum += (double)p[i] * q[i];
+            pq[at + sid] = sum;
+        }
+    }
+}
+
+/* Chebyshev step k into `out` (holding z_{k-1}, or nothing when
+ * previous_is_zero): out = z + keep (z - out) + push (r - A z), A z of a row
+ * into the thread's scratch row (`scratch`: one row of n[0] values a
+ * thread). With dots: r.out per row segment. */
+static void FN(wide_cheb_step)(REAL *restrict out, const REAL *restrict z_k, const REAL *restrict r, REAL keep,
+                               REAL push, int previous_is_zero, const int n[3], const heat_layout *l,
+                               const FN(wide_coeffs) *k, long seg, double *rz, REAL *scratch)
+{
+    const long first = heat_layout_first_owned(l), segs = FN(segments_of)(n[0], seg);
+    const long sy = l->stride_y, sz = l->stride_z;
+#pragma omp parallel
+    {
+        REAL *applied = scratch + (long)omp_get_thread_num() * sy;
+#pragma omp for collapse(2) schedule(static)
+        for (int z = 0; z < n[2]; ++z)
+            for (int y = 0; y < n[1]; ++y) {
+                long row = first + y * sy + z * sz, at = ((long)z * n[1] + y) * segs;
+                REAL *o = out + row;
+                const REAL *rr = r + row;
+                FN(wide_row)(applied, z_k + row, n[0], sy, sz, k, WIDE_STEP);
+                FN(cheb_update_row)(o, z_k + row, previous_is_zero ? NULL : o, rr, applied, n[0], keep, push);
+                if (rz) FOR_EACH_SEGMENT(n[0], seg)
+                    {
+                        double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+                        for (long i = s0; i < s1; ++i) sum += (double)rr[i] * o[i];
+                        rz[at + sid] = sum;
+                    }
+            }
+    }
+}
