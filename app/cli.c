@@ -37,6 +37,7 @@ void cli_print_help(void)
            "  --backend auto|cpu|hip  backend to measure (default auto)\n"
            "  --size N | --size NX,NY,NZ  grid (default 512^3 on a GPU, 256^3 on the CPU)\n"
            "  --precision double|float    (default double)\n"
+           "  --order 2|4|6|8        space order of the Laplacian timed (solver.space_order; default 2)\n"
            "  --reps N               timed launches per kernel after warm-up (default 50)\n"
            "  --json FILE            also write the results as JSON\n"
            "  --io                   measure checkpoint writing and reading instead, against the compression\n"
@@ -106,7 +107,7 @@ static int check_output_file(const char *option, const char *path)
     return HEAT_OK;
 }
 
-enum { OPT_SET = 256, OPT_RESTART, OPT_BACKEND, OPT_VERSION, OPT_SIZE, OPT_PRECISION, OPT_REPS, OPT_JSON, OPT_IO, OPT_IO_DIR, OPT_CHANGE_SCHEME, OPT_CG, OPT_OVERWRITE, OPT_LEVEL, OPT_TRANSPORT, OPT_CHANGE_PROBLEM };
+enum { OPT_SET = 256, OPT_RESTART, OPT_BACKEND, OPT_VERSION, OPT_SIZE, OPT_PRECISION, OPT_REPS, OPT_JSON, OPT_IO, OPT_IO_DIR, OPT_CHANGE_SCHEME, OPT_CG, OPT_OVERWRITE, OPT_LEVEL, OPT_TRANSPORT, OPT_CHANGE_PROBLEM, OPT_ORDER };
 
 /* --transport: parallel.transport's words, in par_transport's order. */
 static int parse_transport(const char *text, int *transport)
@@ -148,6 +149,11 @@ static int handle_option(int opt, heat_cli *cli)
         cli->precision = strcmp(optarg, "float") == 0;
         return HEAT_OK;
     case OPT_REPS: return parse_positive("--reps", optarg, &cli->reps);
+    case OPT_ORDER:
+        if (strcmp(optarg, "2") && strcmp(optarg, "4") && strcmp(optarg, "6") && strcmp(optarg, "8"))
+            return heat_error(HEAT_ERR_CONFIG, "--order %s: expected 2, 4, 6 or 8", optarg);
+        cli->space_order = atoi(optarg);
+        return HEAT_OK;
     case OPT_JSON: cli->json = optarg; return HEAT_OK;
     case OPT_IO: cli->io = 1; return HEAT_OK;
     case OPT_IO_DIR: cli->io_dir = optarg; return HEAT_OK;
@@ -174,6 +180,7 @@ int cli_parse(int argc, char **argv, heat_cli *cli)
     static const struct option bench_options[] = {
         {"backend", required_argument, 0, OPT_BACKEND}, {"size", required_argument, 0, OPT_SIZE},
         {"precision", required_argument, 0, OPT_PRECISION}, {"reps", required_argument, 0, OPT_REPS},
+        {"order", required_argument, 0, OPT_ORDER},
         {"json", required_argument, 0, OPT_JSON}, {"io", no_argument, 0, OPT_IO},
         {"io-dir", required_argument, 0, OPT_IO_DIR}, {"level", required_argument, 0, OPT_LEVEL}, {"transport", required_argument, 0, OPT_TRANSPORT}, {"cg", no_argument, 0, OPT_CG}, {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};

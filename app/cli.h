@@ -18,6 +18,7 @@ typedef struct heat_cli {
     /* bench only */
     int size[3];                /* zeros: backend default */
     int precision;              /* 0 double, 1 float */
+    int space_order;            /* --order: 2, 4, 6 or 8 (0: 2) */
     int reps;
     const char *json;
     int io;                     /* benchmark checkpoint writing instead of kernels */
