@@ -209,6 +209,8 @@ static void launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T 
         else heat_zwindow<T, M, false><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
         break;
     case LAP_BASELINE: lap_baseline<T><<<g, b, 0, q>>>(out, in, p, c); break;
+    case ORDER_POINT:
+    case ORDER_ZWINDOW: break; /* launch_order's */
     }
 }
 
@@ -399,7 +401,7 @@ static int tune(hip_state *s)
     }
     if (!s->kernel && s->space.radius > 1)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no kernel of space order %d; "
-                          "use auto, order_point (tile 1) or order_zwindow<64|128|256>_<32x8|64x4|32x4> (tile 2, 4, 8; "
+                          "use auto, order_point (tile 1) or order_zwindow<64|128|256>_<32x8|64x4|32x4> (tile 2, 4; "
                           "heatsolve bench --order %d lists them)",
                           want.name, want.tile, 2 * s->space.radius, 2 * s->space.radius);
     if (!s->kernel)

@@ -128,12 +128,18 @@ __device__ __forceinline__ void order_halo_place(int e, int &row, int &col)
 
 /* Sliding window along z over planes [blockIdx.z * zchunk, + zchunk); thread
  * (tx, ty) owns column i0 + tx, rows j0 + ty M .. + M - 1. */
-/* Registers a thread: 128 (16 warps an SM) where its rows hold at most 16
- * bytes a plane (M = 2 doubles, 4 floats); else about 170 for 128-thread
- * blocks (12 warps) and the whole file for 256 (8 warps): the window of
- * M (2R + 1) values would spill under 128. */
+/* NVIDIA: registers a thread: 128 (16 warps an SM) where its rows hold at
+ * most 16 bytes a plane (M = 2 doubles, 4 floats); else about 170 for
+ * 128-thread blocks (12 warps) and the whole file for 256 (8 warps): the
+ * window of M (2R + 1) values would spill under 128. AMD reads the hint as
+ * waves per SIMD, which would spill there: none (0). */
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
+enum { ORDER_OCCUPANCY_HINTS = 1 };
+#else
+enum { ORDER_OCCUPANCY_HINTS = 0 };
+#endif
 template <typename T, int BX, int BY, int M> struct order_occupancy {
-    enum { blocks = M * sizeof(T) <= 16 ? 512 / (BX * BY) : 384 / (BX * BY) };
+    enum { blocks = !ORDER_OCCUPANCY_HINTS ? 0 : M * sizeof(T) <= 16 ? 512 / (BX * BY) : 384 / (BX * BY) };
 };
 
 template <typename T, int R, int BX, int BY, int M>
@@ -143,7 +149,7 @@ __global__ void __launch_bounds__(BX *BY, (order_occupancy<T, BX, BY, M>::blocks
 {
     constexpr int ROWS = BY * M, W = 2 * R + 1;
     constexpr int HALO = 2 * R * BX + 2 * R * ROWS, THREADS = BX * BY, PER = (HALO + THREADS - 1) / THREADS;
-    __shared__ T tile[ROWS + 2 * R][BX + 2 * R];
+    __shared__ T tiles[2][ROWS + 2 * R][BX + 2 * R]; /* planes alternate: one barrier a plane */
     const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + BX * ty;
     const int i0 = blockIdx.x * BX, j0 = blockIdx.y * ROWS;
     const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
@@ -187,13 +193,14 @@ __global__ void __launch_bounds__(BX *BY, (order_occupancy<T, BX, BY, M>::blocks
             for (int p = 0; p < PER; ++p)
                 halo[p] = hvalid[p] ? order_fetch(u, i0 - R + hcol[p], j0 - R + hrow[p], k + 1, s, h) : (T)0;
         }
-        __syncthreads(); /* the previous plane's tile is read */
+        /* The other tile was last read two planes ago, before the barrier of the previous plane. */
+        T(*tile)[BX + 2 * R] = tiles[(k - k0) & 1];
 #pragma unroll
         for (int n = 0; n < M; ++n) tile[R + ty * M + n][R + tx] = w[n][R];
 #pragma unroll
         for (int p = 0; p < PER; ++p)
             if (hvalid[p]) tile[hrow[p]][hcol[p]] = halo_here[p];
-        __syncthreads();
+        __syncthreads(); /* this plane's tile is whole */
 #pragma unroll
         for (int n = 0; n < M; ++n) {
             T zlo[R], ylo[R], xlo[R], xhi[R], yhi[R], zhi[R];
