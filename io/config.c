@@ -525,7 +525,9 @@ static int check_gpu_keys(const heat_config *c)
     /* Space orders 4, 6, 8 (kernels/hip/backend_hip_order.hip's table). */
     static const char *const order_kernels[] = {"order_point", "order_zwindow64_32x8", "order_zwindow64_64x4",
                                                 "order_zwindow64_32x4", "order_zwindow128_32x8", "order_zwindow128_64x4",
-                                                "order_zwindow128_32x4", "order_zwindow256_32x8", NULL};
+                                                "order_zwindow128_32x4", "order_zwindow256_32x8", "order_zwindow64_32x16",
+                                                "order_zwindow64_64x8", "order_zwindow128_32x16", "order_zwindow128_64x8",
+                                                NULL};
     int known = 0, known_order = 0;
     for (int k = 0; kernels[k]; ++k) known |= strcmp(c->kernel.name, kernels[k]) == 0;
     for (int k = 0; order_kernels[k]; ++k) known_order |= strcmp(c->kernel.name, order_kernels[k]) == 0;

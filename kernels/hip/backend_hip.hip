@@ -345,8 +345,10 @@ static int cache_lookup(hip_state *s)
     if (!tuning_cache_lookup(key, value, sizeof value)) return 0;
     if (sscanf(value, "%63s %d %d,%d,%d", name, &tile, &b[0], &b[1], &b[2]) != 5) return 0;
     const kernel_entry *e = find_kernel(name, tile);
-    if (!e || !kernel_fits_order(s, e) || b[0] <= 0 || b[1] <= 0 || b[2] <= 0 || b[0] * b[1] * b[2] > HEAT_LAUNCH_BOUND)
-        return 0;
+    if (!e || !kernel_fits_order(s, e)) return 0;
+    const order_entry *o = order_of(e);
+    if (o && o->shape >= 0) memcpy(b, order_shapes[o->shape].block, sizeof b); /* its own, up to 512 threads */
+    else if (b[0] <= 0 || b[1] <= 0 || b[2] <= 0 || b[0] * b[1] * b[2] > HEAT_LAUNCH_BOUND) return 0;
     s->kernel = e, memcpy(s->block, b, sizeof s->block);
     return 1;
 }
@@ -401,7 +403,7 @@ static int tune(hip_state *s)
     }
     if (!s->kernel && s->space.radius > 1)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no kernel of space order %d; "
-                          "use auto, order_point (tile 1) or order_zwindow<64|128|256>_<32x8|64x4|32x4> (tile 2, 4; "
+                          "use auto, order_point (tile 1) or order_zwindow<64|128>_<32x8|64x4|32x4|32x16|64x8> (tile 2, 4; "
                           "heatsolve bench --order %d lists them)",
                           want.name, want.tile, 2 * s->space.radius, 2 * s->space.radius);
     if (!s->kernel)

@@ -13,8 +13,9 @@
 struct order_shape {
     int block[3], tile;
 };
-enum { ORDER_32x8_M2, ORDER_64x4_M2, ORDER_32x8_M4, ORDER_32x4_M4 };
-static const order_shape order_shapes[] = {{{32, 8, 1}, 2}, {{64, 4, 1}, 2}, {{32, 8, 1}, 4}, {{32, 4, 1}, 4}};
+enum { ORDER_32x8_M2, ORDER_64x4_M2, ORDER_32x8_M4, ORDER_32x4_M4, ORDER_32x16_M2, ORDER_64x8_M2 };
+static const order_shape order_shapes[] = {{{32, 8, 1}, 2},  {{64, 4, 1}, 2},  {{32, 8, 1}, 4},
+                                           {{32, 4, 1}, 4},  {{32, 16, 1}, 2}, {{64, 8, 1}, 2}};
 
 /* The production candidates at orders above 2. zchunk: the planes each
  * thread marches through; fused = 1: no halo pass before a step. */
@@ -27,7 +28,9 @@ struct order_entry {
 static const order_entry order_table[] = {
     {{{"order_point", 1, 0}, ORDER_POINT, 0, 1}, -1},
     ORDER_ZW(64, 32x8, 2), ORDER_ZW(64, 64x4, 2), ORDER_ZW(64, 32x8, 4), ORDER_ZW(64, 32x4, 4),
+    ORDER_ZW(64, 32x16, 2), ORDER_ZW(64, 64x8, 2),
     ORDER_ZW(128, 32x8, 2), ORDER_ZW(128, 64x4, 2), ORDER_ZW(128, 32x8, 4), ORDER_ZW(128, 32x4, 4),
+    ORDER_ZW(128, 32x16, 2), ORDER_ZW(128, 64x8, 2),
     ORDER_ZW(256, 32x8, 2), ORDER_ZW(256, 32x8, 4),
 };
 #undef ORDER_ZW
@@ -92,6 +95,8 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
     case ORDER_64x4_M2: launch_order_zwindow<T, R, 64, 4, 2>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_32x8_M4: launch_order_zwindow<T, R, 32, 8, 4>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_32x4_M4: launch_order_zwindow<T, R, 32, 4, 4>(g, out, in, p, c, h, e->zchunk, q); break;
+    case ORDER_32x16_M2: launch_order_zwindow<T, R, 32, 16, 2>(g, out, in, p, c, h, e->zchunk, q); break;
+    case ORDER_64x8_M2: launch_order_zwindow<T, R, 64, 8, 2>(g, out, in, p, c, h, e->zchunk, q); break;
     }
     return HEAT_OK;
 }
