@@ -33,8 +33,8 @@ typedef struct bench_row {
 typedef struct bench_report {
     char device[160], backend[16];
     int size[3];
+    int space_order;
     heat_precision precision;
-    int space_order;        /* 2, 4, 6 or 8 */
     double copy_gbs;
     bench_row *rows;
     int count;
@@ -42,14 +42,21 @@ typedef struct bench_report {
     char materials_kernel[320]; /* how the two-material step ran (its backend's description) */
 } bench_report;
 
-/* Bytes a sweep must move: the seeds' count over the one-ghost field at order
- * 2; above, one read and one write a point (2 sizeof(T)), as the seismic seed counts. */
+/* The bytes a sweep must move: the seeds' count for the 7-point stencil (every point but the
+ * corners and edges read, the interior written), and at higher orders each point read once and
+ * written once, 2 sizeof(T) a point (the seismic seed's measure). */
+static double sweep_bytes(const bench_report *r)
+{
+    double points = (double)r->size[0] * r->size[1] * r->size[2];
+    if (r->space_order > 2) return 2.0 * (double)heat_precision_size(r->precision) * points;
+    int halo_dims[3] = {r->size[0] + 2, r->size[1] + 2, r->size[2] + 2};
+    return heat_sweep_bytes(halo_dims, heat_precision_size(r->precision));
+}
+
 static bench_row make_row(const bench_report *r, const heat_variant *v, double ms, int production)
 {
-    int halo_dims[3] = {r->size[0] + 2, r->size[1] + 2, r->size[2] + 2};
+    double bytes = sweep_bytes(r);
     double points = (double)r->size[0] * r->size[1] * r->size[2];
-    double bytes = r->space_order > 2 ? 2.0 * points * (double)heat_precision_size(r->precision)
-                                      : heat_sweep_bytes(halo_dims, heat_precision_size(r->precision));
     bench_row row = {*v, ms, bytes / (ms * 1e-3) / 1e9, 0, points / (ms * 1e-3) / 1e9, production};
     row.fraction = row.effective_gbs / r->copy_gbs;
     return row;
@@ -116,8 +123,8 @@ static int write_json(const bench_report *r, const char *path)
     if (!f) return heat_error(HEAT_ERR_RUNTIME, "cannot write %s", path);
     fprintf(f, "{\"device\": \"%s\", \"backend\": \"%s\", \"size\": [%d, %d, %d], \"precision\": \"%s\", "
                "\"space_order\": %d, \"copy_bandwidth_GBs\": %.6e, \"results\": [",
-            r->device, r->backend, r->size[0], r->size[1], r->size[2], heat_precision_name(r->precision), r->space_order,
-            r->copy_gbs);
+            r->device, r->backend, r->size[0], r->size[1], r->size[2], heat_precision_name(r->precision),
+            r->space_order, r->copy_gbs);
     for (int i = 0; i < r->count; ++i) {
         const bench_row *row = &r->rows[i];
         fprintf(f, "%s\n  {\"kernel\": \"%s\", \"tile\": %d, \"steps_per_sweep\": %d, \"ms\": %.6e, "
@@ -204,14 +211,14 @@ static int bench_kernels(const heat_cli *cli)
     if (cpu) threads_pin_workers(par_node_size()); /* as a run does: before the fields' first touch */
     HEAT_CALL(heat_solver_create(&p, request, &s));
     if (cpu) printf("OpenMP: %s\n", threads_binding());
-    bench_report r = {.precision = p.precision, .space_order = heat_space_radius(&p) * 2,
-                      .size = {p.grid.n[0], p.grid.n[1], p.grid.n[2]}};
+    bench_report r = {.precision = p.precision, .size = {p.grid.n[0], p.grid.n[1], p.grid.n[2]},
+                      .space_order = p.space_order};
     copy_plain(r.device, sizeof r.device, s->ops->device_name(s->state));
     copy_plain(r.backend, sizeof r.backend, s->ops->name);
     int status = bench_fill(s);
     if (status == HEAT_OK) status = measure(s, cli->reps, &r);
-    if (status == HEAT_OK && s->ops->energy && r.space_order == 2) /* materials runs are second order */
-        status = measure_materials(&p, s->ops == &heat_backend_cpu ? HEAT_SELECT_CPU : request, cli->reps, &r);
+    /* Materials take the second-order flux form only. */
+    if (status == HEAT_OK && s->ops->energy && p.space_order <= 2) status = measure_materials(&p, s->ops == &heat_backend_cpu ? HEAT_SELECT_CPU : request, cli->reps, &r);
     if (status == HEAT_OK) print_report(&r, s->ops->kernel_description(s->state), cli->reps);
     if (status == HEAT_OK && cli->json) status = write_json(&r, cli->json);
     free(r.rows);

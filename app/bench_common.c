@@ -22,7 +22,7 @@ void bench_problem(const heat_cli *cli, int gpu, heat_problem *p)
     heat_grid_set_spacing(&p->grid);
     p->precision = cli->precision ? HEAT_FLOAT : HEAT_DOUBLE;
     p->alpha = 1.0;
-    p->space_order = cli->space_order;
+    p->space_order = cli->space_order > 0 ? cli->space_order : 2;
     p->dt = 0.5 * heat_space_dt_max(&p->grid, p->alpha, heat_space_radius(p));
     p->bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.0};
     strcpy(p->kernel.name, "auto");

@@ -18,7 +18,6 @@ typedef struct heat_cli {
     /* bench only */
     int size[3];                /* zeros: backend default */
     int precision;              /* 0 double, 1 float */
-    int space_order;            /* --order: 2, 4, 6 or 8 (0: 2) */
     int reps;
     const char *json;
     int io;                     /* benchmark checkpoint writing instead of kernels */
@@ -26,6 +25,7 @@ typedef struct heat_cli {
     const char *io_dir;
     int level;                  /* --io: deflate level */
     int transport;              /* under mpirun: GPU halo transport, par_transport's order (parallel.transport) */
+    int space_order;            /* --order: the Laplacian's order, 2, 4, 6 or 8 (0: not given, 2) */
 } heat_cli;
 
 /* Returns HEAT_OK, or HEAT_ERR_CONFIG with a message for a usage mistake. */

@@ -35,6 +35,7 @@
 #include "solver/host_memory.h"
 #include "solver/materials.h"
 #include "solver/solver.h"
+#include "solver/space_order.h"
 
 /* Everything one run holds; released by run_destroy. */
 typedef struct heat_run {
@@ -116,11 +117,11 @@ static void print_scheme(const heat_implicit *im)
 }
 
 
-/* Explicit Euler's largest stable step: the materials' (solver/materials.h) or alpha's. */
+/* Explicit Euler's largest stable step: the materials' (solver/materials.h) or alpha's at the space order's. */
 static double stable_dt(const heat_problem *p)
 {
     return heat_materials_active(p->materials) ? heat_materials_dt_max(&p->grid, p->bc, p->materials)
-                                               : heat_dt_max(&p->grid, p->alpha);
+                                               : heat_space_dt_max(&p->grid, p->alpha, heat_space_radius(p));
 }
 
 static int create_solver(heat_run *r, int verbose)

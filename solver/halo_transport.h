@@ -7,7 +7,10 @@
  * problem's (heat_problem.halo.exchanged); this says how.
  *
  * A backend packs the owned plane next to each exchanged face into send[f],
- * calls exchange, and copies recv[f] into the face's ghosts.
+ * calls exchange, and copies recv[f] into the face's ghosts. With R ghost
+ * layers (heat_space_radius) it packs R planes a face, nearest the face
+ * first; received plane m (m in from the neighbour's side of the face) goes
+ * into ghost layer -1-m.
  */
 #include <stddef.h>
 #include <string.h>

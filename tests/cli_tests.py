@@ -1580,6 +1580,107 @@ def test_space_order_gpu():
         print(f"space order 8, {tag}: restarts from steps 4 and 8 bitwise equal; GPU vs CPU {difference:.3e}")
 
 
+# ---- space orders (solver.space_order, issue 38) ----------------------------------------------
+
+SPACE_ORDER_ERRORS = [
+    # (name, file text, extra args, words the message must contain)
+    ("odd order", "solver = { space_order = 3; };", [], ["bad.cfg:1", "solver.space_order = 3", "2, 4, 6 or 8"]),
+    ("order 10", "grid = { n = [8, 8, 8]; };", ["--set", "solver.space_order=10"], ["--set", "solver.space_order = 10"]),
+    ("order 0", "solver = { space_order = 0; };", [], ["bad.cfg:1", "solver.space_order = 0"]),
+    ("thin axis", "grid = { n = [8, 8, 3]; }; solver = { space_order = 8; };", [],
+     ["grid.n = [8, 8, 3]", "z has only 3", "at least 4"]),
+    ("materials", open(os.path.join(SOURCE, "inputs", "heatsink.cfg")).read(), ["--set", "solver.space_order=6"],
+     ["solver.space_order = 6", "materials", "solver.space_order = 2"]),
+]
+
+
+def test_space_order_errors():
+    folder = fresh_dir("space_order_errors")
+    for name, text, extra, words in SPACE_ORDER_ERRORS:
+        path = write(os.path.join(folder, "bad.cfg"), text)
+        proc = run([path, "-q"] + extra + ["--set", f"output.dir=\"{folder}/out\""], expect_status=None)
+        expect(proc.returncode == 2, f"{name}: exit {proc.returncode}, expected 2; stderr: {proc.stderr}")
+        for word in words:
+            expect(word in proc.stderr, f"{name}: message lacks '{word}': {proc.stderr}")
+        expect(not os.path.exists(os.path.join(folder, "out")), f"{name}: output written despite the error")
+        print(f"ok  {name}: {proc.stderr.strip().splitlines()[0]}")
+    proc = run(["bench", "--order", "5"], expect_status=2)
+    expect("--order 5" in proc.stderr, proc.stderr)
+
+
+def space_order_restart(order, extra, tag):
+    """30 steps straight, and from a copy of the step-10 checkpoint: the same bits; the checkpoints
+    say the order; restarting with another order is refused (exit 2, naming both) unless
+    --allow-scheme-change."""
+    import h5py
+    folder = fresh_dir(f"space_order_{tag}")
+    cfg = letters_config(folder, steps=30, every=10)
+    settings = ["--set", f"solver.space_order={order}"] + extra
+    run([cfg, "-q"] + settings)
+    reference = read_field(os.path.join(folder, "out", "letters_000030.hdf"))
+    with h5py.File(os.path.join(folder, "out", "letters_000010.hdf"), "r") as f:
+        expect(int(f["restart"].attrs["space_order"]) == order, f"order {order}: the checkpoint's space_order")
+    _, final = restart_from_copy(folder, cfg, 10, 30, tag, settings)
+    expect(final.tobytes() == reference.tobytes(), f"order {order} {extra}: the restart differs")
+    other = 2 if order != 2 else 4
+    changed = ["--set", f"solver.space_order={other}"] + extra
+    proc = run([cfg, "-q", "--restart", os.path.join(folder, "out", "letters_000020.hdf"), "--set",
+                f'output.dir="{folder}/other"'] + changed, expect_status=2)
+    for words in (f"solver.space_order = {order}", f"has {other}", "--allow-scheme-change"):
+        expect(words in proc.stderr, f"the order's refusal lacks '{words}': {proc.stderr}")
+    run([cfg, "-q", "--restart", os.path.join(folder, "out", "letters_000020.hdf"), "--set",
+         f'output.dir="{folder}/other"', "--allow-scheme-change"] + changed)
+    print(f"order {order} {' '.join(extra)}: restart bitwise; another order refused, then allowed")
+
+
+def test_space_order_restarts():
+    space_order_restart(4, [], "4")
+    space_order_restart(6, ["--set", 'solver.precision="float"'], "6f")
+    space_order_restart(8, [], "8")
+    space_order_restart(8, IMPLICIT, "8cn")
+
+
+def test_space_order_stability():
+    """The highest periodic mode, (-1)^(i+j+k) (a sine of n half waves along each axis), under
+    explicit steps: at cfl 1 (dt the order's dt_max) its amplification is -1, so it keeps its size;
+    at 1.05 with time.allow_unstable it is -1.1, so it grows."""
+    import numpy as np
+    folder = fresh_dir("space_order_stability")
+    periodic = "".join(f'{face} = {{ type = "periodic"; }}; ' for face in
+                       ("x_low", "x_high", "y_low", "y_high", "z_low", "z_high"))
+    cfg = write(os.path.join(folder, "p.cfg"), f"""
+grid = {{ n = [16, 12, 8]; length = [1.0, 0.75, 0.5]; }};
+time = {{ steps = 300; allow_unstable = true; }};
+initial = {{ type = "sine"; modes = [16, 12, 8]; amplitude = 1.0; }};
+boundary = {{ {periodic} }};
+output = {{ every = 0; }};
+""")
+    for order in (4, 6, 8):
+        peaks = {}
+        for cfl in ("1.0", "1.05"):
+            out = os.path.join(folder, f"o{order}_{cfl}")
+            run([cfg, "-q", "--set", f"solver.space_order={order}", "--set", f"time.cfl={cfl}", "--set",
+                 f'output.dir="{out}"'], expect_status=None)
+            start, end = (read_field(os.path.join(out, f"p_{s:06d}.hdf")) for s in (0, 300))
+            peaks[cfl] = float(np.abs(end).max()) / float(np.abs(start).max())
+        expect(0.99 < peaks["1.0"] <= 1.0 + 1e-9, f"order {order}: cfl 1.0 changed the mode by {peaks['1.0']:g}")
+        expect(peaks["1.05"] > 1e3, f"order {order}: cfl 1.05 grew only by {peaks['1.05']:g}")
+        print(f"order {order}: max |u| over its start after 300 steps: {peaks['1.0']:.12g} at cfl 1.0, "
+              f"{peaks['1.05']:.3g} at cfl 1.05")
+
+
+def test_bench_order_json():
+    folder = fresh_dir("bench_order")
+    path = os.path.join(folder, "bench.json")
+    proc = run(["bench", "--backend", "cpu", "--size", "40,32,24", "--reps", "3", "--order", "8", "--json", path])
+    expect("space order 8" in proc.stdout and "of order 8" in proc.stdout, f"bench --order 8: {proc.stdout}")
+    report = validate_bench_json(path)
+    expect(report["space_order"] == 8, "bench JSON: space_order")
+    row = next(r for r in report["results"] if r["production"])
+    expect(abs(row["effective_GBs"] - 2 * 8 * 40 * 32 * 24 / (row["ms"] * 1e-3) / 1e9) < 1e-6 * row["effective_GBs"],
+           "order 8's effective bandwidth is not 2 x sizeof(double) a point")
+
+
 def test_bench_json_gpu():
     folder = fresh_dir("bench_gpu")
     path = os.path.join(folder, "bench.json")

@@ -367,6 +367,31 @@ def test_thin_grid_layout():
     expect("at most 1 rank along z" in proc.stderr, f"the refusal of 2 ranks along z: {proc.stderr}")
 
 
+def test_space_orders_bitwise():
+    """Orders 4, 6 and 8 (R planes exchanged across every face between blocks): every layout gives
+    one process's bits, explicit in double and float and implicit; a restart on another rank count
+    too. A layout that leaves a block thinner than R planes is refused, naming it."""
+    for order in (4, 6, 8):
+        check_layouts(fresh_dir(f"order{order}"), ["--set", f"solver.space_order={order}"], 20, f"order {order}, euler")
+    check_layouts(fresh_dir("order8_float"), ["--set", "solver.space_order=8", "--set", 'solver.precision="float"'],
+                  20, "order 8, euler, float")
+    implicit = ["--set", "solver.space_order=6", "--set", 'time.scheme="crank_nicolson"', "--set", "time.cfl=10.0"]
+    check_layouts(fresh_dir("order6_cn"), implicit, 4, "order 6, crank_nicolson")
+    folder = fresh_dir("order8_restart")
+    cfg = config(folder, steps=20, every=10)
+    order8 = ["--set", "solver.space_order=8"]
+    serial([cfg, "-q"] + order8 + out(folder, "one"))
+    mpirun(3, [cfg, "-q", "--restart", os.path.join(folder, "one", "run_000010.hdf")] + order8 + out(folder, "np3"))
+    same_bits(os.path.join(folder, "one", "run_000020.hdf"), os.path.join(folder, "np3", "run_000020.hdf"),
+              "order 8, restart on 3 ranks from one process's step 10")
+    # 40 planes in bricks of 16 over 3 ranks along z: 16, 16 and 8; 33 planes: 16, 16 and 1.
+    thin = ["--set", "grid.n=[80,48,33]", "--set", "parallel.ranks=[1,1,3]"]
+    proc = mpirun(3, [cfg, "-q"] + order8 + thin + out(folder, "thin"), expect_status=2)
+    for words in ("1 point thick along z", "solver.space_order = 8", "4 planes", "fewer ranks along z"):
+        expect(words in proc.stderr, f"the thin block's refusal lacks '{words}': {proc.stderr}")
+    print("orders 4, 6, 8: bitwise across layouts and on restart; a block thinner than R refused")
+
+
 def test_threads_per_rank():
     """Ranks that see every core of the node (--bind-to none) take threads so that together they fit
     its cores, and say so; with OMP_NUM_THREADS set too high, one warning line names the fix. Output

@@ -409,6 +409,8 @@ static void describe_choice(cpu_state *s, const char *how)
     if (s->materials)
         snprintf(s->kernel, sizeof s->kernel, "materials step, %d zones, stored as %s, %s %s", s->tables.zones,
                  s->production->kernel, how, build);
+    else if (s->radius > 1)
+        snprintf(s->kernel, sizeof s->kernel, "%s of order %d, %s %s", s->production->kernel, 2 * s->radius, how, build);
     else snprintf(s->kernel, sizeof s->kernel, "%s, %s %s", s->production->kernel, how, build);
 }
 
