@@ -523,11 +523,10 @@ static int check_gpu_keys(const heat_config *c)
                                           "heat_zwindow64", "heat_zwindow128", "heat_zwindowf32", "heat_fused2",
                                           "heat_fused3", "heat_fused4", NULL};
     /* Space orders 4, 6, 8 (kernels/hip/backend_hip_order.hip's table). */
-    static const char *const order_kernels[] = {"order_point", "order_zwindow64_32x8", "order_zwindow64_64x4",
-                                                "order_zwindow64_32x4", "order_zwindow128_32x8", "order_zwindow128_64x4",
-                                                "order_zwindow128_32x4", "order_zwindow256_32x8", "order_zwindow64_32x16",
-                                                "order_zwindow64_64x8", "order_zwindow128_32x16", "order_zwindow128_64x8",
-                                                NULL};
+    static const char *const order_kernels[] = {
+        "order_point",           "order_zwindow64_32x8",    "order_zwindow64_32x16",    "order_zwindow64_32x8p2",
+        "order_zwindow64_32x16p2", "order_zwindow64_64x8p2", "order_zwindow128_32x8",    "order_zwindow128_32x16",
+        "order_zwindow128_32x8p2", "order_zwindow128_32x16p2", "order_zwindow128_64x8p2", NULL};
     int known = 0, known_order = 0;
     for (int k = 0; kernels[k]; ++k) known |= strcmp(c->kernel.name, kernels[k]) == 0;
     for (int k = 0; order_kernels[k]; ++k) known_order |= strcmp(c->kernel.name, order_kernels[k]) == 0;
@@ -537,7 +536,7 @@ static int check_gpu_keys(const heat_config *c)
                           c->kernel.name, c->space_order);
     if (known && strcmp(c->kernel.name, "auto") != 0 && c->space_order > 2)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" is a second-order kernel but solver.space_order = %d; "
-                          "use \"auto\", order_point or order_zwindow<64|128>_<32x8|64x4|32x4>, order_zwindow256_32x8",
+                          "use \"auto\", order_point or order_zwindow<64|128>_<32x8|32x16>[p2], order_zwindow<64|128>_64x8p2",
                           c->kernel.name, c->space_order);
     if (!known && !known_order)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%.64s\" is not a heat kernel; use \"auto\", heat_tiled, "

@@ -16,13 +16,14 @@
  * never changes a result.
  *
  *   order_point            one point per thread, every value from memory: the baseline
- *   order_zwindow<BX,BY,M> the seed's lessons: each thread marches along z keeping the
+ *   order_zwindow<BX,BY,M,D> the seed's lessons: each thread marches along z keeping the
  *                          2R + 1 values of each of its M rows in registers (sliding
  *                          window), the plane's x and y neighbours come from a shared
  *                          tile whose rows start on cache lines (the layout's padding),
  *                          y neighbours inside a thread's M rows from registers, the
- *                          next plane's loads in flight during the current one's
- *                          arithmetic, nontemporal stores.
+ *                          next D planes' loads in flight during the current one's
+ *                          arithmetic, nontemporal stores; blocks away from the faces
+ *                          run a copy of the loop without the mirroring's tests.
  */
 
 enum { ORDER_MAX_RADIUS = 4 };
@@ -139,16 +140,33 @@ enum { ORDER_OCCUPANCY_HINTS = 1 };
 enum { ORDER_OCCUPANCY_HINTS = 0 };
 #endif
 template <typename T, int BX, int BY, int M> struct order_occupancy {
-    enum { blocks = !ORDER_OCCUPANCY_HINTS ? 0 : M * sizeof(T) <= 16 ? 512 / (BX * BY) : 384 / (BX * BY) };
+    enum {
+        blocks = !ORDER_OCCUPANCY_HINTS        ? 0
+                 : M * sizeof(T) <= 8          ? 768 / (BX * BY) /* floats, 2 rows: 85 registers, 24 warps or more */
+                 : M * sizeof(T) <= 16         ? 512 / (BX * BY)
+                                               : 384 / (BX * BY)
+    };
 };
 
-template <typename T, int R, int BX, int BY, int M>
+/* Halo elements a thread loads a plane: R rows above and below, R columns left and right. */
+#define ORDER_PER(R, BX, BY, M) ((2 * (R) * (BX) + 2 * (R) * (BY) * (M) + (BX) * (BY) - 1) / ((BX) * (BY)))
+
+template <typename T, int R, int BX, int BY, int M, int D, bool EDGE>
+__device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
+                                                   const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
+                                                   const int (&hrow)[ORDER_PER(R, BX, BY, M)],
+                                                   const int (&hcol)[ORDER_PER(R, BX, BY, M)],
+                                                   const bool (&hvalid)[ORDER_PER(R, BX, BY, M)], const bool (&rvalid)[M],
+                                                   T (&tiles)[2][BY * M + 2 * R][BX + 2 * R]);
+
+/* D: the planes ahead whose loads are in flight (1 or 2). */
+template <typename T, int R, int BX, int BY, int M, int D>
 __global__ void __launch_bounds__(BX *BY, (order_occupancy<T, BX, BY, M>::blocks))
     order_zwindow(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
                   int zchunk)
 {
-    constexpr int ROWS = BY * M, W = 2 * R + 1;
-    constexpr int HALO = 2 * R * BX + 2 * R * ROWS, THREADS = BX * BY, PER = (HALO + THREADS - 1) / THREADS;
+    constexpr int ROWS = BY * M;
+    constexpr int HALO = 2 * R * BX + 2 * R * ROWS, THREADS = BX * BY, PER = ORDER_PER(R, BX, BY, M);
     __shared__ T tiles[2][ROWS + 2 * R][BX + 2 * R]; /* planes alternate: one barrier a plane */
     const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + BX * ty;
     const int i0 = blockIdx.x * BX, j0 = blockIdx.y * ROWS;
@@ -169,30 +187,57 @@ __global__ void __launch_bounds__(BX *BY, (order_occupancy<T, BX, BY, M>::blocks
 #pragma unroll
     for (int n = 0; n < M; ++n) rvalid[n] = i < s.nx + R && j + n < s.ny + R;
 
-    T w[M][W], front[M], halo[PER];
+    /* Blocks whose reads all lie inside the owned block (most of them) take a copy of the loop
+     * compiled without the mirroring's tests and the bounds' predicates. */
+    const bool edge = i0 < R || i0 + BX + R > s.nx || j0 < R || j0 + ROWS + R > s.ny || k0 < R || k1 + R > s.nz;
+    if (edge) order_zwindow_body<T, R, BX, BY, M, D, true>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
+    else order_zwindow_body<T, R, BX, BY, M, D, false>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
+}
+
+/* order_zwindow's march over planes [k0, k1); EDGE: reads may cross a face (order_fetch). */
+template <typename T, int R, int BX, int BY, int M, int D, bool EDGE>
+__device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
+                                                   const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
+                                                   const int (&hrow)[ORDER_PER(R, BX, BY, M)],
+                                                   const int (&hcol)[ORDER_PER(R, BX, BY, M)],
+                                                   const bool (&hvalid)[ORDER_PER(R, BX, BY, M)], const bool (&rvalid)[M],
+                                                   T (&tiles)[2][BY * M + 2 * R][BX + 2 * R])
+{
+    constexpr int ROWS = BY * M, W = 2 * R + 1, PER = ORDER_PER(R, BX, BY, M);
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int i0 = blockIdx.x * BX, j0 = blockIdx.y * ROWS;
+    const int i = i0 + tx, j = j0 + ty * M;
+    auto load = [&](int li, int lj, int lk) -> T {
+        if (EDGE) return order_fetch(u, li, lj, lk, s, h);
+        return u[li + lj * s.sy + (long)lk * s.sz];
+    };
+    auto load_front = [&](T (&front)[M], T (&halo)[PER], int k) { /* plane k + R of the rows, plane k's halo */
+#pragma unroll
+        for (int n = 0; n < M; ++n) front[n] = !EDGE || rvalid[n] ? load(i, j + n, k + R) : (T)0;
+#pragma unroll
+        for (int p = 0; p < PER; ++p) halo[p] = hvalid[p] ? load(i0 - R + hcol[p], j0 - R + hrow[p], k) : (T)0;
+    };
+
+    T w[M][W];
 #pragma unroll
     for (int n = 0; n < M; ++n) {
 #pragma unroll
-        for (int r = 0; r < 2 * R; ++r) w[n][r] = rvalid[n] ? order_fetch(u, i, j + n, k0 - R + r, s, h) : (T)0;
-        front[n] = rvalid[n] ? order_fetch(u, i, j + n, k0 + R, s, h) : (T)0;
+        for (int r = 0; r < 2 * R; ++r) w[n][r] = !EDGE || rvalid[n] ? load(i, j + n, k0 - R + r) : (T)0;
     }
-#pragma unroll
-    for (int p = 0; p < PER; ++p)
-        halo[p] = hvalid[p] ? order_fetch(u, i0 - R + hcol[p], j0 - R + hrow[p], k0, s, h) : (T)0;
+    /* D = 2: planes k and k + 1 in flight in two sets of registers taken in turn, so that a value
+     * is used two planes after its load was issued and no register copy waits on a fresh load.
+     * D = 1: one set, loaded a plane ahead. */
+    T front_a[M], halo_a[PER], front_b[M], halo_b[PER];
+    load_front(front_a, halo_a, k0);
+    if (D == 2 && k0 + 1 < k1) load_front(front_b, halo_b, k0 + 1);
 
-    for (int k = k0; k < k1; ++k) {
+    auto plane = [&](int k, T (&front)[M], T (&halo)[PER]) {
         T halo_here[PER];
 #pragma unroll
         for (int n = 0; n < M; ++n) w[n][2 * R] = front[n];
 #pragma unroll
         for (int p = 0; p < PER; ++p) halo_here[p] = halo[p];
-        if (k + 1 < k1) { /* the next plane's loads fly while this plane is computed */
-#pragma unroll
-            for (int n = 0; n < M; ++n) front[n] = rvalid[n] ? order_fetch(u, i, j + n, k + 1 + R, s, h) : (T)0;
-#pragma unroll
-            for (int p = 0; p < PER; ++p)
-                halo[p] = hvalid[p] ? order_fetch(u, i0 - R + hcol[p], j0 - R + hrow[p], k + 1, s, h) : (T)0;
-        }
+        if (k + D < k1) load_front(front, halo, k + D);
         /* The other tile was last read two planes ago, before the barrier of the previous plane. */
         T(*tile)[BX + 2 * R] = tiles[(k - k0) & 1];
 #pragma unroll
@@ -220,6 +265,14 @@ __global__ void __launch_bounds__(BX *BY, (order_occupancy<T, BX, BY, M>::blocks
         for (int n = 0; n < M; ++n) {
 #pragma unroll
             for (int r = 0; r < 2 * R; ++r) w[n][r] = w[n][r + 1];
+        }
+    };
+    if (D == 1) {
+        for (int k = k0; k < k1; ++k) plane(k, front_a, halo_a);
+    } else {
+        for (int k = k0; k < k1; k += 2) {
+            plane(k, front_a, halo_a);
+            if (k + 1 < k1) plane(k + 1, front_b, halo_b);
         }
     }
 }
