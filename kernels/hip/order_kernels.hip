@@ -11,9 +11,9 @@
  * fill would have written, so no halo pass runs before a step. Exchanged
  * faces (another rank, or a periodic axis' far side) are read as stored.
  *
- * Every kernel sums in the one order of solver/space_order.h (order_sum), the
- * CPU backend's, so all variants give the same bits and the tuner's choice
- * never changes a result.
+ * Every kernel sums in the one order of solver/space_order.h (order_sum, with
+ * fused multiply-adds), so all variants give the same bits and the tuner's
+ * choice never changes a result; the CPU agrees to rounding.
  *
  *   order_point            one point per thread, every value from memory: the baseline
  *   order_zwindow<BX,BY,M,D> the seed's lessons: each thread marches along z keeping the
@@ -57,27 +57,31 @@ __device__ __forceinline__ T order_fetch(const T *u, int i, int j, int k, const 
     return mirrored ? shift + scale * v : v;
 }
 
-/* lap from the 6R + 1 values, zlo[m] = u[z - 1 - m] and so on: the order
- * every backend sums in (solver/space_order.h, heat_space_coeffs), ascending
- * addresses, one product added at a time (no contraction: -fmad=false). */
+/* lap from the 6R + 1 values, zlo[m] = u[z - 1 - m] and so on, in the order
+ * every backend sums in (solver/space_order.h, heat_space_coeffs: ascending
+ * addresses), each product fused into its addition by an explicit fma: half
+ * the instructions of a product and an addition (the kernels are bound by
+ * instruction issue at order 8, and -fmad=false forbids the compiler's own
+ * contraction), and still one rounding sequence for every variant. The CPU,
+ * rounding each product, agrees to rounding. */
 template <typename T, int R>
 __device__ __forceinline__ T order_sum(const order_coeffs<T> &c, const T (&zlo)[R], const T (&ylo)[R], const T (&xlo)[R],
                                        T centre, const T (&xhi)[R], const T (&yhi)[R], const T (&zhi)[R])
 {
     T lap = zlo[R - 1] * c.axis[2][R - 1];
 #pragma unroll
-    for (int m = R - 2; m >= 0; --m) lap += zlo[m] * c.axis[2][m];
+    for (int m = R - 2; m >= 0; --m) lap = fma(zlo[m], c.axis[2][m], lap);
 #pragma unroll
-    for (int m = R - 1; m >= 0; --m) lap += ylo[m] * c.axis[1][m];
+    for (int m = R - 1; m >= 0; --m) lap = fma(ylo[m], c.axis[1][m], lap);
 #pragma unroll
-    for (int m = R - 1; m >= 0; --m) lap += xlo[m] * c.axis[0][m];
-    lap += centre * c.centre;
+    for (int m = R - 1; m >= 0; --m) lap = fma(xlo[m], c.axis[0][m], lap);
+    lap = fma(centre, c.centre, lap);
 #pragma unroll
-    for (int m = 0; m < R; ++m) lap += xhi[m] * c.axis[0][m];
+    for (int m = 0; m < R; ++m) lap = fma(xhi[m], c.axis[0][m], lap);
 #pragma unroll
-    for (int m = 0; m < R; ++m) lap += yhi[m] * c.axis[1][m];
+    for (int m = 0; m < R; ++m) lap = fma(yhi[m], c.axis[1][m], lap);
 #pragma unroll
-    for (int m = 0; m < R; ++m) lap += zhi[m] * c.axis[2][m];
+    for (int m = 0; m < R; ++m) lap = fma(zhi[m], c.axis[2][m], lap);
     return lap;
 }
 
