@@ -1532,7 +1532,7 @@ def sanitizer(tool):
                           ("heat_fused3", ["--set", 'boundary.x_low.type="periodic"', "--set",
                                            'boundary.x_high.type="periodic"']),
                           # space order 8: the shared tile, its halo and the mirrored reads; x wraps through the exchange
-                          ("order_zwindow64_32x8", ["--set", "solver.space_order=8", "--set", "solver.tile=4", "--set",
+                          ("order_zwindow64_32x8", ["--set", "solver.space_order=8", "--set", "solver.tile=2", "--set",
                                                     'boundary.x_low.type="periodic"', "--set",
                                                     'boundary.x_high.type="periodic"'])):
         folder = fresh_dir(f"sanitizer_{tool}_{kernel}")
