@@ -1532,7 +1532,11 @@ def sanitizer(tool):
     # a single-step kernel, and fused sweeps (3 steps a sweep over a periodic x axis, the rest single steps)
     for kernel, extra in (("heat_tiled_nt", ["--set", "solver.tile=4"]),
                           ("heat_fused3", ["--set", 'boundary.x_low.type="periodic"', "--set",
-                                           'boundary.x_high.type="periodic"'])):
+                                           'boundary.x_high.type="periodic"']),
+                          # space order 8: the shared tile, its halo and the mirrored reads; x wraps through the exchange
+                          ("order_zwindow64_32x8", ["--set", "solver.space_order=8", "--set", "solver.tile=2", "--set",
+                                                    'boundary.x_low.type="periodic"', "--set",
+                                                    'boundary.x_high.type="periodic"'])):
         folder = fresh_dir(f"sanitizer_{tool}_{kernel}")
         cfg = letters_config(folder, steps=7, every=7)
         proc = subprocess.run([exe, "--tool", tool, "--error-exitcode", "99", HEATSOLVE, cfg, "-q", "--backend", "hip",
@@ -1552,6 +1556,30 @@ def test_memcheck_gpu():
 
 def test_racecheck_gpu():
     sanitizer("racecheck")
+
+
+def test_space_order_gpu():
+    """Space order 8 through the program on the GPU: explicit and Crank-Nicolson runs restarted from
+    each checkpoint end with the same bits, and agree with the CPU's runs to rounding (explicit) or
+    within the CG tolerance (Crank-Nicolson)."""
+    skip_without_gpu()
+    import numpy as np
+    for tag, extra, tolerance in (("explicit", [], 1e-12), ("crank_nicolson", IMPLICIT, 1e-7)):
+        folder = fresh_dir(f"space_order_gpu_{tag}")
+        cfg = letters_config(folder, steps=12, every=4)
+        order = ["--set", "solver.space_order=8"] + extra
+        proc = run([cfg, "--backend", "hip"] + order)
+        expect("order_" in proc.stdout or tag != "explicit", f"no order kernel announced: {proc.stdout[-600:]}")
+        reference = read_field(os.path.join(folder, "out", "letters_000012.hdf"))
+        for step in (4, 8):
+            _, final = restart_from_copy(folder, cfg, step, 12, f"order8_{tag}", order + ["--backend", "hip"])
+            expect(final.tobytes() == reference.tobytes(), f"{tag}: restart from step {step}: field differs")
+        cpu_dir = fresh_dir(f"space_order_cpu_{tag}")
+        run([cfg, "-q", "--backend", "cpu", "--set", f'output.dir="{cpu_dir}"'] + order)
+        cpu = read_field(os.path.join(cpu_dir, "letters_000012.hdf"))
+        difference = float(np.max(np.abs(reference - cpu)) / np.max(np.abs(cpu)))
+        expect(difference <= tolerance, f"{tag}: GPU and CPU differ by {difference:.3e} > {tolerance}")
+        print(f"space order 8, {tag}: restarts from steps 4 and 8 bitwise equal; GPU vs CPU {difference:.3e}")
 
 
 # ---- space orders (solver.space_order, issue 38) ----------------------------------------------

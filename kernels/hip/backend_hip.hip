@@ -15,6 +15,7 @@
 #include "heat_kernels.hip" /* one translation unit: kernels and launchers */
 #include "cg_kernels.hip"
 #include "material_wide_kernels.hip" /* and material_kernels.hip */
+#include "order_kernels.hip"
 
 extern "C" {
 #include "../../solver/backend.h"
@@ -24,6 +25,7 @@ static_assert((int)HEAT_LAUNCH_BOUND == (int)HEAT_MAX_BLOCK_THREADS, "the config
 #include "../../solver/implicit.h"
 #include "../../solver/materials.h"
 #include "../../solver/reduce.h"
+#include "../../solver/space_order.h"
 #include "../../solver/tuning_cache.h"
 }
 
@@ -58,14 +60,14 @@ static int halo_ready(int halo, int fused) { return halo == HALO_ALL || (fused &
 /* Implicit schemes' vectors; x is the second field. */
 enum { CG_R, CG_P, CG_Q, CG_Z, CG_W, CG_VECTORS };
 
-typedef enum { LAP_BASELINE, LAP_TILED, LAP_TILED_NT, HEAT_TILED, HEAT_TILED_NT, HEAT_ZWINDOW, HEAT_WIDE_NT } kernel_kind;
+typedef enum { LAP_BASELINE, LAP_TILED, LAP_TILED_NT, HEAT_TILED, HEAT_TILED_NT, HEAT_ZWINDOW, HEAT_WIDE_NT, ORDER_POINT, ORDER_ZWINDOW } kernel_kind;
 
 struct kernel_entry {
     heat_variant variant;
     kernel_kind kind;
     int zchunk; /* heat_zwindow, heat_zwide: planes each thread marches through */
     int fused;  /* 1: makes x ghosts on the fly and writes its output's y/z ghosts: no halo pass before the
-                   next step; 2: makes x ghosts on the fly only: a y/z halo pass before each step (no strided
+                   next step (the order kernels mirror them as they read); 2: makes x ghosts on the fly only: a y/z halo pass before each step (no strided
                    x-face stores); 0: a halo pass of all six faces before each step */
     int width;  /* heat_wide_nt: points along x a thread (one vector load) */
 };
@@ -122,6 +124,7 @@ struct hip_state {
     int current;
     stencil_shape shape;
     heat_coeffs coeffs;
+    heat_space_coeffs space;    /* the order-2R stencil; radius 1: the 7-point kernels (coeffs) */
     double shift[6], scale[6];
     const kernel_entry *kernel; /* production kernel; NULL until tuned */
     int halo_valid;             /* HALO_*: which ghosts of field[current] are up to date */
@@ -174,7 +177,7 @@ struct hip_state {
 /* The first owned point of a padded buffer (a field or a CG vector). */
 template <typename T> static T *owned_in(const hip_state *s, char *buffer)
 {
-    return reinterpret_cast<T *>(buffer) + s->layout.origin + 1 + s->layout.stride_y + s->layout.stride_z;
+    return reinterpret_cast<T *>(buffer) + heat_layout_first_owned(&s->layout);
 }
 
 template <typename T> static T *owned(const hip_state *s, int which) { return owned_in<T>(s, s->field[which]); }
@@ -243,14 +246,19 @@ static void launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T 
             if (e->width == 4) launch_wide<T, 4, M>(e, g, b, out, in, p, c, h, q);
         break;
     case LAP_BASELINE: lap_baseline<T><<<g, b, 0, q>>>(out, in, p, c); break;
+    case ORDER_POINT:
+    case ORDER_ZWINDOW: break; /* launch_order's */
     }
 }
+
+#include "backend_hip_order.hip"
 
 /* Kernel e over the whole block, or over the planes r of it. */
 template <typename T>
 static int launch_typed(const hip_state *s, const kernel_entry *e, const int shape[3], int from, int to,
                         const plane_range *r, hipStream_t q)
 {
+    if (e->kind == ORDER_POINT || e->kind == ORDER_ZWINDOW) return launch_order<T>(s, e, shape, from, to, q);
     stencil_shape p = s->shape;
     long offset = 0;
     if (r) {
@@ -306,8 +314,13 @@ template <typename T> static int fill_halo_typed(hip_state *s, int faces)
     return HEAT_OK;
 }
 
+/* Order kernels mirror across the boundary faces as they read: nothing to fill. */
 static int fill_halo(hip_state *s, int faces = HALO_ALL)
 {
+    if (s->space.radius > 1) {
+        s->halo_valid = HALO_ALL;
+        return HEAT_OK;
+    }
     return s->problem.precision == HEAT_FLOAT ? fill_halo_typed<float>(s, faces) : fill_halo_typed<double>(s, faces);
 }
 
@@ -319,12 +332,18 @@ static int halo_after(const kernel_entry *e) { return e->fused == 1 ? HALO_YZ : 
 
 /* ---- tuning ---------------------------------------------------------------------------------------- */
 
-/* A heat step of the production table. */
+/* A heat step of the production table (order 2) or of the order kernels'. */
 static const kernel_entry *find_kernel(const char *name, int tile)
 {
     for (const kernel_entry &e : kernel_table)
         if (strcmp(e.variant.kernel, name) == 0 && e.variant.tile == tile) return &e;
-    return NULL;
+    return find_order_kernel(name, tile);
+}
+
+/* Is e a step of the run's order? */
+static int kernel_fits_order(const hip_state *s, const kernel_entry *e)
+{
+    return (s->space.radius > 1) == (e->kind == ORDER_POINT || e->kind == ORDER_ZWINDOW);
 }
 
 /* Any variant the benchmark lists: a seed's Laplacian or a heat step. */
@@ -357,12 +376,15 @@ static int time_kernel(hip_state *s, const kernel_entry *e, const int shape[3], 
 static const int block_candidates[][3] = {{256, 1, 1}, {128, 2, 1}, {64, 4, 1}, {32, 8, 1}};
 enum { TUNE_BLOCKS = 3 }; /* the first three shapes take part in start-up tuning */
 
-/* Tuning cache (solver/tuning_cache.h): one line per device, size and precision:
- * "<device>\t<nx>x<ny>x<nz>\t<precision>\t<kernel>\t<tile>\t<bx>,<by>,<bz>". */
+/* Tuning cache (solver/tuning_cache.h): one line per device, size and precision
+ * (and space order above 2):
+ * "<device>\t<nx>x<ny>x<nz>\t<precision>[\torder <N>]\t<kernel>\t<tile>\t<bx>,<by>,<bz>". */
 static void cache_key(const hip_state *s, char *buf, size_t len)
 {
     const int *n = s->problem.grid.n;
     snprintf(buf, len, "%s\t%dx%dx%d\t%s", s->device_model, n[0], n[1], n[2], heat_precision_name(s->problem.precision));
+    size_t used = strlen(buf);
+    if (s->space.radius > 1) snprintf(buf + used, len - used, "\torder %d", 2 * s->space.radius);
 }
 
 static int cache_lookup(hip_state *s)
@@ -373,8 +395,10 @@ static int cache_lookup(hip_state *s)
     if (!tuning_cache_lookup(key, value, sizeof value)) return 0;
     if (sscanf(value, "%63s %d %d,%d,%d", name, &tile, &b[0], &b[1], &b[2]) != 5) return 0;
     const kernel_entry *e = find_kernel(name, tile);
-    if (!e || b[0] <= 0 || b[1] <= 0 || b[2] <= 0 || b[0] * b[1] * b[2] > HEAT_LAUNCH_BOUND)
-        return 0;
+    if (!e || !kernel_fits_order(s, e)) return 0;
+    const order_entry *o = order_of(e);
+    if (o && o->shape >= 0) memcpy(b, order_shapes[o->shape].block, sizeof b); /* its own, up to 512 threads */
+    else if (b[0] <= 0 || b[1] <= 0 || b[2] <= 0 || b[0] * b[1] * b[2] > HEAT_LAUNCH_BOUND) return 0;
     s->kernel = e, memcpy(s->block, b, sizeof s->block);
     return 1;
 }
@@ -395,11 +419,14 @@ static int tune_by_timing(hip_state *s, double *best)
     const heat_kernel_choice &want = s->problem.kernel;
     int fixed_block = want.block[0] > 0;
     *best = 1e300;
-    for (const kernel_entry &e : kernel_table) {
+    for (int i = 0; i < (s->space.radius > 1 ? (int)ORDER_COUNT : (int)KERNEL_COUNT); ++i) {
+        const kernel_entry &e = s->space.radius > 1 ? order_table[i].entry : kernel_table[i];
         if (strcmp(want.name, "auto") != 0 && strcmp(want.name, e.variant.kernel) != 0) continue;
         if (want.tile > 0 && want.tile != e.variant.tile) continue;
-        for (int c = 0; c < (fixed_block ? 1 : TUNE_BLOCKS); ++c) {
-            const int *shape = fixed_block ? want.block : block_candidates[c];
+        const int own_shape = s->space.radius > 1 && order_table[i].shape >= 0;
+        if (own_shape && fixed_block && memcmp(want.block, order_block(&e, NULL), sizeof want.block) != 0) continue;
+        for (int c = 0; c < (fixed_block || own_shape ? 1 : TUNE_BLOCKS); ++c) {
+            const int *shape = own_shape ? order_block(&e, NULL) : fixed_block ? want.block : block_candidates[c];
             double ms;
             HEAT_CALL(time_kernel(s, &e, shape, 3, 1, &ms));
             if (ms < *best) *best = ms, s->kernel = &e, memcpy(s->block, shape, sizeof s->block);
@@ -424,6 +451,11 @@ static int tune(hip_state *s)
         HEAT_CALL(tune_by_timing(s, &best));
         how = automatic ? "fastest measured" : "fastest measured within solver.kernel / tile / block";
     }
+    if (!s->kernel && s->space.radius > 1)
+        return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no kernel of space order %d; "
+                          "use auto, order_point (tile 1) or order_zwindow<64|128>_<32x8|32x16>[p2], _64x8p2 (tile 2; "
+                          "heatsolve bench --order %d lists them)",
+                          want.name, want.tile, 2 * s->space.radius, 2 * s->space.radius);
     if (!s->kernel)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no heat kernel; use auto, "
                           "heat_tiled, heat_tiled_nt, heat_tiled_ntf (tile 1-16), heat_zwindow32/64/128 (tile 1, 2, 4) or "
@@ -532,7 +564,7 @@ static int prepare_overlap(hip_state *s)
     const heat_halo *h = &s->problem.halo;
     unsigned z_faces = 1u << FACE_Z_LOW | 1u << FACE_Z_HIGH;
     s->overlap = s->transport.exchange_device && h->exchanged && !(h->exchanged & ~z_faces) &&
-                 h->fewest_z_planes >= 3 && !s->transport.serial;
+                 h->fewest_z_planes >= 3 && !s->transport.serial && s->space.radius == 1;
     if (!s->overlap) return HEAT_OK;
     int least = 0, greatest = 0;
     HIP_CALL(hipDeviceGetStreamPriorityRange(&least, &greatest));
@@ -550,7 +582,7 @@ static int allocate_faces(hip_state *s)
     HEAT_CALL(prepare_overlap(s));
     for (int f = 0; f < FACE_COUNT; ++f) {
         if (!(s->problem.halo.exchanged & 1u << f)) continue;
-        s->face_bytes[f] = (size_t)n[0] * n[1] * n[2] / n[f / 2] * s->elem;
+        s->face_bytes[f] = (size_t)n[0] * n[1] * n[2] / n[f / 2] * s->elem * (size_t)s->space.radius; /* R layers */
         HEAT_CALL(exchanged_alloc(s, &s->d_send.at[f], s->face_bytes[f]));
         HEAT_CALL(exchanged_alloc(s, &s->d_recv.at[f], s->face_bytes[f]));
         if (s->transport.exchange_device) continue; /* no host staging */
@@ -599,7 +631,9 @@ static int hip_create(const heat_problem *problem, const heat_halo_transport *tr
     s->problem = *problem;
     s->transport = heat_halo_transport_or_none(transport);
     s->elem = heat_precision_size(problem->precision);
-    s->layout = heat_layout_make(problem->grid.n, s->elem, HIP_ALIGN_BYTES, HEAT_Y_PAD);
+    s->space = heat_space_coeffs_make(problem);
+    HEAT_CALL(check_order_fits(s));
+    s->layout = heat_layout_make_ghost(problem->grid.n, s->elem, HIP_ALIGN_BYTES, HEAT_Y_PAD, s->space.radius);
     s->shape = {problem->grid.n[0], problem->grid.n[1], problem->grid.n[2], s->layout.stride_y, s->layout.stride_z};
     s->coeffs = heat_coeffs_make(problem);
     for (int f = 0; f < FACE_COUNT; ++f) {
@@ -677,7 +711,7 @@ static int hip_download_async(void *state, void *host)
     HIP_CALL(hipStreamWaitEvent(s->copy_stream, s->snapshot_taken, 0));
     const int *n = s->problem.grid.n;
     size_t row = (size_t)n[0] * s->elem, pitch = (size_t)s->layout.stride_y * s->elem;
-    size_t first = (size_t)(s->layout.origin + 1 + s->layout.stride_y + s->layout.stride_z) * s->elem;
+    size_t first = (size_t)heat_layout_first_owned(&s->layout) * s->elem;
     for (int k = 0; k < n[2]; ++k) {
         const char *d = s->snapshot + first + (size_t)k * s->layout.stride_z * s->elem;
         char *h = (char *)host + (size_t)k * n[1] * row;
@@ -715,15 +749,18 @@ static int hip_pin_host(void *, void *host, size_t bytes, int pin)
     return err == hipSuccess;
 }
 
-/* Where face f's plane lies whole in a padded buffer: the z faces (planes
+/* Where face f's R planes lie whole in a padded buffer: the z faces (planes
  * of stride_z values, the same layout on both ranks, since ranks stacked
- * along z own the same x and y extents). layer 0: the owned plane next to the
- * face; -1: its ghost plane. NULL for the x and y faces, which are strided. */
+ * along z own the same x and y extents). layer 0: the R owned planes next to
+ * the face; -1: its R ghost planes; the lowest plane's address either way.
+ * NULL for the x and y faces, which are strided. */
 static char *whole_plane(const hip_state *s, char *buffer, int face, int layer)
 {
+    const long R = s->layout.ghost;
+    long k = face == FACE_Z_LOW ? (layer == 0 ? 0 : -R) : (layer == 0 ? s->problem.grid.n[2] - R : s->problem.grid.n[2]);
     if (face / 2 != 2) return NULL;
-    long k = face == FACE_Z_LOW ? layer : s->problem.grid.n[2] - 1 - layer; /* owned plane index, -1 .. n */
-    return buffer + (size_t)(s->layout.origin + (k + 1) * s->layout.stride_z) * s->elem;
+    return buffer + (size_t)(heat_layout_first_owned(&s->layout) - R * (1 + s->layout.stride_y) + k * s->layout.stride_z) *
+                        s->elem;
 }
 
 /* The ghosts of the exchanged faces of a padded buffer (a field or a CG
@@ -731,13 +768,22 @@ static char *whole_plane(const hip_state *s, char *buffer, int face, int layer)
  * the neighbour's ghost plane; x and y faces are packed and unpacked on the
  * device. Otherwise every face is packed and staged through page-locked host
  * memory. */
+/* The R layers of the faces in `faces` into buffers (pack) or from them into the ghosts. */
+template <typename T> static int copy_faces(hip_state *s, char *buffer, face_buffers buffers, unsigned faces, int pack)
+{
+    const int *n = s->problem.grid.n;
+    int widest = std::max(n[0], n[1]), deepest = std::max(n[1], n[2]);
+    dim3 block(32, 8), grid((widest + 31) / 32, (deepest + 7) / 8, FACE_COUNT);
+    if (s->layout.ghost > 1) order_face_copy<T><<<grid, block>>>(owned_in<T>(s, buffer), s->shape, buffers, faces, pack, s->layout.ghost);
+    else face_copy<T><<<grid, block>>>(owned_in<T>(s, buffer), s->shape, buffers, faces, pack);
+    HIP_CHECK_LAUNCH(pack ? "face_copy (pack)" : "face_copy (unpack)");
+    return HEAT_OK;
+}
+
 template <typename T> static int exchange_typed(hip_state *s, char *buffer)
 {
     const heat_halo *h = &s->problem.halo;
     const heat_halo_transport *t = &s->transport;
-    const int *n = s->problem.grid.n;
-    int widest = std::max(n[0], n[1]), deepest = std::max(n[1], n[2]);
-    dim3 block(32, 8), grid((widest + 31) / 32, (deepest + 7) / 8, FACE_COUNT);
     void *send[FACE_COUNT], *recv[FACE_COUNT];
     size_t bytes[FACE_COUNT];
     unsigned packed = h->exchanged;
@@ -746,11 +792,10 @@ template <typename T> static int exchange_typed(hip_state *s, char *buffer)
         if (mine) packed &= ~(1u << f);
         send[f] = mine ? mine : s->d_send.at[f];
         recv[f] = mine ? whole_plane(s, buffer, f, -1) : s->d_recv.at[f];
-        bytes[f] = mine ? (size_t)s->layout.stride_z * s->elem : s->face_bytes[f];
+        bytes[f] = mine ? (size_t)s->layout.stride_z * s->layout.ghost * s->elem : s->face_bytes[f];
     }
     if (packed) {
-        face_copy<T><<<grid, block>>>(owned_in<T>(s, buffer), s->shape, s->d_send, packed, 1);
-        HIP_CHECK_LAUNCH("face_copy (pack)");
+        HEAT_CALL(copy_faces<T>(s, buffer, s->d_send, packed, 1));
     }
     if (t->exchange_device) { /* device to device, ordered on the default stream */
         HEAT_CALL(t->exchange_device(t->context, send, recv, bytes, NULL));
@@ -764,8 +809,7 @@ template <typename T> static int exchange_typed(hip_state *s, char *buffer)
                 HIP_CALL(hipMemcpy(s->d_recv.at[f], s->h_recv[f], s->face_bytes[f], hipMemcpyHostToDevice));
     }
     if (packed) {
-        face_copy<T><<<grid, block>>>(owned_in<T>(s, buffer), s->shape, s->d_recv, packed, 0);
-        HIP_CHECK_LAUNCH("face_copy (unpack)");
+        HEAT_CALL(copy_faces<T>(s, buffer, s->d_recv, packed, 0));
     }
     return HEAT_OK;
 }
@@ -890,6 +934,8 @@ static int hip_run_variant(void *state, const heat_variant *v, long steps)
     if (const fused_entry *f = find_fused(v->kernel)) return fused_run_variant(s, f, steps);
     const kernel_entry *e = find_variant(v->kernel, v->tile);
     HEAT_CHECK(e, "no GPU kernel %s m=%d", v->kernel, v->tile);
+    HEAT_CHECK(s->space.radius == 1 || kernel_fits_order(s, e), "GPU kernel %s m=%d: not of space order %d", v->kernel,
+               v->tile, 2 * s->space.radius);
     return steps_of(s, e, s->kernel ? s->block : block_candidates[0], steps);
 }
 
@@ -933,12 +979,19 @@ static int hip_stats(void *state, heat_field_stats *out)
 static const char *hip_device_name(void *state) { return static_cast<hip_state *>(state)->device; }
 static const char *hip_kernel_description(void *state) { return static_cast<hip_state *>(state)->description; }
 
-/* The seeds' Laplacians, then the heat steps, then the fused sweeps of the run's precision. */
+/* The seeds' Laplacians, then the heat steps, then the fused sweeps of the
+ * run's precision; at space orders above 2, the order kernels alone. */
 static int hip_variants(void *state, const heat_variant **list, int *count)
 {
-    static heat_variant variant_list[SEED_COUNT + KERNEL_COUNT + FUSED_COUNT];
+    static heat_variant variant_list[SEED_COUNT + KERNEL_COUNT + FUSED_COUNT + ORDER_COUNT];
     if (static_cast<hip_state *>(state)->mat) return material_variant_list(static_cast<hip_state *>(state), list, count);
     int n = 0;
+    if (static_cast<hip_state *>(state)->space.radius > 1) {
+        for (int i = 0; i < ORDER_COUNT; ++i) variant_list[n++] = order_table[i].entry.variant;
+        *list = variant_list;
+        *count = n;
+        return HEAT_OK;
+    }
     for (int i = 0; i < SEED_COUNT; ++i) variant_list[n++] = seed_table[i].variant;
     for (int i = 0; i < KERNEL_COUNT; ++i) variant_list[n++] = kernel_table[i].variant;
     for (int i = 0; i < FUSED_COUNT; ++i) /* those of the run's precision */
@@ -960,10 +1013,14 @@ static int hip_time_variant(void *state, const heat_variant *v, int reps, double
     }
     const kernel_entry *e = find_variant(v->kernel, v->tile);
     HEAT_CHECK(e, "no GPU kernel %s m=%d", v->kernel, v->tile);
+    HEAT_CHECK(s->space.radius == 1 || kernel_fits_order(s, e), "GPU kernel %s m=%d: not of space order %d", v->kernel,
+               v->tile, 2 * s->space.radius);
     if (s->halo_valid != HALO_ALL) HEAT_CALL(fill_halo(s));
-    /* Each variant at its best block shape among the candidates. */
+    /* Each variant at its best block shape among the candidates (an order_zwindow at its own). */
     double best = 1e300;
+    const order_entry *o = order_of(e);
     for (const auto &shape : block_candidates) {
+        if (o && o->shape >= 0 && &shape != &block_candidates[0]) break;
         double t;
         HEAT_CALL(time_kernel(s, e, shape, reps, 0, &t));
         best = std::min(best, t);

@@ -106,17 +106,62 @@ template <typename T> static stencil_coeffs<T> operator_coeffs(const hip_state *
     return c;
 }
 
+/* A = I - theta alpha dt L0 with the order's coefficients. */
+template <typename T> static order_coeffs<T> order_operator_coeffs(const hip_state *s)
+{
+    return cast_order_coeffs<T>(s, -heat_scheme_theta(s->problem.implicit.scheme) * s->space.alpha_dt);
+}
+
 /* The x step cg_update left waiting (x is the field that is not current). */
 template <typename T> static cg_x_step<T> x_step_waiting(hip_state *s)
 {
     return cg_x_step<T>{s->x_pending ? owned<T>(s, 1 - s->current) : nullptr, (T)s->x_a, s->x_first};
 }
 
+/* Space orders above 2: the order kernels of order_kernels.hip in place of
+ * the 7-point ones, which mirror across the boundary faces as they read (the
+ * ghosts the 7-point kernels write beside their values go unread). */
+template <typename T, int R> static void order_cg_rhs_launch(hip_state *s, double fraction)
+{
+    order_cg_rhs<T, R><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, CG_R), owned<T>(s, s->current), s->shape,
+                                                   cast_order_coeffs<T>(s, s->space.alpha_dt), cast_halo<T>(s),
+                                                   (T)(fraction * s->space.alpha_dt), s->diagonal, cg_out(s));
+}
+
+template <typename T, int R> static void order_cg_apply_launch(hip_state *s)
+{
+    order_cg_apply<T, R><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, CG_Q), cg_vec<T>(s, CG_P), s->shape,
+                                                     order_operator_coeffs<T>(s), homogeneous_halo<T>(s), cg_out(s));
+}
+
+template <typename T, int R>
+static void order_cheb_step_launch(hip_state *s, const heat_chebyshev *cheb, int k, int current, int other)
+{
+    order_cheb_step<T, R><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, other), cg_vec<T>(s, current), cg_vec<T>(s, CG_R),
+                                                      (T)cheb->keep[k], (T)cheb->push[k], k == 1, s->shape,
+                                                      order_operator_coeffs<T>(s), homogeneous_halo<T>(s), cg_out(s));
+}
+
+/* launcher<T, R>(s, ...) for the run's radius 2..4. */
+#define ORDER_RADIUS_CALL(launcher, T, s, ...)                                                                   \
+    do {                                                                                                         \
+        switch ((s)->space.radius) {                                                                             \
+        case 2: launcher<T, 2>(s, ##__VA_ARGS__); break;                                                         \
+        case 3: launcher<T, 3>(s, ##__VA_ARGS__); break;                                                         \
+        default: launcher<T, 4>(s, ##__VA_ARGS__); break;                                                        \
+        }                                                                                                        \
+    } while (0)
+
 template <typename T> static int cg_begin_typed(hip_state *s, double fraction, double *rr, double *rz)
 {
     s->x_pending = 0; /* a solve that failed may have left one */
     if (!halo_ready(s->halo_valid, 1)) HEAT_CALL(fill_halo(s));
     HEAT_CALL(exchange_buffer(s, s->field[s->current]));
+    if (s->space.radius > 1) {
+        ORDER_RADIUS_CALL(order_cg_rhs_launch, T, s, fraction);
+        HIP_CHECK_LAUNCH("order_cg_rhs");
+        return cg_sum(s, rr, rz);
+    }
     cg_rhs<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, CG_R), owned<T>(s, s->current), s->shape, cast_coeffs<T>(s->coeffs),
                                           cast_halo<T>(s), (T)(fraction * s->coeffs.alpha_dt), s->diagonal, cg_out(s));
     HIP_CHECK_LAUNCH("cg_rhs");
@@ -131,6 +176,12 @@ template <typename T> static int cg_precondition_typed(hip_state *s, const heat_
     HIP_CHECK_LAUNCH("cg_scale");
     for (int k = 1; k < cheb->degree; ++k) {
         HEAT_CALL(exchange_buffer(s, s->cg_vector[current]));
+        if (s->space.radius > 1) {
+            ORDER_RADIUS_CALL(order_cheb_step_launch, T, s, cheb, k, current, other);
+            HIP_CHECK_LAUNCH("order_cheb_step");
+            std::swap(current, other);
+            continue;
+        }
         cheb_step<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, other), cg_vec<T>(s, current), cg_vec<T>(s, CG_R),
                                                  (T)cheb->keep[k], (T)cheb->push[k], k == 1, s->shape,
                                                  operator_coeffs<T>(s), homogeneous_halo<T>(s), cg_out(s));
@@ -153,6 +204,11 @@ template <typename T> static int cg_direction_typed(hip_state *s, double beta)
 
 template <typename T> static int cg_apply_typed(hip_state *s, double *pq)
 {
+    if (s->space.radius > 1) {
+        ORDER_RADIUS_CALL(order_cg_apply_launch, T, s);
+        HIP_CHECK_LAUNCH("order_cg_apply");
+        return cg_sum(s, pq, NULL);
+    }
     cg_apply<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, CG_Q), cg_vec<T>(s, CG_P), s->shape, operator_coeffs<T>(s),
                                             homogeneous_halo<T>(s), cg_out(s));
     HIP_CHECK_LAUNCH("cg_apply");

@@ -209,6 +209,7 @@ static int fused_allowed(const hip_state *s, int steps, const char **why)
 {
     heat_deep_halo plan;
     if (s->mat) return *why = "materials", 0;
+    if (s->space.radius > 1) return *why = "space order above 2", 0;
     return heat_deep_halo_plan(&s->problem, steps, &plan, why);
 }
 

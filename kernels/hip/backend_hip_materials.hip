@@ -97,7 +97,7 @@ template <typename T> static double source_power(const hip_state *s)
 
 template <typename T> static unsigned char *owned_zone(const hip_state *s)
 {
-    return s->mat->zone + s->layout.origin + 1 + s->layout.stride_y + s->layout.stride_z;
+    return s->mat->zone + heat_layout_first_owned(&s->layout);
 }
 
 /* The boundary faces' ghosts of a field or CG vector (its first owned point u) by the zones' rules. */

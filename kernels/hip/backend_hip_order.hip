@@ -1,0 +1,139 @@
+/*
+ * The HIP backend's steps of space order 4, 6 and 8 (order_kernels.hip): the
+ * candidate table the tuner times when heat_space_radius > 1, and their
+ * launchers. Part of backend_hip.hip's translation unit (hip_state, owned).
+ *
+ * The order kernels mirror reads across the faces that are not exchanged
+ * (order_fetch), so a step needs no halo pass (fill_halo does nothing); the
+ * exchanged faces' ghosts come R planes deep (exchange_typed).
+ */
+
+/* The thread blocks, tile factors and prefetch distances (planes whose loads
+ * are in flight) of order_zwindow: compile-time (the shared tile's size, the
+ * window's registers). */
+struct order_shape {
+    int block[3], tile, ahead;
+};
+enum { ORDER_32x8_M2, ORDER_32x16_M2, ORDER_32x8_M2_P2, ORDER_32x16_M2_P2, ORDER_64x8_M2_P2 };
+static const order_shape order_shapes[] = {
+    {{32, 8, 1}, 2, 1}, {{32, 16, 1}, 2, 1}, {{32, 8, 1}, 2, 2}, {{32, 16, 1}, 2, 2}, {{64, 8, 1}, 2, 2}};
+
+/* The production candidates at orders above 2. zchunk: the planes each
+ * thread marches through; fused = 1: no halo pass before a step. A name
+ * ending in p2 keeps two planes' loads in flight. */
+struct order_entry {
+    kernel_entry entry;
+    int shape; /* ORDER_*, -1: the tuner's block candidates (order_point) */
+};
+
+#define ORDER_ZW(z, b, m, p) {{{"order_zwindow" #z "_" #b #p, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##p}
+#define ORDER_ZW2(z, b, m) {{{"order_zwindow" #z "_" #b "p2", m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##_P2}
+static const order_entry order_table[] = {
+    {{{"order_point", 1, 0}, ORDER_POINT, 0, 1}, -1},
+    ORDER_ZW(64, 32x8, 2, ), ORDER_ZW(64, 32x16, 2, ), ORDER_ZW2(64, 32x8, 2), ORDER_ZW2(64, 32x16, 2), ORDER_ZW2(64, 64x8, 2),
+    ORDER_ZW(128, 32x8, 2, ), ORDER_ZW(128, 32x16, 2, ), ORDER_ZW2(128, 32x8, 2), ORDER_ZW2(128, 32x16, 2), ORDER_ZW2(128, 64x8, 2),
+};
+#undef ORDER_ZW
+#undef ORDER_ZW2
+enum { ORDER_COUNT = sizeof order_table / sizeof order_table[0] };
+
+static const order_entry *order_of(const kernel_entry *e)
+{
+    for (const order_entry &o : order_table)
+        if (&o.entry == e) return &o;
+    return NULL;
+}
+
+static const kernel_entry *find_order_kernel(const char *name, int tile)
+{
+    for (const order_entry &o : order_table)
+        if (strcmp(o.entry.variant.kernel, name) == 0 && o.entry.variant.tile == tile) return &o.entry;
+    return NULL;
+}
+
+/* The block an order entry runs with: its own shape, or `shape` for order_point. */
+static const int *order_block(const kernel_entry *e, const int shape[3])
+{
+    const order_entry *o = order_of(e);
+    return o && o->shape >= 0 ? order_shapes[o->shape].block : shape;
+}
+
+/* heat_space_coeffs in the kernels' precision; alpha_dt as given. */
+template <typename T> static order_coeffs<T> cast_order_coeffs(const hip_state *s, double alpha_dt)
+{
+    order_coeffs<T> c;
+    memset(&c, 0, sizeof c);
+    c.centre = (T)s->space.diag;
+    for (int a = 0; a < 3; ++a)
+        for (int m = 1; m <= s->space.radius && m <= ORDER_MAX_RADIUS; ++m) c.axis[a][m - 1] = (T)s->space.weight[a][m];
+    c.alpha_dt = (T)alpha_dt;
+    return c;
+}
+
+template <typename T, int R, int BX, int BY, int M, int D>
+static void launch_order_zwindow(dim3 g, T *out, const T *in, const stencil_shape &p, const order_coeffs<T> &c,
+                                 const halo_coeffs<T> &h, int zchunk, hipStream_t q)
+{
+    order_zwindow<T, R, BX, BY, M, D><<<g, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk);
+}
+
+template <typename T, int R>
+static int launch_order_radius(const hip_state *s, const kernel_entry *e, const int shape[3], T *out, const T *in,
+                               hipStream_t q)
+{
+    const stencil_shape &p = s->shape;
+    const order_coeffs<T> c = cast_order_coeffs<T>(s, s->space.alpha_dt);
+    const halo_coeffs<T> h = cast_halo<T>(s);
+    const int *b = order_block(e, shape);
+    dim3 block((unsigned)b[0], (unsigned)b[1], (unsigned)b[2]);
+    if (e->kind == ORDER_POINT) {
+        order_point<T, R><<<grid_for(p, block, 1, 0), block, 0, q>>>(out, in, p, c, h);
+        return HEAT_OK;
+    }
+    dim3 g = grid_for(p, block, e->variant.tile, e->zchunk);
+    switch (order_of(e)->shape) {
+    case ORDER_32x8_M2: launch_order_zwindow<T, R, 32, 8, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
+    case ORDER_32x16_M2: launch_order_zwindow<T, R, 32, 16, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
+    case ORDER_32x8_M2_P2: launch_order_zwindow<T, R, 32, 8, 2, 2>(g, out, in, p, c, h, e->zchunk, q); break;
+    case ORDER_32x16_M2_P2: launch_order_zwindow<T, R, 32, 16, 2, 2>(g, out, in, p, c, h, e->zchunk, q); break;
+    case ORDER_64x8_M2_P2: launch_order_zwindow<T, R, 64, 8, 2, 2>(g, out, in, p, c, h, e->zchunk, q); break;
+    }
+    return HEAT_OK;
+}
+
+/* An order kernel over the whole block, field `from` into `to`. */
+template <typename T>
+static int launch_order(const hip_state *s, const kernel_entry *e, const int shape[3], int from, int to, hipStream_t q)
+{
+    T *out = owned<T>(s, to);
+    const T *in = owned<T>(s, from);
+    switch (s->space.radius) {
+    case 2: HEAT_CALL((launch_order_radius<T, 2>(s, e, shape, out, in, q))); break;
+    case 3: HEAT_CALL((launch_order_radius<T, 3>(s, e, shape, out, in, q))); break;
+    case 4: HEAT_CALL((launch_order_radius<T, 4>(s, e, shape, out, in, q))); break;
+    default: return heat_internal_error("order kernel %s at radius %d", e->variant.kernel, s->space.radius);
+    }
+    HIP_CHECK_LAUNCH(e->variant.kernel);
+    return HEAT_OK;
+}
+
+/* A problem the order kernels can take: constant coefficients, and at least
+ * R points along every axis so that each mirrored or exchanged ghost is an
+ * owned point of someone. */
+static int check_order_fits(const hip_state *s)
+{
+    const heat_problem *p = &s->problem;
+    const int radius = s->space.radius;
+    if (radius <= 1) return HEAT_OK;
+    if (radius > ORDER_MAX_RADIUS)
+        return heat_error(HEAT_ERR_CONFIG, "solver.space_order = %d: the GPU kernels take 2, 4, 6 or 8", p->space_order);
+    if (heat_materials_active(p->materials))
+        return heat_error(HEAT_ERR_CONFIG, "solver.space_order = %d with materials: the GPU's material kernels are second "
+                          "order; set solver.space_order = 2", p->space_order);
+    for (int a = 0; a < 3; ++a)
+        if (p->grid.n[a] < radius)
+            return heat_error(HEAT_ERR_CONFIG, "grid.n[%d] = %d points in this block: space order %d needs at least %d "
+                              "along every axis; enlarge grid.n or lower solver.space_order",
+                              a, p->grid.n[a], p->space_order, radius);
+    return HEAT_OK;
+}

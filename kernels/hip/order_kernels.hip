@@ -1,0 +1,359 @@
+/*
+ * Kernels of space order 2R, R = 2, 3, 4 (solver.space_order 4, 6, 8): the
+ * central-difference Laplacian of radius R in each axis. Order 2 keeps the
+ * 7-point kernels of heat_kernels.hip. Included after heat_kernels.hip and
+ * cg_kernels.hip (stencil_shape, halo_coeffs, cg_span, cg_piece_sum).
+ *
+ * Ghosts: a field has R ghost layers on each side. On the faces that are not
+ * exchanged the kernels never read them: a read past such a face takes the
+ * mirrored owned point and the face's transform (order_fetch), Dirichlet
+ * ghost(-1-m) = 2 g - u(m), Neumann ghost(-1-m) = u(m), exactly what a halo
+ * fill would have written, so no halo pass runs before a step. Exchanged
+ * faces (another rank, or a periodic axis' far side) are read as stored.
+ *
+ * Every kernel sums in the one order of solver/space_order.h (order_sum, with
+ * fused multiply-adds), so all variants give the same bits and the tuner's
+ * choice never changes a result; the CPU agrees to rounding.
+ *
+ *   order_point            one point per thread, every value from memory: the baseline
+ *   order_zwindow<BX,BY,M,D> the seed's lessons: each thread marches along z keeping the
+ *                          2R + 1 values of each of its M rows in registers (sliding
+ *                          window), the plane's x and y neighbours come from a shared
+ *                          tile whose rows start on cache lines (the layout's padding),
+ *                          y neighbours inside a thread's M rows from registers, the
+ *                          next D planes' loads in flight during the current one's
+ *                          arithmetic, nontemporal stores; blocks away from the faces
+ *                          run a copy of the loop without the mirroring's tests.
+ */
+
+enum { ORDER_MAX_RADIUS = 4 };
+
+/* The order-2R Laplacian's coefficients, each divided by its axis' h^2. */
+template <typename T> struct order_coeffs {
+    T centre;                    /* c0 (1/hx^2 + 1/hy^2 + 1/hz^2): heat_space_coeffs.diag */
+    T axis[3][ORDER_MAX_RADIUS]; /* c_m / h^2 per axis, m = 1..R at [m - 1] */
+    T alpha_dt;                     /* the heat step's factor; the CG operator's -theta alpha dt */
+};
+
+/* The value at (i, j, k), |overhang| <= R on at most one axis: across a face
+ * that is not exchanged, the transform of the mirrored owned point. */
+template <typename T>
+__device__ __forceinline__ T order_fetch(const T *u, int i, int j, int k, const stencil_shape &s,
+                                         const halo_coeffs<T> &h)
+{
+    /* constant face indices only: a run-time index into h would copy it to local memory */
+    T shift = (T)0, scale = (T)1;
+    bool mirrored = false;
+#define ORDER_MIRROR(cond, face, coord, image)                                                                   \
+    if ((cond) && applies(h, face)) coord = (image), shift = h.shift[face], scale = h.scale[face], mirrored = true;
+    ORDER_MIRROR(i < 0, 0, i, -1 - i)
+    else ORDER_MIRROR(i >= s.nx, 1, i, 2 * s.nx - 1 - i)
+    ORDER_MIRROR(j < 0, 2, j, -1 - j)
+    else ORDER_MIRROR(j >= s.ny, 3, j, 2 * s.ny - 1 - j)
+    ORDER_MIRROR(k < 0, 4, k, -1 - k)
+    else ORDER_MIRROR(k >= s.nz, 5, k, 2 * s.nz - 1 - k)
+#undef ORDER_MIRROR
+    const T v = u[i + j * s.sy + (long)k * s.sz];
+    return mirrored ? shift + scale * v : v;
+}
+
+/* lap from the 6R + 1 values, zlo[m] = u[z - 1 - m] and so on, in the order
+ * every backend sums in (solver/space_order.h, heat_space_coeffs: ascending
+ * addresses), each product fused into its addition by an explicit fma: half
+ * the instructions of a product and an addition (the kernels are bound by
+ * instruction issue at order 8, and -fmad=false forbids the compiler's own
+ * contraction), and still one rounding sequence for every variant. The CPU,
+ * rounding each product, agrees to rounding. */
+template <typename T, int R>
+__device__ __forceinline__ T order_sum(const order_coeffs<T> &c, const T (&zlo)[R], const T (&ylo)[R], const T (&xlo)[R],
+                                       T centre, const T (&xhi)[R], const T (&yhi)[R], const T (&zhi)[R])
+{
+    T lap = zlo[R - 1] * c.axis[2][R - 1];
+#pragma unroll
+    for (int m = R - 2; m >= 0; --m) lap = fma(zlo[m], c.axis[2][m], lap);
+#pragma unroll
+    for (int m = R - 1; m >= 0; --m) lap = fma(ylo[m], c.axis[1][m], lap);
+#pragma unroll
+    for (int m = R - 1; m >= 0; --m) lap = fma(xlo[m], c.axis[0][m], lap);
+    lap = fma(centre, c.centre, lap);
+#pragma unroll
+    for (int m = 0; m < R; ++m) lap = fma(xhi[m], c.axis[0][m], lap);
+#pragma unroll
+    for (int m = 0; m < R; ++m) lap = fma(yhi[m], c.axis[1][m], lap);
+#pragma unroll
+    for (int m = 0; m < R; ++m) lap = fma(zhi[m], c.axis[2][m], lap);
+    return lap;
+}
+
+/* lap(u) at owned point (i, j, k), every value through order_fetch. */
+template <typename T, int R>
+__device__ __forceinline__ T order_point_laplacian(const T *u, int i, int j, int k, const stencil_shape &s,
+                                                   const order_coeffs<T> &c, const halo_coeffs<T> &h, T &centre)
+{
+    T zlo[R], ylo[R], xlo[R], xhi[R], yhi[R], zhi[R];
+#pragma unroll
+    for (int m = 0; m < R; ++m) {
+        zlo[m] = order_fetch(u, i, j, k - 1 - m, s, h), zhi[m] = order_fetch(u, i, j, k + 1 + m, s, h);
+        ylo[m] = order_fetch(u, i, j - 1 - m, k, s, h), yhi[m] = order_fetch(u, i, j + 1 + m, k, s, h);
+        xlo[m] = order_fetch(u, i - 1 - m, j, k, s, h), xhi[m] = order_fetch(u, i + 1 + m, j, k, s, h);
+    }
+    centre = u[i + j * s.sy + (long)k * s.sz];
+    return order_sum<T, R>(c, zlo, ylo, xlo, centre, xhi, yhi, zhi);
+}
+
+/* The baseline: out = u + alpha dt lap(u), one point per thread. */
+template <typename T, int R>
+__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
+    order_point(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h)
+{
+    const int i = threadIdx.x + blockIdx.x * blockDim.x;
+    const int j = threadIdx.y + blockIdx.y * blockDim.y;
+    const int k = threadIdx.z + blockIdx.z * blockDim.z;
+    if (i >= s.nx || j >= s.ny || k >= s.nz) return;
+    T centre;
+    const T lap = order_point_laplacian<T, R>(u, i, j, k, s, c, h, centre);
+    out[i + j * s.sy + (long)k * s.sz] = centre + c.alpha_dt * lap;
+}
+
+/* Where the tile's halo element e of a BX x (BY M) tile comes from: the R
+ * rows above and below (e < 2 R BX), then R columns left and right of each
+ * row (the corners are not needed by a star stencil). */
+template <int R, int BX, int ROWS>
+__device__ __forceinline__ void order_halo_place(int e, int &row, int &col)
+{
+    if (e < 2 * R * BX) {
+        const int r = e / BX;
+        row = r < R ? r : r + ROWS, col = R + e % BX;
+    } else {
+        e -= 2 * R * BX;
+        const int c = e % (2 * R);
+        row = R + e / (2 * R), col = c < R ? c : c + BX;
+    }
+}
+
+/* Sliding window along z over planes [blockIdx.z * zchunk, + zchunk); thread
+ * (tx, ty) owns column i0 + tx, rows j0 + ty M .. + M - 1. */
+/* NVIDIA: registers a thread: 128 (16 warps an SM) where its rows hold at
+ * most 16 bytes a plane (M = 2 doubles, 4 floats); else about 170 for
+ * 128-thread blocks (12 warps) and the whole file for 256 (8 warps): the
+ * window of M (2R + 1) values would spill under 128. AMD reads the hint as
+ * waves per SIMD, which would spill there: none (0). */
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
+enum { ORDER_OCCUPANCY_HINTS = 1 };
+#else
+enum { ORDER_OCCUPANCY_HINTS = 0 };
+#endif
+template <typename T, int BX, int BY, int M> struct order_occupancy {
+    enum {
+        blocks = !ORDER_OCCUPANCY_HINTS        ? 0
+                 : M * sizeof(T) <= 8          ? 768 / (BX * BY) /* floats, 2 rows: 85 registers, 24 warps or more */
+                 : M * sizeof(T) <= 16         ? 512 / (BX * BY)
+                                               : 384 / (BX * BY)
+    };
+};
+
+/* Halo elements a thread loads a plane: R rows above and below, R columns left and right. */
+#define ORDER_PER(R, BX, BY, M) ((2 * (R) * (BX) + 2 * (R) * (BY) * (M) + (BX) * (BY) - 1) / ((BX) * (BY)))
+
+template <typename T, int R, int BX, int BY, int M, int D, bool EDGE>
+__device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
+                                                   const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
+                                                   const int (&hrow)[ORDER_PER(R, BX, BY, M)],
+                                                   const int (&hcol)[ORDER_PER(R, BX, BY, M)],
+                                                   const bool (&hvalid)[ORDER_PER(R, BX, BY, M)], const bool (&rvalid)[M],
+                                                   T (&tiles)[2][BY * M + 2 * R][BX + 2 * R]);
+
+/* D: the planes ahead whose loads are in flight (1 or 2). */
+template <typename T, int R, int BX, int BY, int M, int D>
+__global__ void __launch_bounds__(BX *BY, (order_occupancy<T, BX, BY, M>::blocks))
+    order_zwindow(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
+                  int zchunk)
+{
+    constexpr int ROWS = BY * M;
+    constexpr int HALO = 2 * R * BX + 2 * R * ROWS, THREADS = BX * BY, PER = ORDER_PER(R, BX, BY, M);
+    __shared__ T tiles[2][ROWS + 2 * R][BX + 2 * R]; /* planes alternate: one barrier a plane */
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + BX * ty;
+    const int i0 = blockIdx.x * BX, j0 = blockIdx.y * ROWS;
+    const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
+    const int i = i0 + tx, j = j0 + ty * M;
+
+    /* This thread's halo elements: tile place, global point, whether it exists. */
+    int hrow[PER], hcol[PER];
+    bool hvalid[PER];
+#pragma unroll
+    for (int p = 0; p < PER; ++p) {
+        const int e = tid + p * THREADS;
+        order_halo_place<R, BX, ROWS>(e < HALO ? e : 0, hrow[p], hcol[p]);
+        const int gi = i0 - R + hcol[p], gj = j0 - R + hrow[p];
+        hvalid[p] = e < HALO && gi < s.nx + R && gj < s.ny + R;
+    }
+    bool rvalid[M];
+#pragma unroll
+    for (int n = 0; n < M; ++n) rvalid[n] = i < s.nx + R && j + n < s.ny + R;
+
+    /* Blocks whose reads all lie inside the owned block (most of them) take a copy of the loop
+     * compiled without the mirroring's tests and the bounds' predicates. */
+    const bool edge = i0 < R || i0 + BX + R > s.nx || j0 < R || j0 + ROWS + R > s.ny || k0 < R || k1 + R > s.nz;
+    if (edge) order_zwindow_body<T, R, BX, BY, M, D, true>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
+    else order_zwindow_body<T, R, BX, BY, M, D, false>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
+}
+
+/* order_zwindow's march over planes [k0, k1); EDGE: reads may cross a face (order_fetch). */
+template <typename T, int R, int BX, int BY, int M, int D, bool EDGE>
+__device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
+                                                   const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
+                                                   const int (&hrow)[ORDER_PER(R, BX, BY, M)],
+                                                   const int (&hcol)[ORDER_PER(R, BX, BY, M)],
+                                                   const bool (&hvalid)[ORDER_PER(R, BX, BY, M)], const bool (&rvalid)[M],
+                                                   T (&tiles)[2][BY * M + 2 * R][BX + 2 * R])
+{
+    constexpr int ROWS = BY * M, W = 2 * R + 1, PER = ORDER_PER(R, BX, BY, M);
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int i0 = blockIdx.x * BX, j0 = blockIdx.y * ROWS;
+    const int i = i0 + tx, j = j0 + ty * M;
+    auto load = [&](int li, int lj, int lk) -> T {
+        if (EDGE) return order_fetch(u, li, lj, lk, s, h);
+        return u[li + lj * s.sy + (long)lk * s.sz];
+    };
+    auto load_front = [&](T (&front)[M], T (&halo)[PER], int k) { /* plane k + R of the rows, plane k's halo */
+#pragma unroll
+        for (int n = 0; n < M; ++n) front[n] = !EDGE || rvalid[n] ? load(i, j + n, k + R) : (T)0;
+#pragma unroll
+        for (int p = 0; p < PER; ++p) halo[p] = hvalid[p] ? load(i0 - R + hcol[p], j0 - R + hrow[p], k) : (T)0;
+    };
+
+    T w[M][W];
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+#pragma unroll
+        for (int r = 0; r < 2 * R; ++r) w[n][r] = !EDGE || rvalid[n] ? load(i, j + n, k0 - R + r) : (T)0;
+    }
+    /* D = 2: planes k and k + 1 in flight in two sets of registers taken in turn, so that a value
+     * is used two planes after its load was issued and no register copy waits on a fresh load.
+     * D = 1: one set, loaded a plane ahead. */
+    T front_a[M], halo_a[PER], front_b[M], halo_b[PER];
+    load_front(front_a, halo_a, k0);
+    if (D == 2 && k0 + 1 < k1) load_front(front_b, halo_b, k0 + 1);
+
+    auto plane = [&](int k, T (&front)[M], T (&halo)[PER]) {
+        T halo_here[PER];
+#pragma unroll
+        for (int n = 0; n < M; ++n) w[n][2 * R] = front[n];
+#pragma unroll
+        for (int p = 0; p < PER; ++p) halo_here[p] = halo[p];
+        if (k + D < k1) load_front(front, halo, k + D);
+        /* The other tile was last read two planes ago, before the barrier of the previous plane. */
+        T(*tile)[BX + 2 * R] = tiles[(k - k0) & 1];
+#pragma unroll
+        for (int n = 0; n < M; ++n) tile[R + ty * M + n][R + tx] = w[n][R];
+#pragma unroll
+        for (int p = 0; p < PER; ++p)
+            if (hvalid[p]) tile[hrow[p]][hcol[p]] = halo_here[p];
+        __syncthreads(); /* this plane's tile is whole */
+#pragma unroll
+        for (int n = 0; n < M; ++n) {
+            T zlo[R], ylo[R], xlo[R], xhi[R], yhi[R], zhi[R];
+            const int row = R + ty * M + n;
+#pragma unroll
+            for (int m = 0; m < R; ++m) {
+                zlo[m] = w[n][R - 1 - m], zhi[m] = w[n][R + 1 + m];
+                /* y neighbours among this thread's rows from registers, the others from the tile */
+                ylo[m] = n - 1 - m >= 0 ? w[n - 1 - m < 0 ? 0 : n - 1 - m][R] : tile[row - 1 - m][R + tx];
+                yhi[m] = n + 1 + m < M ? w[n + 1 + m < M ? n + 1 + m : 0][R] : tile[row + 1 + m][R + tx];
+                xlo[m] = tile[row][R + tx - 1 - m], xhi[m] = tile[row][R + tx + 1 + m];
+            }
+            const T lap = order_sum<T, R>(c, zlo, ylo, xlo, w[n][R], xhi, yhi, zhi);
+            if (i < s.nx && j + n < s.ny) nontemporal_store(w[n][R] + c.alpha_dt * lap, out + i + (j + n) * s.sy + (long)k * s.sz);
+        }
+#pragma unroll
+        for (int n = 0; n < M; ++n) {
+#pragma unroll
+            for (int r = 0; r < 2 * R; ++r) w[n][r] = w[n][r + 1];
+        }
+    };
+    if (D == 1) {
+        for (int k = k0; k < k1; ++k) plane(k, front_a, halo_a);
+    } else {
+        for (int k = k0; k < k1; k += 2) {
+            plane(k, front_a, halo_a);
+            if (k + 1 < k1) plane(k + 1, front_b, halo_b);
+        }
+    }
+}
+
+/* R ghost layers of the exchanged faces in `faces`, packed as layers of the
+ * face (layer m = distance m from the face, the face's points a fastest), or
+ * unpacked from there: owned layer m of a face goes to ghost layer m of the
+ * neighbour's opposite face, which is the same point of the whole grid. */
+template <typename T>
+__global__ void order_face_copy(T *u, stencil_shape s, face_buffers buffers, unsigned faces, int pack, int radius)
+{
+    const int face = blockIdx.z;
+    long inner, step, packed;
+    if (!(faces & (1u << face)) ||
+        !face_point(face, threadIdx.x + blockIdx.x * blockDim.x, threadIdx.y + blockIdx.y * blockDim.y, s, inner, step, packed))
+        return;
+    const long points = face < 2 ? (long)s.ny * s.nz : face < 4 ? (long)s.nx * s.nz : (long)s.nx * s.ny;
+    T *buffer = static_cast<T *>(buffers.at[face]);
+    for (int m = 0; m < radius; ++m) {
+        if (pack) buffer[packed + m * points] = u[inner - m * step];
+        else u[inner + (m + 1) * step] = buffer[packed + m * points];
+    }
+}
+
+/* ---- the CG operator of order 2R (solver/implicit.h): cg_kernels.hip's forms, the order's Laplacian ---- */
+
+/* r = scale lap(u) with the run's boundary conditions; partial (r.r, r.w r). */
+template <typename T, int R>
+__global__ void __launch_bounds__(CG_THREADS) order_cg_rhs(T *__restrict__ r, const T *__restrict__ u, stencil_shape s,
+                                                           order_coeffs<T> c, halo_coeffs<T> bc, T scale, cg_diagonal d,
+                                                           cg_partials_at partial)
+{
+    const cg_span t = cg_thread_span(s);
+    double rr = 0.0, rz = 0.0;
+    for (int k = t.k0; t.active && k < t.k1; ++k) {
+        T centre;
+        const T v = scale * order_point_laplacian<T, R>(u, t.i, t.j, k, s, c, bc, centre);
+        nontemporal_store(v, r + t.i + t.j * s.sy + (long)k * s.sz);
+        rr += (double)v * v, rz += (double)v * (v * cg_weight<T>(d, t.i, t.j, k, s));
+    }
+    cg_piece_sum(rr, rz, partial, s);
+}
+
+/* q = A p = p + c.alpha_dt lap0(p) (c.alpha_dt = -theta alpha dt, homogeneous faces); partial (p.q, 0). */
+template <typename T, int R>
+__global__ void __launch_bounds__(CG_THREADS) order_cg_apply(T *__restrict__ q, const T *__restrict__ p, stencil_shape s,
+                                                             order_coeffs<T> c, halo_coeffs<T> zero, cg_partials_at partial)
+{
+    const cg_span t = cg_thread_span(s);
+    double pq = 0.0;
+    for (int k = t.k0; t.active && k < t.k1; ++k) {
+        T centre;
+        const T lap = order_point_laplacian<T, R>(p, t.i, t.j, k, s, c, zero, centre);
+        const T v = centre + c.alpha_dt * lap;
+        nontemporal_store(v, q + t.i + t.j * s.sy + (long)k * s.sz);
+        pq += (double)centre * v;
+    }
+    cg_piece_sum(pq, 0.0, partial, s);
+}
+
+/* cheb_step with the order's operator: out = z + keep (z - out) + push (r - A z); partial (r.out, 0). */
+template <typename T, int R>
+__global__ void __launch_bounds__(CG_THREADS) order_cheb_step(T *__restrict__ out, const T *__restrict__ z,
+                                                              const T *__restrict__ r, T keep, T push, int previous_is_zero,
+                                                              stencil_shape s, order_coeffs<T> c, halo_coeffs<T> zero,
+                                                              cg_partials_at partial)
+{
+    const cg_span t = cg_thread_span(s);
+    double rz = 0.0;
+    for (int k = t.k0; t.active && k < t.k1; ++k) {
+        const long pos = t.i + t.j * s.sy + (long)k * s.sz;
+        T centre;
+        const T lap = order_point_laplacian<T, R>(z, t.i, t.j, k, s, c, zero, centre);
+        const T applied = centre + c.alpha_dt * lap, previous = previous_is_zero ? (T)0 : out[pos];
+        const T v = centre + keep * (centre - previous) + push * (r[pos] - applied);
+        nontemporal_store(v, out + pos);
+        rz += (double)r[pos] * v;
+    }
+    cg_piece_sum(rz, 0.0, partial, s);
+}
