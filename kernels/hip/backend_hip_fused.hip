@@ -96,6 +96,15 @@ template <typename T> static deep_ghosts<T> deep_ghosts_of(const hip_state *s)
     return d;
 }
 
+/* The first of the `steps` owned planes next to z face f, whole (its ghost
+ * rows and columns included): they lie one after another in the field. */
+static char *owned_planes(const hip_state *s, char *field, int face, int steps)
+{
+    const long ghost = s->layout.ghost, k = face == FACE_Z_LOW ? 0 : s->problem.grid.n[2] - steps;
+    return field + (size_t)(heat_layout_first_owned(&s->layout) - ghost * (1 + s->layout.stride_y) +
+                            k * s->layout.stride_z) * s->elem;
+}
+
 /* The ghosts `steps` deep of field[current]'s cut faces, from the
  * neighbours: z planes straight from the field, x columns packed first; GPU
  * to GPU where the transport can, else through page-locked host memory.
@@ -116,7 +125,7 @@ template <typename T> static int deep_exchange_typed(hip_state *s, int steps)
     for (int f = 0; f < FACE_COUNT; ++f) {
         if (!(s->deep.faces & 1u << f)) continue;
         char *field = s->field[s->current];
-        send[f] = s->deep.axis == 2 ? whole_plane(s, field, f, f == FACE_Z_LOW ? 0 : steps - 1) : s->deep_send[f];
+        send[f] = s->deep.axis == 2 ? owned_planes(s, field, f, steps) : s->deep_send[f];
         recv[f] = s->deep_recv[f];
         bytes[f] = deep_bytes(s, f, steps);
     }
