@@ -67,18 +67,6 @@ static int sum_owned(void *context, double *values, long count)
     return HEAT_OK;
 }
 
-static void rough_field(const heat_problem *p, void *field)
-{
-    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 5.0, .background = 1.0, .center = {0.2, 0.7, 0.3},
-                         .width = 0.3};
-    heat_initial_fill(&init, &p->grid, p->precision, field);
-    for (long at = 0; at < heat_grid_points(&p->grid); ++at) {
-        uint32_t x = (uint32_t)at * 2654435761u;
-        x ^= x >> 15;
-        test_set(p, field, at, test_get(p, field, at) + (double)(x % 1000u) / 1000.0);
-    }
-}
-
 /* Points of block (offset, size) copied between the whole grid's compact field and the block's. */
 static void copy_block(const heat_problem *whole, const int offset[3], const int size[3], void *block,
                        const void *field, int into_block)
@@ -187,7 +175,7 @@ static int check(const heat_problem *whole, int axis, const char *what)
 {
     size_t bytes = (size_t)heat_grid_points(&whole->grid) * heat_precision_size(whole->precision);
     void *initial = test_alloc_field(whole), *ref = test_alloc_field(whole);
-    rough_field(whole, initial);
+    test_rough_field(whole, initial);
     if (reference(whole, initial, ref)) return 1;
     EXPECT(memcmp(initial, ref, bytes) != 0, "%s: the steps changed nothing", what);
     for (int k = 2; k <= 4; ++k) {

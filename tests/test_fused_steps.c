@@ -16,18 +16,6 @@
 #include "../parallel/domain.h"
 #include "test_util.h"
 
-static void rough_field(const heat_problem *p, void *field)
-{
-    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 5.0, .background = 1.0, .center = {0.2, 0.7, 0.3},
-                         .width = 0.3};
-    heat_initial_fill(&init, &p->grid, p->precision, field);
-    for (long at = 0; at < heat_grid_points(&p->grid); ++at) {
-        uint32_t x = (uint32_t)at * 2654435761u;
-        x ^= x >> 15;
-        test_set(p, field, at, test_get(p, field, at) + (double)(x % 1000u) / 1000.0);
-    }
-}
-
 static int find_variant(heat_solver *s, const char *name, int tile, const heat_variant **found)
 {
     const heat_variant *list;
@@ -80,7 +68,7 @@ static int check(const heat_problem *whole, const char *what)
     size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(p.precision);
     void *initial = test_alloc_field(&p), *ref12 = test_alloc_field(&p), *ref13 = test_alloc_field(&p),
          *out = test_alloc_field(&p);
-    rough_field(&p, initial);
+    test_rough_field(&p, initial);
     heat_solver *s;
     EXPECT_OK(heat_solver_create_block(&p, &transport, HEAT_SELECT_HIP, &s));
     const heat_variant *single;

@@ -21,18 +21,6 @@
 #include "../solver/space_order.h"
 #include "test_util.h"
 
-static void rough_field(const heat_problem *p, void *field)
-{
-    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 5.0, .background = 1.0, .center = {0.2, 0.7, 0.3},
-                         .width = 0.3};
-    heat_initial_fill(&init, &p->grid, p->precision, field);
-    for (long at = 0; at < heat_grid_points(&p->grid); ++at) {
-        uint32_t x = (uint32_t)at * 2654435761u;
-        x ^= x >> 15;
-        test_set(p, field, at, test_get(p, field, at) + (double)(x % 1000u) / 1000.0);
-    }
-}
-
 static double relative_difference(const heat_problem *p, const void *a, const void *ref)
 {
     double worst = 0.0, scale = 0.0;
@@ -116,7 +104,7 @@ static int check_explicit(order_case *c, const char *what)
     const long steps = 20;
     void *initial = test_alloc_field(p), *ref1 = test_alloc_field(p), *cpu = test_alloc_field(p),
          *gpu = test_alloc_field(p);
-    rough_field(p, initial);
+    test_rough_field(p, initial);
     reference_step(p, initial, ref1);
     if (run_block(c, p, HEAT_SELECT_CPU, initial, 1, cpu, NULL, 0)) return 1;
     printf("%s: the CPU's step against the definition %.3e\n", what, relative_difference(p, cpu, ref1));
@@ -161,7 +149,7 @@ static int check_implicit(order_case *c, heat_scheme scheme, heat_preconditioner
     const double rtol = p.precision == HEAT_FLOAT ? 1e-5 : 1e-10, tolerance = p.precision == HEAT_FLOAT ? 1e-4 : 1e-8;
     p.implicit = (heat_implicit){scheme, rtol, 1000, pc, 6, 2};
     void *initial = test_alloc_field(&p), *cpu = test_alloc_field(&p), *gpu = test_alloc_field(&p);
-    rough_field(&p, initial);
+    test_rough_field(&p, initial);
     if (run_block(c, &p, HEAT_SELECT_CPU, initial, 5, cpu, NULL, 0) ||
         run_block(c, &p, HEAT_SELECT_HIP, initial, 5, gpu, NULL, 0))
         return 1;

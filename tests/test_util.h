@@ -1,6 +1,7 @@
 #pragma once
 /* Small helpers shared by the C tests: problems, fields and checks. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,4 +90,18 @@ static inline int test_gaussian_run(const heat_problem *p, heat_backend_request 
 }
 
 /* Point coordinate along axis d of index i (cell-centred). */
+/* A Gaussian with a deterministic rough part on every point (a hash of its index): every
+ * point differs from its neighbours, so a wrong neighbour or a wrong ghost changes bits. */
+static inline void test_rough_field(const heat_problem *p, void *field)
+{
+    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 5.0, .background = 1.0, .center = {0.2, 0.7, 0.3},
+                         .width = 0.3};
+    heat_initial_fill(&init, &p->grid, p->precision, field);
+    for (long at = 0; at < heat_grid_points(&p->grid); ++at) {
+        uint32_t x = (uint32_t)at * 2654435761u;
+        x ^= x >> 15;
+        test_set(p, field, at, test_get(p, field, at) + (double)(x % 1000u) / 1000.0);
+    }
+}
+
 static inline double test_coord(const heat_problem *p, int d, int i) { return (i + 0.5) * p->grid.h[d]; }
