@@ -70,11 +70,12 @@ int ranks_describe(heat_domain *domain, const heat_solver *solver, double steppi
     int device_transport = solver->transport.exchange_device != NULL && solver->ops != &heat_backend_cpu;
     t->halo_fraction = device_transport ? -1.0 : balance.halo_fraction;
     /* as the backends decide (the GPU's prepare_overlap with its own transport, the
-     * CPU's overlappable): z faces only, three planes or more */
-    int cpu_single_steps = solver->ops == &heat_backend_cpu && !heat_pairs_allowed(&solver->problem);
-    int overlapping_backend = device_transport || cpu_single_steps; /* CPU pairs exchange first */
+     * CPU's overlappable and pair_overlappable): z faces only, three planes or more,
+     * six for the CPU's pairs (two next to each face wait for the exchange) */
+    int cpu = solver->ops == &heat_backend_cpu, cpu_pairs = cpu && heat_pairs_allowed(&solver->problem);
     int planes = device_transport ? solver->problem.halo.fewest_z_planes : d->local_n[2];
-    t->halo_beside_update = overlapping_backend && heat_only_z_exchanged(d->exchanged) && planes >= 3;
+    int planes_needed = cpu_pairs ? 6 : 3;
+    t->halo_beside_update = (device_transport || cpu) && heat_only_z_exchanged(d->exchanged) && planes >= planes_needed;
     t->imbalance = balance.imbalance;
     return HEAT_OK;
 }

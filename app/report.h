@@ -29,7 +29,7 @@ typedef struct run_totals {
     int dims[3];
     double halo_fraction;       /* of the stepping time in host halo exchanges; < 0: not measured */
     double imbalance;           /* slowest rank's computing over the mean */
-    int halo_beside_update;     /* GPU z slabs with NCCL: the exchange runs beside the interior update */
+    int halo_beside_update;     /* z slabs: the exchange runs beside the interior update (GPU with NCCL, CPU) */
     int materials;              /* a materials run: the energy balance below */
     heat_energy energy_initial; /* at first_step */
     heat_energy energy_final;

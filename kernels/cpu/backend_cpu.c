@@ -830,7 +830,7 @@ static int fusable(const cpu_state *s, const heat_variant *variant)
 }
 
 /* The exchanged z faces' two planes across: the nearer into the ghost
- * planes, the outer ones stay in the receive buffers (stencil_sweep2's
+ * planes, the outer ones stay in the receive buffers (stencil_sweep2_planes'
  * `beyond`): what two steps read of the neighbours. */
 static int exchange_two_planes(cpu_state *s, void *field)
 {
@@ -851,17 +851,63 @@ static const void *beyond_face(const cpu_state *s, int face)
     return (const char *)s->recv[face] + s->face_bytes[face];
 }
 
-static int sweep2(cpu_state *s, void *out, void *in, int stream)
+/* Planes [z_begin, z_end) of out = two steps of in, on at most one thread a plane. */
+static void sweep2_planes(cpu_state *s, void *out, void *in, int stream, int z_begin, int z_end,
+                          const heat_halo_transport *travelling)
 {
-    HEAT_CALL(exchange_two_planes(s, in));
+    const int *n = s->problem.grid.n;
+    const void *beyond[2] = {beyond_face(s, FACE_Z_LOW), beyond_face(s, FACE_Z_HIGH)};
+    int threads = pair_threads(s);
+    if (threads > z_end - z_begin) threads = z_end - z_begin;
+    if (s->problem.precision == HEAT_FLOAT)
+        stencil_sweep2_planes_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f, stream, s->fused_rows,
+                                s->rings, (const float *const *)beyond, threads, z_begin, z_end, travelling);
+    else
+        stencil_sweep2_planes_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d, stream, s->fused_rows,
+                                s->rings, (const double *const *)beyond, threads, z_begin, z_end, travelling);
+}
+
+static void sweep2_edges(cpu_state *s, void *out, void *in, int stream)
+{
     const int *n = s->problem.grid.n;
     const void *beyond[2] = {beyond_face(s, FACE_Z_LOW), beyond_face(s, FACE_Z_HIGH)};
     if (s->problem.precision == HEAT_FLOAT)
-        stencil_sweep2_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f, stream, s->fused_rows, s->rings,
-                         (const float *const *)beyond, pair_threads(s));
+        stencil_sweep2_edges_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f, stream, s->fused_rows,
+                               s->rings, (const float *const *)beyond, pair_threads(s));
     else
-        stencil_sweep2_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d, stream, s->fused_rows, s->rings,
-                         (const double *const *)beyond, pair_threads(s));
+        stencil_sweep2_edges_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d, stream, s->fused_rows,
+                               s->rings, (const double *const *)beyond, pair_threads(s));
+}
+
+/* A pair's exchange can travel beside the planes that read none of it,
+ * two from each face, where overlappable() holds and those planes exist. */
+static int pair_overlappable(const cpu_state *s) { return overlappable(s) && s->problem.grid.n[2] >= 6; }
+
+/* Two steps with their exchange beside them: the faces' two planes leave,
+ * the planes two or more from the faces are swept while they travel (thread
+ * 0 moving them along), then, once they have arrived, the two planes next
+ * to each face. The same values as exchange-then-sweep: every row is
+ * computed by the same functions from the same inputs. */
+static int overlapped_sweep2(cpu_state *s, void *out, void *in, int stream)
+{
+    const heat_halo_transport *t = &s->transport;
+    const int nz = s->problem.grid.n[2];
+    size_t bytes[FACE_COUNT];
+    for (int f = 0; f < FACE_COUNT; ++f) bytes[f] = 2 * s->face_bytes[f];
+    pack_faces(s, in, 2);
+    HEAT_CALL(t->exchange_start(t->context, s->send, s->recv, bytes));
+    sweep2_planes(s, out, in, stream, 2, nz - 2, t);
+    HEAT_CALL(t->exchange_wait(t->context));
+    unpack_faces(s, in, 1);
+    sweep2_edges(s, out, in, stream);
+    return HEAT_OK;
+}
+
+static int sweep2(cpu_state *s, void *out, void *in, int stream)
+{
+    if (pair_overlappable(s)) return overlapped_sweep2(s, out, in, stream);
+    HEAT_CALL(exchange_two_planes(s, in));
+    sweep2_planes(s, out, in, stream, 0, s->problem.grid.n[2], NULL);
     return HEAT_OK;
 }
 

@@ -358,10 +358,11 @@ static void FN(second_step_plane)(REAL *out, const FN(ring) *v, long first, int 
  * and then plane z - 1 of out, whose three planes of v are then in the ring.
  * v's planes run one beyond the slab, or at a z face one beyond the grid
  * where the face is exchanged (computed) and none where it is a boundary
- * (v's ghost plane, set by the face's rule). */
+ * (v's ghost plane, set by the face's rule). mover: an exchange in flight
+ * that this thread lets move after each plane (NULL: none). */
 static void FN(sweep2_block)(REAL *out, REAL *u, FN(ring) *v, long first, int y0, int y1, int z0, int z1,
                              const int n[3], long sz, FN(cpu_coeffs) k, const FN(ghost_rule) *g, int stream,
-                             const REAL *const beyond[2])
+                             const REAL *const beyond[2], const heat_halo_transport *mover, int *arrived)
 {
     const int low_rule = FN(applies)(g, FACE_Z_LOW), high_rule = FN(applies)(g, FACE_Z_HIGH);
     v->ya = y0 > 0 ? y0 - 1 : 0;
@@ -375,37 +376,88 @@ static void FN(sweep2_block)(REAL *out, REAL *u, FN(ring) *v, long first, int y0
             FN(ring_z_ghosts)(v, z, n[2], yb, n, g, FACE_Z_HIGH);
             FN(second_step_plane)(out, v, first, z, y0, y1, n, sz, k, stream);
         }
+        FN(let_travel)(mover, arrived);
     }
 }
 
-/* out = two steps of u on `threads` threads (each a slab of at least one
- * plane). rings: ring_values(sy, block_rows) values for each thread, 64-byte
- * aligned. Exchanged faces: z
- * faces only, their nearer plane in u's ghost plane, the outer one in
- * beyond[0] (below plane -1) and beyond[1] (above plane n[2]). */
-static void FN(stencil_sweep2)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
-                               FN(cpu_coeffs) k, const FN(ghost_rule) *g, int stream, int block_rows, REAL *rings,
-                               const REAL *const beyond[2], int threads)
+/* u's ghosts of plane z where the first step of a pair reads them: an owned
+ * plane, or the ghost plane of an exchanged z face (swept by the first step
+ * as the neighbour's plane). A boundary face's ghost plane is not swept. */
+static void FN(set_swept_plane_ghosts)(REAL *u, long first, int z, const int n[3], long sy, long sz,
+                                       const FN(ghost_rule) *g)
+{
+    if ((z == -1 && FN(applies)(g, FACE_Z_LOW)) || (z == n[2] && FN(applies)(g, FACE_Z_HIGH))) return;
+    FN(set_plane_ghosts)(u, first, z, n, sy, sz, g);
+}
+
+/* Planes [z_begin, z_end) of out = two steps of u on `threads` threads
+ * (each a slab of at least one plane). rings: ring_values(sy, block_rows)
+ * values for each thread, 64-byte aligned. Exchanged faces: z faces only,
+ * their nearer plane in u's ghost plane, the outer one in beyond[0] (below
+ * plane -1) and beyond[1] (above plane n[2]); a range that stays two planes
+ * clear of them reads neither, and may run while they travel (travelling:
+ * the exchange in flight, which thread 0 lets move; NULL: none). The
+ * planes' values do not depend on the ranges they were swept in. */
+static void FN(stencil_sweep2_planes)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
+                                      FN(cpu_coeffs) k, const FN(ghost_rule) *g, int stream, int block_rows,
+                                      REAL *rings, const REAL *const beyond[2], int threads, int z_begin, int z_end,
+                                      const heat_halo_transport *travelling)
 {
     const long sy = l->stride_y, sz = l->stride_z;
     const long first = heat_layout_first_owned(l);
+    const int planes = z_end - z_begin;
 #pragma omp parallel num_threads(threads)
     {
-        int team = omp_get_num_threads(), t = omp_get_thread_num();
-        int z0 = (int)((long)n[2] * t / team), z1 = (int)((long)n[2] * (t + 1) / team);
+        int team = omp_get_num_threads(), t = omp_get_thread_num(), arrived = 0;
+        int z0 = z_begin + (int)((long)planes * t / team), z1 = z_begin + (int)((long)planes * (t + 1) / team);
+        const heat_halo_transport *mover = t == 0 ? travelling : NULL;
         /* A slab's first and last planes are read by the next thread's first
-         * step too: their owner sets their ghosts before anyone sweeps. */
+         * step too: their owner sets their ghosts before anyone sweeps; so do
+         * the first and last threads for the planes just outside the range. */
         FN(set_plane_ghosts)(u, first, z0, n, sy, sz, g);
         FN(set_plane_ghosts)(u, first, z1 - 1, n, sy, sz, g);
-        /* A received ghost plane is swept by the first step too: its x and y ghosts. */
-        if (z0 == 0 && !FN(applies)(g, FACE_Z_LOW)) FN(set_plane_ghosts)(u, first, -1, n, sy, sz, g);
-        if (z1 == n[2] && !FN(applies)(g, FACE_Z_HIGH)) FN(set_plane_ghosts)(u, first, n[2], n, sy, sz, g);
+        if (z0 == z_begin) FN(set_swept_plane_ghosts)(u, first, z_begin - 1, n, sy, sz, g);
+        if (z1 == z_end) FN(set_swept_plane_ghosts)(u, first, z_end, n, sy, sz, g);
 #pragma omp barrier
         long values = FN(ring_values)(sy, block_rows);
         FN(ring) v = {rings + t * values, values / 3, sy, 0};
         for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
             int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
-            FN(sweep2_block)(out, u, &v, first, y0, y1, z0, z1, n, sz, k, g, stream, beyond);
+            FN(sweep2_block)(out, u, &v, first, y0, y1, z0, z1, n, sz, k, g, stream, beyond, mover, &arrived);
+        }
+        if (stream) _mm_sfence();
+    }
+}
+
+/* The two planes next to each z face of out = two steps of u: what
+ * stencil_sweep2_planes leaves when it sweeps [2, n[2] - 2) while the
+ * faces travel. Both strips together are cut into blocks of rows shared
+ * among the threads: each strip alone is too thin for a slab a thread. */
+static void FN(stencil_sweep2_edges)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
+                                     FN(cpu_coeffs) k, const FN(ghost_rule) *g, int stream, int block_rows,
+                                     REAL *rings, const REAL *const beyond[2], int threads)
+{
+    const long sy = l->stride_y, sz = l->stride_z;
+    const long first = heat_layout_first_owned(l);
+    int rows = block_rows, wanted = 2 * threads; /* blocks: at least two a thread where rows allow */
+    if ((n[1] + rows - 1) / rows * 2 < wanted) rows = (2 * n[1] + wanted - 1) / wanted;
+    if (rows < 1) rows = 1;
+    const int blocks = (n[1] + rows - 1) / rows;
+#pragma omp parallel num_threads(threads)
+    {
+        int t = omp_get_thread_num();
+#pragma omp single
+        for (int z = -1; z <= 2; ++z) {
+            FN(set_swept_plane_ghosts)(u, first, z, n, sy, sz, g);
+            FN(set_swept_plane_ghosts)(u, first, n[2] - 1 - z, n, sy, sz, g);
+        }
+        long values = FN(ring_values)(sy, block_rows);
+        FN(ring) v = {rings + t * values, values / 3, sy, 0};
+#pragma omp for schedule(static) nowait
+        for (int item = 0; item < 2 * blocks; ++item) {
+            int y0 = item / 2 * rows, y1 = y0 + rows < n[1] ? y0 + rows : n[1];
+            int z0 = item % 2 ? n[2] - 2 : 0;
+            FN(sweep2_block)(out, u, &v, first, y0, y1, z0, z0 + 2, n, sz, k, g, stream, beyond, NULL, NULL);
         }
         if (stream) _mm_sfence();
     }
