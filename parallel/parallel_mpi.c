@@ -186,11 +186,32 @@ int par_halo_progress(void)
     return status != HEAT_OK ? -1 : halo.arrived;
 }
 
+/* Where the ranks fill their node's cores, a halo that is late waits for a
+ * rank that lost its core to other work (its checkpoint writer, mpirun):
+ * polling, even yielding, keeps this core busy in the scheduler's eyes, so
+ * that work stays queued behind the late rank's stepper. Sleeping between
+ * looks, after a short spin for the usual few microseconds' delay, lets the
+ * scheduler move it here. */
+static const double HALO_SPIN_SECONDS = 50e-6;
+static const struct timespec HALO_PAUSE = {0, 20000};
+
+static int wait_halo_sleeping(int count)
+{
+    double start = MPI_Wtime();
+    for (;;) {
+        int done = 0;
+        HEAT_CALL(check(MPI_Testall(count, halo.requests, &done, MPI_STATUSES_IGNORE), "MPI_Testall (halo)"));
+        if (done) return HEAT_OK;
+        if (MPI_Wtime() - start > HALO_SPIN_SECONDS) nanosleep(&HALO_PAUSE, NULL);
+    }
+}
+
 int par_halo_wait(void)
 {
     int count = halo.count;
     halo.count = 0;
     if (halo.arrived || count == 0) return HEAT_OK;
+    if (node_size_ >= node_cores_) return wait_halo_sleeping(count);
     return check(MPI_Waitall(count, halo.requests, MPI_STATUSES_IGNORE), "MPI_Waitall (halo)");
 }
 
