@@ -67,6 +67,8 @@ typedef struct cpu_state {
     int block_rows;    /* y rows per block of the sweep (block_rows_for) */
     int fused_rows;    /* the same for two steps in one sweep (stencil_sweep2) */
     void *rings;       /* rings of planes for two steps a sweep, one for each of ring_threads; NULL: none */
+    void *edges;       /* pairs whose exchange travels beside the sweep (pair_overlappable): v's planes next to
+                        * the z faces (edge_planes, cpu_kernels.h); NULL: none */
     int ring_threads;
     int step_pairs;    /* explicit steps two a sweep (heat_pairs_allowed, stencil_sweep2) */
     int material_pairs; /* general explicit steps two a sweep (material_pairs_allowed, material_sweep2) */
@@ -487,7 +489,7 @@ static void cpu_destroy(void **state)
     free(s->wide_rows);
     free(s->energy_bricks), free(s->energy_bricks_second);
     for (int f = 0; f < FACE_COUNT; ++f) free(s->captured[0][f]), free(s->captured[1][f]), free(s->face_zone[f]);
-    void *vectors[] = {s->dots_a, s->dots_b, s->rings};
+    void *vectors[] = {s->dots_a, s->dots_b, s->rings, s->edges};
     for (size_t v = 0; v < sizeof vectors / sizeof vectors[0]; ++v) free(vectors[v]);
     free(s);
     *state = NULL;
@@ -570,6 +572,33 @@ static void set_ghost_rules(cpu_state *s)
         s->zero_f.shift[f] = 0.0f, s->zero_f.scale[f] = (float)scale;
     }
     s->bc_d.exchanged = s->zero_d.exchanged = s->bc_f.exchanged = s->zero_f.exchanged = p->halo.exchanged;
+}
+
+/* The exchange can travel beside the update where only z faces are
+ * exchanged (ranks stacked along z, the default layout, or a periodic z):
+ * their ghosts are read by planes 0 and n[2]-1 alone. */
+static int overlappable(const cpu_state *s)
+{
+    const unsigned exchanged = s->problem.halo.exchanged;
+    return exchanged && heat_only_z_exchanged(exchanged) && s->transport.exchange_start && !s->transport.serial &&
+           s->problem.grid.n[2] >= 2 * s->radius + 1;
+}
+
+/* A pair's exchange can travel beside the planes that read none of it,
+ * two from each face, where overlappable() holds and those planes exist. */
+static int pair_overlappable(const cpu_state *s) { return overlappable(s) && s->problem.grid.n[2] >= 6; }
+
+/* Where pairs go beside their exchange, the planes of v next to the z faces (edge_planes). */
+static int alloc_edges(cpu_state *s)
+{
+    if (!s->step_pairs || !pair_overlappable(s)) return HEAT_OK;
+    long plane = s->problem.precision == HEAT_FLOAT ? edge_plane_values_f(s->layout.stride_y, s->problem.grid.n[1])
+                                                    : edge_plane_values_d(s->layout.stride_y, s->problem.grid.n[1]);
+    size_t bytes = 8 * (size_t)plane * s->elem;
+    s->edges = aligned_alloc(CPU_ALIGN_BYTES, (bytes + CPU_ALIGN_BYTES - 1) / CPU_ALIGN_BYTES * CPU_ALIGN_BYTES);
+    HEAT_CHECK(s->edges, "cannot allocate %zu bytes for the planes next to the z faces", bytes);
+    memset(s->edges, 0, bytes);
+    return HEAT_OK;
 }
 
 /* Halo buffers of R planes a face, two where pairs are allowed. */
@@ -723,6 +752,7 @@ static int cpu_create(const heat_problem *problem, const heat_halo_transport *tr
     snprintf(s->device, sizeof s->device, "CPU, %d OpenMP thread%s", omp_get_max_threads(), omp_get_max_threads() == 1 ? "" : "s");
     s->block_rows = block_rows_for(s, 2 * s->radius + 2);
     HEAT_CALL(alloc_rings(s));
+    HEAT_CALL(alloc_edges(s));
     if (heat_materials_active(problem->materials)) return setup_materials(s);
     if (s->radius > 1) return setup_wide(s);
     char fused[64] = "";
@@ -787,16 +817,6 @@ static void sweep_planes(cpu_state *s, void *out, void *in, const heat_variant *
                                variant_streams(v), s->block_rows, z_begin, z_end, travelling);
 }
 
-/* The exchange can travel beside the update where only z faces are
- * exchanged (ranks stacked along z, the default layout, or a periodic z):
- * their ghosts are read by planes 0 and n[2]-1 alone. */
-static int overlappable(const cpu_state *s)
-{
-    const unsigned exchanged = s->problem.halo.exchanged;
-    return exchanged && heat_only_z_exchanged(exchanged) && s->transport.exchange_start && !s->transport.serial &&
-           s->problem.grid.n[2] >= 2 * s->radius + 1;
-}
-
 /* One step with the exchange beside it: the faces leave, the planes that
  * read no ghosts are swept while they travel (thread 0 moving them along,
  * since MPI moves messages only inside its calls), then, once they have
@@ -851,7 +871,9 @@ static const void *beyond_face(const cpu_state *s, int face)
     return (const char *)s->recv[face] + s->face_bytes[face];
 }
 
-/* Planes [z_begin, z_end) of out = two steps of in, on at most one thread a plane. */
+/* Planes [z_begin, z_end) of out = two steps of in, on at most one thread a
+ * plane; with an exchange travelling, keeping v's planes next to the faces
+ * for sweep2_edges. */
 static void sweep2_planes(cpu_state *s, void *out, void *in, int stream, int z_begin, int z_end,
                           const heat_halo_transport *travelling)
 {
@@ -859,29 +881,35 @@ static void sweep2_planes(cpu_state *s, void *out, void *in, int stream, int z_b
     const void *beyond[2] = {beyond_face(s, FACE_Z_LOW), beyond_face(s, FACE_Z_HIGH)};
     int threads = pair_threads(s);
     if (threads > z_end - z_begin) threads = z_end - z_begin;
-    if (s->problem.precision == HEAT_FLOAT)
+    const long sy = s->layout.stride_y;
+    if (s->problem.precision == HEAT_FLOAT) {
+        edge_planes_f keep = {s->edges, edge_plane_values_f(sy, n[1]), sy, n[2]};
         stencil_sweep2_planes_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f, stream, s->fused_rows,
-                                s->rings, (const float *const *)beyond, threads, z_begin, z_end, travelling);
-    else
+                                s->rings, (const float *const *)beyond, threads, z_begin, z_end, travelling,
+                                travelling ? &keep : NULL);
+    } else {
+        edge_planes_d keep = {s->edges, edge_plane_values_d(sy, n[1]), sy, n[2]};
         stencil_sweep2_planes_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d, stream, s->fused_rows,
-                                s->rings, (const double *const *)beyond, threads, z_begin, z_end, travelling);
+                                s->rings, (const double *const *)beyond, threads, z_begin, z_end, travelling,
+                                travelling ? &keep : NULL);
+    }
 }
 
 static void sweep2_edges(cpu_state *s, void *out, void *in, int stream)
 {
     const int *n = s->problem.grid.n;
     const void *beyond[2] = {beyond_face(s, FACE_Z_LOW), beyond_face(s, FACE_Z_HIGH)};
-    if (s->problem.precision == HEAT_FLOAT)
-        stencil_sweep2_edges_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f, stream, s->fused_rows,
-                               s->rings, (const float *const *)beyond, pair_threads(s));
-    else
-        stencil_sweep2_edges_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d, stream, s->fused_rows,
-                               s->rings, (const double *const *)beyond, pair_threads(s));
+    const long sy = s->layout.stride_y;
+    if (s->problem.precision == HEAT_FLOAT) {
+        edge_planes_f e = {s->edges, edge_plane_values_f(sy, n[1]), sy, n[2]};
+        stencil_sweep2_edges_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f, stream, &e,
+                               (const float *const *)beyond, pair_threads(s));
+    } else {
+        edge_planes_d e = {s->edges, edge_plane_values_d(sy, n[1]), sy, n[2]};
+        stencil_sweep2_edges_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d, stream, &e,
+                               (const double *const *)beyond, pair_threads(s));
+    }
 }
-
-/* A pair's exchange can travel beside the planes that read none of it,
- * two from each face, where overlappable() holds and those planes exist. */
-static int pair_overlappable(const cpu_state *s) { return overlappable(s) && s->problem.grid.n[2] >= 6; }
 
 /* Two steps with their exchange beside them: the faces' two planes leave,
  * the planes two or more from the faces are swept while they travel (thread
@@ -905,7 +933,7 @@ static int overlapped_sweep2(cpu_state *s, void *out, void *in, int stream)
 
 static int sweep2(cpu_state *s, void *out, void *in, int stream)
 {
-    if (pair_overlappable(s)) return overlapped_sweep2(s, out, in, stream);
+    if (s->edges) return overlapped_sweep2(s, out, in, stream);
     HEAT_CALL(exchange_two_planes(s, in));
     sweep2_planes(s, out, in, stream, 0, s->problem.grid.n[2], NULL);
     return HEAT_OK;

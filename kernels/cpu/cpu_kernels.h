@@ -300,6 +300,41 @@ static inline REAL *FN(ring_row)(const FN(ring) *v, int y, int z)
     return v->base + (long)((z + 3) % 3) * v->plane + (long)(y - v->ya + 1) * v->sy + FN(RING_PAD);
 }
 
+/* The pair's first step v on the planes that the two output planes next to
+ * each z face read, where those go apart from the rest (stencil_sweep2_edges):
+ * planes -1 .. 2 and n[2] - 3 .. n[2] (n[2] >= 6), whole, rows -1 .. n[1],
+ * laid out as the ring's. Planes 1, 2, n[2] - 3 and n[2] - 2 are kept from
+ * the sweep of the planes between (stencil_sweep2_planes), the others
+ * computed once the faces have arrived. */
+typedef struct FN(edge_planes) {
+    REAL *base; /* 8 planes of edge_plane_values(sy, n[1]) values */
+    long plane; /* values per plane */
+    long sy;
+    int nz;     /* n[2] */
+} FN(edge_planes);
+
+static inline long FN(edge_plane_values)(long sy, int ny) { return (long)(ny + 2) * sy + 2 * FN(RING_PAD); }
+
+static inline REAL *FN(edge_row)(const FN(edge_planes) *e, int y, int z)
+{
+    const int slot = z <= 2 ? z + 1 : 4 + z - (e->nz - 3);
+    return e->base + (long)slot * e->plane + (long)(y + 1) * e->sy + FN(RING_PAD);
+}
+
+/* Is plane z of v one that e keeps on the given sides (1: low, 2: high)? */
+static inline int FN(edge_keeps)(const FN(edge_planes) *e, unsigned sides, int z)
+{
+    return ((sides & 1u) && (z == 1 || z == 2)) || ((sides & 2u) && (z == e->nz - 3 || z == e->nz - 2));
+}
+
+/* Rows [ya, yb) of plane z of the ring (and its y ghost rows where they reach a y face), x ghosts included, into e. */
+static void FN(edge_keep_rows)(const FN(edge_planes) *e, const FN(ring) *v, int z, int yb, const int n[3])
+{
+    const int from = v->ya == 0 ? -1 : v->ya, to = yb == n[1] ? n[1] + 1 : yb;
+    for (int y = from; y < to; ++y)
+        memcpy(FN(edge_row)(e, y, z) - 1, FN(ring_row)(v, y, z) - 1, (size_t)(n[0] + 2) * sizeof(REAL));
+}
+
 /* u's ghosts on every row of plane z (what sweep_row sets row by row). */
 static void FN(set_plane_ghosts)(REAL *u, long first, int z, const int n[3], long sy, long sz,
                                  const FN(ghost_rule) *g)
@@ -311,28 +346,34 @@ static void FN(set_plane_ghosts)(REAL *u, long first, int z, const int n[3], lon
     }
 }
 
-/* Rows [ya, yb) of plane z of v = one step of u, with v's x and y ghosts;
- * set_u_ghosts: set u's ghosts of each row first (the planes no other
- * thread reads; the others were set before the sweep). Planes -1 and n[2]
+/* Row y of plane z of v = one step of u into v_row, with v's x and y ghosts;
+ * set_u_ghosts: set u's ghosts of the row first. Planes -1 and n[2]
  * (exchanged z faces) read their outer neighbour plane from beyond[0] and
  * beyond[1]. */
+static inline void FN(first_step_row)(REAL *v_row, REAL *u, long first, int y, int z, int set_u_ghosts,
+                                      const int n[3], long sy, long sz, FN(cpu_coeffs) k, const FN(ghost_rule) *g,
+                                      const REAL *const beyond[2])
+{
+    REAL *row = u + first + y * sy + z * sz;
+    if (set_u_ghosts) {
+        FN(set_x_ghosts)(row, n[0], g);
+        FN(set_yz_ghosts)(row, y, z, n, sy, sz, g);
+    }
+    const REAL *below = z == -1 ? beyond[0] + (long)y * n[0] : row - sz;
+    const REAL *above = z == n[2] ? beyond[1] + (long)y * n[0] : row + sz;
+    FN(stencil_row3_vec)(v_row, below, row, above, n[0], sy, k, 0, 1);
+    FN(set_x_ghosts)(v_row, n[0], g);
+    FN(set_y_ghosts)(v_row, y, n, sy, g);
+}
+
+/* Rows [ya, yb) of plane z of v (first_step_row); set_u_ghosts: for the
+ * planes no other thread reads (the others were set before the sweep). */
 static void FN(first_step_plane)(FN(ring) *v, REAL *u, long first, int z, int yb, int set_u_ghosts,
                                  const int n[3], long sz, FN(cpu_coeffs) k, const FN(ghost_rule) *g,
                                  const REAL *const beyond[2])
 {
-    const long sy = v->sy;
-    for (int y = v->ya; y < yb; ++y) {
-        REAL *row = u + first + y * sy + z * sz, *out = FN(ring_row)(v, y, z);
-        if (set_u_ghosts) {
-            FN(set_x_ghosts)(row, n[0], g);
-            FN(set_yz_ghosts)(row, y, z, n, sy, sz, g);
-        }
-        const REAL *below = z == -1 ? beyond[0] + (long)y * n[0] : row - sz;
-        const REAL *above = z == n[2] ? beyond[1] + (long)y * n[0] : row + sz;
-        FN(stencil_row3_vec)(out, below, row, above, n[0], sy, k, 0, 1);
-        FN(set_x_ghosts)(out, n[0], g);
-        FN(set_y_ghosts)(out, y, n, sy, g);
-    }
+    for (int y = v->ya; y < yb; ++y)
+        FN(first_step_row)(FN(ring_row)(v, y, z), u, first, y, z, set_u_ghosts, n, v->sy, sz, k, g, beyond);
 }
 
 /* v's z ghost plane beyond plane z (a z face), rows [ya, yb). */
@@ -359,10 +400,12 @@ static void FN(second_step_plane)(REAL *out, const FN(ring) *v, long first, int 
  * v's planes run one beyond the slab, or at a z face one beyond the grid
  * where the face is exchanged (computed) and none where it is a boundary
  * (v's ghost plane, set by the face's rule). mover: an exchange in flight
- * that this thread lets move after each plane (NULL: none). */
+ * that this thread lets move after each plane (NULL: none). keep: where v's
+ * planes that it keeps on keep_sides go (NULL: none). */
 static void FN(sweep2_block)(REAL *out, REAL *u, FN(ring) *v, long first, int y0, int y1, int z0, int z1,
                              const int n[3], long sz, FN(cpu_coeffs) k, const FN(ghost_rule) *g, int stream,
-                             const REAL *const beyond[2], const heat_halo_transport *mover, int *arrived)
+                             const REAL *const beyond[2], const heat_halo_transport *mover, int *arrived,
+                             const FN(edge_planes) *keep, unsigned keep_sides)
 {
     const int low_rule = FN(applies)(g, FACE_Z_LOW), high_rule = FN(applies)(g, FACE_Z_HIGH);
     v->ya = y0 > 0 ? y0 - 1 : 0;
@@ -370,6 +413,7 @@ static void FN(sweep2_block)(REAL *out, REAL *u, FN(ring) *v, long first, int y0
     int za = z0 > 0 || !low_rule ? z0 - 1 : 0, zb = z1 < n[2] || !high_rule ? z1 + 1 : n[2];
     for (int z = za; z < zb; ++z) {
         FN(first_step_plane)(v, u, first, z, yb, z > z0 && z < z1 - 1, n, sz, k, g, beyond);
+        if (keep && FN(edge_keeps)(keep, keep_sides, z)) FN(edge_keep_rows)(keep, v, z, yb, n);
         if (z == 0 && low_rule) FN(ring_z_ghosts)(v, 0, -1, yb, n, g, FACE_Z_LOW);
         if (z - 1 >= z0 && z - 1 < z1) FN(second_step_plane)(out, v, first, z - 1, y0, y1, n, sz, k, stream);
         if (z == n[2] - 1 && z < z1 && high_rule) { /* its ghost takes the slot of plane z - 2, just used above */
@@ -394,14 +438,15 @@ static void FN(set_swept_plane_ghosts)(REAL *u, long first, int z, const int n[3
  * (each a slab of at least one plane). rings: ring_values(sy, block_rows)
  * values for each thread, 64-byte aligned. Exchanged faces: z faces only,
  * their nearer plane in u's ghost plane, the outer one in beyond[0] (below
- * plane -1) and beyond[1] (above plane n[2]); a range that stays two planes
- * clear of them reads neither, and may run while they travel (travelling:
- * the exchange in flight, which thread 0 lets move; NULL: none). The
+ * plane -1) and beyond[1] (above plane n[2]); the range [2, n[2] - 2) reads
+ * neither, and may run while they travel (travelling: the exchange in
+ * flight, which thread 0 lets move; NULL: none), keeping in `keep` the
+ * planes of v that stencil_sweep2_edges then reads (NULL: none). The
  * planes' values do not depend on the ranges they were swept in. */
 static void FN(stencil_sweep2_planes)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
                                       FN(cpu_coeffs) k, const FN(ghost_rule) *g, int stream, int block_rows,
                                       REAL *rings, const REAL *const beyond[2], int threads, int z_begin, int z_end,
-                                      const heat_halo_transport *travelling)
+                                      const heat_halo_transport *travelling, const FN(edge_planes) *keep)
 {
     const long sy = l->stride_y, sz = l->stride_z;
     const long first = heat_layout_first_owned(l);
@@ -411,6 +456,7 @@ static void FN(stencil_sweep2_planes)(REAL *restrict out, REAL *restrict u, cons
         int team = omp_get_num_threads(), t = omp_get_thread_num(), arrived = 0;
         int z0 = z_begin + (int)((long)planes * t / team), z1 = z_begin + (int)((long)planes * (t + 1) / team);
         const heat_halo_transport *mover = t == 0 ? travelling : NULL;
+        const unsigned keep_sides = (z0 == z_begin ? 1u : 0u) | (z1 == z_end ? 2u : 0u);
         /* A slab's first and last planes are read by the next thread's first
          * step too: their owner sets their ghosts before anyone sweeps; so do
          * the first and last threads for the planes just outside the range. */
@@ -423,42 +469,57 @@ static void FN(stencil_sweep2_planes)(REAL *restrict out, REAL *restrict u, cons
         FN(ring) v = {rings + t * values, values / 3, sy, 0};
         for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
             int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
-            FN(sweep2_block)(out, u, &v, first, y0, y1, z0, z1, n, sz, k, g, stream, beyond, mover, &arrived);
+            FN(sweep2_block)(out, u, &v, first, y0, y1, z0, z1, n, sz, k, g, stream, beyond, mover, &arrived,
+                             keep_sides ? keep : NULL, keep_sides);
         }
         if (stream) _mm_sfence();
     }
 }
 
+/* Row y of v's planes next to the z faces that stencil_sweep2_planes did not
+ * keep: planes 0 and n[2] - 1, and beyond them the neighbours' planes -1 and
+ * n[2] (exchanged faces) or v's ghost planes (boundary faces, by their rule),
+ * as sweep2_block computes them. */
+static void FN(edge_first_step_row)(const FN(edge_planes) *e, REAL *u, long first, int y, const int n[3], long sy,
+                                    long sz, FN(cpu_coeffs) k, const FN(ghost_rule) *g, const REAL *const beyond[2])
+{
+    const int top = n[2] - 1;
+    if (!FN(applies)(g, FACE_Z_LOW)) FN(first_step_row)(FN(edge_row)(e, y, -1), u, first, y, -1, 1, n, sy, sz, k, g, beyond);
+    FN(first_step_row)(FN(edge_row)(e, y, 0), u, first, y, 0, 1, n, sy, sz, k, g, beyond);
+    if (FN(applies)(g, FACE_Z_LOW)) FN(set_ghost_row)(FN(edge_row)(e, y, -1), FN(edge_row)(e, y, 0), n[0], g, FACE_Z_LOW);
+    FN(first_step_row)(FN(edge_row)(e, y, top), u, first, y, top, 1, n, sy, sz, k, g, beyond);
+    if (FN(applies)(g, FACE_Z_HIGH)) FN(set_ghost_row)(FN(edge_row)(e, y, n[2]), FN(edge_row)(e, y, top), n[0], g, FACE_Z_HIGH);
+    else FN(first_step_row)(FN(edge_row)(e, y, n[2]), u, first, y, n[2], 1, n, sy, sz, k, g, beyond);
+}
+
+/* Row y of out's plane z from e's planes z - 1, z, z + 1 (second_step_plane's arithmetic). */
+static inline void FN(edge_second_step_row)(REAL *out, const FN(edge_planes) *e, long first, int y, int z,
+                                            const int n[3], long sz, FN(cpu_coeffs) k, int stream)
+{
+    REAL *o = out + first + y * e->sy + z * sz;
+    const REAL *below = FN(edge_row)(e, y, z - 1), *c = FN(edge_row)(e, y, z), *above = FN(edge_row)(e, y, z + 1);
+    if (stream) FN(stencil_row3_vec)(o, below, c, above, n[0], e->sy, k, 1, 0);
+    else FN(stencil_row3_vec)(o, below, c, above, n[0], e->sy, k, 0, 0);
+}
+
 /* The two planes next to each z face of out = two steps of u: what
  * stencil_sweep2_planes leaves when it sweeps [2, n[2] - 2) while the
- * faces travel. Both strips together are cut into blocks of rows shared
- * among the threads: each strip alone is too thin for a slab a thread. */
+ * faces travel, from the planes of v it kept there (e) and those that need
+ * the faces, computed here once each; rows shared among the threads. */
 static void FN(stencil_sweep2_edges)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
-                                     FN(cpu_coeffs) k, const FN(ghost_rule) *g, int stream, int block_rows,
-                                     REAL *rings, const REAL *const beyond[2], int threads)
+                                     FN(cpu_coeffs) k, const FN(ghost_rule) *g, int stream,
+                                     const FN(edge_planes) *e, const REAL *const beyond[2], int threads)
 {
     const long sy = l->stride_y, sz = l->stride_z;
     const long first = heat_layout_first_owned(l);
-    int rows = block_rows, wanted = 2 * threads; /* blocks: at least two a thread where rows allow */
-    if ((n[1] + rows - 1) / rows * 2 < wanted) rows = (2 * n[1] + wanted - 1) / wanted;
-    if (rows < 1) rows = 1;
-    const int blocks = (n[1] + rows - 1) / rows;
+    const int planes[4] = {0, 1, n[2] - 2, n[2] - 1};
 #pragma omp parallel num_threads(threads)
     {
-        int t = omp_get_thread_num();
-#pragma omp single
-        for (int z = -1; z <= 2; ++z) {
-            FN(set_swept_plane_ghosts)(u, first, z, n, sy, sz, g);
-            FN(set_swept_plane_ghosts)(u, first, n[2] - 1 - z, n, sy, sz, g);
-        }
-        long values = FN(ring_values)(sy, block_rows);
-        FN(ring) v = {rings + t * values, values / 3, sy, 0};
-#pragma omp for schedule(static) nowait
-        for (int item = 0; item < 2 * blocks; ++item) {
-            int y0 = item / 2 * rows, y1 = y0 + rows < n[1] ? y0 + rows : n[1];
-            int z0 = item % 2 ? n[2] - 2 : 0;
-            FN(sweep2_block)(out, u, &v, first, y0, y1, z0, z0 + 2, n, sz, k, g, stream, beyond, NULL, NULL);
-        }
+#pragma omp for schedule(static)
+        for (int y = 0; y < n[1]; ++y) FN(edge_first_step_row)(e, u, first, y, n, sy, sz, k, g, beyond);
+#pragma omp for collapse(2) schedule(static) nowait
+        for (int p = 0; p < 4; ++p)
+            for (int y = 0; y < n[1]; ++y) FN(edge_second_step_row)(out, e, first, y, planes[p], n, sz, k, stream);
         if (stream) _mm_sfence();
     }
 }
