@@ -106,7 +106,9 @@ def test_explicit_bitwise():
     folder = fresh_dir("explicit")
     check_layouts(folder, [], 30, "euler, double")
     proc = mpirun(2, [config(folder, steps=30, every=0)] + out(folder, "talking"))
-    for words in ("2 ranks: 1 x 1 x 2 blocks", "halos:", "ranks: 2 (1 x 1 x 2)", "load imbalance", "summary: 30 steps"):
+    # z slabs of 20 planes step in pairs, each pair's exchange beside the planes away from the faces
+    for words in ("2 ranks: 1 x 1 x 2 blocks", "halos:", "ranks: 2 (1 x 1 x 2)", "load imbalance", "summary: 30 steps",
+                  "what the interior update did not hide"):
         expect(words in proc.stdout, f"the console lacks '{words}':\n{proc.stdout}")
     expect(proc.stdout.count("summary:") == 1, "one summary, from rank 0")
     check_layouts(fresh_dir("explicit_float"), ["--set", 'solver.precision="float"'], 30, "euler, float")
