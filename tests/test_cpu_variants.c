@@ -6,7 +6,7 @@
  * vectorises apart from the body) and whose y extent spans several cache blocks, with Dirichlet and Neumann
  * faces, so that the fused halo fill of every face is exercised. The cached
  * variant is the one the analytic tests check on small grids.
- * Runs of 7 steps take three pairs in one sweep each (stencil_sweep2) and a
+ * Runs of 7 steps take three pairs in one sweep each (stencil_sweep2_planes) and a
  * single step; the reference takes its 7 steps one call at a time, so one
  * sweep each: both paths must give the same bits, on 1 to 4 threads (4: the
  * thinnest slabs, 4 planes a thread), and on a grid of 3 planes. Again with a periodic z axis, whose

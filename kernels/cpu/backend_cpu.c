@@ -65,12 +65,12 @@ typedef struct cpu_state {
                         * fewer, and its choice must still be found by the next run's lookup */
     double trial_ms[2]; /* fastest trial step of heat_step, heat_step_nt */
     int block_rows;    /* y rows per block of the sweep (block_rows_for) */
-    int fused_rows;    /* the same for two steps in one sweep (stencil_sweep2) */
+    int fused_rows;    /* the same for two steps in one sweep (stencil_sweep2_planes) */
     void *rings;       /* rings of planes for two steps a sweep, one for each of ring_threads; NULL: none */
     void *edges;       /* pairs whose exchange travels beside the sweep (pair_overlappable): v's planes next to
                         * the z faces (edge_planes, cpu_kernels.h); NULL: none */
     int ring_threads;
-    int step_pairs;    /* explicit steps two a sweep (heat_pairs_allowed, stencil_sweep2) */
+    int step_pairs;    /* explicit steps two a sweep (heat_pairs_allowed, stencil_sweep2_planes) */
     int material_pairs; /* general explicit steps two a sweep (material_pairs_allowed, material_sweep2) */
     int cheb_pairs;    /* Chebyshev steps may go two a sweep (heat_chebyshev_pairs_allowed, cheb_pair) */
     int cheb_choice;   /* 1: they do, 0: they do not, -1: the trial (cheb_pairs_now) has not decided */
@@ -534,7 +534,7 @@ static int material_pairs_allowed(const heat_problem *p)
 }
 
 /* Where the run allows pairs, explicit steps (heat_pairs_allowed,
- * stencil_sweep2, material_sweep2) or the Chebyshev steps (heat_chebyshev_pairs_allowed, cheb_pair) go
+ * stencil_sweep2_planes, material_sweep2) or the Chebyshev steps (heat_chebyshev_pairs_allowed, cheb_pair) go
  * two a sweep, each thread with a ring of planes of its own. */
 static int alloc_rings(cpu_state *s)
 {

@@ -344,7 +344,7 @@ static void FN(cheb_step)(REAL *restrict out, REAL *restrict z_k, const REAL *re
 
 /* ---- two Chebyshev steps a sweep ----
  * Where no face is exchanged, steps k and k+1 of the preconditioner go in one
- * sweep, as two explicit steps do (stencil_sweep2):
+ * sweep, as two explicit steps do (stencil_sweep2_planes):
  *   mid = z + keep[0] (z - previous) + push[0] (r - A z)      (previous NULL: zero)
  *   out = mid + keep[1] (mid - z) + push[1] (r - A mid)
  * Each thread keeps mid for its block of rows in a ring of three planes and

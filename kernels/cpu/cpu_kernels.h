@@ -46,7 +46,7 @@ static FN(cpu_coeffs) FN(coeffs_cast)(const heat_coeffs *c)
 /* One row of the stencil from the rows of planes z-1 (below), z (c, whose
  * rows y-1 and y+1 are sy away) and z+1 (above): `laplacian_only` selects
  * f = lap(u) over u_new. The planes are separate pointers so that the fused
- * sweep (stencil_sweep2) can read planes kept in a small ring; every caller
+ * sweep (stencil_sweep2_planes) can read planes kept in a small ring; every caller
  * runs this one expression, so every path rounds alike. */
 static inline void FN(stencil_row3)(REAL *restrict out, const REAL *restrict below, const REAL *restrict c,
                                     const REAL *restrict above, long n, long sy, FN(cpu_coeffs) k,
@@ -263,7 +263,7 @@ static void FN(stencil_sweep_planes)(REAL *restrict out, REAL *restrict u, const
 /* ---- Two steps in one sweep ----
  *
  * A step reads the field once and writes it once, as a copy does, so one
- * step a sweep cannot beat the copy. stencil_sweep2 takes two steps in one
+ * step a sweep cannot beat the copy. stencil_sweep2_planes takes two steps in one
  * sweep: each thread keeps the intermediate field v (one step on) in a ring
  * of three planes for its block of rows, small enough to stay in its L2, and
  * the second step reads v from there: memory sees one field read and one

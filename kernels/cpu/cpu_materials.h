@@ -377,7 +377,7 @@ static void FN(material_boundary_bricks)(const FN(boundary_energy) *e, const int
     FN(material_boundary_bricks_share)(e, n, m);
 }
 
-/* ---- Two general steps in one sweep (stencil_sweep2's scheme, cpu_kernels.h) ----
+/* ---- Two general steps in one sweep (stencil_sweep2_planes's scheme, cpu_kernels.h) ----
  *
  * The intermediate field v lives in each thread's ring of three planes for
  * its block of rows; memory sees the field read and written once for two
