@@ -73,7 +73,7 @@ int ranks_describe(heat_domain *domain, const heat_solver *solver, double steppi
      * CPU's overlappable and pair_overlappable): z faces only, three planes or more,
      * six for the CPU's pairs (two next to each face wait for the exchange) */
     int cpu = solver->ops == &heat_backend_cpu, cpu_pairs = cpu && heat_pairs_allowed(&solver->problem);
-    int planes = device_transport ? solver->problem.halo.fewest_z_planes : d->local_n[2];
+    int planes = device_transport || cpu_pairs ? solver->problem.halo.fewest_z_planes : d->local_n[2];
     int planes_needed = cpu_pairs ? 6 : 3;
     t->halo_beside_update = (device_transport || cpu) && heat_only_z_exchanged(d->exchanged) && planes >= planes_needed;
     t->imbalance = balance.imbalance;
