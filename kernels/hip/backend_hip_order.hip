@@ -8,31 +8,51 @@
  * exchanged faces' ghosts come R planes deep (exchange_typed).
  */
 
-/* The thread blocks, tile factors and prefetch distances (planes whose loads
- * are in flight) of order_zwindow: compile-time (the shared tile's size, the
- * window's registers). */
+/* The thread blocks, tile factors, prefetch distances (planes whose loads
+ * are in flight) and L2 hint distances (planes beyond those, 0: none) of
+ * order_zwindow: compile-time (the shared tile's size, the window's registers). */
 struct order_shape {
-    int block[3], tile, ahead;
+    int block[3], tile, ahead, hint;
 };
-enum { ORDER_32x8_M2, ORDER_32x16_M2, ORDER_32x8_M2_P2, ORDER_32x16_M2_P2, ORDER_64x8_M2_P2 };
+enum {
+    ORDER_32x8_M2, ORDER_32x16_M2, ORDER_32x8_M2_P2, ORDER_32x16_M2_P2, ORDER_64x8_M2_P2,
+    ORDER_32x8_M2_L4, ORDER_32x8_M2_L8, ORDER_32x8_M2_L16, ORDER_32x16_M2_L8, ORDER_32x8_M2_P2_L8
+};
+/* order_zvec's blocks (16 bytes along x a thread, M rows), L2 hints and blocks an SM asked. */
+enum { ORDER_VEC_16x16_M1, ORDER_VEC_16x16_M1_L8, ORDER_VEC_16x8_M1_L8, ORDER_VEC_32x8_M1_L8, ORDER_VEC_16x16_M2_L8 };
+enum { ORDER_VEC_BASE = 100 }; /* order_entry.shape of an order_zvec: ORDER_VEC_BASE + ORDER_VEC_* */
 static const order_shape order_shapes[] = {
-    {{32, 8, 1}, 2, 1}, {{32, 16, 1}, 2, 1}, {{32, 8, 1}, 2, 2}, {{32, 16, 1}, 2, 2}, {{64, 8, 1}, 2, 2}};
+    {{32, 8, 1}, 2, 1, 0}, {{32, 16, 1}, 2, 1, 0}, {{32, 8, 1}, 2, 2, 0}, {{32, 16, 1}, 2, 2, 0}, {{64, 8, 1}, 2, 2, 0},
+    {{32, 8, 1}, 2, 1, 4}, {{32, 8, 1}, 2, 1, 8}, {{32, 8, 1}, 2, 1, 16}, {{32, 16, 1}, 2, 1, 8}, {{32, 8, 1}, 2, 2, 8}};
 
 /* The production candidates at orders above 2. zchunk: the planes each
  * thread marches through; fused = 1: no halo pass before a step. A name
- * ending in p2 keeps two planes' loads in flight. */
+ * with p2 keeps two planes' loads in flight; with lN, hints the rows N
+ * planes beyond them into L2. */
 struct order_entry {
     kernel_entry entry;
-    int shape; /* ORDER_*, -1: the tuner's block candidates (order_point) */
+    int shape;  /* ORDER_*, -1: the tuner's block candidates (order_point) */
+    int radius; /* the one radius it is built for; 0: every radius */
 };
 
 #define ORDER_ZW(z, b, m, p) {{{"order_zwindow" #z "_" #b #p, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##p}
+#define ORDER_ZWL(z, b, m, p, shape) {{{"order_zwindow" #z "_" #b #p, m, 0}, ORDER_ZWINDOW, z, 1}, shape, ORDER_MAX_RADIUS}
+#define ORDER_VEC(z, b, m, p, shape)                                                                               \
+    {{{"order_zvec" #z "_" #b #p, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_VEC_BASE + shape, ORDER_MAX_RADIUS}
 #define ORDER_ZW2(z, b, m) {{{"order_zwindow" #z "_" #b "p2", m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##_P2}
 static const order_entry order_table[] = {
-    {{{"order_point", 1, 0}, ORDER_POINT, 0, 1}, -1},
+    {{{"order_point", 1, 0}, ORDER_POINT, 0, 1}, -1, 0},
     ORDER_ZW(64, 32x8, 2, ), ORDER_ZW(64, 32x16, 2, ), ORDER_ZW2(64, 32x8, 2), ORDER_ZW2(64, 32x16, 2), ORDER_ZW2(64, 64x8, 2),
     ORDER_ZW(128, 32x8, 2, ), ORDER_ZW(128, 32x16, 2, ), ORDER_ZW2(128, 32x8, 2), ORDER_ZW2(128, 32x16, 2), ORDER_ZW2(128, 64x8, 2),
+    ORDER_ZWL(64, 32x8, 2, l4, ORDER_32x8_M2_L4), ORDER_ZWL(64, 32x8, 2, l8, ORDER_32x8_M2_L8),
+    ORDER_ZWL(64, 32x8, 2, l16, ORDER_32x8_M2_L16), ORDER_ZWL(64, 32x16, 2, l8, ORDER_32x16_M2_L8),
+    ORDER_ZWL(64, 32x8, 2, p2l8, ORDER_32x8_M2_P2_L8), ORDER_ZWL(128, 32x8, 2, l8, ORDER_32x8_M2_L8),
+    ORDER_VEC(64, 16x16, 1, , ORDER_VEC_16x16_M1), ORDER_VEC(64, 16x16, 1, l8, ORDER_VEC_16x16_M1_L8),
+    ORDER_VEC(64, 16x8, 1, l8, ORDER_VEC_16x8_M1_L8), ORDER_VEC(64, 32x8, 1, l8, ORDER_VEC_32x8_M1_L8),
+    ORDER_VEC(64, 16x16, 2, l8, ORDER_VEC_16x16_M2_L8),
 };
+#undef ORDER_ZWL
+#undef ORDER_VEC
 #undef ORDER_ZW
 #undef ORDER_ZW2
 enum { ORDER_COUNT = sizeof order_table / sizeof order_table[0] };
@@ -42,6 +62,13 @@ static const order_entry *order_of(const kernel_entry *e)
     for (const order_entry &o : order_table)
         if (&o.entry == e) return &o;
     return NULL;
+}
+
+/* Is e built for radius R? (the order kernels' families that are built for one radius only) */
+static int order_kernel_fits_radius(const kernel_entry *e, int radius)
+{
+    const order_entry *o = order_of(e);
+    return !o || o->radius == 0 || o->radius == radius;
 }
 
 static const kernel_entry *find_order_kernel(const char *name, int tile)
@@ -55,6 +82,8 @@ static const kernel_entry *find_order_kernel(const char *name, int tile)
 static const int *order_block(const kernel_entry *e, const int shape[3])
 {
     const order_entry *o = order_of(e);
+    static const int vec_blocks[][3] = {{16, 16, 1}, {16, 16, 1}, {16, 8, 1}, {32, 8, 1}, {16, 16, 1}};
+    if (o && o->shape >= ORDER_VEC_BASE) return vec_blocks[o->shape - ORDER_VEC_BASE];
     return o && o->shape >= 0 ? order_shapes[o->shape].block : shape;
 }
 
@@ -70,11 +99,36 @@ template <typename T> static order_coeffs<T> cast_order_coeffs(const hip_state *
     return c;
 }
 
-template <typename T, int R, int BX, int BY, int M, int D>
+template <typename T, int R, int BX, int BY, int M, int D, int PF = 0>
 static void launch_order_zwindow(dim3 g, T *out, const T *in, const stencil_shape &p, const order_coeffs<T> &c,
                                  const halo_coeffs<T> &h, int zchunk, hipStream_t q)
 {
-    order_zwindow<T, R, BX, BY, M, D><<<g, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk);
+    order_zwindow<T, R, BX, BY, M, D, PF><<<g, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk);
+}
+
+template <typename T, int R, int BX, int BY, int M, int PF, int MINB>
+static void launch_order_zvec(T *out, const T *in, const stencil_shape &p, const order_coeffs<T> &c,
+                              const halo_coeffs<T> &h, int zchunk, hipStream_t q)
+{
+    typedef order_vec_geometry<T, R, BX, BY, M> G;
+    const dim3 g((unsigned)((p.nx + G::TX - 1) / G::TX), (unsigned)((p.ny + G::ROWS - 1) / G::ROWS),
+                 (unsigned)((p.nz + zchunk - 1) / zchunk));
+    /* the vector loads need 16-byte aligned rows and planes (the GPU layout pads rows to 256 bytes) */
+    const int aligned = (uintptr_t)out % 16 == 0 && (uintptr_t)in % 16 == 0 && p.sy % G::V == 0 && p.sz % G::V == 0;
+    order_zvec<T, R, BX, BY, M, PF, MINB><<<g, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk, aligned);
+}
+
+template <typename T, int R>
+static void launch_order_vec_shape(int shape, T *out, const T *in, const stencil_shape &p, const order_coeffs<T> &c,
+                                   const halo_coeffs<T> &h, int zchunk, hipStream_t q)
+{
+    switch (shape) {
+    case ORDER_VEC_16x16_M1: launch_order_zvec<T, R, 16, 16, 1, 0, 2>(out, in, p, c, h, zchunk, q); break;
+    case ORDER_VEC_16x16_M1_L8: launch_order_zvec<T, R, 16, 16, 1, 8, 2>(out, in, p, c, h, zchunk, q); break;
+    case ORDER_VEC_16x8_M1_L8: launch_order_zvec<T, R, 16, 8, 1, 8, 4>(out, in, p, c, h, zchunk, q); break;
+    case ORDER_VEC_32x8_M1_L8: launch_order_zvec<T, R, 32, 8, 1, 8, 2>(out, in, p, c, h, zchunk, q); break;
+    case ORDER_VEC_16x16_M2_L8: launch_order_zvec<T, R, 16, 16, 2, 8, 1>(out, in, p, c, h, zchunk, q); break;
+    }
 }
 
 template <typename T, int R>
@@ -90,13 +144,31 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
         order_point<T, R><<<grid_for(p, block, 1, 0), block, 0, q>>>(out, in, p, c, h);
         return HEAT_OK;
     }
+    const order_entry *o = order_of(e);
+    if (o->radius != 0 && o->radius != R)
+        return heat_internal_error("order kernel %s is built for radius %d, not %d", e->variant.kernel, o->radius, R);
+    if constexpr (R == ORDER_MAX_RADIUS) {
+        if (o->shape >= ORDER_VEC_BASE) {
+            launch_order_vec_shape<T, R>(o->shape - ORDER_VEC_BASE, out, in, p, c, h, e->zchunk, q);
+            return HEAT_OK;
+        }
+    }
     dim3 g = grid_for(p, block, e->variant.tile, e->zchunk);
-    switch (order_of(e)->shape) {
+    switch (o->shape) {
     case ORDER_32x8_M2: launch_order_zwindow<T, R, 32, 8, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_32x16_M2: launch_order_zwindow<T, R, 32, 16, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_32x8_M2_P2: launch_order_zwindow<T, R, 32, 8, 2, 2>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_32x16_M2_P2: launch_order_zwindow<T, R, 32, 16, 2, 2>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_64x8_M2_P2: launch_order_zwindow<T, R, 64, 8, 2, 2>(g, out, in, p, c, h, e->zchunk, q); break;
+    }
+    if constexpr (R == ORDER_MAX_RADIUS) {
+        switch (o->shape) {
+        case ORDER_32x8_M2_L4: launch_order_zwindow<T, R, 32, 8, 2, 1, 4>(g, out, in, p, c, h, e->zchunk, q); break;
+        case ORDER_32x8_M2_L8: launch_order_zwindow<T, R, 32, 8, 2, 1, 8>(g, out, in, p, c, h, e->zchunk, q); break;
+        case ORDER_32x8_M2_L16: launch_order_zwindow<T, R, 32, 8, 2, 1, 16>(g, out, in, p, c, h, e->zchunk, q); break;
+        case ORDER_32x16_M2_L8: launch_order_zwindow<T, R, 32, 16, 2, 1, 8>(g, out, in, p, c, h, e->zchunk, q); break;
+        case ORDER_32x8_M2_P2_L8: launch_order_zwindow<T, R, 32, 8, 2, 2, 8>(g, out, in, p, c, h, e->zchunk, q); break;
+        }
     }
     return HEAT_OK;
 }

@@ -155,7 +155,7 @@ template <typename T, int BX, int BY, int M> struct order_occupancy {
 /* Halo elements a thread loads a plane: R rows above and below, R columns left and right. */
 #define ORDER_PER(R, BX, BY, M) ((2 * (R) * (BX) + 2 * (R) * (BY) * (M) + (BX) * (BY) - 1) / ((BX) * (BY)))
 
-template <typename T, int R, int BX, int BY, int M, int D, bool EDGE>
+template <typename T, int R, int BX, int BY, int M, int D, int PF, bool EDGE>
 __device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
                                                    const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
                                                    const int (&hrow)[ORDER_PER(R, BX, BY, M)],
@@ -163,8 +163,11 @@ __device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T 
                                                    const bool (&hvalid)[ORDER_PER(R, BX, BY, M)], const bool (&rvalid)[M],
                                                    T (&tiles)[2][BY * M + 2 * R][BX + 2 * R]);
 
-/* D: the planes ahead whose loads are in flight (1 or 2). */
-template <typename T, int R, int BX, int BY, int M, int D>
+/* D: the planes ahead whose loads are in flight (1 or 2). PF > 0: each
+ * plane also hints this thread's rows PF planes beyond its loads into L2
+ * (l2_prefetch, no register waits on it), so that the loads D planes ahead
+ * wait on L2 rather than DRAM: more bytes in flight than registers hold. */
+template <typename T, int R, int BX, int BY, int M, int D, int PF>
 __global__ void __launch_bounds__(BX *BY, (order_occupancy<T, BX, BY, M>::blocks))
     order_zwindow(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
                   int zchunk)
@@ -194,12 +197,12 @@ __global__ void __launch_bounds__(BX *BY, (order_occupancy<T, BX, BY, M>::blocks
     /* Blocks whose reads all lie inside the owned block (most of them) take a copy of the loop
      * compiled without the mirroring's tests and the bounds' predicates. */
     const bool edge = i0 < R || i0 + BX + R > s.nx || j0 < R || j0 + ROWS + R > s.ny || k0 < R || k1 + R > s.nz;
-    if (edge) order_zwindow_body<T, R, BX, BY, M, D, true>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
-    else order_zwindow_body<T, R, BX, BY, M, D, false>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
+    if (edge) order_zwindow_body<T, R, BX, BY, M, D, PF, true>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
+    else order_zwindow_body<T, R, BX, BY, M, D, PF, false>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
 }
 
 /* order_zwindow's march over planes [k0, k1); EDGE: reads may cross a face (order_fetch). */
-template <typename T, int R, int BX, int BY, int M, int D, bool EDGE>
+template <typename T, int R, int BX, int BY, int M, int D, int PF, bool EDGE>
 __device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
                                                    const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
                                                    const int (&hrow)[ORDER_PER(R, BX, BY, M)],
@@ -220,6 +223,11 @@ __device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T 
         for (int n = 0; n < M; ++n) front[n] = !EDGE || rvalid[n] ? load(i, j + n, k + R) : (T)0;
 #pragma unroll
         for (int p = 0; p < PER; ++p) halo[p] = hvalid[p] ? load(i0 - R + hcol[p], j0 - R + hrow[p], k) : (T)0;
+        /* inside the chunk's reads only (k + R + PF < k1 + R): a hint never reaches past the field */
+        if (PF > 0 && !EDGE && k + PF < k1) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) l2_prefetch(u + i + (j + n) * s.sy + (long)(k + R + PF) * s.sz);
+        }
     };
 
     T w[M][W];
@@ -279,6 +287,200 @@ __device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T 
             if (k + 1 < k1) plane(k + 1, front_b, halo_b);
         }
     }
+}
+
+/* ---- order_zvec: 16 bytes along x a thread, the z window rotated by renaming ----
+ *
+ * Each thread owns V = 16 / sizeof(T) consecutive points along x (one aligned
+ * vector) in each of its M rows and marches along z. Against order_zwindow:
+ *   - the x neighbours inside the thread's V points and the y neighbours inside
+ *     its M rows come from registers, the others from the shared plane in
+ *     16-byte loads (R + R columns and R + R rows of vectors for M V points
+ *     instead of 6R scalar loads a point);
+ *   - the window holds 2R + 2 planes and the march is unrolled by that many
+ *     planes, so a plane's slot is a compile-time index: the window rotates by
+ *     renaming, no register copies, and the next plane loads straight into the
+ *     slot the last plane left (one plane of loads in flight);
+ *   - PF > 0 hints the rows PF planes beyond into L2 (as order_zwindow).
+ * The same order_sum, so the same bits as every order variant. */
+template <typename T, int R, int BX, int BY, int M> struct order_vec_geometry {
+    enum {
+        V = 16 / sizeof(T),                           /* points along x a thread */
+        L = (R + V - 1) / V * V,                      /* halo columns each side, whole vectors */
+        TX = BX * V, ROWS = BY * M,                   /* the block's points along x and y */
+        WIDTH = TX + 2 * L, HEIGHT = ROWS + 2 * R,    /* the shared plane */
+        HALO = 2 * R * BX + 2 * ROWS * (L / V),       /* halo vectors a plane */
+        THREADS = BX * BY, PER = (HALO + THREADS - 1) / THREADS,
+        SLOTS = 2 * R + 2                             /* window planes; even: tiles alternate with the phase */
+    };
+};
+
+template <int P> struct order_phase {
+    enum { value = P };
+};
+/* f(order_phase<P>) for P = FIRST .. LAST - 1: P a compile-time constant in each call. */
+template <int FIRST, int LAST, typename F> __device__ __forceinline__ void order_unrolled(F &f)
+{
+    if constexpr (FIRST < LAST) {
+        f(order_phase<FIRST>());
+        order_unrolled<FIRST + 1, LAST>(f);
+    }
+}
+
+/* Halo vector e's place in the shared plane: R rows of vectors above and below
+ * the block's rows, then L / V vectors left and right of each row. */
+template <int R, int BX, int ROWS, int V, int L>
+__device__ __forceinline__ void order_vec_halo_place(int e, int &row, int &col)
+{
+    if (e < 2 * R * BX) {
+        const int r = e / BX;
+        row = r < R ? r : r + ROWS, col = L + (e % BX) * V;
+    } else {
+        e -= 2 * R * BX;
+        const int c = e % (2 * (L / V));
+        row = R + e / (2 * (L / V)), col = c < L / V ? c * V : L + BX * V + (c - L / V) * V;
+    }
+}
+
+/* V results at an aligned address, nontemporal. */
+template <typename T> __device__ __forceinline__ void order_store_lanes(const row_values<T, 2> &r, T *address)
+{
+    nontemporal_store_wide(r.v[0], r.v[1], address);
+}
+template <typename T> __device__ __forceinline__ void order_store_lanes(const row_values<T, 4> &r, T *address)
+{
+    nontemporal_store_wide(r.v[0], r.v[1], r.v[2], r.v[3], address);
+}
+
+template <typename T, int R, int BX, int BY, int M, int PF, bool EDGE>
+__device__ __forceinline__ void order_zvec_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
+                                                const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
+                                                row_values<T, order_vec_geometry<T, R, BX, BY, M>::V> (
+                                                    &tiles)[2][order_vec_geometry<T, R, BX, BY, M>::HEIGHT]
+                                                           [order_vec_geometry<T, R, BX, BY, M>::WIDTH /
+                                                            order_vec_geometry<T, R, BX, BY, M>::V])
+{
+    typedef order_vec_geometry<T, R, BX, BY, M> G;
+    enum { V = G::V, L = G::L, PER = G::PER, SLOTS = G::SLOTS };
+    typedef row_values<T, V> lanes;
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + BX * ty;
+    const int i0 = blockIdx.x * G::TX, j0 = blockIdx.y * G::ROWS;
+    const int i = i0 + tx * V, j = j0 + ty * M;
+
+    /* V values from (x, y, z), x a multiple of V; at the faces each through order_fetch, those
+     * beyond the R ghost layers (never read by an owned point) zero. */
+    auto load = [&](int x, int y, int z) -> lanes {
+        lanes r;
+        if constexpr (!EDGE) r = *reinterpret_cast<const lanes *>(u + x + y * s.sy + (long)z * s.sz);
+        else {
+#pragma unroll
+            for (int v = 0; v < V; ++v)
+                r.v[v] = x + v >= -R && x + v < s.nx + R && y >= -R && y < s.ny + R ? order_fetch(u, x + v, y, z, s, h) : (T)0;
+        }
+        return r;
+    };
+    int hrow[PER], hcol[PER];
+    bool hvalid[PER];
+#pragma unroll
+    for (int p = 0; p < PER; ++p) {
+        const int e = tid + p * G::THREADS;
+        order_vec_halo_place<R, BX, G::ROWS, V, L>(e < G::HALO ? e : 0, hrow[p], hcol[p]);
+        hvalid[p] = e < G::HALO;
+    }
+
+    lanes w[M][SLOTS], halo[2][PER]; /* window slot (phase + r) % SLOTS holds plane k - R + r */
+    auto load_halo = [&](lanes(&into)[PER], int k) {
+#pragma unroll
+        for (int p = 0; p < PER; ++p)
+            if (hvalid[p]) into[p] = load(i0 - L + hcol[p], j0 - R + hrow[p], k);
+    };
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+#pragma unroll
+        for (int r = 0; r <= 2 * R; ++r) w[n][r] = load(i, j + n, k0 - R + r);
+    }
+    load_halo(halo[0], k0);
+
+    auto plane = [&](auto phase, int k) {
+        constexpr int ph = decltype(phase)::value;
+        auto slot = [](int r) { return (ph + r) % SLOTS; };
+        if (k + 1 < k1) { /* plane k + 1's front row into the slot plane k - R leaves */
+#pragma unroll
+            for (int n = 0; n < M; ++n) w[n][slot(2 * R + 1)] = load(i, j + n, k + 1 + R);
+            load_halo(halo[(ph + 1) & 1], k + 1);
+            if (PF > 0 && !EDGE && k + 1 + PF < k1) {
+#pragma unroll
+                for (int n = 0; n < M; ++n) l2_prefetch(u + i + (j + n) * s.sy + (long)(k + 1 + R + PF) * s.sz);
+            }
+        }
+        /* The other tile was last read two planes ago, before the barrier of the previous plane. */
+        lanes(*tile)[G::WIDTH / V] = tiles[ph & 1];
+        const int row0 = R + ty * M;
+#pragma unroll
+        for (int n = 0; n < M; ++n) tile[row0 + n][(L + tx * V) / V] = w[n][slot(R)];
+#pragma unroll
+        for (int p = 0; p < PER; ++p)
+            if (hvalid[p]) tile[hrow[p]][hcol[p] / V] = halo[ph & 1][p];
+        __syncthreads(); /* this plane's tile is whole */
+        lanes south[R], north[R];
+#pragma unroll
+        for (int m = 0; m < R; ++m) south[m] = tile[row0 - 1 - m][(L + tx * V) / V], north[m] = tile[row0 + M + m][(L + tx * V) / V];
+#pragma unroll
+        for (int n = 0; n < M; ++n) {
+            lanes west[L / V], east[L / V], result;
+#pragma unroll
+            for (int q = 0; q < L / V; ++q) west[q] = tile[row0 + n][tx + q], east[q] = tile[row0 + n][(L + tx * V + V) / V + q];
+#pragma unroll
+            for (int v = 0; v < V; ++v) {
+                T zlo[R], ylo[R], xlo[R], xhi[R], yhi[R], zhi[R];
+#pragma unroll
+                for (int m = 0; m < R; ++m) {
+                    zlo[m] = w[n][slot(R - 1 - m)].v[v], zhi[m] = w[n][slot(R + 1 + m)].v[v];
+                    const int below = n - 1 - m, above = n + 1 + m, left = v - 1 - m, right = v + 1 + m;
+                    ylo[m] = below >= 0 ? w[below < 0 ? 0 : below][slot(R)].v[v] : south[below < 0 ? -1 - below : 0].v[v];
+                    yhi[m] = above < M ? w[above < M ? above : 0][slot(R)].v[v] : north[above < M ? 0 : above - M].v[v];
+                    xlo[m] = left >= 0 ? w[n][slot(R)].v[left < 0 ? 0 : left]
+                                       : west[left < 0 ? (L + left) / V : 0].v[left < 0 ? (L + left) % V : 0];
+                    xhi[m] = right < V ? w[n][slot(R)].v[right < V ? right : 0]
+                                       : east[right < V ? 0 : (right - V) / V].v[right < V ? 0 : (right - V) % V];
+                }
+                const T centre = w[n][slot(R)].v[v];
+                result.v[v] = centre + c.alpha_dt * order_sum<T, R>(c, zlo, ylo, xlo, centre, xhi, yhi, zhi);
+            }
+            T *at = out + i + (j + n) * s.sy + (long)k * s.sz;
+            if (!EDGE) order_store_lanes(result, at);
+            else if (j + n < s.ny) {
+#pragma unroll
+                for (int v = 0; v < V; ++v)
+                    if (i + v < s.nx) nontemporal_store(result.v[v], at + v);
+            }
+        }
+    };
+    for (int kb = k0; kb < k1; kb += SLOTS) {
+        auto phase = [&](auto p) {
+            if (kb + decltype(p)::value < k1) plane(p, kb + decltype(p)::value);
+        };
+        order_unrolled<0, SLOTS>(phase);
+    }
+}
+
+/* MINB: blocks an SM asked of the register allocator (NVIDIA; 0: no hint). */
+template <typename T, int R, int BX, int BY, int M, int PF, int MINB>
+__global__ void __launch_bounds__(BX *BY, (ORDER_OCCUPANCY_HINTS ? MINB : 0))
+    order_zvec(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
+               int zchunk, int aligned)
+{
+    typedef order_vec_geometry<T, R, BX, BY, M> G;
+    __shared__ row_values<T, G::V> tiles[2][G::HEIGHT][G::WIDTH / G::V]; /* planes alternate: one barrier a plane */
+    const int i0 = blockIdx.x * G::TX, j0 = blockIdx.y * G::ROWS;
+    const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
+    /* Blocks whose reads all lie inside the owned block take the loop of vector loads without the
+     * mirroring's tests; the others (and every block of a field whose rows are not 16-byte aligned)
+     * load point by point. */
+    const bool edge = !aligned || i0 < G::L || i0 + G::TX + G::L > s.nx || j0 < R || j0 + G::ROWS + R > s.ny ||
+                      k0 < R || k1 + R > s.nz;
+    if (edge) order_zvec_body<T, R, BX, BY, M, PF, true>(out, u, s, c, h, k0, k1, tiles);
+    else order_zvec_body<T, R, BX, BY, M, PF, false>(out, u, s, c, h, k0, k1, tiles);
 }
 
 /* R ghost layers of the exchanged faces in `faces`, packed as layers of the
