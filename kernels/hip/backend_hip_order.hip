@@ -14,16 +14,13 @@
 struct order_shape {
     int block[3], tile, ahead, hint;
 };
-enum {
-    ORDER_32x8_M2, ORDER_32x16_M2, ORDER_32x8_M2_P2, ORDER_32x16_M2_P2, ORDER_64x8_M2_P2,
-    ORDER_32x8_M2_L4, ORDER_32x8_M2_L8, ORDER_32x8_M2_L16, ORDER_32x16_M2_L8, ORDER_32x8_M2_P2_L8
-};
+enum { ORDER_32x8_M2, ORDER_32x16_M2, ORDER_32x8_M2_P2, ORDER_32x16_M2_P2, ORDER_64x8_M2_P2, ORDER_32x8_M2_L8, ORDER_32x8_M2_L16 };
 /* order_zvec's blocks (16 bytes along x a thread, M rows), L2 hints and blocks an SM asked. */
-enum { ORDER_VEC_16x16_M1, ORDER_VEC_16x16_M1_L8, ORDER_VEC_16x8_M1_L8, ORDER_VEC_32x8_M1_L8, ORDER_VEC_16x16_M2_L8 };
+enum { ORDER_VEC_16x16_M1, ORDER_VEC_16x16_M1_L8, ORDER_VEC_16x16_M2_L8 };
 enum { ORDER_VEC_BASE = 100 }; /* order_entry.shape of an order_zvec: ORDER_VEC_BASE + ORDER_VEC_* */
 static const order_shape order_shapes[] = {
     {{32, 8, 1}, 2, 1, 0}, {{32, 16, 1}, 2, 1, 0}, {{32, 8, 1}, 2, 2, 0}, {{32, 16, 1}, 2, 2, 0}, {{64, 8, 1}, 2, 2, 0},
-    {{32, 8, 1}, 2, 1, 4}, {{32, 8, 1}, 2, 1, 8}, {{32, 8, 1}, 2, 1, 16}, {{32, 16, 1}, 2, 1, 8}, {{32, 8, 1}, 2, 2, 8}};
+    {{32, 8, 1}, 2, 1, 8}, {{32, 8, 1}, 2, 1, 16}};
 
 /* The production candidates at orders above 2. zchunk: the planes each
  * thread marches through; fused = 1: no halo pass before a step. A name
@@ -35,20 +32,17 @@ struct order_entry {
     int radius; /* the one radius it is built for; 0: every radius */
 };
 
-#define ORDER_ZW(z, b, m, p) {{{"order_zwindow" #z "_" #b #p, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##p}
+#define ORDER_ZW(z, b, m, p) {{{"order_zwindow" #z "_" #b #p, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##p, 0}
 #define ORDER_ZWL(z, b, m, p, shape) {{{"order_zwindow" #z "_" #b #p, m, 0}, ORDER_ZWINDOW, z, 1}, shape, ORDER_MAX_RADIUS}
 #define ORDER_VEC(z, b, m, p, shape)                                                                               \
     {{{"order_zvec" #z "_" #b #p, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_VEC_BASE + shape, ORDER_MAX_RADIUS}
-#define ORDER_ZW2(z, b, m) {{{"order_zwindow" #z "_" #b "p2", m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##_P2}
+#define ORDER_ZW2(z, b, m) {{{"order_zwindow" #z "_" #b "p2", m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##_P2, 0}
 static const order_entry order_table[] = {
     {{{"order_point", 1, 0}, ORDER_POINT, 0, 1}, -1, 0},
     ORDER_ZW(64, 32x8, 2, ), ORDER_ZW(64, 32x16, 2, ), ORDER_ZW2(64, 32x8, 2), ORDER_ZW2(64, 32x16, 2), ORDER_ZW2(64, 64x8, 2),
     ORDER_ZW(128, 32x8, 2, ), ORDER_ZW(128, 32x16, 2, ), ORDER_ZW2(128, 32x8, 2), ORDER_ZW2(128, 32x16, 2), ORDER_ZW2(128, 64x8, 2),
-    ORDER_ZWL(64, 32x8, 2, l4, ORDER_32x8_M2_L4), ORDER_ZWL(64, 32x8, 2, l8, ORDER_32x8_M2_L8),
-    ORDER_ZWL(64, 32x8, 2, l16, ORDER_32x8_M2_L16), ORDER_ZWL(64, 32x16, 2, l8, ORDER_32x16_M2_L8),
-    ORDER_ZWL(64, 32x8, 2, p2l8, ORDER_32x8_M2_P2_L8), ORDER_ZWL(128, 32x8, 2, l8, ORDER_32x8_M2_L8),
+    ORDER_ZWL(64, 32x8, 2, l8, ORDER_32x8_M2_L8), ORDER_ZWL(64, 32x8, 2, l16, ORDER_32x8_M2_L16),
     ORDER_VEC(64, 16x16, 1, , ORDER_VEC_16x16_M1), ORDER_VEC(64, 16x16, 1, l8, ORDER_VEC_16x16_M1_L8),
-    ORDER_VEC(64, 16x8, 1, l8, ORDER_VEC_16x8_M1_L8), ORDER_VEC(64, 32x8, 1, l8, ORDER_VEC_32x8_M1_L8),
     ORDER_VEC(64, 16x16, 2, l8, ORDER_VEC_16x16_M2_L8),
 };
 #undef ORDER_ZWL
@@ -82,7 +76,7 @@ static const kernel_entry *find_order_kernel(const char *name, int tile)
 static const int *order_block(const kernel_entry *e, const int shape[3])
 {
     const order_entry *o = order_of(e);
-    static const int vec_blocks[][3] = {{16, 16, 1}, {16, 16, 1}, {16, 8, 1}, {32, 8, 1}, {16, 16, 1}};
+    static const int vec_blocks[][3] = {{16, 16, 1}, {16, 16, 1}, {16, 16, 1}};
     if (o && o->shape >= ORDER_VEC_BASE) return vec_blocks[o->shape - ORDER_VEC_BASE];
     return o && o->shape >= 0 ? order_shapes[o->shape].block : shape;
 }
@@ -125,8 +119,6 @@ static void launch_order_vec_shape(int shape, T *out, const T *in, const stencil
     switch (shape) {
     case ORDER_VEC_16x16_M1: launch_order_zvec<T, R, 16, 16, 1, 0, 2>(out, in, p, c, h, zchunk, q); break;
     case ORDER_VEC_16x16_M1_L8: launch_order_zvec<T, R, 16, 16, 1, 8, 2>(out, in, p, c, h, zchunk, q); break;
-    case ORDER_VEC_16x8_M1_L8: launch_order_zvec<T, R, 16, 8, 1, 8, 4>(out, in, p, c, h, zchunk, q); break;
-    case ORDER_VEC_32x8_M1_L8: launch_order_zvec<T, R, 32, 8, 1, 8, 2>(out, in, p, c, h, zchunk, q); break;
     case ORDER_VEC_16x16_M2_L8: launch_order_zvec<T, R, 16, 16, 2, 8, 1>(out, in, p, c, h, zchunk, q); break;
     }
 }
@@ -163,11 +155,8 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
     }
     if constexpr (R == ORDER_MAX_RADIUS) {
         switch (o->shape) {
-        case ORDER_32x8_M2_L4: launch_order_zwindow<T, R, 32, 8, 2, 1, 4>(g, out, in, p, c, h, e->zchunk, q); break;
         case ORDER_32x8_M2_L8: launch_order_zwindow<T, R, 32, 8, 2, 1, 8>(g, out, in, p, c, h, e->zchunk, q); break;
         case ORDER_32x8_M2_L16: launch_order_zwindow<T, R, 32, 8, 2, 1, 16>(g, out, in, p, c, h, e->zchunk, q); break;
-        case ORDER_32x16_M2_L8: launch_order_zwindow<T, R, 32, 16, 2, 1, 8>(g, out, in, p, c, h, e->zchunk, q); break;
-        case ORDER_32x8_M2_P2_L8: launch_order_zwindow<T, R, 32, 8, 2, 2, 8>(g, out, in, p, c, h, e->zchunk, q); break;
         }
     }
     return HEAT_OK;
