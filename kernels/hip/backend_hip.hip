@@ -455,8 +455,9 @@ static int tune(hip_state *s)
     }
     if (!s->kernel && s->space.radius > 1)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no kernel of space order %d; "
-                          "use auto, order_point (tile 1) or order_zwindow<64|128>_<32x8|32x16>[p2], _64x8p2 (tile 2; "
-                          "heatsolve bench --order %d lists them)",
+                          "use auto, order_point (tile 1), order_zwindow<64|128>_<32x8|32x16> (tile 2) or, at order 8, "
+                          "order_zvec64_16x16v16<l8|d3l8|d3> or order_zvec64_32x8v8d3l8 (tile 1; heatsolve bench --order "
+                          "%d lists them)",
                           want.name, want.tile, 2 * s->space.radius, 2 * s->space.radius);
     if (!s->kernel)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no heat kernel; use auto, "

@@ -8,47 +8,37 @@
  * exchanged faces' ghosts come R planes deep (exchange_typed).
  */
 
-/* The thread blocks, tile factors, prefetch distances (planes whose loads
- * are in flight) and L2 hint distances (planes beyond those, 0: none) of
- * order_zwindow: compile-time (the shared tile's size, the window's registers). */
+/* The thread blocks and tile factors of order_zwindow: compile-time (the
+ * shared tile's size, the window's registers). */
 struct order_shape {
-    int block[3], tile, ahead, hint;
+    int block[3], tile;
 };
-enum { ORDER_32x8_M2, ORDER_32x16_M2, ORDER_32x8_M2_P2, ORDER_32x16_M2_P2, ORDER_64x8_M2_P2, ORDER_32x8_M2_L8, ORDER_32x8_M2_L16 };
-/* order_zvec's blocks (16 bytes along x a thread, M rows), L2 hints and blocks an SM asked. */
-enum { ORDER_VEC_16x16_M1, ORDER_VEC_16x16_M1_L8, ORDER_VEC_16x16_M2_L8 };
+enum { ORDER_32x8_M2, ORDER_32x16_M2 };
+static const order_shape order_shapes[] = {{{32, 8, 1}, 2}, {{32, 16, 1}, 2}};
+
+/* order_zvec's candidates: block, bytes along x a thread (v8, v16), planes of loads in flight
+ * (d3: 3, else 1), L2 hint (l8: 8 planes beyond those); a row a thread. */
+enum { ORDER_VEC_16x16v16l8, ORDER_VEC_16x16v16d3l8, ORDER_VEC_16x16v16d3, ORDER_VEC_32x8v8d3l8 };
 enum { ORDER_VEC_BASE = 100 }; /* order_entry.shape of an order_zvec: ORDER_VEC_BASE + ORDER_VEC_* */
-static const order_shape order_shapes[] = {
-    {{32, 8, 1}, 2, 1, 0}, {{32, 16, 1}, 2, 1, 0}, {{32, 8, 1}, 2, 2, 0}, {{32, 16, 1}, 2, 2, 0}, {{64, 8, 1}, 2, 2, 0},
-    {{32, 8, 1}, 2, 1, 8}, {{32, 8, 1}, 2, 1, 16}};
 
 /* The production candidates at orders above 2. zchunk: the planes each
- * thread marches through; fused = 1: no halo pass before a step. A name
- * with p2 keeps two planes' loads in flight; with lN, hints the rows N
- * planes beyond them into L2. */
+ * thread marches through; fused = 1: no halo pass before a step. */
 struct order_entry {
     kernel_entry entry;
     int shape;  /* ORDER_*, -1: the tuner's block candidates (order_point) */
     int radius; /* the one radius it is built for; 0: every radius */
 };
 
-#define ORDER_ZW(z, b, m, p) {{{"order_zwindow" #z "_" #b #p, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##p, 0}
-#define ORDER_ZWL(z, b, m, p, shape) {{{"order_zwindow" #z "_" #b #p, m, 0}, ORDER_ZWINDOW, z, 1}, shape, ORDER_MAX_RADIUS}
-#define ORDER_VEC(z, b, m, p, shape)                                                                               \
-    {{{"order_zvec" #z "_" #b #p, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_VEC_BASE + shape, ORDER_MAX_RADIUS}
-#define ORDER_ZW2(z, b, m) {{{"order_zwindow" #z "_" #b "p2", m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##_P2, 0}
+#define ORDER_ZW(z, b, m) {{{"order_zwindow" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m, 0}
+#define ORDER_VEC(z, name, m)                                                                                     \
+    {{{"order_zvec" #z "_" #name, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_VEC_BASE + ORDER_VEC_##name, ORDER_MAX_RADIUS}
 static const order_entry order_table[] = {
     {{{"order_point", 1, 0}, ORDER_POINT, 0, 1}, -1, 0},
-    ORDER_ZW(64, 32x8, 2, ), ORDER_ZW(64, 32x16, 2, ), ORDER_ZW2(64, 32x8, 2), ORDER_ZW2(64, 32x16, 2), ORDER_ZW2(64, 64x8, 2),
-    ORDER_ZW(128, 32x8, 2, ), ORDER_ZW(128, 32x16, 2, ), ORDER_ZW2(128, 32x8, 2), ORDER_ZW2(128, 32x16, 2), ORDER_ZW2(128, 64x8, 2),
-    ORDER_ZWL(64, 32x8, 2, l8, ORDER_32x8_M2_L8), ORDER_ZWL(64, 32x8, 2, l16, ORDER_32x8_M2_L16),
-    ORDER_VEC(64, 16x16, 1, , ORDER_VEC_16x16_M1), ORDER_VEC(64, 16x16, 1, l8, ORDER_VEC_16x16_M1_L8),
-    ORDER_VEC(64, 16x16, 2, l8, ORDER_VEC_16x16_M2_L8),
+    ORDER_ZW(64, 32x8, 2), ORDER_ZW(64, 32x16, 2), ORDER_ZW(128, 32x8, 2), ORDER_ZW(128, 32x16, 2),
+    ORDER_VEC(64, 16x16v16l8, 1), ORDER_VEC(64, 16x16v16d3l8, 1), ORDER_VEC(64, 16x16v16d3, 1), ORDER_VEC(64, 32x8v8d3l8, 1),
 };
-#undef ORDER_ZWL
-#undef ORDER_VEC
 #undef ORDER_ZW
-#undef ORDER_ZW2
+#undef ORDER_VEC
 enum { ORDER_COUNT = sizeof order_table / sizeof order_table[0] };
 
 static const order_entry *order_of(const kernel_entry *e)
@@ -76,7 +66,7 @@ static const kernel_entry *find_order_kernel(const char *name, int tile)
 static const int *order_block(const kernel_entry *e, const int shape[3])
 {
     const order_entry *o = order_of(e);
-    static const int vec_blocks[][3] = {{16, 16, 1}, {16, 16, 1}, {16, 16, 1}};
+    static const int vec_blocks[][3] = {{16, 16, 1}, {16, 16, 1}, {16, 16, 1}, {32, 8, 1}};
     if (o && o->shape >= ORDER_VEC_BASE) return vec_blocks[o->shape - ORDER_VEC_BASE];
     return o && o->shape >= 0 ? order_shapes[o->shape].block : shape;
 }
@@ -93,23 +83,30 @@ template <typename T> static order_coeffs<T> cast_order_coeffs(const hip_state *
     return c;
 }
 
-template <typename T, int R, int BX, int BY, int M, int D, int PF = 0>
+template <typename T, int R, int BX, int BY, int M, int D>
 static void launch_order_zwindow(dim3 g, T *out, const T *in, const stencil_shape &p, const order_coeffs<T> &c,
                                  const halo_coeffs<T> &h, int zchunk, hipStream_t q)
 {
-    order_zwindow<T, R, BX, BY, M, D, PF><<<g, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk);
+    order_zwindow<T, R, BX, BY, M, D><<<g, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk);
 }
 
-template <typename T, int R, int BX, int BY, int M, int PF, int MINB>
+/* order_zvec over the interior blocks, order_zvec_edge over the frame. */
+template <typename T, int R, int BX, int BY, int M, int VB, int D, int PF, int MINB>
 static void launch_order_zvec(T *out, const T *in, const stencil_shape &p, const order_coeffs<T> &c,
                               const halo_coeffs<T> &h, int zchunk, hipStream_t q)
 {
-    typedef order_vec_geometry<T, R, BX, BY, M> G;
-    const dim3 g((unsigned)((p.nx + G::TX - 1) / G::TX), (unsigned)((p.ny + G::ROWS - 1) / G::ROWS),
-                 (unsigned)((p.nz + zchunk - 1) / zchunk));
-    /* the vector loads need 16-byte aligned rows and planes (the GPU layout pads rows to 256 bytes) */
-    const int aligned = (uintptr_t)out % 16 == 0 && (uintptr_t)in % 16 == 0 && p.sy % G::V == 0 && p.sz % G::V == 0;
-    order_zvec<T, R, BX, BY, M, PF, MINB><<<g, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk, aligned);
+    typedef order_vec_geometry<T, R, BX, BY, M, VB> G;
+    const unsigned zblocks = (unsigned)((p.nz + zchunk - 1) / zchunk);
+    const dim3 whole((unsigned)((p.nx + G::TX - 1) / G::TX), (unsigned)((p.ny + G::ROWS - 1) / G::ROWS), zblocks);
+    /* interior block b: b TX >= L and (b + 1) TX + L <= nx (y: R and ROWS); the vector loads need
+     * rows and planes aligned to VB (the GPU layout pads rows to 256 bytes) */
+    const int aligned = (uintptr_t)out % VB == 0 && (uintptr_t)in % VB == 0 && p.sy % G::V == 0 && p.sz % G::V == 0;
+    const int inner_x = aligned ? std::max(0, (p.nx - G::L) / G::TX - 1) : 0;
+    const int inner_y = aligned ? std::max(0, (p.ny - R) / G::ROWS - 1) : 0;
+    order_zvec_edge<T, R, BX, BY, M, VB><<<whole, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk, inner_x, inner_y);
+    if (inner_x > 0 && inner_y > 0)
+        order_zvec<T, R, BX, BY, M, VB, D, PF, MINB>
+            <<<dim3((unsigned)inner_x, (unsigned)inner_y, zblocks), dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk);
 }
 
 template <typename T, int R>
@@ -117,9 +114,11 @@ static void launch_order_vec_shape(int shape, T *out, const T *in, const stencil
                                    const halo_coeffs<T> &h, int zchunk, hipStream_t q)
 {
     switch (shape) {
-    case ORDER_VEC_16x16_M1: launch_order_zvec<T, R, 16, 16, 1, 0, 2>(out, in, p, c, h, zchunk, q); break;
-    case ORDER_VEC_16x16_M1_L8: launch_order_zvec<T, R, 16, 16, 1, 8, 2>(out, in, p, c, h, zchunk, q); break;
-    case ORDER_VEC_16x16_M2_L8: launch_order_zvec<T, R, 16, 16, 2, 8, 1>(out, in, p, c, h, zchunk, q); break;
+    /*                                            block   M  VB  D  PF MINB */
+    case ORDER_VEC_16x16v16l8: launch_order_zvec<T, R, 16, 16, 1, 16, 1, 8, 2>(out, in, p, c, h, zchunk, q); break;
+    case ORDER_VEC_16x16v16d3l8: launch_order_zvec<T, R, 16, 16, 1, 16, 3, 8, 2>(out, in, p, c, h, zchunk, q); break;
+    case ORDER_VEC_16x16v16d3: launch_order_zvec<T, R, 16, 16, 1, 16, 3, 0, 2>(out, in, p, c, h, zchunk, q); break;
+    case ORDER_VEC_32x8v8d3l8: launch_order_zvec<T, R, 32, 8, 1, 8, 3, 8, 3>(out, in, p, c, h, zchunk, q); break;
     }
 }
 
@@ -149,15 +148,6 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
     switch (o->shape) {
     case ORDER_32x8_M2: launch_order_zwindow<T, R, 32, 8, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_32x16_M2: launch_order_zwindow<T, R, 32, 16, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
-    case ORDER_32x8_M2_P2: launch_order_zwindow<T, R, 32, 8, 2, 2>(g, out, in, p, c, h, e->zchunk, q); break;
-    case ORDER_32x16_M2_P2: launch_order_zwindow<T, R, 32, 16, 2, 2>(g, out, in, p, c, h, e->zchunk, q); break;
-    case ORDER_64x8_M2_P2: launch_order_zwindow<T, R, 64, 8, 2, 2>(g, out, in, p, c, h, e->zchunk, q); break;
-    }
-    if constexpr (R == ORDER_MAX_RADIUS) {
-        switch (o->shape) {
-        case ORDER_32x8_M2_L8: launch_order_zwindow<T, R, 32, 8, 2, 1, 8>(g, out, in, p, c, h, e->zchunk, q); break;
-        case ORDER_32x8_M2_L16: launch_order_zwindow<T, R, 32, 8, 2, 1, 16>(g, out, in, p, c, h, e->zchunk, q); break;
-        }
     }
     return HEAT_OK;
 }

@@ -22,8 +22,11 @@
  *                          tile whose rows start on cache lines (the layout's padding),
  *                          y neighbours inside a thread's M rows from registers, the
  *                          next D planes' loads in flight during the current one's
- *                          arithmetic, nontemporal stores; blocks away from the faces
- *                          run a copy of the loop without the mirroring's tests.
+ *                          arithmetic, nontemporal stores; blocks away from the x and
+ *                          y faces run a copy of the loop without the mirroring's tests
+ *                          (z faces: whole planes mirrored)
+ *   order_zvec (order 8)   a vector along x a thread, the window rotated by renaming,
+ *                          several planes of loads in flight (below)
  */
 
 enum { ORDER_MAX_RADIUS = 4 };
@@ -55,6 +58,19 @@ __device__ __forceinline__ T order_fetch(const T *u, int i, int j, int k, const 
 #undef ORDER_MIRROR
     const T v = u[i + j * s.sy + (long)k * s.sz];
     return mirrored ? shift + scale * v : v;
+}
+
+/* Plane k as stored, or, past a z face that is not exchanged, the mirrored
+ * owned plane `from` whose values v read shift + scale v: order_fetch's rule
+ * for a whole plane, so that blocks away from the x and y faces read by plane. */
+template <typename T>
+__device__ __forceinline__ bool order_z_mirror(int k, const stencil_shape &s, const halo_coeffs<T> &h, int &from, T &shift,
+                                               T &scale)
+{
+    from = k;
+    if (k < 0 && applies(h, 4)) from = -1 - k, shift = h.shift[4], scale = h.scale[4];
+    else if (k >= s.nz && applies(h, 5)) from = 2 * s.nz - 1 - k, shift = h.shift[5], scale = h.scale[5];
+    return from != k;
 }
 
 /* lap from the 6R + 1 values, zlo[m] = u[z - 1 - m] and so on, in the order
@@ -155,7 +171,7 @@ template <typename T, int BX, int BY, int M> struct order_occupancy {
 /* Halo elements a thread loads a plane: R rows above and below, R columns left and right. */
 #define ORDER_PER(R, BX, BY, M) ((2 * (R) * (BX) + 2 * (R) * (BY) * (M) + (BX) * (BY) - 1) / ((BX) * (BY)))
 
-template <typename T, int R, int BX, int BY, int M, int D, int PF, bool EDGE>
+template <typename T, int R, int BX, int BY, int M, int D, bool EDGE>
 __device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
                                                    const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
                                                    const int (&hrow)[ORDER_PER(R, BX, BY, M)],
@@ -163,11 +179,8 @@ __device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T 
                                                    const bool (&hvalid)[ORDER_PER(R, BX, BY, M)], const bool (&rvalid)[M],
                                                    T (&tiles)[2][BY * M + 2 * R][BX + 2 * R]);
 
-/* D: the planes ahead whose loads are in flight (1 or 2). PF > 0: each
- * plane also hints this thread's rows PF planes beyond its loads into L2
- * (l2_prefetch, no register waits on it), so that the loads D planes ahead
- * wait on L2 rather than DRAM: more bytes in flight than registers hold. */
-template <typename T, int R, int BX, int BY, int M, int D, int PF>
+/* D: the planes ahead whose loads are in flight (1 or 2). */
+template <typename T, int R, int BX, int BY, int M, int D>
 __global__ void __launch_bounds__(BX *BY, (order_occupancy<T, BX, BY, M>::blocks))
     order_zwindow(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
                   int zchunk)
@@ -194,15 +207,16 @@ __global__ void __launch_bounds__(BX *BY, (order_occupancy<T, BX, BY, M>::blocks
 #pragma unroll
     for (int n = 0; n < M; ++n) rvalid[n] = i < s.nx + R && j + n < s.ny + R;
 
-    /* Blocks whose reads all lie inside the owned block (most of them) take a copy of the loop
-     * compiled without the mirroring's tests and the bounds' predicates. */
-    const bool edge = i0 < R || i0 + BX + R > s.nx || j0 < R || j0 + ROWS + R > s.ny || k0 < R || k1 + R > s.nz;
-    if (edge) order_zwindow_body<T, R, BX, BY, M, D, PF, true>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
-    else order_zwindow_body<T, R, BX, BY, M, D, PF, false>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
+    /* Blocks whose reads lie inside the owned rows (most of them) take a copy of the loop compiled
+     * without the mirroring's tests and the bounds' predicates, whole planes mirrored across the
+     * z faces (order_z_mirror). */
+    const bool edge = i0 < R || i0 + BX + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
+    if (edge) order_zwindow_body<T, R, BX, BY, M, D, true>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
+    else order_zwindow_body<T, R, BX, BY, M, D, false>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
 }
 
 /* order_zwindow's march over planes [k0, k1); EDGE: reads may cross a face (order_fetch). */
-template <typename T, int R, int BX, int BY, int M, int D, int PF, bool EDGE>
+template <typename T, int R, int BX, int BY, int M, int D, bool EDGE>
 __device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
                                                    const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
                                                    const int (&hrow)[ORDER_PER(R, BX, BY, M)],
@@ -216,18 +230,17 @@ __device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T 
     const int i = i0 + tx, j = j0 + ty * M;
     auto load = [&](int li, int lj, int lk) -> T {
         if (EDGE) return order_fetch(u, li, lj, lk, s, h);
-        return u[li + lj * s.sy + (long)lk * s.sz];
+        int from;
+        T shift, scale;
+        const bool mirrored = order_z_mirror(lk, s, h, from, shift, scale);
+        const T v = u[li + lj * s.sy + (long)from * s.sz];
+        return mirrored ? shift + scale * v : v;
     };
     auto load_front = [&](T (&front)[M], T (&halo)[PER], int k) { /* plane k + R of the rows, plane k's halo */
 #pragma unroll
         for (int n = 0; n < M; ++n) front[n] = !EDGE || rvalid[n] ? load(i, j + n, k + R) : (T)0;
 #pragma unroll
         for (int p = 0; p < PER; ++p) halo[p] = hvalid[p] ? load(i0 - R + hcol[p], j0 - R + hrow[p], k) : (T)0;
-        /* inside the chunk's reads only (k + R + PF < k1 + R): a hint never reaches past the field */
-        if (PF > 0 && !EDGE && k + PF < k1) {
-#pragma unroll
-            for (int n = 0; n < M; ++n) l2_prefetch(u + i + (j + n) * s.sy + (long)(k + R + PF) * s.sz);
-        }
     };
 
     T w[M][W];
@@ -289,29 +302,32 @@ __device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T 
     }
 }
 
-/* ---- order_zvec: 16 bytes along x a thread, the z window rotated by renaming ----
+/* ---- order_zvec: a vector along x a thread, the z window rotated by renaming ----
  *
- * Each thread owns V = 16 / sizeof(T) consecutive points along x (one aligned
- * vector) in each of its M rows and marches along z. Against order_zwindow:
+ * Each thread owns V = VB / sizeof(T) consecutive points along x (one aligned
+ * vector of VB = 8 or 16 bytes) in each of its M rows and marches along z.
+ * Against order_zwindow:
  *   - the x neighbours inside the thread's V points and the y neighbours inside
  *     its M rows come from registers, the others from the shared plane in
- *     16-byte loads (R + R columns and R + R rows of vectors for M V points
+ *     vector loads (R + R columns and R + R rows of vectors for M V points
  *     instead of 6R scalar loads a point);
- *   - the window holds 2R + 2 planes and the march is unrolled by that many
- *     planes, so a plane's slot is a compile-time index: the window rotates by
- *     renaming, no register copies, and the next plane loads straight into the
- *     slot the last plane left (one plane of loads in flight);
- *   - PF > 0 hints the rows PF planes beyond into L2 (as order_zwindow).
+ *   - the window holds 2R + 1 + D planes and the march is unrolled by that
+ *     many planes, so a plane's slot is a compile-time index: the window
+ *     rotates by renaming, no register copies, and the loads D planes ahead go
+ *     straight into the slot the last plane left (D planes of loads in
+ *     flight, at M V registers a plane);
+ *   - PF > 0 hints the rows PF planes beyond those into L2 (l2_prefetch, no
+ *     register waits on it), so that the loads wait on L2 rather than DRAM.
  * The same order_sum, so the same bits as every order variant. */
-template <typename T, int R, int BX, int BY, int M> struct order_vec_geometry {
+template <typename T, int R, int BX_, int BY_, int M_, int VB> struct order_vec_geometry {
     enum {
-        V = 16 / sizeof(T),                           /* points along x a thread */
+        BX = BX_, BY = BY_, M = M_,                   /* threads along x and y, rows a thread */
+        V = VB / sizeof(T),                           /* points along x a thread: VB bytes */
         L = (R + V - 1) / V * V,                      /* halo columns each side, whole vectors */
         TX = BX * V, ROWS = BY * M,                   /* the block's points along x and y */
         WIDTH = TX + 2 * L, HEIGHT = ROWS + 2 * R,    /* the shared plane */
         HALO = 2 * R * BX + 2 * ROWS * (L / V),       /* halo vectors a plane */
-        THREADS = BX * BY, PER = (HALO + THREADS - 1) / THREADS,
-        SLOTS = 2 * R + 2                             /* window planes; even: tiles alternate with the phase */
+        THREADS = BX * BY, PER = (HALO + THREADS - 1) / THREADS
     };
 };
 
@@ -343,6 +359,10 @@ __device__ __forceinline__ void order_vec_halo_place(int e, int &row, int &col)
 }
 
 /* V results at an aligned address, nontemporal. */
+template <typename T> __device__ __forceinline__ void order_store_lanes(const row_values<T, 1> &r, T *address)
+{
+    nontemporal_store(r.v[0], address);
+}
 template <typename T> __device__ __forceinline__ void order_store_lanes(const row_values<T, 2> &r, T *address)
 {
     nontemporal_store_wide(r.v[0], r.v[1], address);
@@ -352,27 +372,38 @@ template <typename T> __device__ __forceinline__ void order_store_lanes(const ro
     nontemporal_store_wide(r.v[0], r.v[1], r.v[2], r.v[3], address);
 }
 
-template <typename T, int R, int BX, int BY, int M, int PF, bool EDGE>
+template <typename T, int R, typename G, int D, int PF, bool EDGE>
 __device__ __forceinline__ void order_zvec_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
-                                                const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
-                                                row_values<T, order_vec_geometry<T, R, BX, BY, M>::V> (
-                                                    &tiles)[2][order_vec_geometry<T, R, BX, BY, M>::HEIGHT]
-                                                           [order_vec_geometry<T, R, BX, BY, M>::WIDTH /
-                                                            order_vec_geometry<T, R, BX, BY, M>::V])
+                                                const order_coeffs<T> &c, const halo_coeffs<T> &h, int bx, int by,
+                                                int k0, int k1,
+                                                row_values<T, G::V> (&tiles)[2][G::HEIGHT][G::WIDTH / G::V])
 {
-    typedef order_vec_geometry<T, R, BX, BY, M> G;
-    enum { V = G::V, L = G::L, PER = G::PER, SLOTS = G::SLOTS };
+    enum { BX = G::BX, BY = G::BY, M = G::M };
+    /* the window: 2R + 1 planes read and D in flight; SLOTS even (the tiles alternate with the
+     * phase) and a multiple of D + 1 (the halo's register sets rotate with it) */
+    enum { V = G::V, L = G::L, PER = G::PER, SLOTS = 2 * R + 1 + D, SETS = D + 1 };
+    static_assert(SLOTS % 2 == 0 && SLOTS % SETS == 0, "order_zvec: D odd, and 2R + 2 + D a multiple of D + 1");
     typedef row_values<T, V> lanes;
     const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + BX * ty;
-    const int i0 = blockIdx.x * G::TX, j0 = blockIdx.y * G::ROWS;
+    const int i0 = bx * G::TX, j0 = by * G::ROWS;
     const int i = i0 + tx * V, j = j0 + ty * M;
 
-    /* V values from (x, y, z), x a multiple of V; at the faces each through order_fetch, those
-     * beyond the R ghost layers (never read by an owned point) zero. */
+    /* V values from (x, y, z), x a multiple of V. Inside (x, y) one vector load; a plane past a z
+     * face that is not exchanged is the mirrored plane transformed, as order_fetch makes it. Near
+     * an x or y face each value through order_fetch, those beyond the R ghost layers (never read
+     * by an owned point) zero. */
     auto load = [&](int x, int y, int z) -> lanes {
         lanes r;
-        if constexpr (!EDGE) r = *reinterpret_cast<const lanes *>(u + x + y * s.sy + (long)z * s.sz);
-        else {
+        if constexpr (!EDGE) {
+            int from;
+            T shift, scale;
+            const bool mirrored = order_z_mirror(z, s, h, from, shift, scale);
+            r = *reinterpret_cast<const lanes *>(u + x + y * s.sy + (long)from * s.sz);
+            if (mirrored) {
+#pragma unroll
+                for (int v = 0; v < V; ++v) r.v[v] = shift + scale * r.v[v];
+            }
+        } else {
 #pragma unroll
             for (int v = 0; v < V; ++v)
                 r.v[v] = x + v >= -R && x + v < s.nx + R && y >= -R && y < s.ny + R ? order_fetch(u, x + v, y, z, s, h) : (T)0;
@@ -388,7 +419,7 @@ __device__ __forceinline__ void order_zvec_body(T *__restrict__ out, const T *__
         hvalid[p] = e < G::HALO;
     }
 
-    lanes w[M][SLOTS], halo[2][PER]; /* window slot (phase + r) % SLOTS holds plane k - R + r */
+    lanes w[M][SLOTS], halo[SETS][PER]; /* window slot (phase + r) % SLOTS holds plane k - R + r */
     auto load_halo = [&](lanes(&into)[PER], int k) {
 #pragma unroll
         for (int p = 0; p < PER; ++p)
@@ -397,20 +428,23 @@ __device__ __forceinline__ void order_zvec_body(T *__restrict__ out, const T *__
 #pragma unroll
     for (int n = 0; n < M; ++n) {
 #pragma unroll
-        for (int r = 0; r <= 2 * R; ++r) w[n][r] = load(i, j + n, k0 - R + r);
+        for (int r = 0; r < 2 * R + D; ++r)
+            if (k0 - R + r < k1 + R) w[n][r] = load(i, j + n, k0 - R + r);
     }
-    load_halo(halo[0], k0);
+#pragma unroll
+    for (int d = 0; d < D; ++d)
+        if (k0 + d < k1) load_halo(halo[d], k0 + d);
 
     auto plane = [&](auto phase, int k) {
         constexpr int ph = decltype(phase)::value;
         auto slot = [](int r) { return (ph + r) % SLOTS; };
-        if (k + 1 < k1) { /* plane k + 1's front row into the slot plane k - R leaves */
+        if (k + D < k1) { /* plane k + D's front rows into the slot plane k - R - 1 left */
 #pragma unroll
-            for (int n = 0; n < M; ++n) w[n][slot(2 * R + 1)] = load(i, j + n, k + 1 + R);
-            load_halo(halo[(ph + 1) & 1], k + 1);
-            if (PF > 0 && !EDGE && k + 1 + PF < k1) {
+            for (int n = 0; n < M; ++n) w[n][slot(2 * R + D)] = load(i, j + n, k + D + R);
+            load_halo(halo[(ph + D) % SETS], k + D);
+            if (PF > 0 && !EDGE && k + D + PF < k1) {
 #pragma unroll
-                for (int n = 0; n < M; ++n) l2_prefetch(u + i + (j + n) * s.sy + (long)(k + 1 + R + PF) * s.sz);
+                for (int n = 0; n < M; ++n) l2_prefetch(u + i + (j + n) * s.sy + (long)(k + D + R + PF) * s.sz);
             }
         }
         /* The other tile was last read two planes ago, before the barrier of the previous plane. */
@@ -420,7 +454,7 @@ __device__ __forceinline__ void order_zvec_body(T *__restrict__ out, const T *__
         for (int n = 0; n < M; ++n) tile[row0 + n][(L + tx * V) / V] = w[n][slot(R)];
 #pragma unroll
         for (int p = 0; p < PER; ++p)
-            if (hvalid[p]) tile[hrow[p]][hcol[p] / V] = halo[ph & 1][p];
+            if (hvalid[p]) tile[hrow[p]][hcol[p] / V] = halo[ph % SETS][p];
         __syncthreads(); /* this plane's tile is whole */
         lanes south[R], north[R];
 #pragma unroll
@@ -464,23 +498,36 @@ __device__ __forceinline__ void order_zvec_body(T *__restrict__ out, const T *__
     }
 }
 
+/* The field's blocks of TX x ROWS columns split in two launches, so that each
+ * has the registers of its own loop: the interior ones, whose reads lie inside
+ * the owned rows (most of them), load vectors and mirror whole planes across
+ * the z faces (order_zvec); the frame of blocks near an x or y face (all of
+ * them where the rows are not aligned to VB) loads point by point through
+ * order_fetch (order_zvec_edge). Interior: blocks [1, 1 + inner_x) x [1, 1 + inner_y),
+ * the edge kernel runs the whole grid and leaves those. */
 /* MINB: blocks an SM asked of the register allocator (NVIDIA; 0: no hint). */
-template <typename T, int R, int BX, int BY, int M, int PF, int MINB>
+template <typename T, int R, int BX, int BY, int M, int VB, int D, int PF, int MINB>
 __global__ void __launch_bounds__(BX *BY, (ORDER_OCCUPANCY_HINTS ? MINB : 0))
     order_zvec(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
-               int zchunk, int aligned)
+               int zchunk)
 {
-    typedef order_vec_geometry<T, R, BX, BY, M> G;
+    typedef order_vec_geometry<T, R, BX, BY, M, VB> G;
     __shared__ row_values<T, G::V> tiles[2][G::HEIGHT][G::WIDTH / G::V]; /* planes alternate: one barrier a plane */
-    const int i0 = blockIdx.x * G::TX, j0 = blockIdx.y * G::ROWS;
     const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
-    /* Blocks whose reads all lie inside the owned block take the loop of vector loads without the
-     * mirroring's tests; the others (and every block of a field whose rows are not 16-byte aligned)
-     * load point by point. */
-    const bool edge = !aligned || i0 < G::L || i0 + G::TX + G::L > s.nx || j0 < R || j0 + G::ROWS + R > s.ny ||
-                      k0 < R || k1 + R > s.nz;
-    if (edge) order_zvec_body<T, R, BX, BY, M, PF, true>(out, u, s, c, h, k0, k1, tiles);
-    else order_zvec_body<T, R, BX, BY, M, PF, false>(out, u, s, c, h, k0, k1, tiles);
+    order_zvec_body<T, R, G, D, PF, false>(out, u, s, c, h, 1 + blockIdx.x, 1 + blockIdx.y, k0, k1, tiles);
+}
+
+template <typename T, int R, int BX, int BY, int M, int VB>
+__global__ void __launch_bounds__(BX *BY)
+    order_zvec_edge(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
+                    int zchunk, int inner_x, int inner_y)
+{
+    typedef order_vec_geometry<T, R, BX, BY, M, VB> G;
+    __shared__ row_values<T, G::V> tiles[2][G::HEIGHT][G::WIDTH / G::V];
+    const int bx = blockIdx.x, by = blockIdx.y;
+    if (bx >= 1 && bx < 1 + inner_x && by >= 1 && by < 1 + inner_y) return; /* order_zvec's */
+    const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
+    order_zvec_body<T, R, G, 1, 0, true>(out, u, s, c, h, bx, by, k0, k1, tiles);
 }
 
 /* R ghost layers of the exchanged faces in `faces`, packed as layers of the
