@@ -343,8 +343,7 @@ static const kernel_entry *find_kernel(const char *name, int tile)
 /* Is e a step of the run's order? */
 static int kernel_fits_order(const hip_state *s, const kernel_entry *e)
 {
-    return (s->space.radius > 1) == (e->kind == ORDER_POINT || e->kind == ORDER_ZWINDOW) &&
-           order_kernel_fits_radius(e, s->space.radius);
+    return (s->space.radius > 1) == (e->kind == ORDER_POINT || e->kind == ORDER_ZWINDOW);
 }
 
 /* Any variant the benchmark lists: a seed's Laplacian or a heat step. */
@@ -398,7 +397,7 @@ static int cache_lookup(hip_state *s)
     const kernel_entry *e = find_kernel(name, tile);
     if (!e || !kernel_fits_order(s, e)) return 0;
     const order_entry *o = order_of(e);
-    if (o && o->shape >= 0) memcpy(b, order_block(e, NULL), sizeof b); /* its own, up to 512 threads */
+    if (o && o->shape >= 0) memcpy(b, order_shapes[o->shape].block, sizeof b); /* its own, up to 512 threads */
     else if (b[0] <= 0 || b[1] <= 0 || b[2] <= 0 || b[0] * b[1] * b[2] > HEAT_LAUNCH_BOUND) return 0;
     s->kernel = e, memcpy(s->block, b, sizeof s->block);
     return 1;
@@ -422,7 +421,6 @@ static int tune_by_timing(hip_state *s, double *best)
     *best = 1e300;
     for (int i = 0; i < (s->space.radius > 1 ? (int)ORDER_COUNT : (int)KERNEL_COUNT); ++i) {
         const kernel_entry &e = s->space.radius > 1 ? order_table[i].entry : kernel_table[i];
-        if (!order_kernel_fits_radius(&e, s->space.radius)) continue;
         if (strcmp(want.name, "auto") != 0 && strcmp(want.name, e.variant.kernel) != 0) continue;
         if (want.tile > 0 && want.tile != e.variant.tile) continue;
         const int own_shape = s->space.radius > 1 && order_table[i].shape >= 0;
@@ -455,9 +453,8 @@ static int tune(hip_state *s)
     }
     if (!s->kernel && s->space.radius > 1)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no kernel of space order %d; "
-                          "use auto, order_point (tile 1), order_zwindow<64|128>_<32x8|32x16> (tile 2) or, at order 8, "
-                          "order_zvec64_16x16v16<l8|d3l8|d3> or order_zvec64_32x8v8d3l8 (tile 1; heatsolve bench --order "
-                          "%d lists them)",
+                          "use auto, order_point (tile 1) or order_zwindow<64|128>_<32x8|32x16> (tile 2; "
+                          "heatsolve bench --order %d lists them)",
                           want.name, want.tile, 2 * s->space.radius, 2 * s->space.radius);
     if (!s->kernel)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no heat kernel; use auto, "
@@ -990,9 +987,7 @@ static int hip_variants(void *state, const heat_variant **list, int *count)
     if (static_cast<hip_state *>(state)->mat) return material_variant_list(static_cast<hip_state *>(state), list, count);
     int n = 0;
     if (static_cast<hip_state *>(state)->space.radius > 1) {
-        for (int i = 0; i < ORDER_COUNT; ++i)
-            if (order_kernel_fits_radius(&order_table[i].entry, static_cast<hip_state *>(state)->space.radius))
-                variant_list[n++] = order_table[i].entry.variant;
+        for (int i = 0; i < ORDER_COUNT; ++i) variant_list[n++] = order_table[i].entry.variant;
         *list = variant_list;
         *count = n;
         return HEAT_OK;

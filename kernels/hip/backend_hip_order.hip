@@ -16,29 +16,19 @@ struct order_shape {
 enum { ORDER_32x8_M2, ORDER_32x16_M2 };
 static const order_shape order_shapes[] = {{{32, 8, 1}, 2}, {{32, 16, 1}, 2}};
 
-/* order_zvec's candidates: block, bytes along x a thread (v8, v16), planes of loads in flight
- * (d3: 3, else 1), L2 hint (l8: 8 planes beyond those); a row a thread. */
-enum { ORDER_VEC_16x16v16l8, ORDER_VEC_16x16v16d3l8, ORDER_VEC_16x16v16d3, ORDER_VEC_32x8v8d3l8 };
-enum { ORDER_VEC_BASE = 100 }; /* order_entry.shape of an order_zvec: ORDER_VEC_BASE + ORDER_VEC_* */
-
 /* The production candidates at orders above 2. zchunk: the planes each
  * thread marches through; fused = 1: no halo pass before a step. */
 struct order_entry {
     kernel_entry entry;
-    int shape;  /* ORDER_*, -1: the tuner's block candidates (order_point) */
-    int radius; /* the one radius it is built for; 0: every radius */
+    int shape; /* ORDER_*, -1: the tuner's block candidates (order_point) */
 };
 
-#define ORDER_ZW(z, b, m) {{{"order_zwindow" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m, 0}
-#define ORDER_VEC(z, name, m)                                                                                     \
-    {{{"order_zvec" #z "_" #name, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_VEC_BASE + ORDER_VEC_##name, ORDER_MAX_RADIUS}
+#define ORDER_ZW(z, b, m) {{{"order_zwindow" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m}
 static const order_entry order_table[] = {
-    {{{"order_point", 1, 0}, ORDER_POINT, 0, 1}, -1, 0},
+    {{{"order_point", 1, 0}, ORDER_POINT, 0, 1}, -1},
     ORDER_ZW(64, 32x8, 2), ORDER_ZW(64, 32x16, 2), ORDER_ZW(128, 32x8, 2), ORDER_ZW(128, 32x16, 2),
-    ORDER_VEC(64, 16x16v16l8, 1), ORDER_VEC(64, 16x16v16d3l8, 1), ORDER_VEC(64, 16x16v16d3, 1), ORDER_VEC(64, 32x8v8d3l8, 1),
 };
 #undef ORDER_ZW
-#undef ORDER_VEC
 enum { ORDER_COUNT = sizeof order_table / sizeof order_table[0] };
 
 static const order_entry *order_of(const kernel_entry *e)
@@ -46,13 +36,6 @@ static const order_entry *order_of(const kernel_entry *e)
     for (const order_entry &o : order_table)
         if (&o.entry == e) return &o;
     return NULL;
-}
-
-/* Is e built for radius R? (the order kernels' families that are built for one radius only) */
-static int order_kernel_fits_radius(const kernel_entry *e, int radius)
-{
-    const order_entry *o = order_of(e);
-    return !o || o->radius == 0 || o->radius == radius;
 }
 
 static const kernel_entry *find_order_kernel(const char *name, int tile)
@@ -66,8 +49,6 @@ static const kernel_entry *find_order_kernel(const char *name, int tile)
 static const int *order_block(const kernel_entry *e, const int shape[3])
 {
     const order_entry *o = order_of(e);
-    static const int vec_blocks[][3] = {{16, 16, 1}, {16, 16, 1}, {16, 16, 1}, {32, 8, 1}};
-    if (o && o->shape >= ORDER_VEC_BASE) return vec_blocks[o->shape - ORDER_VEC_BASE];
     return o && o->shape >= 0 ? order_shapes[o->shape].block : shape;
 }
 
@@ -90,38 +71,6 @@ static void launch_order_zwindow(dim3 g, T *out, const T *in, const stencil_shap
     order_zwindow<T, R, BX, BY, M, D><<<g, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk);
 }
 
-/* order_zvec over the interior blocks, order_zvec_edge over the frame. */
-template <typename T, int R, int BX, int BY, int M, int VB, int D, int PF, int MINB>
-static void launch_order_zvec(T *out, const T *in, const stencil_shape &p, const order_coeffs<T> &c,
-                              const halo_coeffs<T> &h, int zchunk, hipStream_t q)
-{
-    typedef order_vec_geometry<T, R, BX, BY, M, VB> G;
-    const unsigned zblocks = (unsigned)((p.nz + zchunk - 1) / zchunk);
-    const dim3 whole((unsigned)((p.nx + G::TX - 1) / G::TX), (unsigned)((p.ny + G::ROWS - 1) / G::ROWS), zblocks);
-    /* interior block b: b TX >= L and (b + 1) TX + L <= nx (y: R and ROWS); the vector loads need
-     * rows and planes aligned to VB (the GPU layout pads rows to 256 bytes) */
-    const int aligned = (uintptr_t)out % VB == 0 && (uintptr_t)in % VB == 0 && p.sy % G::V == 0 && p.sz % G::V == 0;
-    const int inner_x = aligned ? std::max(0, (p.nx - G::L) / G::TX - 1) : 0;
-    const int inner_y = aligned ? std::max(0, (p.ny - R) / G::ROWS - 1) : 0;
-    order_zvec_edge<T, R, BX, BY, M, VB><<<whole, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk, inner_x, inner_y);
-    if (inner_x > 0 && inner_y > 0)
-        order_zvec<T, R, BX, BY, M, VB, D, PF, MINB>
-            <<<dim3((unsigned)inner_x, (unsigned)inner_y, zblocks), dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk);
-}
-
-template <typename T, int R>
-static void launch_order_vec_shape(int shape, T *out, const T *in, const stencil_shape &p, const order_coeffs<T> &c,
-                                   const halo_coeffs<T> &h, int zchunk, hipStream_t q)
-{
-    switch (shape) {
-    /*                                            block   M  VB  D  PF MINB */
-    case ORDER_VEC_16x16v16l8: launch_order_zvec<T, R, 16, 16, 1, 16, 1, 8, 2>(out, in, p, c, h, zchunk, q); break;
-    case ORDER_VEC_16x16v16d3l8: launch_order_zvec<T, R, 16, 16, 1, 16, 3, 8, 2>(out, in, p, c, h, zchunk, q); break;
-    case ORDER_VEC_16x16v16d3: launch_order_zvec<T, R, 16, 16, 1, 16, 3, 0, 2>(out, in, p, c, h, zchunk, q); break;
-    case ORDER_VEC_32x8v8d3l8: launch_order_zvec<T, R, 32, 8, 1, 8, 3, 8, 3>(out, in, p, c, h, zchunk, q); break;
-    }
-}
-
 template <typename T, int R>
 static int launch_order_radius(const hip_state *s, const kernel_entry *e, const int shape[3], T *out, const T *in,
                                hipStream_t q)
@@ -135,17 +84,8 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
         order_point<T, R><<<grid_for(p, block, 1, 0), block, 0, q>>>(out, in, p, c, h);
         return HEAT_OK;
     }
-    const order_entry *o = order_of(e);
-    if (o->radius != 0 && o->radius != R)
-        return heat_internal_error("order kernel %s is built for radius %d, not %d", e->variant.kernel, o->radius, R);
-    if constexpr (R == ORDER_MAX_RADIUS) {
-        if (o->shape >= ORDER_VEC_BASE) {
-            launch_order_vec_shape<T, R>(o->shape - ORDER_VEC_BASE, out, in, p, c, h, e->zchunk, q);
-            return HEAT_OK;
-        }
-    }
     dim3 g = grid_for(p, block, e->variant.tile, e->zchunk);
-    switch (o->shape) {
+    switch (order_of(e)->shape) {
     case ORDER_32x8_M2: launch_order_zwindow<T, R, 32, 8, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_32x16_M2: launch_order_zwindow<T, R, 32, 16, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
     }

@@ -23,10 +23,8 @@
  *                          y neighbours inside a thread's M rows from registers, the
  *                          next D planes' loads in flight during the current one's
  *                          arithmetic, nontemporal stores; blocks away from the x and
- *                          y faces run a copy of the loop without the mirroring's tests
- *                          (z faces: whole planes mirrored)
- *   order_zvec (order 8)   a vector along x a thread, the window rotated by renaming,
- *                          several planes of loads in flight (below)
+ *                          y faces run a copy of the loop without the mirroring's
+ *                          tests (across a z face, whole planes mirrored).
  */
 
 enum { ORDER_MAX_RADIUS = 4 };
@@ -208,14 +206,14 @@ __global__ void __launch_bounds__(BX *BY, (order_occupancy<T, BX, BY, M>::blocks
     for (int n = 0; n < M; ++n) rvalid[n] = i < s.nx + R && j + n < s.ny + R;
 
     /* Blocks whose reads lie inside the owned rows (most of them) take a copy of the loop compiled
-     * without the mirroring's tests and the bounds' predicates, whole planes mirrored across the
-     * z faces (order_z_mirror). */
+     * without the mirroring's tests and the bounds' predicates; across the z faces they read whole
+     * planes mirrored (order_z_mirror), so the first and last z chunks are among them. */
     const bool edge = i0 < R || i0 + BX + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
     if (edge) order_zwindow_body<T, R, BX, BY, M, D, true>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
     else order_zwindow_body<T, R, BX, BY, M, D, false>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
 }
 
-/* order_zwindow's march over planes [k0, k1); EDGE: reads may cross a face (order_fetch). */
+/* order_zwindow's march over planes [k0, k1); EDGE: reads may cross an x or y face (order_fetch). */
 template <typename T, int R, int BX, int BY, int M, int D, bool EDGE>
 __device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
                                                    const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
@@ -300,234 +298,6 @@ __device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T 
             if (k + 1 < k1) plane(k + 1, front_b, halo_b);
         }
     }
-}
-
-/* ---- order_zvec: a vector along x a thread, the z window rotated by renaming ----
- *
- * Each thread owns V = VB / sizeof(T) consecutive points along x (one aligned
- * vector of VB = 8 or 16 bytes) in each of its M rows and marches along z.
- * Against order_zwindow:
- *   - the x neighbours inside the thread's V points and the y neighbours inside
- *     its M rows come from registers, the others from the shared plane in
- *     vector loads (R + R columns and R + R rows of vectors for M V points
- *     instead of 6R scalar loads a point);
- *   - the window holds 2R + 1 + D planes and the march is unrolled by that
- *     many planes, so a plane's slot is a compile-time index: the window
- *     rotates by renaming, no register copies, and the loads D planes ahead go
- *     straight into the slot the last plane left (D planes of loads in
- *     flight, at M V registers a plane);
- *   - PF > 0 hints the rows PF planes beyond those into L2 (l2_prefetch, no
- *     register waits on it), so that the loads wait on L2 rather than DRAM.
- * The same order_sum, so the same bits as every order variant. */
-template <typename T, int R, int BX_, int BY_, int M_, int VB> struct order_vec_geometry {
-    enum {
-        BX = BX_, BY = BY_, M = M_,                   /* threads along x and y, rows a thread */
-        V = VB / sizeof(T),                           /* points along x a thread: VB bytes */
-        L = (R + V - 1) / V * V,                      /* halo columns each side, whole vectors */
-        TX = BX * V, ROWS = BY * M,                   /* the block's points along x and y */
-        WIDTH = TX + 2 * L, HEIGHT = ROWS + 2 * R,    /* the shared plane */
-        HALO = 2 * R * BX + 2 * ROWS * (L / V),       /* halo vectors a plane */
-        THREADS = BX * BY, PER = (HALO + THREADS - 1) / THREADS
-    };
-};
-
-template <int P> struct order_phase {
-    enum { value = P };
-};
-/* f(order_phase<P>) for P = FIRST .. LAST - 1: P a compile-time constant in each call. */
-template <int FIRST, int LAST, typename F> __device__ __forceinline__ void order_unrolled(F &f)
-{
-    if constexpr (FIRST < LAST) {
-        f(order_phase<FIRST>());
-        order_unrolled<FIRST + 1, LAST>(f);
-    }
-}
-
-/* Halo vector e's place in the shared plane: R rows of vectors above and below
- * the block's rows, then L / V vectors left and right of each row. */
-template <int R, int BX, int ROWS, int V, int L>
-__device__ __forceinline__ void order_vec_halo_place(int e, int &row, int &col)
-{
-    if (e < 2 * R * BX) {
-        const int r = e / BX;
-        row = r < R ? r : r + ROWS, col = L + (e % BX) * V;
-    } else {
-        e -= 2 * R * BX;
-        const int c = e % (2 * (L / V));
-        row = R + e / (2 * (L / V)), col = c < L / V ? c * V : L + BX * V + (c - L / V) * V;
-    }
-}
-
-/* V results at an aligned address, nontemporal. */
-template <typename T> __device__ __forceinline__ void order_store_lanes(const row_values<T, 1> &r, T *address)
-{
-    nontemporal_store(r.v[0], address);
-}
-template <typename T> __device__ __forceinline__ void order_store_lanes(const row_values<T, 2> &r, T *address)
-{
-    nontemporal_store_wide(r.v[0], r.v[1], address);
-}
-template <typename T> __device__ __forceinline__ void order_store_lanes(const row_values<T, 4> &r, T *address)
-{
-    nontemporal_store_wide(r.v[0], r.v[1], r.v[2], r.v[3], address);
-}
-
-template <typename T, int R, typename G, int D, int PF, bool EDGE>
-__device__ __forceinline__ void order_zvec_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
-                                                const order_coeffs<T> &c, const halo_coeffs<T> &h, int bx, int by,
-                                                int k0, int k1,
-                                                row_values<T, G::V> (&tiles)[2][G::HEIGHT][G::WIDTH / G::V])
-{
-    enum { BX = G::BX, BY = G::BY, M = G::M };
-    /* the window: 2R + 1 planes read and D in flight; SLOTS even (the tiles alternate with the
-     * phase) and a multiple of D + 1 (the halo's register sets rotate with it) */
-    enum { V = G::V, L = G::L, PER = G::PER, SLOTS = 2 * R + 1 + D, SETS = D + 1 };
-    static_assert(SLOTS % 2 == 0 && SLOTS % SETS == 0, "order_zvec: D odd, and 2R + 2 + D a multiple of D + 1");
-    typedef row_values<T, V> lanes;
-    const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + BX * ty;
-    const int i0 = bx * G::TX, j0 = by * G::ROWS;
-    const int i = i0 + tx * V, j = j0 + ty * M;
-
-    /* V values from (x, y, z), x a multiple of V. Inside (x, y) one vector load; a plane past a z
-     * face that is not exchanged is the mirrored plane transformed, as order_fetch makes it. Near
-     * an x or y face each value through order_fetch, those beyond the R ghost layers (never read
-     * by an owned point) zero. */
-    auto load = [&](int x, int y, int z) -> lanes {
-        lanes r;
-        if constexpr (!EDGE) {
-            int from;
-            T shift, scale;
-            const bool mirrored = order_z_mirror(z, s, h, from, shift, scale);
-            r = *reinterpret_cast<const lanes *>(u + x + y * s.sy + (long)from * s.sz);
-            if (mirrored) {
-#pragma unroll
-                for (int v = 0; v < V; ++v) r.v[v] = shift + scale * r.v[v];
-            }
-        } else {
-#pragma unroll
-            for (int v = 0; v < V; ++v)
-                r.v[v] = x + v >= -R && x + v < s.nx + R && y >= -R && y < s.ny + R ? order_fetch(u, x + v, y, z, s, h) : (T)0;
-        }
-        return r;
-    };
-    int hrow[PER], hcol[PER];
-    bool hvalid[PER];
-#pragma unroll
-    for (int p = 0; p < PER; ++p) {
-        const int e = tid + p * G::THREADS;
-        order_vec_halo_place<R, BX, G::ROWS, V, L>(e < G::HALO ? e : 0, hrow[p], hcol[p]);
-        hvalid[p] = e < G::HALO;
-    }
-
-    lanes w[M][SLOTS], halo[SETS][PER]; /* window slot (phase + r) % SLOTS holds plane k - R + r */
-    auto load_halo = [&](lanes(&into)[PER], int k) {
-#pragma unroll
-        for (int p = 0; p < PER; ++p)
-            if (hvalid[p]) into[p] = load(i0 - L + hcol[p], j0 - R + hrow[p], k);
-    };
-#pragma unroll
-    for (int n = 0; n < M; ++n) {
-#pragma unroll
-        for (int r = 0; r < 2 * R + D; ++r)
-            if (k0 - R + r < k1 + R) w[n][r] = load(i, j + n, k0 - R + r);
-    }
-#pragma unroll
-    for (int d = 0; d < D; ++d)
-        if (k0 + d < k1) load_halo(halo[d], k0 + d);
-
-    auto plane = [&](auto phase, int k) {
-        constexpr int ph = decltype(phase)::value;
-        auto slot = [](int r) { return (ph + r) % SLOTS; };
-        if (k + D < k1) { /* plane k + D's front rows into the slot plane k - R - 1 left */
-#pragma unroll
-            for (int n = 0; n < M; ++n) w[n][slot(2 * R + D)] = load(i, j + n, k + D + R);
-            load_halo(halo[(ph + D) % SETS], k + D);
-            if (PF > 0 && !EDGE && k + D + PF < k1) {
-#pragma unroll
-                for (int n = 0; n < M; ++n) l2_prefetch(u + i + (j + n) * s.sy + (long)(k + D + R + PF) * s.sz);
-            }
-        }
-        /* The other tile was last read two planes ago, before the barrier of the previous plane. */
-        lanes(*tile)[G::WIDTH / V] = tiles[ph & 1];
-        const int row0 = R + ty * M;
-#pragma unroll
-        for (int n = 0; n < M; ++n) tile[row0 + n][(L + tx * V) / V] = w[n][slot(R)];
-#pragma unroll
-        for (int p = 0; p < PER; ++p)
-            if (hvalid[p]) tile[hrow[p]][hcol[p] / V] = halo[ph % SETS][p];
-        __syncthreads(); /* this plane's tile is whole */
-        lanes south[R], north[R];
-#pragma unroll
-        for (int m = 0; m < R; ++m) south[m] = tile[row0 - 1 - m][(L + tx * V) / V], north[m] = tile[row0 + M + m][(L + tx * V) / V];
-#pragma unroll
-        for (int n = 0; n < M; ++n) {
-            lanes west[L / V], east[L / V], result;
-#pragma unroll
-            for (int q = 0; q < L / V; ++q) west[q] = tile[row0 + n][tx + q], east[q] = tile[row0 + n][(L + tx * V + V) / V + q];
-#pragma unroll
-            for (int v = 0; v < V; ++v) {
-                T zlo[R], ylo[R], xlo[R], xhi[R], yhi[R], zhi[R];
-#pragma unroll
-                for (int m = 0; m < R; ++m) {
-                    zlo[m] = w[n][slot(R - 1 - m)].v[v], zhi[m] = w[n][slot(R + 1 + m)].v[v];
-                    const int below = n - 1 - m, above = n + 1 + m, left = v - 1 - m, right = v + 1 + m;
-                    ylo[m] = below >= 0 ? w[below < 0 ? 0 : below][slot(R)].v[v] : south[below < 0 ? -1 - below : 0].v[v];
-                    yhi[m] = above < M ? w[above < M ? above : 0][slot(R)].v[v] : north[above < M ? 0 : above - M].v[v];
-                    xlo[m] = left >= 0 ? w[n][slot(R)].v[left < 0 ? 0 : left]
-                                       : west[left < 0 ? (L + left) / V : 0].v[left < 0 ? (L + left) % V : 0];
-                    xhi[m] = right < V ? w[n][slot(R)].v[right < V ? right : 0]
-                                       : east[right < V ? 0 : (right - V) / V].v[right < V ? 0 : (right - V) % V];
-                }
-                const T centre = w[n][slot(R)].v[v];
-                result.v[v] = centre + c.alpha_dt * order_sum<T, R>(c, zlo, ylo, xlo, centre, xhi, yhi, zhi);
-            }
-            T *at = out + i + (j + n) * s.sy + (long)k * s.sz;
-            if (!EDGE) order_store_lanes(result, at);
-            else if (j + n < s.ny) {
-#pragma unroll
-                for (int v = 0; v < V; ++v)
-                    if (i + v < s.nx) nontemporal_store(result.v[v], at + v);
-            }
-        }
-    };
-    for (int kb = k0; kb < k1; kb += SLOTS) {
-        auto phase = [&](auto p) {
-            if (kb + decltype(p)::value < k1) plane(p, kb + decltype(p)::value);
-        };
-        order_unrolled<0, SLOTS>(phase);
-    }
-}
-
-/* The field's blocks of TX x ROWS columns split in two launches, so that each
- * has the registers of its own loop: the interior ones, whose reads lie inside
- * the owned rows (most of them), load vectors and mirror whole planes across
- * the z faces (order_zvec); the frame of blocks near an x or y face (all of
- * them where the rows are not aligned to VB) loads point by point through
- * order_fetch (order_zvec_edge). Interior: blocks [1, 1 + inner_x) x [1, 1 + inner_y),
- * the edge kernel runs the whole grid and leaves those. */
-/* MINB: blocks an SM asked of the register allocator (NVIDIA; 0: no hint). */
-template <typename T, int R, int BX, int BY, int M, int VB, int D, int PF, int MINB>
-__global__ void __launch_bounds__(BX *BY, (ORDER_OCCUPANCY_HINTS ? MINB : 0))
-    order_zvec(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
-               int zchunk)
-{
-    typedef order_vec_geometry<T, R, BX, BY, M, VB> G;
-    __shared__ row_values<T, G::V> tiles[2][G::HEIGHT][G::WIDTH / G::V]; /* planes alternate: one barrier a plane */
-    const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
-    order_zvec_body<T, R, G, D, PF, false>(out, u, s, c, h, 1 + blockIdx.x, 1 + blockIdx.y, k0, k1, tiles);
-}
-
-template <typename T, int R, int BX, int BY, int M, int VB>
-__global__ void __launch_bounds__(BX *BY)
-    order_zvec_edge(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
-                    int zchunk, int inner_x, int inner_y)
-{
-    typedef order_vec_geometry<T, R, BX, BY, M, VB> G;
-    __shared__ row_values<T, G::V> tiles[2][G::HEIGHT][G::WIDTH / G::V];
-    const int bx = blockIdx.x, by = blockIdx.y;
-    if (bx >= 1 && bx < 1 + inner_x && by >= 1 && by < 1 + inner_y) return; /* order_zvec's */
-    const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
-    order_zvec_body<T, R, G, 1, 0, true>(out, u, s, c, h, bx, by, k0, k1, tiles);
 }
 
 /* R ghost layers of the exchanged faces in `faces`, packed as layers of the
