@@ -3,7 +3,8 @@
  * on a 43 x 29 x 150 grid that no block or tile divides, whose 150 planes
  * make two or three z chunks a block, from a rough field, in double and
  * float, with faces all Dirichlet (each its own value), all Neumann, all
- * periodic, and a mix:
+ * periodic, and a mix (and the mix on 140 x 76 x 136, whose middle blocks
+ * run each variant's interior loop, without the faces' tests):
  *   - one explicit step of every variant against the definition evaluated
  *     here (solver/space_order.h's weights, problem.h's mirrored ghosts), so
  *     a wrong coefficient or reflection fails whatever the CPU does;
@@ -161,11 +162,12 @@ static int check_implicit(order_case *c, heat_scheme scheme, heat_preconditioner
     return 0;
 }
 
-static int check_faces(heat_precision precision, int order, int faces)
+/* implicit: also the implicit schemes (on the faces that carry values, 0 and 3). */
+static int check_faces(heat_precision precision, int order, int faces, const int n[3], int implicit)
 {
     static const char *const names[] = {"all Dirichlet", "all Neumann", "all periodic", "periodic x, mixed y z"};
     static const heat_bc_type kinds[] = {HEAT_BC_DIRICHLET, HEAT_BC_NEUMANN, HEAT_BC_PERIODIC};
-    heat_problem whole = test_problem(43, 29, 150, 1.3, 1.0, 4.0, precision);
+    heat_problem whole = test_problem(n[0], n[1], n[2], 1.3, 1.0, 4.0, precision);
     for (int f = 0; f < FACE_COUNT; ++f)
         whole.bc[f] = (heat_bc){.type = faces < 3 ? kinds[faces] : HEAT_BC_NEUMANN, .value = 0.5 * f - 1.0};
     if (faces == 3) {
@@ -176,11 +178,12 @@ static int check_faces(heat_precision precision, int order, int faces)
     whole.space_order = order;
     whole.dt = 0.5 * heat_space_dt_max(&whole.grid, whole.alpha, heat_space_radius(&whole));
     char what[96];
-    snprintf(what, sizeof what, "order %d %s %s", order, heat_precision_name(precision), names[faces]);
+    snprintf(what, sizeof what, "order %d %s %s %dx%dx%d", order, heat_precision_name(precision), names[faces], n[0],
+             n[1], n[2]);
     order_case c;
     if (case_init(&c, &whole)) return 1;
     int failed = check_explicit(&c, what);
-    if (faces == 0 || faces == 3) { /* the implicit schemes: Dirichlet values, Neumann and periodic faces */
+    if (implicit && (faces == 0 || faces == 3)) { /* the implicit schemes: Dirichlet values, Neumann and periodic faces */
         failed |= check_implicit(&c, HEAT_CRANK_NICOLSON, HEAT_PRECOND_CHEBYSHEV, what);
         failed |= check_implicit(&c, HEAT_BACKWARD_EULER, HEAT_PRECOND_JACOBI, what);
     }
@@ -195,10 +198,14 @@ int main(int argc, char **argv)
         return printf("no GPU (%s): skipped\n", heat_backend_hip ? reason : "built without one"), TEST_SKIP;
     const int only = argc > 1 ? atoi(argv[1]) : 0; /* an order alone, e.g. 8 */
     int failed = 0;
+    static const int rough[3] = {43, 29, 150}, interior[3] = {140, 76, 136};
     for (int order = 4; order <= 8; order += 2) {
         if (only && order != only) continue;
-        for (int precision = HEAT_DOUBLE; precision <= HEAT_FLOAT; ++precision)
-            for (int faces = 0; faces < 4; ++faces) failed |= check_faces((heat_precision)precision, order, faces);
+        for (int precision = HEAT_DOUBLE; precision <= HEAT_FLOAT; ++precision) {
+            for (int faces = 0; faces < 4; ++faces) failed |= check_faces((heat_precision)precision, order, faces, rough, 1);
+            /* blocks far enough from every face take the kernels' interior loops */
+            failed |= check_faces((heat_precision)precision, order, 3, interior, 0);
+        }
     }
     return failed;
 }

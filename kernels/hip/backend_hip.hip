@@ -453,7 +453,7 @@ static int tune(hip_state *s)
     }
     if (!s->kernel && s->space.radius > 1)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no kernel of space order %d; "
-                          "use auto, order_point (tile 1) or order_zwindow<64|128>_<32x8|32x16>[p2], _64x8p2 (tile 2; "
+                          "use auto, order_point (tile 1) or order_zwindow<64|128>_<32x8|32x16> (tile 2; "
                           "heatsolve bench --order %d lists them)",
                           want.name, want.tile, 2 * s->space.radius, 2 * s->space.radius);
     if (!s->kernel)

@@ -8,33 +8,27 @@
  * exchanged faces' ghosts come R planes deep (exchange_typed).
  */
 
-/* The thread blocks, tile factors and prefetch distances (planes whose loads
- * are in flight) of order_zwindow: compile-time (the shared tile's size, the
- * window's registers). */
+/* The thread blocks and tile factors of order_zwindow: compile-time (the
+ * shared tile's size, the window's registers). */
 struct order_shape {
-    int block[3], tile, ahead;
+    int block[3], tile;
 };
-enum { ORDER_32x8_M2, ORDER_32x16_M2, ORDER_32x8_M2_P2, ORDER_32x16_M2_P2, ORDER_64x8_M2_P2 };
-static const order_shape order_shapes[] = {
-    {{32, 8, 1}, 2, 1}, {{32, 16, 1}, 2, 1}, {{32, 8, 1}, 2, 2}, {{32, 16, 1}, 2, 2}, {{64, 8, 1}, 2, 2}};
+enum { ORDER_32x8_M2, ORDER_32x16_M2 };
+static const order_shape order_shapes[] = {{{32, 8, 1}, 2}, {{32, 16, 1}, 2}};
 
 /* The production candidates at orders above 2. zchunk: the planes each
- * thread marches through; fused = 1: no halo pass before a step. A name
- * ending in p2 keeps two planes' loads in flight. */
+ * thread marches through; fused = 1: no halo pass before a step. */
 struct order_entry {
     kernel_entry entry;
     int shape; /* ORDER_*, -1: the tuner's block candidates (order_point) */
 };
 
-#define ORDER_ZW(z, b, m, p) {{{"order_zwindow" #z "_" #b #p, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##p}
-#define ORDER_ZW2(z, b, m) {{{"order_zwindow" #z "_" #b "p2", m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##_P2}
+#define ORDER_ZW(z, b, m) {{{"order_zwindow" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m}
 static const order_entry order_table[] = {
     {{{"order_point", 1, 0}, ORDER_POINT, 0, 1}, -1},
-    ORDER_ZW(64, 32x8, 2, ), ORDER_ZW(64, 32x16, 2, ), ORDER_ZW2(64, 32x8, 2), ORDER_ZW2(64, 32x16, 2), ORDER_ZW2(64, 64x8, 2),
-    ORDER_ZW(128, 32x8, 2, ), ORDER_ZW(128, 32x16, 2, ), ORDER_ZW2(128, 32x8, 2), ORDER_ZW2(128, 32x16, 2), ORDER_ZW2(128, 64x8, 2),
+    ORDER_ZW(64, 32x8, 2), ORDER_ZW(64, 32x16, 2), ORDER_ZW(128, 32x8, 2), ORDER_ZW(128, 32x16, 2),
 };
 #undef ORDER_ZW
-#undef ORDER_ZW2
 enum { ORDER_COUNT = sizeof order_table / sizeof order_table[0] };
 
 static const order_entry *order_of(const kernel_entry *e)
@@ -94,9 +88,6 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
     switch (order_of(e)->shape) {
     case ORDER_32x8_M2: launch_order_zwindow<T, R, 32, 8, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_32x16_M2: launch_order_zwindow<T, R, 32, 16, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
-    case ORDER_32x8_M2_P2: launch_order_zwindow<T, R, 32, 8, 2, 2>(g, out, in, p, c, h, e->zchunk, q); break;
-    case ORDER_32x16_M2_P2: launch_order_zwindow<T, R, 32, 16, 2, 2>(g, out, in, p, c, h, e->zchunk, q); break;
-    case ORDER_64x8_M2_P2: launch_order_zwindow<T, R, 64, 8, 2, 2>(g, out, in, p, c, h, e->zchunk, q); break;
     }
     return HEAT_OK;
 }

@@ -22,8 +22,9 @@
  *                          tile whose rows start on cache lines (the layout's padding),
  *                          y neighbours inside a thread's M rows from registers, the
  *                          next D planes' loads in flight during the current one's
- *                          arithmetic, nontemporal stores; blocks away from the faces
- *                          run a copy of the loop without the mirroring's tests.
+ *                          arithmetic, nontemporal stores; blocks away from the x and
+ *                          y faces run a copy of the loop without the mirroring's
+ *                          tests (across a z face, whole planes mirrored).
  */
 
 enum { ORDER_MAX_RADIUS = 4 };
@@ -55,6 +56,19 @@ __device__ __forceinline__ T order_fetch(const T *u, int i, int j, int k, const 
 #undef ORDER_MIRROR
     const T v = u[i + j * s.sy + (long)k * s.sz];
     return mirrored ? shift + scale * v : v;
+}
+
+/* Plane k as stored, or, past a z face that is not exchanged, the mirrored
+ * owned plane `from` whose values v read shift + scale v: order_fetch's rule
+ * for a whole plane, so that blocks away from the x and y faces read by plane. */
+template <typename T>
+__device__ __forceinline__ bool order_z_mirror(int k, const stencil_shape &s, const halo_coeffs<T> &h, int &from, T &shift,
+                                               T &scale)
+{
+    from = k;
+    if (k < 0 && applies(h, 4)) from = -1 - k, shift = h.shift[4], scale = h.scale[4];
+    else if (k >= s.nz && applies(h, 5)) from = 2 * s.nz - 1 - k, shift = h.shift[5], scale = h.scale[5];
+    return from != k;
 }
 
 /* lap from the 6R + 1 values, zlo[m] = u[z - 1 - m] and so on, in the order
@@ -191,14 +205,15 @@ __global__ void __launch_bounds__(BX *BY, (order_occupancy<T, BX, BY, M>::blocks
 #pragma unroll
     for (int n = 0; n < M; ++n) rvalid[n] = i < s.nx + R && j + n < s.ny + R;
 
-    /* Blocks whose reads all lie inside the owned block (most of them) take a copy of the loop
-     * compiled without the mirroring's tests and the bounds' predicates. */
-    const bool edge = i0 < R || i0 + BX + R > s.nx || j0 < R || j0 + ROWS + R > s.ny || k0 < R || k1 + R > s.nz;
+    /* Blocks whose reads lie inside the owned rows (most of them) take a copy of the loop compiled
+     * without the mirroring's tests and the bounds' predicates; across the z faces they read whole
+     * planes mirrored (order_z_mirror), so the first and last z chunks are among them. */
+    const bool edge = i0 < R || i0 + BX + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
     if (edge) order_zwindow_body<T, R, BX, BY, M, D, true>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
     else order_zwindow_body<T, R, BX, BY, M, D, false>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
 }
 
-/* order_zwindow's march over planes [k0, k1); EDGE: reads may cross a face (order_fetch). */
+/* order_zwindow's march over planes [k0, k1); EDGE: reads may cross an x or y face (order_fetch). */
 template <typename T, int R, int BX, int BY, int M, int D, bool EDGE>
 __device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
                                                    const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
@@ -213,7 +228,11 @@ __device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T 
     const int i = i0 + tx, j = j0 + ty * M;
     auto load = [&](int li, int lj, int lk) -> T {
         if (EDGE) return order_fetch(u, li, lj, lk, s, h);
-        return u[li + lj * s.sy + (long)lk * s.sz];
+        int from;
+        T shift, scale;
+        const bool mirrored = order_z_mirror(lk, s, h, from, shift, scale);
+        const T v = u[li + lj * s.sy + (long)from * s.sz];
+        return mirrored ? shift + scale * v : v;
     };
     auto load_front = [&](T (&front)[M], T (&halo)[PER], int k) { /* plane k + R of the rows, plane k's halo */
 #pragma unroll
