@@ -27,18 +27,14 @@ struct fused_entry {
 #define FUSED(k, bx, by, rows, z) {{"heat_fused" #k "_" #bx "x" #by "x" #rows "z" #z, rows, 0, k}, k, bx, by, rows, 1, z, 0}
 #define FUSED_HINTED(k, bx, by, rows, z, pf)                                                                  \
     {{"heat_fused" #k "_" #bx "x" #by "x" #rows "z" #z "p" #pf, rows, 0, k}, k, bx, by, rows, 1, z, pf}
-#define FUSED_WIDE(k, bx, by, rows, cols, z, pf)                                                              \
-    {{"heat_fused" #k "_" #bx "x" #by "x" #rows "w" #cols "z" #z "p" #pf, rows, 0, k}, k, bx, by, rows, cols, z, pf}
+#define FUSED_WIDE(k, bx, by, rows, cols, z)                                                                  \
+    {{"heat_fused" #k "_" #bx "x" #by "x" #rows "w" #cols "z" #z, rows, 0, k}, k, bx, by, rows, cols, z, 0}
 #define FUSED_SHAPES(k)                                                                                      \
-    FUSED(k, 32, 16, 2, 64), FUSED(k, 64, 8, 4, 64), FUSED(k, 64, 8, 2, 64), FUSED(k, 32, 16, 2, 128),         \
-        FUSED(k, 32, 32, 1, 64), FUSED_HINTED(k, 32, 16, 2, 64, 4), FUSED_HINTED(k, 32, 16, 2, 64, 8),        \
-        FUSED_HINTED(k, 64, 8, 2, 64, 4), FUSED_HINTED(k, 32, 32, 1, 64, 4)
-#define FUSED_WIDE_SHAPES(k)                                                                                 \
-    FUSED_WIDE(k, 32, 32, 1, 2, 64, 0), FUSED_WIDE(k, 32, 32, 1, 2, 64, 4), FUSED_WIDE(k, 32, 16, 2, 2, 64, 0), \
-        FUSED_WIDE(k, 16, 32, 1, 4, 64, 0)
-static const fused_entry fused_table[] = {FUSED_SHAPES(2), FUSED_WIDE_SHAPES(2), FUSED_SHAPES(3), FUSED_WIDE_SHAPES(3),
-                                          FUSED_SHAPES(4)};
-#undef FUSED_WIDE_SHAPES
+    FUSED(k, 32, 16, 2, 64), FUSED(k, 32, 16, 2, 128), FUSED_HINTED(k, 32, 16, 2, 64, 4), FUSED(k, 64, 8, 2, 64), \
+        FUSED_WIDE(k, 32, 16, 2, 2, 64), FUSED_WIDE(k, 16, 32, 1, 4, 64)
+/* (1024 threads of 2 columns: only at K = 2, where 64 registers hold the planes without a spill) */
+static const fused_entry fused_table[] = {FUSED_SHAPES(2),         FUSED(2, 64, 8, 4, 64), FUSED_WIDE(2, 32, 32, 1, 2, 64),
+                                          FUSED_SHAPES(3),         FUSED(4, 32, 16, 2, 64), FUSED(4, 32, 16, 2, 128)};
 #undef FUSED_SHAPES
 #undef FUSED_WIDE
 #undef FUSED_HINTED
@@ -176,9 +172,9 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
             HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
                                          hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
         const stencil_shape &p = s->shape;
-        constexpr int TX = BX * V, TY = BY * R;
+        constexpr int TX = BX * V, TY = BY * R, KX = fused_halo_columns(K, V);
         dim3 block(BX, BY, 1);
-        dim3 grid((unsigned)((p.nx + TX - 2 * K - 1) / (TX - 2 * K)), (unsigned)((p.ny + TY - 2 * K - 1) / (TY - 2 * K)),
+        dim3 grid((unsigned)((p.nx + TX - 2 * KX - 1) / (TX - 2 * KX)), (unsigned)((p.ny + TY - 2 * K - 1) / (TY - 2 * K)),
                   (unsigned)((p.nz + e->zchunk - 1) / e->zchunk));
         kernel<<<grid, block, bytes>>>(out, in, p, cast_coeffs<T>(s->coeffs), cast_halo<T>(s), e->zchunk,
                                        deep_ghosts_of<T>(s));
@@ -200,10 +196,12 @@ static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const h
 #define SHAPE(X, Y, ROWS, COLS, PF)                                                                          \
     if (e->bx == X && e->by == Y && e->rows == ROWS && e->cols == COLS && e->prefetch == PF)                 \
         return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF>(e, out, in, s);
-    SHAPE(32, 16, 2, 1, 0) SHAPE(64, 8, 4, 1, 0) SHAPE(64, 8, 2, 1, 0) SHAPE(32, 32, 1, 1, 0)
-    SHAPE(32, 16, 2, 1, 4) SHAPE(32, 16, 2, 1, 8) SHAPE(64, 8, 2, 1, 4) SHAPE(32, 32, 1, 1, 4)
+    SHAPE(32, 16, 2, 1, 0)
     if constexpr (K < 4) {
-        SHAPE(32, 32, 1, 2, 0) SHAPE(32, 32, 1, 2, 4) SHAPE(32, 16, 2, 2, 0) SHAPE(16, 32, 1, 4, 0)
+        SHAPE(32, 16, 2, 1, 4) SHAPE(64, 8, 2, 1, 0) SHAPE(32, 16, 2, 2, 0) SHAPE(16, 32, 1, 4, 0)
+    }
+    if constexpr (K == 2) {
+        SHAPE(64, 8, 4, 1, 0) SHAPE(32, 32, 1, 2, 0)
     }
 #undef SHAPE
     return heat_internal_error("fused kernel %s has no instantiation", e->variant.kernel);

@@ -122,6 +122,19 @@ template <typename T, int V> struct alignas(V * sizeof(T)) fused_points {
     T at[V];
 };
 
+/* The halo columns on each side of a tile of V columns a thread: K rounded up to a multiple of V. */
+__host__ __device__ constexpr int fused_halo_columns(int K, int V) { return (K + V - 1) / V * V; }
+
+/* V points of a row, aligned, to the field as streaming stores. */
+template <typename T, int V> __device__ __forceinline__ void store_points(const T (&p)[V], T *at)
+{
+    if constexpr (V == 2) nontemporal_store_wide(p[0], p[1], at);
+    else if constexpr (V == 4 && sizeof(T) == 4) nontemporal_store_wide(p[0], p[1], p[2], p[3], at);
+    else
+#pragma unroll
+        for (int v = 0; v < V; v += 2) nontemporal_store_wide(p[v], p[v + 1], at + v);
+}
+
 extern __shared__ double fused_shared_words[] __attribute__((aligned(16)));
 
 /* K steps over planes [blockIdx.z * zchunk, + zchunk) of a tile of BX V
@@ -148,14 +161,16 @@ __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 
     heat_fused(T *__restrict__ out, const T *__restrict__ in, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
                int zchunk, deep_ghosts<T> d)
 {
-    constexpr int TX = BX * V, TY = BY * R, PX = TX + 2 * V, PLANE = (TY + 2) * PX;
-    static_assert(TX > 2 * K && TY > 2 * K, "a tile wider than its halo");
+    /* KX: the halo columns on each side, K rounded up to whole threads, so that a thread's V points
+     * start at a multiple of V and are one aligned vector in the field */
+    constexpr int TX = BX * V, TY = BY * R, PX = TX + 2 * V, PLANE = (TY + 2) * PX, KX = fused_halo_columns(K, V);
+    static_assert(TX > 2 * KX && TY > 2 * K, "a tile wider than its halo");
     typedef fused_points<T, V> points;
     T *const shared = reinterpret_cast<T *>(fused_shared_words);
     const int tx = threadIdx.x, ty = threadIdx.y;
     const bool deep_x = DEEP && d.axis == 0, deep_z = DEEP && d.axis == 2;
     const bool wrap_x = (h.exchanged & 1u) && !deep_x, wrap_y = h.exchanged & 4u, wrap_z = (h.exchanged & 16u) && !deep_z;
-    const int x0 = (int)blockIdx.x * (TX - 2 * K) - K, y0 = (int)blockIdx.y * (TY - 2 * K) - K;
+    const int x0 = (int)blockIdx.x * (TX - 2 * KX) - KX, y0 = (int)blockIdx.y * (TY - 2 * K) - K;
     /* each of the thread's columns: where it lies, and whether a point of it is written or beside a face */
     const T *src[V];
     long sy[V], sz[V];
@@ -171,8 +186,15 @@ __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 
         src[v] = x_ghosts ? x_ghosts : in;
         sy[v] = x_ghosts ? (long)K : s.sy, sz[v] = x_ghosts ? (long)K * s.ny : s.sz;
         x_low[v] = gx == 0 && applies(h, 0), x_high[v] = gx == s.nx - 1 && applies(h, 1);
-        x_out[v] = V * tx + v >= K && V * tx + v < TX - K && gx < s.nx;
+        x_out[v] = V * tx + v >= KX && V * tx + v < TX - KX && gx < s.nx;
     }
+    /* the V points are one vector of the field (not split by a wrap or ghosts, and all inside) */
+    bool vector = V > 1 && src[0] == in;
+#pragma unroll
+    for (int v = 0; v < V; ++v) vector = vector && src[v] == in && x_in[v] && x_at[v] == x_at[0] + v;
+    bool vector_out = vector;
+#pragma unroll
+    for (int v = 0; v < V; ++v) vector_out = vector_out && x_out[v];
     /* the tile reaches a face whose ghosts are boundary values: the same for every thread */
     const bool tile_faces = (x0 <= 0 && applies(h, 0)) || (x0 + TX > s.nx - 1 && applies(h, 1)) ||
                             (y0 <= 0 && applies(h, 2)) || (y0 + TY > s.ny - 1 && applies(h, 3));
@@ -205,6 +227,18 @@ __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 
             for (int v = 0; v < V; ++v) win[m][r][v][0] = win[m][r][v][1] = fresh[m + 1][r][v] = T(0);
     /* plane t from the field, or beyond a cut z face from the neighbour's planes */
     auto load_plane = [&](int t, T values[R][V]) {
+        int z_at;
+        if (vector && !(deep_z && (t < 0 || t >= s.nz)) && place_on_axis<true>(t, s.nz, wrap_z, z_at)) {
+            const T *base = in + (long)z_at * s.sz;
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                points p = {};
+                if (loads[r][0]) p = *reinterpret_cast<const points *>(base + column[r][0]);
+#pragma unroll
+                for (int v = 0; v < V; ++v) values[r][v] = p.at[v];
+            }
+            return;
+        }
 #pragma unroll
         for (int v = 0; v < V; ++v) {
             int z_at = 0;
@@ -289,10 +323,15 @@ __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 
         else advance_plane(t, parity, fused_constant<0>());
         if (t - K < z0) return;
 #pragma unroll
-        for (int r = 0; r < R; ++r)
+        for (int r = 0; r < R; ++r) {
+            if (!y_out[r]) continue;
+            T *at = out + column[r][0] + (long)(t - K) * s.sz;
+            if (vector_out) store_points<T, V>(fresh[K][r], at);
+            else
 #pragma unroll
-            for (int v = 0; v < V; ++v)
-                if (y_out[r] && x_out[v]) nontemporal_store(fresh[K][r][v], out + column[r][v] + (long)(t - K) * s.sz);
+                for (int v = 0; v < V; ++v)
+                    if (x_out[v]) nontemporal_store(fresh[K][r][v], out + column[r][v] + (long)(t - K) * s.sz);
+        }
     };
     load_plane(z0 - K, ahead[0]);
     for (int t = z0 - K; t < z1 + K; t += 2) {

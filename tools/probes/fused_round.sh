@@ -1,42 +1,31 @@
 #!/bin/bash
 # One device round of the fused sweeps (issue 37), run from the project root
-# on the GPU host: build this tree, the fused bitwise tests, then
-# `heatsolve bench` of this tree against main's (/tmp/b-main) at 512^3 (and
-# 1024^3 when time is left), then Nsight Compute on the chosen fused kernels.
+# on the GPU host: build heatsolve and the fused tests of this tree, the
+# fused bitwise tests, then `heatsolve bench` of this tree against main's
+# (/tmp/b-main) at 512^3 in double and float; with FULL=1 also 1024^3, the
+# SASS opcode counts and Nsight Compute of the named kernels.
 # usage: fused_round.sh NAME [REPS]
 name=${1:-fuse} reps=${2:-20}
 nvidia-smi -L
 cd .wt-$name && source ../.device-deps/env.sh || exit 1
 b=/tmp/b-$name
 start=$SECONDS
+rm -f /tmp/tc-$name-*
 cmake -S . -B $b -G Ninja -DHEATSOLVE_GPU=nvidia -DHEATSOLVE_PYTHON=/opt/torch/.venv/bin/python3 >/dev/null &&
-  cmake --build $b -j16 2>&1 | grep -v "ptxas info\|bytes stack frame\|^\[" | tail -5
+  cmake --build $b -j16 --target heatsolve test_fused_steps test_fused_split 2>&1 | grep -i "error\|FAILED" | head -20
 echo "build: $((SECONDS - start)) s"
 [ -x $b/heatsolve ] || exit 1
 echo "=== 1. fused sweeps bitwise equal to single steps (every fused kernel, every face type, both precisions)"
-timeout 40 ctest --test-dir $b -R "gpu_fused_steps_bitwise|gpu_fused_split_bitwise" --output-on-failure 2>&1 | tail -15
-for size in 512; do for prec in double float; do
-  echo "=== 2. bench $size^3 $prec: new (every variant), then main (production rows)"
-  timeout 40 $b/heatsolve bench --backend hip --size $size --precision $prec --reps $reps 2>&1
-  [ -x /tmp/b-main/heatsolve ] && timeout 30 /tmp/b-main/heatsolve bench --backend hip --size $size --precision $prec --reps $reps 2>&1 | grep "copy\|solver_step\|production step"
-done; done
-echo "elapsed $((SECONDS - start)) s"
-echo "=== 2b. SASS opcode counts of heat_fused<T, K=2, BX, BY, R, V, paired, not deep, no hints>, then a listing"
-cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
-for k in dLi2ELi32ELi16ELi2ELi1 fLi2ELi32ELi16ELi2ELi1 dLi2ELi32ELi32ELi1ELi2 fLi2ELi32ELi32ELi1ELi2 dLi3ELi32ELi16ELi2ELi1; do
-  fn="_Z10heat_fusedI${k}ELb1ELb0ELi0EEvPT_PKS0_13stencil_shape14stencil_coeffsIS0_E11halo_coeffsIS0_Ei11deep_ghostsIS0_E"
-  timeout 20 $cuobjdump -sass -fun "$fn" $b/heatsolve > /tmp/sass-$k.txt 2>&1
-  echo "--- $k: $(grep -c '/\*[0-9a-f]\{4\}\*/' /tmp/sass-$k.txt) instructions"
-  grep '/\*[0-9a-f]\{4\}\*/' /tmp/sass-$k.txt | sed -E 's#^ */\*[0-9a-f]+\*/ *##' | awk '{op=$1; if (op ~ /^@/) op=$2; sub(/\..*/,"",op); print op}' | sort | uniq -c | sort -rn | head -30 | tr '\n' ' '; echo
-done
-grep '/\*[0-9a-f]\{4\}\*/' /tmp/sass-fLi2ELi32ELi32ELi1ELi2.txt | sed 's/ *\/\* 0x[0-9a-f]* \*\/ *$//; s/^ *//' | head -1500
-echo "=== 3. Nsight Compute, 512^3: one sweep of each kernel named"
-ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-for k in "double, 2, 32, 16, 2, 1, true, false, 0>" "double, 2, 32, 32, 1, 2, true, false, 0>" "float, 2, 32, 32, 1, 2, true, false, 0>" "double, 3, 32, 16, 2, 1, true, false, 0>"; do
-  prec=${k%%,*}
-  echo "--- heat_fused<$k"
-  timeout 25 $ncu --clock-control none --kernel-name-base demangled --kernel-name "regex:heat_fused<$k" -c 1 \
-    --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats --section LaunchStats \
-    $b/heatsolve bench --backend hip --size 512 --precision $prec --reps 2 2>&1 | grep -v "^heat_\|^solver_step\|^seed\|^lap\|==PROF== \(Profiling\|Disconnected\|Connected\)" | grep -v "^ *-*$" | head -90
-done
-echo "elapsed $((SECONDS - start)) s"
+(cd $b/tests 2>/dev/null || cd $b; HEATSOLVE_TUNING_CACHE=/tmp/tc-$name-test timeout 20 ./test_fused_steps 2>&1 | tail -6; echo "test_fused_steps rc=${PIPESTATUS[0]}")
+bench() { # size precision
+  echo "=== bench $1^3 $2: new (fused and production rows), then main (production rows)"
+  HEATSOLVE_TUNING_CACHE=/tmp/tc-$name-new timeout 25 $b/heatsolve bench --backend hip --size $1 --precision $2 --reps $reps 2>&1 | grep "fused\|copy\|solver_step\|production step\|zwindowf32  *2\|pairs_ntx  *4"
+  [ -x /tmp/b-main/heatsolve ] && HEATSOLVE_TUNING_CACHE=/tmp/tc-$name-main timeout 20 /tmp/b-main/heatsolve bench --backend hip --size $1 --precision $2 --reps $reps 2>&1 | grep "copy\|solver_step\|production step"
+  echo "elapsed $((SECONDS - start)) s"
+}
+bench 512 double
+bench 512 float
+(cd $b/tests 2>/dev/null || cd $b; HEATSOLVE_TUNING_CACHE=/tmp/tc-$name-test timeout 10 ./test_fused_split 2>&1 | tail -4; echo "test_fused_split rc=${PIPESTATUS[0]}")
+[ "${FULL:-0}" = 1 ] || exit 0
+bench 1024 double
+bench 1024 float
