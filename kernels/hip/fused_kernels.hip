@@ -140,8 +140,9 @@ extern __shared__ double fused_shared_words[] __attribute__((aligned(16)));
 /* K steps over planes [blockIdx.z * zchunk, + zchunk) of a tile of BX V
  * columns by BY R rows (thread (x, y) holds the V columns V x, V x + 1, ...
  * of rows y, y + BY, ...), whose outer K columns and rows on each side are
- * recomputed halo; level l is computed only on the rows [l, TY - l) that
- * the next level reads (a warp is a row: whole warps skip). Planes go two at
+ * recomputed halo. Every level is computed on the whole tile, though only
+ * rows [l, TY - l) of level l are right and read: a branch a row and level
+ * to skip the others cost more instructions than the rows. Planes go two at
  * a time, so that which register holds which plane is fixed at compile time
  * (no copies between them). PAIRED: the planes in shared memory are
  * double-buffered, written at plane t into the copy that plane t - 1 did not
@@ -279,9 +280,7 @@ __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 
             const T *level = read + (l - 1) * PLANE;
 #pragma unroll
             for (int r = 0; r < R; ++r) {
-                const int ly = ty + BY * r;
-                if (ly < l || ly >= TY - l) continue; /* no row of level l + 1 reads this one */
-                const T *at = level + (ly + 1) * PX + V * (tx + 1);
+                const T *at = level + (ty + BY * r + 1) * PX + V * (tx + 1);
                 const points south = *reinterpret_cast<const points *>(at - PX);
                 const points north = *reinterpret_cast<const points *>(at + PX);
 #pragma unroll
