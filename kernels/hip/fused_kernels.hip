@@ -325,7 +325,7 @@ __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 
         for (int r = 0; r < R; ++r) {
             if (!y_out[r]) continue;
             T *at = out + column[r][0] + (long)(t - K) * s.sz;
-            if (vector_out) store_points<T, V>(fresh[K][r], at);
+            if (HEAT_WIDE_STORES && vector_out) store_points<T, V>(fresh[K][r], at);
             else
 #pragma unroll
                 for (int v = 0; v < V; ++v)
