@@ -29,12 +29,14 @@ struct fused_entry {
     {{"heat_fused" #k "_" #bx "x" #by "x" #rows "z" #z "p" #pf, rows, 0, k}, k, bx, by, rows, 1, z, pf}
 #define FUSED_WIDE(k, bx, by, rows, cols, z)                                                                  \
     {{"heat_fused" #k "_" #bx "x" #by "x" #rows "w" #cols "z" #z, rows, 0, k}, k, bx, by, rows, cols, z, 0}
-#define FUSED_SHAPES(k)                                                                                      \
-    FUSED(k, 32, 16, 2, 64), FUSED(k, 32, 16, 2, 128), FUSED_HINTED(k, 32, 16, 2, 64, 4), FUSED(k, 64, 8, 2, 64), \
-        FUSED_WIDE(k, 32, 16, 2, 2, 64), FUSED_WIDE(k, 16, 32, 1, 4, 64)
-/* (1024 threads of 2 columns: only at K = 2, where 64 registers hold the planes without a spill) */
-static const fused_entry fused_table[] = {FUSED_SHAPES(2),         FUSED(2, 64, 8, 4, 64), FUSED_WIDE(2, 32, 32, 1, 2, 64),
-                                          FUSED_SHAPES(3),         FUSED(4, 32, 16, 2, 64), FUSED(4, 32, 16, 2, 128)};
+#define FUSED_SHAPES(k) FUSED(k, 32, 16, 2, 64), FUSED(k, 32, 16, 2, 128), FUSED_HINTED(k, 32, 16, 2, 64, 4)
+static const fused_entry fused_table[] = {FUSED_SHAPES(2),
+                                          FUSED(2, 64, 8, 4, 64),
+                                          FUSED_WIDE(2, 32, 32, 1, 2, 64),
+                                          FUSED_SHAPES(3),
+                                          FUSED_WIDE(3, 16, 32, 1, 4, 64),
+                                          FUSED(4, 32, 16, 2, 64),
+                                          FUSED(4, 32, 16, 2, 128)};
 #undef FUSED_SHAPES
 #undef FUSED_WIDE
 #undef FUSED_HINTED
@@ -198,10 +200,13 @@ static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const h
         return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF>(e, out, in, s);
     SHAPE(32, 16, 2, 1, 0)
     if constexpr (K < 4) {
-        SHAPE(32, 16, 2, 1, 4) SHAPE(64, 8, 2, 1, 0) SHAPE(32, 16, 2, 2, 0) SHAPE(16, 32, 1, 4, 0)
+        SHAPE(32, 16, 2, 1, 4)
     }
     if constexpr (K == 2) {
         SHAPE(64, 8, 4, 1, 0) SHAPE(32, 32, 1, 2, 0)
+    }
+    if constexpr (K == 3) {
+        SHAPE(16, 32, 1, 4, 0)
     }
 #undef SHAPE
     return heat_internal_error("fused kernel %s has no instantiation", e->variant.kernel);

@@ -189,8 +189,9 @@ __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 
         x_low[v] = gx == 0 && applies(h, 0), x_high[v] = gx == s.nx - 1 && applies(h, 1);
         x_out[v] = V * tx + v >= KX && V * tx + v < TX - KX && gx < s.nx;
     }
-    /* the V points are one vector of the field (not split by a wrap or ghosts, and all inside) */
-    bool vector = V > 1 && src[0] == in;
+    /* the V points are one aligned vector of the field (not split by a wrap or ghosts, all inside, and
+     * not moved off a multiple of V by a wrap of an axis whose length is not one) */
+    bool vector = V > 1 && src[0] == in && x_at[0] % V == 0;
 #pragma unroll
     for (int v = 0; v < V; ++v) vector = vector && src[v] == in && x_in[v] && x_at[v] == x_at[0] + v;
     bool vector_out = vector;
