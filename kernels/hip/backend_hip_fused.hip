@@ -16,19 +16,30 @@
  */
 #include "fused_kernels.hip"
 
-/* One fused kernel: K steps a sweep over tiles of bx x (by * rows) columns,
- * zchunk planes a block. */
+/* One fused kernel: K steps a sweep over tiles of bx cols x (by * rows)
+ * columns (cols neighbouring columns a thread), zchunk planes a block, the
+ * plane `prefetch` beyond the next hinted into L2 (0: none). */
 struct fused_entry {
     heat_variant variant;
-    int steps, bx, by, rows, zchunk;
+    int steps, bx, by, rows, cols, zchunk, prefetch;
 };
 
-#define FUSED(k, bx, by, rows, z) {{"heat_fused" #k "_" #bx "x" #by "x" #rows "z" #z, rows, 0, k}, k, bx, by, rows, z}
-#define FUSED_SHAPES(k)                                                                                      \
-    FUSED(k, 32, 16, 2, 64), FUSED(k, 32, 8, 4, 64), FUSED(k, 32, 8, 4, 128), FUSED(k, 64, 8, 4, 64),        \
-        FUSED(k, 64, 8, 2, 64)
-static const fused_entry fused_table[] = {FUSED_SHAPES(2), FUSED_SHAPES(3), FUSED_SHAPES(4)};
+#define FUSED(k, bx, by, rows, z) {{"heat_fused" #k "_" #bx "x" #by "x" #rows "z" #z, rows, 0, k}, k, bx, by, rows, 1, z, 0}
+#define FUSED_HINTED(k, bx, by, rows, z, pf)                                                                  \
+    {{"heat_fused" #k "_" #bx "x" #by "x" #rows "z" #z "p" #pf, rows, 0, k}, k, bx, by, rows, 1, z, pf}
+#define FUSED_WIDE(k, bx, by, rows, cols, z)                                                                  \
+    {{"heat_fused" #k "_" #bx "x" #by "x" #rows "w" #cols "z" #z, rows, 0, k}, k, bx, by, rows, cols, z, 0}
+#define FUSED_SHAPES(k) FUSED(k, 32, 16, 2, 64), FUSED(k, 32, 16, 2, 128), FUSED_HINTED(k, 32, 16, 2, 64, 4)
+static const fused_entry fused_table[] = {FUSED_SHAPES(2),
+                                          FUSED(2, 64, 8, 4, 64),
+                                          FUSED_WIDE(2, 32, 32, 1, 2, 64),
+                                          FUSED_SHAPES(3),
+                                          FUSED_WIDE(3, 16, 32, 1, 4, 64),
+                                          FUSED(4, 32, 16, 2, 64),
+                                          FUSED(4, 32, 16, 2, 128)};
 #undef FUSED_SHAPES
+#undef FUSED_WIDE
+#undef FUSED_HINTED
 #undef FUSED
 enum { FUSED_COUNT = sizeof fused_table / sizeof fused_table[0] };
 
@@ -146,25 +157,26 @@ static int deep_exchange(hip_state *s, int steps)
 
 /* ---- the fused kernels ------------------------------------------------------------------------------ */
 
-template <typename T, int K, int BX, int BY, int R>
+template <typename T, int K, int BX, int BY, int R, int V, int PF>
 static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const hip_state *s)
 {
-    constexpr size_t planes = fused_plane_bytes<T, K, BX, BY, R>();
+    constexpr size_t planes = fused_plane_bytes<T, K, BX, BY, R, V>();
     if constexpr (planes > FUSED_SHARED_LIMIT) {
         (void)out, (void)in, (void)s;
         return heat_error(HEAT_ERR_CONFIG, "fused kernel %s needs more shared memory than a block has in %s; use "
                           "another", e->variant.kernel, sizeof(T) == 8 ? "double" : "float");
     } else {
-        constexpr bool paired = fused_paired<T, K, BX, BY, R>();
+        constexpr bool paired = fused_paired<T, K, BX, BY, R, V>();
         constexpr size_t bytes = paired ? 2 * planes : planes;
-        auto kernel = s->deep.faces ? heat_fused<T, K, BX, BY, R, paired, true> : heat_fused<T, K, BX, BY, R, paired, false>;
+        auto kernel = s->deep.faces ? heat_fused<T, K, BX, BY, R, V, paired, true, PF>
+                                    : heat_fused<T, K, BX, BY, R, V, paired, false, PF>;
         if (bytes > 48 * 1024) /* beyond the default a block may have */
             HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
                                          hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
         const stencil_shape &p = s->shape;
+        constexpr int TX = BX * V, TY = BY * R, KX = fused_halo_columns(K, V);
         dim3 block(BX, BY, 1);
-        dim3 grid((unsigned)((p.nx + BX - 2 * K - 1) / (BX - 2 * K)),
-                  (unsigned)((p.ny + BY * R - 2 * K - 1) / (BY * R - 2 * K)),
+        dim3 grid((unsigned)((p.nx + TX - 2 * KX - 1) / (TX - 2 * KX)), (unsigned)((p.ny + TY - 2 * K - 1) / (TY - 2 * K)),
                   (unsigned)((p.nz + e->zchunk - 1) / e->zchunk));
         kernel<<<grid, block, bytes>>>(out, in, p, cast_coeffs<T>(s->coeffs), cast_halo<T>(s), e->zchunk,
                                        deep_ghosts_of<T>(s));
@@ -175,16 +187,27 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
 /* Whether e runs in `precision`: its planes fit in a block's shared memory. */
 static bool fused_fits(const fused_entry *e, heat_precision precision)
 {
-    size_t bytes = heat_precision_size(precision) * e->steps * (size_t)(e->by * e->rows + 2) * (size_t)(e->bx + 2);
+    size_t bytes = heat_precision_size(precision) * e->steps * (size_t)(e->by * e->rows + 2) *
+                   (size_t)(e->bx * e->cols + 2 * e->cols);
     return bytes <= FUSED_SHARED_LIMIT;
 }
 
 template <typename T, int K>
 static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const hip_state *s)
 {
-#define SHAPE(X, Y, ROWS)                                                                                    \
-    if (e->bx == X && e->by == Y && e->rows == ROWS) return launch_fused_shape<T, K, X, Y, ROWS>(e, out, in, s);
-    SHAPE(32, 16, 2) SHAPE(32, 8, 4) SHAPE(64, 8, 4) SHAPE(64, 8, 2)
+#define SHAPE(X, Y, ROWS, COLS, PF)                                                                          \
+    if (e->bx == X && e->by == Y && e->rows == ROWS && e->cols == COLS && e->prefetch == PF)                 \
+        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF>(e, out, in, s);
+    SHAPE(32, 16, 2, 1, 0)
+    if constexpr (K < 4) {
+        SHAPE(32, 16, 2, 1, 4)
+    }
+    if constexpr (K == 2) {
+        SHAPE(64, 8, 4, 1, 0) SHAPE(32, 32, 1, 2, 0)
+    }
+    if constexpr (K == 3) {
+        SHAPE(16, 32, 1, 4, 0)
+    }
 #undef SHAPE
     return heat_internal_error("fused kernel %s has no instantiation", e->variant.kernel);
 }
@@ -266,12 +289,19 @@ static int agree_on_timings(hip_state *s, std::vector<double> &ms)
     return s->transport.sum_owned(s->transport.context, ms.data(), (long)ms.size());
 }
 
+/* Kernels of several columns a thread take no cut along x: its ghost columns are left to the kernels of one. */
+static bool fused_cut_supported(const hip_state *s, const fused_entry *e)
+{
+    return e->cols == 1 || !s->deep.faces || s->deep.axis != 0;
+}
+
 /* A candidate of choose_fused: of family K when solver.kernel names one, its
  * planes in shared memory, its halos no deeper than the plan allows. */
 static bool fused_candidate(const hip_state *s, const fused_entry *e, int family)
 {
     const char *why;
-    return (!family || e->steps == family) && fused_fits(e, s->problem.precision) && fused_allowed(s, e->steps, &why);
+    return (!family || e->steps == family) && fused_fits(e, s->problem.precision) && fused_allowed(s, e->steps, &why) &&
+           fused_cut_supported(s, e);
 }
 
 /* The fastest per step of the fused kernels (of family K when solver.kernel
@@ -377,6 +407,8 @@ static int fused_run_variant(hip_state *s, const fused_entry *e, long steps)
     const char *why;
     HEAT_CHECK(fused_allowed(s, e->steps, &why), "fused kernel %s: single steps only here (%s)", e->variant.kernel, why);
     HEAT_CALL(deep_prepare(s));
+    HEAT_CHECK(fused_cut_supported(s, e), "fused kernel %s: not across a cut along x; use one of 1 column a thread",
+               e->variant.kernel);
     HEAT_CALL(fused_sweeps(s, e, &steps));
     const kernel_entry *single = s->kernel ? s->kernel : find_kernel("heat_tiled_ntf", 1);
     const int *shape = s->kernel ? s->block : block_candidates[0];

@@ -104,86 +104,164 @@ template <int V> struct fused_constant {
 };
 
 /* Shared memory of heat_fused: the planes of levels 0 .. K-1, each with a
- * ring of one column and row around the tile (so no neighbour index is
- * clamped), twice over where PAIRED. */
-template <typename T, int K, int BX, int BY, int R> constexpr size_t fused_plane_bytes()
+ * ring of V columns and one row around the tile (so no neighbour index is
+ * clamped, and a thread's V points stay aligned for one vector access),
+ * twice over where PAIRED. */
+template <typename T, int K, int BX, int BY, int R, int V = 1> constexpr size_t fused_plane_bytes()
 {
-    return sizeof(T) * K * (size_t)(BY * R + 2) * (BX + 2);
+    return sizeof(T) * K * (size_t)(BY * R + 2) * (BX * V + 2 * V);
 }
 enum { FUSED_SHARED_LIMIT = 64 * 1024 }; /* shared memory a block may have on both vendors (AMD's LDS) */
-template <typename T, int K, int BX, int BY, int R> constexpr bool fused_paired()
+template <typename T, int K, int BX, int BY, int R, int V = 1> constexpr bool fused_paired()
 {
-    return 2 * fused_plane_bytes<T, K, BX, BY, R>() <= FUSED_SHARED_LIMIT;
+    return 2 * fused_plane_bytes<T, K, BX, BY, R, V>() <= FUSED_SHARED_LIMIT;
 }
 
-extern __shared__ double fused_shared_words[];
+/* A thread's V neighbouring points of a plane in shared memory, moved as one access. */
+template <typename T, int V> struct alignas(V * sizeof(T)) fused_points {
+    T at[V];
+};
 
-/* K steps over planes [blockIdx.z * zchunk, + zchunk) of a tile of BX
- * columns by BY * R rows (thread (x, y) holds rows y, y + BY, ...), whose
- * outer K columns and rows on each side are recomputed halo; level l is
- * computed only on the rows [l, TY - l) that the next level reads (a warp is
- * a row: whole warps skip). Planes go two at a time, so that which register
- * holds which plane is fixed at compile time (no copies between them).
- * PAIRED: the planes in shared memory are double-buffered, written at plane
- * t into the copy that plane t - 1 did not write, so one barrier a plane
- * suffices; otherwise two (all read, then all written). */
-template <typename T, int K, int BX, int BY, int R, bool PAIRED, bool DEEP>
-__global__ void __launch_bounds__(BX *BY)
+/* The halo columns on each side of a tile of V columns a thread: K rounded up to a multiple of V. */
+__host__ __device__ constexpr int fused_halo_columns(int K, int V) { return (K + V - 1) / V * V; }
+
+/* V points of a row, aligned, to the field as streaming stores. */
+template <typename T, int V> __device__ __forceinline__ void store_points(const T (&p)[V], T *at)
+{
+    if constexpr (V == 2) nontemporal_store_wide(p[0], p[1], at);
+    else if constexpr (V == 4 && sizeof(T) == 4) nontemporal_store_wide(p[0], p[1], p[2], p[3], at);
+    else
+#pragma unroll
+        for (int v = 0; v < V; v += 2) nontemporal_store_wide(p[v], p[v + 1], at + v);
+}
+
+extern __shared__ double fused_shared_words[] __attribute__((aligned(16)));
+
+/* K steps over planes [blockIdx.z * zchunk, + zchunk) of a tile of BX V
+ * columns by BY R rows (thread (x, y) holds the V columns V x, V x + 1, ...
+ * of rows y, y + BY, ...), whose outer K columns and rows on each side are
+ * recomputed halo. Every level is computed on the whole tile, though only
+ * rows [l, TY - l) of level l are right and read: a branch a row and level
+ * to skip the others cost more instructions than the rows. Planes go two at
+ * a time, so that which register holds which plane is fixed at compile time
+ * (no copies between them). PAIRED: the planes in shared memory are
+ * double-buffered, written at plane t into the copy that plane t - 1 did not
+ * write, so one barrier a plane suffices; otherwise two (all read, then all
+ * written). V > 1: a point's x neighbours inside its thread come from the
+ * thread's own registers, the others and the y neighbours from shared
+ * memory as one access of V points a row (fewer shared-memory instructions
+ * and less of a thread's fixed work a point). PF > 0: the plane PF beyond
+ * the one loaded next is hinted into L2 (l2_prefetch, from the lanes whose
+ * points start a cache line), so that the register loads, one plane ahead
+ * only, wait on L2 rather than DRAM. Kernels whose levels hold at most 6
+ * points a thread (K R V) keep to 64 registers a thread, so that 1024
+ * threads fit an SM (left to itself the compiler takes 64 with a spill or
+ * 80, half the warps); those of more points take what they need. */
+template <typename T, int K, int BX, int BY, int R, int V, bool PAIRED, bool DEEP, int PF>
+__global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 / (BX * BY) : 1)
     heat_fused(T *__restrict__ out, const T *__restrict__ in, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
                int zchunk, deep_ghosts<T> d)
 {
-    constexpr int TX = BX, TY = BY * R, PX = TX + 2, PLANE = (TY + 2) * PX;
-    static_assert(TX > 2 * K && TY > 2 * K, "a tile wider than its halo");
+    /* KX: the halo columns on each side, K rounded up to whole threads, so that a thread's V points
+     * start at a multiple of V and are one aligned vector in the field */
+    constexpr int TX = BX * V, TY = BY * R, PX = TX + 2 * V, PLANE = (TY + 2) * PX, KX = fused_halo_columns(K, V);
+    static_assert(TX > 2 * KX && TY > 2 * K, "a tile wider than its halo");
+    typedef fused_points<T, V> points;
     T *const shared = reinterpret_cast<T *>(fused_shared_words);
     const int tx = threadIdx.x, ty = threadIdx.y;
     const bool deep_x = DEEP && d.axis == 0, deep_z = DEEP && d.axis == 2;
     const bool wrap_x = (h.exchanged & 1u) && !deep_x, wrap_y = h.exchanged & 4u, wrap_z = (h.exchanged & 16u) && !deep_z;
-    const int x0 = (int)blockIdx.x * (TX - 2 * K) - K, y0 = (int)blockIdx.y * (TY - 2 * K) - K;
-    const int gx = x0 + tx;
-    int x_at;
-    bool x_in = place_on_axis<false>(gx, s.nx, wrap_x, x_at);
-    /* a column beyond a cut x face: the neighbour's, from the packed ghosts (the field's own columns elsewhere) */
-    const T *x_ghosts = deep_x ? (gx < 0 ? d.low : gx >= s.nx && gx < s.nx + K ? d.high : nullptr) : nullptr;
-    if (x_ghosts) x_in = true, x_at = gx < 0 ? gx + K : gx - s.nx;
-    const T *const src = x_ghosts ? x_ghosts : in;
-    const long sy = x_ghosts ? (long)K : s.sy, sz = x_ghosts ? (long)K * s.ny : s.sz;
-    const bool x_low = gx == 0 && applies(h, 0), x_high = gx == s.nx - 1 && applies(h, 1);
-    const bool x_out = tx >= K && tx < TX - K && gx < s.nx;
+    const int x0 = (int)blockIdx.x * (TX - 2 * KX) - KX, y0 = (int)blockIdx.y * (TY - 2 * K) - K;
+    /* each of the thread's columns: where it lies, and whether a point of it is written or beside a face */
+    const T *src[V];
+    long sy[V], sz[V];
+    int x_at[V];
+    bool x_in[V], x_low[V], x_high[V], x_out[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+        const int gx = x0 + V * tx + v;
+        x_in[v] = place_on_axis<false>(gx, s.nx, wrap_x, x_at[v]);
+        /* a column beyond a cut x face: the neighbour's, from the packed ghosts (the field's own columns elsewhere) */
+        const T *x_ghosts = deep_x ? (gx < 0 ? d.low : gx >= s.nx && gx < s.nx + K ? d.high : nullptr) : nullptr;
+        if (x_ghosts) x_in[v] = true, x_at[v] = gx < 0 ? gx + K : gx - s.nx;
+        src[v] = x_ghosts ? x_ghosts : in;
+        sy[v] = x_ghosts ? (long)K : s.sy, sz[v] = x_ghosts ? (long)K * s.ny : s.sz;
+        x_low[v] = gx == 0 && applies(h, 0), x_high[v] = gx == s.nx - 1 && applies(h, 1);
+        x_out[v] = V * tx + v >= KX && V * tx + v < TX - KX && gx < s.nx;
+    }
+    /* the V points are one aligned vector of the field (not split by a wrap or ghosts, all inside, and
+     * not moved off a multiple of V by a wrap of an axis whose length is not one) */
+    bool vector = V > 1 && src[0] == in && x_at[0] % V == 0;
+#pragma unroll
+    for (int v = 0; v < V; ++v) vector = vector && src[v] == in && x_in[v] && x_at[v] == x_at[0] + v;
+    bool vector_out = vector;
+#pragma unroll
+    for (int v = 0; v < V; ++v) vector_out = vector_out && x_out[v];
     /* the tile reaches a face whose ghosts are boundary values: the same for every thread */
     const bool tile_faces = (x0 <= 0 && applies(h, 0)) || (x0 + TX > s.nx - 1 && applies(h, 1)) ||
                             (y0 <= 0 && applies(h, 2)) || (y0 + TY > s.ny - 1 && applies(h, 3));
-    long column[R];
-    bool loads[R], y_low[R], y_high[R], y_out[R];
+    long column[R][V];
+    bool loads[R][V], y_low[R], y_high[R], y_out[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
         const int ly = ty + BY * r, gy = y0 + ly;
         int y_at;
         const bool y_in = place_on_axis<false>(gy, s.ny, wrap_y, y_at);
-        loads[r] = x_in && y_in;
-        column[r] = loads[r] ? x_at + y_at * sy : 0;
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+            loads[r][v] = x_in[v] && y_in;
+            column[r][v] = loads[r][v] ? x_at[v] + y_at * sy[v] : 0;
+        }
         y_low[r] = gy == 0 && applies(h, 2), y_high[r] = gy == s.ny - 1 && applies(h, 3);
-        y_out[r] = x_out && ly >= K && ly < TY - K && gy < s.ny;
+        y_out[r] = ly >= K && ly < TY - K && gy < s.ny;
     }
     const int z0 = (int)blockIdx.z * zchunk, z1 = z0 + zchunk < s.nz ? z0 + zchunk : s.nz;
     const bool z_low_face = applies(h, 4), z_high_face = applies(h, 5);
 
-    /* With P = (t - z0 + K) & 1 at plane t: win[m][r][P], level m two planes behind its newest, and
-     * win[m][r][1 - P] one plane behind; ahead[P], the level-0 plane t, and ahead[1 - P] the next, in flight */
-    T win[K][R][2], fresh[K + 1][R], ahead[2][R];
+    /* With P = (t - z0 + K) & 1 at plane t: win[m][r][v][P], level m two planes behind its newest, and
+     * win[m][r][v][1 - P] one plane behind; ahead[P], the level-0 plane t, and ahead[1 - P] the next, in flight */
+    T win[K][R][V][2], fresh[K + 1][R][V], ahead[2][R][V];
 #pragma unroll
     for (int m = 0; m < K; ++m)
 #pragma unroll
-        for (int r = 0; r < R; ++r) win[m][r][0] = win[m][r][1] = fresh[m + 1][r] = T(0);
-    /* plane t from the field, or beyond a cut z face from the neighbour's planes */
-    auto load_plane = [&](int t, T values[R]) {
-        int z_at = 0;
-        const T *base = src;
-        bool z_in = true;
-        if (deep_z && t < 0 && d.low) base = d.low + (long)(t + K) * s.sz;
-        else if (deep_z && t >= s.nz && d.high) base = d.high + (long)(t - s.nz) * s.sz;
-        else z_in = place_on_axis<true>(t, s.nz, wrap_z, z_at), base += (long)z_at * sz;
+        for (int r = 0; r < R; ++r)
 #pragma unroll
-        for (int r = 0; r < R; ++r) values[r] = z_in && loads[r] ? base[column[r]] : T(0);
+            for (int v = 0; v < V; ++v) win[m][r][v][0] = win[m][r][v][1] = fresh[m + 1][r][v] = T(0);
+    /* plane t from the field, or beyond a cut z face from the neighbour's planes */
+    auto load_plane = [&](int t, T values[R][V]) {
+        int z_at;
+        if (vector && !(deep_z && (t < 0 || t >= s.nz)) && place_on_axis<true>(t, s.nz, wrap_z, z_at)) {
+            const T *base = in + (long)z_at * s.sz;
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                points p = {};
+                if (loads[r][0]) p = *reinterpret_cast<const points *>(base + column[r][0]);
+#pragma unroll
+                for (int v = 0; v < V; ++v) values[r][v] = p.at[v];
+            }
+            return;
+        }
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+            int z_at = 0;
+            const T *base = src[v];
+            bool z_in = true;
+            if (deep_z && t < 0 && d.low) base = d.low + (long)(t + K) * s.sz;
+            else if (deep_z && t >= s.nz && d.high) base = d.high + (long)(t - s.nz) * s.sz;
+            else z_in = place_on_axis<true>(t, s.nz, wrap_z, z_at), base += (long)z_at * sz[v];
+#pragma unroll
+            for (int r = 0; r < R; ++r) values[r][v] = z_in && loads[r][v] ? base[column[r][v]] : T(0);
+        }
+    };
+    /* plane t into L2 where it is a plane of this block's chunk in the field (nothing beyond it), from
+     * the lanes whose points start a cache line and the row's first lane */
+    auto hint_plane = [&](int t) {
+        if (src[0] != in || t >= z1 + K || t >= s.nz) return;
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const T *at = in + column[r][0] + (long)t * s.sz;
+            if (loads[r][0] && (tx == 0 || (reinterpret_cast<size_t>(at) & 127) < V * sizeof(T))) l2_prefetch(at);
+        }
     };
     /* Plane t: every level one plane on (level K in fresh[K]); parity P as above, faces: FACES of fused_point. */
     auto advance_plane = [&](int t, auto parity, auto faces) {
@@ -191,8 +269,11 @@ __global__ void __launch_bounds__(BX *BY)
         constexpr bool F = decltype(faces)::value != 0;
         const T *read = shared + (PAIRED ? (1 - P) * K * PLANE : 0);
 #pragma unroll
-        for (int r = 0; r < R; ++r) fresh[0][r] = ahead[P][r];
+        for (int r = 0; r < R; ++r)
+#pragma unroll
+            for (int v = 0; v < V; ++v) fresh[0][r][v] = ahead[P][r][v];
         if (t + 1 < z1 + K) load_plane(t + 1, ahead[1 - P]); /* in flight while the levels are computed */
+        if (PF > 0) hint_plane(t + 1 + PF);
 #pragma unroll
         for (int l = 1; l <= K; ++l) {
             const int p = t - l; /* level l's plane */
@@ -200,12 +281,19 @@ __global__ void __launch_bounds__(BX *BY)
             const T *level = read + (l - 1) * PLANE;
 #pragma unroll
             for (int r = 0; r < R; ++r) {
-                const int ly = ty + BY * r;
-                if (ly < l || ly >= TY - l) continue; /* no row of level l + 1 reads this one */
-                const T *at = level + (ly + 1) * PX + tx + 1;
-                fresh[l][r] = fused_point<T, F>(win[l - 1][r][P], at[-PX], at[-1], win[l - 1][r][1 - P], at[1], at[PX],
-                                                fresh[l - 1][r], F && x_low, F && x_high, F && y_low[r], F && y_high[r],
-                                                z_low, z_high, c, h);
+                const T *at = level + (ty + BY * r + 1) * PX + V * (tx + 1);
+                const points south = *reinterpret_cast<const points *>(at - PX);
+                const points north = *reinterpret_cast<const points *>(at + PX);
+#pragma unroll
+                for (int v = 0; v < V; ++v) {
+                    /* x neighbours inside the thread are its own centres (the values shared memory holds) */
+                    const T west = v > 0 ? win[l - 1][r][v > 0 ? v - 1 : 0][1 - P] : at[-1];
+                    const T east = v < V - 1 ? win[l - 1][r][v < V - 1 ? v + 1 : 0][1 - P] : at[V];
+                    fresh[l][r][v] = fused_point<T, F>(win[l - 1][r][v][P], south.at[v], west, win[l - 1][r][v][1 - P], east,
+                                                       north.at[v], fresh[l - 1][r][v], F && x_low[v],
+                                                       F && x_high[v], F && y_low[r], F && y_high[r], z_low, z_high, c,
+                                                       h);
+                }
             }
         }
         if (!PAIRED) __syncthreads(); /* every level's previous plane has been read */
@@ -214,8 +302,13 @@ __global__ void __launch_bounds__(BX *BY)
         for (int m = 0; m < K; ++m)
 #pragma unroll
             for (int r = 0; r < R; ++r) {
-                write[m * PLANE + (ty + BY * r + 1) * PX + tx + 1] = fresh[m][r];
-                win[m][r][P] = fresh[m][r]; /* the oldest plane gives way to the newest */
+                points newest;
+#pragma unroll
+                for (int v = 0; v < V; ++v) {
+                    newest.at[v] = fresh[m][r][v];
+                    win[m][r][v][P] = fresh[m][r][v]; /* the oldest plane gives way to the newest */
+                }
+                *reinterpret_cast<points *>(write + m * PLANE + (ty + BY * r + 1) * PX + V * (tx + 1)) = newest;
             }
         __syncthreads(); /* the new planes are published */
     };
@@ -230,8 +323,15 @@ __global__ void __launch_bounds__(BX *BY)
         else advance_plane(t, parity, fused_constant<0>());
         if (t - K < z0) return;
 #pragma unroll
-        for (int r = 0; r < R; ++r)
-            if (y_out[r]) nontemporal_store(fresh[K][r], out + column[r] + (long)(t - K) * s.sz);
+        for (int r = 0; r < R; ++r) {
+            if (!y_out[r]) continue;
+            T *at = out + column[r][0] + (long)(t - K) * s.sz;
+            if (HEAT_WIDE_STORES && vector_out) store_points<T, V>(fresh[K][r], at);
+            else
+#pragma unroll
+                for (int v = 0; v < V; ++v)
+                    if (x_out[v]) nontemporal_store(fresh[K][r][v], out + column[r][v] + (long)(t - K) * s.sz);
+        }
     };
     load_plane(z0 - K, ahead[0]);
     for (int t = z0 - K; t < z1 + K; t += 2) {

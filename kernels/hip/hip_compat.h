@@ -55,6 +55,8 @@ typedef cudaStream_t hipStream_t;
 #define hipFuncSetAttribute cudaFuncSetAttribute
 #define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
 #define HEAT_GPU_PLATFORM "CUDA"
+/* nontemporal_store_wide is one vector store here (st.global.cs.v2 / .v4) */
+#define HEAT_WIDE_STORES 1
 
 template <typename T> __device__ __forceinline__ void nontemporal_store(T value, T *address)
 {
@@ -83,6 +85,9 @@ __device__ __forceinline__ void nontemporal_store_wide(float a, float b, float c
 #else
 #include <hip/hip_runtime.h>
 #define HEAT_GPU_PLATFORM "ROCm"
+/* nontemporal_store_wide is separate stores here: a kernel that chooses between it and single
+ * stores of the same points gets both merged into plain (cached) stores, so it should not */
+#define HEAT_WIDE_STORES 0
 
 template <typename T> __device__ __forceinline__ void nontemporal_store(T value, T *address)
 {
