@@ -207,30 +207,44 @@ static int side_wait(hip_materials *m)
 }
 
 /* The explicit step's kernels: material_step, or material_step_wide with `lanes` points a row a
- * thread; `rows` rows a thread, blocks of bx x by threads, zchunk planes a block. All give the same
- * bits (the same arithmetic per point in the same order): the fastest on the run's problem is
- * chosen by timing (material_choose). */
+ * thread; `rows` rows a thread, blocks of bx x by threads, zchunk planes a block; `occupancy` > 0
+ * caps the registers so that that many blocks share a multiprocessor. All give the same bits (the
+ * same arithmetic per point in the same order): the fastest on the run's problem is chosen by
+ * timing (material_choose). */
 struct material_variant {
     const char *name;
     int lanes, rows, bx, by, zchunk;
-    int prefetch; /* planes ahead hinted into L2; 0: none */
+    int prefetch;  /* planes ahead hinted into L2; 0: none */
+    int occupancy; /* blocks a multiprocessor the registers must allow; 0: the compiler's choice */
+    int uniform;   /* material_step: warps in one zone read its coefficients once (UNIFORM) */
 };
 
 static const material_variant material_variants[] = {
-    {"material_step", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0},
-    {"material_step_p2", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 2},
-    {"material_step_p3", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 3},
-    {"material_step_p4", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 4},
-    {"material_wide2x1_32x8z32", 2, 1, 32, 8, 32, 0},
-    {"material_wide2x1_64x4z64", 2, 1, 64, 4, 64, 0},
-    {"material_wide2x1_32x8z32p3", 2, 1, 32, 8, 32, 3},
-    {"material_wide2x1_64x4z32p3", 2, 1, 64, 4, 32, 3},
-    {"material_wide4x1_32x8z32", 4, 1, 32, 8, 32, 0},
-    {"material_wide4x1_32x8z32p3", 4, 1, 32, 8, 32, 3},
-    {"material_wide4x2_32x8z32", 4, 2, 32, 8, 32, 0},
-    {"material_wide4x2_64x4z32", 4, 2, 64, 4, 32, 0},
-    {"material_wide4x2_32x8z32p3", 4, 2, 32, 8, 32, 3},
-    {"material_wide4x2_64x4z32p3", 4, 2, 64, 4, 32, 3},
+    {"material_step", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 0},
+    {"material_step_p2", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 2, 0},
+    {"material_step_p3", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 3, 0},
+    {"material_step_p4", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 4, 0},
+    {"material_step_o6", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 6},
+    {"material_step_o8", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 8},
+    {"material_step_m1o8", 1, 1, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 8},
+    {"material_step_u", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 0, 1},
+    {"material_step_uo5", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 5, 1},
+    {"material_step_uo6", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 6, 1},
+    {"material_wide2x1_32x8z32", 2, 1, 32, 8, 32, 0, 0},
+    {"material_wide2x1_64x4z64", 2, 1, 64, 4, 64, 0, 0},
+    {"material_wide2x1_32x8z32p3", 2, 1, 32, 8, 32, 3, 0},
+    {"material_wide2x1_64x4z32p3", 2, 1, 64, 4, 32, 3, 0},
+    {"material_wide2x1_32x8z32o5", 2, 1, 32, 8, 32, 0, 5},
+    {"material_wide2x1_64x4z32p3o4", 2, 1, 64, 4, 32, 3, 4},
+    {"material_wide2x1_64x4z32p3o5", 2, 1, 64, 4, 32, 3, 5},
+    {"material_wide4x1_32x8z32", 4, 1, 32, 8, 32, 0, 0},
+    {"material_wide4x1_32x8z32p3", 4, 1, 32, 8, 32, 3, 0},
+    {"material_wide4x2_32x8z32", 4, 2, 32, 8, 32, 0, 0},
+    {"material_wide4x2_64x4z32", 4, 2, 64, 4, 32, 0, 0},
+    {"material_wide4x2_32x8z32p3", 4, 2, 32, 8, 32, 3, 0},
+    {"material_wide4x2_64x4z32p3", 4, 2, 64, 4, 32, 3, 0},
+    {"material_wide4x2_32x8z32o5", 4, 2, 32, 8, 32, 0, 5},
+    {"material_wide4x2_32x8z32o6", 4, 2, 32, 8, 32, 0, 6},
 };
 enum { MATERIAL_VARIANTS = sizeof material_variants / sizeof material_variants[0] };
 
@@ -240,8 +254,14 @@ static bool material_variant_fits(const material_variant *v, size_t elem)
     return v->lanes == 1 || v->lanes * elem == 16;
 }
 
-template <typename T, int V, int M, int PREFETCH>
-static void launch_material_wide(const hip_state *s, dim3 grid, dim3 block, size_t shared, int zchunk)
+/* The launch geometry of kernel v on the block s: grid, block and the tables' shared bytes. */
+struct material_launch {
+    dim3 grid, block;
+    size_t shared;
+};
+
+template <typename T, int V, int M, int PREFETCH, int OCCUPANCY>
+static void launch_material_wide(const hip_state *s, const material_launch &l, int zchunk)
 {
     const hip_materials *m = s->mat;
     T *out = owned<T>(s, 1 - s->current);
@@ -249,39 +269,68 @@ static void launch_material_wide(const hip_state *s, dim3 grid, dim3 block, size
     const T *table = (const T *)m->table;
     const unsigned exchanged = s->problem.halo.exchanged;
     if (m->shared)
-        material_step_wide<T, V, M, true, PREFETCH><<<grid, block, shared>>>(out, in, owned_zone<T>(s), s->shape,
-                                                                           table, m->layout, exchanged, zchunk);
+        material_step_wide<T, V, M, true, PREFETCH, OCCUPANCY><<<l.grid, l.block, l.shared>>>(
+            out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged, zchunk);
     else
-        material_step_wide<T, V, M, false, PREFETCH><<<grid, block>>>(out, in, owned_zone<T>(s), s->shape, table,
-                                                                    m->layout, exchanged, zchunk);
+        material_step_wide<T, V, M, false, PREFETCH, OCCUPANCY><<<l.grid, l.block>>>(
+            out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged, zchunk);
 }
 
-/* The instantiations of material_step_wide: V = 16 bytes / sizeof(T), planes ahead 0 or 3. */
-template <typename T, int M> static bool launch_material_wide_any(const hip_state *s, const material_variant *v, dim3 grid,
-                                                                  dim3 block, size_t shared)
+template <typename T, int M, int PREFETCH, int OCCUPANCY, bool UNIFORM>
+static void launch_material_scalar(const hip_state *s, const material_launch &l)
 {
-    constexpr int V = 16 / sizeof(T);
-    if (v->lanes != V || v->rows != M) return false;
-    if (v->prefetch == 0) launch_material_wide<T, V, M, 0>(s, grid, block, shared, v->zchunk);
-    else if (v->prefetch == 3) launch_material_wide<T, V, M, 3>(s, grid, block, shared, v->zchunk);
-    else return false;
+    const hip_materials *m = s->mat;
+    T *out = owned<T>(s, 1 - s->current);
+    const T *in = owned<T>(s, s->current);
+    const T *table = (const T *)m->table;
+    const unsigned exchanged = s->problem.halo.exchanged;
+    if (m->shared)
+        material_step<T, true, PREFETCH, M, OCCUPANCY, UNIFORM><<<l.grid, l.block, l.shared>>>(
+            out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged);
+    else
+        material_step<T, false, PREFETCH, M, OCCUPANCY, UNIFORM><<<l.grid, l.block>>>(
+            out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged);
+}
+
+/* Whether v is material_step's instantiation <M, PREFETCH, OCCUPANCY, UNIFORM>, launched if so. */
+template <typename T, int M, int PREFETCH, int OCCUPANCY, bool UNIFORM = false>
+static bool launch_scalar_if(const hip_state *s, const material_variant *v, const material_launch &l)
+{
+    if (v->lanes != 1 || v->rows != M || v->prefetch != PREFETCH || v->occupancy != OCCUPANCY ||
+        (v->uniform != 0) != UNIFORM)
+        return false;
+    launch_material_scalar<T, M, PREFETCH, OCCUPANCY, UNIFORM>(s, l);
     return true;
 }
 
-template <typename T, int PREFETCH>
-static void launch_material_scalar(const hip_state *s, dim3 grid, dim3 block, size_t shared)
+/* Whether v is material_step_wide's instantiation <16 bytes / sizeof(T), M, PREFETCH, OCCUPANCY>, launched if so. */
+template <typename T, int M, int PREFETCH, int OCCUPANCY>
+static bool launch_wide_if(const hip_state *s, const material_variant *v, const material_launch &l)
 {
-    const hip_materials *m = s->mat;
-    T *out = owned<T>(s, 1 - s->current);
-    const T *in = owned<T>(s, s->current);
-    const T *table = (const T *)m->table;
-    const unsigned exchanged = s->problem.halo.exchanged;
-    if (m->shared)
-        material_step<T, true, PREFETCH><<<grid, block, shared>>>(out, in, owned_zone<T>(s), s->shape, table, m->layout,
-                                                                exchanged);
+    constexpr int V = 16 / sizeof(T);
+    if (v->lanes != V || v->rows != M || v->prefetch != PREFETCH || v->occupancy != OCCUPANCY || v->uniform) return false;
+    launch_material_wide<T, V, M, PREFETCH, OCCUPANCY>(s, l, v->zchunk);
+    return true;
+}
+
+/* The instantiations material_variants names (the tests launch every one of them). */
+template <typename T> static bool launch_material_instance(const hip_state *s, const material_variant *v,
+                                                           const material_launch &l)
+{
+    bool launched = launch_scalar_if<T, MATERIAL_ROWS, 0, 0>(s, v, l) || launch_scalar_if<T, MATERIAL_ROWS, 2, 0>(s, v, l) ||
+                    launch_scalar_if<T, MATERIAL_ROWS, 3, 0>(s, v, l) || launch_scalar_if<T, MATERIAL_ROWS, 4, 0>(s, v, l) ||
+                    launch_scalar_if<T, MATERIAL_ROWS, 0, 6>(s, v, l) || launch_scalar_if<T, MATERIAL_ROWS, 0, 8>(s, v, l) ||
+                    launch_scalar_if<T, 1, 0, 8>(s, v, l) || launch_scalar_if<T, MATERIAL_ROWS, 0, 0, true>(s, v, l) ||
+                    launch_scalar_if<T, MATERIAL_ROWS, 0, 5, true>(s, v, l) ||
+                    launch_scalar_if<T, MATERIAL_ROWS, 0, 6, true>(s, v, l) || launch_wide_if<T, 1, 0, 0>(s, v, l) ||
+                    launch_wide_if<T, 1, 3, 0>(s, v, l);
+    if constexpr (sizeof(T) == 8)
+        launched = launched || launch_wide_if<T, 1, 0, 5>(s, v, l) || launch_wide_if<T, 1, 3, 4>(s, v, l) ||
+                   launch_wide_if<T, 1, 3, 5>(s, v, l);
     else
-        material_step<T, false, PREFETCH><<<grid, block>>>(out, in, owned_zone<T>(s), s->shape, table, m->layout,
-                                                         exchanged);
+        launched = launched || launch_wide_if<T, 2, 0, 0>(s, v, l) || launch_wide_if<T, 2, 3, 0>(s, v, l) ||
+                   launch_wide_if<T, 2, 0, 5>(s, v, l) || launch_wide_if<T, 2, 0, 6>(s, v, l);
+    return launched;
 }
 
 /* One explicit step by kernel v from field[current] into the other field (its ghosts set). */
@@ -290,23 +339,13 @@ template <typename T> static int launch_material_variant(const hip_state *s, con
     const hip_materials *m = s->mat;
     const stencil_shape &p = s->shape;
     const int columns = v->bx * v->lanes, rows = v->by * v->rows;
-    dim3 block((unsigned)v->bx, (unsigned)v->by, 1);
-    dim3 grid((unsigned)((p.nx + columns - 1) / columns), (unsigned)((p.ny + rows - 1) / rows),
-              (unsigned)((p.nz + v->zchunk - 1) / v->zchunk));
-    size_t shared = m->shared ? (size_t)m->layout.length * sizeof(T) : 0;
-    if (v->lanes == 1) {
-        switch (v->prefetch) {
-        case 0: launch_material_scalar<T, 0>(s, grid, block, shared); break;
-        case 2: launch_material_scalar<T, 2>(s, grid, block, shared); break;
-        case 3: launch_material_scalar<T, 3>(s, grid, block, shared); break;
-        case 4: launch_material_scalar<T, 4>(s, grid, block, shared); break;
-        default: return heat_internal_error("materials kernel %s has no instantiation", v->name);
-        }
-    } else {
-        bool launched = launch_material_wide_any<T, 1>(s, v, grid, block, shared);
-        if constexpr (sizeof(T) == 4) launched = launched || launch_material_wide_any<T, 2>(s, v, grid, block, shared);
-        if (!launched) return heat_internal_error("materials kernel %s has no instantiation in this precision", v->name);
-    }
+    material_launch l;
+    l.block = dim3((unsigned)v->bx, (unsigned)v->by, 1);
+    l.grid = dim3((unsigned)((p.nx + columns - 1) / columns), (unsigned)((p.ny + rows - 1) / rows),
+                  (unsigned)((p.nz + v->zchunk - 1) / v->zchunk));
+    l.shared = m->shared ? (size_t)m->layout.length * sizeof(T) : 0;
+    if (!launch_material_instance<T>(s, v, l))
+        return heat_internal_error("materials kernel %s has no instantiation in this precision", v->name);
     HIP_CHECK_LAUNCH(v->name);
     return HEAT_OK;
 }

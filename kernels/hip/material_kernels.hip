@@ -57,8 +57,101 @@ template <typename T> __device__ __forceinline__ T material_ghost(const T *tab, 
     return tab[(int)t.scale + f * t.zones + a] * v + tab[(int)t.shift + f * t.zones + a];
 }
 
+/* The coefficients of a step by zone: the tables' entries (conductances by the pair of zones), or
+ * (zone_uniform) those of one zone a warp's points and all their neighbours share, read once for
+ * the warp: the same values, so the same bits, without a table lookup a face. */
+template <typename T> struct zone_lookup {
+    const T *kx, *ky, *kz, *weight, *source;
+    int zones;
+    __device__ __forceinline__ T x(int a, int b) const { return kx[a * zones + b]; }
+    __device__ __forceinline__ T y(int a, int b) const { return ky[a * zones + b]; }
+    __device__ __forceinline__ T z(int a, int b) const { return kz[a * zones + b]; }
+    __device__ __forceinline__ T w(int a) const { return weight[a]; }
+    __device__ __forceinline__ T q(int a) const { return source[a]; }
+};
+
+template <typename T> struct zone_uniform {
+    T kx, ky, kz, weight, source;
+    __device__ __forceinline__ zone_uniform(const zone_lookup<T> &k, int a)
+        : kx(k.x(a, a)), ky(k.y(a, a)), kz(k.z(a, a)), weight(k.w(a)), source(k.q(a))
+    {
+    }
+    __device__ __forceinline__ T x(int, int) const { return kx; }
+    __device__ __forceinline__ T y(int, int) const { return ky; }
+    __device__ __forceinline__ T z(int, int) const { return kz; }
+    __device__ __forceinline__ T w(int) const { return weight; }
+    __device__ __forceinline__ T q(int) const { return source; }
+};
+
+/* Whether every lane of the warp (those still running) holds true. */
+__device__ __forceinline__ bool warp_all(bool value)
+{
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
+    return __all_sync(__activemask(), value);
+#else
+    return __all(value);
+#endif
+}
+
+/* v as lane 0 of the warp holds it (lane 0 runs wherever a lane does: lanes leave at the row's end). */
+__device__ __forceinline__ int warp_first(int v)
+{
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
+    return __shfl_sync(__activemask(), v, 0);
+#else
+    return __shfl(v, 0);
+#endif
+}
+
+/* The state of a thread of material_step between planes: its M rows' points here and above, the
+ * plane ahead's, their zones, and each row's z-low term (the z-high term of the plane below). */
+template <typename T, int M> struct material_column {
+    T here[M], above[M], ahead[M], z_low[M];
+    int a[M], a_above[M], a_ahead[M];
+};
+
+/* One plane of material_step's M rows (p, zp, q at the first row's point), coefficients from k. */
+template <typename T, int M, typename K>
+__device__ __forceinline__ void material_plane(material_column<T, M> &c, const K &k, const T *p,
+                                               const unsigned char *zp, T *q, T south, T north, int a_south,
+                                               int a_north, int i, int j, int kz, const stencil_shape &s,
+                                               const T *tab, const material_table &t, unsigned exchanged)
+{
+    const int sy = (int)s.sy;
+    T y_low = k.y(c.a[0], a_south) * (south - c.here[0]);
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        const int an = c.a[n];
+        const T *at = p + n * sy;
+        const unsigned char *zat = zp + n * sy;
+        const T here = c.here[n];
+        const T west = i == 0 && !(exchanged & 1u) ? material_ghost(tab, t, 0, an, here) : at[-1];
+        const T east = i == s.nx - 1 && !(exchanged & 2u) ? material_ghost(tab, t, 1, an, here) : at[1];
+        T flux = c.z_low[n];
+        flux += y_low;
+        flux += k.x(an, zat[-1]) * (west - here);
+        flux += k.x(an, zat[1]) * (east - here);
+        const T y_high = k.y(an, n == M - 1 ? a_north : c.a[n + 1]) * ((n == M - 1 ? north : c.here[n + 1]) - here);
+        flux += y_high;
+        const T z_high = k.z(an, c.a_above[n]) * (c.above[n] - here);
+        flux += z_high;
+        if (j + n < s.ny) {
+            const T v = here + k.w(an) * (flux + k.q(an));
+            nontemporal_store(v, q + n * sy);
+            if (j + n == 0 && !(exchanged & 4u)) nontemporal_store(material_ghost(tab, t, 2, an, v), q - sy);
+            if (j + n == s.ny - 1 && !(exchanged & 8u))
+                nontemporal_store(material_ghost(tab, t, 3, an, v), q + (n + 1) * sy);
+            if (kz == 0 && !(exchanged & 16u)) nontemporal_store(material_ghost(tab, t, 4, an, v), q + n * sy - s.sz);
+            if (kz == s.nz - 1 && !(exchanged & 32u))
+                nontemporal_store(material_ghost(tab, t, 5, an, v), q + n * sy + s.sz);
+        }
+        y_low = (T)0 - y_high;
+        c.z_low[n] = (T)0 - z_high;
+    }
+}
+
 /* One general step of the owned block (u's ghosts set). Each thread walks a
- * chunk of MATERIAL_Z_CHUNK planes up MATERIAL_ROWS neighbouring rows of its
+ * chunk of MATERIAL_Z_CHUNK planes up M neighbouring rows of its
  * column i, keeping each row's point here and above, their zones and the
  * next plane's (loaded one plane ahead, so that a load's latency spans a
  * plane's arithmetic) in registers; per plane and row it loads one
@@ -79,32 +172,35 @@ template <typename T> __device__ __forceinline__ T material_ghost(const T *tab, 
  * hints the plane that many ahead into L2 (l2_prefetch), which holds no
  * register: more bytes on their way than the registers' one plane ahead (a
  * template parameter: as a run-time one, nvcc gave the kernel twice the
- * registers). */
-template <typename T, bool SHARED, int PREFETCH>
-__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
+ * registers). M rows a thread; MIN_BLOCKS > 0 asks the compiler for registers
+ * that let that many blocks of 256 threads share a multiprocessor (more
+ * threads, so more loads in flight, where the kernel waits on memory). UNIFORM:
+ * where one zone covers every point a warp's stencils touch in a plane (most
+ * planes of most warps), the warp reads that zone's five coefficients once
+ * (zone_uniform) instead of seven table entries a point. */
+template <typename T, bool SHARED, int PREFETCH, int M, int MIN_BLOCKS, bool UNIFORM>
+__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MIN_BLOCKS)
     material_step(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
                   stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged)
 {
-    enum { M = MATERIAL_ROWS };
     const T *tab = material_tables_at<T, SHARED>(table, t);
     const int i = threadIdx.x + blockIdx.x * blockDim.x;
     const int j = M * (threadIdx.y + blockIdx.y * blockDim.y);
     const int k0 = blockIdx.z * MATERIAL_Z_CHUNK, k1 = min(k0 + MATERIAL_Z_CHUNK, s.nz);
     if (i >= s.nx || j >= s.ny) return;
-    const int zones = t.zones, sy = (int)s.sy;
-    const T *kx = tab + (int)t.conductance[0], *ky = tab + (int)t.conductance[1], *kz = tab + (int)t.conductance[2];
-    const T *weight = tab + (int)t.weight, *source = tab + (int)t.source;
+    const int sy = (int)s.sy;
+    const zone_lookup<T> lookup = {tab + (int)t.conductance[0], tab + (int)t.conductance[1],
+                                   tab + (int)t.conductance[2], tab + (int)t.weight, tab + (int)t.source, t.zones};
     const long start = i + (long)j * s.sy + (long)k0 * s.sz;
     const T *p = u + start;
     const unsigned char *zp = zone + start;
     T *q = out + start;
-    T here[M], above[M], ahead[M], z_low[M];
-    int a[M], a_above[M], a_ahead[M];
+    material_column<T, M> c;
 #pragma unroll
     for (int n = 0; n < M; ++n) {
-        here[n] = p[n * sy], a[n] = zp[n * sy];
-        above[n] = p[n * sy + s.sz], a_above[n] = zp[n * sy + s.sz];
-        z_low[n] = kz[a[n] * zones + zp[n * sy - s.sz]] * (p[n * sy - s.sz] - here[n]);
+        c.here[n] = p[n * sy], c.a[n] = zp[n * sy];
+        c.above[n] = p[n * sy + s.sz], c.a_above[n] = zp[n * sy + s.sz];
+        c.z_low[n] = lookup.z(c.a[n], zp[n * sy - s.sz]) * (p[n * sy - s.sz] - c.here[n]);
     }
     for (int k = k0; k < k1; ++k, p += s.sz, zp += s.sz, q += s.sz) {
         if (PREFETCH > 0 && k + PREFETCH <= k1) {
@@ -116,41 +212,27 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
         }
         if (k + 1 < k1) {
 #pragma unroll
-            for (int n = 0; n < M; ++n) ahead[n] = p[n * sy + 2 * s.sz], a_ahead[n] = zp[n * sy + 2 * s.sz];
+            for (int n = 0; n < M; ++n) c.ahead[n] = p[n * sy + 2 * s.sz], c.a_ahead[n] = zp[n * sy + 2 * s.sz];
         }
         const T south = p[-sy], north = p[M * sy];
         const int a_south = zp[-sy], a_north = zp[M * sy];
-        T y_low = ky[a[0] * zones + a_south] * (south - here[0]);
+        bool uniform = false;
+        if (UNIFORM) { /* one zone at every point the warp's stencils touch: its coefficients once */
+            const int a0 = c.a[0];
+            bool same = a_south == a0 && a_north == a0;
 #pragma unroll
-        for (int n = 0; n < M; ++n) {
-            const int row = a[n] * zones;
-            const T *at = p + n * sy;
-            const unsigned char *zat = zp + n * sy;
-            const T west = i == 0 && !(exchanged & 1u) ? material_ghost(tab, t, 0, a[n], here[n]) : at[-1];
-            const T east = i == s.nx - 1 && !(exchanged & 2u) ? material_ghost(tab, t, 1, a[n], here[n]) : at[1];
-            T flux = z_low[n];
-            flux += y_low;
-            flux += kx[row + zat[-1]] * (west - here[n]);
-            flux += kx[row + zat[1]] * (east - here[n]);
-            const T y_high = ky[row + (n == M - 1 ? a_north : a[n + 1])] * ((n == M - 1 ? north : here[n + 1]) - here[n]);
-            flux += y_high;
-            const T z_high = kz[row + a_above[n]] * (above[n] - here[n]);
-            flux += z_high;
-            if (j + n < s.ny) {
-                const T v = here[n] + weight[a[n]] * (flux + source[a[n]]);
-                nontemporal_store(v, q + n * sy);
-                if (j + n == 0 && !(exchanged & 4u)) nontemporal_store(material_ghost(tab, t, 2, a[n], v), q - sy);
-                if (j + n == s.ny - 1 && !(exchanged & 8u))
-                    nontemporal_store(material_ghost(tab, t, 3, a[n], v), q + (n + 1) * sy);
-                if (k == 0 && !(exchanged & 16u)) nontemporal_store(material_ghost(tab, t, 4, a[n], v), q + n * sy - s.sz);
-                if (k == s.nz - 1 && !(exchanged & 32u))
-                    nontemporal_store(material_ghost(tab, t, 5, a[n], v), q + n * sy + s.sz);
-            }
-            y_low = (T)0 - y_high;
-            z_low[n] = (T)0 - z_high;
+            for (int n = 0; n < M; ++n)
+                same = same && c.a[n] == a0 && c.a_above[n] == a0 && zp[n * sy - 1] == a0 && zp[n * sy + 1] == a0;
+            uniform = warp_all(same && a0 == warp_first(a0));
         }
+        if (uniform)
+            material_plane<T, M>(c, zone_uniform<T>(lookup, c.a[0]), p, zp, q, south, north, a_south, a_north, i, j, k,
+                                 s, tab, t, exchanged);
+        else
+            material_plane<T, M>(c, lookup, p, zp, q, south, north, a_south, a_north, i, j, k, s, tab, t, exchanged);
 #pragma unroll
-        for (int n = 0; n < M; ++n) here[n] = above[n], a[n] = a_above[n], above[n] = ahead[n], a_above[n] = a_ahead[n];
+        for (int n = 0; n < M; ++n)
+            c.here[n] = c.above[n], c.a[n] = c.a_above[n], c.above[n] = c.ahead[n], c.a_above[n] = c.a_ahead[n];
     }
 }
 

@@ -78,10 +78,11 @@ __device__ __forceinline__ material_lanes<T, V> ghost_lanes(const T *tab, const 
 /* One general step as material_step does it, with V points a row a thread (x: i0 = V thread), M
  * rows a thread and a chunk of zchunk planes a block, marching up z with each row's points here
  * and above and the next plane's (loaded one plane ahead) in registers; PREFETCH > 0 also hints
- * the plane that many ahead into L2, as material_step does. It writes its output's y and z
- * boundary ghosts and forms the x faces' where it reads them, as material_step does. */
-template <typename T, int V, int M, bool SHARED, int PREFETCH>
-__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
+ * the plane that many ahead into L2, and MIN_BLOCKS > 0 caps the registers, as material_step
+ * does. It writes its output's y and z boundary ghosts and forms the x faces' where it reads
+ * them, as material_step does. */
+template <typename T, int V, int M, bool SHARED, int PREFETCH, int MIN_BLOCKS>
+__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MIN_BLOCKS)
     material_step_wide(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
                        stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged, int zchunk)
 {
