@@ -12,6 +12,8 @@ struct hip_materials {
     heat_material_tables tables; /* host, double */
     material_table layout;       /* offsets in the device table */
     unsigned char *zone;         /* device: the zone index in the fields' layout (allocation base) */
+    unsigned char *segments;     /* device: the zone map by row segments (material_segment_zones) */
+    int segments_per_row;
     char *table;                 /* device: the tables in the run's precision */
     std::vector<char> host_table;
     int shared;                  /* the tables fit in shared memory */
@@ -216,7 +218,8 @@ struct material_variant {
     int lanes, rows, bx, by, zchunk;
     int prefetch;  /* planes ahead hinted into L2; 0: none */
     int occupancy; /* blocks a multiprocessor the registers must allow; 0: the compiler's choice */
-    int uniform;   /* material_step: warps in one zone read its coefficients once (UNIFORM) */
+    int uniform;   /* material_step: warps in one zone read its coefficients once (UNIFORM); 2:
+                      material_step_segments, by the zone map by row segments */
 };
 
 static const material_variant material_variants[] = {
@@ -230,6 +233,10 @@ static const material_variant material_variants[] = {
     {"material_step_u", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 0, 1},
     {"material_step_uo5", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 5, 1},
     {"material_step_uo6", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 6, 1},
+    {"material_segments", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 0, 2},
+    {"material_segments_o5", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 5, 2},
+    {"material_segments_m1", 1, 1, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 0, 2},
+    {"material_segments_m1o8", 1, 1, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 8, 2},
     {"material_wide2x1_32x8z32", 2, 1, 32, 8, 32, 0, 0},
     {"material_wide2x1_64x4z64", 2, 1, 64, 4, 64, 0, 0},
     {"material_wide2x1_32x8z32p3", 2, 1, 32, 8, 32, 3, 0},
@@ -292,12 +299,31 @@ static void launch_material_scalar(const hip_state *s, const material_launch &l)
             out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged);
 }
 
+/* Whether v is material_step_segments' instantiation <M, OCCUPANCY>, launched if so. */
+template <typename T, int M, int OCCUPANCY>
+static bool launch_segments_if(const hip_state *s, const material_variant *v, const material_launch &l)
+{
+    if (v->uniform != 2 || v->rows != M || v->occupancy != OCCUPANCY) return false;
+    const hip_materials *m = s->mat;
+    T *out = owned<T>(s, 1 - s->current);
+    const T *in = owned<T>(s, s->current);
+    const T *table = (const T *)m->table;
+    const unsigned exchanged = s->problem.halo.exchanged;
+    if (m->shared)
+        material_step_segments<T, true, M, OCCUPANCY><<<l.grid, l.block, l.shared>>>(
+            out, in, owned_zone<T>(s), m->segments, m->segments_per_row, s->shape, table, m->layout, exchanged);
+    else
+        material_step_segments<T, false, M, OCCUPANCY><<<l.grid, l.block>>>(
+            out, in, owned_zone<T>(s), m->segments, m->segments_per_row, s->shape, table, m->layout, exchanged);
+    return true;
+}
+
 /* Whether v is material_step's instantiation <M, PREFETCH, OCCUPANCY, UNIFORM>, launched if so. */
 template <typename T, int M, int PREFETCH, int OCCUPANCY, bool UNIFORM = false>
 static bool launch_scalar_if(const hip_state *s, const material_variant *v, const material_launch &l)
 {
     if (v->lanes != 1 || v->rows != M || v->prefetch != PREFETCH || v->occupancy != OCCUPANCY ||
-        (v->uniform != 0) != UNIFORM)
+        v->uniform != (UNIFORM ? 1 : 0))
         return false;
     launch_material_scalar<T, M, PREFETCH, OCCUPANCY, UNIFORM>(s, l);
     return true;
@@ -317,7 +343,8 @@ static bool launch_wide_if(const hip_state *s, const material_variant *v, const 
 template <typename T> static bool launch_material_instance(const hip_state *s, const material_variant *v,
                                                            const material_launch &l)
 {
-    bool launched = launch_scalar_if<T, MATERIAL_ROWS, 0, 0>(s, v, l) || launch_scalar_if<T, MATERIAL_ROWS, 2, 0>(s, v, l) ||
+    bool launched = launch_segments_if<T, MATERIAL_ROWS, 0>(s, v, l) || launch_segments_if<T, MATERIAL_ROWS, 5>(s, v, l) ||
+                    launch_segments_if<T, 1, 0>(s, v, l) || launch_segments_if<T, 1, 8>(s, v, l) || launch_scalar_if<T, MATERIAL_ROWS, 0, 0>(s, v, l) || launch_scalar_if<T, MATERIAL_ROWS, 2, 0>(s, v, l) ||
                     launch_scalar_if<T, MATERIAL_ROWS, 3, 0>(s, v, l) || launch_scalar_if<T, MATERIAL_ROWS, 4, 0>(s, v, l) ||
                     launch_scalar_if<T, MATERIAL_ROWS, 0, 6>(s, v, l) || launch_scalar_if<T, MATERIAL_ROWS, 0, 8>(s, v, l) ||
                     launch_scalar_if<T, 1, 0, 8>(s, v, l) || launch_scalar_if<T, MATERIAL_ROWS, 0, 0, true>(s, v, l) ||
@@ -583,7 +610,7 @@ static void free_materials(hip_state *s)
     hip_materials *m = s->mat;
     if (!m) return;
     (void)side_wait(m);
-    (void)hipFree(m->zone), (void)hipFree(m->table), (void)hipFree(m->heat_capacity), (void)hipFree(m->bricks);
+    (void)hipFree(m->zone), (void)hipFree(m->segments), (void)hipFree(m->table), (void)hipFree(m->heat_capacity), (void)hipFree(m->bricks);
     (void)hipFree(m->boundary);
     free_material_cg(m);
     (void)hipFree(m->energy), (void)hipFree(m->lane_first);
@@ -593,6 +620,21 @@ static void free_materials(hip_state *s)
     heat_material_tables_free(&m->tables);
     delete m;
     s->mat = NULL;
+}
+
+/* The zone map by row segments of the explicit step's material_step_segments (m->zone uploaded). */
+static int setup_segments(hip_state *s)
+{
+    hip_materials *m = s->mat;
+    const stencil_shape &p = s->shape;
+    /* a segment all of zone MATERIAL_MIXED (the 256th) reads as mixed: the general path, the same bits */
+    m->segments_per_row = (p.nx + MATERIAL_SEGMENT - 1) / MATERIAL_SEGMENT;
+    const long count = (long)m->segments_per_row * p.ny * p.nz;
+    HIP_CALL(hipMalloc((void **)&m->segments, (size_t)count));
+    material_segment_zones<<<(unsigned)((count + 255) / 256), 256>>>(m->segments, owned_zone<double>(s), p,
+                                                                      m->segments_per_row);
+    HIP_CHECK_LAUNCH("material_segment_zones");
+    return HEAT_OK;
 }
 
 /* The zone index, the tables and the energy balance's buffers on the device. */
@@ -612,6 +654,7 @@ static int setup_materials(hip_state *s)
     heat_zones_in_layout(p, &s->layout, zone.data());
     HIP_CALL(hipMalloc((void **)&m->zone, zone.size()));
     HIP_CALL(hipMemcpy(m->zone, zone.data(), zone.size(), hipMemcpyHostToDevice));
+    HEAT_CALL(setup_segments(s));
     HIP_CALL(hipMalloc((void **)&m->table, m->host_table.size()));
     HIP_CALL(hipMemcpy(m->table, m->host_table.data(), m->host_table.size(), hipMemcpyHostToDevice));
     HIP_CALL(hipMalloc((void **)&m->heat_capacity, sizeof(double) * (size_t)m->tables.zones));

@@ -35,6 +35,14 @@ static inline material_table material_table_make(int zones)
 
 enum { MATERIAL_SHARED_BYTES = 32 << 10, MATERIAL_BLOCK_X = 64, MATERIAL_BLOCK_Y = 4, MATERIAL_ROWS = 2, MATERIAL_Z_CHUNK = 32 };
 
+/* A register cap that lets `blocks` blocks share a multiprocessor, on NVIDIA; none on AMD, whose
+ * compiler meets the same cap (as waves a SIMD) by spilling to scratch, which the isa test forbids. */
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
+#define MATERIAL_CAP(blocks) (blocks)
+#else
+#define MATERIAL_CAP(blocks) 0
+#endif
+
 /* The tables from shared memory (SHARED: every block copies them there first) or from global
  * memory. Separate instantiations: a pointer that may be either is a generic one, whose loads and
  * 64-bit address arithmetic cost more than the shared loads they stand for. */
@@ -112,16 +120,17 @@ template <typename T, int M> struct material_column {
 
 /* One plane of material_step's M rows (p, zp, q at the first row's point), coefficients from k. */
 template <typename T, int M, typename K>
-__device__ __forceinline__ void material_plane(material_column<T, M> &c, const K &k, const T *p,
-                                               const unsigned char *zp, T *q, T south, T north, int a_south,
-                                               int a_north, int i, int j, int kz, const stencil_shape &s,
-                                               const T *tab, const material_table &t, unsigned exchanged)
+__device__ __forceinline__ void material_plane(material_column<T, M> &c, const int a[M], const int a_above[M],
+                                               const K &k, const T *p, const unsigned char *zp, T *q, T south,
+                                               T north, int a_south, int a_north, int i, int j, int kz,
+                                               const stencil_shape &s, const T *tab, const material_table &t,
+                                               unsigned exchanged)
 {
     const int sy = (int)s.sy;
-    T y_low = k.y(c.a[0], a_south) * (south - c.here[0]);
+    T y_low = k.y(a[0], a_south) * (south - c.here[0]);
 #pragma unroll
     for (int n = 0; n < M; ++n) {
-        const int an = c.a[n];
+        const int an = a[n];
         const T *at = p + n * sy;
         const unsigned char *zat = zp + n * sy;
         const T here = c.here[n];
@@ -131,9 +140,9 @@ __device__ __forceinline__ void material_plane(material_column<T, M> &c, const K
         flux += y_low;
         flux += k.x(an, zat[-1]) * (west - here);
         flux += k.x(an, zat[1]) * (east - here);
-        const T y_high = k.y(an, n == M - 1 ? a_north : c.a[n + 1]) * ((n == M - 1 ? north : c.here[n + 1]) - here);
+        const T y_high = k.y(an, n == M - 1 ? a_north : a[n + 1]) * ((n == M - 1 ? north : c.here[n + 1]) - here);
         flux += y_high;
-        const T z_high = k.z(an, c.a_above[n]) * (c.above[n] - here);
+        const T z_high = k.z(an, a_above[n]) * (c.above[n] - here);
         flux += z_high;
         if (j + n < s.ny) {
             const T v = here + k.w(an) * (flux + k.q(an));
@@ -179,7 +188,7 @@ __device__ __forceinline__ void material_plane(material_column<T, M> &c, const K
  * planes of most warps), the warp reads that zone's five coefficients once
  * (zone_uniform) instead of seven table entries a point. */
 template <typename T, bool SHARED, int PREFETCH, int M, int MIN_BLOCKS, bool UNIFORM>
-__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MIN_BLOCKS)
+__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
     material_step(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
                   stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged)
 {
@@ -226,13 +235,96 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MIN_BLOCKS
             uniform = warp_all(same && a0 == warp_first(a0));
         }
         if (uniform)
-            material_plane<T, M>(c, zone_uniform<T>(lookup, c.a[0]), p, zp, q, south, north, a_south, a_north, i, j, k,
-                                 s, tab, t, exchanged);
+            material_plane<T, M>(c, c.a, c.a_above, zone_uniform<T>(lookup, c.a[0]), p, zp, q, south, north, a_south,
+                                 a_north, i, j, k, s, tab, t, exchanged);
         else
-            material_plane<T, M>(c, lookup, p, zp, q, south, north, a_south, a_north, i, j, k, s, tab, t, exchanged);
+            material_plane<T, M>(c, c.a, c.a_above, lookup, p, zp, q, south, north, a_south, a_north, i, j, k, s, tab,
+                                 t, exchanged);
 #pragma unroll
         for (int n = 0; n < M; ++n)
             c.here[n] = c.above[n], c.a[n] = c.a_above[n], c.above[n] = c.ahead[n], c.a_above[n] = c.a_ahead[n];
+    }
+}
+
+/* The zone map by row segments: segment g of row j, plane k (its points 32 g .. 32 g + 31) holds,
+ * at segments[(k ny + j) G + g] (G segments a row), the zone of every point its points' stencils
+ * touch (the points, their x neighbours and ghosts, the rows beside them and the planes above and
+ * below), or MATERIAL_MIXED where they touch several. The zones never change in a run: built once. */
+enum { MATERIAL_SEGMENT = 32, MATERIAL_MIXED = 255 };
+
+__global__ void material_segment_zones(unsigned char *segments, const unsigned char *__restrict__ zone, stencil_shape s,
+                                       int per_row)
+{
+    const long id = threadIdx.x + (long)blockIdx.x * blockDim.x, count = (long)per_row * s.ny * s.nz;
+    if (id >= count) return;
+    const int g = (int)(id % per_row), j = (int)(id / per_row % s.ny), k = (int)(id / per_row / s.ny);
+    const int i0 = g * MATERIAL_SEGMENT, i1 = min(i0 + MATERIAL_SEGMENT, s.nx);
+    const unsigned char *row = zone + (long)j * s.sy + (long)k * s.sz;
+    const int a = row[i0];
+    bool same = row[i0 - 1] == a && row[i1] == a;
+    for (int i = i0; i < i1; ++i)
+        same = same && row[i] == a && row[i - s.sy] == a && row[i + s.sy] == a && row[i - s.sz] == a && row[i + s.sz] == a;
+    segments[id] = same ? (unsigned char)a : (unsigned char)MATERIAL_MIXED;
+}
+
+/* material_step reading the zone map by row segments (material_segment_zones) instead of the zone
+ * bytes: where a plane's M segments of a thread are one zone (most of them: a zone boundary
+ * crosses few), its five coefficients serve every face (zone_uniform) and no zone byte is read, so
+ * the step moves the temperatures' 16 bytes a point (double) like the one-material step; elsewhere
+ * the plane reads its points' zones and looks the pairs up as material_step does. The same
+ * arithmetic in the same order, so the same bits. Blocks MATERIAL_BLOCK_X wide (a multiple of
+ * MATERIAL_SEGMENT) keep a warp's lanes in one segment: the choice is one for the warp. */
+template <typename T, bool SHARED, int M, int MIN_BLOCKS>
+__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
+    material_step_segments(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
+                           const unsigned char *__restrict__ segments, int per_row, stencil_shape s,
+                           const T *__restrict__ table, material_table t, unsigned exchanged)
+{
+    const T *tab = material_tables_at<T, SHARED>(table, t);
+    const int i = threadIdx.x + blockIdx.x * blockDim.x;
+    const int j = M * (threadIdx.y + blockIdx.y * blockDim.y);
+    const int k0 = blockIdx.z * MATERIAL_Z_CHUNK, k1 = min(k0 + MATERIAL_Z_CHUNK, s.nz);
+    if (i >= s.nx || j >= s.ny) return;
+    const int sy = (int)s.sy;
+    const zone_lookup<T> lookup = {tab + (int)t.conductance[0], tab + (int)t.conductance[1],
+                                   tab + (int)t.conductance[2], tab + (int)t.weight, tab + (int)t.source, t.zones};
+    const long start = i + (long)j * s.sy + (long)k0 * s.sz;
+    const T *p = u + start;
+    const unsigned char *zp = zone + start;
+    const unsigned char *segment = segments + ((long)k0 * s.ny + j) * per_row + i / MATERIAL_SEGMENT;
+    const long segment_plane = (long)s.ny * per_row;
+    T *q = out + start;
+    material_column<T, M> c;
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        c.here[n] = p[n * sy], c.above[n] = p[n * sy + s.sz];
+        c.z_low[n] = lookup.z(zp[n * sy], zp[n * sy - s.sz]) * (p[n * sy - s.sz] - c.here[n]);
+    }
+    for (int k = k0; k < k1; ++k, p += s.sz, zp += s.sz, q += s.sz, segment += segment_plane) {
+        if (k + 1 < k1) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) c.ahead[n] = p[n * sy + 2 * s.sz];
+        }
+        const T south = p[-sy], north = p[M * sy];
+        const int first = segment[0];
+        bool uniform = first != MATERIAL_MIXED;
+#pragma unroll
+        for (int n = 1; n < M; ++n) uniform = uniform && (j + n >= s.ny || segment[n * per_row] == first);
+        if (uniform) {
+            int a[M];
+#pragma unroll
+            for (int n = 0; n < M; ++n) a[n] = first;
+            material_plane<T, M>(c, a, a, zone_uniform<T>(lookup, first), p, zp, q, south, north, first, first, i, j,
+                                 k, s, tab, t, exchanged);
+        } else {
+            int a[M], a_above[M];
+#pragma unroll
+            for (int n = 0; n < M; ++n) a[n] = zp[n * sy], a_above[n] = zp[n * sy + s.sz];
+            material_plane<T, M>(c, a, a_above, lookup, p, zp, q, south, north, zp[-sy], zp[M * sy], i, j, k, s, tab,
+                                 t, exchanged);
+        }
+#pragma unroll
+        for (int n = 0; n < M; ++n) c.here[n] = c.above[n], c.above[n] = c.ahead[n];
     }
 }
 

@@ -82,7 +82,7 @@ __device__ __forceinline__ material_lanes<T, V> ghost_lanes(const T *tab, const 
  * does. It writes its output's y and z boundary ghosts and forms the x faces' where it reads
  * them, as material_step does. */
 template <typename T, int V, int M, bool SHARED, int PREFETCH, int MIN_BLOCKS>
-__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MIN_BLOCKS)
+__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
     material_step_wide(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
                        stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged, int zchunk)
 {
