@@ -218,50 +218,32 @@ struct material_variant {
     int lanes, rows, bx, by, zchunk;
     int prefetch;  /* planes ahead hinted into L2; 0: none */
     int occupancy; /* blocks a multiprocessor the registers must allow; 0: the compiler's choice */
-    int uniform;   /* material_step: warps in one zone read its coefficients once (UNIFORM); 2:
-                      material_step_segments, by the zone map by row segments */
+    int segments;  /* material_step_segments: by the zone map by row segments */
+    int only;      /* bytes of a value of the one precision it is built for; 0: both */
 };
 
 static const material_variant material_variants[] = {
-    {"material_step", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 0},
-    {"material_step_p2", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 2, 0},
-    {"material_step_p3", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 3, 0},
-    {"material_step_p4", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 4, 0},
-    {"material_step_o6", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 6},
-    {"material_step_o8", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 8},
-    {"material_step_m1o8", 1, 1, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 8},
-    {"material_step_u", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 0, 1},
-    {"material_step_uo5", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 5, 1},
-    {"material_step_uo6", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 6, 1},
-    {"material_segments", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 0, 2},
-    {"material_segments_o5", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 5, 2},
-    {"material_segments_m1", 1, 1, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 0, 2},
-    {"material_segments_m1o8", 1, 1, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 8, 2},
-    {"material_segments_m1_128x2", 1, 1, 128, 2, MATERIAL_Z_CHUNK, 0, 0, 2},
-    {"material_segments_m1_32x8", 1, 1, 32, 8, MATERIAL_Z_CHUNK, 0, 0, 2},
-    {"material_segments_128x2", 1, MATERIAL_ROWS, 128, 2, MATERIAL_Z_CHUNK, 0, 0, 2},
-    {"material_wide2x1_32x8z32", 2, 1, 32, 8, 32, 0, 0},
-    {"material_wide2x1_64x4z64", 2, 1, 64, 4, 64, 0, 0},
-    {"material_wide2x1_32x8z32p3", 2, 1, 32, 8, 32, 3, 0},
-    {"material_wide2x1_64x4z32p3", 2, 1, 64, 4, 32, 3, 0},
-    {"material_wide2x1_32x8z32o5", 2, 1, 32, 8, 32, 0, 5},
-    {"material_wide2x1_64x4z32p3o4", 2, 1, 64, 4, 32, 3, 4},
-    {"material_wide2x1_64x4z32p3o5", 2, 1, 64, 4, 32, 3, 5},
-    {"material_wide4x1_32x8z32", 4, 1, 32, 8, 32, 0, 0},
-    {"material_wide4x1_32x8z32p3", 4, 1, 32, 8, 32, 3, 0},
-    {"material_wide4x2_32x8z32", 4, 2, 32, 8, 32, 0, 0},
-    {"material_wide4x2_64x4z32", 4, 2, 64, 4, 32, 0, 0},
-    {"material_wide4x2_32x8z32p3", 4, 2, 32, 8, 32, 3, 0},
-    {"material_wide4x2_64x4z32p3", 4, 2, 64, 4, 32, 3, 0},
-    {"material_wide4x2_32x8z32o5", 4, 2, 32, 8, 32, 0, 5},
-    {"material_wide4x2_32x8z32o6", 4, 2, 32, 8, 32, 0, 6},
+    {"material_step", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 0, 0, 0},
+    {"material_segments", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 0, 1, 0},
+    {"material_segments_o6", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 6, 1, 4},
+    {"material_segments_m1", 1, 1, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 0, 1, 0},
+    {"material_segments_m1_128x2", 1, 1, 128, 2, MATERIAL_Z_CHUNK, 0, 0, 1, 0},
+    {"material_segments_m1_32x8", 1, 1, 32, 8, MATERIAL_Z_CHUNK, 0, 0, 1, 0},
+    {"material_segments_m1o6", 1, 1, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 6, 1, 8},
+    {"material_segments_m1o8", 1, 1, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 8, 1, 4},
+    {"material_segments_m1p3", 1, 1, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 3, 0, 1, 8},
+    {"material_wide2x1_32x8z32p3", 2, 1, 32, 8, 32, 3, 0, 0, 0},
+    {"material_wide2x1_64x4z32p3o4", 2, 1, 64, 4, 32, 3, 4, 0, 0},
+    {"material_wide4x2_32x8z32", 4, 2, 32, 8, 32, 0, 0, 0, 0},
+    {"material_wide4x2_64x4z32", 4, 2, 64, 4, 32, 0, 0, 0, 0},
 };
 enum { MATERIAL_VARIANTS = sizeof material_variants / sizeof material_variants[0] };
 
-/* Whether v runs in the run's precision: one point a thread, or a thread's points of a row one 16-byte load. */
+/* Whether v runs in the run's precision: built for it, and one point a thread or a thread's points of a row one
+ * 16-byte load. */
 static bool material_variant_fits(const material_variant *v, size_t elem)
 {
-    return v->lanes == 1 || v->lanes * elem == 16;
+    return (v->only == 0 || (size_t)v->only == elem) && (v->lanes == 1 || v->lanes * elem == 16);
 }
 
 /* The launch geometry of kernel v on the block s: grid, block and the tables' shared bytes. */
@@ -286,7 +268,7 @@ static void launch_material_wide(const hip_state *s, const material_launch &l, i
             out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged, zchunk);
 }
 
-template <typename T, int M, int PREFETCH, int OCCUPANCY, bool UNIFORM>
+template <typename T, int M, int PREFETCH, int OCCUPANCY>
 static void launch_material_scalar(const hip_state *s, const material_launch &l)
 {
     const hip_materials *m = s->mat;
@@ -295,40 +277,39 @@ static void launch_material_scalar(const hip_state *s, const material_launch &l)
     const T *table = (const T *)m->table;
     const unsigned exchanged = s->problem.halo.exchanged;
     if (m->shared)
-        material_step<T, true, PREFETCH, M, OCCUPANCY, UNIFORM><<<l.grid, l.block, l.shared>>>(
-            out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged);
+        material_step<T, true, PREFETCH, M, OCCUPANCY><<<l.grid, l.block, l.shared>>>(out, in, owned_zone<T>(s), s->shape,
+                                                                                    table, m->layout, exchanged);
     else
-        material_step<T, false, PREFETCH, M, OCCUPANCY, UNIFORM><<<l.grid, l.block>>>(
-            out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged);
+        material_step<T, false, PREFETCH, M, OCCUPANCY><<<l.grid, l.block>>>(out, in, owned_zone<T>(s), s->shape, table,
+                                                                           m->layout, exchanged);
 }
 
-/* Whether v is material_step_segments' instantiation <M, OCCUPANCY>, launched if so. */
-template <typename T, int M, int OCCUPANCY>
+/* Whether v is material_step's instantiation <M, PREFETCH, OCCUPANCY>, launched if so. */
+template <typename T, int M, int PREFETCH, int OCCUPANCY>
+static bool launch_scalar_if(const hip_state *s, const material_variant *v, const material_launch &l)
+{
+    if (v->lanes != 1 || v->segments || v->rows != M || v->prefetch != PREFETCH || v->occupancy != OCCUPANCY)
+        return false;
+    launch_material_scalar<T, M, PREFETCH, OCCUPANCY>(s, l);
+    return true;
+}
+
+/* Whether v is material_step_segments' instantiation <M, PREFETCH, OCCUPANCY>, launched if so. */
+template <typename T, int M, int PREFETCH, int OCCUPANCY>
 static bool launch_segments_if(const hip_state *s, const material_variant *v, const material_launch &l)
 {
-    if (v->uniform != 2 || v->rows != M || v->occupancy != OCCUPANCY) return false;
+    if (!v->segments || v->rows != M || v->prefetch != PREFETCH || v->occupancy != OCCUPANCY) return false;
     const hip_materials *m = s->mat;
     T *out = owned<T>(s, 1 - s->current);
     const T *in = owned<T>(s, s->current);
     const T *table = (const T *)m->table;
     const unsigned exchanged = s->problem.halo.exchanged;
     if (m->shared)
-        material_step_segments<T, true, M, OCCUPANCY><<<l.grid, l.block, l.shared>>>(
+        material_step_segments<T, true, PREFETCH, M, OCCUPANCY><<<l.grid, l.block, l.shared>>>(
             out, in, owned_zone<T>(s), m->segments, m->segments_per_row, s->shape, table, m->layout, exchanged);
     else
-        material_step_segments<T, false, M, OCCUPANCY><<<l.grid, l.block>>>(
+        material_step_segments<T, false, PREFETCH, M, OCCUPANCY><<<l.grid, l.block>>>(
             out, in, owned_zone<T>(s), m->segments, m->segments_per_row, s->shape, table, m->layout, exchanged);
-    return true;
-}
-
-/* Whether v is material_step's instantiation <M, PREFETCH, OCCUPANCY, UNIFORM>, launched if so. */
-template <typename T, int M, int PREFETCH, int OCCUPANCY, bool UNIFORM = false>
-static bool launch_scalar_if(const hip_state *s, const material_variant *v, const material_launch &l)
-{
-    if (v->lanes != 1 || v->rows != M || v->prefetch != PREFETCH || v->occupancy != OCCUPANCY ||
-        v->uniform != (UNIFORM ? 1 : 0))
-        return false;
-    launch_material_scalar<T, M, PREFETCH, OCCUPANCY, UNIFORM>(s, l);
     return true;
 }
 
@@ -337,7 +318,7 @@ template <typename T, int M, int PREFETCH, int OCCUPANCY>
 static bool launch_wide_if(const hip_state *s, const material_variant *v, const material_launch &l)
 {
     constexpr int V = 16 / sizeof(T);
-    if (v->lanes != V || v->rows != M || v->prefetch != PREFETCH || v->occupancy != OCCUPANCY || v->uniform) return false;
+    if (v->lanes != V || v->rows != M || v->prefetch != PREFETCH || v->occupancy != OCCUPANCY || v->segments) return false;
     launch_material_wide<T, V, M, PREFETCH, OCCUPANCY>(s, l, v->zchunk);
     return true;
 }
@@ -346,20 +327,14 @@ static bool launch_wide_if(const hip_state *s, const material_variant *v, const 
 template <typename T> static bool launch_material_instance(const hip_state *s, const material_variant *v,
                                                            const material_launch &l)
 {
-    bool launched = launch_segments_if<T, MATERIAL_ROWS, 0>(s, v, l) || launch_segments_if<T, MATERIAL_ROWS, 5>(s, v, l) ||
-                    launch_segments_if<T, 1, 0>(s, v, l) || launch_segments_if<T, 1, 8>(s, v, l) || launch_scalar_if<T, MATERIAL_ROWS, 0, 0>(s, v, l) || launch_scalar_if<T, MATERIAL_ROWS, 2, 0>(s, v, l) ||
-                    launch_scalar_if<T, MATERIAL_ROWS, 3, 0>(s, v, l) || launch_scalar_if<T, MATERIAL_ROWS, 4, 0>(s, v, l) ||
-                    launch_scalar_if<T, MATERIAL_ROWS, 0, 6>(s, v, l) || launch_scalar_if<T, MATERIAL_ROWS, 0, 8>(s, v, l) ||
-                    launch_scalar_if<T, 1, 0, 8>(s, v, l) || launch_scalar_if<T, MATERIAL_ROWS, 0, 0, true>(s, v, l) ||
-                    launch_scalar_if<T, MATERIAL_ROWS, 0, 5, true>(s, v, l) ||
-                    launch_scalar_if<T, MATERIAL_ROWS, 0, 6, true>(s, v, l) || launch_wide_if<T, 1, 0, 0>(s, v, l) ||
-                    launch_wide_if<T, 1, 3, 0>(s, v, l);
+    bool launched = launch_scalar_if<T, MATERIAL_ROWS, 0, 0>(s, v, l) || launch_segments_if<T, MATERIAL_ROWS, 0, 0>(s, v, l) ||
+                    launch_segments_if<T, 1, 0, 0>(s, v, l);
     if constexpr (sizeof(T) == 8)
-        launched = launched || launch_wide_if<T, 1, 0, 5>(s, v, l) || launch_wide_if<T, 1, 3, 4>(s, v, l) ||
-                   launch_wide_if<T, 1, 3, 5>(s, v, l);
+        launched = launched || launch_segments_if<T, 1, 0, 6>(s, v, l) || launch_segments_if<T, 1, 3, 0>(s, v, l) ||
+                   launch_wide_if<T, 1, 3, 0>(s, v, l) || launch_wide_if<T, 1, 3, 4>(s, v, l);
     else
-        launched = launched || launch_wide_if<T, 2, 0, 0>(s, v, l) || launch_wide_if<T, 2, 3, 0>(s, v, l) ||
-                   launch_wide_if<T, 2, 0, 5>(s, v, l) || launch_wide_if<T, 2, 0, 6>(s, v, l);
+        launched = launched || launch_segments_if<T, MATERIAL_ROWS, 0, 6>(s, v, l) ||
+                   launch_segments_if<T, 1, 0, 8>(s, v, l) || launch_wide_if<T, 2, 0, 0>(s, v, l);
     return launched;
 }
 

@@ -71,7 +71,7 @@ template <typename T> __device__ __forceinline__ T material_ghost(const T *tab, 
 template <typename T> struct zone_lookup {
     const T *kx, *ky, *kz, *weight, *source;
     int zones;
-    __device__ __forceinline__ T x(int a, int b) const { return kx[a * zones + b]; }
+    __device__ __forceinline__ T x_at(int a, const unsigned char *b) const { return kx[a * zones + *b]; }
     __device__ __forceinline__ T y(int a, int b) const { return ky[a * zones + b]; }
     __device__ __forceinline__ T z(int a, int b) const { return kz[a * zones + b]; }
     __device__ __forceinline__ T w(int a) const { return weight[a]; }
@@ -81,35 +81,15 @@ template <typename T> struct zone_lookup {
 template <typename T> struct zone_uniform {
     T kx, ky, kz, weight, source;
     __device__ __forceinline__ zone_uniform(const zone_lookup<T> &k, int a)
-        : kx(k.x(a, a)), ky(k.y(a, a)), kz(k.z(a, a)), weight(k.w(a)), source(k.q(a))
+        : kx(k.kx[a * k.zones + a]), ky(k.y(a, a)), kz(k.z(a, a)), weight(k.w(a)), source(k.q(a))
     {
     }
-    __device__ __forceinline__ T x(int, int) const { return kx; }
+    __device__ __forceinline__ T x_at(int, const unsigned char *) const { return kx; } /* reads no zone byte */
     __device__ __forceinline__ T y(int, int) const { return ky; }
     __device__ __forceinline__ T z(int, int) const { return kz; }
     __device__ __forceinline__ T w(int) const { return weight; }
     __device__ __forceinline__ T q(int) const { return source; }
 };
-
-/* Whether every lane of the warp (those still running) holds true. */
-__device__ __forceinline__ bool warp_all(bool value)
-{
-#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
-    return __all_sync(__activemask(), value);
-#else
-    return __all(value);
-#endif
-}
-
-/* v as lane 0 of the warp holds it (lane 0 runs wherever a lane does: lanes leave at the row's end). */
-__device__ __forceinline__ int warp_first(int v)
-{
-#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
-    return __shfl_sync(__activemask(), v, 0);
-#else
-    return __shfl(v, 0);
-#endif
-}
 
 /* The state of a thread of material_step between planes: its M rows' points here and above, the
  * plane ahead's, their zones, and each row's z-low term (the z-high term of the plane below). */
@@ -118,13 +98,32 @@ template <typename T, int M> struct material_column {
     int a[M], a_above[M], a_ahead[M];
 };
 
-/* One plane of material_step's M rows (p, zp, q at the first row's point), coefficients from k. */
-template <typename T, int M, typename K>
+/* Row n's new value v of zone a into q (the first row's point) if it is the block's, with the y and
+ * z boundary ghosts beside it (material_halo_fill's rule). */
+template <typename T>
+__device__ __forceinline__ void material_store_row(T v, int a, int n, T *q, int j, int kz, const stencil_shape &s,
+                                                   const T *tab, const material_table &t, unsigned exchanged)
+{
+    const int sy = (int)s.sy;
+    if (j + n >= s.ny) return;
+    nontemporal_store(v, q + n * sy);
+    if (j + n == 0 && !(exchanged & 4u)) nontemporal_store(material_ghost(tab, t, 2, a, v), q - sy);
+    if (j + n == s.ny - 1 && !(exchanged & 8u)) nontemporal_store(material_ghost(tab, t, 3, a, v), q + (n + 1) * sy);
+    if (kz == 0 && !(exchanged & 16u)) nontemporal_store(material_ghost(tab, t, 4, a, v), q + n * sy - s.sz);
+    if (kz == s.nz - 1 && !(exchanged & 32u)) nontemporal_store(material_ghost(tab, t, 5, a, v), q + n * sy + s.sz);
+}
+
+/* One plane of material_step's M rows (p, zp, q at the first row's point), coefficients from k
+ * (zone_lookup, or zone_uniform, which reads no zone byte): their new values into v, and into q
+ * row by row where STORE (else material_store_plane stores them: a kernel whose paths each
+ * stored would have its stores merged by the AMD compiler, which drops their nontemporal hint).
+ * Rows past the block's last are computed on its ghost and padding, and not stored. */
+template <typename T, int M, bool STORE, typename K>
 __device__ __forceinline__ void material_plane(material_column<T, M> &c, const int a[M], const int a_above[M],
                                                const K &k, const T *p, const unsigned char *zp, T *q, T south,
                                                T north, int a_south, int a_north, int i, int j, int kz,
                                                const stencil_shape &s, const T *tab, const material_table &t,
-                                               unsigned exchanged)
+                                               unsigned exchanged, T v[M])
 {
     const int sy = (int)s.sy;
     T y_low = k.y(a[0], a_south) * (south - c.here[0]);
@@ -138,25 +137,26 @@ __device__ __forceinline__ void material_plane(material_column<T, M> &c, const i
         const T east = i == s.nx - 1 && !(exchanged & 2u) ? material_ghost(tab, t, 1, an, here) : at[1];
         T flux = c.z_low[n];
         flux += y_low;
-        flux += k.x(an, zat[-1]) * (west - here);
-        flux += k.x(an, zat[1]) * (east - here);
+        flux += k.x_at(an, zat - 1) * (west - here);
+        flux += k.x_at(an, zat + 1) * (east - here);
         const T y_high = k.y(an, n == M - 1 ? a_north : a[n + 1]) * ((n == M - 1 ? north : c.here[n + 1]) - here);
         flux += y_high;
         const T z_high = k.z(an, a_above[n]) * (c.above[n] - here);
         flux += z_high;
-        if (j + n < s.ny) {
-            const T v = here + k.w(an) * (flux + k.q(an));
-            nontemporal_store(v, q + n * sy);
-            if (j + n == 0 && !(exchanged & 4u)) nontemporal_store(material_ghost(tab, t, 2, an, v), q - sy);
-            if (j + n == s.ny - 1 && !(exchanged & 8u))
-                nontemporal_store(material_ghost(tab, t, 3, an, v), q + (n + 1) * sy);
-            if (kz == 0 && !(exchanged & 16u)) nontemporal_store(material_ghost(tab, t, 4, an, v), q + n * sy - s.sz);
-            if (kz == s.nz - 1 && !(exchanged & 32u))
-                nontemporal_store(material_ghost(tab, t, 5, an, v), q + n * sy + s.sz);
-        }
+        v[n] = here + k.w(an) * (flux + k.q(an));
+        if (STORE) material_store_row(v[n], an, n, q, j, kz, s, tab, t, exchanged);
         y_low = (T)0 - y_high;
         c.z_low[n] = (T)0 - z_high;
     }
+}
+
+template <typename T, int M>
+__device__ __forceinline__ void material_store_plane(const T v[M], const int a[M], T *q, int j, int kz,
+                                                     const stencil_shape &s, const T *tab, const material_table &t,
+                                                     unsigned exchanged)
+{
+#pragma unroll
+    for (int n = 0; n < M; ++n) material_store_row(v[n], a[n], n, q, j, kz, s, tab, t, exchanged);
 }
 
 /* One general step of the owned block (u's ghosts set). Each thread walks a
@@ -183,11 +183,8 @@ __device__ __forceinline__ void material_plane(material_column<T, M> &c, const i
  * template parameter: as a run-time one, nvcc gave the kernel twice the
  * registers). M rows a thread; MIN_BLOCKS > 0 asks the compiler for registers
  * that let that many blocks of 256 threads share a multiprocessor (more
- * threads, so more loads in flight, where the kernel waits on memory). UNIFORM:
- * where one zone covers every point a warp's stencils touch in a plane (most
- * planes of most warps), the warp reads that zone's five coefficients once
- * (zone_uniform) instead of seven table entries a point. */
-template <typename T, bool SHARED, int PREFETCH, int M, int MIN_BLOCKS, bool UNIFORM>
+ * threads, so more loads in flight, where the kernel waits on memory). */
+template <typename T, bool SHARED, int PREFETCH, int M, int MIN_BLOCKS>
 __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
     material_step(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
                   stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged)
@@ -225,21 +222,9 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_C
         }
         const T south = p[-sy], north = p[M * sy];
         const int a_south = zp[-sy], a_north = zp[M * sy];
-        bool uniform = false;
-        if (UNIFORM) { /* one zone at every point the warp's stencils touch: its coefficients once */
-            const int a0 = c.a[0];
-            bool same = a_south == a0 && a_north == a0;
-#pragma unroll
-            for (int n = 0; n < M; ++n)
-                same = same && c.a[n] == a0 && c.a_above[n] == a0 && zp[n * sy - 1] == a0 && zp[n * sy + 1] == a0;
-            uniform = warp_all(same && a0 == warp_first(a0));
-        }
-        if (uniform)
-            material_plane<T, M>(c, c.a, c.a_above, zone_uniform<T>(lookup, c.a[0]), p, zp, q, south, north, a_south,
-                                 a_north, i, j, k, s, tab, t, exchanged);
-        else
-            material_plane<T, M>(c, c.a, c.a_above, lookup, p, zp, q, south, north, a_south, a_north, i, j, k, s, tab,
-                                 t, exchanged);
+        T v[M];
+        material_plane<T, M, true>(c, c.a, c.a_above, lookup, p, zp, q, south, north, a_south, a_north, i, j, k, s, tab,
+                                   t, exchanged, v);
 #pragma unroll
         for (int n = 0; n < M; ++n)
             c.here[n] = c.above[n], c.a[n] = c.a_above[n], c.above[n] = c.ahead[n], c.a_above[n] = c.a_ahead[n];
@@ -273,8 +258,9 @@ __global__ void material_segment_zones(unsigned char *segments, const unsigned c
  * the step moves the temperatures' 16 bytes a point (double) like the one-material step; elsewhere
  * the plane reads its points' zones and looks the pairs up as material_step does. The same
  * arithmetic in the same order, so the same bits. Blocks MATERIAL_BLOCK_X wide (a multiple of
- * MATERIAL_SEGMENT) keep a warp's lanes in one segment: the choice is one for the warp. */
-template <typename T, bool SHARED, int M, int MIN_BLOCKS>
+ * MATERIAL_SEGMENT) keep a warp's lanes in one segment: the choice is one for the warp. PREFETCH
+ * hints the temperatures that many planes ahead into L2, as material_step does. */
+template <typename T, bool SHARED, int PREFETCH, int M, int MIN_BLOCKS>
 __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
     material_step_segments(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
                            const unsigned char *__restrict__ segments, int per_row, stencil_shape s,
@@ -301,6 +287,10 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_C
         c.z_low[n] = lookup.z(zp[n * sy], zp[n * sy - s.sz]) * (p[n * sy - s.sz] - c.here[n]);
     }
     for (int k = k0; k < k1; ++k, p += s.sz, zp += s.sz, q += s.sz, segment += segment_plane) {
+        if (PREFETCH > 0 && k + PREFETCH <= k1) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) l2_prefetch(p + n * sy + PREFETCH * s.sz);
+        }
         if (k + 1 < k1) {
 #pragma unroll
             for (int n = 0; n < M; ++n) c.ahead[n] = p[n * sy + 2 * s.sz];
@@ -310,19 +300,21 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_C
         bool uniform = first != MATERIAL_MIXED;
 #pragma unroll
         for (int n = 1; n < M; ++n) uniform = uniform && (j + n >= s.ny || segment[n * per_row] == first);
+        T v[M];
+        int a[M];
         if (uniform) {
-            int a[M];
 #pragma unroll
             for (int n = 0; n < M; ++n) a[n] = first;
-            material_plane<T, M>(c, a, a, zone_uniform<T>(lookup, first), p, zp, q, south, north, first, first, i, j,
-                                 k, s, tab, t, exchanged);
+            material_plane<T, M, false>(c, a, a, zone_uniform<T>(lookup, first), p, zp, q, south, north, first, first, i,
+                                        j, k, s, tab, t, exchanged, v);
         } else {
-            int a[M], a_above[M];
+            int a_above[M];
 #pragma unroll
             for (int n = 0; n < M; ++n) a[n] = zp[n * sy], a_above[n] = zp[n * sy + s.sz];
-            material_plane<T, M>(c, a, a_above, lookup, p, zp, q, south, north, zp[-sy], zp[M * sy], i, j, k, s, tab,
-                                 t, exchanged);
+            material_plane<T, M, false>(c, a, a_above, lookup, p, zp, q, south, north, zp[-sy], zp[M * sy], i, j, k, s,
+                                        tab, t, exchanged, v);
         }
+        material_store_plane<T, M>(v, a, q, j, k, s, tab, t, exchanged);
 #pragma unroll
         for (int n = 0; n < M; ++n) c.here[n] = c.above[n], c.above[n] = c.ahead[n];
     }
