@@ -680,8 +680,9 @@ static int gpu_kernels_bitwise(void)
                    "run took %s", kernels[k].kernel, took);
             heat_solver_destroy(&s);
             if (k == 0) continue;
-            EXPECT(memcmp(field, reference, bytes) == 0, "%s, %s: %ld steps differ from %s's",
-                   heat_precision_name(p.precision), kernels[k].kernel, c.steps, kernels[0].kernel);
+            EXPECT(memcmp(field, reference, bytes) == 0, "%s, %s, %s: %ld steps differ from %s's",
+                   heat_precision_name(p.precision), run >= 2 ? "wide_blocks" : "powered_blocks", kernels[k].kernel,
+                   c.steps, kernels[0].kernel);
             printf("materials, %s, %s: %s bitwise equal to %s after %ld steps\n", heat_precision_name(p.precision),
                    run >= 2 ? "wide_blocks" : "powered_blocks", kernels[k].kernel, kernels[0].kernel, c.steps);
         }
