@@ -236,6 +236,11 @@ static const material_variant material_variants[] = {
     {"material_wide2x1_64x4z32p3o4", 2, 1, 64, 4, 32, 3, 4, 0, 0},
     {"material_wide4x2_32x8z32", 4, 2, 32, 8, 32, 0, 0, 0, 0},
     {"material_wide4x2_64x4z32", 4, 2, 64, 4, 32, 0, 0, 0, 0},
+    {"material_wide2x1_64x4z32p3o4s", 2, 1, 64, 4, 32, 3, 4, 1, 0},
+    {"material_wide2x1_64x4z32o4s", 2, 1, 64, 4, 32, 0, 4, 1, 0},
+    {"material_wide4x2_64x4z32o3s", 4, 2, 64, 4, 32, 0, 3, 1, 0},
+    {"material_wide4x2_32x8z32o3s", 4, 2, 32, 8, 32, 0, 3, 1, 0},
+    {"material_wide4x1_64x4z32o4s", 4, 1, 64, 4, 32, 0, 4, 1, 0},
 };
 enum { MATERIAL_VARIANTS = sizeof material_variants / sizeof material_variants[0] };
 
@@ -298,7 +303,8 @@ static bool launch_scalar_if(const hip_state *s, const material_variant *v, cons
 template <typename T, int M, int PREFETCH, int OCCUPANCY>
 static bool launch_segments_if(const hip_state *s, const material_variant *v, const material_launch &l)
 {
-    if (!v->segments || v->rows != M || v->prefetch != PREFETCH || v->occupancy != OCCUPANCY) return false;
+    if (!v->segments || v->lanes != 1 || v->rows != M || v->prefetch != PREFETCH || v->occupancy != OCCUPANCY)
+        return false;
     const hip_materials *m = s->mat;
     T *out = owned<T>(s, 1 - s->current);
     const T *in = owned<T>(s, s->current);
@@ -323,6 +329,30 @@ static bool launch_wide_if(const hip_state *s, const material_variant *v, const 
     return true;
 }
 
+/* Whether v is material_step_wide_segments' instantiation <16 bytes / sizeof(T), M, PREFETCH, OCCUPANCY>,
+ * launched if so. */
+template <typename T, int M, int PREFETCH, int OCCUPANCY>
+static bool launch_wide_segments_if(const hip_state *s, const material_variant *v, const material_launch &l)
+{
+    constexpr int V = 16 / sizeof(T);
+    if (!v->segments || v->lanes != V || v->rows != M || v->prefetch != PREFETCH || v->occupancy != OCCUPANCY)
+        return false;
+    const hip_materials *m = s->mat;
+    T *out = owned<T>(s, 1 - s->current);
+    const T *in = owned<T>(s, s->current);
+    const T *table = (const T *)m->table;
+    const unsigned exchanged = s->problem.halo.exchanged;
+    if (m->shared)
+        material_step_wide_segments<T, V, M, true, PREFETCH, OCCUPANCY><<<l.grid, l.block, l.shared>>>(
+            out, in, owned_zone<T>(s), m->segments, m->segments_per_row, s->shape, table, m->layout, exchanged,
+            v->zchunk);
+    else
+        material_step_wide_segments<T, V, M, false, PREFETCH, OCCUPANCY><<<l.grid, l.block>>>(
+            out, in, owned_zone<T>(s), m->segments, m->segments_per_row, s->shape, table, m->layout, exchanged,
+            v->zchunk);
+    return true;
+}
+
 /* The instantiations material_variants names (the tests launch every one of them). */
 template <typename T> static bool launch_material_instance(const hip_state *s, const material_variant *v,
                                                            const material_launch &l)
@@ -331,10 +361,12 @@ template <typename T> static bool launch_material_instance(const hip_state *s, c
                     launch_segments_if<T, 1, 0, 0>(s, v, l);
     if constexpr (sizeof(T) == 8)
         launched = launched || launch_segments_if<T, 1, 0, 6>(s, v, l) || launch_segments_if<T, 1, 3, 0>(s, v, l) ||
-                   launch_wide_if<T, 1, 3, 0>(s, v, l) || launch_wide_if<T, 1, 3, 4>(s, v, l);
+                   launch_wide_if<T, 1, 3, 0>(s, v, l) || launch_wide_if<T, 1, 3, 4>(s, v, l) ||
+                   launch_wide_segments_if<T, 1, 3, 4>(s, v, l) || launch_wide_segments_if<T, 1, 0, 4>(s, v, l);
     else
         launched = launched || launch_segments_if<T, MATERIAL_ROWS, 0, 6>(s, v, l) ||
-                   launch_segments_if<T, 1, 0, 8>(s, v, l) || launch_wide_if<T, 2, 0, 0>(s, v, l);
+                   launch_segments_if<T, 1, 0, 8>(s, v, l) || launch_wide_if<T, 2, 0, 0>(s, v, l) ||
+                   launch_wide_segments_if<T, 2, 0, 3>(s, v, l) || launch_wide_segments_if<T, 1, 0, 4>(s, v, l);
     return launched;
 }
 

@@ -71,6 +71,7 @@ template <typename T> __device__ __forceinline__ T material_ghost(const T *tab, 
 template <typename T> struct zone_lookup {
     const T *kx, *ky, *kz, *weight, *source;
     int zones;
+    __device__ __forceinline__ T x(int a, int b) const { return kx[a * zones + b]; }
     __device__ __forceinline__ T x_at(int a, const unsigned char *b) const { return kx[a * zones + *b]; }
     __device__ __forceinline__ T y(int a, int b) const { return ky[a * zones + b]; }
     __device__ __forceinline__ T z(int a, int b) const { return kz[a * zones + b]; }
@@ -81,9 +82,10 @@ template <typename T> struct zone_lookup {
 template <typename T> struct zone_uniform {
     T kx, ky, kz, weight, source;
     __device__ __forceinline__ zone_uniform(const zone_lookup<T> &k, int a)
-        : kx(k.kx[a * k.zones + a]), ky(k.y(a, a)), kz(k.z(a, a)), weight(k.w(a)), source(k.q(a))
+        : kx(k.x(a, a)), ky(k.y(a, a)), kz(k.z(a, a)), weight(k.w(a)), source(k.q(a))
     {
     }
+    __device__ __forceinline__ T x(int, int) const { return kx; }
     __device__ __forceinline__ T x_at(int, const unsigned char *) const { return kx; } /* reads no zone byte */
     __device__ __forceinline__ T y(int, int) const { return ky; }
     __device__ __forceinline__ T z(int, int) const { return kz; }
