@@ -228,11 +228,6 @@ static const material_variant material_variants[] = {
     {"material_segments_o6", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 6, 1, 4},
     {"material_segments_m1", 1, 1, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 0, 1, 0},
     {"material_segments_m1_128x2", 1, 1, 128, 2, MATERIAL_Z_CHUNK, 0, 0, 1, 0},
-    {"material_segments_m1_32x8", 1, 1, 32, 8, MATERIAL_Z_CHUNK, 0, 0, 1, 0},
-    {"material_segments_m1o6", 1, 1, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 6, 1, 8},
-    {"material_segments_m1o8", 1, 1, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 8, 1, 4},
-    {"material_segments_m1p3", 1, 1, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 3, 0, 1, 8},
-    {"material_wide2x1_32x8z32p3", 2, 1, 32, 8, 32, 3, 0, 0, 0},
     {"material_wide2x1_64x4z32p3o4", 2, 1, 64, 4, 32, 3, 4, 0, 0},
     {"material_wide4x2_32x8z32", 4, 2, 32, 8, 32, 0, 0, 0, 0},
     {"material_wide4x2_64x4z32", 4, 2, 64, 4, 32, 0, 0, 0, 0},
@@ -360,12 +355,10 @@ template <typename T> static bool launch_material_instance(const hip_state *s, c
     bool launched = launch_scalar_if<T, MATERIAL_ROWS, 0, 0>(s, v, l) || launch_segments_if<T, MATERIAL_ROWS, 0, 0>(s, v, l) ||
                     launch_segments_if<T, 1, 0, 0>(s, v, l);
     if constexpr (sizeof(T) == 8)
-        launched = launched || launch_segments_if<T, 1, 0, 6>(s, v, l) || launch_segments_if<T, 1, 3, 0>(s, v, l) ||
-                   launch_wide_if<T, 1, 3, 0>(s, v, l) || launch_wide_if<T, 1, 3, 4>(s, v, l) ||
-                   launch_wide_segments_if<T, 1, 3, 4>(s, v, l) || launch_wide_segments_if<T, 1, 0, 4>(s, v, l);
+        launched = launched || launch_wide_if<T, 1, 3, 4>(s, v, l) || launch_wide_segments_if<T, 1, 3, 4>(s, v, l) ||
+                   launch_wide_segments_if<T, 1, 0, 4>(s, v, l);
     else
-        launched = launched || launch_segments_if<T, MATERIAL_ROWS, 0, 6>(s, v, l) ||
-                   launch_segments_if<T, 1, 0, 8>(s, v, l) || launch_wide_if<T, 2, 0, 0>(s, v, l) ||
+        launched = launched || launch_segments_if<T, MATERIAL_ROWS, 0, 6>(s, v, l) || launch_wide_if<T, 2, 0, 0>(s, v, l) ||
                    launch_wide_segments_if<T, 2, 0, 3>(s, v, l) || launch_wide_segments_if<T, 1, 0, 4>(s, v, l);
     return launched;
 }
