@@ -627,17 +627,30 @@ static int gpu_vs_cpu(void)
     return 0;
 }
 
+/* Zone 1 filling whole row segments of 32 points (i 32 .. 63) and zone 2 on the x-low and z-low
+ * faces, both wider than a segment: the kernels' one-zone paths in zones other than 0 and beside
+ * boundary faces (powered_blocks' blocks are narrower than a segment). */
+static int wide_blocks(const heat_problem *p, int i, int j, int k)
+{
+    (void)p;
+    if (i >= 32 && i < 64 && j >= 4 && j < 40 && k >= 3 && k < 30) return 1;
+    if (i < 24 && j >= 10 && k < 12) return 2;
+    return 0;
+}
+
 /* The explicit step's GPU kernels (the materials solver's bench list: backend_hip_materials.hip's
  * material_variants), each named through problem.kernel.name, give the bits of the first
  * (material_step), on a grid whose rows are no multiple of a thread's points, with every kind of
- * face and zone boundaries between a thread's points. */
+ * face and zone boundaries between a thread's points, for two paintings of the zones. */
 static int gpu_kernels_bitwise(void)
 {
     if (!(heat_backend_hip && heat_hip_available(NULL, 0))) return printf("no GPU: skipped\n"), TEST_SKIP;
-    for (int precision = 0; precision < 2; ++precision) {
+    for (int run = 0; run < 4; ++run) {
+        const int precision = run % 2;
         const gpu_case c = {precision ? HEAT_FLOAT : HEAT_DOUBLE, HEAT_EULER, HEAT_PRECOND_CHEBYSHEV, 60, 0, 0, 0};
         heat_materials m;
         heat_problem p = gpu_case_problem(&c, &m);
+        if (run >= 2) free((void *)p.zones), p.zones = test_paint_zones(&p, wide_blocks);
         void *initial = gaussian_field(&p), *reference = test_alloc_field(&p), *field = test_alloc_field(&p);
         const size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(p.precision);
         heat_variant kernels[32];
@@ -667,10 +680,11 @@ static int gpu_kernels_bitwise(void)
                    "run took %s", kernels[k].kernel, took);
             heat_solver_destroy(&s);
             if (k == 0) continue;
-            EXPECT(memcmp(field, reference, bytes) == 0, "%s, %s: %ld steps differ from %s's",
-                   heat_precision_name(p.precision), kernels[k].kernel, c.steps, kernels[0].kernel);
-            printf("materials, %s: %s bitwise equal to %s after %ld steps\n", heat_precision_name(p.precision),
-                   kernels[k].kernel, kernels[0].kernel, c.steps);
+            EXPECT(memcmp(field, reference, bytes) == 0, "%s, %s, %s: %ld steps differ from %s's",
+                   heat_precision_name(p.precision), run >= 2 ? "wide_blocks" : "powered_blocks", kernels[k].kernel,
+                   c.steps, kernels[0].kernel);
+            printf("materials, %s, %s: %s bitwise equal to %s after %ld steps\n", heat_precision_name(p.precision),
+                   run >= 2 ? "wide_blocks" : "powered_blocks", kernels[k].kernel, kernels[0].kernel, c.steps);
         }
         free(initial), free(reference), free(field), free((void *)p.zones);
     }

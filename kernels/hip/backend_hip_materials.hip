@@ -12,6 +12,8 @@ struct hip_materials {
     heat_material_tables tables; /* host, double */
     material_table layout;       /* offsets in the device table */
     unsigned char *zone;         /* device: the zone index in the fields' layout (allocation base) */
+    unsigned char *segments;     /* device: the zone map by row segments (material_segment_zones) */
+    int segments_per_row;
     char *table;                 /* device: the tables in the run's precision */
     std::vector<char> host_table;
     int shared;                  /* the tables fit in shared memory */
@@ -207,41 +209,51 @@ static int side_wait(hip_materials *m)
 }
 
 /* The explicit step's kernels: material_step, or material_step_wide with `lanes` points a row a
- * thread; `rows` rows a thread, blocks of bx x by threads, zchunk planes a block. All give the same
- * bits (the same arithmetic per point in the same order): the fastest on the run's problem is
- * chosen by timing (material_choose). */
+ * thread; `rows` rows a thread, blocks of bx x by threads, zchunk planes a block; `occupancy` > 0
+ * caps the registers so that that many blocks share a multiprocessor. All give the same bits (the
+ * same arithmetic per point in the same order): the fastest on the run's problem is chosen by
+ * timing (material_choose). */
 struct material_variant {
     const char *name;
     int lanes, rows, bx, by, zchunk;
-    int prefetch; /* planes ahead hinted into L2; 0: none */
+    int prefetch;  /* planes ahead hinted into L2; 0: none */
+    int occupancy; /* blocks a multiprocessor the registers must allow; 0: the compiler's choice */
+    int segments;  /* material_step_segments: by the zone map by row segments */
+    int only;      /* bytes of a value of the one precision it is built for; 0: both */
 };
 
 static const material_variant material_variants[] = {
-    {"material_step", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0},
-    {"material_step_p2", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 2},
-    {"material_step_p3", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 3},
-    {"material_step_p4", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 4},
-    {"material_wide2x1_32x8z32", 2, 1, 32, 8, 32, 0},
-    {"material_wide2x1_64x4z64", 2, 1, 64, 4, 64, 0},
-    {"material_wide2x1_32x8z32p3", 2, 1, 32, 8, 32, 3},
-    {"material_wide2x1_64x4z32p3", 2, 1, 64, 4, 32, 3},
-    {"material_wide4x1_32x8z32", 4, 1, 32, 8, 32, 0},
-    {"material_wide4x1_32x8z32p3", 4, 1, 32, 8, 32, 3},
-    {"material_wide4x2_32x8z32", 4, 2, 32, 8, 32, 0},
-    {"material_wide4x2_64x4z32", 4, 2, 64, 4, 32, 0},
-    {"material_wide4x2_32x8z32p3", 4, 2, 32, 8, 32, 3},
-    {"material_wide4x2_64x4z32p3", 4, 2, 64, 4, 32, 3},
+    {"material_step", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 0, 0, 0},
+    {"material_segments", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 0, 1, 0},
+    {"material_segments_o6", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 6, 1, 4},
+    {"material_segments_m1", 1, 1, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 0, 1, 0},
+    {"material_segments_m1_128x2", 1, 1, 128, 2, MATERIAL_Z_CHUNK, 0, 0, 1, 0},
+    {"material_wide2x1_64x4z32p3o4", 2, 1, 64, 4, 32, 3, 4, 0, 0},
+    {"material_wide4x2_32x8z32", 4, 2, 32, 8, 32, 0, 0, 0, 0},
+    {"material_wide4x2_64x4z32", 4, 2, 64, 4, 32, 0, 0, 0, 0},
+    {"material_wide2x1_64x4z32p3o4s", 2, 1, 64, 4, 32, 3, 4, 1, 0},
+    {"material_wide2x1_64x4z32o4s", 2, 1, 64, 4, 32, 0, 4, 1, 0},
+    {"material_wide4x2_64x4z32o3s", 4, 2, 64, 4, 32, 0, 3, 1, 0},
+    {"material_wide4x2_32x8z32o3s", 4, 2, 32, 8, 32, 0, 3, 1, 0},
+    {"material_wide4x1_64x4z32o4s", 4, 1, 64, 4, 32, 0, 4, 1, 0},
 };
 enum { MATERIAL_VARIANTS = sizeof material_variants / sizeof material_variants[0] };
 
-/* Whether v runs in the run's precision: one point a thread, or a thread's points of a row one 16-byte load. */
+/* Whether v runs in the run's precision: built for it, and one point a thread or a thread's points of a row one
+ * 16-byte load. */
 static bool material_variant_fits(const material_variant *v, size_t elem)
 {
-    return v->lanes == 1 || v->lanes * elem == 16;
+    return (v->only == 0 || (size_t)v->only == elem) && (v->lanes == 1 || v->lanes * elem == 16);
 }
 
-template <typename T, int V, int M, int PREFETCH>
-static void launch_material_wide(const hip_state *s, dim3 grid, dim3 block, size_t shared, int zchunk)
+/* The launch geometry of kernel v on the block s: grid, block and the tables' shared bytes. */
+struct material_launch {
+    dim3 grid, block;
+    size_t shared;
+};
+
+template <typename T, int V, int M, int PREFETCH, int OCCUPANCY>
+static void launch_material_wide(const hip_state *s, const material_launch &l, int zchunk)
 {
     const hip_materials *m = s->mat;
     T *out = owned<T>(s, 1 - s->current);
@@ -249,39 +261,106 @@ static void launch_material_wide(const hip_state *s, dim3 grid, dim3 block, size
     const T *table = (const T *)m->table;
     const unsigned exchanged = s->problem.halo.exchanged;
     if (m->shared)
-        material_step_wide<T, V, M, true, PREFETCH><<<grid, block, shared>>>(out, in, owned_zone<T>(s), s->shape,
-                                                                           table, m->layout, exchanged, zchunk);
+        material_step_wide<T, V, M, true, PREFETCH, OCCUPANCY><<<l.grid, l.block, l.shared>>>(
+            out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged, zchunk);
     else
-        material_step_wide<T, V, M, false, PREFETCH><<<grid, block>>>(out, in, owned_zone<T>(s), s->shape, table,
-                                                                    m->layout, exchanged, zchunk);
+        material_step_wide<T, V, M, false, PREFETCH, OCCUPANCY><<<l.grid, l.block>>>(
+            out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged, zchunk);
 }
 
-/* The instantiations of material_step_wide: V = 16 bytes / sizeof(T), planes ahead 0 or 3. */
-template <typename T, int M> static bool launch_material_wide_any(const hip_state *s, const material_variant *v, dim3 grid,
-                                                                  dim3 block, size_t shared)
+template <typename T, int M, int PREFETCH, int OCCUPANCY>
+static void launch_material_scalar(const hip_state *s, const material_launch &l)
 {
-    constexpr int V = 16 / sizeof(T);
-    if (v->lanes != V || v->rows != M) return false;
-    if (v->prefetch == 0) launch_material_wide<T, V, M, 0>(s, grid, block, shared, v->zchunk);
-    else if (v->prefetch == 3) launch_material_wide<T, V, M, 3>(s, grid, block, shared, v->zchunk);
-    else return false;
+    const hip_materials *m = s->mat;
+    T *out = owned<T>(s, 1 - s->current);
+    const T *in = owned<T>(s, s->current);
+    const T *table = (const T *)m->table;
+    const unsigned exchanged = s->problem.halo.exchanged;
+    if (m->shared)
+        material_step<T, true, PREFETCH, M, OCCUPANCY><<<l.grid, l.block, l.shared>>>(out, in, owned_zone<T>(s), s->shape,
+                                                                                    table, m->layout, exchanged);
+    else
+        material_step<T, false, PREFETCH, M, OCCUPANCY><<<l.grid, l.block>>>(out, in, owned_zone<T>(s), s->shape, table,
+                                                                           m->layout, exchanged);
+}
+
+/* Whether v is material_step's instantiation <M, PREFETCH, OCCUPANCY>, launched if so. */
+template <typename T, int M, int PREFETCH, int OCCUPANCY>
+static bool launch_scalar_if(const hip_state *s, const material_variant *v, const material_launch &l)
+{
+    if (v->lanes != 1 || v->segments || v->rows != M || v->prefetch != PREFETCH || v->occupancy != OCCUPANCY)
+        return false;
+    launch_material_scalar<T, M, PREFETCH, OCCUPANCY>(s, l);
     return true;
 }
 
-template <typename T, int PREFETCH>
-static void launch_material_scalar(const hip_state *s, dim3 grid, dim3 block, size_t shared)
+/* Whether v is material_step_segments' instantiation <M, PREFETCH, OCCUPANCY>, launched if so. */
+template <typename T, int M, int PREFETCH, int OCCUPANCY>
+static bool launch_segments_if(const hip_state *s, const material_variant *v, const material_launch &l)
 {
+    if (!v->segments || v->lanes != 1 || v->rows != M || v->prefetch != PREFETCH || v->occupancy != OCCUPANCY)
+        return false;
     const hip_materials *m = s->mat;
     T *out = owned<T>(s, 1 - s->current);
     const T *in = owned<T>(s, s->current);
     const T *table = (const T *)m->table;
     const unsigned exchanged = s->problem.halo.exchanged;
     if (m->shared)
-        material_step<T, true, PREFETCH><<<grid, block, shared>>>(out, in, owned_zone<T>(s), s->shape, table, m->layout,
-                                                                exchanged);
+        material_step_segments<T, true, PREFETCH, M, OCCUPANCY><<<l.grid, l.block, l.shared>>>(
+            out, in, owned_zone<T>(s), m->segments, m->segments_per_row, s->shape, table, m->layout, exchanged);
     else
-        material_step<T, false, PREFETCH><<<grid, block>>>(out, in, owned_zone<T>(s), s->shape, table, m->layout,
-                                                         exchanged);
+        material_step_segments<T, false, PREFETCH, M, OCCUPANCY><<<l.grid, l.block>>>(
+            out, in, owned_zone<T>(s), m->segments, m->segments_per_row, s->shape, table, m->layout, exchanged);
+    return true;
+}
+
+/* Whether v is material_step_wide's instantiation <16 bytes / sizeof(T), M, PREFETCH, OCCUPANCY>, launched if so. */
+template <typename T, int M, int PREFETCH, int OCCUPANCY>
+static bool launch_wide_if(const hip_state *s, const material_variant *v, const material_launch &l)
+{
+    constexpr int V = 16 / sizeof(T);
+    if (v->lanes != V || v->rows != M || v->prefetch != PREFETCH || v->occupancy != OCCUPANCY || v->segments) return false;
+    launch_material_wide<T, V, M, PREFETCH, OCCUPANCY>(s, l, v->zchunk);
+    return true;
+}
+
+/* Whether v is material_step_wide_segments' instantiation <16 bytes / sizeof(T), M, PREFETCH, OCCUPANCY>,
+ * launched if so. */
+template <typename T, int M, int PREFETCH, int OCCUPANCY>
+static bool launch_wide_segments_if(const hip_state *s, const material_variant *v, const material_launch &l)
+{
+    constexpr int V = 16 / sizeof(T);
+    if (!v->segments || v->lanes != V || v->rows != M || v->prefetch != PREFETCH || v->occupancy != OCCUPANCY)
+        return false;
+    const hip_materials *m = s->mat;
+    T *out = owned<T>(s, 1 - s->current);
+    const T *in = owned<T>(s, s->current);
+    const T *table = (const T *)m->table;
+    const unsigned exchanged = s->problem.halo.exchanged;
+    if (m->shared)
+        material_step_wide_segments<T, V, M, true, PREFETCH, OCCUPANCY><<<l.grid, l.block, l.shared>>>(
+            out, in, owned_zone<T>(s), m->segments, m->segments_per_row, s->shape, table, m->layout, exchanged,
+            v->zchunk);
+    else
+        material_step_wide_segments<T, V, M, false, PREFETCH, OCCUPANCY><<<l.grid, l.block>>>(
+            out, in, owned_zone<T>(s), m->segments, m->segments_per_row, s->shape, table, m->layout, exchanged,
+            v->zchunk);
+    return true;
+}
+
+/* The instantiations material_variants names (the tests launch every one of them). */
+template <typename T> static bool launch_material_instance(const hip_state *s, const material_variant *v,
+                                                           const material_launch &l)
+{
+    bool launched = launch_scalar_if<T, MATERIAL_ROWS, 0, 0>(s, v, l) || launch_segments_if<T, MATERIAL_ROWS, 0, 0>(s, v, l) ||
+                    launch_segments_if<T, 1, 0, 0>(s, v, l);
+    if constexpr (sizeof(T) == 8)
+        launched = launched || launch_wide_if<T, 1, 3, 4>(s, v, l) || launch_wide_segments_if<T, 1, 3, 4>(s, v, l) ||
+                   launch_wide_segments_if<T, 1, 0, 4>(s, v, l);
+    else
+        launched = launched || launch_segments_if<T, MATERIAL_ROWS, 0, 6>(s, v, l) || launch_wide_if<T, 2, 0, 0>(s, v, l) ||
+                   launch_wide_segments_if<T, 2, 0, 3>(s, v, l) || launch_wide_segments_if<T, 1, 0, 4>(s, v, l);
+    return launched;
 }
 
 /* One explicit step by kernel v from field[current] into the other field (its ghosts set). */
@@ -290,23 +369,13 @@ template <typename T> static int launch_material_variant(const hip_state *s, con
     const hip_materials *m = s->mat;
     const stencil_shape &p = s->shape;
     const int columns = v->bx * v->lanes, rows = v->by * v->rows;
-    dim3 block((unsigned)v->bx, (unsigned)v->by, 1);
-    dim3 grid((unsigned)((p.nx + columns - 1) / columns), (unsigned)((p.ny + rows - 1) / rows),
-              (unsigned)((p.nz + v->zchunk - 1) / v->zchunk));
-    size_t shared = m->shared ? (size_t)m->layout.length * sizeof(T) : 0;
-    if (v->lanes == 1) {
-        switch (v->prefetch) {
-        case 0: launch_material_scalar<T, 0>(s, grid, block, shared); break;
-        case 2: launch_material_scalar<T, 2>(s, grid, block, shared); break;
-        case 3: launch_material_scalar<T, 3>(s, grid, block, shared); break;
-        case 4: launch_material_scalar<T, 4>(s, grid, block, shared); break;
-        default: return heat_internal_error("materials kernel %s has no instantiation", v->name);
-        }
-    } else {
-        bool launched = launch_material_wide_any<T, 1>(s, v, grid, block, shared);
-        if constexpr (sizeof(T) == 4) launched = launched || launch_material_wide_any<T, 2>(s, v, grid, block, shared);
-        if (!launched) return heat_internal_error("materials kernel %s has no instantiation in this precision", v->name);
-    }
+    material_launch l;
+    l.block = dim3((unsigned)v->bx, (unsigned)v->by, 1);
+    l.grid = dim3((unsigned)((p.nx + columns - 1) / columns), (unsigned)((p.ny + rows - 1) / rows),
+                  (unsigned)((p.nz + v->zchunk - 1) / v->zchunk));
+    l.shared = m->shared ? (size_t)m->layout.length * sizeof(T) : 0;
+    if (!launch_material_instance<T>(s, v, l))
+        return heat_internal_error("materials kernel %s has no instantiation in this precision", v->name);
     HIP_CHECK_LAUNCH(v->name);
     return HEAT_OK;
 }
@@ -544,7 +613,7 @@ static void free_materials(hip_state *s)
     hip_materials *m = s->mat;
     if (!m) return;
     (void)side_wait(m);
-    (void)hipFree(m->zone), (void)hipFree(m->table), (void)hipFree(m->heat_capacity), (void)hipFree(m->bricks);
+    (void)hipFree(m->zone), (void)hipFree(m->segments), (void)hipFree(m->table), (void)hipFree(m->heat_capacity), (void)hipFree(m->bricks);
     (void)hipFree(m->boundary);
     free_material_cg(m);
     (void)hipFree(m->energy), (void)hipFree(m->lane_first);
@@ -554,6 +623,21 @@ static void free_materials(hip_state *s)
     heat_material_tables_free(&m->tables);
     delete m;
     s->mat = NULL;
+}
+
+/* The zone map by row segments of the explicit step's material_step_segments (m->zone uploaded). */
+static int setup_segments(hip_state *s)
+{
+    hip_materials *m = s->mat;
+    const stencil_shape &p = s->shape;
+    /* a segment all of zone MATERIAL_MIXED (the 256th) reads as mixed: the general path, the same bits */
+    m->segments_per_row = (p.nx + MATERIAL_SEGMENT - 1) / MATERIAL_SEGMENT;
+    const long count = (long)m->segments_per_row * p.ny * p.nz;
+    HIP_CALL(hipMalloc((void **)&m->segments, (size_t)count));
+    material_segment_zones<<<(unsigned)((count + 255) / 256), 256>>>(m->segments, owned_zone<double>(s), p,
+                                                                      m->segments_per_row);
+    HIP_CHECK_LAUNCH("material_segment_zones");
+    return HEAT_OK;
 }
 
 /* The zone index, the tables and the energy balance's buffers on the device. */
@@ -573,6 +657,7 @@ static int setup_materials(hip_state *s)
     heat_zones_in_layout(p, &s->layout, zone.data());
     HIP_CALL(hipMalloc((void **)&m->zone, zone.size()));
     HIP_CALL(hipMemcpy(m->zone, zone.data(), zone.size(), hipMemcpyHostToDevice));
+    HEAT_CALL(setup_segments(s));
     HIP_CALL(hipMalloc((void **)&m->table, m->host_table.size()));
     HIP_CALL(hipMemcpy(m->table, m->host_table.data(), m->host_table.size(), hipMemcpyHostToDevice));
     HIP_CALL(hipMalloc((void **)&m->heat_capacity, sizeof(double) * (size_t)m->tables.zones));

@@ -35,6 +35,14 @@ static inline material_table material_table_make(int zones)
 
 enum { MATERIAL_SHARED_BYTES = 32 << 10, MATERIAL_BLOCK_X = 64, MATERIAL_BLOCK_Y = 4, MATERIAL_ROWS = 2, MATERIAL_Z_CHUNK = 32 };
 
+/* A register cap that lets `blocks` blocks share a multiprocessor, on NVIDIA; none on AMD, whose
+ * compiler meets the same cap (as waves a SIMD) by spilling to scratch, which the isa test forbids. */
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
+#define MATERIAL_CAP(blocks) (blocks)
+#else
+#define MATERIAL_CAP(blocks) 0
+#endif
+
 /* The tables from shared memory (SHARED: every block copies them there first) or from global
  * memory. Separate instantiations: a pointer that may be either is a generic one, whose loads and
  * 64-bit address arithmetic cost more than the shared loads they stand for. */
@@ -57,8 +65,104 @@ template <typename T> __device__ __forceinline__ T material_ghost(const T *tab, 
     return tab[(int)t.scale + f * t.zones + a] * v + tab[(int)t.shift + f * t.zones + a];
 }
 
+/* The coefficients of a step by zone: the tables' entries (conductances by the pair of zones), or
+ * (zone_uniform) those of one zone a warp's points and all their neighbours share, read once for
+ * the warp: the same values, so the same bits, without a table lookup a face. */
+template <typename T> struct zone_lookup {
+    const T *kx, *ky, *kz, *weight, *source;
+    int zones;
+    __device__ __forceinline__ T x(int a, int b) const { return kx[a * zones + b]; }
+    __device__ __forceinline__ T x_at(int a, const unsigned char *b) const { return kx[a * zones + *b]; }
+    __device__ __forceinline__ T y(int a, int b) const { return ky[a * zones + b]; }
+    __device__ __forceinline__ T z(int a, int b) const { return kz[a * zones + b]; }
+    __device__ __forceinline__ T w(int a) const { return weight[a]; }
+    __device__ __forceinline__ T q(int a) const { return source[a]; }
+};
+
+template <typename T> struct zone_uniform {
+    T kx, ky, kz, weight, source;
+    __device__ __forceinline__ zone_uniform(const zone_lookup<T> &k, int a)
+        : kx(k.x(a, a)), ky(k.y(a, a)), kz(k.z(a, a)), weight(k.w(a)), source(k.q(a))
+    {
+    }
+    __device__ __forceinline__ T x(int, int) const { return kx; }
+    __device__ __forceinline__ T x_at(int, const unsigned char *) const { return kx; } /* reads no zone byte */
+    __device__ __forceinline__ T y(int, int) const { return ky; }
+    __device__ __forceinline__ T z(int, int) const { return kz; }
+    __device__ __forceinline__ T w(int) const { return weight; }
+    __device__ __forceinline__ T q(int) const { return source; }
+};
+
+/* The state of a thread of material_step between planes: its M rows' points here and above, the
+ * plane ahead's, their zones, and each row's z-low term (the z-high term of the plane below). */
+template <typename T, int M> struct material_column {
+    T here[M], above[M], ahead[M], z_low[M];
+    int a[M], a_above[M], a_ahead[M];
+};
+
+/* Row n's new value v of zone a into q (the first row's point) if it is the block's, with the y and
+ * z boundary ghosts beside it (material_halo_fill's rule). */
+template <typename T>
+__device__ __forceinline__ void material_store_row(T v, int a, int n, T *q, int j, int kz, const stencil_shape &s,
+                                                   const T *tab, const material_table &t, unsigned exchanged)
+{
+    const int sy = (int)s.sy;
+    if (j + n >= s.ny) return;
+    nontemporal_store(v, q + n * sy);
+    if (j + n == 0 && !(exchanged & 4u)) nontemporal_store(material_ghost(tab, t, 2, a, v), q - sy);
+    if (j + n == s.ny - 1 && !(exchanged & 8u)) nontemporal_store(material_ghost(tab, t, 3, a, v), q + (n + 1) * sy);
+    if (kz == 0 && !(exchanged & 16u)) nontemporal_store(material_ghost(tab, t, 4, a, v), q + n * sy - s.sz);
+    if (kz == s.nz - 1 && !(exchanged & 32u)) nontemporal_store(material_ghost(tab, t, 5, a, v), q + n * sy + s.sz);
+}
+
+/* One plane of material_step's M rows (p, zp, q at the first row's point), coefficients from k
+ * (zone_lookup, or zone_uniform, which reads no zone byte): their new values into v, and into q
+ * row by row where STORE (else material_store_plane stores them: a kernel whose paths each
+ * stored would have its stores merged by the AMD compiler, which drops their nontemporal hint).
+ * Rows past the block's last are computed on its ghost and padding, and not stored. */
+template <typename T, int M, bool STORE, typename K>
+__device__ __forceinline__ void material_plane(material_column<T, M> &c, const int a[M], const int a_above[M],
+                                               const K &k, const T *p, const unsigned char *zp, T *q, T south,
+                                               T north, int a_south, int a_north, int i, int j, int kz,
+                                               const stencil_shape &s, const T *tab, const material_table &t,
+                                               unsigned exchanged, T v[M])
+{
+    const int sy = (int)s.sy;
+    T y_low = k.y(a[0], a_south) * (south - c.here[0]);
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        const int an = a[n];
+        const T *at = p + n * sy;
+        const unsigned char *zat = zp + n * sy;
+        const T here = c.here[n];
+        const T west = i == 0 && !(exchanged & 1u) ? material_ghost(tab, t, 0, an, here) : at[-1];
+        const T east = i == s.nx - 1 && !(exchanged & 2u) ? material_ghost(tab, t, 1, an, here) : at[1];
+        T flux = c.z_low[n];
+        flux += y_low;
+        flux += k.x_at(an, zat - 1) * (west - here);
+        flux += k.x_at(an, zat + 1) * (east - here);
+        const T y_high = k.y(an, n == M - 1 ? a_north : a[n + 1]) * ((n == M - 1 ? north : c.here[n + 1]) - here);
+        flux += y_high;
+        const T z_high = k.z(an, a_above[n]) * (c.above[n] - here);
+        flux += z_high;
+        v[n] = here + k.w(an) * (flux + k.q(an));
+        if (STORE) material_store_row(v[n], an, n, q, j, kz, s, tab, t, exchanged);
+        y_low = (T)0 - y_high;
+        c.z_low[n] = (T)0 - z_high;
+    }
+}
+
+template <typename T, int M>
+__device__ __forceinline__ void material_store_plane(const T v[M], const int a[M], T *q, int j, int kz,
+                                                     const stencil_shape &s, const T *tab, const material_table &t,
+                                                     unsigned exchanged)
+{
+#pragma unroll
+    for (int n = 0; n < M; ++n) material_store_row(v[n], a[n], n, q, j, kz, s, tab, t, exchanged);
+}
+
 /* One general step of the owned block (u's ghosts set). Each thread walks a
- * chunk of MATERIAL_Z_CHUNK planes up MATERIAL_ROWS neighbouring rows of its
+ * chunk of MATERIAL_Z_CHUNK planes up M neighbouring rows of its
  * column i, keeping each row's point here and above, their zones and the
  * next plane's (loaded one plane ahead, so that a load's latency spans a
  * plane's arithmetic) in registers; per plane and row it loads one
@@ -79,32 +183,32 @@ template <typename T> __device__ __forceinline__ T material_ghost(const T *tab, 
  * hints the plane that many ahead into L2 (l2_prefetch), which holds no
  * register: more bytes on their way than the registers' one plane ahead (a
  * template parameter: as a run-time one, nvcc gave the kernel twice the
- * registers). */
-template <typename T, bool SHARED, int PREFETCH>
-__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
+ * registers). M rows a thread; MIN_BLOCKS > 0 asks the compiler for registers
+ * that let that many blocks of 256 threads share a multiprocessor (more
+ * threads, so more loads in flight, where the kernel waits on memory). */
+template <typename T, bool SHARED, int PREFETCH, int M, int MIN_BLOCKS>
+__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
     material_step(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
                   stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged)
 {
-    enum { M = MATERIAL_ROWS };
     const T *tab = material_tables_at<T, SHARED>(table, t);
     const int i = threadIdx.x + blockIdx.x * blockDim.x;
     const int j = M * (threadIdx.y + blockIdx.y * blockDim.y);
     const int k0 = blockIdx.z * MATERIAL_Z_CHUNK, k1 = min(k0 + MATERIAL_Z_CHUNK, s.nz);
     if (i >= s.nx || j >= s.ny) return;
-    const int zones = t.zones, sy = (int)s.sy;
-    const T *kx = tab + (int)t.conductance[0], *ky = tab + (int)t.conductance[1], *kz = tab + (int)t.conductance[2];
-    const T *weight = tab + (int)t.weight, *source = tab + (int)t.source;
+    const int sy = (int)s.sy;
+    const zone_lookup<T> lookup = {tab + (int)t.conductance[0], tab + (int)t.conductance[1],
+                                   tab + (int)t.conductance[2], tab + (int)t.weight, tab + (int)t.source, t.zones};
     const long start = i + (long)j * s.sy + (long)k0 * s.sz;
     const T *p = u + start;
     const unsigned char *zp = zone + start;
     T *q = out + start;
-    T here[M], above[M], ahead[M], z_low[M];
-    int a[M], a_above[M], a_ahead[M];
+    material_column<T, M> c;
 #pragma unroll
     for (int n = 0; n < M; ++n) {
-        here[n] = p[n * sy], a[n] = zp[n * sy];
-        above[n] = p[n * sy + s.sz], a_above[n] = zp[n * sy + s.sz];
-        z_low[n] = kz[a[n] * zones + zp[n * sy - s.sz]] * (p[n * sy - s.sz] - here[n]);
+        c.here[n] = p[n * sy], c.a[n] = zp[n * sy];
+        c.above[n] = p[n * sy + s.sz], c.a_above[n] = zp[n * sy + s.sz];
+        c.z_low[n] = lookup.z(c.a[n], zp[n * sy - s.sz]) * (p[n * sy - s.sz] - c.here[n]);
     }
     for (int k = k0; k < k1; ++k, p += s.sz, zp += s.sz, q += s.sz) {
         if (PREFETCH > 0 && k + PREFETCH <= k1) {
@@ -116,41 +220,105 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
         }
         if (k + 1 < k1) {
 #pragma unroll
-            for (int n = 0; n < M; ++n) ahead[n] = p[n * sy + 2 * s.sz], a_ahead[n] = zp[n * sy + 2 * s.sz];
+            for (int n = 0; n < M; ++n) c.ahead[n] = p[n * sy + 2 * s.sz], c.a_ahead[n] = zp[n * sy + 2 * s.sz];
         }
         const T south = p[-sy], north = p[M * sy];
         const int a_south = zp[-sy], a_north = zp[M * sy];
-        T y_low = ky[a[0] * zones + a_south] * (south - here[0]);
+        T v[M];
+        material_plane<T, M, true>(c, c.a, c.a_above, lookup, p, zp, q, south, north, a_south, a_north, i, j, k, s, tab,
+                                   t, exchanged, v);
 #pragma unroll
-        for (int n = 0; n < M; ++n) {
-            const int row = a[n] * zones;
-            const T *at = p + n * sy;
-            const unsigned char *zat = zp + n * sy;
-            const T west = i == 0 && !(exchanged & 1u) ? material_ghost(tab, t, 0, a[n], here[n]) : at[-1];
-            const T east = i == s.nx - 1 && !(exchanged & 2u) ? material_ghost(tab, t, 1, a[n], here[n]) : at[1];
-            T flux = z_low[n];
-            flux += y_low;
-            flux += kx[row + zat[-1]] * (west - here[n]);
-            flux += kx[row + zat[1]] * (east - here[n]);
-            const T y_high = ky[row + (n == M - 1 ? a_north : a[n + 1])] * ((n == M - 1 ? north : here[n + 1]) - here[n]);
-            flux += y_high;
-            const T z_high = kz[row + a_above[n]] * (above[n] - here[n]);
-            flux += z_high;
-            if (j + n < s.ny) {
-                const T v = here[n] + weight[a[n]] * (flux + source[a[n]]);
-                nontemporal_store(v, q + n * sy);
-                if (j + n == 0 && !(exchanged & 4u)) nontemporal_store(material_ghost(tab, t, 2, a[n], v), q - sy);
-                if (j + n == s.ny - 1 && !(exchanged & 8u))
-                    nontemporal_store(material_ghost(tab, t, 3, a[n], v), q + (n + 1) * sy);
-                if (k == 0 && !(exchanged & 16u)) nontemporal_store(material_ghost(tab, t, 4, a[n], v), q + n * sy - s.sz);
-                if (k == s.nz - 1 && !(exchanged & 32u))
-                    nontemporal_store(material_ghost(tab, t, 5, a[n], v), q + n * sy + s.sz);
-            }
-            y_low = (T)0 - y_high;
-            z_low[n] = (T)0 - z_high;
+        for (int n = 0; n < M; ++n)
+            c.here[n] = c.above[n], c.a[n] = c.a_above[n], c.above[n] = c.ahead[n], c.a_above[n] = c.a_ahead[n];
+    }
+}
+
+/* The zone map by row segments: segment g of row j, plane k (its points 32 g .. 32 g + 31) holds,
+ * at segments[(k ny + j) G + g] (G segments a row), the zone of every point its points' stencils
+ * touch (the points, their x neighbours and ghosts, the rows beside them and the planes above and
+ * below), or MATERIAL_MIXED where they touch several. The zones never change in a run: built once. */
+enum { MATERIAL_SEGMENT = 32, MATERIAL_MIXED = 255 };
+
+__global__ void material_segment_zones(unsigned char *segments, const unsigned char *__restrict__ zone, stencil_shape s,
+                                       int per_row)
+{
+    const long id = threadIdx.x + (long)blockIdx.x * blockDim.x, count = (long)per_row * s.ny * s.nz;
+    if (id >= count) return;
+    const int g = (int)(id % per_row), j = (int)(id / per_row % s.ny), k = (int)(id / per_row / s.ny);
+    const int i0 = g * MATERIAL_SEGMENT, i1 = min(i0 + MATERIAL_SEGMENT, s.nx);
+    const unsigned char *row = zone + (long)j * s.sy + (long)k * s.sz;
+    const int a = row[i0];
+    bool same = row[i0 - 1] == a && row[i1] == a;
+    for (int i = i0; i < i1; ++i)
+        same = same && row[i] == a && row[i - s.sy] == a && row[i + s.sy] == a && row[i - s.sz] == a && row[i + s.sz] == a;
+    segments[id] = same ? (unsigned char)a : (unsigned char)MATERIAL_MIXED;
+}
+
+/* material_step reading the zone map by row segments (material_segment_zones) instead of the zone
+ * bytes: where a plane's M segments of a thread are one zone (most of them: a zone boundary
+ * crosses few), its five coefficients serve every face (zone_uniform) and no zone byte is read, so
+ * the step moves the temperatures' 16 bytes a point (double) like the one-material step; elsewhere
+ * the plane reads its points' zones and looks the pairs up as material_step does. The same
+ * arithmetic in the same order, so the same bits. Blocks MATERIAL_BLOCK_X wide (a multiple of
+ * MATERIAL_SEGMENT) keep a warp's lanes in one segment: the choice is one for the warp. PREFETCH
+ * hints the temperatures that many planes ahead into L2, as material_step does. */
+template <typename T, bool SHARED, int PREFETCH, int M, int MIN_BLOCKS>
+__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
+    material_step_segments(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
+                           const unsigned char *__restrict__ segments, int per_row, stencil_shape s,
+                           const T *__restrict__ table, material_table t, unsigned exchanged)
+{
+    const T *tab = material_tables_at<T, SHARED>(table, t);
+    const int i = threadIdx.x + blockIdx.x * blockDim.x;
+    const int j = M * (threadIdx.y + blockIdx.y * blockDim.y);
+    const int k0 = blockIdx.z * MATERIAL_Z_CHUNK, k1 = min(k0 + MATERIAL_Z_CHUNK, s.nz);
+    if (i >= s.nx || j >= s.ny) return;
+    const int sy = (int)s.sy;
+    const zone_lookup<T> lookup = {tab + (int)t.conductance[0], tab + (int)t.conductance[1],
+                                   tab + (int)t.conductance[2], tab + (int)t.weight, tab + (int)t.source, t.zones};
+    const long start = i + (long)j * s.sy + (long)k0 * s.sz;
+    const T *p = u + start;
+    const unsigned char *zp = zone + start;
+    const unsigned char *segment = segments + ((long)k0 * s.ny + j) * per_row + i / MATERIAL_SEGMENT;
+    const long segment_plane = (long)s.ny * per_row;
+    T *q = out + start;
+    material_column<T, M> c;
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        c.here[n] = p[n * sy], c.above[n] = p[n * sy + s.sz];
+        c.z_low[n] = lookup.z(zp[n * sy], zp[n * sy - s.sz]) * (p[n * sy - s.sz] - c.here[n]);
+    }
+    for (int k = k0; k < k1; ++k, p += s.sz, zp += s.sz, q += s.sz, segment += segment_plane) {
+        if (PREFETCH > 0 && k + PREFETCH <= k1) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) l2_prefetch(p + n * sy + PREFETCH * s.sz);
         }
+        if (k + 1 < k1) {
 #pragma unroll
-        for (int n = 0; n < M; ++n) here[n] = above[n], a[n] = a_above[n], above[n] = ahead[n], a_above[n] = a_ahead[n];
+            for (int n = 0; n < M; ++n) c.ahead[n] = p[n * sy + 2 * s.sz];
+        }
+        const T south = p[-sy], north = p[M * sy];
+        const int first = segment[0];
+        bool uniform = first != MATERIAL_MIXED;
+#pragma unroll
+        for (int n = 1; n < M; ++n) uniform = uniform && (j + n >= s.ny || segment[n * per_row] == first);
+        T v[M];
+        int a[M];
+        if (uniform) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) a[n] = first;
+            material_plane<T, M, false>(c, a, a, zone_uniform<T>(lookup, first), p, zp, q, south, north, first, first, i,
+                                        j, k, s, tab, t, exchanged, v);
+        } else {
+            int a_above[M];
+#pragma unroll
+            for (int n = 0; n < M; ++n) a[n] = zp[n * sy], a_above[n] = zp[n * sy + s.sz];
+            material_plane<T, M, false>(c, a, a_above, lookup, p, zp, q, south, north, zp[-sy], zp[M * sy], i, j, k, s,
+                                        tab, t, exchanged, v);
+        }
+        material_store_plane<T, M>(v, a, q, j, k, s, tab, t, exchanged);
+#pragma unroll
+        for (int n = 0; n < M; ++n) c.here[n] = c.above[n], c.above[n] = c.ahead[n];
     }
 }
 
