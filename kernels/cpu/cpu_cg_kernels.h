@@ -141,47 +141,38 @@ static inline void FN(apply_row_dots)(REAL *restrict q, const REAL *restrict bel
     *sums = sum;
 }
 
-/* Row (y, z) of q = A p: its x ghosts set, then swept; its segments' p.q into sums. */
-static inline void FN(apply_row_at)(REAL *restrict q, REAL *restrict p, long first, int y, int z, const int n[3],
-                                    long sy, long sz, FN(cpu_coeffs) k, const FN(ghost_rule) *g, long seg,
-                                    double *sums)
+/* What cg_apply's rows need: q = A p, p.q per segment of `seg` points into pq (segs a row). */
+typedef struct FN(apply_job) {
+    REAL *q, *p;
+    const int *n;
+    long sy, sz, seg, segs;
+    FN(cpu_coeffs) k;
+    const FN(ghost_rule) *g;
+    double *pq;
+} FN(apply_job);
+
+/* Row (y, z) of q = A p: its x ghosts set, then swept; its segments' p.q into pq. */
+static inline void FN(apply_job_row)(const void *job, long row, int y, int z)
 {
-    long row = first + y * sy + z * sz;
-    FN(set_x_ghosts)(p + row, n[0], g);
-    FN(apply_row_dots)(q + row, p + row - sz, p + row, p + row + sz, n[0], sy, k, seg, sums);
+    const FN(apply_job) *j = job;
+    const long sz = j->sz;
+    FN(set_x_ghosts)(j->p + row, j->n[0], j->g);
+    FN(apply_row_dots)(j->q + row, j->p + row - sz, j->p + row, j->p + row + sz, j->n[0], j->sy, j->k, j->seg,
+                       j->pq + ((long)z * j->n[1] + y) * j->segs);
 }
 
 /* q = A p = p + k.alpha_dt lap0(p) (k.alpha_dt = -theta alpha dt; y/z ghosts
  * of p set), with p.q per row segment. q is next read from memory (by
  * cg_update): stored through the cache, every line of q would be read before
- * being written, a third stream beside p and q. Swept as stencil_sweep_planes
- * sweeps: each thread up its own slab of planes in blocks of `rows` rows, so
- * that planes z-1 and z of the block are still in its L2 when row z+1 needs
- * them, with no barrier between blocks (fewer than four planes a thread: the
- * rows shared out instead, so that flat grids keep every thread busy);
- * streaming stores fenced at the end. */
+ * being written, a third stream beside p and q. Marched as the explicit
+ * sweep (march_rows, blocks of `rows` rows); streaming stores fenced at the end. */
 static void FN(cg_apply)(REAL *restrict q, REAL *restrict p, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
                          const FN(ghost_rule) *g, long seg, double *pq, int rows)
 {
-    const long first = heat_layout_first_owned(l), segs = FN(segments_of)(n[0], seg);
-    const long sy = l->stride_y, sz = l->stride_z;
+    const FN(apply_job) job = {q, p, n, l->stride_y, l->stride_z, seg, FN(segments_of)(n[0], seg), k, g, pq};
 #pragma omp parallel
     {
-        int threads = omp_get_num_threads(), t = omp_get_thread_num();
-        if (n[2] >= 4 * threads) {
-            int z0 = (int)((long)n[2] * t / threads), z1 = (int)((long)n[2] * (t + 1) / threads);
-            for (int y0 = 0; y0 < n[1]; y0 += rows) {
-                const int y1 = y0 + rows < n[1] ? y0 + rows : n[1];
-                for (int z = z0; z < z1; ++z)
-                    for (int y = y0; y < y1; ++y)
-                        FN(apply_row_at)(q, p, first, y, z, n, sy, sz, k, g, seg, pq + ((long)z * n[1] + y) * segs);
-            }
-        } else {
-#pragma omp for collapse(2) schedule(static) nowait
-            for (int z = 0; z < n[2]; ++z)
-                for (int y = 0; y < n[1]; ++y)
-                    FN(apply_row_at)(q, p, first, y, z, n, sy, sz, k, g, seg, pq + ((long)z * n[1] + y) * segs);
-        }
+        FN(march_rows)(FN(apply_job_row), &job, n, l, rows, 0, n[2], NULL);
         _mm_sfence();
     }
 }

@@ -218,43 +218,72 @@ static inline void FN(let_travel)(const heat_halo_transport *travelling, int *ar
     if (travelling && !*arrived) *arrived = travelling->exchange_progress(travelling->context) != 0;
 }
 
-/* Each thread sweeps a slab of the planes [z_begin, z_end), in blocks of
- * `block_rows` rows of y: within a block it marches up z, so the three
- * planes' rows the stencil reads (z-1, z, z+1) stay in the core's L2 cache
- * and every value comes from memory once. Few planes per thread: cut into
- * rows instead. travelling: a halo exchange in flight, which thread 0 lets
- * move after each plane (or row) it sweeps; NULL: none. */
+/* Sweeps row (y, z), `row` the index of its first owned point; job: what
+ * the sweep needs beside them (the caller's struct). */
+typedef void (*FN(row_sweeper))(const void *job, long row, int y, int z);
+
+/* The march of every sweep of one step a row, run by each thread of the
+ * caller's parallel region: thread t sweeps a slab of the planes [z_begin,
+ * z_end) in blocks of `block_rows` rows of y, and within a block marches up
+ * z, so that the planes a row reads (z-R .. z+R) stay in the core's L2 and
+ * every value comes from memory once. Few planes a thread: the rows shared
+ * out instead (no barrier at the end). travelling: a halo exchange in flight,
+ * which thread 0 lets move after each plane (or row) it sweeps; NULL: none.
+ * Inlined, with sweep_row a constant at every call, so the row call is direct. */
+static inline __attribute__((always_inline)) void FN(march_rows)(FN(row_sweeper) sweep_row, const void *job,
+                                                                 const int n[3], const heat_layout *l,
+                                                                 int block_rows, int z_begin, int z_end,
+                                                                 const heat_halo_transport *travelling)
+{
+    const long sy = l->stride_y, sz = l->stride_z, first = heat_layout_first_owned(l); /* owned (0, 0, 0) */
+    const int planes = z_end - z_begin;
+    int threads = omp_get_num_threads(), t = omp_get_thread_num(), arrived = 0;
+    const heat_halo_transport *mover = t == 0 ? travelling : NULL;
+    if (planes >= 4 * threads) {
+        int z0 = z_begin + (int)((long)planes * t / threads), z1 = z_begin + (int)((long)planes * (t + 1) / threads);
+        for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
+            int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
+            for (int z = z0; z < z1; ++z) {
+                for (int y = y0; y < y1; ++y) sweep_row(job, first + y * sy + z * sz, y, z);
+                FN(let_travel)(mover, &arrived);
+            }
+        }
+    } else {
+#pragma omp for collapse(2) schedule(static) nowait
+        for (int z = z_begin; z < z_end; ++z)
+            for (int y = 0; y < n[1]; ++y) {
+                sweep_row(job, first + y * sy + z * sz, y, z);
+                FN(let_travel)(mover, &arrived);
+            }
+    }
+}
+
+/* What stencil_sweep_planes' rows need. */
+typedef struct FN(step_job) {
+    REAL *out, *u;
+    const int *n;
+    long sy, sz;
+    FN(cpu_coeffs) k;
+    const FN(ghost_rule) *g;
+    int laplacian_only, stream;
+} FN(step_job);
+
+static inline void FN(step_job_row)(const void *job, long row, int y, int z)
+{
+    const FN(step_job) *j = job;
+    FN(sweep_row)(j->out, j->u, row, y, z, j->n, j->sy, j->sz, j->k, j->g, j->laplacian_only, j->stream);
+}
+
+/* One step (or lap(u)) of the planes [z_begin, z_end) of u's owned block
+ * into out, ghosts set row by row (sweep_row), marched as march_rows says. */
 static void FN(stencil_sweep_planes)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
                                      FN(cpu_coeffs) k, const FN(ghost_rule) *g, int laplacian_only, int stream,
                                      int block_rows, int z_begin, int z_end, const heat_halo_transport *travelling)
 {
-    const long sy = l->stride_y, sz = l->stride_z;
-    const long first = heat_layout_first_owned(l); /* owned point (0, 0, 0) */
-    const int planes = z_end - z_begin;
+    const FN(step_job) job = {out, u, n, l->stride_y, l->stride_z, k, g, laplacian_only, stream};
 #pragma omp parallel
     {
-        int threads = omp_get_num_threads(), t = omp_get_thread_num(), arrived = 0;
-        const heat_halo_transport *mover = t == 0 ? travelling : NULL;
-        if (planes >= 4 * threads) {
-            int z0 = z_begin + (int)((long)planes * t / threads), z1 = z_begin + (int)((long)planes * (t + 1) / threads);
-            for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
-                int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
-                for (int z = z0; z < z1; ++z) {
-                    for (int y = y0; y < y1; ++y)
-                        FN(sweep_row)(out, u, first + y * sy + z * sz, y, z, n, sy, sz, k, g,
-                                      laplacian_only, stream);
-                    FN(let_travel)(mover, &arrived);
-                }
-            }
-        } else {
-#pragma omp for collapse(2) schedule(static) nowait
-            for (int z = z_begin; z < z_end; ++z)
-                for (int y = 0; y < n[1]; ++y) {
-                    FN(sweep_row)(out, u, first + y * sy + z * sz, y, z, n, sy, sz, k, g,
-                                  laplacian_only, stream);
-                    FN(let_travel)(mover, &arrived);
-                }
-        }
+        FN(march_rows)(FN(step_job_row), &job, n, l, block_rows, z_begin, z_end, travelling);
         /* Streaming stores are weakly ordered: visible to the other threads before the barrier. */
         if (stream) _mm_sfence();
     }

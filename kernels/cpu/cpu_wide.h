@@ -187,47 +187,37 @@ static void FN(wide_row)(REAL *restrict out, const REAL *restrict c, long n, lon
 #undef WIDE_ROW_CASE
 }
 
+/* What wide_sweep_planes' rows need. */
+typedef struct FN(wide_job) {
+    REAL *out, *u;
+    long n0, sy, sz;
+    const FN(wide_coeffs) *k;
+    const FN(ghost_rule) *g;
+    int mode;
+} FN(wide_job);
+
+/* A row's x ghosts are set just before it is swept, while it is in cache
+ * (only that row reads them: the star reads rows y +- m and z +- m over
+ * the owned x alone). */
+static inline void FN(wide_job_row)(const void *job, long row, int y, int z)
+{
+    const FN(wide_job) *j = job;
+    (void)y, (void)z;
+    FN(wide_x_ghosts)(j->u + row, j->n0, j->k->radius, j->g);
+    FN(wide_row)(j->out + row, j->u + row, j->n0, j->sy, j->sz, j->k, j->mode);
+}
+
 /* Rows of planes [z_begin, z_end) of the owned block, the y and z ghosts set
- * (wide_halo_fill, exchanges); each row's x ghosts are set just before it is
- * swept, while it is in cache (only that row reads them: the star reads rows
- * y +- m and z +- m over the owned x alone). Each thread a slab of planes in blocks of
- * `block_rows` rows, marching up z, so that the 2R + 1 planes a row reads
- * stay in its L2 (stencil_sweep_planes' order); few planes a thread: the
- * rows shared out instead. travelling: an exchange in flight that thread 0
- * lets move (NULL: none). */
+ * (wide_halo_fill, exchanges), marched as the 7-point sweep is (march_rows:
+ * the 2R + 1 planes a row reads stay in L2). */
 static void FN(wide_sweep_planes)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
                                   const FN(wide_coeffs) *k, const FN(ghost_rule) *g, int mode, int block_rows,
                                   int z_begin, int z_end, const heat_halo_transport *travelling)
 {
-    const long sy = l->stride_y, sz = l->stride_z, first = heat_layout_first_owned(l);
-    const int planes = z_end - z_begin;
+    const FN(wide_job) job = {out, u, n[0], l->stride_y, l->stride_z, k, g, mode};
 #pragma omp parallel
     {
-        int threads = omp_get_num_threads(), t = omp_get_thread_num(), arrived = 0;
-        const heat_halo_transport *mover = t == 0 ? travelling : NULL;
-        if (planes >= 4 * threads) {
-            int z0 = z_begin + (int)((long)planes * t / threads), z1 = z_begin + (int)((long)planes * (t + 1) / threads);
-            for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
-                int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
-                for (int z = z0; z < z1; ++z) {
-                    for (int y = y0; y < y1; ++y) {
-                        long row = first + y * sy + z * sz;
-                        FN(wide_x_ghosts)(u + row, n[0], k->radius, g);
-                        FN(wide_row)(out + row, u + row, n[0], sy, sz, k, mode);
-                    }
-                    FN(let_travel)(mover, &arrived);
-                }
-            }
-        } else {
-#pragma omp for collapse(2) schedule(static) nowait
-            for (int z = z_begin; z < z_end; ++z)
-                for (int y = 0; y < n[1]; ++y) {
-                    long row = first + y * sy + z * sz;
-                    FN(wide_x_ghosts)(u + row, n[0], k->radius, g);
-                    FN(wide_row)(out + row, u + row, n[0], sy, sz, k, mode);
-                    FN(let_travel)(mover, &arrived);
-                }
-        }
+        FN(march_rows)(FN(wide_job_row), &job, n, l, block_rows, z_begin, z_end, travelling);
         if (mode == WIDE_STEP_STREAM) _mm_sfence();
     }
 }
