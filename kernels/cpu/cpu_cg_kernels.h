@@ -29,14 +29,12 @@ static FN(row_weights) FN(row_weights_make)(const heat_cg_diagonal *d, int y, in
                              (REAL)(1.0 / (row + d->face[FACE_X_HIGH]))};
 }
 
+#ifndef FOR_EACH_SEGMENT /* this file is included once per precision; cpu_materials_cg.h uses these too */
 /* Dot products are summed per row segment of `seg` points (one reduction
  * brick wide, solver/reduce.h), never across a segment boundary. */
 #define FOR_EACH_SEGMENT(n0, seg)                                                                              \
     for (long s0 = 0, sid = 0, s1 = (seg) < (n0) ? (seg) : (n0); s0 < (n0);                                  \
          s0 += (seg), ++sid, s1 = s0 + (seg) < (n0) ? s0 + (seg) : (n0))
-
-static inline long FN(segments_of)(long n0, long seg) { return (n0 + seg - 1) / seg; }
-
 
 #define FOR_EACH_ROW(n)                                                                                      \
     _Pragma("omp parallel for collapse(2) schedule(static)") for (int z = 0; z < (n)[2]; ++z) for (int y = 0; \
@@ -51,6 +49,40 @@ static inline long FN(segments_of)(long n0, long seg) { return (n0 + seg - 1) / 
     _Pragma("omp parallel for collapse(2) schedule(static)") for (int z = 0; z < (n)[2]; ++z) for (           \
         int y = y0; y < (y0 + (rows) < (n)[1] ? y0 + (rows) : (n)[1]); ++y)
 
+#endif
+
+static inline long FN(segments_of)(long n0, long seg) { return (n0 + seg - 1) / seg; }
+
+/* a.b per segment of a row of n points, into sums[0 .. segments_of(n, seg)). */
+static inline void FN(dot_segments)(const REAL *a, const REAL *b, long n, long seg, double *sums)
+{
+    FOR_EACH_SEGMENT(n, seg)
+    {
+        double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+        for (long i = s0; i < s1; ++i) sum += (double)a[i] * b[i];
+        sums[sid] = sum;
+    }
+}
+
+/* r = scale r over a row of n points, with r.r into rr[] and r.(w r) into rz[] per segment. */
+static inline void FN(scale_row_dots)(REAL *r, long n, REAL scale, FN(row_weights) w, long seg, double *rr,
+                                      double *rz)
+{
+    FOR_EACH_SEGMENT(n, seg)
+    {
+        double sum_rr = 0.0, sum_rz = 0.0;
+#pragma omp simd reduction(+ : sum_rr, sum_rz)
+        for (long i = s0; i < s1; ++i) {
+            REAL v = scale * r[i];
+            r[i] = v;
+            sum_rr += (double)v * v;
+            sum_rz += (double)v * (v * FN(weight_at)(w, i, n));
+        }
+        rr[sid] = sum_rr, rz[sid] = sum_rz;
+    }
+}
+
 /* r = scale lap(u) (the run's boundary conditions: ghosts by shift/scale). */
 static void FN(cg_rhs)(REAL *restrict r, REAL *restrict u, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
                        REAL rhs_scale, const FN(ghost_rule) *g, const heat_cg_diagonal *d,
@@ -63,18 +95,7 @@ static void FN(cg_rhs)(REAL *restrict r, REAL *restrict u, const int n[3], const
         FN(row_weights) w = FN(row_weights_make)(d, y, z, n);
         FN(set_x_ghosts)(u + row, n[0], g);
         FN(stencil_row)(r + row, u + row, n[0], l->stride_y, l->stride_z, k, 1);
-        FOR_EACH_SEGMENT(n[0], seg)
-        {
-            double sum_rr = 0.0, sum_rz = 0.0;
-#pragma omp simd reduction(+ : sum_rr, sum_rz)
-            for (long i = s0; i < s1; ++i) {
-                REAL v = rhs_scale * r[row + i];
-                r[row + i] = v;
-                sum_rr += (double)v * v;
-                sum_rz += (double)v * (v * FN(weight_at)(w, i, n[0]));
-            }
-            rr[at + sid] = sum_rr, rz[at + sid] = sum_rz;
-        }
+        FN(scale_row_dots)(r + row, n[0], rhs_scale, w, seg, rr + at, rz + at);
     }
 }
 
@@ -323,13 +344,7 @@ static void FN(cheb_step)(REAL *restrict out, REAL *restrict z_k, const REAL *re
         FN(set_x_ghosts)(z_k + row, n[0], g);
         FN(cheb_row)(o, NULL, zr - sz, zr, zr + sz, previous_is_zero ? NULL : o, rr, n[0], sy, k, keep, push, 0, 1);
         /* Only the last degree's r.z is wanted; its row is still in L1. */
-        if (rz) FOR_EACH_SEGMENT(n[0], seg)
-            {
-                double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-                for (long i = s0; i < s1; ++i) sum += (double)rr[i] * o[i];
-                rz[at + sid] = sum;
-            }
+        if (rz) FN(dot_segments)(rr, o, n[0], seg, rz + at);
     }
 }
 
@@ -488,6 +503,3 @@ static void FN(cg_finish)(REAL *restrict u, FN(x_step) xs, const REAL *restrict 
 /* The kernels of orders above 2, which sweep and reduce rows as these do. */
 #include "cpu_wide.h"
 
-#undef FOR_EACH_ROW
-#undef FOR_EACH_ROW_IN_BLOCKS
-#undef FOR_EACH_SEGMENT

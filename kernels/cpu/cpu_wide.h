@@ -238,18 +238,7 @@ static void FN(wide_cg_rhs)(REAL *restrict r, const REAL *restrict u, const int 
         long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
         FN(row_weights) w = FN(row_weights_make)(d, y, z, n);
         FN(wide_row)(r + row, u + row, n[0], l->stride_y, l->stride_z, k, WIDE_LAPLACIAN);
-        FOR_EACH_SEGMENT(n[0], seg)
-        {
-            double sum_rr = 0.0, sum_rz = 0.0;
-#pragma omp simd reduction(+ : sum_rr, sum_rz)
-            for (long i = s0; i < s1; ++i) {
-                REAL v = rhs_scale * r[row + i];
-                r[row + i] = v;
-                sum_rr += (double)v * v;
-                sum_rz += (double)v * (v * FN(weight_at)(w, i, n[0]));
-            }
-            rr[at + sid] = sum_rr, rz[at + sid] = sum_rz;
-        }
+        FN(scale_row_dots)(r + row, n[0], rhs_scale, w, seg, rr + at, rz + at);
     }
 }
 
@@ -262,13 +251,7 @@ static void FN(wide_cg_apply)(REAL *restrict q, const REAL *restrict p, const in
     {
         long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
         FN(wide_row)(q + row, p + row, n[0], l->stride_y, l->stride_z, k, WIDE_STEP);
-        FOR_EACH_SEGMENT(n[0], seg)
-        {
-            double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-            for (long i = row + s0; i < row + s1; ++i) sum += (double)p[i] * q[i];
-            pq[at + sid] = sum;
-        }
+        FN(dot_segments)(p + row, q + row, n[0], seg, pq + at);
     }
 }
 
@@ -295,13 +278,7 @@ static void FN(wide_cheb_step)(REAL *restrict out, const REAL *restrict z_k, con
                 const REAL *rr = r + row;
                 FN(wide_row)(applied, z_k + row, n[0], sy, sz, k, WIDE_STEP);
                 FN(cheb_update_row)(o, z_k + row, previous_is_zero ? NULL : o, rr, applied, n[0], keep, push);
-                if (rz) FOR_EACH_SEGMENT(n[0], seg)
-                    {
-                        double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-                        for (long i = s0; i < s1; ++i) sum += (double)rr[i] * o[i];
-                        rz[at + sid] = sum;
-                    }
+                if (rz) FN(dot_segments)(rr, o, n[0], seg, rz + at);
             }
     }
 }
