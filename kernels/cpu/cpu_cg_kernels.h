@@ -423,14 +423,13 @@ static void FN(cheb_pair)(const FN(cheb_pair_args) *a, const int n[3], const hea
     const long first = heat_layout_first_owned(l);
 #pragma omp parallel num_threads(threads)
     {
-        int team = omp_get_num_threads(), t = omp_get_thread_num();
-        int z0 = (int)((long)n[2] * t / team), z1 = (int)((long)n[2] * (t + 1) / team);
+        int z0, z1;
+        FN(thread_slab)(0, n[2], &z0, &z1);
         /* The slab's first and last planes are read by the neighbours' rings too. */
         FN(set_plane_ghosts)(a->z, first, z0, n, sy, sz, a->g);
         FN(set_plane_ghosts)(a->z, first, z1 - 1, n, sy, sz, a->g);
 #pragma omp barrier
-        long values = FN(ring_values)(sy, block_rows);
-        FN(ring) v = {rings + t * values, values / 3, sy, 0};
+        FN(ring) v = FN(thread_ring)(rings, sy, block_rows);
         for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
             int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
             FN(cheb_pair_block)(a, &v, first, y0, y1, z0, z1, n, sz);

@@ -218,6 +218,13 @@ static inline void FN(let_travel)(const heat_halo_transport *travelling, int *ar
     if (travelling && !*arrived) *arrived = travelling->exchange_progress(travelling->context) != 0;
 }
 
+/* The calling thread's slab [*z0, *z1) of the planes [z_begin, z_end), its share of the parallel region's team. */
+static inline void FN(thread_slab)(int z_begin, int z_end, int *z0, int *z1)
+{
+    const long planes = z_end - z_begin, team = omp_get_num_threads(), t = omp_get_thread_num();
+    *z0 = z_begin + (int)(planes * t / team), *z1 = z_begin + (int)(planes * (t + 1) / team);
+}
+
 /* Sweeps row (y, z), `row` the index of its first owned point; job: what
  * the sweep needs beside them (the caller's struct). */
 typedef void (*FN(row_sweeper))(const void *job, long row, int y, int z);
@@ -237,10 +244,10 @@ static inline __attribute__((always_inline)) void FN(march_rows)(FN(row_sweeper)
 {
     const long sy = l->stride_y, sz = l->stride_z, first = heat_layout_first_owned(l); /* owned (0, 0, 0) */
     const int planes = z_end - z_begin;
-    int threads = omp_get_num_threads(), t = omp_get_thread_num(), arrived = 0;
-    const heat_halo_transport *mover = t == 0 ? travelling : NULL;
-    if (planes >= 4 * threads) {
-        int z0 = z_begin + (int)((long)planes * t / threads), z1 = z_begin + (int)((long)planes * (t + 1) / threads);
+    int arrived = 0, z0, z1;
+    const heat_halo_transport *mover = omp_get_thread_num() == 0 ? travelling : NULL;
+    if (planes >= 4 * omp_get_num_threads()) {
+        FN(thread_slab)(z_begin, z_end, &z0, &z1);
         for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
             int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
             for (int z = z0; z < z1; ++z) {
@@ -327,6 +334,13 @@ static inline long FN(ring_values)(long sy, int block_rows)
 static inline REAL *FN(ring_row)(const FN(ring) *v, int y, int z)
 {
     return v->base + (long)((z + 3) % 3) * v->plane + (long)(y - v->ya + 1) * v->sy + FN(RING_PAD);
+}
+
+/* The calling thread's ring in `rings` (ring_values(sy, block_rows) values a thread). */
+static inline FN(ring) FN(thread_ring)(REAL *rings, long sy, int block_rows)
+{
+    const long values = FN(ring_values)(sy, block_rows);
+    return (FN(ring)){rings + omp_get_thread_num() * values, values / 3, sy, 0};
 }
 
 /* u's ghosts on every row of plane z (what sweep_row sets row by row). */
@@ -420,8 +434,8 @@ static void FN(stencil_sweep2)(REAL *restrict out, REAL *restrict u, const int n
     const long first = heat_layout_first_owned(l);
 #pragma omp parallel num_threads(threads)
     {
-        int team = omp_get_num_threads(), t = omp_get_thread_num();
-        int z0 = (int)((long)n[2] * t / team), z1 = (int)((long)n[2] * (t + 1) / team);
+        int z0, z1;
+        FN(thread_slab)(0, n[2], &z0, &z1);
         /* A slab's first and last planes are read by the next thread's first
          * step too: their owner sets their ghosts before anyone sweeps. */
         FN(set_plane_ghosts)(u, first, z0, n, sy, sz, g);
@@ -430,8 +444,7 @@ static void FN(stencil_sweep2)(REAL *restrict out, REAL *restrict u, const int n
         if (z0 == 0 && !FN(applies)(g, FACE_Z_LOW)) FN(set_plane_ghosts)(u, first, -1, n, sy, sz, g);
         if (z1 == n[2] && !FN(applies)(g, FACE_Z_HIGH)) FN(set_plane_ghosts)(u, first, n[2], n, sy, sz, g);
 #pragma omp barrier
-        long values = FN(ring_values)(sy, block_rows);
-        FN(ring) v = {rings + t * values, values / 3, sy, 0};
+        FN(ring) v = FN(thread_ring)(rings, sy, block_rows);
         for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
             int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
             FN(sweep2_block)(out, u, &v, first, y0, y1, z0, z1, n, sz, k, g, stream, beyond);

@@ -519,10 +519,9 @@ static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsi
     const long first = l->origin + 1 + sy + sz;
 #pragma omp parallel num_threads(threads)
     {
-        const int team = omp_get_num_threads(), t = omp_get_thread_num();
-        const int z0 = (int)((long)n[2] * t / team), z1 = (int)((long)n[2] * (t + 1) / team);
-        int streams = stream;
-        REAL *mine = FN(thread_scratch)(scratch, scratch_threads, t, sy, &streams);
+        int z0, z1, streams = stream;
+        FN(thread_slab)(0, n[2], &z0, &z1);
+        REAL *mine = FN(thread_scratch)(scratch, scratch_threads, omp_get_thread_num(), sy, &streams);
         for (int face = FACE_Y_LOW; face < FACE_COUNT; ++face) /* the x faces' ghosts: row by row below */
             if (!(pair->first->exchanged & 1u << face)) FN(material_face_fill)(u, zone, face, n, l, pair->first, 0);
         /* A slab's first and last planes are read by the next thread's first step too: their owner sets
@@ -530,8 +529,7 @@ static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsi
         FN(material_plane_x_ghosts)(u, runs, first, z0, n, sy, sz, pair->first);
         FN(material_plane_x_ghosts)(u, runs, first, z1 - 1, n, sy, sz, pair->first);
 #pragma omp barrier
-        const long values = FN(ring_values)(sy, block_rows);
-        FN(ring) v = {rings + t * values, values / 3, sy, 0};
+        FN(ring) v = FN(thread_ring)(rings, sy, block_rows);
         for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
             const int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
             FN(material_pair_block)(out, u, zone, runs, &v, first, y0, y1, z0, z1, n, sz, pair, streams, mine);
