@@ -133,9 +133,9 @@ static inline double FN(lanes_sum)(FN(dvec) v)
  * multiple of any vector's lanes) from a 64-byte-aligned row, so every whole
  * vector's streaming store is aligned; a segment's tail shorter than a
  * vector (only the row's last segment has one) goes through the cache. */
-static inline void FN(apply_row_dots)(REAL *restrict q, const REAL *restrict below, const REAL *restrict c,
-                                      const REAL *restrict above, long n, long sy, FN(cpu_coeffs) k, long seg,
-                                      double *restrict sums)
+static inline __attribute__((always_inline)) void
+    FN(apply_row_dots)(REAL *restrict q, const REAL *restrict below, const REAL *restrict c,
+                       const REAL *restrict above, long n, long sy, FN(cpu_coeffs) k, long seg, double *restrict sums)
 {
     const long whole = n / seg * seg; /* the segments that are whole vectors only */
     long i = 0;
@@ -173,7 +173,7 @@ typedef struct FN(apply_job) {
 } FN(apply_job);
 
 /* Row (y, z) of q = A p: its x ghosts set, then swept; its segments' p.q into pq. */
-static inline void FN(apply_job_row)(const void *job, long row, int y, int z)
+static inline __attribute__((always_inline)) void FN(apply_job_row)(const void *job, long row, int y, int z)
 {
     const FN(apply_job) *j = job;
     const long sz = j->sz;

@@ -275,7 +275,7 @@ typedef struct FN(step_job) {
     int laplacian_only, stream;
 } FN(step_job);
 
-static inline void FN(step_job_row)(const void *job, long row, int y, int z)
+static inline __attribute__((always_inline)) void FN(step_job_row)(const void *job, long row, int y, int z)
 {
     const FN(step_job) *j = job;
     FN(sweep_row)(j->out, j->u, row, y, z, j->n, j->sy, j->sz, j->k, j->g, j->laplacian_only, j->stream);

@@ -263,7 +263,7 @@ typedef struct FN(material_job) {
     REAL *scratch;
 } FN(material_job);
 
-static inline void FN(material_job_row)(const void *job, long row, int y, int z)
+static inline __attribute__((always_inline)) void FN(material_job_row)(const void *job, long row, int y, int z)
 {
     const FN(material_job) *j = job;
     FN(material_sweep_row)(j->out, j->u, j->zone, j->runs, row, y, z, j->n, j->sy, j->sz, j->m, j->stream,
@@ -283,7 +283,8 @@ static void FN(material_sweep)(REAL *restrict out, REAL *restrict u, const unsig
         FN(material_job) job = {out, u, zone, runs, n, l->stride_y, l->stride_z, m, stream, NULL};
         job.scratch = FN(thread_scratch)(scratch, scratch_threads, omp_get_thread_num(), l->stride_y, &job.stream);
         FN(march_rows)(FN(material_job_row), &job, n, l, block_rows, 0, n[2], NULL);
-        if (job.stream) _mm_sfence(); /* streaming stores are weakly ordered: visible to the others before the barrier */
+        /* Streaming stores are weakly ordered: visible to the others before the barrier. */
+        if (job.stream) _mm_sfence();
     }
 }
 

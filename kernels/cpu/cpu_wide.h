@@ -199,7 +199,7 @@ typedef struct FN(wide_job) {
 /* A row's x ghosts are set just before it is swept, while it is in cache
  * (only that row reads them: the star reads rows y +- m and z +- m over
  * the owned x alone). */
-static inline void FN(wide_job_row)(const void *job, long row, int y, int z)
+static inline __attribute__((always_inline)) void FN(wide_job_row)(const void *job, long row, int y, int z)
 {
     const FN(wide_job) *j = job;
     (void)y, (void)z;
