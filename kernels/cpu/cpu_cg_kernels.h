@@ -83,6 +83,28 @@ static inline void FN(scale_row_dots)(REAL *r, long n, REAL scale, FN(row_weight
     }
 }
 
+/* r -= a q over a row of n points, with r.r into rr[] and r.(weight r) into rz[] per segment; the
+ * weight of point i is inv[i] (the materials' Jacobi), or where inv is NULL w's. A constant inv
+ * (NULL) at a call compiles to the 7-point operator's loop alone. */
+static inline __attribute__((always_inline)) void FN(update_row_dots)(REAL *restrict r, const REAL *restrict q,
+                                                                      REAL a, long n, FN(row_weights) w,
+                                                                      const REAL *inv, long seg, double *rr,
+                                                                      double *rz)
+{
+    FOR_EACH_SEGMENT(n, seg)
+    {
+        double sum_rr = 0.0, sum_rz = 0.0;
+#pragma omp simd reduction(+ : sum_rr, sum_rz)
+        for (long i = s0; i < s1; ++i) {
+            REAL v = r[i] - a * q[i];
+            r[i] = v;
+            sum_rr += (double)v * v;
+            sum_rz += (double)v * (v * (inv ? inv[i] : FN(weight_at)(w, i, n)));
+        }
+        rr[sid] = sum_rr, rz[sid] = sum_rz;
+    }
+}
+
 /* r = scale lap(u) (the run's boundary conditions: ghosts by shift/scale). */
 static void FN(cg_rhs)(REAL *restrict r, REAL *restrict u, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
                        REAL rhs_scale, const FN(ghost_rule) *g, const heat_cg_diagonal *d,
@@ -220,19 +242,7 @@ static void FN(cg_update)(REAL *restrict r, const REAL *restrict q, REAL a, cons
     FOR_EACH_ROW(n)
     {
         long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
-        FN(row_weights) w = FN(row_weights_make)(d, y, z, n);
-        FOR_EACH_SEGMENT(n[0], seg)
-        {
-            double sum_rr = 0.0, sum_rz = 0.0;
-#pragma omp simd reduction(+ : sum_rr, sum_rz)
-            for (long i = row + s0; i < row + s1; ++i) {
-                REAL v = r[i] - a * q[i];
-                r[i] = v;
-                sum_rr += (double)v * v;
-                sum_rz += (double)v * (v * FN(weight_at)(w, i - row, n[0]));
-            }
-            rr[at + sid] = sum_rr, rz[at + sid] = sum_rz;
-        }
+        FN(update_row_dots)(r + row, q + row, a, n[0], FN(row_weights_make)(d, y, z, n), NULL, seg, rr + at, rz + at);
     }
 }
 

@@ -127,18 +127,8 @@ static void FN(mat_cg_update)(REAL *restrict r, const REAL *restrict q, REAL a, 
     FOR_EACH_ROW(n)
     {
         long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
-        FOR_EACH_SEGMENT(n[0], seg)
-        {
-            double sum_rr = 0.0, sum_rz = 0.0;
-#pragma omp simd reduction(+ : sum_rr, sum_rz)
-            for (long i = row + s0; i < row + s1; ++i) {
-                REAL v = r[i] - a * q[i];
-                r[i] = v;
-                sum_rr += (double)v * v;
-                sum_rz += (double)v * (v * FN(mat_weight)(inv, i));
-            }
-            rr[at + sid] = sum_rr, rz[at + sid] = sum_rz;
-        }
+        const FN(row_weights) none = {1, 1, 1};
+        FN(update_row_dots)(r + row, q + row, a, n[0], none, inv ? inv + row : NULL, seg, rr + at, rz + at);
     }
 }
 
