@@ -388,6 +388,9 @@ static int implicit_solve_energy(cpu_state *s)
     return HEAT_OK;
 }
 
+/* A per-precision function of the state: name_f or name_d by the run's precision. */
+#define TYPED(s, name, ...) ((s)->problem.precision == HEAT_FLOAT ? name##_f(__VA_ARGS__) : name##_d(__VA_ARGS__))
+
 #define HEAT_PRECISION_FILE "cpu_cg_ops.h"
 #include "for_each_precision.h"
 
@@ -781,40 +784,17 @@ static int cpu_download(void *state, void *host)
     return HEAT_OK;
 }
 
-static void fill_halo_yz(cpu_state *s, void *field)
-{
-    if (s->radius > 1) {
-        if (s->problem.precision == HEAT_FLOAT) wide_halo_fill_f(field, s->problem.grid.n, &s->layout, s->radius, &s->bc_f, 0);
-        else wide_halo_fill_d(field, s->problem.grid.n, &s->layout, s->radius, &s->bc_d, 0);
-        return;
-    }
-    if (s->problem.precision == HEAT_FLOAT) halo_fill_yz_f(field, s->problem.grid.n, &s->layout, &s->bc_f);
-    else halo_fill_yz_d(field, s->problem.grid.n, &s->layout, &s->bc_d);
-}
+#define HEAT_PRECISION_FILE "cpu_step_ops.h"
+#include "for_each_precision.h"
+
+static void fill_halo_yz(cpu_state *s, void *field) { TYPED(s, fill_halo_yz_typed, s, field); }
 
 /* Planes [z_begin, z_end) of one step (halo fill and stencil: out = step(in)), with an
  * exchange travelling meanwhile (NULL: none). */
 static void sweep_planes(cpu_state *s, void *out, void *in, const heat_variant *v, int z_begin, int z_end,
                          const heat_halo_transport *travelling)
 {
-    const int *n = s->problem.grid.n;
-    if (s->radius > 1) {
-        const int mode = v->laplacian ? WIDE_LAPLACIAN : variant_streams(v) ? WIDE_STEP_STREAM : WIDE_STEP;
-        if (s->problem.precision == HEAT_FLOAT) {
-            wide_coeffs_f k = wide_coeffs_cast_f(&s->wide);
-            wide_sweep_planes_f(out, in, n, &s->layout, &k, &s->bc_f, mode, s->block_rows, z_begin, z_end, travelling);
-        } else {
-            wide_coeffs_d k = wide_coeffs_cast_d(&s->wide);
-            wide_sweep_planes_d(out, in, n, &s->layout, &k, &s->bc_d, mode, s->block_rows, z_begin, z_end, travelling);
-        }
-        return;
-    }
-    if (s->problem.precision == HEAT_FLOAT)
-        stencil_sweep_planes_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f, v->laplacian,
-                               variant_streams(v), s->block_rows, z_begin, z_end, travelling);
-    else
-        stencil_sweep_planes_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d, v->laplacian,
-                               variant_streams(v), s->block_rows, z_begin, z_end, travelling);
+    TYPED(s, sweep_planes_typed, s, out, in, v, z_begin, z_end, travelling);
 }
 
 /* One step with the exchange beside it: the faces leave, the planes that
@@ -877,38 +857,16 @@ static const void *beyond_face(const cpu_state *s, int face)
 static void sweep2_planes(cpu_state *s, void *out, void *in, int stream, int z_begin, int z_end,
                           const heat_halo_transport *travelling)
 {
-    const int *n = s->problem.grid.n;
     const void *beyond[2] = {beyond_face(s, FACE_Z_LOW), beyond_face(s, FACE_Z_HIGH)};
     int threads = pair_threads(s);
     if (threads > z_end - z_begin) threads = z_end - z_begin;
-    const long sy = s->layout.stride_y;
-    if (s->problem.precision == HEAT_FLOAT) {
-        edge_planes_f keep = {s->edges, edge_plane_values_f(sy, n[1]), sy, n[2]};
-        stencil_sweep2_planes_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f, stream, s->fused_rows,
-                                s->rings, (const float *const *)beyond, threads, z_begin, z_end, travelling,
-                                travelling ? &keep : NULL);
-    } else {
-        edge_planes_d keep = {s->edges, edge_plane_values_d(sy, n[1]), sy, n[2]};
-        stencil_sweep2_planes_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d, stream, s->fused_rows,
-                                s->rings, (const double *const *)beyond, threads, z_begin, z_end, travelling,
-                                travelling ? &keep : NULL);
-    }
+    TYPED(s, sweep2_planes_typed, s, out, in, stream, beyond, threads, z_begin, z_end, travelling);
 }
 
 static void sweep2_edges(cpu_state *s, void *out, void *in, int stream)
 {
-    const int *n = s->problem.grid.n;
     const void *beyond[2] = {beyond_face(s, FACE_Z_LOW), beyond_face(s, FACE_Z_HIGH)};
-    const long sy = s->layout.stride_y;
-    if (s->problem.precision == HEAT_FLOAT) {
-        edge_planes_f e = {s->edges, edge_plane_values_f(sy, n[1]), sy, n[2]};
-        stencil_sweep2_edges_f(out, in, n, &s->layout, coeffs_cast_f(&s->coeffs), &s->bc_f, stream, &e,
-                               (const float *const *)beyond, pair_threads(s));
-    } else {
-        edge_planes_d e = {s->edges, edge_plane_values_d(sy, n[1]), sy, n[2]};
-        stencil_sweep2_edges_d(out, in, n, &s->layout, coeffs_cast_d(&s->coeffs), &s->bc_d, stream, &e,
-                               (const double *const *)beyond, pair_threads(s));
-    }
+    TYPED(s, sweep2_edges_typed, s, out, in, stream, beyond);
 }
 
 /* Two steps with their exchange beside them: the faces' two planes leave,
@@ -953,18 +911,12 @@ static __attribute__((noinline, noclone)) void add_step_energy(cpu_state *s, con
  * of them bring (the energy balance), the sweep (stream: streaming stores). */
 static int material_step(cpu_state *s, int stream)
 {
-    const int *n = s->problem.grid.n;
     double power[HEAT_ENERGY_KINDS];
     HEAT_CALL(exchange_ghosts(s, s->current));
     material_sources(s, step_time(s));
     material_fill(s, s->current, 0, FACE_Y_LOW); /* the sweep sets the x faces' row by row */
     HEAT_CALL(step_power(s, s->current, power));
-    if (s->problem.precision == HEAT_FLOAT)
-        material_sweep_f(s->next, s->current, s->zone, &s->runs, n, &s->layout, &s->mat_f, s->block_rows, stream,
-                         s->row_scratch, s->scratch_threads);
-    else
-        material_sweep_d(s->next, s->current, s->zone, &s->runs, n, &s->layout, &s->mat_d, s->block_rows, stream,
-                         s->row_scratch, s->scratch_threads);
+    TYPED(s, material_sweep_typed, s, stream);
     add_step_energy(s, power);
     void *swap = s->current;
     s->current = s->next;
@@ -978,29 +930,12 @@ static int material_step(cpu_state *s, int stream)
  * own start time; energy added step by step, as two single steps add it. */
 static int material_pair(cpu_state *s, int stream)
 {
-    const int *n = s->problem.grid.n;
     double power[2][HEAT_ENERGY_KINDS];
-    double *bricks[2] = {s->energy_bricks, s->energy_bricks_second};
+    double *const bricks[2] = {s->energy_bricks, s->energy_bricks_second};
     material_sources(s, step_time(s));
     const double first_sources = source_power(s);
     const double second_time = time_of_step(s, s->step + 1);
-    if (s->problem.precision == HEAT_FLOAT) {
-        material_tables_f second = s->mat_f; /* shares the conductances; its own sources */
-        material_sources_at_f(&second, s->problem.materials, second_time);
-        boundary_energy_f energy[2] = {boundary_energy_of_f(s, NULL, 0, bricks[0]), boundary_energy_of_f(s, NULL, 1, bricks[1])};
-        material_pair_f pair = {&s->mat_f, &second, {{0}}, {&energy[0], &energy[1]}};
-        memcpy(pair.captured, s->captured, sizeof pair.captured);
-        material_sweep2_f(s->next, s->current, s->zone, &s->runs, n, &s->layout, &pair, stream, s->fused_rows,
-                          s->rings, pair_threads(s), s->row_scratch, s->scratch_threads);
-    } else {
-        material_tables_d second = s->mat_d;
-        material_sources_at_d(&second, s->problem.materials, second_time);
-        boundary_energy_d energy[2] = {boundary_energy_of_d(s, NULL, 0, bricks[0]), boundary_energy_of_d(s, NULL, 1, bricks[1])};
-        material_pair_d pair = {&s->mat_d, &second, {{0}}, {&energy[0], &energy[1]}};
-        memcpy(pair.captured, s->captured, sizeof pair.captured);
-        material_sweep2_d(s->next, s->current, s->zone, &s->runs, n, &s->layout, &pair, stream, s->fused_rows,
-                          s->rings, pair_threads(s), s->row_scratch, s->scratch_threads);
-    }
+    TYPED(s, material_pair_typed, s, stream, second_time, bricks);
     for (int step = 0; step < 2; ++step) HEAT_CALL(sum_boundary_power(s, bricks[step], power[step]));
     power[0][HEAT_ENERGY_SOURCES] = first_sources;
     material_sources(s, second_time);
@@ -1241,8 +1176,6 @@ static int cpu_time_step(void *state, int reps, double *ms)
 }
 
 /* ---- implicit schemes: precision dispatch to cpu_cg_ops.h ---- */
-
-#define TYPED(s, name, ...) ((s)->problem.precision == HEAT_FLOAT ? name##_f(__VA_ARGS__) : name##_d(__VA_ARGS__))
 
 static int cpu_cg_begin(void *state, double fraction, double *rr, double *rz)
 {

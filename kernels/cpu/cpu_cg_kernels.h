@@ -29,14 +29,12 @@ static FN(row_weights) FN(row_weights_make)(const heat_cg_diagonal *d, int y, in
                              (REAL)(1.0 / (row + d->face[FACE_X_HIGH]))};
 }
 
+#ifndef FOR_EACH_SEGMENT /* this file is included once per precision; cpu_materials_cg.h uses these too */
 /* Dot products are summed per row segment of `seg` points (one reduction
  * brick wide, solver/reduce.h), never across a segment boundary. */
 #define FOR_EACH_SEGMENT(n0, seg)                                                                              \
     for (long s0 = 0, sid = 0, s1 = (seg) < (n0) ? (seg) : (n0); s0 < (n0);                                  \
          s0 += (seg), ++sid, s1 = s0 + (seg) < (n0) ? s0 + (seg) : (n0))
-
-static inline long FN(segments_of)(long n0, long seg) { return (n0 + seg - 1) / seg; }
-
 
 #define FOR_EACH_ROW(n)                                                                                      \
     _Pragma("omp parallel for collapse(2) schedule(static)") for (int z = 0; z < (n)[2]; ++z) for (int y = 0; \
@@ -51,6 +49,62 @@ static inline long FN(segments_of)(long n0, long seg) { return (n0 + seg - 1) / 
     _Pragma("omp parallel for collapse(2) schedule(static)") for (int z = 0; z < (n)[2]; ++z) for (           \
         int y = y0; y < (y0 + (rows) < (n)[1] ? y0 + (rows) : (n)[1]); ++y)
 
+#endif
+
+static inline long FN(segments_of)(long n0, long seg) { return (n0 + seg - 1) / seg; }
+
+/* a.b per segment of a row of n points, into sums[0 .. segments_of(n, seg)). */
+static inline void FN(dot_segments)(const REAL *a, const REAL *b, long n, long seg, double *sums)
+{
+    FOR_EACH_SEGMENT(n, seg)
+    {
+        double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+        for (long i = s0; i < s1; ++i) sum += (double)a[i] * b[i];
+        sums[sid] = sum;
+    }
+}
+
+/* r = scale r over a row of n points, with r.r into rr[] and r.(w r) into rz[] per segment. */
+static inline void FN(scale_row_dots)(REAL *r, long n, REAL scale, FN(row_weights) w, long seg, double *rr,
+                                      double *rz)
+{
+    FOR_EACH_SEGMENT(n, seg)
+    {
+        double sum_rr = 0.0, sum_rz = 0.0;
+#pragma omp simd reduction(+ : sum_rr, sum_rz)
+        for (long i = s0; i < s1; ++i) {
+            REAL v = scale * r[i];
+            r[i] = v;
+            sum_rr += (double)v * v;
+            sum_rz += (double)v * (v * FN(weight_at)(w, i, n));
+        }
+        rr[sid] = sum_rr, rz[sid] = sum_rz;
+    }
+}
+
+/* r -= a q over a row of n points, with r.r into rr[] and r.(weight r) into rz[] per segment; the
+ * weight of point i is inv[i] (the materials' Jacobi), or where inv is NULL w's. A constant inv
+ * (NULL) at a call compiles to the 7-point operator's loop alone. */
+static inline __attribute__((always_inline)) void FN(update_row_dots)(REAL *restrict r, const REAL *restrict q,
+                                                                      REAL a, long n, FN(row_weights) w,
+                                                                      const REAL *inv, long seg, double *rr,
+                                                                      double *rz)
+{
+    FOR_EACH_SEGMENT(n, seg)
+    {
+        double sum_rr = 0.0, sum_rz = 0.0;
+#pragma omp simd reduction(+ : sum_rr, sum_rz)
+        for (long i = s0; i < s1; ++i) {
+            REAL v = r[i] - a * q[i];
+            r[i] = v;
+            sum_rr += (double)v * v;
+            sum_rz += (double)v * (v * (inv ? inv[i] : FN(weight_at)(w, i, n)));
+        }
+        rr[sid] = sum_rr, rz[sid] = sum_rz;
+    }
+}
+
 /* r = scale lap(u) (the run's boundary conditions: ghosts by shift/scale). */
 static void FN(cg_rhs)(REAL *restrict r, REAL *restrict u, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
                        REAL rhs_scale, const FN(ghost_rule) *g, const heat_cg_diagonal *d,
@@ -63,18 +117,7 @@ static void FN(cg_rhs)(REAL *restrict r, REAL *restrict u, const int n[3], const
         FN(row_weights) w = FN(row_weights_make)(d, y, z, n);
         FN(set_x_ghosts)(u + row, n[0], g);
         FN(stencil_row)(r + row, u + row, n[0], l->stride_y, l->stride_z, k, 1);
-        FOR_EACH_SEGMENT(n[0], seg)
-        {
-            double sum_rr = 0.0, sum_rz = 0.0;
-#pragma omp simd reduction(+ : sum_rr, sum_rz)
-            for (long i = s0; i < s1; ++i) {
-                REAL v = rhs_scale * r[row + i];
-                r[row + i] = v;
-                sum_rr += (double)v * v;
-                sum_rz += (double)v * (v * FN(weight_at)(w, i, n[0]));
-            }
-            rr[at + sid] = sum_rr, rz[at + sid] = sum_rz;
-        }
+        FN(scale_row_dots)(r + row, n[0], rhs_scale, w, seg, rr + at, rz + at);
     }
 }
 
@@ -112,9 +155,9 @@ static inline double FN(lanes_sum)(FN(dvec) v)
  * multiple of any vector's lanes) from a 64-byte-aligned row, so every whole
  * vector's streaming store is aligned; a segment's tail shorter than a
  * vector (only the row's last segment has one) goes through the cache. */
-static inline void FN(apply_row_dots)(REAL *restrict q, const REAL *restrict below, const REAL *restrict c,
-                                      const REAL *restrict above, long n, long sy, FN(cpu_coeffs) k, long seg,
-                                      double *restrict sums)
+static inline __attribute__((always_inline)) void
+    FN(apply_row_dots)(REAL *restrict q, const REAL *restrict below, const REAL *restrict c,
+                       const REAL *restrict above, long n, long sy, FN(cpu_coeffs) k, long seg, double *restrict sums)
 {
     const long whole = n / seg * seg; /* the segments that are whole vectors only */
     long i = 0;
@@ -141,47 +184,38 @@ static inline void FN(apply_row_dots)(REAL *restrict q, const REAL *restrict bel
     *sums = sum;
 }
 
-/* Row (y, z) of q = A p: its x ghosts set, then swept; its segments' p.q into sums. */
-static inline void FN(apply_row_at)(REAL *restrict q, REAL *restrict p, long first, int y, int z, const int n[3],
-                                    long sy, long sz, FN(cpu_coeffs) k, const FN(ghost_rule) *g, long seg,
-                                    double *sums)
+/* What cg_apply's rows need: q = A p, p.q per segment of `seg` points into pq (segs a row). */
+typedef struct FN(apply_job) {
+    REAL *q, *p;
+    const int *n;
+    long sy, sz, seg, segs;
+    FN(cpu_coeffs) k;
+    const FN(ghost_rule) *g;
+    double *pq;
+} FN(apply_job);
+
+/* Row (y, z) of q = A p: its x ghosts set, then swept; its segments' p.q into pq. */
+static inline __attribute__((always_inline)) void FN(apply_job_row)(const void *job, long row, int y, int z)
 {
-    long row = first + y * sy + z * sz;
-    FN(set_x_ghosts)(p + row, n[0], g);
-    FN(apply_row_dots)(q + row, p + row - sz, p + row, p + row + sz, n[0], sy, k, seg, sums);
+    const FN(apply_job) *j = job;
+    const long sz = j->sz;
+    FN(set_x_ghosts)(j->p + row, j->n[0], j->g);
+    FN(apply_row_dots)(j->q + row, j->p + row - sz, j->p + row, j->p + row + sz, j->n[0], j->sy, j->k, j->seg,
+                       j->pq + ((long)z * j->n[1] + y) * j->segs);
 }
 
 /* q = A p = p + k.alpha_dt lap0(p) (k.alpha_dt = -theta alpha dt; y/z ghosts
  * of p set), with p.q per row segment. q is next read from memory (by
  * cg_update): stored through the cache, every line of q would be read before
- * being written, a third stream beside p and q. Swept as stencil_sweep_planes
- * sweeps: each thread up its own slab of planes in blocks of `rows` rows, so
- * that planes z-1 and z of the block are still in its L2 when row z+1 needs
- * them, with no barrier between blocks (fewer than four planes a thread: the
- * rows shared out instead, so that flat grids keep every thread busy);
- * streaming stores fenced at the end. */
+ * being written, a third stream beside p and q. Marched as the explicit
+ * sweep (march_rows, blocks of `rows` rows); streaming stores fenced at the end. */
 static void FN(cg_apply)(REAL *restrict q, REAL *restrict p, const int n[3], const heat_layout *l, FN(cpu_coeffs) k,
                          const FN(ghost_rule) *g, long seg, double *pq, int rows)
 {
-    const long first = heat_layout_first_owned(l), segs = FN(segments_of)(n[0], seg);
-    const long sy = l->stride_y, sz = l->stride_z;
+    const FN(apply_job) job = {q, p, n, l->stride_y, l->stride_z, seg, FN(segments_of)(n[0], seg), k, g, pq};
 #pragma omp parallel
     {
-        int threads = omp_get_num_threads(), t = omp_get_thread_num();
-        if (n[2] >= 4 * threads) {
-            int z0 = (int)((long)n[2] * t / threads), z1 = (int)((long)n[2] * (t + 1) / threads);
-            for (int y0 = 0; y0 < n[1]; y0 += rows) {
-                const int y1 = y0 + rows < n[1] ? y0 + rows : n[1];
-                for (int z = z0; z < z1; ++z)
-                    for (int y = y0; y < y1; ++y)
-                        FN(apply_row_at)(q, p, first, y, z, n, sy, sz, k, g, seg, pq + ((long)z * n[1] + y) * segs);
-            }
-        } else {
-#pragma omp for collapse(2) schedule(static) nowait
-            for (int z = 0; z < n[2]; ++z)
-                for (int y = 0; y < n[1]; ++y)
-                    FN(apply_row_at)(q, p, first, y, z, n, sy, sz, k, g, seg, pq + ((long)z * n[1] + y) * segs);
-        }
+        FN(march_rows)(FN(apply_job_row), &job, n, l, rows, 0, n[2], NULL);
         _mm_sfence();
     }
 }
@@ -208,19 +242,7 @@ static void FN(cg_update)(REAL *restrict r, const REAL *restrict q, REAL a, cons
     FOR_EACH_ROW(n)
     {
         long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
-        FN(row_weights) w = FN(row_weights_make)(d, y, z, n);
-        FOR_EACH_SEGMENT(n[0], seg)
-        {
-            double sum_rr = 0.0, sum_rz = 0.0;
-#pragma omp simd reduction(+ : sum_rr, sum_rz)
-            for (long i = row + s0; i < row + s1; ++i) {
-                REAL v = r[i] - a * q[i];
-                r[i] = v;
-                sum_rr += (double)v * v;
-                sum_rz += (double)v * (v * FN(weight_at)(w, i - row, n[0]));
-            }
-            rr[at + sid] = sum_rr, rz[at + sid] = sum_rz;
-        }
+        FN(update_row_dots)(r + row, q + row, a, n[0], FN(row_weights_make)(d, y, z, n), NULL, seg, rr + at, rz + at);
     }
 }
 
@@ -332,13 +354,7 @@ static void FN(cheb_step)(REAL *restrict out, REAL *restrict z_k, const REAL *re
         FN(set_x_ghosts)(z_k + row, n[0], g);
         FN(cheb_row)(o, NULL, zr - sz, zr, zr + sz, previous_is_zero ? NULL : o, rr, n[0], sy, k, keep, push, 0, 1);
         /* Only the last degree's r.z is wanted; its row is still in L1. */
-        if (rz) FOR_EACH_SEGMENT(n[0], seg)
-            {
-                double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-                for (long i = s0; i < s1; ++i) sum += (double)rr[i] * o[i];
-                rz[at + sid] = sum;
-            }
+        if (rz) FN(dot_segments)(rr, o, n[0], seg, rz + at);
     }
 }
 
@@ -417,14 +433,13 @@ static void FN(cheb_pair)(const FN(cheb_pair_args) *a, const int n[3], const hea
     const long first = heat_layout_first_owned(l);
 #pragma omp parallel num_threads(threads)
     {
-        int team = omp_get_num_threads(), t = omp_get_thread_num();
-        int z0 = (int)((long)n[2] * t / team), z1 = (int)((long)n[2] * (t + 1) / team);
+        int z0, z1;
+        FN(thread_slab)(0, n[2], &z0, &z1);
         /* The slab's first and last planes are read by the neighbours' rings too. */
         FN(set_plane_ghosts)(a->z, first, z0, n, sy, sz, a->g);
         FN(set_plane_ghosts)(a->z, first, z1 - 1, n, sy, sz, a->g);
 #pragma omp barrier
-        long values = FN(ring_values)(sy, block_rows);
-        FN(ring) v = {rings + t * values, values / 3, sy, 0};
+        FN(ring) v = FN(thread_ring)(rings, sy, block_rows);
         for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
             int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
             FN(cheb_pair_block)(a, &v, first, y0, y1, z0, z1, n, sz);
@@ -497,6 +512,3 @@ static void FN(cg_finish)(REAL *restrict u, FN(x_step) xs, const REAL *restrict 
 /* The kernels of orders above 2, which sweep and reduce rows as these do. */
 #include "cpu_wide.h"
 
-#undef FOR_EACH_ROW
-#undef FOR_EACH_ROW_IN_BLOCKS
-#undef FOR_EACH_SEGMENT

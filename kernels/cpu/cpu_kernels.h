@@ -218,43 +218,79 @@ static inline void FN(let_travel)(const heat_halo_transport *travelling, int *ar
     if (travelling && !*arrived) *arrived = travelling->exchange_progress(travelling->context) != 0;
 }
 
-/* Each thread sweeps a slab of the planes [z_begin, z_end), in blocks of
- * `block_rows` rows of y: within a block it marches up z, so the three
- * planes' rows the stencil reads (z-1, z, z+1) stay in the core's L2 cache
- * and every value comes from memory once. Few planes per thread: cut into
- * rows instead. travelling: a halo exchange in flight, which thread 0 lets
- * move after each plane (or row) it sweeps; NULL: none. */
+/* The calling thread's slab [*z0, *z1) of the planes [z_begin, z_end), its share of the parallel region's team. */
+static inline void FN(thread_slab)(int z_begin, int z_end, int *z0, int *z1)
+{
+    const long planes = z_end - z_begin, team = omp_get_num_threads(), t = omp_get_thread_num();
+    *z0 = z_begin + (int)(planes * t / team), *z1 = z_begin + (int)(planes * (t + 1) / team);
+}
+
+/* Sweeps row (y, z), `row` the index of its first owned point; job: what
+ * the sweep needs beside them (the caller's struct). */
+typedef void (*FN(row_sweeper))(const void *job, long row, int y, int z);
+
+/* The march of every sweep of one step a row, run by each thread of the
+ * caller's parallel region: thread t sweeps a slab of the planes [z_begin,
+ * z_end) in blocks of `block_rows` rows of y, and within a block marches up
+ * z, so that the planes a row reads (z-R .. z+R) stay in the core's L2 and
+ * every value comes from memory once. Few planes a thread: the rows shared
+ * out instead (no barrier at the end). travelling: a halo exchange in flight,
+ * which thread 0 lets move after each plane (or row) it sweeps; NULL: none.
+ * Inlined, with sweep_row a constant at every call, so the row call is direct. */
+static inline __attribute__((always_inline)) void FN(march_rows)(FN(row_sweeper) sweep_row, const void *job,
+                                                                 const int n[3], const heat_layout *l,
+                                                                 int block_rows, int z_begin, int z_end,
+                                                                 const heat_halo_transport *travelling)
+{
+    const long sy = l->stride_y, sz = l->stride_z, first = heat_layout_first_owned(l); /* owned (0, 0, 0) */
+    const int planes = z_end - z_begin;
+    int arrived = 0, z0, z1;
+    const heat_halo_transport *mover = omp_get_thread_num() == 0 ? travelling : NULL;
+    if (planes >= 4 * omp_get_num_threads()) {
+        FN(thread_slab)(z_begin, z_end, &z0, &z1);
+        for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
+            int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
+            for (int z = z0; z < z1; ++z) {
+                for (int y = y0; y < y1; ++y) sweep_row(job, first + y * sy + z * sz, y, z);
+                FN(let_travel)(mover, &arrived);
+            }
+        }
+    } else {
+#pragma omp for collapse(2) schedule(static) nowait
+        for (int z = z_begin; z < z_end; ++z)
+            for (int y = 0; y < n[1]; ++y) {
+                sweep_row(job, first + y * sy + z * sz, y, z);
+                FN(let_travel)(mover, &arrived);
+            }
+    }
+}
+
+/* What stencil_sweep_planes' rows need. */
+typedef struct FN(step_job) {
+    REAL *out, *u;
+    const int *n;
+    long sy, sz;
+    FN(cpu_coeffs) k;
+    const FN(ghost_rule) *g;
+    int laplacian_only, stream;
+} FN(step_job);
+
+static inline __attribute__((always_inline)) void FN(step_job_row)(const void *job, long row, int y, int z)
+{
+    const FN(step_job) *j = job;
+    FN(sweep_row)(j->out, j->u, row, y, z, j->n, j->sy, j->sz, j->k, j->g, j->laplacian_only, j->stream);
+}
+
+/* One step (or lap(u)) of the planes [z_begin, z_end) of u's owned block
+ * into out, ghosts set row by row (sweep_row), marched as march_rows says. */
 static void FN(stencil_sweep_planes)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
                                      FN(cpu_coeffs) k, const FN(ghost_rule) *g, int laplacian_only, int stream,
                                      int block_rows, int z_begin, int z_end, const heat_halo_transport *travelling)
 {
-    const long sy = l->stride_y, sz = l->stride_z;
-    const long first = heat_layout_first_owned(l); /* owned point (0, 0, 0) */
-    const int planes = z_end - z_begin;
+    const FN(step_job) job = {out, u, n, l->stride_y, l->stride_z, k, g, laplacian_only, stream};
 #pragma omp parallel
     {
-        int threads = omp_get_num_threads(), t = omp_get_thread_num(), arrived = 0;
-        const heat_halo_transport *mover = t == 0 ? travelling : NULL;
-        if (planes >= 4 * threads) {
-            int z0 = z_begin + (int)((long)planes * t / threads), z1 = z_begin + (int)((long)planes * (t + 1) / threads);
-            for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
-                int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
-                for (int z = z0; z < z1; ++z) {
-                    for (int y = y0; y < y1; ++y)
-                        FN(sweep_row)(out, u, first + y * sy + z * sz, y, z, n, sy, sz, k, g,
-                                      laplacian_only, stream);
-                    FN(let_travel)(mover, &arrived);
-                }
-            }
-        } else {
-#pragma omp for collapse(2) schedule(static) nowait
-            for (int z = z_begin; z < z_end; ++z)
-                for (int y = 0; y < n[1]; ++y) {
-                    FN(sweep_row)(out, u, first + y * sy + z * sz, y, z, n, sy, sz, k, g,
-                                  laplacian_only, stream);
-                    FN(let_travel)(mover, &arrived);
-                }
-        }
+        FN(march_rows)(FN(step_job_row), &job, n, l, block_rows, z_begin, z_end, travelling);
         /* Streaming stores are weakly ordered: visible to the other threads before the barrier. */
         if (stream) _mm_sfence();
     }
@@ -333,6 +369,13 @@ static void FN(edge_keep_rows)(const FN(edge_planes) *e, const FN(ring) *v, int 
     const int from = v->ya == 0 ? -1 : v->ya, to = yb == n[1] ? n[1] + 1 : yb;
     for (int y = from; y < to; ++y)
         memcpy(FN(edge_row)(e, y, z) - 1, FN(ring_row)(v, y, z) - 1, (size_t)(n[0] + 2) * sizeof(REAL));
+}
+
+/* The calling thread's ring in `rings` (ring_values(sy, block_rows) values a thread). */
+static inline FN(ring) FN(thread_ring)(REAL *rings, long sy, int block_rows)
+{
+    const long values = FN(ring_values)(sy, block_rows);
+    return (FN(ring)){rings + omp_get_thread_num() * values, values / 3, sy, 0};
 }
 
 /* u's ghosts on every row of plane z (what sweep_row sets row by row). */
@@ -450,11 +493,11 @@ static void FN(stencil_sweep2_planes)(REAL *restrict out, REAL *restrict u, cons
 {
     const long sy = l->stride_y, sz = l->stride_z;
     const long first = heat_layout_first_owned(l);
-    const int planes = z_end - z_begin;
 #pragma omp parallel num_threads(threads)
     {
-        int team = omp_get_num_threads(), t = omp_get_thread_num(), arrived = 0;
-        int z0 = z_begin + (int)((long)planes * t / team), z1 = z_begin + (int)((long)planes * (t + 1) / team);
+        int t = omp_get_thread_num(), arrived = 0;
+        int z0, z1;
+        FN(thread_slab)(z_begin, z_end, &z0, &z1);
         const heat_halo_transport *mover = t == 0 ? travelling : NULL;
         const unsigned keep_sides = (z0 == z_begin ? 1u : 0u) | (z1 == z_end ? 2u : 0u);
         /* A slab's first and last planes are read by the next thread's first
@@ -465,8 +508,7 @@ static void FN(stencil_sweep2_planes)(REAL *restrict out, REAL *restrict u, cons
         if (z0 == z_begin) FN(set_swept_plane_ghosts)(u, first, z_begin - 1, n, sy, sz, g);
         if (z1 == z_end) FN(set_swept_plane_ghosts)(u, first, z_end, n, sy, sz, g);
 #pragma omp barrier
-        long values = FN(ring_values)(sy, block_rows);
-        FN(ring) v = {rings + t * values, values / 3, sy, 0};
+        FN(ring) v = FN(thread_ring)(rings, sy, block_rows);
         for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
             int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
             FN(sweep2_block)(out, u, &v, first, y0, y1, z0, z1, n, sz, k, g, stream, beyond, mover, &arrived,

@@ -251,38 +251,40 @@ static inline void FN(material_sweep_row)(REAL *restrict out, REAL *restrict u, 
                          stream, 1, scratch);
 }
 
-/* One general step of the owned block, u's y and z ghosts set (the x ghosts here): each thread a slab of
- * planes in blocks of `block_rows` rows marched up z (stencil_sweep_planes'
- * order, so that the three planes a row reads stay in L2), or rows where
- * the planes are few. stream: whole uniform rows stored past the cache. */
+/* What material_sweep's rows need; scratch: the thread's own row (NULL: none). */
+typedef struct FN(material_job) {
+    REAL *out, *u;
+    const unsigned char *zone;
+    const material_runs *runs;
+    const int *n;
+    long sy, sz;
+    const FN(material_tables) *m;
+    int stream;
+    REAL *scratch;
+} FN(material_job);
+
+static inline __attribute__((always_inline)) void FN(material_job_row)(const void *job, long row, int y, int z)
+{
+    const FN(material_job) *j = job;
+    FN(material_sweep_row)(j->out, j->u, j->zone, j->runs, row, y, z, j->n, j->sy, j->sz, j->m, j->stream,
+                           j->scratch);
+}
+
+/* One general step of the owned block, u's y and z ghosts set (the x ghosts here), marched as the
+ * one-material sweep (march_rows: the three planes a row reads stay in L2). stream: whole uniform
+ * rows stored past the cache. */
 static void FN(material_sweep)(REAL *restrict out, REAL *restrict u, const unsigned char *restrict zone,
                                const material_runs *runs, const int n[3], const heat_layout *l,
                                const FN(material_tables) *m, int block_rows, int stream, REAL *scratch,
                                int scratch_threads)
 {
-    const long sy = l->stride_y, sz = l->stride_z;
-    const long first = l->origin + 1 + sy + sz;
 #pragma omp parallel
     {
-        int threads = omp_get_num_threads(), t = omp_get_thread_num();
-        REAL *mine = FN(thread_scratch)(scratch, scratch_threads, t, sy, &stream);
-        if (n[2] >= 4 * threads) {
-            int z0 = (int)((long)n[2] * t / threads), z1 = (int)((long)n[2] * (t + 1) / threads);
-            for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
-                int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
-                for (int z = z0; z < z1; ++z)
-                    for (int y = y0; y < y1; ++y)
-                        FN(material_sweep_row)(out, u, zone, runs, first + y * sy + z * sz, y, z, n, sy, sz, m, stream,
-                                               mine);
-            }
-        } else {
-#pragma omp for collapse(2) schedule(static) nowait
-            for (int z = 0; z < n[2]; ++z)
-                for (int y = 0; y < n[1]; ++y)
-                    FN(material_sweep_row)(out, u, zone, runs, first + y * sy + z * sz, y, z, n, sy, sz, m, stream,
-                                           mine);
-        }
-        if (stream) _mm_sfence(); /* streaming stores are weakly ordered: visible to the others before the barrier */
+        FN(material_job) job = {out, u, zone, runs, n, l->stride_y, l->stride_z, m, stream, NULL};
+        job.scratch = FN(thread_scratch)(scratch, scratch_threads, omp_get_thread_num(), l->stride_y, &job.stream);
+        FN(march_rows)(FN(material_job_row), &job, n, l, block_rows, 0, n[2], NULL);
+        /* Streaming stores are weakly ordered: visible to the others before the barrier. */
+        if (job.stream) _mm_sfence();
     }
 }
 
@@ -518,10 +520,9 @@ static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsi
     const long first = l->origin + 1 + sy + sz;
 #pragma omp parallel num_threads(threads)
     {
-        const int team = omp_get_num_threads(), t = omp_get_thread_num();
-        const int z0 = (int)((long)n[2] * t / team), z1 = (int)((long)n[2] * (t + 1) / team);
-        int streams = stream;
-        REAL *mine = FN(thread_scratch)(scratch, scratch_threads, t, sy, &streams);
+        int z0, z1, streams = stream;
+        FN(thread_slab)(0, n[2], &z0, &z1);
+        REAL *mine = FN(thread_scratch)(scratch, scratch_threads, omp_get_thread_num(), sy, &streams);
         for (int face = FACE_Y_LOW; face < FACE_COUNT; ++face) /* the x faces' ghosts: row by row below */
             if (!(pair->first->exchanged & 1u << face)) FN(material_face_fill)(u, zone, face, n, l, pair->first, 0);
         /* A slab's first and last planes are read by the next thread's first step too: their owner sets
@@ -529,8 +530,7 @@ static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsi
         FN(material_plane_x_ghosts)(u, runs, first, z0, n, sy, sz, pair->first);
         FN(material_plane_x_ghosts)(u, runs, first, z1 - 1, n, sy, sz, pair->first);
 #pragma omp barrier
-        const long values = FN(ring_values)(sy, block_rows);
-        FN(ring) v = {rings + t * values, values / 3, sy, 0};
+        FN(ring) v = FN(thread_ring)(rings, sy, block_rows);
         for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
             const int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
             FN(material_pair_block)(out, u, zone, runs, &v, first, y0, y1, z0, z1, n, sz, pair, streams, mine);

@@ -17,13 +17,6 @@
 #define CAT(a, b) CAT_(a, b)
 #define FN(name) CAT(name, SUFFIX)
 
-#define MAT_FOR_EACH_ROW(n)                                                                                  \
-    _Pragma("omp parallel for collapse(2) schedule(static)") for (int z = 0; z < (n)[2]; ++z) for (int y = 0; \
-                                                                                                 y < (n)[1]; ++y)
-#define MAT_FOR_EACH_SEGMENT(n0, seg)                                                                          \
-    for (long s0 = 0, sid = 0, s1 = (seg) < (n0) ? (seg) : (n0); s0 < (n0);                                  \
-         s0 += (seg), ++sid, s1 = s0 + (seg) < (n0) ? s0 + (seg) : (n0))
-
 /* One row of S y (y's ghosts set): out = y - theta dt / sqrt(c_a) sum of the faces' K_ab (x_b - x_a), x = y / sqrt(c). */
 static inline void FN(material_operator_row)(REAL *restrict out, const REAL *restrict c,
                                              const unsigned char *restrict zone, long n, long sy, long sz,
@@ -58,7 +51,7 @@ static void FN(mat_cg_rhs)(REAL *restrict r, const REAL *restrict u, const unsig
     const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
     const long sy = l->stride_y, sz = l->stride_z, zones = m->zones;
     const REAL *kx = m->conductance[0], *ky = m->conductance[1], *kz = m->conductance[2];
-    MAT_FOR_EACH_ROW(n)
+    FOR_EACH_ROW(n)
     {
         long row = first + y * sy + z * sz, at = ((long)z * n[1] + y) * segs;
         const REAL *c = u + row;
@@ -76,7 +69,7 @@ static void FN(mat_cg_rhs)(REAL *restrict r, const REAL *restrict u, const unsig
             flux += kz[pair + zr[i + sz]] * (c[i + sz] - t);
             out[i] = fraction * m->rhs_weight[a] * (flux + m->source[a]);
         }
-        MAT_FOR_EACH_SEGMENT(n[0], seg)
+        FOR_EACH_SEGMENT(n[0], seg)
         {
             double sum_rr = 0.0, sum_rz = 0.0;
 #pragma omp simd reduction(+ : sum_rr, sum_rz)
@@ -95,17 +88,11 @@ static void FN(mat_cg_apply)(REAL *restrict q, const REAL *restrict p, const uns
                              const int n[3], const heat_layout *l, const FN(material_tables) *m, long seg, double *pq)
 {
     const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
-    MAT_FOR_EACH_ROW(n)
+    FOR_EACH_ROW(n)
     {
         long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
         FN(material_operator_row)(q + row, p + row, zone + row, n[0], l->stride_y, l->stride_z, m);
-        MAT_FOR_EACH_SEGMENT(n[0], seg)
-        {
-            double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-            for (long i = row + s0; i < row + s1; ++i) sum += (double)p[i] * q[i];
-            pq[at + sid] = sum;
-        }
+        FN(dot_segments)(p + row, q + row, n[0], seg, pq + at);
     }
 }
 
@@ -116,7 +103,7 @@ static void FN(mat_cheb_step)(REAL *restrict out, const REAL *restrict z_k, cons
                               const heat_layout *l, const FN(material_tables) *m, long seg, double *rz)
 {
     const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
-    MAT_FOR_EACH_ROW(n)
+    FOR_EACH_ROW(n)
     {
         long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
         REAL applied[n[0]];
@@ -128,14 +115,7 @@ static void FN(mat_cheb_step)(REAL *restrict out, const REAL *restrict z_k, cons
             REAL previous = previous_is_zero ? (REAL)0 : o[i];
             o[i] = zr[i] + keep * (zr[i] - previous) + push * (rr[i] - applied[i]);
         }
-        if (!rz) continue;
-        MAT_FOR_EACH_SEGMENT(n[0], seg)
-        {
-            double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-            for (long i = row + s0; i < row + s1; ++i) sum += (double)r[i] * out[i];
-            rz[at + sid] = sum;
-        }
+        if (rz) FN(dot_segments)(rr, o, n[0], seg, rz + at);
     }
 }
 
@@ -144,21 +124,11 @@ static void FN(mat_cg_update)(REAL *restrict r, const REAL *restrict q, REAL a, 
                               const heat_layout *l, long seg, double *rr, double *rz)
 {
     const long first = l->origin + 1 + l->stride_y + l->stride_z, segs = FN(segments_of)(n[0], seg);
-    MAT_FOR_EACH_ROW(n)
+    FOR_EACH_ROW(n)
     {
         long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
-        MAT_FOR_EACH_SEGMENT(n[0], seg)
-        {
-            double sum_rr = 0.0, sum_rz = 0.0;
-#pragma omp simd reduction(+ : sum_rr, sum_rz)
-            for (long i = row + s0; i < row + s1; ++i) {
-                REAL v = r[i] - a * q[i];
-                r[i] = v;
-                sum_rr += (double)v * v;
-                sum_rz += (double)v * (v * FN(mat_weight)(inv, i));
-            }
-            rr[at + sid] = sum_rr, rz[at + sid] = sum_rz;
-        }
+        const FN(row_weights) none = {1, 1, 1};
+        FN(update_row_dots)(r + row, q + row, a, n[0], none, inv ? inv + row : NULL, seg, rr + at, rz + at);
     }
 }
 
@@ -167,7 +137,7 @@ static void FN(mat_cg_direction)(REAL *restrict p, const REAL *restrict source, 
                                  const REAL *inv, const int n[3], const heat_layout *l)
 {
     const long first = l->origin + 1 + l->stride_y + l->stride_z;
-    MAT_FOR_EACH_ROW(n)
+    FOR_EACH_ROW(n)
     {
         long row = first + y * l->stride_y + z * l->stride_z;
         if (xs.x) FN(cg_step_row)(xs.x + row, p + row, xs.a, xs.first, n[0]);
@@ -184,7 +154,7 @@ static void FN(mat_cg_finish)(REAL *restrict u, FN(x_step) xs, const REAL *restr
                               const FN(material_tables) *m, const int n[3], const heat_layout *l)
 {
     const long first = l->origin + 1 + l->stride_y + l->stride_z;
-    MAT_FOR_EACH_ROW(n)
+    FOR_EACH_ROW(n)
     {
         long row = first + y * l->stride_y + z * l->stride_z;
         FN(cg_step_row)(xs.x + row, p + row, xs.a, xs.first, n[0]);
@@ -201,7 +171,7 @@ static void FN(mat_inverse_diagonal)(REAL *restrict inv, const unsigned char *re
 {
     const long first = l->origin + 1 + l->stride_y + l->stride_z;
     const long stride[3] = {1, l->stride_y, l->stride_z};
-    MAT_FOR_EACH_ROW(n)
+    FOR_EACH_ROW(n)
     {
         const int at[3] = {0, y, z};
         for (int x = 0; x < n[0]; ++x) {
@@ -221,8 +191,6 @@ static void FN(mat_inverse_diagonal)(REAL *restrict inv, const unsigned char *re
     }
 }
 
-#undef MAT_FOR_EACH_ROW
-#undef MAT_FOR_EACH_SEGMENT
 #undef FN
 #undef CAT
 #undef CAT_

@@ -187,47 +187,37 @@ static void FN(wide_row)(REAL *restrict out, const REAL *restrict c, long n, lon
 #undef WIDE_ROW_CASE
 }
 
+/* What wide_sweep_planes' rows need. */
+typedef struct FN(wide_job) {
+    REAL *out, *u;
+    long n0, sy, sz;
+    const FN(wide_coeffs) *k;
+    const FN(ghost_rule) *g;
+    int mode;
+} FN(wide_job);
+
+/* A row's x ghosts are set just before it is swept, while it is in cache
+ * (only that row reads them: the star reads rows y +- m and z +- m over
+ * the owned x alone). */
+static inline __attribute__((always_inline)) void FN(wide_job_row)(const void *job, long row, int y, int z)
+{
+    const FN(wide_job) *j = job;
+    (void)y, (void)z;
+    FN(wide_x_ghosts)(j->u + row, j->n0, j->k->radius, j->g);
+    FN(wide_row)(j->out + row, j->u + row, j->n0, j->sy, j->sz, j->k, j->mode);
+}
+
 /* Rows of planes [z_begin, z_end) of the owned block, the y and z ghosts set
- * (wide_halo_fill, exchanges); each row's x ghosts are set just before it is
- * swept, while it is in cache (only that row reads them: the star reads rows
- * y +- m and z +- m over the owned x alone). Each thread a slab of planes in blocks of
- * `block_rows` rows, marching up z, so that the 2R + 1 planes a row reads
- * stay in its L2 (stencil_sweep_planes' order); few planes a thread: the
- * rows shared out instead. travelling: an exchange in flight that thread 0
- * lets move (NULL: none). */
+ * (wide_halo_fill, exchanges), marched as the 7-point sweep is (march_rows:
+ * the 2R + 1 planes a row reads stay in L2). */
 static void FN(wide_sweep_planes)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
                                   const FN(wide_coeffs) *k, const FN(ghost_rule) *g, int mode, int block_rows,
                                   int z_begin, int z_end, const heat_halo_transport *travelling)
 {
-    const long sy = l->stride_y, sz = l->stride_z, first = heat_layout_first_owned(l);
-    const int planes = z_end - z_begin;
+    const FN(wide_job) job = {out, u, n[0], l->stride_y, l->stride_z, k, g, mode};
 #pragma omp parallel
     {
-        int threads = omp_get_num_threads(), t = omp_get_thread_num(), arrived = 0;
-        const heat_halo_transport *mover = t == 0 ? travelling : NULL;
-        if (planes >= 4 * threads) {
-            int z0 = z_begin + (int)((long)planes * t / threads), z1 = z_begin + (int)((long)planes * (t + 1) / threads);
-            for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
-                int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
-                for (int z = z0; z < z1; ++z) {
-                    for (int y = y0; y < y1; ++y) {
-                        long row = first + y * sy + z * sz;
-                        FN(wide_x_ghosts)(u + row, n[0], k->radius, g);
-                        FN(wide_row)(out + row, u + row, n[0], sy, sz, k, mode);
-                    }
-                    FN(let_travel)(mover, &arrived);
-                }
-            }
-        } else {
-#pragma omp for collapse(2) schedule(static) nowait
-            for (int z = z_begin; z < z_end; ++z)
-                for (int y = 0; y < n[1]; ++y) {
-                    long row = first + y * sy + z * sz;
-                    FN(wide_x_ghosts)(u + row, n[0], k->radius, g);
-                    FN(wide_row)(out + row, u + row, n[0], sy, sz, k, mode);
-                    FN(let_travel)(mover, &arrived);
-                }
-        }
+        FN(march_rows)(FN(wide_job_row), &job, n, l, block_rows, z_begin, z_end, travelling);
         if (mode == WIDE_STEP_STREAM) _mm_sfence();
     }
 }
@@ -248,18 +238,7 @@ static void FN(wide_cg_rhs)(REAL *restrict r, const REAL *restrict u, const int 
         long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
         FN(row_weights) w = FN(row_weights_make)(d, y, z, n);
         FN(wide_row)(r + row, u + row, n[0], l->stride_y, l->stride_z, k, WIDE_LAPLACIAN);
-        FOR_EACH_SEGMENT(n[0], seg)
-        {
-            double sum_rr = 0.0, sum_rz = 0.0;
-#pragma omp simd reduction(+ : sum_rr, sum_rz)
-            for (long i = s0; i < s1; ++i) {
-                REAL v = rhs_scale * r[row + i];
-                r[row + i] = v;
-                sum_rr += (double)v * v;
-                sum_rz += (double)v * (v * FN(weight_at)(w, i, n[0]));
-            }
-            rr[at + sid] = sum_rr, rz[at + sid] = sum_rz;
-        }
+        FN(scale_row_dots)(r + row, n[0], rhs_scale, w, seg, rr + at, rz + at);
     }
 }
 
@@ -272,13 +251,7 @@ static void FN(wide_cg_apply)(REAL *restrict q, const REAL *restrict p, const in
     {
         long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
         FN(wide_row)(q + row, p + row, n[0], l->stride_y, l->stride_z, k, WIDE_STEP);
-        FOR_EACH_SEGMENT(n[0], seg)
-        {
-            double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-            for (long i = row + s0; i < row + s1; ++i) sum += (double)p[i] * q[i];
-            pq[at + sid] = sum;
-        }
+        FN(dot_segments)(p + row, q + row, n[0], seg, pq + at);
     }
 }
 
@@ -305,13 +278,7 @@ static void FN(wide_cheb_step)(REAL *restrict out, const REAL *restrict z_k, con
                 const REAL *rr = r + row;
                 FN(wide_row)(applied, z_k + row, n[0], sy, sz, k, WIDE_STEP);
                 FN(cheb_update_row)(o, z_k + row, previous_is_zero ? NULL : o, rr, applied, n[0], keep, push);
-                if (rz) FOR_EACH_SEGMENT(n[0], seg)
-                    {
-                        double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-                        for (long i = s0; i < s1; ++i) sum += (double)rr[i] * o[i];
-                        rz[at + sid] = sum;
-                    }
+                if (rz) FN(dot_segments)(rr, o, n[0], seg, rz + at);
             }
     }
 }
