@@ -96,11 +96,14 @@ static int check_periodic(heat_precision precision)
     return failed;
 }
 
-int main(void)
+static int checks(int argc, char **argv)
 {
+    (void)argc, (void)argv;
     /* 3 planes: fewer than 4 a thread, so the pairs run on fewer threads than the step has */
     for (int nx = 17; nx <= 24; ++nx)
         if (check_precision(HEAT_FLOAT, nx, 16) || check_precision(HEAT_DOUBLE, nx, 16)) return 1;
     return check_precision(HEAT_DOUBLE, 61, 16) || check_precision(HEAT_FLOAT, 61, 16) || check_precision(HEAT_DOUBLE, 61, 3) ||
            check_periodic(HEAT_DOUBLE) || check_periodic(HEAT_FLOAT);
 }
+
+int main(int argc, char **argv) { return run_between_par_init_and_finalize(argc, argv, checks); }

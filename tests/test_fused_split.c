@@ -221,11 +221,14 @@ static int check_precision(heat_precision precision)
            check_case(precision, HEAT_BC_DIRICHLET, HEAT_BC_DIRICHLET, HEAT_BC_DIRICHLET, 1);
 }
 
-int main(void)
+static int checks(int argc, char **argv)
 {
+    (void)argc, (void)argv;
     char reason[256];
     if (!(heat_backend_hip && heat_hip_available(reason, sizeof reason)))
         return printf("no GPU (%s): skipped\n", heat_backend_hip ? reason : "built without one"), TEST_SKIP;
     setenv("HEATSOLVE_TUNING_CACHE", "/dev/null", 1); /* both blocks tune by timing, neither writes the cache */
     return check_precision(HEAT_DOUBLE) || check_precision(HEAT_FLOAT);
 }
+
+int main(int argc, char **argv) { return run_between_par_init_and_finalize(argc, argv, checks); }

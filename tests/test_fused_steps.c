@@ -121,10 +121,13 @@ static int check_precision(heat_precision precision)
     return check(&p, what);
 }
 
-int main(void)
+static int checks(int argc, char **argv)
 {
+    (void)argc, (void)argv;
     char reason[256];
     if (!(heat_backend_hip && heat_hip_available(reason, sizeof reason)))
         return printf("no GPU (%s): skipped\n", heat_backend_hip ? reason : "built without one"), TEST_SKIP;
     return check_precision(HEAT_DOUBLE) || check_precision(HEAT_FLOAT);
 }
+
+int main(int argc, char **argv) { return run_between_par_init_and_finalize(argc, argv, checks); }

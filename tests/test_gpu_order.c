@@ -191,7 +191,7 @@ static int check_faces(heat_precision precision, int order, int faces, const int
     return failed;
 }
 
-int main(int argc, char **argv)
+static int checks(int argc, char **argv)
 {
     char reason[256];
     if (!(heat_backend_hip && heat_hip_available(reason, sizeof reason)))
@@ -209,3 +209,5 @@ int main(int argc, char **argv)
     }
     return failed;
 }
+
+int main(int argc, char **argv) { return run_between_par_init_and_finalize(argc, argv, checks); }

@@ -352,7 +352,7 @@ static int wanted(int argc, char **argv, int order)
     return argc < 2;
 }
 
-int main(int argc, char **argv)
+static int checks(int argc, char **argv)
 {
     int failed = 0;
     for (int order = 2; order <= 8; order += 2) {
@@ -371,3 +371,5 @@ int main(int argc, char **argv)
     if (!failed) printf("space orders 2, 4, 6, 8: eigenvalues, observed orders, implicit steps, stability, restarts hold\n");
     return failed;
 }
+
+int main(int argc, char **argv) { return run_between_par_init_and_finalize(argc, argv, checks); }

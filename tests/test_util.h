@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parallel/parallel.h"
 #include "solver/error.h"
 #include "solver/initial.h"
 #include "solver/solver.h"
@@ -105,3 +106,14 @@ static inline void test_rough_field(const heat_problem *p, void *field)
 }
 
 static inline double test_coord(const heat_problem *p, int d, int i) { return (i + 0.5) * p->grid.h[d]; }
+
+/* A test's checks between par_init and par_finalize: a block's halo exchange
+ * (periodic axes, split blocks) posts MPI messages in a build with MPI, which
+ * must be started first. */
+static inline int run_between_par_init_and_finalize(int argc, char **argv, int (*checks)(int argc, char **argv))
+{
+    EXPECT_OK(par_init(&argc, &argv));
+    int failed = checks(argc, argv);
+    par_finalize(HEAT_OK, 1);
+    return failed;
+}
