@@ -427,6 +427,14 @@ def halos_line(stdout):
     return next((line for line in stdout.splitlines() if "halos:" in line), "")
 
 
+def require_gpu_ranks(folder, cfg, gpu):
+    """Skips the test, naming why, unless 2 ranks of this build can step on a GPU."""
+    probe = mpirun(2, [cfg, "-q", "--set", "time.steps=1"] + gpu + out(folder, "probe"), expect_status=None)
+    if probe.returncode != 0:
+        why = next((line for line in probe.stderr.splitlines() if "error:" in line), probe.stderr[-200:])
+        raise Skip("needs an MPI build with a GPU backend and a GPU: " + why)
+
+
 def test_gpu_transports():
     """GPU build: every halo transport that this machine has (GPU-aware MPI, NCCL, host memory)
     gives 2 ranks the bits of one process, explicit and implicit; a transport it lacks is refused
@@ -434,10 +442,7 @@ def test_gpu_transports():
     folder = fresh_dir("transports")
     cfg = config(folder, steps=12, every=0)
     gpu = ["--set", 'solver.backend="hip"']
-    probe = mpirun(2, [cfg, "-q", "--set", "time.steps=1"] + gpu + out(folder, "probe"), expect_status=None)
-    if probe.returncode != 0:
-        why = next((line for line in probe.stderr.splitlines() if "error:" in line), probe.stderr[-200:])
-        raise Skip("needs an MPI build with a GPU backend and a GPU: " + why)
+    require_gpu_ranks(folder, cfg, gpu)
     schemes = {"euler": [], "crank_nicolson": ["--set", 'time.scheme="crank_nicolson"', "--set", "time.cfl=10.0"]}
     for scheme, settings in schemes.items():
         serial([cfg, "-q"] + gpu + settings + out(folder, f"one_{scheme}"))
@@ -475,10 +480,7 @@ def test_fused_sweeps_gpu():
     folder = fresh_dir("fused_sweeps")
     cfg = config(folder, steps=13, every=0)
     gpu = ["--set", 'solver.backend="hip"']
-    probe = mpirun(2, [cfg, "-q", "--set", "time.steps=1"] + gpu + out(folder, "probe"), expect_status=None)
-    if probe.returncode != 0:
-        why = next((line for line in probe.stderr.splitlines() if "error:" in line), probe.stderr[-200:])
-        raise Skip("needs an MPI build with a GPU backend and a GPU: " + why)
+    require_gpu_ranks(folder, cfg, gpu)
     serial([cfg, "-q", "--set", 'solver.kernel="heat_tiled_ntf"'] + gpu + out(folder, "one"))
     reference = os.path.join(folder, "one", "run_000013.hdf")
     for ranks, axis in (("[1, 1, 2]", "z"), ("[2, 1, 1]", "x"), ("[1, 2, 1]", "y")):
