@@ -1491,7 +1491,12 @@ def test_kernels_bitwise_gpu():
     variants = [("heat_tiled", 2), ("heat_tiled_nt", 4), ("heat_tiled_ntf", 1), ("heat_tiled_ntf", 4),
                 ("heat_tiled_ntf", 8), ("heat_zwindow32", 4), ("heat_zwindow128", 1), ("heat_zwindowf32", 2),
                 ("heat_pairs_nt", 2), ("heat_pairs_ntf", 1), ("heat_pairs_ntf", 4), ("heat_quads_nt", 1),
-                ("heat_quads_ntf", 2), ("heat_zpairsf32", 2), ("heat_zquadsf32", 1), ("heat_pairs_ntx", 2)]
+                ("heat_quads_ntf", 2), ("heat_zpairsf32", 2), ("heat_zquadsf32", 1), ("heat_pairs_ntx", 2),
+                ("heat_zahead1", 2), ("heat_zahead1", 4), ("heat_zahead1f", 2), ("heat_zahead1f", 4),
+                ("heat_zahead1d2", 2), ("heat_zahead2", 1), ("heat_zahead2", 2), ("heat_zahead2", 4),
+                ("heat_zahead2f", 1), ("heat_zahead2f", 2), ("heat_zahead2d2", 1), ("heat_zahead2d2", 2),
+                ("heat_zahead4", 1), ("heat_zahead4", 2), ("heat_zahead4f", 1), ("heat_zahead1p4", 2),
+                ("heat_zahead2p4", 2)]
     for precision in ("double", "float"):
         folder = fresh_dir(f"kernels_{precision}")
         cfg = write(os.path.join(folder, "kernels.cfg"), f"""

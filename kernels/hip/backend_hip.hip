@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "heat_kernels.hip" /* one translation unit: kernels and launchers */
+#include "zahead_kernels.hip"
 #include "cg_kernels.hip"
 #include "material_wide_kernels.hip" /* and material_kernels.hip */
 #include "order_kernels.hip"
@@ -60,7 +61,7 @@ static int halo_ready(int halo, int fused) { return halo == HALO_ALL || (fused &
 /* Implicit schemes' vectors; x is the second field. */
 enum { CG_R, CG_P, CG_Q, CG_Z, CG_W, CG_VECTORS };
 
-typedef enum { LAP_BASELINE, LAP_TILED, LAP_TILED_NT, HEAT_TILED, HEAT_TILED_NT, HEAT_ZWINDOW, HEAT_WIDE_NT, ORDER_POINT, ORDER_ZWINDOW } kernel_kind;
+typedef enum { LAP_BASELINE, LAP_TILED, LAP_TILED_NT, HEAT_TILED, HEAT_TILED_NT, HEAT_ZWINDOW, HEAT_WIDE_NT, HEAT_ZAHEAD, ORDER_POINT, ORDER_ZWINDOW } kernel_kind;
 
 struct kernel_entry {
     heat_variant variant;
@@ -69,7 +70,9 @@ struct kernel_entry {
     int fused;  /* 1: makes x ghosts on the fly and writes its output's y/z ghosts: no halo pass before the
                    next step (the order kernels mirror them as they read); 2: makes x ghosts on the fly only: a y/z halo pass before each step (no strided
                    x-face stores); 0: a halo pass of all six faces before each step */
-    int width;  /* heat_wide_nt: points along x a thread (one vector load) */
+    int width;  /* heat_wide_nt, heat_zahead: points along x a thread (one vector load) */
+    int ahead;  /* heat_zahead: planes loaded beyond the window before a plane's arithmetic */
+    int hint;   /* heat_zahead: planes beyond the loaded ones hinted into L2 (0: none) */
 };
 
 /* The seeds' Laplacian-only sweeps (f = lap(u)): the benchmark's and the
@@ -111,6 +114,16 @@ static const kernel_entry kernel_table[] = {
     {{"heat_pairs_ntx", 4, 0}, HEAT_WIDE_NT, 0, 2, 2},
     {{"heat_zpairsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 2}, {{"heat_zpairsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 2},
     {{"heat_zquadsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 4}, {{"heat_zquadsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 4},
+    {{"heat_zahead1", 2, 0}, HEAT_ZAHEAD, 32, 2, 1, 1}, {{"heat_zahead1", 4, 0}, HEAT_ZAHEAD, 32, 2, 1, 1},
+    {{"heat_zahead1f", 2, 0}, HEAT_ZAHEAD, 32, 1, 1, 1}, {{"heat_zahead1f", 4, 0}, HEAT_ZAHEAD, 32, 1, 1, 1},
+    {{"heat_zahead1d2", 2, 0}, HEAT_ZAHEAD, 32, 2, 1, 2},
+    {{"heat_zahead2", 1, 0}, HEAT_ZAHEAD, 32, 2, 2, 1}, {{"heat_zahead2", 2, 0}, HEAT_ZAHEAD, 32, 2, 2, 1},
+    {{"heat_zahead2", 4, 0}, HEAT_ZAHEAD, 32, 2, 2, 1},
+    {{"heat_zahead2f", 1, 0}, HEAT_ZAHEAD, 32, 1, 2, 1}, {{"heat_zahead2f", 2, 0}, HEAT_ZAHEAD, 32, 1, 2, 1},
+    {{"heat_zahead2d2", 1, 0}, HEAT_ZAHEAD, 32, 2, 2, 2}, {{"heat_zahead2d2", 2, 0}, HEAT_ZAHEAD, 32, 2, 2, 2},
+    {{"heat_zahead4", 1, 0}, HEAT_ZAHEAD, 32, 2, 4, 1}, {{"heat_zahead4", 2, 0}, HEAT_ZAHEAD, 32, 2, 4, 1},
+    {{"heat_zahead4f", 1, 0}, HEAT_ZAHEAD, 32, 1, 4, 1},
+    {{"heat_zahead1p4", 2, 0}, HEAT_ZAHEAD, 32, 2, 1, 1, 4}, {{"heat_zahead2p4", 2, 0}, HEAT_ZAHEAD, 32, 2, 2, 1, 4},
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
@@ -220,6 +233,38 @@ static void launch_wide(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *
     else heat_wide_nt<T, W, M, 0><<<g, b, 0, q>>>(out, in, p, c, h);
 }
 
+/* heat_zahead<W, M, D, GHOSTS, HINT> if e is that entry. */
+template <typename T, int W, int M, int D, int GHOSTS, int HINT = 0>
+static void zahead_if(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
+                      const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
+{
+    if (e->width == W && e->ahead == D && e->fused == GHOSTS && e->hint == HINT)
+        heat_zahead<T, W, M, D, GHOSTS, HINT><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
+}
+
+/* The table's heat_zahead entries of M rows a thread: only these combinations are compiled. */
+template <typename T, int M>
+static void launch_zahead(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
+                          const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
+{
+    if constexpr (M == 2 || M == 4) {
+        zahead_if<T, 1, M, 1, 2>(e, g, b, out, in, p, c, h, q);
+        zahead_if<T, 1, M, 1, 1>(e, g, b, out, in, p, c, h, q);
+    }
+    if constexpr (M == 2) {
+        zahead_if<T, 1, M, 2, 2>(e, g, b, out, in, p, c, h, q);
+        zahead_if<T, 1, M, 1, 2, 4>(e, g, b, out, in, p, c, h, q);
+        zahead_if<T, 2, M, 1, 2, 4>(e, g, b, out, in, p, c, h, q);
+    }
+    if constexpr (M <= 4) zahead_if<T, 2, M, 1, 2>(e, g, b, out, in, p, c, h, q);
+    if constexpr (M <= 2) {
+        zahead_if<T, 2, M, 1, 1>(e, g, b, out, in, p, c, h, q);
+        zahead_if<T, 2, M, 2, 2>(e, g, b, out, in, p, c, h, q);
+        zahead_if<T, 4, M, 1, 2>(e, g, b, out, in, p, c, h, q);
+    }
+    if constexpr (M == 1) zahead_if<T, 4, M, 1, 1>(e, g, b, out, in, p, c, h, q);
+}
+
 template <typename T, int M>
 static void launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const hip_state *s,
                          const stencil_shape &p, unsigned cut, hipStream_t q)
@@ -245,6 +290,7 @@ static void launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T 
         if constexpr (M <= 2)
             if (e->width == 4) launch_wide<T, 4, M>(e, g, b, out, in, p, c, h, q);
         break;
+    case HEAT_ZAHEAD: launch_zahead<T, M>(e, g, b, out, in, p, c, h, q); break;
     case LAP_BASELINE: lap_baseline<T><<<g, b, 0, q>>>(out, in, p, c); break;
     case ORDER_POINT:
     case ORDER_ZWINDOW: break; /* launch_order's */
@@ -266,10 +312,10 @@ static int launch_typed(const hip_state *s, const kernel_entry *e, const int sha
         p.nz = r->count;
         offset = (long)r->first * p.sz;
     }
-    const bool marching = e->zchunk > 0; /* heat_zwindow, heat_zwide: one block along z a chunk */
+    const bool marching = e->zchunk > 0; /* heat_zwindow, heat_zwide, heat_zahead: one block along z a chunk */
     dim3 block((unsigned)shape[0], (unsigned)shape[1], marching ? 1u : (unsigned)shape[2]);
     stencil_shape threads = p; /* points along x that get a thread of their own */
-    if (e->kind == HEAT_WIDE_NT) threads.nx = (p.nx + e->width - 1) / e->width;
+    if (e->kind == HEAT_WIDE_NT || e->kind == HEAT_ZAHEAD) threads.nx = (p.nx + e->width - 1) / e->width;
     dim3 grid = grid_for(threads, block, e->variant.tile, marching ? e->zchunk : 0);
     T *out = owned<T>(s, to) + offset;
     const T *in = owned<T>(s, from) + offset;
@@ -460,7 +506,10 @@ static int tune(hip_state *s)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no heat kernel; use auto, "
                           "heat_tiled, heat_tiled_nt, heat_tiled_ntf (tile 1-16), heat_zwindow32/64/128 (tile 1, 2, 4) or "
                           "heat_zwindowf32 (tile 1, 2), heat_pairs_nt or heat_pairs_ntf (tile 1, 2, 4), heat_quads_nt, heat_quads_ntf, "
-                          "heat_pairs_ntx (tile 1, 2, 4), heat_zpairsf32 or heat_zquadsf32 (tile 1, 2)",
+                          "heat_pairs_ntx (tile 1, 2, 4), heat_zpairsf32 or heat_zquadsf32 (tile 1, 2), heat_zahead1 or heat_zahead1f "
+                          "(tile 2, 4), heat_zahead1d2 (tile 2), heat_zahead2 (tile 1, 2, 4), heat_zahead2f or "
+                          "heat_zahead2d2 or heat_zahead4 (tile 1, 2), heat_zahead4f (tile 1), heat_zahead1p4 or "
+                          "heat_zahead2p4 (tile 2)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
     snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s)", s->kernel->variant.kernel,
