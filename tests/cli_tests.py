@@ -1496,7 +1496,8 @@ def test_kernels_bitwise_gpu():
                 ("heat_zahead1d2", 2), ("heat_zahead2", 1), ("heat_zahead2", 2), ("heat_zahead2", 4),
                 ("heat_zahead2f", 1), ("heat_zahead2f", 2), ("heat_zahead2d2", 1), ("heat_zahead2d2", 2),
                 ("heat_zahead4", 1), ("heat_zahead4", 2), ("heat_zahead4f", 1), ("heat_zahead1p4", 2),
-                ("heat_zahead2p4", 2)]
+                ("heat_zahead2p4", 2), ("heat_zahead1z16", 2), ("heat_zahead1z64", 2), ("heat_zahead2z16", 2),
+                ("heat_zahead2z64", 2), ("heat_zahead1alt", 2), ("heat_zahead2alt", 2), ("heat_zahead2falt", 2)]
     for precision in ("double", "float"):
         folder = fresh_dir(f"kernels_{precision}")
         cfg = write(os.path.join(folder, "kernels.cfg"), f"""
