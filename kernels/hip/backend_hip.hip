@@ -117,7 +117,7 @@ static const kernel_entry kernel_table[] = {
     {{"heat_zquadsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 4}, {{"heat_zquadsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 4},
     {{"heat_zahead1", 2, 0}, HEAT_ZAHEAD, 32, 2, 1, 1}, {{"heat_zahead1", 4, 0}, HEAT_ZAHEAD, 32, 2, 1, 1},
     {{"heat_zahead1f", 2, 0}, HEAT_ZAHEAD, 32, 1, 1, 1}, {{"heat_zahead1f", 4, 0}, HEAT_ZAHEAD, 32, 1, 1, 1},
-    {{"heat_zahead1d2", 2, 0}, HEAT_ZAHEAD, 32, 2, 1, 2},
+    {{"heat_zahead1d2", 2, 0}, HEAT_ZAHEAD, 32, 2, 1, 2}, {{"heat_zahead1d2", 4, 0}, HEAT_ZAHEAD, 32, 2, 1, 2},
     {{"heat_zahead2", 1, 0}, HEAT_ZAHEAD, 32, 2, 2, 1}, {{"heat_zahead2", 2, 0}, HEAT_ZAHEAD, 32, 2, 2, 1},
     {{"heat_zahead2", 4, 0}, HEAT_ZAHEAD, 32, 2, 2, 1},
     {{"heat_zahead2f", 1, 0}, HEAT_ZAHEAD, 32, 1, 2, 1}, {{"heat_zahead2f", 2, 0}, HEAT_ZAHEAD, 32, 1, 2, 1},
@@ -258,9 +258,9 @@ static void launch_zahead(const kernel_entry *e, dim3 g, dim3 b, T *out, const T
     if constexpr (M == 2 || M == 4) {
         zahead_if<T, 1, M, 1, 2>(e, g, b, out, in, p, c, h, q);
         zahead_if<T, 1, M, 1, 1>(e, g, b, out, in, p, c, h, q);
+        zahead_if<T, 1, M, 2, 2>(e, g, b, out, in, p, c, h, q);
     }
     if constexpr (M == 2) {
-        zahead_if<T, 1, M, 2, 2>(e, g, b, out, in, p, c, h, q);
         zahead_if<T, 1, M, 1, 2, 4>(e, g, b, out, in, p, c, h, q);
         zahead_if<T, 2, M, 1, 2, 4>(e, g, b, out, in, p, c, h, q);
         zahead_if<T, 1, M, 1, 2, 0, true>(e, g, b, out, in, p, c, h, q);
@@ -517,8 +517,8 @@ static int tune(hip_state *s)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no heat kernel; use auto, "
                           "heat_tiled, heat_tiled_nt, heat_tiled_ntf (tile 1-16), heat_zwindow32/64/128 (tile 1, 2, 4) or "
                           "heat_zwindowf32 (tile 1, 2), heat_pairs_nt or heat_pairs_ntf (tile 1, 2, 4), heat_quads_nt, heat_quads_ntf, "
-                          "heat_pairs_ntx (tile 1, 2, 4), heat_zpairsf32 or heat_zquadsf32 (tile 1, 2), heat_zahead1 or heat_zahead1f "
-                          "(tile 2, 4), heat_zahead1d2 (tile 2), heat_zahead2 (tile 1, 2, 4), heat_zahead2f or "
+                          "heat_pairs_ntx (tile 1, 2, 4), heat_zpairsf32 or heat_zquadsf32 (tile 1, 2), heat_zahead1, heat_zahead1f or "
+                          "heat_zahead1d2 (tile 2, 4), heat_zahead2 (tile 1, 2, 4), heat_zahead2f or "
                           "heat_zahead2d2 or heat_zahead4 (tile 1, 2), heat_zahead4f (tile 1), heat_zahead1p4, "
                           "heat_zahead2p4, heat_zahead1z16, heat_zahead1z64, heat_zahead2z16, heat_zahead2z64, "
                           "heat_zahead1alt, heat_zahead2alt or heat_zahead2falt (tile 2)",
