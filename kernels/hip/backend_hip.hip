@@ -72,8 +72,6 @@ struct kernel_entry {
                    x-face stores); 0: a halo pass of all six faces before each step */
     int width;  /* heat_wide_nt, heat_zahead: points along x a thread (one vector load) */
     int ahead;  /* heat_zahead: planes loaded beyond the window before a plane's arithmetic */
-    int hint;   /* heat_zahead: planes beyond the loaded ones hinted into L2 (0: none) */
-    int alternate; /* heat_zahead: z chunks the fastest block index, odd ones marching downwards */
 };
 
 /* The seeds' Laplacian-only sweeps (f = lap(u)): the benchmark's and the
@@ -115,20 +113,7 @@ static const kernel_entry kernel_table[] = {
     {{"heat_pairs_ntx", 4, 0}, HEAT_WIDE_NT, 0, 2, 2},
     {{"heat_zpairsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 2}, {{"heat_zpairsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 2},
     {{"heat_zquadsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 4}, {{"heat_zquadsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 4},
-    {{"heat_zahead1", 2, 0}, HEAT_ZAHEAD, 32, 2, 1, 1}, {{"heat_zahead1", 4, 0}, HEAT_ZAHEAD, 32, 2, 1, 1},
-    {{"heat_zahead1f", 2, 0}, HEAT_ZAHEAD, 32, 1, 1, 1}, {{"heat_zahead1f", 4, 0}, HEAT_ZAHEAD, 32, 1, 1, 1},
-    {{"heat_zahead1d2", 2, 0}, HEAT_ZAHEAD, 32, 2, 1, 2}, {{"heat_zahead1d2", 4, 0}, HEAT_ZAHEAD, 32, 2, 1, 2},
-    {{"heat_zahead2", 1, 0}, HEAT_ZAHEAD, 32, 2, 2, 1}, {{"heat_zahead2", 2, 0}, HEAT_ZAHEAD, 32, 2, 2, 1},
-    {{"heat_zahead2", 4, 0}, HEAT_ZAHEAD, 32, 2, 2, 1},
-    {{"heat_zahead2f", 1, 0}, HEAT_ZAHEAD, 32, 1, 2, 1}, {{"heat_zahead2f", 2, 0}, HEAT_ZAHEAD, 32, 1, 2, 1},
-    {{"heat_zahead2d2", 1, 0}, HEAT_ZAHEAD, 32, 2, 2, 2}, {{"heat_zahead2d2", 2, 0}, HEAT_ZAHEAD, 32, 2, 2, 2},
-    {{"heat_zahead4", 1, 0}, HEAT_ZAHEAD, 32, 2, 4, 1}, {{"heat_zahead4", 2, 0}, HEAT_ZAHEAD, 32, 2, 4, 1},
-    {{"heat_zahead4f", 1, 0}, HEAT_ZAHEAD, 32, 1, 4, 1},
-    {{"heat_zahead1p4", 2, 0}, HEAT_ZAHEAD, 32, 2, 1, 1, 4}, {{"heat_zahead2p4", 2, 0}, HEAT_ZAHEAD, 32, 2, 2, 1, 4},
-    {{"heat_zahead1z16", 2, 0}, HEAT_ZAHEAD, 16, 2, 1, 1}, {{"heat_zahead1z64", 2, 0}, HEAT_ZAHEAD, 64, 2, 1, 1},
-    {{"heat_zahead2z16", 2, 0}, HEAT_ZAHEAD, 16, 2, 2, 1}, {{"heat_zahead2z64", 2, 0}, HEAT_ZAHEAD, 64, 2, 2, 1},
-    {{"heat_zahead1alt", 2, 0}, HEAT_ZAHEAD, 32, 2, 1, 1, 0, 1}, {{"heat_zahead2alt", 2, 0}, HEAT_ZAHEAD, 32, 2, 2, 1, 0, 1},
-    {{"heat_zahead2falt", 2, 0}, HEAT_ZAHEAD, 32, 1, 2, 1, 0, 1},
+    {{"heat_zahead1", 2, 0}, HEAT_ZAHEAD, 32, 2, 1, 1}, {{"heat_zahead1z16", 2, 0}, HEAT_ZAHEAD, 16, 2, 1, 1},
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
@@ -238,42 +223,13 @@ static void launch_wide(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *
     else heat_wide_nt<T, W, M, 0><<<g, b, 0, q>>>(out, in, p, c, h);
 }
 
-/* heat_zahead<W, M, D, GHOSTS, HINT, ALTERNATE> if e is that entry; its grid has the z chunks
- * first where it alternates (g is x tiles, y tiles, chunks). */
-template <typename T, int W, int M, int D, int GHOSTS, int HINT = 0, bool ALTERNATE = false>
-static void zahead_if(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
-                      const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
-{
-    if (e->width != W || e->ahead != D || e->fused != GHOSTS || e->hint != HINT || (e->alternate != 0) != ALTERNATE)
-        return;
-    if (ALTERNATE) g = dim3(g.z, g.x, g.y);
-    heat_zahead<T, W, M, D, GHOSTS, HINT, ALTERNATE><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
-}
-
-/* The table's heat_zahead entries of M rows a thread: only these combinations are compiled. */
+/* The table's heat_zahead entries (one point and M = 2 rows a thread, one plane ahead): only these are compiled. */
 template <typename T, int M>
 static void launch_zahead(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
                           const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
 {
-    if constexpr (M == 2 || M == 4) {
-        zahead_if<T, 1, M, 1, 2>(e, g, b, out, in, p, c, h, q);
-        zahead_if<T, 1, M, 1, 1>(e, g, b, out, in, p, c, h, q);
-        zahead_if<T, 1, M, 2, 2>(e, g, b, out, in, p, c, h, q);
-    }
-    if constexpr (M == 2) {
-        zahead_if<T, 1, M, 1, 2, 4>(e, g, b, out, in, p, c, h, q);
-        zahead_if<T, 2, M, 1, 2, 4>(e, g, b, out, in, p, c, h, q);
-        zahead_if<T, 1, M, 1, 2, 0, true>(e, g, b, out, in, p, c, h, q);
-        zahead_if<T, 2, M, 1, 2, 0, true>(e, g, b, out, in, p, c, h, q);
-        zahead_if<T, 2, M, 1, 1, 0, true>(e, g, b, out, in, p, c, h, q);
-    }
-    if constexpr (M <= 4) zahead_if<T, 2, M, 1, 2>(e, g, b, out, in, p, c, h, q);
-    if constexpr (M <= 2) {
-        zahead_if<T, 2, M, 1, 1>(e, g, b, out, in, p, c, h, q);
-        zahead_if<T, 2, M, 2, 2>(e, g, b, out, in, p, c, h, q);
-        zahead_if<T, 4, M, 1, 2>(e, g, b, out, in, p, c, h, q);
-    }
-    if constexpr (M == 1) zahead_if<T, 4, M, 1, 1>(e, g, b, out, in, p, c, h, q);
+    if constexpr (M == 2)
+        if (e->width == 1 && e->ahead == 1) heat_zahead<T, 1, M, 1><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
 }
 
 template <typename T, int M>
@@ -517,11 +473,8 @@ static int tune(hip_state *s)
         return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" with solver.tile = %d names no heat kernel; use auto, "
                           "heat_tiled, heat_tiled_nt, heat_tiled_ntf (tile 1-16), heat_zwindow32/64/128 (tile 1, 2, 4) or "
                           "heat_zwindowf32 (tile 1, 2), heat_pairs_nt or heat_pairs_ntf (tile 1, 2, 4), heat_quads_nt, heat_quads_ntf, "
-                          "heat_pairs_ntx (tile 1, 2, 4), heat_zpairsf32 or heat_zquadsf32 (tile 1, 2), heat_zahead1, heat_zahead1f or "
-                          "heat_zahead1d2 (tile 2, 4), heat_zahead2 (tile 1, 2, 4), heat_zahead2f or "
-                          "heat_zahead2d2 or heat_zahead4 (tile 1, 2), heat_zahead4f (tile 1), heat_zahead1p4, "
-                          "heat_zahead2p4, heat_zahead1z16, heat_zahead1z64, heat_zahead2z16, heat_zahead2z64, "
-                          "heat_zahead1alt, heat_zahead2alt or heat_zahead2falt (tile 2)",
+                          "heat_pairs_ntx (tile 1, 2, 4), heat_zpairsf32 or heat_zquadsf32 (tile 1, 2), heat_zahead1 or "
+                          "heat_zahead1z16 (tile 2)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
     snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s)", s->kernel->variant.kernel,
