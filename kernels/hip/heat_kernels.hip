@@ -17,6 +17,8 @@
  *                        (heat_zpairsf32, heat_zquadsf32)
  *   heat_pairs_ntx<M>    heat_pairs_nt making the x ghosts on the fly: the halo
  *                        pass before it fills the y and z faces only (whole rows)
+ *   heat_zahead<W, M, D> (zahead_kernels.hip) heat_zwindow with the loads of the
+ *                        planes D beyond `above` in flight during a plane's arithmetic
  * FUSED heat kernels also write the ghosts of the field they produce, so a
  * time step is one kernel; the others need a halo_fill launch before each step.
  */
