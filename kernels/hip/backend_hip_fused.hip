@@ -217,9 +217,10 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
         const int count = z.end - z.begin;
         int zchunk = e->zchunk;
         if (z.waves) {
-            long slots = 0;
-            HEAT_CALL(resident_blocks(reinterpret_cast<const void *>(kernel), BX * BY, bytes, &slots));
-            zchunk = wave_zchunk((long)tiles_x * tiles_y, count, K, slots);
+            static long slots[2] = {0, 0}; /* of each kernel on this process's GPU: asked once, not every sweep */
+            long &resident = slots[s->deep.faces ? 1 : 0];
+            if (!resident) HEAT_CALL(resident_blocks(reinterpret_cast<const void *>(kernel), BX * BY, bytes, &resident));
+            zchunk = wave_zchunk((long)tiles_x * tiles_y, count, K, resident);
         }
         dim3 block(BX, BY, 1), grid(tiles_x, tiles_y, (unsigned)((count + zchunk - 1) / zchunk));
         kernel<<<grid, block, bytes, z.stream>>>(out, in, p, cast_coeffs<T>(s->coeffs), cast_halo<T>(s), zchunk,
