@@ -219,7 +219,8 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
         if (z.waves) {
             static long slots[2] = {0, 0}; /* of each kernel on this process's GPU: asked once, not every sweep */
             long &resident = slots[s->deep.faces ? 1 : 0];
-            if (!resident) HEAT_CALL(resident_blocks(reinterpret_cast<const void *>(kernel), BX * BY, bytes, &resident));
+            if (!resident)
+                HEAT_CALL(resident_blocks(reinterpret_cast<const void *>(kernel), BX * BY, bytes, &resident));
             zchunk = wave_zchunk((long)tiles_x * tiles_y, count, K, resident);
         }
         dim3 block(BX, BY, 1), grid(tiles_x, tiles_y, (unsigned)((count + zchunk - 1) / zchunk));
