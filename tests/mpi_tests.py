@@ -492,6 +492,25 @@ def test_fused_sweeps_gpu():
             expect(said in proc.stdout, f"ranks {ranks}, heat_fused{k}: \"{said}\" not in the log:\n{proc.stdout}")
             same_bits(reference, os.path.join(folder, name, "run_000013.hdf"), f"2 GPU ranks {ranks}, heat_fused{k}")
         print(f"ranks {ranks}: heat_fused2, heat_fused3: bitwise equal to single steps on one process ({said})")
+    thin_slab_sweeps(folder, cfg, gpu)
+
+
+def thin_slab_sweeps(folder, cfg, gpu):
+    """z slabs of 16 and 4 planes: with the exchange beside the sweep, the planes within K of the cut
+    are swept once the ghosts land, and the thin slab is K + 1 (K = 3) or exactly K (K = 4) thick:
+    its inner range one plane or none. Still the bits of one process."""
+    thin = ["--set", "grid.n=[80, 48, 20]"]
+    serial([cfg, "-q", "--set", 'solver.kernel="heat_tiled_ntf"'] + thin + gpu + out(folder, "thin_one"))
+    reference = os.path.join(folder, "thin_one", "run_000013.hdf")
+    for k in (3, 4):
+        chosen = ["--set", "parallel.ranks=[1, 1, 2]", "--set", f'solver.kernel="heat_fused{k}"']
+        proc = mpirun(2, [cfg] + thin + gpu + chosen + out(folder, f"thin_{k}"))
+        said = f"halos {k} deep across the cut along z"
+        expect(said in proc.stdout, f"slabs of 16 and 4 planes, heat_fused{k}: \"{said}\" not in the log:\n{proc.stdout}")
+        same_bits(reference, os.path.join(folder, f"thin_{k}", "run_000013.hdf"), f"slabs of 16 and 4 planes, heat_fused{k}")
+    beside = "beside the inner planes" in proc.stdout
+    print(f"slabs of 16 and 4 planes: heat_fused3, heat_fused4 bitwise equal to single steps on one process "
+          f"({'exchange beside the inner planes' if beside else 'exchange before the sweep: no NCCL here'})")
 
 
 def nccl_registered_buffers(folder, cfg, gpu):

@@ -168,6 +168,7 @@ struct hip_state {
     struct hip_materials *mat;  /* materials runs (backend_hip_materials.hip); NULL: constant coefficients */
     const struct fused_entry *fused; /* K steps a sweep (backend_hip_fused.hip); NULL: single steps */
     int fused_ready;                 /* the fused choice is made */
+    int fused_waves;                 /* z chunks fitted to whole waves of resident blocks (fused_zchunk) */
     /* ghosts K deep beyond the faces cut between ranks, for fused sweeps (solver/deep_halo.h) */
     heat_deep_halo deep;             /* the cut faces; faces 0: none (or no fused sweeps) */
     char *deep_send[FACE_COUNT];     /* device: x faces' owned columns, packed; z faces send from the field */
@@ -1021,9 +1022,7 @@ static int hip_time_variant(void *state, const heat_variant *v, int reps, double
     hip_state *s = static_cast<hip_state *>(state);
     if (s->mat) return time_material_named(s, v->kernel, reps, ms);
     if (const fused_entry *f = find_fused(v->kernel)) { /* time per step */
-        HEAT_CALL(time_fused(s, f, reps, ms));
-        *ms /= f->steps;
-        return HEAT_OK;
+        return time_fused_aside(s, f, reps, ms);
     }
     const kernel_entry *e = find_variant(v->kernel, v->tile);
     HEAT_CHECK(e, "no GPU kernel %s m=%d", v->kernel, v->tile);
@@ -1088,9 +1087,7 @@ static int hip_time_step(void *state, int reps, double *ms)
     if (s->mat) return time_material_step(s, reps, ms);
     HEAT_CALL(fused_prepare(s));
     if (s->fused) { /* time per step of the fused sweeps the run takes */
-        HEAT_CALL(time_fused(s, s->fused, reps, ms));
-        *ms /= s->fused->steps;
-        return HEAT_OK;
+        return time_fused_aside(s, s->fused, reps, ms);
     }
     std::vector<float> times((size_t)reps);
     HEAT_CALL(hip_advance(s, 2));

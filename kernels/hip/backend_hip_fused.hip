@@ -120,7 +120,7 @@ static char *owned_planes(const hip_state *s, char *field, int face, int steps)
  * neighbours: z planes straight from the field, x columns packed first; GPU
  * to GPU where the transport can, else through page-locked host memory.
  * Every rank calls it at the same steps. */
-template <typename T> static int deep_exchange_typed(hip_state *s, int steps)
+template <typename T> static int deep_exchange_typed(hip_state *s, int which, int steps, hipStream_t stream)
 {
     const heat_halo_transport *t = &s->transport;
     void *send[FACE_COUNT] = {0}, *recv[FACE_COUNT] = {0};
@@ -130,17 +130,17 @@ template <typename T> static int deep_exchange_typed(hip_state *s, int steps)
         dim3 block((unsigned)steps, HEAT_LAUNCH_BOUND / DEEP_MOST_STEPS), grid((p.ny + block.y - 1) / block.y, p.nz);
         T *low = s->deep.faces & 1u << FACE_X_LOW ? reinterpret_cast<T *>(s->deep_send[FACE_X_LOW]) : NULL;
         T *high = s->deep.faces & 1u << FACE_X_HIGH ? reinterpret_cast<T *>(s->deep_send[FACE_X_HIGH]) : NULL;
-        deep_pack_x<T><<<grid, block>>>(low, high, owned<T>(s, s->current), p, steps);
+        deep_pack_x<T><<<grid, block, 0, stream>>>(low, high, owned<T>(s, which), p, steps);
         HIP_CHECK_LAUNCH("deep_pack_x");
     }
     for (int f = 0; f < FACE_COUNT; ++f) {
         if (!(s->deep.faces & 1u << f)) continue;
-        char *field = s->field[s->current];
+        char *field = s->field[which];
         send[f] = s->deep.axis == 2 ? owned_planes(s, field, f, steps) : s->deep_send[f];
         recv[f] = s->deep_recv[f];
         bytes[f] = deep_bytes(s, f, steps);
     }
-    if (t->exchange_device) return t->exchange_device(t->context, send, recv, bytes, NULL);
+    if (t->exchange_device) return t->exchange_device(t->context, send, recv, bytes, (void *)stream);
     for (int f = 0; f < FACE_COUNT; ++f)
         if (bytes[f]) HIP_CALL(hipMemcpy(s->deep_host_send[f], send[f], bytes[f], hipMemcpyDeviceToHost));
     HEAT_CALL(t->exchange(t->context, s->deep_host_send, s->deep_host_recv, bytes));
@@ -149,20 +149,57 @@ template <typename T> static int deep_exchange_typed(hip_state *s, int steps)
     return HEAT_OK;
 }
 
-static int deep_exchange(hip_state *s, int steps)
+/* The ghosts `steps` deep of field[which], queued on `stream` (0: the default one). */
+static int deep_exchange(hip_state *s, int which, int steps, hipStream_t stream = 0)
 {
-    return s->problem.precision == HEAT_FLOAT ? deep_exchange_typed<float>(s, steps)
-                                              : deep_exchange_typed<double>(s, steps);
+    return s->problem.precision == HEAT_FLOAT ? deep_exchange_typed<float>(s, which, steps, stream)
+                                              : deep_exchange_typed<double>(s, which, steps, stream);
 }
 
 /* ---- the fused kernels ------------------------------------------------------------------------------ */
 
+/* The output planes [begin, end) of a sweep, launched on `stream`; waves:
+ * their z chunks fitted to whole waves of the GPU's resident blocks (else
+ * the entry's zchunk). */
+struct fused_range {
+    int begin, end;
+    bool waves;
+    hipStream_t stream;
+};
+
+/* Of `planes` output planes cut into chunks over `tiles` tiles, the chunk
+ * that fills `slots` resident blocks best: a launch takes about its waves
+ * times the planes a block loads (its chunk and the 2 K it recomputes). */
+static int wave_zchunk(long tiles, int planes, int steps, long slots)
+{
+    int best = planes;
+    double least = 1e300;
+    for (int chunks = 1; chunks <= planes; ++chunks) {
+        const int chunk = (planes + chunks - 1) / chunks;
+        const long blocks = tiles * ((planes + chunk - 1) / chunk);
+        const double cost = (double)((blocks + slots - 1) / slots) * (chunk + 2 * steps);
+        if (cost < least) least = cost, best = chunk;
+    }
+    return best;
+}
+
+/* Blocks of `kernel` resident on the whole GPU at once. */
+static int resident_blocks(const void *kernel, int threads, size_t shared, long *slots)
+{
+    int device = 0, sms = 0, per_sm = 0;
+    HIP_CALL(hipGetDevice(&device));
+    HIP_CALL(hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, device));
+    HIP_CALL(hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared));
+    *slots = (long)sms * (per_sm > 0 ? per_sm : 1);
+    return HEAT_OK;
+}
+
 template <typename T, int K, int BX, int BY, int R, int V, int PF>
-static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const hip_state *s)
+static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const hip_state *s, const fused_range &z)
 {
     constexpr size_t planes = fused_plane_bytes<T, K, BX, BY, R, V>();
     if constexpr (planes > FUSED_SHARED_LIMIT) {
-        (void)out, (void)in, (void)s;
+        (void)out, (void)in, (void)s, (void)z;
         return heat_error(HEAT_ERR_CONFIG, "fused kernel %s needs more shared memory than a block has in %s; use "
                           "another", e->variant.kernel, sizeof(T) == 8 ? "double" : "float");
     } else {
@@ -175,11 +212,20 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
                                          hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
         const stencil_shape &p = s->shape;
         constexpr int TX = BX * V, TY = BY * R, KX = fused_halo_columns(K, V);
-        dim3 block(BX, BY, 1);
-        dim3 grid((unsigned)((p.nx + TX - 2 * KX - 1) / (TX - 2 * KX)), (unsigned)((p.ny + TY - 2 * K - 1) / (TY - 2 * K)),
-                  (unsigned)((p.nz + e->zchunk - 1) / e->zchunk));
-        kernel<<<grid, block, bytes>>>(out, in, p, cast_coeffs<T>(s->coeffs), cast_halo<T>(s), e->zchunk,
-                                       deep_ghosts_of<T>(s));
+        const unsigned tiles_x = (unsigned)((p.nx + TX - 2 * KX - 1) / (TX - 2 * KX));
+        const unsigned tiles_y = (unsigned)((p.ny + TY - 2 * K - 1) / (TY - 2 * K));
+        const int count = z.end - z.begin;
+        int zchunk = e->zchunk;
+        if (z.waves) {
+            static long slots[2] = {0, 0}; /* of each kernel on this process's GPU: asked once, not every sweep */
+            long &resident = slots[s->deep.faces ? 1 : 0];
+            if (!resident)
+                HEAT_CALL(resident_blocks(reinterpret_cast<const void *>(kernel), BX * BY, bytes, &resident));
+            zchunk = wave_zchunk((long)tiles_x * tiles_y, count, K, resident);
+        }
+        dim3 block(BX, BY, 1), grid(tiles_x, tiles_y, (unsigned)((count + zchunk - 1) / zchunk));
+        kernel<<<grid, block, bytes, z.stream>>>(out, in, p, cast_coeffs<T>(s->coeffs), cast_halo<T>(s), zchunk,
+                                                 z.begin, z.end, deep_ghosts_of<T>(s));
         return HEAT_OK;
     }
 }
@@ -193,11 +239,11 @@ static bool fused_fits(const fused_entry *e, heat_precision precision)
 }
 
 template <typename T, int K>
-static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const hip_state *s)
+static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const hip_state *s, const fused_range &z)
 {
 #define SHAPE(X, Y, ROWS, COLS, PF)                                                                          \
     if (e->bx == X && e->by == Y && e->rows == ROWS && e->cols == COLS && e->prefetch == PF)                 \
-        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF>(e, out, in, s);
+        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF>(e, out, in, s, z);
     SHAPE(32, 16, 2, 1, 0)
     if constexpr (K < 4) {
         SHAPE(32, 16, 2, 1, 4)
@@ -212,25 +258,33 @@ static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const h
     return heat_internal_error("fused kernel %s has no instantiation", e->variant.kernel);
 }
 
-template <typename T> static int launch_fused_typed(const hip_state *s, const fused_entry *e, int from, int to)
+template <typename T>
+static int launch_fused_typed(const hip_state *s, const fused_entry *e, int from, int to, const fused_range &z)
 {
     T *out = owned<T>(s, to);
     const T *in = owned<T>(s, from);
     switch (e->steps) {
-    case 2: HEAT_CALL((launch_fused_steps<T, 2>(e, out, in, s))); break;
-    case 3: HEAT_CALL((launch_fused_steps<T, 3>(e, out, in, s))); break;
-    case 4: HEAT_CALL((launch_fused_steps<T, 4>(e, out, in, s))); break;
+    case 2: HEAT_CALL((launch_fused_steps<T, 2>(e, out, in, s, z))); break;
+    case 3: HEAT_CALL((launch_fused_steps<T, 3>(e, out, in, s, z))); break;
+    case 4: HEAT_CALL((launch_fused_steps<T, 4>(e, out, in, s, z))); break;
     default: return heat_internal_error("fused kernel %s: %d steps a sweep", e->variant.kernel, e->steps);
     }
     HIP_CHECK_LAUNCH(e->variant.kernel);
     return HEAT_OK;
 }
 
-/* One sweep of e from field[from] into field[to]; reads no ghost. */
+/* Planes z of one sweep of e from field[from] into field[to]; reads no ghost. */
+static int launch_fused(const hip_state *s, const fused_entry *e, int from, int to, const fused_range &z)
+{
+    if (z.end <= z.begin) return HEAT_OK;
+    return s->problem.precision == HEAT_FLOAT ? launch_fused_typed<float>(s, e, from, to, z)
+                                              : launch_fused_typed<double>(s, e, from, to, z);
+}
+
+/* The whole of one sweep, on the default stream. */
 static int launch_fused(const hip_state *s, const fused_entry *e, int from, int to)
 {
-    return s->problem.precision == HEAT_FLOAT ? launch_fused_typed<float>(s, e, from, to)
-                                              : launch_fused_typed<double>(s, e, from, to);
+    return launch_fused(s, e, from, to, fused_range{0, s->problem.grid.n[2], s->fused_waves != 0, 0});
 }
 
 /* Whether sweeps of `steps` steps may run: constant coefficients, and the
@@ -254,22 +308,150 @@ static int deep_prepare(hip_state *s)
     return allocate_deep_halo(s);
 }
 
-/* Median time of `reps` sweeps of e as a run takes them, the exchange of
- * halos K deep included (out of place: the solution is untouched). */
-static int time_fused(hip_state *s, const fused_entry *e, int reps, double *ms)
+/* Sweeps with the exchange beside them, where single steps overlap theirs
+ * (z slabs, NCCL: the comm stream). Output planes K or more from a cut face
+ * read no ghost: the default stream sweeps them while the comm stream
+ * receives the ghosts and then sweeps the planes within K of the cut faces;
+ * the next sweep's ghosts (those edge planes, just written) leave right
+ * after, beside this sweep's inner planes. The streams meet once a sweep,
+ * as in overlapped_step: each waits for the other's previous part (they
+ * read each other's planes and overwrite planes the other read). Every
+ * point is the same kernel's, whatever the range it falls in. */
+static int overlapped_sweeps(hip_state *s, const fused_entry *e, long sweeps)
+{
+    const int nz = s->problem.grid.n[2], K = e->steps;
+    const bool low = s->deep.faces & 1u << FACE_Z_LOW, high = s->deep.faces & 1u << FACE_Z_HIGH, waves = s->fused_waves;
+    const int inner_begin = low ? std::min(K, nz) : 0, inner_end = high ? std::max(nz - K, inner_begin) : nz;
+    HEAT_CALL(comm_after_default(s));
+    HEAT_CALL(deep_exchange(s, s->current, K, s->comm));
+    for (long n = 0; n < sweeps; ++n) {
+        const int from = s->current, to = 1 - from;
+        const bool more = n + 1 < sweeps;
+        HIP_CALL(hipStreamWaitEvent(0, s->boundary_done, 0)); /* the previous sweep's edge planes */
+        HEAT_CALL(comm_after_default(s));                      /* and its inner planes */
+        if (low) HEAT_CALL(launch_fused(s, e, from, to, fused_range{0, inner_begin, waves, s->comm}));
+        if (high) HEAT_CALL(launch_fused(s, e, from, to, fused_range{inner_end, nz, waves, s->comm}));
+        HIP_CALL(hipEventRecord(s->boundary_done, s->comm));
+        const fused_range inner = {inner_begin, inner_end, waves, 0};
+        if (s->transport.device_exchange_blocks) { /* MPI: the host waits in the exchange while the GPU sweeps */
+            HEAT_CALL(launch_fused(s, e, from, to, inner));
+            if (more) HEAT_CALL(deep_exchange(s, to, K, s->comm));
+        } else {
+            if (more) HEAT_CALL(deep_exchange(s, to, K, s->comm));
+            HEAT_CALL(launch_fused(s, e, from, to, inner));
+        }
+        s->current = to;
+        s->halo_valid = HALO_NONE; /* a sweep writes owned points only */
+    }
+    HIP_CALL(hipStreamWaitEvent(0, s->boundary_done, 0)); /* the default stream holds the whole sweep again */
+    return HEAT_OK;
+}
+
+/* Sweeps of e for the whole groups of e->steps in *steps; leaves the rest. */
+static int fused_sweeps(hip_state *s, const fused_entry *e, long *steps)
+{
+    const long sweeps = *steps / e->steps;
+    if (sweeps == 0) return HEAT_OK;
+    *steps -= sweeps * e->steps;
+    if (s->ghosts_queued) { /* an overlapped step's exchange lands first */
+        HEAT_CALL(settle_exchange(s));
+        s->ghosts_queued = 0; /* it was into the field the sweep leaves behind */
+    }
+    if (s->overlap && s->deep.faces && s->deep.axis == 2) return overlapped_sweeps(s, e, sweeps);
+    for (long n = 0; n < sweeps; ++n) {
+        if (s->deep.faces) HEAT_CALL(deep_exchange(s, s->current, e->steps));
+        HEAT_CALL(launch_fused(s, e, s->current, 1 - s->current));
+        s->current = 1 - s->current;
+        s->halo_valid = HALO_NONE; /* a sweep writes owned points only */
+    }
+    return HEAT_OK;
+}
+
+/* ---- the choice by timing --------------------------------------------------------------------------- */
+
+static int step_once(hip_state *s, const kernel_entry *e, const int shape[3]); /* backend_hip.hip */
+enum { FUSED_TUNE_REPS = 5 };
+
+/* The run's own field, ghosts included, copied aside while the tuner steps
+ * it as the run would, and put back after; copy NULL where memory is short. */
+struct saved_field {
+    char *copy;
+    int current, halo_valid, ghosts_queued;
+};
+
+static int save_field(hip_state *s, saved_field *saved)
+{
+    const size_t bytes = (size_t)s->layout.total * s->elem;
+    HEAT_CALL(settle_exchange(s));
+    HIP_CALL(hipDeviceSynchronize());
+    *saved = {NULL, s->current, s->halo_valid, s->ghosts_queued};
+    if (hipMalloc((void **)&saved->copy, bytes) != hipSuccess) {
+        (void)hipGetLastError(); /* no error left behind for the next launch's check */
+        saved->copy = NULL;
+    }
+    if (s->transport.sum_owned) { /* the ranks time alike, so that they exchange alike: all copy, or none */
+        double short_of_memory = saved->copy ? 0.0 : 1.0;
+        HEAT_CALL(s->transport.sum_owned(s->transport.context, &short_of_memory, 1));
+        if (short_of_memory > 0.0 && saved->copy) {
+            HIP_CALL(hipFree(saved->copy));
+            saved->copy = NULL;
+        }
+    }
+    if (saved->copy) HIP_CALL(hipMemcpy(saved->copy, s->field[s->current], bytes, hipMemcpyDeviceToDevice));
+    return HEAT_OK;
+}
+
+static int restore_field(hip_state *s, saved_field *saved)
+{
+    if (!saved->copy) return HEAT_OK;
+    HIP_CALL(hipDeviceSynchronize());
+    HIP_CALL(hipMemcpy(s->field[saved->current], saved->copy, (size_t)s->layout.total * s->elem,
+                       hipMemcpyDeviceToDevice));
+    HIP_CALL(hipFree(saved->copy));
+    saved->copy = NULL;
+    s->current = saved->current, s->halo_valid = saved->halo_valid, s->ghosts_queued = saved->ghosts_queued;
+    return HEAT_OK;
+}
+
+/* Median time a step of `reps` runs of TIMED_STEPS steps, taken as a run
+ * takes them (in place: the caller saved the field): e's sweeps, or (NULL)
+ * single steps of the production kernel, each with its exchange as the run
+ * has it, beside the update or before it. */
+enum { TIMED_STEPS = 12 }; /* whole sweeps of every K of fused_table */
+static int time_as_run(hip_state *s, const fused_entry *e, int reps, double *ms)
+{
+    std::vector<float> times((size_t)reps + 1);
+    for (int r = 0; r <= reps; ++r) { /* the first a warm-up */
+        long steps = TIMED_STEPS;
+        HIP_CALL(hipEventRecord(s->start, 0));
+        if (e) HEAT_CALL(fused_sweeps(s, e, &steps));
+        for (long step = 0; step < steps; ++step) HEAT_CALL(step_once(s, s->kernel, s->block));
+        HEAT_CALL(settle_exchange(s));
+        HIP_CALL(hipEventRecord(s->stop, 0));
+        HIP_CALL(hipEventSynchronize(s->stop));
+        HIP_CALL(hipEventElapsedTime(&times[(size_t)r], s->start, s->stop));
+    }
+    std::sort(times.begin() + 1, times.end());
+    *ms = times[1 + (size_t)reps / 2] / TIMED_STEPS;
+    return HEAT_OK;
+}
+
+/* Where memory is short for the copy: median time a step of `reps` sweeps
+ * of e out of place, each after its exchange (the solution is untouched). */
+static int time_fused_aside(hip_state *s, const fused_entry *e, int reps, double *ms)
 {
     std::vector<float> times((size_t)reps);
     HEAT_CALL(launch_fused(s, e, s->current, 1 - s->current)); /* warm-up */
     for (int r = 0; r < reps; ++r) {
         HIP_CALL(hipEventRecord(s->start, 0));
-        if (s->deep.faces) HEAT_CALL(deep_exchange(s, e->steps));
+        if (s->deep.faces) HEAT_CALL(deep_exchange(s, s->current, e->steps));
         HEAT_CALL(launch_fused(s, e, s->current, 1 - s->current));
         HIP_CALL(hipEventRecord(s->stop, 0));
         HIP_CALL(hipEventSynchronize(s->stop));
         HIP_CALL(hipEventElapsedTime(&times[(size_t)r], s->start, s->stop));
     }
     std::sort(times.begin(), times.end());
-    *ms = times[(size_t)reps / 2];
+    *ms = times[(size_t)reps / 2] / e->steps;
     return HEAT_OK;
 }
 
@@ -304,34 +486,61 @@ static bool fused_candidate(const hip_state *s, const fused_entry *e, int family
            fused_cut_supported(s, e);
 }
 
+/* Per step, the production single step (ms[0]) and each candidate of
+ * fused_table with its own z chunk and with chunks fitted to whole waves
+ * (ms[1 + 2 i + waves]), each taken as the run would take it where the
+ * field can be copied aside (else the single step without its exchange and
+ * the sweeps out of place after theirs). */
+static int time_candidates(hip_state *s, int family, std::vector<double> &ms)
+{
+    saved_field saved;
+    HEAT_CALL(save_field(s, &saved));
+    if (!family)
+        HEAT_CALL(saved.copy ? time_as_run(s, NULL, FUSED_TUNE_REPS, &ms[0])
+                             : time_kernel(s, s->kernel, s->block, FUSED_TUNE_REPS, 1, &ms[0]));
+    for (int i = 0; i < FUSED_COUNT; ++i) {
+        if (!fused_candidate(s, &fused_table[i], family)) continue;
+        for (int waves = 0; waves < 2; ++waves) {
+            s->fused_waves = waves;
+            double *at = &ms[(size_t)(1 + 2 * i + waves)];
+            HEAT_CALL(saved.copy ? time_as_run(s, &fused_table[i], FUSED_TUNE_REPS, at)
+                                 : time_fused_aside(s, &fused_table[i], FUSED_TUNE_REPS, at));
+        }
+    }
+    return restore_field(s, &saved);
+}
+
 /* The fastest per step of the fused kernels (of family K when solver.kernel
  * names one) and the production single step; from the tuning cache where
  * the choice was automatic and the run has one process. A fused kernel must
  * beat the single step by FUSED_MARGIN: where the two time alike, a few
  * timings' noise would otherwise pick either from run to run. */
-enum { FUSED_TUNE_REPS = 5 };
 static const double FUSED_MARGIN = 0.98;
 static int choose_fused(hip_state *s, int family)
 {
-    char key[288], value[128];
+    char key[288], value[128], name[64] = "", waves[16] = "";
     fused_cache_key(s, key, sizeof key);
     const bool ranks = s->transport.sum_owned != NULL;
-    if (!family && !ranks && tuning_cache_lookup(key, value, sizeof value)) {
-        s->fused = strcmp(value, "single") == 0 ? NULL : find_fused(value);
-        if (s->fused || strcmp(value, "single") == 0) return HEAT_OK;
+    if (!family && !ranks && tuning_cache_lookup(key, value, sizeof value) &&
+        sscanf(value, "%63s %15s", name, waves) >= 1) {
+        s->fused = strcmp(name, "single") == 0 ? NULL : find_fused(name);
+        s->fused_waves = strcmp(waves, "waves") == 0;
+        if (s->fused || strcmp(name, "single") == 0) return HEAT_OK;
     }
-    std::vector<double> ms(FUSED_COUNT + 1, 0.0); /* [0]: the single step, then fused_table's */
-    if (!family) HEAT_CALL(time_kernel(s, s->kernel, s->block, FUSED_TUNE_REPS, 1, &ms[0]));
-    for (int i = 0; i < FUSED_COUNT; ++i)
-        if (fused_candidate(s, &fused_table[i], family))
-            HEAT_CALL(time_fused(s, &fused_table[i], FUSED_TUNE_REPS, &ms[i + 1]));
+    std::vector<double> ms(2 * FUSED_COUNT + 1, 0.0);
+    HEAT_CALL(time_candidates(s, family, ms));
     if (ranks) HEAT_CALL(agree_on_timings(s, ms));
     double best = family ? 1e300 : ms[0] * FUSED_MARGIN;
-    s->fused = NULL;
+    s->fused = NULL, s->fused_waves = 0;
     for (int i = 0; i < FUSED_COUNT; ++i)
-        if (fused_candidate(s, &fused_table[i], family) && ms[i + 1] / fused_table[i].steps < best)
-            best = ms[i + 1] / fused_table[i].steps, s->fused = &fused_table[i];
-    if (!family && !ranks) tuning_cache_store(key, s->fused ? s->fused->variant.kernel : "single");
+        for (int w = 0; w < 2; ++w)
+            if (fused_candidate(s, &fused_table[i], family) && ms[(size_t)(1 + 2 * i + w)] < best)
+                best = ms[(size_t)(1 + 2 * i + w)], s->fused = &fused_table[i], s->fused_waves = w;
+    if (!family && !ranks) {
+        snprintf(value, sizeof value, "%s%s", s->fused ? s->fused->variant.kernel : "single",
+                 s->fused && s->fused_waves ? " waves" : "");
+        tuning_cache_store(key, value);
+    }
     return HEAT_OK;
 }
 
@@ -340,13 +549,18 @@ static int choose_fused(hip_state *s, int family)
 static void describe_fused(hip_state *s, const char *why)
 {
     static const char axes[] = "xyz";
-    char line[160];
+    char line[224];
     if (s->fused && s->deep.faces)
         snprintf(line, sizeof line, "%d steps a sweep: %s, halos %d deep across the cut along %c", s->fused->steps,
                  s->fused->variant.kernel, s->fused->steps, axes[s->deep.axis]);
     else if (s->fused) snprintf(line, sizeof line, "%d steps a sweep: %s", s->fused->steps, s->fused->variant.kernel);
     else snprintf(line, sizeof line, "single steps: %s", why);
-    size_t used = strlen(s->description);
+    size_t used = strlen(line);
+    if (s->fused && s->fused_waves) snprintf(line + used, sizeof line - used, ", z chunks in whole waves");
+    used = strlen(line);
+    if (s->fused && s->deep.faces && s->overlap)
+        snprintf(line + used, sizeof line - used, ", exchanged beside the inner planes");
+    used = strlen(s->description);
     snprintf(s->description + used, sizeof s->description - used, "; %s", line);
     if (!s->problem.quiet) printf("GPU fused sweeps: %s\n", line);
 }
@@ -373,22 +587,6 @@ static int fused_prepare(hip_state *s)
     HEAT_CALL(deep_prepare(s));
     HEAT_CALL(choose_fused(s, family));
     if (s->fused || s->deep.faces) describe_fused(s, "faster than the fused sweeps");
-    return HEAT_OK;
-}
-
-/* Sweeps of e for the whole groups of e->steps in *steps; leaves the rest. */
-static int fused_sweeps(hip_state *s, const fused_entry *e, long *steps)
-{
-    if (*steps >= e->steps && s->ghosts_queued) { /* an overlapped step's exchange lands first */
-        HEAT_CALL(settle_exchange(s));
-        s->ghosts_queued = 0; /* it was into the field the sweep leaves behind */
-    }
-    for (; *steps >= e->steps; *steps -= e->steps) {
-        if (s->deep.faces) HEAT_CALL(deep_exchange(s, e->steps));
-        HEAT_CALL(launch_fused(s, e, s->current, 1 - s->current));
-        s->current = 1 - s->current;
-        s->halo_valid = HALO_NONE; /* a sweep writes owned points only */
-    }
     return HEAT_OK;
 }
 

@@ -137,7 +137,9 @@ template <typename T, int V> __device__ __forceinline__ void store_points(const 
 
 extern __shared__ double fused_shared_words[] __attribute__((aligned(16)));
 
-/* K steps over planes [blockIdx.z * zchunk, + zchunk) of a tile of BX V
+/* K steps over output planes [z_begin + blockIdx.z * zchunk, + zchunk) of
+ * [z_begin, z_end) (outputs K or more planes from a cut z face read no
+ * ghost: they are swept while the ghosts travel), of a tile of BX V
  * columns by BY R rows (thread (x, y) holds the V columns V x, V x + 1, ...
  * of rows y, y + BY, ...), whose outer K columns and rows on each side are
  * recomputed halo. Every level is computed on the whole tile, though only
@@ -160,7 +162,7 @@ extern __shared__ double fused_shared_words[] __attribute__((aligned(16)));
 template <typename T, int K, int BX, int BY, int R, int V, bool PAIRED, bool DEEP, int PF>
 __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 / (BX * BY) : 1)
     heat_fused(T *__restrict__ out, const T *__restrict__ in, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
-               int zchunk, deep_ghosts<T> d)
+               int zchunk, int z_begin, int z_end, deep_ghosts<T> d)
 {
     /* KX: the halo columns on each side, K rounded up to whole threads, so that a thread's V points
      * start at a multiple of V and are one aligned vector in the field */
@@ -215,7 +217,7 @@ __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 
         y_low[r] = gy == 0 && applies(h, 2), y_high[r] = gy == s.ny - 1 && applies(h, 3);
         y_out[r] = ly >= K && ly < TY - K && gy < s.ny;
     }
-    const int z0 = (int)blockIdx.z * zchunk, z1 = z0 + zchunk < s.nz ? z0 + zchunk : s.nz;
+    const int z0 = z_begin + (int)blockIdx.z * zchunk, z1 = z0 + zchunk < z_end ? z0 + zchunk : z_end;
     const bool z_low_face = applies(h, 4), z_high_face = applies(h, 5);
 
     /* With P = (t - z0 + K) & 1 at plane t: win[m][r][v][P], level m two planes behind its newest, and

@@ -22,6 +22,10 @@ typedef cudaStream_t hipStream_t;
 #define hipGetDeviceCount cudaGetDeviceCount
 #define hipGetDeviceProperties cudaGetDeviceProperties
 #define hipSetDevice cudaSetDevice
+#define hipGetDevice cudaGetDevice
+#define hipDeviceGetAttribute cudaDeviceGetAttribute
+#define hipDeviceAttributeMultiprocessorCount cudaDevAttrMultiProcessorCount
+#define hipOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 #define hipMemGetInfo cudaMemGetInfo
 #define hipMalloc cudaMalloc
 #define hipFree cudaFree
