@@ -17,30 +17,51 @@
 #include "fused_kernels.hip"
 
 /* One fused kernel: K steps a sweep over tiles of bx cols x (by * rows)
- * columns (cols neighbouring columns a thread), zchunk planes a block, the
- * plane `prefetch` beyond the next hinted into L2 (0: none). */
+ * columns (cols neighbouring columns a thread), zchunk planes a block (0:
+ * as many as balance the GPU's waves of blocks, balanced_zchunk), the plane
+ * `prefetch` beyond the next hinted into L2 (0: none), its rows laid out and
+ * computed as `form` says (FUSED_ROWS_*). */
 struct fused_entry {
     heat_variant variant;
-    int steps, bx, by, rows, cols, zchunk, prefetch;
+    int steps, bx, by, rows, cols, zchunk, prefetch, form;
 };
 
-#define FUSED(k, bx, by, rows, z) {{"heat_fused" #k "_" #bx "x" #by "x" #rows "z" #z, rows, 0, k}, k, bx, by, rows, 1, z, 0}
-#define FUSED_HINTED(k, bx, by, rows, z, pf)                                                                  \
-    {{"heat_fused" #k "_" #bx "x" #by "x" #rows "z" #z "p" #pf, rows, 0, k}, k, bx, by, rows, 1, z, pf}
-#define FUSED_WIDE(k, bx, by, rows, cols, z)                                                                  \
-    {{"heat_fused" #k "_" #bx "x" #by "x" #rows "w" #cols "z" #z, rows, 0, k}, k, bx, by, rows, cols, z, 0}
+/* Names: heat_fusedK_BXxBYxROWS, then w COLS (columns a thread), c (rows together), t (rows trimmed), z and the
+ * planes a block (zb: balanced), p and the plane hinted */
+#define FUSED_ENTRY(name, k, bx, by, rows, cols, z, pf, form)                                                 \
+    {{"heat_fused" #k "_" #bx "x" #by "x" #rows name, rows, 0, k}, k, bx, by, rows, cols, z, pf, form}
+#define FUSED(k, bx, by, rows, z) FUSED_ENTRY("z" #z, k, bx, by, rows, 1, z, 0, 0)
+#define FUSED_HINTED(k, bx, by, rows, z, pf) FUSED_ENTRY("z" #z "p" #pf, k, bx, by, rows, 1, z, pf, 0)
+#define FUSED_WIDE(k, bx, by, rows, cols, z) FUSED_ENTRY("w" #cols "z" #z, k, bx, by, rows, cols, z, 0, 0)
+#define FUSED_BALANCED(k, form, letters)                                                                      \
+    FUSED_ENTRY(letters "zb", k, 32, 16, 2, 1, 0, 0, form), FUSED_ENTRY(letters "zbp4", k, 32, 16, 2, 1, 0, 4, form)
+#define FUSED_FORMED(k, form, letters)                                                                        \
+    FUSED_ENTRY(letters "z64", k, 32, 16, 2, 1, 64, 0, form), FUSED_ENTRY(letters "z64p4", k, 32, 16, 2, 1, 64, 4, form)
 #define FUSED_SHAPES(k) FUSED(k, 32, 16, 2, 64), FUSED(k, 32, 16, 2, 128), FUSED_HINTED(k, 32, 16, 2, 64, 4)
 static const fused_entry fused_table[] = {FUSED_SHAPES(2),
+                                          FUSED_BALANCED(2, 0, ""),
+                                          FUSED_BALANCED(2, FUSED_ROWS_TOGETHER | FUSED_ROWS_TRIMMED, "ct"),
+                                          FUSED_ENTRY("ctzb", 2, 32, 8, 4, 1, 0, 0, FUSED_ROWS_TOGETHER | FUSED_ROWS_TRIMMED),
                                           FUSED(2, 64, 8, 4, 64),
                                           FUSED_WIDE(2, 32, 32, 1, 2, 64),
                                           FUSED_SHAPES(3),
+                                          FUSED_BALANCED(3, 0, ""),
+                                          FUSED_FORMED(3, FUSED_ROWS_TOGETHER, "c"),
+                                          FUSED_FORMED(3, FUSED_ROWS_TRIMMED, "t"),
+                                          FUSED_FORMED(3, FUSED_ROWS_TOGETHER | FUSED_ROWS_TRIMMED, "ct"),
+                                          FUSED_BALANCED(3, FUSED_ROWS_TOGETHER | FUSED_ROWS_TRIMMED, "ct"),
+                                          FUSED_ENTRY("ctz64", 3, 32, 8, 4, 1, 64, 0, FUSED_ROWS_TOGETHER | FUSED_ROWS_TRIMMED),
+                                          FUSED_ENTRY("ctzb", 3, 32, 8, 4, 1, 0, 0, FUSED_ROWS_TOGETHER | FUSED_ROWS_TRIMMED),
                                           FUSED_WIDE(3, 16, 32, 1, 4, 64),
                                           FUSED(4, 32, 16, 2, 64),
                                           FUSED(4, 32, 16, 2, 128)};
 #undef FUSED_SHAPES
+#undef FUSED_FORMED
+#undef FUSED_BALANCED
 #undef FUSED_WIDE
 #undef FUSED_HINTED
 #undef FUSED
+#undef FUSED_ENTRY
 enum { FUSED_COUNT = sizeof fused_table / sizeof fused_table[0] };
 
 static const fused_entry *find_fused(const char *name)
@@ -157,7 +178,39 @@ static int deep_exchange(hip_state *s, int steps)
 
 /* ---- the fused kernels ------------------------------------------------------------------------------ */
 
-template <typename T, int K, int BX, int BY, int R, int V, int PF>
+/* The blocks of `kernel` (`threads` threads, `bytes` of shared memory) the GPU holds at once. */
+static int resident_blocks(const void *kernel, int threads, size_t bytes, long *blocks)
+{
+    int device, multiprocessors, per_multiprocessor;
+    HIP_CALL(hipGetDevice(&device));
+    HIP_CALL(hipDeviceGetAttribute(&multiprocessors, hipDeviceAttributeMultiprocessorCount, device));
+    HIP_CALL(hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, kernel, threads, bytes));
+    *blocks = (long)multiprocessors * (per_multiprocessor > 0 ? per_multiprocessor : 1);
+    return HEAT_OK;
+}
+
+/* Planes a block for e where its table says 0: the chunk count whose
+ * blocks fill the GPU's waves best (`slots` blocks at once, `tiles` a
+ * plane), each block's work counted as its planes plus the 2K it
+ * recomputes at its chunk's ends: a last wave only partly full leaves
+ * multiprocessors idle while it runs. */
+static int balanced_zchunk(const fused_entry *e, long slots, long tiles, int nz)
+{
+    if (e->zchunk) return e->zchunk;
+    const int least = 2 * e->steps; /* thinner chunks recompute more than they compute */
+    long best = -1;
+    int zchunk = nz;
+    for (int chunks = 1; chunks <= nz; ++chunks) {
+        const int planes = (nz + chunks - 1) / chunks, used = (nz + planes - 1) / planes;
+        if (planes < least && chunks > 1) break;
+        if (used != chunks) continue; /* the same planes as a smaller count */
+        const long waves = (tiles * used + slots - 1) / slots, cost = waves * (planes + 2L * e->steps);
+        if (best < 0 || cost < best) best = cost, zchunk = planes;
+    }
+    return zchunk;
+}
+
+template <typename T, int K, int BX, int BY, int R, int V, int PF, int FORM>
 static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const hip_state *s)
 {
     constexpr size_t planes = fused_plane_bytes<T, K, BX, BY, R, V>();
@@ -168,45 +221,63 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
     } else {
         constexpr bool paired = fused_paired<T, K, BX, BY, R, V>();
         constexpr size_t bytes = paired ? 2 * planes : planes;
-        auto kernel = s->deep.faces ? heat_fused<T, K, BX, BY, R, V, paired, true, PF>
-                                    : heat_fused<T, K, BX, BY, R, V, paired, false, PF>;
+        auto kernel = s->deep.faces ? heat_fused<T, K, BX, BY, R, V, paired, true, PF, FORM>
+                                    : heat_fused<T, K, BX, BY, R, V, paired, false, PF, FORM>;
         if (bytes > 48 * 1024) /* beyond the default a block may have */
             HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
                                          hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
         const stencil_shape &p = s->shape;
         constexpr int TX = BX * V, TY = BY * R, KX = fused_halo_columns(K, V);
-        dim3 block(BX, BY, 1);
-        dim3 grid((unsigned)((p.nx + TX - 2 * KX - 1) / (TX - 2 * KX)), (unsigned)((p.ny + TY - 2 * K - 1) / (TY - 2 * K)),
-                  (unsigned)((p.nz + e->zchunk - 1) / e->zchunk));
-        kernel<<<grid, block, bytes>>>(out, in, p, cast_coeffs<T>(s->coeffs), cast_halo<T>(s), e->zchunk,
+        const unsigned tiles_x = (unsigned)((p.nx + TX - 2 * KX - 1) / (TX - 2 * KX)),
+                       tiles_y = (unsigned)((p.ny + TY - 2 * K - 1) / (TY - 2 * K));
+        static long slots[2]; /* resident blocks of the kernel without and with deep ghosts, on the process's GPU */
+        long &resident = slots[s->deep.faces ? 1 : 0];
+        if (!e->zchunk && !resident)
+            HEAT_CALL(resident_blocks(reinterpret_cast<const void *>(kernel), BX * BY, bytes, &resident));
+        const int zchunk = balanced_zchunk(e, resident, (long)tiles_x * tiles_y, p.nz);
+        dim3 block(BX, BY, 1), grid(tiles_x, tiles_y, (unsigned)((p.nz + zchunk - 1) / zchunk));
+        kernel<<<grid, block, bytes>>>(out, in, p, cast_coeffs<T>(s->coeffs), cast_halo<T>(s), zchunk,
                                        deep_ghosts_of<T>(s));
         return HEAT_OK;
     }
 }
 
-/* Whether e runs in `precision`: its planes fit in a block's shared memory. */
+/* Threads of 256-thread tiles holding more than 6 points a thread: in
+ * float only (fused_min_blocks keeps them to 80 registers, three blocks an
+ * SM; in double they would take 112-150 and fit two). */
+static bool fused_float_only(const fused_entry *e)
+{
+    return e->bx * e->by == 256 && e->steps * e->rows * e->cols > 6;
+}
+
+/* Whether e runs in `precision`: its planes fit in a block's shared memory, and it is built for it. */
 static bool fused_fits(const fused_entry *e, heat_precision precision)
 {
     size_t bytes = heat_precision_size(precision) * e->steps * (size_t)(e->by * e->rows + 2) *
                    (size_t)(e->bx * e->cols + 2 * e->cols);
-    return bytes <= FUSED_SHARED_LIMIT;
+    return bytes <= FUSED_SHARED_LIMIT && !(precision == HEAT_DOUBLE && fused_float_only(e));
 }
 
 template <typename T, int K>
 static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const hip_state *s)
 {
-#define SHAPE(X, Y, ROWS, COLS, PF)                                                                          \
-    if (e->bx == X && e->by == Y && e->rows == ROWS && e->cols == COLS && e->prefetch == PF)                 \
-        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF>(e, out, in, s);
-    SHAPE(32, 16, 2, 1, 0)
+#define SHAPE(X, Y, ROWS, COLS, PF, FORM)                                                                    \
+    if (e->bx == X && e->by == Y && e->rows == ROWS && e->cols == COLS && e->prefetch == PF && e->form == FORM) \
+        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF, FORM>(e, out, in, s);
+    constexpr int together = FUSED_ROWS_TOGETHER, trimmed = FUSED_ROWS_TRIMMED, both = together | trimmed;
+    SHAPE(32, 16, 2, 1, 0, 0)
     if constexpr (K < 4) {
-        SHAPE(32, 16, 2, 1, 4)
+        SHAPE(32, 16, 2, 1, 4, 0) SHAPE(32, 16, 2, 1, 0, both) SHAPE(32, 16, 2, 1, 4, both)
+        if constexpr (sizeof(T) == 4) {
+            SHAPE(32, 8, 4, 1, 0, both) /* fused_float_only */
+        }
     }
     if constexpr (K == 2) {
-        SHAPE(64, 8, 4, 1, 0) SHAPE(32, 32, 1, 2, 0)
+        SHAPE(64, 8, 4, 1, 0, 0) SHAPE(32, 32, 1, 2, 0, 0)
     }
     if constexpr (K == 3) {
-        SHAPE(16, 32, 1, 4, 0)
+        SHAPE(16, 32, 1, 4, 0, 0) SHAPE(32, 16, 2, 1, 0, together) SHAPE(32, 16, 2, 1, 4, together)
+        SHAPE(32, 16, 2, 1, 0, trimmed) SHAPE(32, 16, 2, 1, 4, trimmed)
     }
 #undef SHAPE
     return heat_internal_error("fused kernel %s has no instantiation", e->variant.kernel);

@@ -53,6 +53,10 @@ typedef cudaStream_t hipStream_t;
 #define hipEventSynchronize cudaEventSynchronize
 #define hipEventElapsedTime cudaEventElapsedTime
 #define hipFuncSetAttribute cudaFuncSetAttribute
+#define hipGetDevice cudaGetDevice
+#define hipDeviceGetAttribute cudaDeviceGetAttribute
+#define hipDeviceAttributeMultiprocessorCount cudaDevAttrMultiProcessorCount
+#define hipOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 #define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
 #define HEAT_GPU_PLATFORM "CUDA"
 /* nontemporal_store_wide is one vector store here (st.global.cs.v2 / .v4) */
