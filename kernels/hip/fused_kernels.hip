@@ -161,8 +161,8 @@ enum { FUSED_ROWS_TOGETHER = 1, FUSED_ROWS_TRIMMED = 2 };
  * thread's own registers, the others and the y neighbours from shared
  * memory as one access of V points a row (fewer shared-memory instructions
  * and less of a thread's fixed work a point). PF > 0: the plane PF beyond
- * the one loaded next is hinted into L2 (l2_prefetch, from the lanes whose
- * points start a cache line), so that the register loads, one plane ahead
+ * the one loaded next is hinted into L2 (l2_prefetch, from lanes a cache
+ * line apart), so that the register loads, one plane ahead
  * only, wait on L2 rather than DRAM. Kernels whose levels hold at most 6
  * points a thread (K R V) keep to 64 registers a thread, so that 1024
  * threads fit an SM (left to itself the compiler takes 64 with a spill or
@@ -273,15 +273,19 @@ __global__ void __launch_bounds__(BX *BY, (fused_min_blocks<T, K, BX, BY, R, V>(
             for (int r = 0; r < R; ++r) values[r][v] = z_in && loads[r][v] ? base[column[r][v]] : T(0);
         }
     };
-    /* plane t into L2 where it is a plane of this block's chunk in the field (nothing beyond it), from
-     * the lanes whose points start a cache line and the row's first lane */
-    auto hint_plane = [&](int t) {
-        if (src[0] != in || t >= z1 + K || t >= s.nz) return;
+    /* Plane t into L2 where it is a plane of this block's chunk in the field (nothing beyond it), from
+     * every LINE-th lane of a row and its last: lanes LINE apart are 128 bytes (a cache line) apart, so
+     * together they touch every line of the row's span, whatever its alignment, at a test fixed for the
+     * whole march (one a row; a test of each plane's address cost a tenth of a plane's instructions). */
+    constexpr int LINE = 128 / (V * sizeof(T)) > 0 ? 128 / (V * sizeof(T)) : 1;
+    bool hints[R];
 #pragma unroll
-        for (int r = 0; r < R; ++r) {
-            const T *at = in + column[r][0] + (long)t * s.sz;
-            if (loads[r][0] && (tx == 0 || (reinterpret_cast<size_t>(at) & 127) < V * sizeof(T))) l2_prefetch(at);
-        }
+    for (int r = 0; r < R; ++r) hints[r] = PF > 0 && loads[r][0] && src[0] == in && (tx % LINE == 0 || tx == BX - 1);
+    auto hint_plane = [&](int t) {
+        if (t >= z1 + K || t >= s.nz) return;
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            if (hints[r]) l2_prefetch(in + column[r][0] + (long)t * s.sz);
     };
     /* Plane t: every level one plane on (level K in fresh[K]); parity P as above, faces: FACES of fused_point. */
     auto advance_plane = [&](int t, auto parity, auto faces) {
