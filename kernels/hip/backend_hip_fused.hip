@@ -17,47 +17,36 @@
 #include "fused_kernels.hip"
 
 /* One fused kernel: K steps a sweep over tiles of bx cols x (by * rows)
- * columns (cols neighbouring columns a thread), zchunk planes a block (0:
- * as many as balance the GPU's waves of blocks, balanced_zchunk), the plane
- * `prefetch` beyond the next hinted into L2 (0: none), its rows laid out and
- * computed as `form` says (FUSED_ROWS_*). */
+ * columns (cols neighbouring columns a thread; a thread's rows neighbours
+ * where `together`), zchunk planes a block (0: as many as balance the GPU's
+ * waves of blocks, balanced_zchunk), the plane `prefetch` beyond the next
+ * hinted into L2 (0: none). */
 struct fused_entry {
     heat_variant variant;
-    int steps, bx, by, rows, cols, zchunk, prefetch, form;
+    int steps, bx, by, rows, cols, zchunk, prefetch;
+    bool together;
 };
 
-/* Names: heat_fusedK_BXxBYxROWS, then w COLS (columns a thread), c (rows together), t (rows trimmed), z and the
- * planes a block (zb: balanced), p and the plane hinted */
-#define FUSED_ENTRY(name, k, bx, by, rows, cols, z, pf, form)                                                 \
-    {{"heat_fused" #k "_" #bx "x" #by "x" #rows name, rows, 0, k}, k, bx, by, rows, cols, z, pf, form}
-#define FUSED(k, bx, by, rows, z) FUSED_ENTRY("z" #z, k, bx, by, rows, 1, z, 0, 0)
-#define FUSED_HINTED(k, bx, by, rows, z, pf) FUSED_ENTRY("z" #z "p" #pf, k, bx, by, rows, 1, z, pf, 0)
-#define FUSED_WIDE(k, bx, by, rows, cols, z) FUSED_ENTRY("w" #cols "z" #z, k, bx, by, rows, cols, z, 0, 0)
-#define FUSED_BALANCED(k, form, letters)                                                                      \
-    FUSED_ENTRY(letters "zb", k, 32, 16, 2, 1, 0, 0, form), FUSED_ENTRY(letters "zbp4", k, 32, 16, 2, 1, 0, 4, form)
-#define FUSED_FORMED(k, form, letters)                                                                        \
-    FUSED_ENTRY(letters "z64", k, 32, 16, 2, 1, 64, 0, form), FUSED_ENTRY(letters "z64p4", k, 32, 16, 2, 1, 64, 4, form)
-#define FUSED_SHAPES(k) FUSED(k, 32, 16, 2, 64), FUSED(k, 32, 16, 2, 128), FUSED_HINTED(k, 32, 16, 2, 64, 4)
+/* Names: heat_fusedK_BXxBYxROWS, then w COLS (columns a thread) or c (rows together), z and the planes a
+ * block (zb: balanced), p and the plane hinted */
+#define FUSED_ENTRY(name, k, bx, by, rows, cols, z, pf, together)                                             \
+    {{"heat_fused" #k "_" #bx "x" #by "x" #rows name, rows, 0, k}, k, bx, by, rows, cols, z, pf, together}
+#define FUSED(k, bx, by, rows, z) FUSED_ENTRY("z" #z, k, bx, by, rows, 1, z, 0, false)
+#define FUSED_HINTED(k, bx, by, rows, z, pf) FUSED_ENTRY("z" #z "p" #pf, k, bx, by, rows, 1, z, pf, false)
+#define FUSED_WIDE(k, bx, by, rows, cols, z) FUSED_ENTRY("w" #cols "z" #z, k, bx, by, rows, cols, z, 0, false)
+#define FUSED_SHAPES(k)                                                                                       \
+    FUSED(k, 32, 16, 2, 64), FUSED(k, 32, 16, 2, 128), FUSED_HINTED(k, 32, 16, 2, 64, 4),                     \
+        FUSED_ENTRY("zb", k, 32, 16, 2, 1, 0, 0, false), FUSED_ENTRY("cz64", k, 32, 16, 2, 1, 64, 0, true),  \
+        FUSED_ENTRY("czb", k, 32, 16, 2, 1, 0, 0, true)
 static const fused_entry fused_table[] = {FUSED_SHAPES(2),
-                                          FUSED_BALANCED(2, 0, ""),
-                                          FUSED_BALANCED(2, FUSED_ROWS_TOGETHER | FUSED_ROWS_TRIMMED, "ct"),
-                                          FUSED_ENTRY("ctzb", 2, 32, 8, 4, 1, 0, 0, FUSED_ROWS_TOGETHER | FUSED_ROWS_TRIMMED),
                                           FUSED(2, 64, 8, 4, 64),
                                           FUSED_WIDE(2, 32, 32, 1, 2, 64),
                                           FUSED_SHAPES(3),
-                                          FUSED_BALANCED(3, 0, ""),
-                                          FUSED_FORMED(3, FUSED_ROWS_TOGETHER, "c"),
-                                          FUSED_FORMED(3, FUSED_ROWS_TRIMMED, "t"),
-                                          FUSED_FORMED(3, FUSED_ROWS_TOGETHER | FUSED_ROWS_TRIMMED, "ct"),
-                                          FUSED_BALANCED(3, FUSED_ROWS_TOGETHER | FUSED_ROWS_TRIMMED, "ct"),
-                                          FUSED_ENTRY("ctz64", 3, 32, 8, 4, 1, 64, 0, FUSED_ROWS_TOGETHER | FUSED_ROWS_TRIMMED),
-                                          FUSED_ENTRY("ctzb", 3, 32, 8, 4, 1, 0, 0, FUSED_ROWS_TOGETHER | FUSED_ROWS_TRIMMED),
+                                          FUSED_ENTRY("zbp4", 3, 32, 16, 2, 1, 0, 4, false),
                                           FUSED_WIDE(3, 16, 32, 1, 4, 64),
                                           FUSED(4, 32, 16, 2, 64),
                                           FUSED(4, 32, 16, 2, 128)};
 #undef FUSED_SHAPES
-#undef FUSED_FORMED
-#undef FUSED_BALANCED
 #undef FUSED_WIDE
 #undef FUSED_HINTED
 #undef FUSED
@@ -210,7 +199,7 @@ static int balanced_zchunk(const fused_entry *e, long slots, long tiles, int nz)
     return zchunk;
 }
 
-template <typename T, int K, int BX, int BY, int R, int V, int PF, int FORM>
+template <typename T, int K, int BX, int BY, int R, int V, int PF, bool TOGETHER>
 static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const hip_state *s)
 {
     constexpr size_t planes = fused_plane_bytes<T, K, BX, BY, R, V>();
@@ -221,8 +210,8 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
     } else {
         constexpr bool paired = fused_paired<T, K, BX, BY, R, V>();
         constexpr size_t bytes = paired ? 2 * planes : planes;
-        auto kernel = s->deep.faces ? heat_fused<T, K, BX, BY, R, V, paired, true, PF, FORM>
-                                    : heat_fused<T, K, BX, BY, R, V, paired, false, PF, FORM>;
+        auto kernel = s->deep.faces ? heat_fused<T, K, BX, BY, R, V, paired, true, PF, TOGETHER>
+                                    : heat_fused<T, K, BX, BY, R, V, paired, false, PF, TOGETHER>;
         if (bytes > 48 * 1024) /* beyond the default a block may have */
             HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
                                          hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
@@ -242,42 +231,30 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
     }
 }
 
-/* Threads of 256-thread tiles holding more than 6 points a thread: in
- * float only (fused_min_blocks keeps them to 80 registers, three blocks an
- * SM; in double they would take 112-150 and fit two). */
-static bool fused_float_only(const fused_entry *e)
-{
-    return e->bx * e->by == 256 && e->steps * e->rows * e->cols > 6;
-}
-
-/* Whether e runs in `precision`: its planes fit in a block's shared memory, and it is built for it. */
+/* Whether e runs in `precision`: its planes fit in a block's shared memory. */
 static bool fused_fits(const fused_entry *e, heat_precision precision)
 {
     size_t bytes = heat_precision_size(precision) * e->steps * (size_t)(e->by * e->rows + 2) *
                    (size_t)(e->bx * e->cols + 2 * e->cols);
-    return bytes <= FUSED_SHARED_LIMIT && !(precision == HEAT_DOUBLE && fused_float_only(e));
+    return bytes <= FUSED_SHARED_LIMIT;
 }
 
 template <typename T, int K>
 static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const hip_state *s)
 {
-#define SHAPE(X, Y, ROWS, COLS, PF, FORM)                                                                    \
-    if (e->bx == X && e->by == Y && e->rows == ROWS && e->cols == COLS && e->prefetch == PF && e->form == FORM) \
-        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF, FORM>(e, out, in, s);
-    constexpr int together = FUSED_ROWS_TOGETHER, trimmed = FUSED_ROWS_TRIMMED, both = together | trimmed;
-    SHAPE(32, 16, 2, 1, 0, 0)
+#define SHAPE(X, Y, ROWS, COLS, PF, TOGETHER)                                                                \
+    if (e->bx == X && e->by == Y && e->rows == ROWS && e->cols == COLS && e->prefetch == PF &&               \
+        e->together == TOGETHER)                                                                              \
+        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF, TOGETHER>(e, out, in, s);
+    SHAPE(32, 16, 2, 1, 0, false)
     if constexpr (K < 4) {
-        SHAPE(32, 16, 2, 1, 4, 0) SHAPE(32, 16, 2, 1, 0, both) SHAPE(32, 16, 2, 1, 4, both)
-        if constexpr (sizeof(T) == 4) {
-            SHAPE(32, 8, 4, 1, 0, both) /* fused_float_only */
-        }
+        SHAPE(32, 16, 2, 1, 4, false) SHAPE(32, 16, 2, 1, 0, true)
     }
     if constexpr (K == 2) {
-        SHAPE(64, 8, 4, 1, 0, 0) SHAPE(32, 32, 1, 2, 0, 0)
+        SHAPE(64, 8, 4, 1, 0, false) SHAPE(32, 32, 1, 2, 0, false)
     }
     if constexpr (K == 3) {
-        SHAPE(16, 32, 1, 4, 0, 0) SHAPE(32, 16, 2, 1, 0, together) SHAPE(32, 16, 2, 1, 4, together)
-        SHAPE(32, 16, 2, 1, 0, trimmed) SHAPE(32, 16, 2, 1, 4, trimmed)
+        SHAPE(16, 32, 1, 4, 0, false)
     }
 #undef SHAPE
     return heat_internal_error("fused kernel %s has no instantiation", e->variant.kernel);

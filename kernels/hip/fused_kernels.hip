@@ -137,22 +137,15 @@ template <typename T, int V> __device__ __forceinline__ void store_points(const 
 
 extern __shared__ double fused_shared_words[] __attribute__((aligned(16)));
 
-/* How a fused kernel lays its rows out and which it computes (bits of its FORM):
- * ROWS_TOGETHER: a thread's R rows are neighbours (rows R y .. R y + R - 1,
- *   not y, y + BY, ...), so the y neighbours between them come from the
- *   thread's own registers and only the outer two from shared memory;
- * ROWS_TRIMMED: level l is computed only on the rows [l, TY - l) whose value
- *   is right and read (rows whose thread is a whole warp skip alike: a branch
- *   a row and level against the halo's stencils). */
-enum { FUSED_ROWS_TOGETHER = 1, FUSED_ROWS_TRIMMED = 2 };
-
 /* K steps over planes [blockIdx.z * zchunk, + zchunk) of a tile of BX V
  * columns by BY R rows (thread (x, y) holds the V columns V x, V x + 1, ...
  * of rows y, y + BY, ...), whose outer K columns and rows on each side are
- * recomputed halo. Every level is computed on the whole tile unless FORM
- * trims its rows, though only rows [l, TY - l) of level l are right and
- * read: the branch a row and level that skips the others can cost more
- * instructions than the rows, so the tuner times both. Planes go two at
+ * recomputed halo. Every level is computed on the whole tile, though only
+ * rows [l, TY - l) of level l are right and read: a branch a row and level
+ * to skip the others costs more than the rows (a convergence barrier
+ * each). TOGETHER: a thread's R rows are neighbours (rows R y .. R y + R -
+ * 1, not y, y + BY, ...), so the y neighbours between them come from the
+ * thread's own registers and only the outer two from shared memory. Planes go two at
  * a time, so that which register holds which plane is fixed at compile time
  * (no copies between them). PAIRED: the planes in shared memory are
  * double-buffered, written at plane t into the copy that plane t - 1 did not
@@ -166,29 +159,20 @@ enum { FUSED_ROWS_TOGETHER = 1, FUSED_ROWS_TRIMMED = 2 };
  * only, wait on L2 rather than DRAM. Kernels whose levels hold at most 6
  * points a thread (K R V) keep to 64 registers a thread, so that 1024
  * threads fit an SM (left to itself the compiler takes 64 with a spill or
- * 80, half the warps); 256-thread blocks of up to 12 points in float to 80,
- * three blocks an SM (the compiler takes 88-92 and fits two); the others
- * take what they need (fused_min_blocks). */
-template <typename T, int K, int BX, int BY, int R, int V> constexpr int fused_min_blocks()
-{
-    constexpr int points = K * R * V, threads = BX * BY;
-    return points <= 6 && threads < 1024 ? 1024 / threads : sizeof(T) == 4 && points <= 12 && threads == 256 ? 3 : 1;
-}
-
-template <typename T, int K, int BX, int BY, int R, int V, bool PAIRED, bool DEEP, int PF, int FORM>
-__global__ void __launch_bounds__(BX *BY, (fused_min_blocks<T, K, BX, BY, R, V>()))
+ * 80, half the warps); those of more points take what they need. */
+template <typename T, int K, int BX, int BY, int R, int V, bool PAIRED, bool DEEP, int PF, bool TOGETHER>
+__global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 / (BX * BY) : 1)
     heat_fused(T *__restrict__ out, const T *__restrict__ in, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
                int zchunk, deep_ghosts<T> d)
 {
     /* KX: the halo columns on each side, K rounded up to whole threads, so that a thread's V points
      * start at a multiple of V and are one aligned vector in the field */
     constexpr int TX = BX * V, TY = BY * R, PX = TX + 2 * V, PLANE = (TY + 2) * PX, KX = fused_halo_columns(K, V);
-    constexpr bool together = FORM & FUSED_ROWS_TOGETHER, trimmed = FORM & FUSED_ROWS_TRIMMED;
     static_assert(TX > 2 * KX && TY > 2 * K, "a tile wider than its halo");
     typedef fused_points<T, V> points;
     T *const shared = reinterpret_cast<T *>(fused_shared_words);
     const int tx = threadIdx.x, ty = threadIdx.y;
-    auto tile_row = [&](int r) { return together ? R * ty + r : ty + BY * r; }; /* the tile's row of the thread's row r */
+    auto tile_row = [&](int r) { return TOGETHER ? R * ty + r : ty + BY * r; }; /* the tile's row of the thread's row r */
     const bool deep_x = DEEP && d.axis == 0, deep_z = DEEP && d.axis == 2;
     const bool wrap_x = (h.exchanged & 1u) && !deep_x, wrap_y = h.exchanged & 4u, wrap_z = (h.exchanged & 16u) && !deep_z;
     const int x0 = (int)blockIdx.x * (TX - 2 * KX) - KX, y0 = (int)blockIdx.y * (TY - 2 * K) - K;
@@ -305,15 +289,14 @@ __global__ void __launch_bounds__(BX *BY, (fused_min_blocks<T, K, BX, BY, R, V>(
             const T *level = read + (l - 1) * PLANE;
 #pragma unroll
             for (int r = 0; r < R; ++r) {
-                if (trimmed && (tile_row(r) < l || tile_row(r) >= TY - l)) continue; /* no level above reads it */
                 const T *at = level + (tile_row(r) + 1) * PX + V * (tx + 1);
                 /* y neighbours: the thread's own centres of its rows beside (as shared memory holds them), or shared memory */
                 points south, north;
-                if (together && r > 0) {
+                if (TOGETHER && r > 0) {
 #pragma unroll
                     for (int v = 0; v < V; ++v) south.at[v] = win[l - 1][r > 0 ? r - 1 : 0][v][1 - P];
                 } else south = *reinterpret_cast<const points *>(at - PX);
-                if (together && r < R - 1) {
+                if (TOGETHER && r < R - 1) {
 #pragma unroll
                     for (int v = 0; v < V; ++v) north.at[v] = win[l - 1][r < R - 1 ? r + 1 : 0][v][1 - P];
                 } else north = *reinterpret_cast<const points *>(at + PX);
