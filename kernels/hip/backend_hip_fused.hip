@@ -14,6 +14,8 @@
  * ranks' timings added up, so that they exchange at the same steps. Cuts
  * along y or along two axes or more take single steps.
  */
+#include <atomic>
+
 #include "fused_kernels.hip"
 
 /* One fused kernel: K steps a sweep over tiles of bx cols x (by * rows)
@@ -219,11 +221,16 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
         constexpr int TX = BX * V, TY = BY * R, KX = fused_halo_columns(K, V);
         const unsigned tiles_x = (unsigned)((p.nx + TX - 2 * KX - 1) / (TX - 2 * KX)),
                        tiles_y = (unsigned)((p.ny + TY - 2 * K - 1) / (TY - 2 * K));
-        static long slots[2]; /* resident blocks of the kernel without and with deep ghosts, on the process's GPU */
-        long &resident = slots[s->deep.faces ? 1 : 0];
-        if (!e->zchunk && !resident)
-            HEAT_CALL(resident_blocks(reinterpret_cast<const void *>(kernel), BX * BY, bytes, &resident));
-        const int zchunk = balanced_zchunk(e, resident, (long)tiles_x * tiles_y, p.nz);
+        /* resident blocks of the kernel without and with deep ghosts on the process's GPU, asked once
+         * (blocks of one process may launch from threads of their own) */
+        static std::atomic<long> slots[2];
+        std::atomic<long> &resident = slots[s->deep.faces ? 1 : 0];
+        if (!e->zchunk && !resident.load()) {
+            long blocks;
+            HEAT_CALL(resident_blocks(reinterpret_cast<const void *>(kernel), BX * BY, bytes, &blocks));
+            resident.store(blocks);
+        }
+        const int zchunk = balanced_zchunk(e, resident.load(), (long)tiles_x * tiles_y, p.nz);
         dim3 block(BX, BY, 1), grid(tiles_x, tiles_y, (unsigned)((p.nz + zchunk - 1) / zchunk));
         kernel<<<grid, block, bytes>>>(out, in, p, cast_coeffs<T>(s->coeffs), cast_halo<T>(s), zchunk,
                                        deep_ghosts_of<T>(s));
