@@ -5,7 +5,9 @@
  * single steps), in double and float, with all faces Dirichlet (each its own
  * value), all Neumann, all periodic (ghosts from the far side), and a mix.
  * The grid (37 x 29 x 150) is divided by no tile, and 150 planes make two
- * or three z chunks a block, so tile and chunk edges cross the faces. Then
+ * or three z chunks of 64 or 128 planes (a balanced chunk count, `zb`, makes
+ * chunks of 2K planes on a grid this small: its four tiles fill one wave),
+ * so tile and chunk edges cross the faces. Then
  * the time loop's path: advance() with solver.kernel = "heat_fusedK", called
  * for 7 and 6 steps (sweeps and single steps mixed), against the same reference.
  * Starts from a rough field (a hash of the index on a Gaussian), so every

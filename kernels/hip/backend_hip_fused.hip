@@ -14,22 +14,31 @@
  * ranks' timings added up, so that they exchange at the same steps. Cuts
  * along y or along two axes or more take single steps.
  */
+#include <atomic>
+
 #include "fused_kernels.hip"
 
 /* One fused kernel: K steps a sweep over tiles of bx cols x (by * rows)
- * columns (cols neighbouring columns a thread), zchunk planes a block, the
+ * columns (cols neighbouring columns a thread; a thread's rows neighbours
+ * where `together`), zchunk planes a block (or chunks fitted to the GPU's
+ * waves of blocks, wave_zchunk, where the tuner finds that faster), the
  * plane `prefetch` beyond the next hinted into L2 (0: none). */
 struct fused_entry {
     heat_variant variant;
     int steps, bx, by, rows, cols, zchunk, prefetch;
+    bool together;
 };
 
-#define FUSED(k, bx, by, rows, z) {{"heat_fused" #k "_" #bx "x" #by "x" #rows "z" #z, rows, 0, k}, k, bx, by, rows, 1, z, 0}
-#define FUSED_HINTED(k, bx, by, rows, z, pf)                                                                  \
-    {{"heat_fused" #k "_" #bx "x" #by "x" #rows "z" #z "p" #pf, rows, 0, k}, k, bx, by, rows, 1, z, pf}
-#define FUSED_WIDE(k, bx, by, rows, cols, z)                                                                  \
-    {{"heat_fused" #k "_" #bx "x" #by "x" #rows "w" #cols "z" #z, rows, 0, k}, k, bx, by, rows, cols, z, 0}
-#define FUSED_SHAPES(k) FUSED(k, 32, 16, 2, 64), FUSED(k, 32, 16, 2, 128), FUSED_HINTED(k, 32, 16, 2, 64, 4)
+/* Names: heat_fusedK_BXxBYxROWS, then w COLS (columns a thread) or c (rows together), z and the planes a
+ * block, p and the plane hinted */
+#define FUSED_ENTRY(name, k, bx, by, rows, cols, z, pf, together)                                             \
+    {{"heat_fused" #k "_" #bx "x" #by "x" #rows name, rows, 0, k}, k, bx, by, rows, cols, z, pf, together}
+#define FUSED(k, bx, by, rows, z) FUSED_ENTRY("z" #z, k, bx, by, rows, 1, z, 0, false)
+#define FUSED_HINTED(k, bx, by, rows, z, pf) FUSED_ENTRY("z" #z "p" #pf, k, bx, by, rows, 1, z, pf, false)
+#define FUSED_WIDE(k, bx, by, rows, cols, z) FUSED_ENTRY("w" #cols "z" #z, k, bx, by, rows, cols, z, 0, false)
+#define FUSED_SHAPES(k)                                                                                       \
+    FUSED(k, 32, 16, 2, 64), FUSED(k, 32, 16, 2, 128), FUSED_HINTED(k, 32, 16, 2, 64, 4),                     \
+        FUSED_ENTRY("cz64", k, 32, 16, 2, 1, 64, 0, true)
 static const fused_entry fused_table[] = {FUSED_SHAPES(2),
                                           FUSED(2, 64, 8, 4, 64),
                                           FUSED_WIDE(2, 32, 32, 1, 2, 64),
@@ -41,6 +50,7 @@ static const fused_entry fused_table[] = {FUSED_SHAPES(2),
 #undef FUSED_WIDE
 #undef FUSED_HINTED
 #undef FUSED
+#undef FUSED_ENTRY
 enum { FUSED_COUNT = sizeof fused_table / sizeof fused_table[0] };
 
 static const fused_entry *find_fused(const char *name)
@@ -194,7 +204,7 @@ static int resident_blocks(const void *kernel, int threads, size_t shared, long 
     return HEAT_OK;
 }
 
-template <typename T, int K, int BX, int BY, int R, int V, int PF>
+template <typename T, int K, int BX, int BY, int R, int V, int PF, bool TOGETHER>
 static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const hip_state *s, const fused_range &z)
 {
     constexpr size_t planes = fused_plane_bytes<T, K, BX, BY, R, V>();
@@ -205,8 +215,8 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
     } else {
         constexpr bool paired = fused_paired<T, K, BX, BY, R, V>();
         constexpr size_t bytes = paired ? 2 * planes : planes;
-        auto kernel = s->deep.faces ? heat_fused<T, K, BX, BY, R, V, paired, true, PF>
-                                    : heat_fused<T, K, BX, BY, R, V, paired, false, PF>;
+        auto kernel = s->deep.faces ? heat_fused<T, K, BX, BY, R, V, paired, true, PF, TOGETHER>
+                                    : heat_fused<T, K, BX, BY, R, V, paired, false, PF, TOGETHER>;
         if (bytes > 48 * 1024) /* beyond the default a block may have */
             HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
                                          hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
@@ -217,11 +227,16 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
         const int count = z.end - z.begin;
         int zchunk = e->zchunk;
         if (z.waves) {
-            static long slots[2] = {0, 0}; /* of each kernel on this process's GPU: asked once, not every sweep */
-            long &resident = slots[s->deep.faces ? 1 : 0];
-            if (!resident)
-                HEAT_CALL(resident_blocks(reinterpret_cast<const void *>(kernel), BX * BY, bytes, &resident));
-            zchunk = wave_zchunk((long)tiles_x * tiles_y, count, K, resident);
+            /* of the kernel without and with deep ghosts on this process's GPU, asked once, not every sweep
+             * (blocks of one process may launch from threads of their own) */
+            static std::atomic<long> slots[2];
+            std::atomic<long> &resident = slots[s->deep.faces ? 1 : 0];
+            if (!resident.load()) {
+                long blocks;
+                HEAT_CALL(resident_blocks(reinterpret_cast<const void *>(kernel), BX * BY, bytes, &blocks));
+                resident.store(blocks);
+            }
+            zchunk = wave_zchunk((long)tiles_x * tiles_y, count, K, resident.load());
         }
         dim3 block(BX, BY, 1), grid(tiles_x, tiles_y, (unsigned)((count + zchunk - 1) / zchunk));
         kernel<<<grid, block, bytes, z.stream>>>(out, in, p, cast_coeffs<T>(s->coeffs), cast_halo<T>(s), zchunk,
@@ -241,18 +256,19 @@ static bool fused_fits(const fused_entry *e, heat_precision precision)
 template <typename T, int K>
 static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const hip_state *s, const fused_range &z)
 {
-#define SHAPE(X, Y, ROWS, COLS, PF)                                                                          \
-    if (e->bx == X && e->by == Y && e->rows == ROWS && e->cols == COLS && e->prefetch == PF)                 \
-        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF>(e, out, in, s, z);
-    SHAPE(32, 16, 2, 1, 0)
+#define SHAPE(X, Y, ROWS, COLS, PF, TOGETHER)                                                                \
+    if (e->bx == X && e->by == Y && e->rows == ROWS && e->cols == COLS && e->prefetch == PF &&               \
+        e->together == TOGETHER)                                                                              \
+        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF, TOGETHER>(e, out, in, s, z);
+    SHAPE(32, 16, 2, 1, 0, false)
     if constexpr (K < 4) {
-        SHAPE(32, 16, 2, 1, 4)
+        SHAPE(32, 16, 2, 1, 4, false) SHAPE(32, 16, 2, 1, 0, true)
     }
     if constexpr (K == 2) {
-        SHAPE(64, 8, 4, 1, 0) SHAPE(32, 32, 1, 2, 0)
+        SHAPE(64, 8, 4, 1, 0, false) SHAPE(32, 32, 1, 2, 0, false)
     }
     if constexpr (K == 3) {
-        SHAPE(16, 32, 1, 4, 0)
+        SHAPE(16, 32, 1, 4, 0, false)
     }
 #undef SHAPE
     return heat_internal_error("fused kernel %s has no instantiation", e->variant.kernel);

@@ -144,7 +144,10 @@ extern __shared__ double fused_shared_words[] __attribute__((aligned(16)));
  * of rows y, y + BY, ...), whose outer K columns and rows on each side are
  * recomputed halo. Every level is computed on the whole tile, though only
  * rows [l, TY - l) of level l are right and read: a branch a row and level
- * to skip the others cost more instructions than the rows. Planes go two at
+ * to skip the others costs more than the rows (a convergence barrier
+ * each). TOGETHER: a thread's R rows are neighbours (rows R y .. R y + R -
+ * 1, not y, y + BY, ...), so the y neighbours between them come from the
+ * thread's own registers and only the outer two from shared memory. Planes go two at
  * a time, so that which register holds which plane is fixed at compile time
  * (no copies between them). PAIRED: the planes in shared memory are
  * double-buffered, written at plane t into the copy that plane t - 1 did not
@@ -153,13 +156,13 @@ extern __shared__ double fused_shared_words[] __attribute__((aligned(16)));
  * thread's own registers, the others and the y neighbours from shared
  * memory as one access of V points a row (fewer shared-memory instructions
  * and less of a thread's fixed work a point). PF > 0: the plane PF beyond
- * the one loaded next is hinted into L2 (l2_prefetch, from the lanes whose
- * points start a cache line), so that the register loads, one plane ahead
+ * the one loaded next is hinted into L2 (l2_prefetch, from lanes a cache
+ * line apart), so that the register loads, one plane ahead
  * only, wait on L2 rather than DRAM. Kernels whose levels hold at most 6
  * points a thread (K R V) keep to 64 registers a thread, so that 1024
  * threads fit an SM (left to itself the compiler takes 64 with a spill or
  * 80, half the warps); those of more points take what they need. */
-template <typename T, int K, int BX, int BY, int R, int V, bool PAIRED, bool DEEP, int PF>
+template <typename T, int K, int BX, int BY, int R, int V, bool PAIRED, bool DEEP, int PF, bool TOGETHER>
 __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 / (BX * BY) : 1)
     heat_fused(T *__restrict__ out, const T *__restrict__ in, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
                int zchunk, int z_begin, int z_end, deep_ghosts<T> d)
@@ -171,6 +174,7 @@ __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 
     typedef fused_points<T, V> points;
     T *const shared = reinterpret_cast<T *>(fused_shared_words);
     const int tx = threadIdx.x, ty = threadIdx.y;
+    auto tile_row = [&](int r) { return TOGETHER ? R * ty + r : ty + BY * r; }; /* the tile's row of the thread's row r */
     const bool deep_x = DEEP && d.axis == 0, deep_z = DEEP && d.axis == 2;
     const bool wrap_x = (h.exchanged & 1u) && !deep_x, wrap_y = h.exchanged & 4u, wrap_z = (h.exchanged & 16u) && !deep_z;
     const int x0 = (int)blockIdx.x * (TX - 2 * KX) - KX, y0 = (int)blockIdx.y * (TY - 2 * K) - K;
@@ -206,7 +210,7 @@ __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 
     bool loads[R][V], y_low[R], y_high[R], y_out[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-        const int ly = ty + BY * r, gy = y0 + ly;
+        const int ly = tile_row(r), gy = y0 + ly;
         int y_at;
         const bool y_in = place_on_axis<false>(gy, s.ny, wrap_y, y_at);
 #pragma unroll
@@ -255,15 +259,19 @@ __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 
             for (int r = 0; r < R; ++r) values[r][v] = z_in && loads[r][v] ? base[column[r][v]] : T(0);
         }
     };
-    /* plane t into L2 where it is a plane of this block's chunk in the field (nothing beyond it), from
-     * the lanes whose points start a cache line and the row's first lane */
-    auto hint_plane = [&](int t) {
-        if (src[0] != in || t >= z1 + K || t >= s.nz) return;
+    /* Plane t into L2 where it is a plane of this block's chunk in the field (nothing beyond it), from
+     * every LINE-th lane of a row and its last: lanes LINE apart are 128 bytes (a cache line) apart, so
+     * together they touch every line of the row's span, whatever its alignment, at a test fixed for the
+     * whole march (one a row; a test of each plane's address cost a tenth of a plane's instructions). */
+    constexpr int LINE = 128 / (V * sizeof(T)) > 0 ? 128 / (V * sizeof(T)) : 1;
+    bool hints[R];
 #pragma unroll
-        for (int r = 0; r < R; ++r) {
-            const T *at = in + column[r][0] + (long)t * s.sz;
-            if (loads[r][0] && (tx == 0 || (reinterpret_cast<size_t>(at) & 127) < V * sizeof(T))) l2_prefetch(at);
-        }
+    for (int r = 0; r < R; ++r) hints[r] = PF > 0 && loads[r][0] && src[0] == in && (tx % LINE == 0 || tx == BX - 1);
+    auto hint_plane = [&](int t) {
+        if (t >= z1 + K || t >= s.nz) return;
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            if (hints[r]) l2_prefetch(in + column[r][0] + (long)t * s.sz);
     };
     /* Plane t: every level one plane on (level K in fresh[K]); parity P as above, faces: FACES of fused_point. */
     auto advance_plane = [&](int t, auto parity, auto faces) {
@@ -283,9 +291,17 @@ __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 
             const T *level = read + (l - 1) * PLANE;
 #pragma unroll
             for (int r = 0; r < R; ++r) {
-                const T *at = level + (ty + BY * r + 1) * PX + V * (tx + 1);
-                const points south = *reinterpret_cast<const points *>(at - PX);
-                const points north = *reinterpret_cast<const points *>(at + PX);
+                const T *at = level + (tile_row(r) + 1) * PX + V * (tx + 1);
+                /* y neighbours: the thread's own centres of its rows beside (as shared memory holds them), or shared memory */
+                points south, north;
+                if (TOGETHER && r > 0) {
+#pragma unroll
+                    for (int v = 0; v < V; ++v) south.at[v] = win[l - 1][r > 0 ? r - 1 : 0][v][1 - P];
+                } else south = *reinterpret_cast<const points *>(at - PX);
+                if (TOGETHER && r < R - 1) {
+#pragma unroll
+                    for (int v = 0; v < V; ++v) north.at[v] = win[l - 1][r < R - 1 ? r + 1 : 0][v][1 - P];
+                } else north = *reinterpret_cast<const points *>(at + PX);
 #pragma unroll
                 for (int v = 0; v < V; ++v) {
                     /* x neighbours inside the thread are its own centres (the values shared memory holds) */
@@ -310,7 +326,7 @@ __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 
                     newest.at[v] = fresh[m][r][v];
                     win[m][r][v][P] = fresh[m][r][v]; /* the oldest plane gives way to the newest */
                 }
-                *reinterpret_cast<points *>(write + m * PLANE + (ty + BY * r + 1) * PX + V * (tx + 1)) = newest;
+                *reinterpret_cast<points *>(write + m * PLANE + (tile_row(r) + 1) * PX + V * (tx + 1)) = newest;
             }
         __syncthreads(); /* the new planes are published */
     };
