@@ -346,16 +346,23 @@ __device__ __forceinline__ void order_zplanes_body(T *__restrict__ out, const T 
     for (int n = 0; n < M; ++n) row_at[n] = i + (j + n) * s.sy;
 #pragma unroll
     for (int p = 0; p < PER; ++p) halo_at[p] = i0 - R + hcol[p] + (j0 - R + hrow[p]) * s.sy;
-    auto load_plane = [&](T *values, const int *at, const bool *valid, int count, int lk) {
-        int from = lk;
-        T shift = (T)0, scale = (T)1;
-        const bool mirrored = ZFACE && order_z_mirror(lk, s, h, from, shift, scale);
-        const T *plane = u + (long)from * s.sz;
+    auto load_planes = [&](T (&rows)[M], T (&halo)[PER], int lk_rows, int lk_halo) {
+        int from_rows = lk_rows, from_halo = lk_halo;
+        T shift_rows = (T)0, scale_rows = (T)1, shift_halo = (T)0, scale_halo = (T)1;
+        const bool mirrored_rows = ZFACE && order_z_mirror(lk_rows, s, h, from_rows, shift_rows, scale_rows);
+        const bool mirrored_halo = ZFACE && order_z_mirror(lk_halo, s, h, from_halo, shift_halo, scale_halo);
+        const T *plane_rows = u + (long)from_rows * s.sz, *plane_halo = u + (long)from_halo * s.sz;
 #pragma unroll
-        for (int e = 0; e < count; ++e) values[e] = !valid || valid[e] ? plane[at[e]] : (T)0;
-        if (mirrored) {
+        for (int n = 0; n < M; ++n) rows[n] = plane_rows[row_at[n]];
 #pragma unroll
-            for (int e = 0; e < count; ++e) values[e] = shift + scale * values[e];
+        for (int p = 0; p < PER; ++p) halo[p] = hvalid[p] ? plane_halo[halo_at[p]] : (T)0;
+        if (mirrored_rows) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) rows[n] = shift_rows + scale_rows * rows[n];
+        }
+        if (mirrored_halo) {
+#pragma unroll
+            for (int p = 0; p < PER; ++p) halo[p] = shift_halo + scale_halo * halo[p];
         }
     };
     /* planes k + R .. k + R + P - 1 of the rows, planes k .. k + P - 1 of the halo; none past the chunk */
@@ -364,8 +371,7 @@ __device__ __forceinline__ void order_zplanes_body(T *__restrict__ out, const T 
         for (int q = 0; q < P; ++q) {
             const bool inside = P == 1 || k + q < k1;
             if (!EDGE && inside) {
-                load_plane(front[q], row_at, NULL, M, k + q + R);
-                load_plane(halo[q], halo_at, hvalid, PER, k + q);
+                load_planes(front[q], halo[q], k + q + R, k + q);
             } else {
 #pragma unroll
                 for (int n = 0; n < M; ++n) front[q][n] = inside && rvalid[n] ? load(i, j + n, k + q + R) : (T)0;
