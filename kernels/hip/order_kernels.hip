@@ -313,7 +313,7 @@ __device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T 
 template <typename T, int BX, int BY, int M, int P> struct order_planes_occupancy {
     enum {
         blocks = !ORDER_OCCUPANCY_HINTS          ? 0
-                 : M * P * sizeof(T) <= 8        ? 768 / (BX * BY)
+                 : M * P * sizeof(T) <= 8        ? (BX * BY >= 256 ? 768 : 640) / (BX * BY) /* about 80 or 100 registers */
                                                  : 512 / (BX * BY)
     };
 };
