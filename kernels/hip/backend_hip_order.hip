@@ -14,13 +14,9 @@
 struct order_shape {
     int block[3], tile, planes;
 };
-enum {
-    ORDER_32x8_M2, ORDER_32x16_M2, ORDER_32x8_M2_P1, ORDER_32x8_M2_P2, ORDER_32x16_M1_P2, ORDER_32x8_M1_P4,
-    ORDER_32x4_M2_P1, ORDER_32x4_M2_P2
-};
+enum { ORDER_32x8_M2, ORDER_32x16_M2, ORDER_32x8_M2_P1, ORDER_32x8_M2_P2, ORDER_32x4_M2_P1 };
 static const order_shape order_shapes[] = {
-    {{32, 8, 1}, 2, 1}, {{32, 16, 1}, 2, 1}, {{32, 8, 1}, 2, 1}, {{32, 8, 1}, 2, 2},
-    {{32, 16, 1}, 1, 2}, {{32, 8, 1}, 1, 4}, {{32, 4, 1}, 2, 1}, {{32, 4, 1}, 2, 2},
+    {{32, 8, 1}, 2, 1}, {{32, 16, 1}, 2, 1}, {{32, 8, 1}, 2, 1}, {{32, 8, 1}, 2, 2}, {{32, 4, 1}, 2, 1},
 };
 
 /* The production candidates at orders above 2. zchunk: the planes each
@@ -36,8 +32,7 @@ struct order_entry {
 static const order_entry order_table[] = {
     {{{"order_point", 1, 0}, ORDER_POINT, 0, 1}, -1},
     ORDER_ZW(64, 32x8, 2), ORDER_ZW(64, 32x16, 2), ORDER_ZW(128, 32x8, 2), ORDER_ZW(128, 32x16, 2),
-    ORDER_ZP(64, 32x8, 2, 1), ORDER_ZP(64, 32x8, 2, 2), ORDER_ZP(64, 32x16, 1, 2), ORDER_ZP(64, 32x8, 1, 4),
-    ORDER_ZP(64, 32x4, 2, 1), ORDER_ZP(64, 32x4, 2, 2),
+    ORDER_ZP(64, 32x8, 2, 1), ORDER_ZP(64, 32x8, 2, 2), ORDER_ZP(64, 32x4, 2, 1),
 };
 #undef ORDER_ZW
 #undef ORDER_ZP
@@ -109,10 +104,7 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
     case ORDER_32x16_M2: launch_order_zwindow<T, R, 32, 16, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_32x8_M2_P1: launch_order_zplanes<T, R, 32, 8, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_32x8_M2_P2: launch_order_zplanes<T, R, 32, 8, 2, 2>(g, out, in, p, c, h, e->zchunk, q); break;
-    case ORDER_32x16_M1_P2: launch_order_zplanes<T, R, 32, 16, 1, 2>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_32x4_M2_P1: launch_order_zplanes<T, R, 32, 4, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
-    case ORDER_32x4_M2_P2: launch_order_zplanes<T, R, 32, 4, 2, 2>(g, out, in, p, c, h, e->zchunk, q); break;
-    case ORDER_32x8_M1_P4: launch_order_zplanes<T, R, 32, 8, 1, 4>(g, out, in, p, c, h, e->zchunk, q); break;
     }
     return HEAT_OK;
 }

@@ -26,9 +26,9 @@
  *                          y faces run a copy of the loop without the mirroring's
  *                          tests (across a z face, whole planes mirrored).
  *   order_zplanes<BX,BY,M,P> order_zwindow taking P planes a barrier (P M independent sums a
- *                          thread between barriers), and a third copy of the loop for the
- *                          chunks whose reads cross no face: one load a value at an offset
- *                          fixed for the thread, no mirroring decided.
+ *                          thread between barriers), every value one load at an offset fixed
+ *                          for the thread, its x or y mirroring decided once a march, and a
+ *                          third copy of the loop for the chunks whose reads cross no face.
  */
 
 enum { ORDER_MAX_RADIUS = 4 };
@@ -73,6 +73,26 @@ __device__ __forceinline__ bool order_z_mirror(int k, const stencil_shape &s, co
     if (k < 0 && applies(h, 4)) from = -1 - k, shift = h.shift[4], scale = h.scale[4];
     else if (k >= s.nz && applies(h, 5)) from = 2 * s.nz - 1 - k, shift = h.shift[5], scale = h.scale[5];
     return from != k;
+}
+
+/* Where point (i, j) of a plane, |overhang| <= R on x or y, is read from: the
+ * offset in its plane of the mirrored owned point and, across a face that is
+ * not exchanged, the face's transform: order_fetch's rule for x and y, the
+ * same in every plane, so that blocks near those faces decide it once. */
+template <typename T>
+__device__ __forceinline__ bool order_xy_mirror(int i, int j, const stencil_shape &s, const halo_coeffs<T> &h, int &at,
+                                                T &shift, T &scale)
+{
+    bool mirrored = false;
+#define ORDER_MIRROR(cond, face, coord, image)                                                                   \
+    if ((cond) && applies(h, face)) coord = (image), shift = h.shift[face], scale = h.scale[face], mirrored = true;
+    ORDER_MIRROR(i < 0, 0, i, -1 - i)
+    else ORDER_MIRROR(i >= s.nx, 1, i, 2 * s.nx - 1 - i)
+    ORDER_MIRROR(j < 0, 2, j, -1 - j)
+    else ORDER_MIRROR(j >= s.ny, 3, j, 2 * s.ny - 1 - j)
+#undef ORDER_MIRROR
+    at = i + j * s.sy;
+    return mirrored;
 }
 
 /* lap from the 6R + 1 values, zlo[m] = u[z - 1 - m] and so on, in the order
@@ -338,46 +358,56 @@ __device__ __forceinline__ void order_zplanes_body(T *__restrict__ out, const T 
         const T v = u[li + lj * s.sy + (long)from * s.sz];
         return mirrored ? shift + scale * v : v;
     };
-    /* Away from the x and y faces each value is one load at an offset fixed for the thread from its
-     * plane; ZFACE: the chunk's reads may cross a z face, so each plane's mirroring is decided
-     * once (order_z_mirror's shift + scale v), else no plane is mirrored and none is tested. */
+    /* Each value is one load at an offset fixed for the thread in its plane. EDGE: a value past an
+     * x or y face is the mirrored owned point's, transformed, decided once for the march
+     * (order_xy_mirror). ZFACE: the rows' planes may lie past a z face; each plane's mirroring is
+     * decided once (order_z_mirror); else none is mirrored and none is tested. The halo's planes
+     * are the chunk's own, never mirrored. A value past two faces (a corner) is never used. */
     int row_at[M], halo_at[PER];
+    T row_shift[M], row_scale[M], halo_shift[PER], halo_scale[PER];
+    bool row_xy[M], halo_xy[PER];
 #pragma unroll
-    for (int n = 0; n < M; ++n) row_at[n] = i + (j + n) * s.sy;
+    for (int n = 0; n < M; ++n) {
+        row_at[n] = i + (j + n) * s.sy, row_shift[n] = (T)0, row_scale[n] = (T)1;
+        row_xy[n] = EDGE && order_xy_mirror(i, j + n, s, h, row_at[n], row_shift[n], row_scale[n]);
+    }
 #pragma unroll
-    for (int p = 0; p < PER; ++p) halo_at[p] = i0 - R + hcol[p] + (j0 - R + hrow[p]) * s.sy;
+    for (int p = 0; p < PER; ++p) {
+        const int gi = i0 - R + hcol[p], gj = j0 - R + hrow[p];
+        halo_at[p] = gi + gj * s.sy, halo_shift[p] = (T)0, halo_scale[p] = (T)1;
+        halo_xy[p] = EDGE && order_xy_mirror(gi, gj, s, h, halo_at[p], halo_shift[p], halo_scale[p]);
+    }
     auto load_planes = [&](T (&rows)[M], T (&halo)[PER], int lk_rows, int lk_halo) {
-        int from_rows = lk_rows, from_halo = lk_halo;
-        T shift_rows = (T)0, scale_rows = (T)1, shift_halo = (T)0, scale_halo = (T)1;
+        int from_rows = lk_rows;
+        T shift_rows = (T)0, scale_rows = (T)1;
         const bool mirrored_rows = ZFACE && order_z_mirror(lk_rows, s, h, from_rows, shift_rows, scale_rows);
-        const bool mirrored_halo = ZFACE && order_z_mirror(lk_halo, s, h, from_halo, shift_halo, scale_halo);
-        const T *plane_rows = u + (long)from_rows * s.sz, *plane_halo = u + (long)from_halo * s.sz;
+        const T *plane_rows = u + (long)from_rows * s.sz, *plane_halo = u + (long)lk_halo * s.sz;
 #pragma unroll
-        for (int n = 0; n < M; ++n) rows[n] = plane_rows[row_at[n]];
+        for (int n = 0; n < M; ++n) rows[n] = !EDGE || rvalid[n] ? plane_rows[row_at[n]] : (T)0;
 #pragma unroll
         for (int p = 0; p < PER; ++p) halo[p] = hvalid[p] ? plane_halo[halo_at[p]] : (T)0;
+        if (EDGE) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) rows[n] = row_xy[n] ? row_shift[n] + row_scale[n] * rows[n] : rows[n];
+#pragma unroll
+            for (int p = 0; p < PER; ++p) halo[p] = halo_xy[p] ? halo_shift[p] + halo_scale[p] * halo[p] : halo[p];
+        }
         if (mirrored_rows) {
 #pragma unroll
             for (int n = 0; n < M; ++n) rows[n] = shift_rows + scale_rows * rows[n];
-        }
-        if (mirrored_halo) {
-#pragma unroll
-            for (int p = 0; p < PER; ++p) halo[p] = shift_halo + scale_halo * halo[p];
         }
     };
     /* planes k + R .. k + R + P - 1 of the rows, planes k .. k + P - 1 of the halo; none past the chunk */
     auto load_group = [&](T (&front)[P][M], T (&halo)[P][PER], int k) {
 #pragma unroll
         for (int q = 0; q < P; ++q) {
-            const bool inside = P == 1 || k + q < k1;
-            if (!EDGE && inside) {
+            if (P == 1 || k + q < k1) {
                 load_planes(front[q], halo[q], k + q + R, k + q);
             } else {
 #pragma unroll
-                for (int n = 0; n < M; ++n) front[q][n] = inside && rvalid[n] ? load(i, j + n, k + q + R) : (T)0;
+                for (int n = 0; n < M; ++n) front[q][n] = (T)0;
 #pragma unroll
-                for (int p = 0; p < PER; ++p)
-                    halo[q][p] = inside && hvalid[p] ? load(i0 - R + hcol[p], j0 - R + hrow[p], k + q) : (T)0;
+                for (int p = 0; p < PER; ++p) halo[q][p] = (T)0;
             }
         }
     };
@@ -443,7 +473,7 @@ __device__ __forceinline__ void order_zplanes_body(T *__restrict__ out, const T 
     }
 }
 
-/* P: planes a barrier (2 or 4). */
+/* P: planes a barrier (1 or 2 in the table; 4 lost to its registers). */
 template <typename T, int R, int BX, int BY, int M, int P>
 __global__ void __launch_bounds__(BX *BY, (order_planes_occupancy<T, BX, BY, M, P>::blocks))
     order_zplanes(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
@@ -468,8 +498,9 @@ __global__ void __launch_bounds__(BX *BY, (order_planes_occupancy<T, BX, BY, M, 
     bool rvalid[M];
 #pragma unroll
     for (int n = 0; n < M; ++n) rvalid[n] = i < s.nx + R && j + n < s.ny + R;
-    /* Three copies of the march: blocks near an x or y face (every read through order_fetch), the
-     * first and last z chunks (planes mirrored whole), and the rest, whose reads cross no face. */
+    /* Three copies of the march: blocks near an x or y face (their mirrored values decided once, the
+     * window's first planes through order_fetch), the first and last z chunks (planes mirrored
+     * whole), and the rest, whose reads cross no face. */
     const bool edge = i0 < R || i0 + BX + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
     const bool zface = k0 < R || k1 + R > s.nz;
     if (edge) order_zplanes_body<T, R, BX, BY, M, P, true, true>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
