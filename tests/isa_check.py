@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The `isa` test: the production heat-step kernels (heat_tiled_nt, heat_zwindow, heat_fused, and
-order_zwindow of the space orders above 2) must store with nontemporal stores and use no scratch memory; the plain
+order_zwindow and order_zplanes of the space orders above 2) must store with nontemporal stores and use no scratch memory; the plain
 heat_tiled kernel serves as the control that must not.
 
 usage: isa_check.py amd CODE_OBJECT      (gfx90a: global_store ... glc slc, private segment 0)
@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 
-PRODUCTION = re.compile(r"heat_tiled_nt|heat_zwindow|heat_zahead|heat_fused|material_step|order_zwindow")
+PRODUCTION = re.compile(r"heat_tiled_nt|heat_zwindow|heat_zahead|heat_fused|material_step|order_zwindow|order_zplanes")
 CONTROL = re.compile(r"heat_tiledI")
 
 

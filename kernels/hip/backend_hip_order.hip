@@ -8,27 +8,34 @@
  * exchanged faces' ghosts come R planes deep (exchange_typed).
  */
 
-/* The thread blocks and tile factors of order_zwindow: compile-time (the
- * shared tile's size, the window's registers). */
+/* The thread blocks, tile factors and planes a barrier of order_zwindow
+ * (planes 1) and order_zplanes: compile-time (the shared tiles' size, the
+ * window's registers). */
 struct order_shape {
-    int block[3], tile;
+    int block[3], tile, planes;
 };
-enum { ORDER_32x8_M2, ORDER_32x16_M2 };
-static const order_shape order_shapes[] = {{{32, 8, 1}, 2}, {{32, 16, 1}, 2}};
+enum { ORDER_32x8_M2, ORDER_32x16_M2, ORDER_32x8_M2_P1, ORDER_32x8_M2_P2, ORDER_32x4_M2_P1 };
+static const order_shape order_shapes[] = {
+    {{32, 8, 1}, 2, 1}, {{32, 16, 1}, 2, 1}, {{32, 8, 1}, 2, 1}, {{32, 8, 1}, 2, 2}, {{32, 4, 1}, 2, 1},
+};
 
 /* The production candidates at orders above 2. zchunk: the planes each
- * thread marches through; fused = 1: no halo pass before a step. */
+ * thread marches through; fused = 1: no halo pass before a step.
+ * order_zplanes<P>: order_zplanes, P planes a barrier. */
 struct order_entry {
     kernel_entry entry;
     int shape; /* ORDER_*, -1: the tuner's block candidates (order_point) */
 };
 
 #define ORDER_ZW(z, b, m) {{{"order_zwindow" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m}
+#define ORDER_ZP(z, b, m, p) {{{"order_zplanes" #p "_" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##_P##p}
 static const order_entry order_table[] = {
     {{{"order_point", 1, 0}, ORDER_POINT, 0, 1}, -1},
     ORDER_ZW(64, 32x8, 2), ORDER_ZW(64, 32x16, 2), ORDER_ZW(128, 32x8, 2), ORDER_ZW(128, 32x16, 2),
+    ORDER_ZP(64, 32x8, 2, 1), ORDER_ZP(64, 32x8, 2, 2), ORDER_ZP(64, 32x4, 2, 1),
 };
 #undef ORDER_ZW
+#undef ORDER_ZP
 enum { ORDER_COUNT = sizeof order_table / sizeof order_table[0] };
 
 static const order_entry *order_of(const kernel_entry *e)
@@ -71,6 +78,13 @@ static void launch_order_zwindow(dim3 g, T *out, const T *in, const stencil_shap
     order_zwindow<T, R, BX, BY, M, D><<<g, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk);
 }
 
+template <typename T, int R, int BX, int BY, int M, int P>
+static void launch_order_zplanes(dim3 g, T *out, const T *in, const stencil_shape &p, const order_coeffs<T> &c,
+                                 const halo_coeffs<T> &h, int zchunk, hipStream_t q)
+{
+    order_zplanes<T, R, BX, BY, M, P><<<g, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk);
+}
+
 template <typename T, int R>
 static int launch_order_radius(const hip_state *s, const kernel_entry *e, const int shape[3], T *out, const T *in,
                                hipStream_t q)
@@ -88,6 +102,9 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
     switch (order_of(e)->shape) {
     case ORDER_32x8_M2: launch_order_zwindow<T, R, 32, 8, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_32x16_M2: launch_order_zwindow<T, R, 32, 16, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
+    case ORDER_32x8_M2_P1: launch_order_zplanes<T, R, 32, 8, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
+    case ORDER_32x8_M2_P2: launch_order_zplanes<T, R, 32, 8, 2, 2>(g, out, in, p, c, h, e->zchunk, q); break;
+    case ORDER_32x4_M2_P1: launch_order_zplanes<T, R, 32, 4, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
     }
     return HEAT_OK;
 }

@@ -25,6 +25,10 @@
  *                          arithmetic, nontemporal stores; blocks away from the x and
  *                          y faces run a copy of the loop without the mirroring's
  *                          tests (across a z face, whole planes mirrored).
+ *   order_zplanes<BX,BY,M,P> order_zwindow taking P planes a barrier (P M independent sums a
+ *                          thread between barriers), every value one load at an offset fixed
+ *                          for the thread, its x or y mirroring decided once a march, and a
+ *                          third copy of the loop for the chunks whose reads cross no face.
  */
 
 enum { ORDER_MAX_RADIUS = 4 };
@@ -69,6 +73,26 @@ __device__ __forceinline__ bool order_z_mirror(int k, const stencil_shape &s, co
     if (k < 0 && applies(h, 4)) from = -1 - k, shift = h.shift[4], scale = h.scale[4];
     else if (k >= s.nz && applies(h, 5)) from = 2 * s.nz - 1 - k, shift = h.shift[5], scale = h.scale[5];
     return from != k;
+}
+
+/* Where point (i, j) of a plane, |overhang| <= R on x or y, is read from: the
+ * offset in its plane of the mirrored owned point and, across a face that is
+ * not exchanged, the face's transform: order_fetch's rule for x and y, the
+ * same in every plane, so that blocks near those faces decide it once. */
+template <typename T>
+__device__ __forceinline__ bool order_xy_mirror(int i, int j, const stencil_shape &s, const halo_coeffs<T> &h, int &at,
+                                                T &shift, T &scale)
+{
+    bool mirrored = false;
+#define ORDER_MIRROR(cond, face, coord, image)                                                                   \
+    if ((cond) && applies(h, face)) coord = (image), shift = h.shift[face], scale = h.scale[face], mirrored = true;
+    ORDER_MIRROR(i < 0, 0, i, -1 - i)
+    else ORDER_MIRROR(i >= s.nx, 1, i, 2 * s.nx - 1 - i)
+    ORDER_MIRROR(j < 0, 2, j, -1 - j)
+    else ORDER_MIRROR(j >= s.ny, 3, j, 2 * s.ny - 1 - j)
+#undef ORDER_MIRROR
+    at = i + j * s.sy;
+    return mirrored;
 }
 
 /* lap from the 6R + 1 values, zlo[m] = u[z - 1 - m] and so on, in the order
@@ -298,6 +322,191 @@ __device__ __forceinline__ void order_zwindow_body(T *__restrict__ out, const T 
             if (k + 1 < k1) plane(k + 1, front_b, halo_b);
         }
     }
+}
+
+/* order_zplanes: order_zwindow taking P planes a barrier. The block stores the
+ * tiles of P planes, waits once, then each thread sums P M points whose chains
+ * are independent (the issue fills while each waits on its fused
+ * multiply-adds), and its window moves P planes, so that P planes share one
+ * barrier and the window's register moves. Each point's sum is order_sum's,
+ * so the bits are order_zwindow's. */
+template <typename T, int BX, int BY, int M, int P> struct order_planes_occupancy {
+    enum {
+        blocks = !ORDER_OCCUPANCY_HINTS          ? 0
+                 : M * P * sizeof(T) <= 8        ? (BX * BY >= 256 ? 768 : 640) / (BX * BY) /* about 80 or 100 registers */
+                                                 : 512 / (BX * BY)
+    };
+};
+
+template <typename T, int R, int BX, int BY, int M, int P, bool EDGE, bool ZFACE>
+__device__ __forceinline__ void order_zplanes_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
+                                                   const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
+                                                   const int (&hrow)[ORDER_PER(R, BX, BY, M)],
+                                                   const int (&hcol)[ORDER_PER(R, BX, BY, M)],
+                                                   const bool (&hvalid)[ORDER_PER(R, BX, BY, M)], const bool (&rvalid)[M],
+                                                   T (&tiles)[2][P][BY * M + 2 * R][BX + 2 * R])
+{
+    constexpr int W = 2 * R + P, PER = ORDER_PER(R, BX, BY, M);
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int i0 = blockIdx.x * BX, j0 = blockIdx.y * BY * M;
+    const int i = i0 + tx, j = j0 + ty * M;
+    auto load = [&](int li, int lj, int lk) -> T {
+        if (EDGE) return order_fetch(u, li, lj, lk, s, h);
+        int from;
+        T shift, scale;
+        const bool mirrored = order_z_mirror(lk, s, h, from, shift, scale);
+        const T v = u[li + lj * s.sy + (long)from * s.sz];
+        return mirrored ? shift + scale * v : v;
+    };
+    /* Each value is one load at an offset fixed for the thread in its plane. EDGE: a value past an
+     * x or y face is the mirrored owned point's, transformed, decided once for the march
+     * (order_xy_mirror). ZFACE: the rows' planes may lie past a z face; each plane's mirroring is
+     * decided once (order_z_mirror); else none is mirrored and none is tested. The halo's planes
+     * are the chunk's own, never mirrored. A value past two faces (a corner) is never used. */
+    int row_at[M], halo_at[PER];
+    T row_shift[M], row_scale[M], halo_shift[PER], halo_scale[PER];
+    bool row_xy[M], halo_xy[PER];
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        row_at[n] = i + (j + n) * s.sy, row_shift[n] = (T)0, row_scale[n] = (T)1;
+        row_xy[n] = EDGE && order_xy_mirror(i, j + n, s, h, row_at[n], row_shift[n], row_scale[n]);
+    }
+#pragma unroll
+    for (int p = 0; p < PER; ++p) {
+        const int gi = i0 - R + hcol[p], gj = j0 - R + hrow[p];
+        halo_at[p] = gi + gj * s.sy, halo_shift[p] = (T)0, halo_scale[p] = (T)1;
+        halo_xy[p] = EDGE && order_xy_mirror(gi, gj, s, h, halo_at[p], halo_shift[p], halo_scale[p]);
+    }
+    auto load_planes = [&](T (&rows)[M], T (&halo)[PER], int lk_rows, int lk_halo) {
+        int from_rows = lk_rows;
+        T shift_rows = (T)0, scale_rows = (T)1;
+        const bool mirrored_rows = ZFACE && order_z_mirror(lk_rows, s, h, from_rows, shift_rows, scale_rows);
+        const T *plane_rows = u + (long)from_rows * s.sz, *plane_halo = u + (long)lk_halo * s.sz;
+#pragma unroll
+        for (int n = 0; n < M; ++n) rows[n] = !EDGE || rvalid[n] ? plane_rows[row_at[n]] : (T)0;
+#pragma unroll
+        for (int p = 0; p < PER; ++p) halo[p] = hvalid[p] ? plane_halo[halo_at[p]] : (T)0;
+        if (EDGE) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) rows[n] = row_xy[n] ? row_shift[n] + row_scale[n] * rows[n] : rows[n];
+#pragma unroll
+            for (int p = 0; p < PER; ++p) halo[p] = halo_xy[p] ? halo_shift[p] + halo_scale[p] * halo[p] : halo[p];
+        }
+        if (mirrored_rows) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) rows[n] = shift_rows + scale_rows * rows[n];
+        }
+    };
+    /* planes k + R .. k + R + P - 1 of the rows, planes k .. k + P - 1 of the halo; none past the chunk */
+    auto load_group = [&](T (&front)[P][M], T (&halo)[P][PER], int k) {
+#pragma unroll
+        for (int q = 0; q < P; ++q) {
+            if (P == 1 || k + q < k1) {
+                load_planes(front[q], halo[q], k + q + R, k + q);
+            } else {
+#pragma unroll
+                for (int n = 0; n < M; ++n) front[q][n] = (T)0;
+#pragma unroll
+                for (int p = 0; p < PER; ++p) halo[q][p] = (T)0;
+            }
+        }
+    };
+
+    T w[M][W]; /* w[n][r]: plane k - R + r of row j + n, k the group's first plane */
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+#pragma unroll
+        for (int r = 0; r < 2 * R; ++r) w[n][r] = !EDGE || rvalid[n] ? load(i, j + n, k0 - R + r) : (T)0;
+    }
+    T front[P][M], halo[P][PER];
+    load_group(front, halo, k0);
+    for (int k = k0; k < k1; k += P) {
+        T halo_here[P][PER];
+#pragma unroll
+        for (int q = 0; q < P; ++q) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) w[n][2 * R + q] = front[q][n];
+#pragma unroll
+            for (int p = 0; p < PER; ++p) halo_here[q][p] = halo[q][p];
+        }
+        if (k + P < k1) load_group(front, halo, k + P);
+        /* The other set of tiles was last read a group ago, before the previous group's barrier. */
+        T(*set)[BY * M + 2 * R][BX + 2 * R] = tiles[((k - k0) / P) & 1];
+#pragma unroll
+        for (int q = 0; q < P; ++q) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) set[q][R + ty * M + n][R + tx] = w[n][R + q];
+#pragma unroll
+            for (int p = 0; p < PER; ++p)
+                if (hvalid[p]) set[q][hrow[p]][hcol[p]] = halo_here[q][p];
+        }
+        __syncthreads(); /* the group's tiles are whole */
+        T next[P][M];
+#pragma unroll
+        for (int q = 0; q < P; ++q) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) {
+                T zlo[R], ylo[R], xlo[R], xhi[R], yhi[R], zhi[R];
+                const int row = R + ty * M + n;
+#pragma unroll
+                for (int m = 0; m < R; ++m) {
+                    zlo[m] = w[n][R + q - 1 - m], zhi[m] = w[n][R + q + 1 + m];
+                    ylo[m] = n - 1 - m >= 0 ? w[n - 1 - m < 0 ? 0 : n - 1 - m][R + q] : set[q][row - 1 - m][R + tx];
+                    yhi[m] = n + 1 + m < M ? w[n + 1 + m < M ? n + 1 + m : 0][R + q] : set[q][row + 1 + m][R + tx];
+                    xlo[m] = set[q][row][R + tx - 1 - m], xhi[m] = set[q][row][R + tx + 1 + m];
+                }
+                next[q][n] = w[n][R + q] + c.alpha_dt * order_sum<T, R>(c, zlo, ylo, xlo, w[n][R + q], xhi, yhi, zhi);
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < P; ++q) {
+#pragma unroll
+            for (int n = 0; n < M; ++n)
+                if ((P == 1 || k + q < k1) && i < s.nx && j + n < s.ny)
+                    nontemporal_store(next[q][n], out + i + (j + n) * s.sy + (long)(k + q) * s.sz);
+        }
+#pragma unroll
+        for (int n = 0; n < M; ++n) {
+#pragma unroll
+            for (int r = 0; r < 2 * R; ++r) w[n][r] = w[n][r + P];
+        }
+    }
+}
+
+/* P: planes a barrier (1 or 2 in the table; 4 lost to its registers). */
+template <typename T, int R, int BX, int BY, int M, int P>
+__global__ void __launch_bounds__(BX *BY, (order_planes_occupancy<T, BX, BY, M, P>::blocks))
+    order_zplanes(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
+                  int zchunk)
+{
+    constexpr int ROWS = BY * M;
+    constexpr int HALO = 2 * R * BX + 2 * R * ROWS, THREADS = BX * BY, PER = ORDER_PER(R, BX, BY, M);
+    __shared__ T tiles[2][P][ROWS + 2 * R][BX + 2 * R]; /* groups alternate: one barrier a group */
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + BX * ty;
+    const int i0 = blockIdx.x * BX, j0 = blockIdx.y * ROWS;
+    const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
+    const int i = i0 + tx, j = j0 + ty * M;
+    int hrow[PER], hcol[PER];
+    bool hvalid[PER];
+#pragma unroll
+    for (int p = 0; p < PER; ++p) {
+        const int e = tid + p * THREADS;
+        order_halo_place<R, BX, ROWS>(e < HALO ? e : 0, hrow[p], hcol[p]);
+        const int gi = i0 - R + hcol[p], gj = j0 - R + hrow[p];
+        hvalid[p] = e < HALO && gi < s.nx + R && gj < s.ny + R;
+    }
+    bool rvalid[M];
+#pragma unroll
+    for (int n = 0; n < M; ++n) rvalid[n] = i < s.nx + R && j + n < s.ny + R;
+    /* Three copies of the march: blocks near an x or y face (their mirrored values decided once, the
+     * window's first planes through order_fetch), the first and last z chunks (planes mirrored
+     * whole), and the rest, whose reads cross no face. */
+    const bool edge = i0 < R || i0 + BX + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
+    const bool zface = k0 < R || k1 + R > s.nz;
+    if (edge) order_zplanes_body<T, R, BX, BY, M, P, true, true>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
+    else if (zface)
+        order_zplanes_body<T, R, BX, BY, M, P, false, true>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
+    else order_zplanes_body<T, R, BX, BY, M, P, false, false>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
 }
 
 /* R ghost layers of the exchanged faces in `faces`, packed as layers of the
