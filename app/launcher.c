@@ -165,6 +165,6 @@ void launcher_check_start_delay(void)
     if (seconds < slow_launch_seconds) return;
     heat_warn("mpirun took %.2f s to start the ranks; on a host with GPUs or many PCI devices most of it is hwloc's "
               "scan of them, which a one-node job does not need: export HWLOC_COMPONENTS=-linuxio,-pci "
-              "HWLOC_PLUGINS_BLACKLIST=hwloc_pci,hwloc_gl,hwloc_opencl,hwloc_cuda,hwloc_nvml before mpirun (as the "
-              "README's MPI example does)", seconds);
+              "HWLOC_PLUGINS_BLACKLIST=hwloc_pci,hwloc_gl,hwloc_opencl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero "
+              "before mpirun (as the README's MPI example does)", seconds);
 }
