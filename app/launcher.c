@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "solver/error.h"
@@ -116,4 +117,54 @@ int launcher_check_ranks_joined(int world_size)
                       "the whole problem and write the same files; build with -DHEATSOLVE_MPI=ON (cmake -S . -B "
                       "build-mpi -DHEATSOLVE_MPI=ON) and start build-mpi/heatsolve, or run this one without mpirun",
                       started, why);
+}
+
+/* Open MPI's mpirun maps the host with hwloc before it starts a rank, PCI
+ * devices and GPU plugins included: on a GPU host that alone takes more than
+ * half a second, every run, where a one-node job needs only the cores. The
+ * environment that would skip it has to reach mpirun itself, so heatsolve
+ * can only tell the user. */
+static const double slow_launch_seconds = 0.4;
+
+/* Process pid's start (field 22 of /proc/PID/stat, clock ticks since boot) in
+ * *ticks; 0 where unknown. The name field may hold spaces: fields count from its ')'. */
+static int start_ticks(pid_t pid, unsigned long long *ticks)
+{
+    char path[64], line[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int got = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    char *after = got ? strrchr(line, ')') : NULL;
+    return after && sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                           ticks) == 1;
+}
+
+static int named_mpirun(pid_t pid)
+{
+    char path[64], name[64] = "";
+    snprintf(path, sizeof path, "/proc/%ld/comm", (long)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    if (!fgets(name, sizeof name, f)) name[0] = '\0';
+    fclose(f);
+    name[strcspn(name, "\n")] = '\0';
+    return strcmp(name, "mpirun") == 0 || strcmp(name, "mpiexec") == 0 || strcmp(name, "orterun") == 0;
+}
+
+void launcher_check_start_delay(void)
+{
+    if (!getenv("OMPI_MCA_orte_launch") || !launcher_first_copy()) return;
+    if (getenv("HWLOC_COMPONENTS") || getenv("HWLOC_PLUGINS_BLACKLIST")) return; /* the user chose */
+    pid_t parent = getppid();
+    unsigned long long launcher, self;
+    long tick = sysconf(_SC_CLK_TCK);
+    if (!named_mpirun(parent) || tick <= 0 || !start_ticks(parent, &launcher) || !start_ticks(getpid(), &self)) return;
+    double seconds = self > launcher ? (double)(self - launcher) / (double)tick : 0.0;
+    if (seconds < slow_launch_seconds) return;
+    heat_warn("mpirun took %.2f s to start the ranks; on a host with GPUs or many PCI devices most of it is hwloc's "
+              "scan of them, which a one-node job does not need: export HWLOC_COMPONENTS=-linuxio,-pci "
+              "HWLOC_PLUGINS_BLACKLIST=hwloc_pci,hwloc_gl,hwloc_opencl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero "
+              "before mpirun (as the README's MPI example does)", seconds);
 }

@@ -23,3 +23,8 @@ int launcher_job_size(void);
  * that is alone in its MPI world (a build without MPI under mpirun): each
  * copy would run the whole problem and race the others for the same files. */
 int launcher_check_ranks_joined(int world_size);
+
+/* Warns (the first copy) when mpirun, its parent, took slow_launch_seconds or
+ * more to start it and the user left hwloc's discovery as it is (launcher.c
+ * says why); call before MPI starts, which may set hwloc's variables itself. */
+void launcher_check_start_delay(void);

@@ -415,6 +415,7 @@ static int run_command(const heat_cli *cli, int *agreed)
 
 int main(int argc, char **argv)
 {
+    launcher_check_start_delay();
     if (par_init(&argc, &argv) != HEAT_OK) return 1;
     heat_errors_set_rank(par_rank());
     heat_cli cli;

@@ -52,6 +52,20 @@ static int node_union_cores(MPI_Comm node)
     return CPU_COUNT(&all);
 }
 
+#ifndef HEATSOLVE_DEVICE_TRANSPORT
+/* MPI_Init has hwloc map the node in every rank, its PCI devices included
+ * (a walk of /sys/bus/pci and the PCI names database, and the plugins that
+ * look for GPUs and an X display): a good part of a rank's start-up CPU time.
+ * Only network transports place themselves by those devices; shared memory
+ * needs the cores and caches alone. Unless the user chose hwloc's components. */
+static void skip_io_topology(void)
+{
+    if (getenv("HWLOC_COMPONENTS") || getenv("HWLOC_PLUGINS_BLACKLIST")) return;
+    setenv("HWLOC_COMPONENTS", "-linuxio,-pci", 0);
+    setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_pci,hwloc_gl,hwloc_opencl,hwloc_cuda,hwloc_nvml,hwloc_rsmi,hwloc_levelzero", 0);
+}
+#endif
+
 /* Open MPI probes UCX's network transports at start-up even when every rank
  * shares one node, which costs a job of a few seconds a fifth of a second.
  * There, shared memory is the transport anyway: ob1 over vader starts at once.
@@ -66,6 +80,7 @@ static void prefer_shared_memory_on_one_node(void)
     if (getenv("OMPI_MCA_pml") || getenv("OMPI_MCA_btl")) return;
     setenv("OMPI_MCA_pml", "ob1", 0);
     setenv("OMPI_MCA_btl", "self,vader", 0);
+    skip_io_topology();
 #endif
 }
 

@@ -349,6 +349,34 @@ def test_serial_build_refused():
     print("a build without MPI under mpirun: one message, exit 2, output folder untouched")
 
 
+def test_slow_launch_hint():
+    """An mpirun that took long to start the ranks (on a GPU host hwloc's scan of the PCI devices and
+    GPUs alone takes 0.6 s): one warning names the HWLOC_* line that skips the scan; none after a
+    quick start, none where the user set hwloc's variables. A stand-in named mpirun plays the
+    launcher: it pauses, then starts heatsolve as its child."""
+    folder = fresh_dir("slow_launch")
+    cfg = config(folder, steps=2, every=0)
+    launcher = os.path.join(folder, "mpirun")
+    with open(launcher, "w") as f:
+        f.write('#!/bin/sh\nsleep "$PAUSE"\n"$@"\n')
+    os.chmod(launcher, 0o755)
+    hwloc = ("HWLOC_COMPONENTS", "HWLOC_PLUGINS_BLACKLIST")
+    base = {k: v for k, v in os.environ.items() if k not in hwloc and not k.startswith("OMPI_")}
+
+    def hints(name, pause, extra=None):
+        env = dict(base, OMPI_MCA_orte_launch="1", PAUSE=str(pause), **(extra or {}))
+        proc = subprocess.run([launcher, HEATSOLVE, cfg, "-q"] + out(folder, name), capture_output=True, text=True,
+                              timeout=120, env=env)
+        expect(proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-2000:]}")
+        return [line for line in proc.stderr.splitlines() if "warning" in line and "mpirun took" in line]
+
+    slow = hints("slow", 0.8)
+    expect(len(slow) == 1 and "HWLOC_COMPONENTS=-linuxio,-pci" in slow[0], f"one warning naming the line: {slow}")
+    expect(not hints("quick", 0), "a warning after a quick start")
+    expect(not hints("chosen", 0.8, {"HWLOC_COMPONENTS": "-linuxio,-pci"}), "a warning where the user chose")
+    print(slow[0])
+
+
 def test_thin_grid_layout():
     """A grid with one reduction brick along z (12 planes) cannot take 2 or 3 ranks along z, which
     MPI_Dims_create chooses: the automatic layout puts them along another axis, with the bits of
