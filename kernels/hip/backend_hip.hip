@@ -168,7 +168,7 @@ struct hip_state {
     struct hip_materials *mat;  /* materials runs (backend_hip_materials.hip); NULL: constant coefficients */
     const struct fused_entry *fused; /* K steps a sweep (backend_hip_fused.hip); NULL: single steps */
     int fused_ready;                 /* the fused choice is made */
-    int fused_waves;                 /* z chunks fitted to whole waves of resident blocks (fused_zchunk) */
+    int fused_waves;                 /* z chunks fitted to whole waves of resident blocks (wave_zchunk) */
     /* ghosts K deep beyond the faces cut between ranks, for fused sweeps (solver/deep_halo.h) */
     heat_deep_halo deep;             /* the cut faces; faces 0: none (or no fused sweeps) */
     char *deep_send[FACE_COUNT];     /* device: x faces' owned columns, packed; z faces send from the field */
