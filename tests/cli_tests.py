@@ -1492,7 +1492,8 @@ def test_kernels_bitwise_gpu():
                 ("heat_tiled_ntf", 8), ("heat_zwindow32", 4), ("heat_zwindow128", 1), ("heat_zwindowf32", 2),
                 ("heat_pairs_nt", 2), ("heat_pairs_ntf", 1), ("heat_pairs_ntf", 4), ("heat_quads_nt", 1),
                 ("heat_quads_ntf", 2), ("heat_zpairsf32", 2), ("heat_zquadsf32", 1), ("heat_pairs_ntx", 2),
-                ("heat_zahead1", 2), ("heat_zahead1z16", 2)]
+                ("heat_zahead1", 2), ("heat_zahead1z16", 2), ("heat_zahead1r", 2), ("heat_zahead1z16r", 2),
+                ("heat_zahead1z8r", 2), ("heat_zwindowf32r", 2), ("heat_zwindowf16r", 2), ("heat_zwindow16r", 2)]
     for precision in ("double", "float"):
         folder = fresh_dir(f"kernels_{precision}")
         cfg = write(os.path.join(folder, "kernels.cfg"), f"""

@@ -72,6 +72,7 @@ struct kernel_entry {
                    x-face stores); 0: a halo pass of all six faces before each step */
     int width;  /* heat_wide_nt, heat_zahead: points along x a thread (one vector load) */
     int ahead;  /* heat_zahead: planes loaded beyond the window before a plane's arithmetic */
+    int ordered; /* heat_zwindow, heat_zahead: blocks take their tiles and chunks in a march_order (order_for) */
 };
 
 /* The seeds' Laplacian-only sweeps (f = lap(u)): the benchmark's and the
@@ -114,6 +115,10 @@ static const kernel_entry kernel_table[] = {
     {{"heat_zpairsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 2}, {{"heat_zpairsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 2},
     {{"heat_zquadsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 4}, {{"heat_zquadsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 4},
     {{"heat_zahead1", 2, 0}, HEAT_ZAHEAD, 32, 2, 1, 1}, {{"heat_zahead1z16", 2, 0}, HEAT_ZAHEAD, 16, 2, 1, 1},
+    {{"heat_zahead1r", 2, 0}, HEAT_ZAHEAD, 32, 2, 1, 1, 1}, {{"heat_zahead1z16r", 2, 0}, HEAT_ZAHEAD, 16, 2, 1, 1, 1},
+    {{"heat_zahead1z8r", 2, 0}, HEAT_ZAHEAD, 8, 2, 1, 1, 1},
+    {{"heat_zwindowf32r", 2, 0}, HEAT_ZWINDOW, 32, 1, 0, 0, 1}, {{"heat_zwindowf16r", 2, 0}, HEAT_ZWINDOW, 16, 1, 0, 0, 1},
+    {{"heat_zwindow16r", 2, 0}, HEAT_ZWINDOW, 16, 0, 0, 0, 1},
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
@@ -224,18 +229,87 @@ static void launch_wide(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *
     else heat_wide_nt<T, W, M, 0><<<g, b, 0, q>>>(out, in, p, c, h);
 }
 
+/* Blocks of `kernel` at `threads` a block resident on the whole GPU at once;
+ * asked of the runtime once a kernel and block size. */
+static int resident_slots(const void *kernel, int threads, long *slots)
+{
+    static struct {
+        const void *kernel;
+        int threads;
+        long slots;
+    } known[64];
+    static int count;
+    for (int n = 0; n < count; ++n)
+        if (known[n].kernel == kernel && known[n].threads == threads) return *slots = known[n].slots, HEAT_OK;
+    int device = 0, sms = 0, per_sm = 0;
+    HIP_CALL(hipGetDevice(&device));
+    HIP_CALL(hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, device));
+    HIP_CALL(hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+    *slots = (long)sms * (per_sm > 0 ? per_sm : 1);
+    if (count < (int)(sizeof known / sizeof known[0])) known[count++] = {kernel, threads, *slots};
+    return HEAT_OK;
+}
+
+/* The march_order of a marching grid (x tiles, y tiles, z chunks) whose
+ * `slots` blocks are resident at once: as many columns marching at once as
+ * there are slots, in groups of at most `slots` columns when there are more
+ * columns, else in as many runs of chunks side by side (a divisor of the
+ * chunks) as whole slabs of columns fit in the slots. */
+static march_order order_for(dim3 grid, long slots)
+{
+    const long columns = (long)grid.x * grid.y;
+    march_order o = {(int)columns, 1};
+    if (columns >= slots) {
+        const long groups = (columns + slots - 1) / slots;
+        o.group = (int)((columns + groups - 1) / groups);
+    } else {
+        for (long p = std::min(slots / columns, (long)grid.z); p > 1 && o.streams == 1; --p)
+            if (grid.z % p == 0) o.streams = (int)p;
+    }
+    return o;
+}
+
+/* Kernel k's launch in the entry's block order: march_order of the grid, or the grid's own. */
+template <typename K, typename... A>
+static int launch_marching(const kernel_entry *e, K kernel, dim3 g, dim3 b, hipStream_t q, A... args)
+{
+    march_order o = {(int)(g.x * g.y), 1};
+    if (e->ordered) {
+        long slots = 0;
+        HEAT_CALL(resident_slots((const void *)kernel, (int)(b.x * b.y * b.z), &slots));
+        o = order_for(g, slots);
+    }
+    kernel<<<g, b, 0, q>>>(args..., o);
+    return HEAT_OK;
+}
+
 /* The table's heat_zahead entries (one point and M = 2 rows a thread, one plane ahead): only these are compiled. */
 template <typename T, int M>
-static void launch_zahead(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
-                          const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
+static int launch_zahead(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
+                         const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
 {
     if constexpr (M == 2)
-        if (e->width == 1 && e->ahead == 1) heat_zahead<T, 1, M, 1><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
+        if (e->width == 1 && e->ahead == 1)
+            return e->ordered ? launch_marching(e, heat_zahead<T, 1, M, 1, true>, g, b, q, out, in, p, c, h, e->zchunk)
+                              : launch_marching(e, heat_zahead<T, 1, M, 1, false>, g, b, q, out, in, p, c, h, e->zchunk);
+    return HEAT_OK;
 }
 
 template <typename T, int M>
-static void launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const hip_state *s,
-                         const stencil_shape &p, unsigned cut, hipStream_t q)
+static int launch_zwindow(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
+                          const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
+{
+    if constexpr (M == 2) /* the table's ordered entries */
+        if (e->ordered)
+            return e->fused ? launch_marching(e, heat_zwindow<T, M, true, true>, g, b, q, out, in, p, c, h, e->zchunk)
+                            : launch_marching(e, heat_zwindow<T, M, false, true>, g, b, q, out, in, p, c, h, e->zchunk);
+    return e->fused ? launch_marching(e, heat_zwindow<T, M, true, false>, g, b, q, out, in, p, c, h, e->zchunk)
+                    : launch_marching(e, heat_zwindow<T, M, false, false>, g, b, q, out, in, p, c, h, e->zchunk);
+}
+
+template <typename T, int M>
+static int launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const hip_state *s,
+                        const stencil_shape &p, unsigned cut, hipStream_t q)
 {
     stencil_coeffs<T> c = cast_coeffs<T>(s->coeffs);
     halo_coeffs<T> h = cast_halo<T>(s);
@@ -248,21 +322,19 @@ static void launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T 
         if (e->fused) heat_tiled_nt<T, M, true><<<g, b, 0, q>>>(out, in, p, c, h);
         else heat_tiled_nt<T, M, false><<<g, b, 0, q>>>(out, in, p, c, h);
         break;
-    case HEAT_ZWINDOW:
-        if (e->fused) heat_zwindow<T, M, true><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
-        else heat_zwindow<T, M, false><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
-        break;
+    case HEAT_ZWINDOW: return launch_zwindow<T, M>(e, g, b, out, in, p, c, h, q);
     case HEAT_WIDE_NT:
         if constexpr (M <= 4) /* the table's tiles: registers grow with M x W */
             if (e->width == 2) launch_wide<T, 2, M>(e, g, b, out, in, p, c, h, q);
         if constexpr (M <= 2)
             if (e->width == 4) launch_wide<T, 4, M>(e, g, b, out, in, p, c, h, q);
         break;
-    case HEAT_ZAHEAD: launch_zahead<T, M>(e, g, b, out, in, p, c, h, q); break;
+    case HEAT_ZAHEAD: return launch_zahead<T, M>(e, g, b, out, in, p, c, h, q);
     case LAP_BASELINE: lap_baseline<T><<<g, b, 0, q>>>(out, in, p, c); break;
     case ORDER_POINT:
     case ORDER_ZWINDOW: break; /* launch_order's */
     }
+    return HEAT_OK;
 }
 
 #include "backend_hip_order.hip"
@@ -289,14 +361,14 @@ static int launch_typed(const hip_state *s, const kernel_entry *e, const int sha
     const T *in = owned<T>(s, from) + offset;
     unsigned cut = r ? r->cut : 0u;
     switch (e->variant.tile) {
-    case 1: launch_tiled<T, 1>(e, grid, block, out, in, s, p, cut, q); break;
-    case 2: launch_tiled<T, 2>(e, grid, block, out, in, s, p, cut, q); break;
-    case 4: launch_tiled<T, 4>(e, grid, block, out, in, s, p, cut, q); break;
+    case 1: HEAT_CALL((launch_tiled<T, 1>(e, grid, block, out, in, s, p, cut, q))); break;
+    case 2: HEAT_CALL((launch_tiled<T, 2>(e, grid, block, out, in, s, p, cut, q))); break;
+    case 4: HEAT_CALL((launch_tiled<T, 4>(e, grid, block, out, in, s, p, cut, q))); break;
     case 8:
-        if (e->kind != HEAT_ZWINDOW) launch_tiled<T, 8>(e, grid, block, out, in, s, p, cut, q);
+        if (e->kind != HEAT_ZWINDOW) HEAT_CALL((launch_tiled<T, 8>(e, grid, block, out, in, s, p, cut, q)));
         break;
     case 16:
-        if (e->kind != HEAT_ZWINDOW) launch_tiled<T, 16>(e, grid, block, out, in, s, p, cut, q);
+        if (e->kind != HEAT_ZWINDOW) HEAT_CALL((launch_tiled<T, 16>(e, grid, block, out, in, s, p, cut, q)));
         break;
     default: return heat_error(HEAT_ERR_CONFIG, "solver.tile = %d: expected 1, 2, 4, 8 or 16", e->variant.tile);
     }
@@ -475,7 +547,8 @@ static int tune(hip_state *s)
                           "heat_tiled, heat_tiled_nt, heat_tiled_ntf (tile 1-16), heat_zwindow32/64/128 (tile 1, 2, 4) or "
                           "heat_zwindowf32 (tile 1, 2), heat_pairs_nt or heat_pairs_ntf (tile 1, 2, 4), heat_quads_nt, heat_quads_ntf, "
                           "heat_pairs_ntx (tile 1, 2, 4), heat_zpairsf32 or heat_zquadsf32 (tile 1, 2), heat_zahead1 or "
-                          "heat_zahead1z16 (tile 2)",
+                          "heat_zahead1z16 (tile 2), heat_zahead1r, heat_zahead1z16r, heat_zahead1z8r, heat_zwindowf32r, "
+                          "heat_zwindowf16r or heat_zwindow16r (tile 2)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
     snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s)", s->kernel->variant.kernel,

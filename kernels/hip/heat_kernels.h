@@ -28,3 +28,31 @@ enum { HEAT_LAUNCH_BOUND = 256, HEAT_Y_PAD = 16 };
  * occupancy drops below 8 blocks (ncu shows fewer warps active). Larger tiles
  * would spill under the cap (ptxas -v), so they get no hint (0). */
 enum { HEAT_FUSED_OCCUPANCY = 8 };
+
+/* The order in which a marching kernel's blocks take their (x tile, y tile, z
+ * chunk): blocks start in linear index order as earlier ones finish, so a block
+ * of index b starts about when block b - resident ends. Columns of tiles are
+ * taken `group` at a time and each group's chunks one after another, in
+ * `streams` runs of consecutive chunks side by side: the block that marches a
+ * column's next chunk then starts as the one before it reads the planes around
+ * their common face, and y-neighbouring columns march together, so the faces'
+ * planes and the halo rows are read again from L2 rather than from DRAM.
+ * group = columns and streams = 1 with chunks the slowest index is the grid's
+ * own order. The host picks group <= resident blocks (several groups when a
+ * slab of columns is larger) and streams dividing the chunks. */
+struct march_order {
+    int group, streams;
+};
+
+__device__ __forceinline__ void march_tile(const march_order &o, int &bx, int &by, int &bz)
+{
+    const int columns = (int)(gridDim.x * gridDim.y), chunks = (int)gridDim.z;
+    const long index = blockIdx.x + (long)gridDim.x * (blockIdx.y + (long)gridDim.y * blockIdx.z);
+    const long span = (long)o.group * chunks; /* blocks of a whole group */
+    const int g = (int)(index / span), first = g * o.group;
+    const int width = min(o.group, columns - first); /* the last group may be narrower */
+    const long r = index - g * span;
+    const int column = first + (int)(r % width), step = (int)(r / width);
+    bz = (step % o.streams) * (chunks / o.streams) + step / o.streams;
+    bx = column % (int)gridDim.x, by = column / (int)gridDim.x;
+}

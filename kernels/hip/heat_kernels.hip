@@ -164,15 +164,18 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, FUSED && M * sizeof(T) <= 1
     tiled_body<T, M, true, true, FUSED>(f, u, s, c, h);
 }
 
-/* Sliding window along z over planes [blockIdx.z * zchunk, + zchunk). */
-template <typename T, int M, bool FUSED>
+/* Sliding window along z over planes [blockIdx.z * zchunk, + zchunk) (ORDERED:
+ * the blocks take their tiles and chunks in march_order o's order). */
+template <typename T, int M, bool FUSED, bool ORDERED>
 __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, FUSED && M * sizeof(T) <= 8 ? HEAT_FUSED_OCCUPANCY : 0)
     heat_zwindow(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
-                 int zchunk)
+                 int zchunk, march_order o)
 {
-    const int i = threadIdx.x + blockIdx.x * blockDim.x;
-    const int j = M * (threadIdx.y + blockIdx.y * blockDim.y);
-    const int k0 = blockIdx.z * zchunk;
+    int bx = (int)blockIdx.x, by = (int)blockIdx.y, bz = (int)blockIdx.z;
+    if (ORDERED) march_tile(o, bx, by, bz);
+    const int i = threadIdx.x + bx * blockDim.x;
+    const int j = M * (threadIdx.y + by * blockDim.y);
+    const int k0 = bz * zchunk;
     const int k1 = k0 + zchunk < s.nz ? k0 + zchunk : s.nz;
     if (i >= s.nx || j >= s.ny) return;
     const long start = i + j * s.sy + k0 * s.sz;

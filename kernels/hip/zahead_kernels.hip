@@ -60,15 +60,20 @@ __device__ __forceinline__ row_values<T, W> zahead_row(int n, const row_values<T
     return out;
 }
 
-template <typename T, int W, int M, int D>
-__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
+/* ORDERED: the blocks take their tiles and chunks in march_order o's order;
+ * held to the plain march's 8 blocks an SM (the order's indices would
+ * otherwise keep 8 more registers a thread live). */
+template <typename T, int W, int M, int D, bool ORDERED>
+__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, ORDERED && W == 1 ? HEAT_FUSED_OCCUPANCY : 0)
     heat_zahead(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
-                int zchunk)
+                int zchunk, march_order o)
 {
     using V = row_values<T, W>;
-    const int i = W * (int)(threadIdx.x + blockIdx.x * blockDim.x);
-    const int j = M * (int)(threadIdx.y + blockIdx.y * blockDim.y);
-    const int k0 = (int)blockIdx.z * zchunk, k1 = k0 + zchunk < s.nz ? k0 + zchunk : s.nz;
+    int bx = (int)blockIdx.x, by = (int)blockIdx.y, bz = (int)blockIdx.z;
+    if (ORDERED) march_tile(o, bx, by, bz);
+    const int i = W * (int)(threadIdx.x + bx * blockDim.x);
+    const int j = M * (int)(threadIdx.y + by * blockDim.y);
+    const int k0 = bz * zchunk, k1 = k0 + zchunk < s.nz ? k0 + zchunk : s.nz;
     if (i >= s.nx || j >= s.ny) return;
     const int valid = s.nx - i < W ? s.nx - i : W;
     const long start = i + j * s.sy + (long)k0 * s.sz;
