@@ -251,20 +251,25 @@ static int resident_slots(const void *kernel, int threads, long *slots)
 }
 
 /* The march_order of a marching grid (x tiles, y tiles, z chunks) whose
- * `slots` blocks are resident at once: as many columns marching at once as
- * there are slots, in groups of at most `slots` columns when there are more
- * columns, else in as many runs of chunks side by side (a divisor of the
- * chunks) as whole slabs of columns fit in the slots. */
+ * `slots` blocks are resident at once. Two kinds of chunk faces are read
+ * twice from DRAM: where a stream's first chunk meets the stream before it
+ * (streams - 1 of the chunks' faces), and, when fewer columns march at once
+ * (group x streams) than there are slots, the blocks started beside their
+ * column's chunk before (a fraction 1 - group x streams / slots of them). The
+ * order with the fewest, and of those the fewest groups (whose rows beside
+ * the next group's are read twice). */
 static march_order order_for(dim3 grid, long slots)
 {
-    const long columns = (long)grid.x * grid.y;
+    const long columns = (long)grid.x * grid.y, fewest = (columns + slots - 1) / slots;
     march_order o = {(int)columns, 1};
-    if (columns >= slots) {
-        const long groups = (columns + slots - 1) / slots;
-        o.group = (int)((columns + groups - 1) / groups);
-    } else {
-        for (long p = std::min(slots / columns, (long)grid.z); p > 1 && o.streams == 1; --p)
-            if (grid.z % p == 0) o.streams = (int)p;
+    double least = 1e300;
+    for (long groups = fewest; groups <= columns && groups < fewest + 8; ++groups) {
+        const long group = (columns + groups - 1) / groups;
+        for (long p = 1; p <= (long)grid.z && group * p <= slots; ++p) {
+            if (grid.z % p != 0) continue;
+            const double twice = (double)(p - 1) / grid.z + 1.0 - (double)(group * p) / slots;
+            if (twice < least - 1e-9) least = twice, o = {(int)group, (int)p};
+        }
     }
     return o;
 }
