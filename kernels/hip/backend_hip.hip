@@ -118,6 +118,7 @@ static const kernel_entry kernel_table[] = {
     {{"heat_zahead1r", 2, 0}, HEAT_ZAHEAD, 32, 2, 1, 1, 1}, {{"heat_zahead1z16r", 2, 0}, HEAT_ZAHEAD, 16, 2, 1, 1, 1},
     {{"heat_zahead1z8r", 2, 0}, HEAT_ZAHEAD, 8, 2, 1, 1, 1},
     {{"heat_zwindowf32r", 2, 0}, HEAT_ZWINDOW, 32, 1, 0, 0, 1}, {{"heat_zwindowf16r", 2, 0}, HEAT_ZWINDOW, 16, 1, 0, 0, 1},
+    {{"heat_zwindowf8r", 2, 0}, HEAT_ZWINDOW, 8, 1, 0, 0, 1},
     {{"heat_zwindow16r", 2, 0}, HEAT_ZWINDOW, 16, 0, 0, 0, 1},
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
@@ -553,7 +554,7 @@ static int tune(hip_state *s)
                           "heat_zwindowf32 (tile 1, 2), heat_pairs_nt or heat_pairs_ntf (tile 1, 2, 4), heat_quads_nt, heat_quads_ntf, "
                           "heat_pairs_ntx (tile 1, 2, 4), heat_zpairsf32 or heat_zquadsf32 (tile 1, 2), heat_zahead1 or "
                           "heat_zahead1z16 (tile 2), heat_zahead1r, heat_zahead1z16r, heat_zahead1z8r, heat_zwindowf32r, "
-                          "heat_zwindowf16r or heat_zwindow16r (tile 2)",
+                          "heat_zwindowf16r, heat_zwindowf8r or heat_zwindow16r (tile 2)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
     snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s)", s->kernel->variant.kernel,
