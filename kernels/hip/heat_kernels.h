@@ -35,8 +35,8 @@ enum { HEAT_FUSED_OCCUPANCY = 8 };
  * taken `group` at a time and each group's chunks one after another, in
  * `streams` runs of consecutive chunks side by side: the block that marches a
  * column's next chunk then starts as the one before it reads the planes around
- * their common face, and y-neighbouring columns march together, so the faces'
- * planes and the halo rows are read again from L2 rather than from DRAM.
+ * their common face, and y-neighbouring columns march together: both reads of
+ * a shared plane or row fall close together in time, while L2 still holds it.
  * group = columns and streams = 1 with chunks the slowest index is the grid's
  * own order. The host picks group <= resident blocks (several groups when a
  * slab of columns is larger) and streams dividing the chunks. */
