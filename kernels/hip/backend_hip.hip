@@ -231,9 +231,12 @@ static void launch_wide(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *
 }
 
 /* Blocks of `kernel` at `threads` a block resident on the whole GPU at once;
- * asked of the runtime once a kernel and block size. */
+ * asked of the runtime once a kernel and block size (the table behind a lock:
+ * launches may come from more than one host thread). */
 static int resident_slots(const void *kernel, int threads, long *slots)
 {
+    static std::mutex lock;
+    std::lock_guard<std::mutex> held(lock);
     static struct {
         const void *kernel;
         int threads;
