@@ -22,40 +22,36 @@
  * columns (cols neighbouring columns a thread; a thread's rows neighbours
  * where `together`), zchunk planes a block (or chunks fitted to the GPU's
  * waves of blocks, wave_zchunk, where the tuner finds that faster), the
- * plane `prefetch` beyond the next hinted into L2 (0: none); `shuffled`: x
- * neighbours from the lanes beside; `interior`: the interior march
- * (fused_kernels.hip: heat_fused's SHUFFLE and INTERIOR); `blocks` > 0:
- * kept to the registers of that many blocks an SM, float only (BLOCKS). */
+ * plane `prefetch` beyond the next hinted into L2 (0: none); `interior`:
+ * the interior march (fused_kernels.hip: heat_fused's INTERIOR); `blocks`
+ * > 0: kept to the registers of that many blocks an SM, float only
+ * (BLOCKS). */
 struct fused_entry {
     heat_variant variant;
     int steps, bx, by, rows, cols, zchunk, prefetch;
-    bool together, shuffled, interior;
+    bool together, interior;
     int blocks;
 };
 
-/* Names: heat_fusedK_BXxBYxROWS, then w COLS (columns a thread) or c (rows together), s (x neighbours by
- * lanes), i (the interior march), z and the planes a block, p and the plane hinted, b and the blocks an SM */
-#define FUSED_ENTRY_B(name, k, bx, by, rows, cols, z, pf, together, shuffled, interior, blocks)               \
+/* Names: heat_fusedK_BXxBYxROWS, then w COLS (columns a thread) or c (rows together), i (the interior
+ * march), z and the planes a block, p and the plane hinted, b and the blocks an SM */
+#define FUSED_ENTRY_B(name, k, bx, by, rows, cols, z, pf, together, interior, blocks)                         \
     {{"heat_fused" #k "_" #bx "x" #by "x" #rows name, rows, 0, k}, k, bx, by, rows, cols, z, pf, together,   \
-     shuffled, interior, blocks}
-#define FUSED_ENTRY(name, k, bx, by, rows, cols, z, pf, together, shuffled, interior)                         \
-    FUSED_ENTRY_B(name, k, bx, by, rows, cols, z, pf, together, shuffled, interior, 0)
-#define FUSED(k, bx, by, rows, z) FUSED_ENTRY("z" #z, k, bx, by, rows, 1, z, 0, false, false, false)
-#define FUSED_HINTED(k, bx, by, rows, z, pf) FUSED_ENTRY("z" #z "p" #pf, k, bx, by, rows, 1, z, pf, false, false, false)
-#define FUSED_WIDE(k, bx, by, rows, cols, z) FUSED_ENTRY("w" #cols "z" #z, k, bx, by, rows, cols, z, 0, false, false, false)
+     interior, blocks}
+#define FUSED_ENTRY(name, k, bx, by, rows, cols, z, pf, together, interior)                                   \
+    FUSED_ENTRY_B(name, k, bx, by, rows, cols, z, pf, together, interior, 0)
+#define FUSED(k, bx, by, rows, z) FUSED_ENTRY("z" #z, k, bx, by, rows, 1, z, 0, false, false)
+#define FUSED_HINTED(k, bx, by, rows, z, pf) FUSED_ENTRY("z" #z "p" #pf, k, bx, by, rows, 1, z, pf, false, false)
+#define FUSED_WIDE(k, bx, by, rows, cols, z) FUSED_ENTRY("w" #cols "z" #z, k, bx, by, rows, cols, z, 0, false, false)
 #define FUSED_SHAPES(k)                                                                                       \
     FUSED(k, 32, 16, 2, 64), FUSED(k, 32, 16, 2, 128), FUSED_HINTED(k, 32, 16, 2, 64, 4),                     \
-        FUSED_ENTRY("cz64", k, 32, 16, 2, 1, 64, 0, true, false, false),                                      \
-        FUSED_ENTRY("ciz64", k, 32, 16, 2, 1, 64, 0, true, false, true),                                      \
-        FUSED_ENTRY("csz64", k, 32, 16, 2, 1, 64, 0, true, true, false),                                      \
-        FUSED_ENTRY("csiz64", k, 32, 16, 2, 1, 64, 0, true, true, true),                                      \
-        FUSED_ENTRY_B("ciz64b3", k, 32, 16, 2, 1, 64, 0, true, false, true, 3)
+        FUSED_ENTRY("ciz64", k, 32, 16, 2, 1, 64, 0, true, true),                                             \
+        FUSED_ENTRY("ciz128", k, 32, 16, 2, 1, 128, 0, true, true)
 static const fused_entry fused_table[] = {FUSED_SHAPES(2),
-                                          FUSED_ENTRY_B("ciz64b3", 2, 32, 16, 3, 1, 64, 0, true, false, true, 3),
+                                          FUSED_ENTRY_B("ciz64b3", 2, 32, 16, 2, 1, 64, 0, true, true, 3),
                                           FUSED(2, 64, 8, 4, 64),
                                           FUSED_WIDE(2, 32, 32, 1, 2, 64),
                                           FUSED_SHAPES(3),
-                                          FUSED_ENTRY_B("ciz64b2", 3, 32, 16, 3, 1, 64, 0, true, false, true, 2),
                                           FUSED_WIDE(3, 16, 32, 1, 4, 64),
                                           FUSED(4, 32, 16, 2, 64),
                                           FUSED(4, 32, 16, 2, 128)};
@@ -218,8 +214,8 @@ static int resident_blocks(const void *kernel, int threads, size_t shared, long 
     return HEAT_OK;
 }
 
-template <typename T, int K, int BX, int BY, int R, int V, int PF, bool TOGETHER, bool SHUFFLE = false,
-          bool INTERIOR = false, int BLOCKS = 0>
+template <typename T, int K, int BX, int BY, int R, int V, int PF, bool TOGETHER, bool INTERIOR = false,
+          int BLOCKS = 0>
 static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const hip_state *s, const fused_range &z)
 {
     constexpr size_t planes = fused_plane_bytes<T, K, BX, BY, R, V>();
@@ -230,8 +226,8 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
     } else {
         constexpr bool paired = fused_paired<T, K, BX, BY, R, V>();
         constexpr size_t bytes = paired ? 2 * planes : planes;
-        auto kernel = s->deep.faces ? heat_fused<T, K, BX, BY, R, V, paired, true, PF, TOGETHER, SHUFFLE, INTERIOR, BLOCKS>
-                                    : heat_fused<T, K, BX, BY, R, V, paired, false, PF, TOGETHER, SHUFFLE, INTERIOR, BLOCKS>;
+        auto kernel = s->deep.faces ? heat_fused<T, K, BX, BY, R, V, paired, true, PF, TOGETHER, INTERIOR, BLOCKS>
+                                    : heat_fused<T, K, BX, BY, R, V, paired, false, PF, TOGETHER, INTERIOR, BLOCKS>;
         if (bytes > 48 * 1024) /* beyond the default a block may have */
             HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
                                          hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
@@ -271,32 +267,23 @@ static bool fused_fits(const fused_entry *e, heat_precision precision)
 template <typename T, int K>
 static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const hip_state *s, const fused_range &z)
 {
-#define SHAPE_B(X, Y, ROWS, COLS, PF, TOGETHER, SHUFFLE, INTERIOR, BLOCKS)                                   \
+#define SHAPE_B(X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS)                                            \
     if (e->bx == X && e->by == Y && e->rows == ROWS && e->cols == COLS && e->prefetch == PF &&               \
-        e->together == TOGETHER && e->shuffled == SHUFFLE && e->interior == INTERIOR && e->blocks == BLOCKS)  \
-        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF, TOGETHER, SHUFFLE, INTERIOR, BLOCKS>(e, out, in, s, z);
-#define SHAPE_WITH(X, Y, ROWS, COLS, PF, TOGETHER, SHUFFLE, INTERIOR)                                       \
-    SHAPE_B(X, Y, ROWS, COLS, PF, TOGETHER, SHUFFLE, INTERIOR, 0)
-#define SHAPE(X, Y, ROWS, COLS, PF, TOGETHER) SHAPE_WITH(X, Y, ROWS, COLS, PF, TOGETHER, false, false)
+        e->together == TOGETHER && e->interior == INTERIOR && e->blocks == BLOCKS)                            \
+        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS>(e, out, in, s, z);
+#define SHAPE(X, Y, ROWS, COLS, PF, TOGETHER) SHAPE_B(X, Y, ROWS, COLS, PF, TOGETHER, false, 0)
     SHAPE(32, 16, 2, 1, 0, false)
     if constexpr (K < 4) {
-        SHAPE(32, 16, 2, 1, 4, false) SHAPE(32, 16, 2, 1, 0, true)
-        SHAPE_WITH(32, 16, 2, 1, 0, true, false, true) SHAPE_WITH(32, 16, 2, 1, 0, true, true, false)
-        SHAPE_WITH(32, 16, 2, 1, 0, true, true, true)
-        if constexpr (sizeof(T) == 4) {
-            SHAPE_B(32, 16, 2, 1, 0, true, false, true, 3)
-            if constexpr (K == 2) SHAPE_B(32, 16, 3, 1, 0, true, false, true, 3)
-            if constexpr (K == 3) SHAPE_B(32, 16, 3, 1, 0, true, false, true, 2)
-        }
+        SHAPE(32, 16, 2, 1, 4, false) SHAPE_B(32, 16, 2, 1, 0, true, true, 0)
     }
     if constexpr (K == 2) {
         SHAPE(64, 8, 4, 1, 0, false) SHAPE(32, 32, 1, 2, 0, false)
+        if constexpr (sizeof(T) == 4) SHAPE_B(32, 16, 2, 1, 0, true, true, 3)
     }
     if constexpr (K == 3) {
         SHAPE(16, 32, 1, 4, 0, false)
     }
 #undef SHAPE
-#undef SHAPE_WITH
 #undef SHAPE_B
     return heat_internal_error("fused kernel %s has no instantiation", e->variant.kernel);
 }

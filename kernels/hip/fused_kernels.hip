@@ -33,19 +33,6 @@
 __device__ __forceinline__ int wrap_near(int i, int n) { return i < 0 ? i + n : (i >= n ? i - n : i); }
 __device__ __forceinline__ int wrap_any(int i, int n) { return ((i % n) + n) % n; }
 
-/* The value of the lane one below (west) or one above (east) in segments of
- * WIDTH lanes: a tile row's x neighbours without shared memory. A
- * segment's first and last lanes get their own value back, which only the
- * tile's outermost halo columns read (wrong there anyway). WIDTH divides
- * the warp (32) and the AMD wavefront (64) alike. */
-#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
-template <int WIDTH, typename T> __device__ __forceinline__ T lane_west(T v) { return __shfl_up_sync(0xffffffffu, v, 1, WIDTH); }
-template <int WIDTH, typename T> __device__ __forceinline__ T lane_east(T v) { return __shfl_down_sync(0xffffffffu, v, 1, WIDTH); }
-#else
-template <int WIDTH, typename T> __device__ __forceinline__ T lane_west(T v) { return __shfl_up(v, 1, WIDTH); }
-template <int WIDTH, typename T> __device__ __forceinline__ T lane_east(T v) { return __shfl_down(v, 1, WIDTH); }
-#endif
-
 /* Where a column, row (NEAR false) or plane (NEAR true) lies: in the field
  * (load it), or outside a non-periodic axis (nothing to load: the points
  * beside that face use the ghost formula instead of it). */
@@ -175,9 +162,7 @@ extern __shared__ double fused_shared_words[] __attribute__((aligned(16)));
  * points a thread (K R V) keep to 64 registers a thread, so that 1024
  * threads fit an SM (left to itself the compiler takes 64 with a spill or
  * 80, half the warps); those of more points take what they need.
- * SHUFFLE (one column a thread, a tile row one segment of BX lanes): a
- * point's x neighbours from the lanes beside it (lane_west, lane_east),
- * not shared memory, which then serves the y neighbours only. INTERIOR: a
+ * INTERIOR: a
  * tile that touches no face and lies wholly in the field marches the
  * planes whose levels reach no z face on a path of its own, its loads and
  * stores by row pointers moved a plane at a time: none of the per-plane
@@ -186,8 +171,8 @@ extern __shared__ double fused_shared_words[] __attribute__((aligned(16)));
  * registers that let BLOCKS blocks share an SM (float, K R V <= 6: 3 blocks
  * of 512 threads at 40 registers, 48 warps to cover the barrier and the
  * loads instead of 32). */
-template <typename T, int K, int BX, int BY, int R, int V, bool PAIRED, bool DEEP, int PF, bool TOGETHER, bool SHUFFLE,
-          bool INTERIOR, int BLOCKS = 0>
+template <typename T, int K, int BX, int BY, int R, int V, bool PAIRED, bool DEEP, int PF, bool TOGETHER, bool INTERIOR,
+          int BLOCKS = 0>
 __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                             ? BLOCKS
                                           : K *R *V <= 6 && BX * BY < 1024 ? 1024 / (BX * BY)
                                                                             : 1)
@@ -198,7 +183,6 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
      * start at a multiple of V and are one aligned vector in the field */
     constexpr int TX = BX * V, TY = BY * R, PX = TX + 2 * V, PLANE = (TY + 2) * PX, KX = fused_halo_columns(K, V);
     static_assert(TX > 2 * KX && TY > 2 * K, "a tile wider than its halo");
-    static_assert(!SHUFFLE || (V == 1 && BX == 32), "x neighbours by lanes: one column a thread, a row 32 lanes");
     static_assert(!INTERIOR || V == 1, "the interior march: one column a thread");
     typedef fused_points<T, V> points;
     T *const shared = reinterpret_cast<T *>(fused_shared_words);
@@ -308,20 +292,23 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
     T *march_out = out;
     auto march_row = [&](int r) { return (long)(tile_row(r) - tile_row(0)) * s.sy; };
     /* Plane t: every level one plane on (level K in fresh[K]); parity P as above, faces: FACES of fused_point;
-     * march: the interior march's load (plane t + 1 in the field, every row loading). */
+     * march 1: the interior march (its tile beside no x or y face), plane t + 1 loaded by pointer (it lies in
+     * the field); 2: the same beyond the field's last plane (t + 1 >= nz), nothing loaded, since only the
+     * ghosts of the top z face (FACES) read the planes beyond it. */
     auto advance_plane = [&](int t, auto parity, auto faces, auto march) {
         constexpr int P = decltype(parity)::value;
         constexpr bool F = decltype(faces)::value != 0, M = decltype(march)::value != 0;
+        constexpr bool LOADS = decltype(march)::value != 2, XY = F && !M; /* XY: faces beside x or y */
         const T *read = shared + (PAIRED ? (1 - P) * K * PLANE : 0);
 #pragma unroll
         for (int r = 0; r < R; ++r)
 #pragma unroll
             for (int v = 0; v < V; ++v) fresh[0][r][v] = ahead[P][r][v];
-        if (M) {
+        if (M && LOADS) {
 #pragma unroll
             for (int r = 0; r < R; ++r) ahead[1 - P][r][0] = march_in[march_row(r)];
             march_in += s.sz;
-        } else if (t + 1 < z1 + K) load_plane(t + 1, ahead[1 - P]); /* in flight while the levels are computed */
+        } else if (!M && t + 1 < z1 + K) load_plane(t + 1, ahead[1 - P]); /* in flight while the levels are computed */
         if (PF > 0) hint_plane(t + 1 + PF);
 #pragma unroll
         for (int l = 1; l <= K; ++l) {
@@ -343,20 +330,13 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
                 } else north = *reinterpret_cast<const points *>(at + PX);
 #pragma unroll
                 for (int v = 0; v < V; ++v) {
-                    /* x neighbours inside the thread are its own centres (the values shared memory holds), and
-                     * by lanes those of the lanes beside it */
-                    T west, east;
-                    if (SHUFFLE) {
-                        west = lane_west<BX>(win[l - 1][r][0][1 - P]);
-                        east = lane_east<BX>(win[l - 1][r][0][1 - P]);
-                    } else {
-                        west = v > 0 ? win[l - 1][r][v > 0 ? v - 1 : 0][1 - P] : at[-1];
-                        east = v < V - 1 ? win[l - 1][r][v < V - 1 ? v + 1 : 0][1 - P] : at[V];
-                    }
+                    /* x neighbours inside the thread are its own centres (the values shared memory holds) */
+                    const T west = v > 0 ? win[l - 1][r][v > 0 ? v - 1 : 0][1 - P] : at[-1];
+                    const T east = v < V - 1 ? win[l - 1][r][v < V - 1 ? v + 1 : 0][1 - P] : at[V];
                     fresh[l][r][v] = fused_point<T, F>(win[l - 1][r][v][P], south.at[v], west, win[l - 1][r][v][1 - P], east,
-                                                       north.at[v], fresh[l - 1][r][v], F && x_low[v],
-                                                       F && x_high[v], F && y_low[r], F && y_high[r], z_low, z_high, c,
-                                                       h);
+                                                       north.at[v], fresh[l - 1][r][v], XY && x_low[v],
+                                                       XY && x_high[v], XY && y_low[r], XY && y_high[r], z_low, z_high,
+                                                       c, h);
                 }
             }
         }
@@ -397,11 +377,13 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
                     if (x_out[v]) nontemporal_store(fresh[K][r][v], out + column[r][v] + (long)(t - K) * s.sz);
         }
     };
-    /* The interior march: from the first plane t that stores (t - K >= z0) and whose levels reach no z face
-     * (t > K: fused_point's z_low is at t <= K), at an even distance from z0 - K (the parities stay where
-     * the general loop has them), to the chunk's end, in chunks whose every load lies in the field (z1 + K <
-     * nz: no z face beyond them either). Nothing follows it, so none of the general path's state lives
-     * through it. */
+    /* The interior march, in tiles beside no x or y face, from the first plane t whose levels reach no low
+     * z face (t > K: fused_point's z_low is at t <= K; from z0 - K in every chunk but the lowest), at an
+     * even distance from z0 - K (the parities stay where the general loop has them), to the chunk's end:
+     * planes t + 1 < nz by pointer, then (a chunk at a top z face that is not exchanged) the last planes
+     * with that face's ghosts and no loads. Chunks that reach an exchanged top face (periodic, or cut
+     * between ranks) take the general loop throughout. Nothing follows the march, so none of the general
+     * path's state lives through it. */
     if constexpr (!INTERIOR) {
         load_plane(z0 - K, ahead[0]);
         for (int t = z0 - K; t < z1 + K; t += 2) {
@@ -411,8 +393,8 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
         return;
     }
     int march_begin = z1 + K;
-    if (x0 > 0 && x0 + TX < s.nx && y0 > 0 && y0 + TY < s.ny && z1 + K < s.nz) {
-        int b = max(z0 + K, K + 1);
+    if (x0 > 0 && x0 + TX < s.nx && y0 > 0 && y0 + TY < s.ny && (z1 + K < s.nz || z_high_face)) {
+        int b = max(z0 - K, K + 1);
         march_begin = min(b + ((b - (z0 - K)) & 1), z1 + K); /* z1 + K: none (the loop below runs to the end) */
     }
     int t = z0 - K;
@@ -425,17 +407,22 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
         march_in = in + column[0][0] + (long)(t + 1) * s.sz;
         march_out = out + column[0][0] + (long)(t - K) * s.sz;
         const bool x_stores = x_out[0];
-        auto march_step = [&](int plane, auto parity) {
-            advance_plane(plane, parity, fused_constant<0>(), fused_constant<1>());
+        auto march_step = [&](int plane, auto parity, auto faces, auto march) {
+            advance_plane(plane, parity, faces, march);
+            const bool stores = x_stores && plane - K >= z0; /* the chunk's first K planes store nothing */
 #pragma unroll
             for (int r = 0; r < R; ++r)
-                if (x_stores && y_out[r]) nontemporal_store(fresh[K][r][0], march_out + march_row(r));
+                if (stores && y_out[r]) nontemporal_store(fresh[K][r][0], march_out + march_row(r));
             march_out += s.sz;
         };
-        for (; t + 1 < z1 + K; t += 2) {
-            march_step(t, fused_constant<0>());
-            march_step(t + 1, fused_constant<1>());
+        const int loaded_end = min(z1 + K, s.nz - 1); /* planes t whose t + 1 lies in the field */
+        for (; t + 1 < loaded_end; t += 2) {
+            march_step(t, fused_constant<0>(), fused_constant<0>(), fused_constant<1>());
+            march_step(t + 1, fused_constant<1>(), fused_constant<0>(), fused_constant<1>());
         }
-        if (t < z1 + K) march_step(t, fused_constant<0>());
+        if (t < loaded_end) march_step(t++, fused_constant<0>(), fused_constant<0>(), fused_constant<1>());
+        for (; t < z1 + K; ++t) /* at the top z face, where the march goes on only if it is not exchanged */
+            if ((t - (z0 - K)) & 1) march_step(t, fused_constant<1>(), fused_constant<1>(), fused_constant<2>());
+            else march_step(t, fused_constant<0>(), fused_constant<1>(), fused_constant<2>());
     }
 }
