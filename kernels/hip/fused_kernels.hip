@@ -407,9 +407,10 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
         march_in = in + column[0][0] + (long)(t + 1) * s.sz;
         march_out = out + column[0][0] + (long)(t - K) * s.sz;
         const bool x_stores = x_out[0];
-        auto march_step = [&](int plane, auto parity, auto faces, auto march) {
-            advance_plane(plane, parity, faces, march);
-            const bool stores = x_stores && plane - K >= z0; /* the chunk's first K planes store nothing */
+        /* level K of plane t - K to the field (the chunk's first K planes store nothing); one store after
+         * both parities' paths at the top face, since stores in each the AMD compiler merges into plain ones */
+        auto march_store = [&](int plane) {
+            const bool stores = x_stores && plane - K >= z0;
 #pragma unroll
             for (int r = 0; r < R; ++r)
                 if (stores && y_out[r]) nontemporal_store(fresh[K][r][0], march_out + march_row(r));
@@ -417,12 +418,19 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
         };
         const int loaded_end = min(z1 + K, s.nz - 1); /* planes t whose t + 1 lies in the field */
         for (; t + 1 < loaded_end; t += 2) {
-            march_step(t, fused_constant<0>(), fused_constant<0>(), fused_constant<1>());
-            march_step(t + 1, fused_constant<1>(), fused_constant<0>(), fused_constant<1>());
+            advance_plane(t, fused_constant<0>(), fused_constant<0>(), fused_constant<1>());
+            march_store(t);
+            advance_plane(t + 1, fused_constant<1>(), fused_constant<0>(), fused_constant<1>());
+            march_store(t + 1);
         }
-        if (t < loaded_end) march_step(t++, fused_constant<0>(), fused_constant<0>(), fused_constant<1>());
-        for (; t < z1 + K; ++t) /* at the top z face, where the march goes on only if it is not exchanged */
-            if ((t - (z0 - K)) & 1) march_step(t, fused_constant<1>(), fused_constant<1>(), fused_constant<2>());
-            else march_step(t, fused_constant<0>(), fused_constant<1>(), fused_constant<2>());
+        if (t < loaded_end) {
+            advance_plane(t, fused_constant<0>(), fused_constant<0>(), fused_constant<1>());
+            march_store(t++);
+        }
+        for (; t < z1 + K; ++t) { /* at the top z face, where the march goes on only if it is not exchanged */
+            if ((t - (z0 - K)) & 1) advance_plane(t, fused_constant<1>(), fused_constant<1>(), fused_constant<2>());
+            else advance_plane(t, fused_constant<0>(), fused_constant<1>(), fused_constant<2>());
+            march_store(t);
+        }
     }
 }
