@@ -45,8 +45,7 @@ struct fused_entry {
 #define FUSED_WIDE(k, bx, by, rows, cols, z) FUSED_ENTRY("w" #cols "z" #z, k, bx, by, rows, cols, z, 0, false, false)
 #define FUSED_SHAPES(k)                                                                                       \
     FUSED(k, 32, 16, 2, 64), FUSED(k, 32, 16, 2, 128), FUSED_HINTED(k, 32, 16, 2, 64, 4),                     \
-        FUSED_ENTRY("ciz64", k, 32, 16, 2, 1, 64, 0, true, true),                                             \
-        FUSED_ENTRY("ciz128", k, 32, 16, 2, 1, 128, 0, true, true)
+        FUSED_ENTRY("ciz64", k, 32, 16, 2, 1, 64, 0, true, true)
 static const fused_entry fused_table[] = {FUSED_SHAPES(2),
                                           FUSED_ENTRY_B("ciz64b3", 2, 32, 16, 2, 1, 64, 0, true, true, 3),
                                           FUSED(2, 64, 8, 4, 64),
