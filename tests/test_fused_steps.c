@@ -7,7 +7,10 @@
  * The grid (37 x 29 x 150) is divided by no tile, and 150 planes make two
  * or three z chunks of 64 or 128 planes (a balanced chunk count, `zb`, makes
  * chunks of 2K planes on a grid this small: its four tiles fill one wave),
- * so tile and chunk edges cross the faces. Then
+ * so tile and chunk edges cross the faces. A 60 x 60 x 150 grid (mixed
+ * faces) has tiles that touch no face, which march their inner planes on
+ * the interior path (fused_kernels.hip: INTERIOR) between planes near the
+ * z faces on the general one. Then
  * the time loop's path: advance() with solver.kernel = "heat_fusedK", called
  * for 7 and 6 steps (sweeps and single steps mixed), against the same reference.
  * Starts from a rough field (a hash of the index on a Gaussian), so every
@@ -120,7 +123,11 @@ static int check_precision(heat_precision precision)
     p.bc[FACE_Y_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 3.0};
     p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = -2.0};
     snprintf(what, sizeof what, "%s, periodic x, Dirichlet and Neumann y, z", heat_precision_name(precision));
-    return check(&p, what);
+    if (check(&p, what)) return 1;
+    heat_problem wide = test_problem(60, 60, 150, 1.3, 1.0, 4.0, precision);
+    memcpy(wide.bc, p.bc, sizeof wide.bc);
+    snprintf(what, sizeof what, "%s, 60 x 60 x 150, periodic x, Dirichlet and Neumann y, z", heat_precision_name(precision));
+    return check(&wide, what);
 }
 
 static int checks(int argc, char **argv)

@@ -22,24 +22,32 @@
  * columns (cols neighbouring columns a thread; a thread's rows neighbours
  * where `together`), zchunk planes a block (or chunks fitted to the GPU's
  * waves of blocks, wave_zchunk, where the tuner finds that faster), the
- * plane `prefetch` beyond the next hinted into L2 (0: none). */
+ * plane `prefetch` beyond the next hinted into L2 (0: none); `interior`:
+ * the interior march (fused_kernels.hip: heat_fused's INTERIOR); `blocks`
+ * > 0: kept to the registers of that many blocks an SM, float only
+ * (BLOCKS). */
 struct fused_entry {
     heat_variant variant;
     int steps, bx, by, rows, cols, zchunk, prefetch;
-    bool together;
+    bool together, interior;
+    int blocks;
 };
 
-/* Names: heat_fusedK_BXxBYxROWS, then w COLS (columns a thread) or c (rows together), z and the planes a
- * block, p and the plane hinted */
-#define FUSED_ENTRY(name, k, bx, by, rows, cols, z, pf, together)                                             \
-    {{"heat_fused" #k "_" #bx "x" #by "x" #rows name, rows, 0, k}, k, bx, by, rows, cols, z, pf, together}
-#define FUSED(k, bx, by, rows, z) FUSED_ENTRY("z" #z, k, bx, by, rows, 1, z, 0, false)
-#define FUSED_HINTED(k, bx, by, rows, z, pf) FUSED_ENTRY("z" #z "p" #pf, k, bx, by, rows, 1, z, pf, false)
-#define FUSED_WIDE(k, bx, by, rows, cols, z) FUSED_ENTRY("w" #cols "z" #z, k, bx, by, rows, cols, z, 0, false)
+/* Names: heat_fusedK_BXxBYxROWS, then w COLS (columns a thread) or c (rows together), i (the interior
+ * march), z and the planes a block, p and the plane hinted, b and the blocks an SM */
+#define FUSED_ENTRY_B(name, k, bx, by, rows, cols, z, pf, together, interior, blocks)                         \
+    {{"heat_fused" #k "_" #bx "x" #by "x" #rows name, rows, 0, k}, k, bx, by, rows, cols, z, pf, together,   \
+     interior, blocks}
+#define FUSED_ENTRY(name, k, bx, by, rows, cols, z, pf, together, interior)                                   \
+    FUSED_ENTRY_B(name, k, bx, by, rows, cols, z, pf, together, interior, 0)
+#define FUSED(k, bx, by, rows, z) FUSED_ENTRY("z" #z, k, bx, by, rows, 1, z, 0, false, false)
+#define FUSED_HINTED(k, bx, by, rows, z, pf) FUSED_ENTRY("z" #z "p" #pf, k, bx, by, rows, 1, z, pf, false, false)
+#define FUSED_WIDE(k, bx, by, rows, cols, z) FUSED_ENTRY("w" #cols "z" #z, k, bx, by, rows, cols, z, 0, false, false)
 #define FUSED_SHAPES(k)                                                                                       \
     FUSED(k, 32, 16, 2, 64), FUSED(k, 32, 16, 2, 128), FUSED_HINTED(k, 32, 16, 2, 64, 4),                     \
-        FUSED_ENTRY("cz64", k, 32, 16, 2, 1, 64, 0, true)
+        FUSED_ENTRY("ciz64", k, 32, 16, 2, 1, 64, 0, true, true)
 static const fused_entry fused_table[] = {FUSED_SHAPES(2),
+                                          FUSED_ENTRY_B("ciz64b3", 2, 32, 16, 2, 1, 64, 0, true, true, 3),
                                           FUSED(2, 64, 8, 4, 64),
                                           FUSED_WIDE(2, 32, 32, 1, 2, 64),
                                           FUSED_SHAPES(3),
@@ -51,6 +59,7 @@ static const fused_entry fused_table[] = {FUSED_SHAPES(2),
 #undef FUSED_HINTED
 #undef FUSED
 #undef FUSED_ENTRY
+#undef FUSED_ENTRY_B
 enum { FUSED_COUNT = sizeof fused_table / sizeof fused_table[0] };
 
 static const fused_entry *find_fused(const char *name)
@@ -204,7 +213,8 @@ static int resident_blocks(const void *kernel, int threads, size_t shared, long 
     return HEAT_OK;
 }
 
-template <typename T, int K, int BX, int BY, int R, int V, int PF, bool TOGETHER>
+template <typename T, int K, int BX, int BY, int R, int V, int PF, bool TOGETHER, bool INTERIOR = false,
+          int BLOCKS = 0>
 static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const hip_state *s, const fused_range &z)
 {
     constexpr size_t planes = fused_plane_bytes<T, K, BX, BY, R, V>();
@@ -215,8 +225,8 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
     } else {
         constexpr bool paired = fused_paired<T, K, BX, BY, R, V>();
         constexpr size_t bytes = paired ? 2 * planes : planes;
-        auto kernel = s->deep.faces ? heat_fused<T, K, BX, BY, R, V, paired, true, PF, TOGETHER>
-                                    : heat_fused<T, K, BX, BY, R, V, paired, false, PF, TOGETHER>;
+        auto kernel = s->deep.faces ? heat_fused<T, K, BX, BY, R, V, paired, true, PF, TOGETHER, INTERIOR, BLOCKS>
+                                    : heat_fused<T, K, BX, BY, R, V, paired, false, PF, TOGETHER, INTERIOR, BLOCKS>;
         if (bytes > 48 * 1024) /* beyond the default a block may have */
             HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
                                          hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
@@ -250,27 +260,30 @@ static bool fused_fits(const fused_entry *e, heat_precision precision)
 {
     size_t bytes = heat_precision_size(precision) * e->steps * (size_t)(e->by * e->rows + 2) *
                    (size_t)(e->bx * e->cols + 2 * e->cols);
-    return bytes <= FUSED_SHARED_LIMIT;
+    return bytes <= FUSED_SHARED_LIMIT && (e->blocks == 0 || precision == HEAT_FLOAT);
 }
 
 template <typename T, int K>
 static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const hip_state *s, const fused_range &z)
 {
-#define SHAPE(X, Y, ROWS, COLS, PF, TOGETHER)                                                                \
+#define SHAPE_B(X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS)                                            \
     if (e->bx == X && e->by == Y && e->rows == ROWS && e->cols == COLS && e->prefetch == PF &&               \
-        e->together == TOGETHER)                                                                              \
-        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF, TOGETHER>(e, out, in, s, z);
+        e->together == TOGETHER && e->interior == INTERIOR && e->blocks == BLOCKS)                            \
+        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS>(e, out, in, s, z);
+#define SHAPE(X, Y, ROWS, COLS, PF, TOGETHER) SHAPE_B(X, Y, ROWS, COLS, PF, TOGETHER, false, 0)
     SHAPE(32, 16, 2, 1, 0, false)
     if constexpr (K < 4) {
-        SHAPE(32, 16, 2, 1, 4, false) SHAPE(32, 16, 2, 1, 0, true)
+        SHAPE(32, 16, 2, 1, 4, false) SHAPE_B(32, 16, 2, 1, 0, true, true, 0)
     }
     if constexpr (K == 2) {
         SHAPE(64, 8, 4, 1, 0, false) SHAPE(32, 32, 1, 2, 0, false)
+        if constexpr (sizeof(T) == 4) SHAPE_B(32, 16, 2, 1, 0, true, true, 3)
     }
     if constexpr (K == 3) {
         SHAPE(16, 32, 1, 4, 0, false)
     }
 #undef SHAPE
+#undef SHAPE_B
     return heat_internal_error("fused kernel %s has no instantiation", e->variant.kernel);
 }
 

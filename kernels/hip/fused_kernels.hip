@@ -161,9 +161,21 @@ extern __shared__ double fused_shared_words[] __attribute__((aligned(16)));
  * only, wait on L2 rather than DRAM. Kernels whose levels hold at most 6
  * points a thread (K R V) keep to 64 registers a thread, so that 1024
  * threads fit an SM (left to itself the compiler takes 64 with a spill or
- * 80, half the warps); those of more points take what they need. */
-template <typename T, int K, int BX, int BY, int R, int V, bool PAIRED, bool DEEP, int PF, bool TOGETHER>
-__global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 / (BX * BY) : 1)
+ * 80, half the warps); those of more points take what they need.
+ * INTERIOR: a
+ * tile that touches no face and lies wholly in the field marches the
+ * planes whose levels reach no z face on a path of its own, its loads and
+ * stores by row pointers moved a plane at a time: none of the per-plane
+ * tests of the general path (where a plane lies, which rows load, whether a
+ * face's ghosts apply), the same arithmetic. BLOCKS > 0: kept to the
+ * registers that let BLOCKS blocks share an SM (float, K R V <= 6: 3 blocks
+ * of 512 threads at 40 registers, 48 warps to cover the barrier and the
+ * loads instead of 32). */
+template <typename T, int K, int BX, int BY, int R, int V, bool PAIRED, bool DEEP, int PF, bool TOGETHER, bool INTERIOR,
+          int BLOCKS = 0>
+__global__ void __launch_bounds__(BX *BY, BLOCKS > 0                             ? BLOCKS
+                                          : K *R *V <= 6 && BX * BY < 1024 ? 1024 / (BX * BY)
+                                                                            : 1)
     heat_fused(T *__restrict__ out, const T *__restrict__ in, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
                int zchunk, int z_begin, int z_end, deep_ghosts<T> d)
 {
@@ -171,6 +183,7 @@ __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 
      * start at a multiple of V and are one aligned vector in the field */
     constexpr int TX = BX * V, TY = BY * R, PX = TX + 2 * V, PLANE = (TY + 2) * PX, KX = fused_halo_columns(K, V);
     static_assert(TX > 2 * KX && TY > 2 * K, "a tile wider than its halo");
+    static_assert(!INTERIOR || V == 1, "the interior march: one column a thread");
     typedef fused_points<T, V> points;
     T *const shared = reinterpret_cast<T *>(fused_shared_words);
     const int tx = threadIdx.x, ty = threadIdx.y;
@@ -273,16 +286,29 @@ __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 
         for (int r = 0; r < R; ++r)
             if (hints[r]) l2_prefetch(in + column[r][0] + (long)t * s.sz);
     };
-    /* Plane t: every level one plane on (level K in fresh[K]); parity P as above, faces: FACES of fused_point. */
-    auto advance_plane = [&](int t, auto parity, auto faces) {
+    /* the interior march's next load and store of the thread's row 0, and each row's from it (INTERIOR: the
+     * tile lies in the field, so its rows are s.sy apart) */
+    const T *march_in = in;
+    T *march_out = out;
+    auto march_row = [&](int r) { return (long)(tile_row(r) - tile_row(0)) * s.sy; };
+    /* Plane t: every level one plane on (level K in fresh[K]); parity P as above, faces: FACES of fused_point;
+     * march 1: the interior march (its tile beside no x or y face), plane t + 1 loaded by pointer (it lies in
+     * the field); 2: the same beyond the field's last plane (t + 1 >= nz), nothing loaded, since only the
+     * ghosts of the top z face (FACES) read the planes beyond it. */
+    auto advance_plane = [&](int t, auto parity, auto faces, auto march) {
         constexpr int P = decltype(parity)::value;
-        constexpr bool F = decltype(faces)::value != 0;
+        constexpr bool F = decltype(faces)::value != 0, M = decltype(march)::value != 0;
+        constexpr bool LOADS = decltype(march)::value != 2, XY = F && !M; /* XY: faces beside x or y */
         const T *read = shared + (PAIRED ? (1 - P) * K * PLANE : 0);
 #pragma unroll
         for (int r = 0; r < R; ++r)
 #pragma unroll
             for (int v = 0; v < V; ++v) fresh[0][r][v] = ahead[P][r][v];
-        if (t + 1 < z1 + K) load_plane(t + 1, ahead[1 - P]); /* in flight while the levels are computed */
+        if (M && LOADS) {
+#pragma unroll
+            for (int r = 0; r < R; ++r) ahead[1 - P][r][0] = march_in[march_row(r)];
+            march_in += s.sz;
+        } else if (!M && t + 1 < z1 + K) load_plane(t + 1, ahead[1 - P]); /* in flight while the levels are computed */
         if (PF > 0) hint_plane(t + 1 + PF);
 #pragma unroll
         for (int l = 1; l <= K; ++l) {
@@ -308,9 +334,9 @@ __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 
                     const T west = v > 0 ? win[l - 1][r][v > 0 ? v - 1 : 0][1 - P] : at[-1];
                     const T east = v < V - 1 ? win[l - 1][r][v < V - 1 ? v + 1 : 0][1 - P] : at[V];
                     fresh[l][r][v] = fused_point<T, F>(win[l - 1][r][v][P], south.at[v], west, win[l - 1][r][v][1 - P], east,
-                                                       north.at[v], fresh[l - 1][r][v], F && x_low[v],
-                                                       F && x_high[v], F && y_low[r], F && y_high[r], z_low, z_high, c,
-                                                       h);
+                                                       north.at[v], fresh[l - 1][r][v], XY && x_low[v],
+                                                       XY && x_high[v], XY && y_low[r], XY && y_high[r], z_low, z_high,
+                                                       c, h);
                 }
             }
         }
@@ -337,8 +363,8 @@ __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 
     };
     /* one store after both paths: stores in each, the AMD compiler merges into plain (cached) ones */
     auto plane_step = [&](int t, auto parity) {
-        if (faces_at(t)) advance_plane(t, parity, fused_constant<1>());
-        else advance_plane(t, parity, fused_constant<0>());
+        if (faces_at(t)) advance_plane(t, parity, fused_constant<1>(), fused_constant<0>());
+        else advance_plane(t, parity, fused_constant<0>(), fused_constant<0>());
         if (t - K < z0) return;
 #pragma unroll
         for (int r = 0; r < R; ++r) {
@@ -351,9 +377,60 @@ __global__ void __launch_bounds__(BX *BY, K *R *V <= 6 && BX * BY < 1024 ? 1024 
                     if (x_out[v]) nontemporal_store(fresh[K][r][v], out + column[r][v] + (long)(t - K) * s.sz);
         }
     };
-    load_plane(z0 - K, ahead[0]);
-    for (int t = z0 - K; t < z1 + K; t += 2) {
+    /* The interior march, in tiles beside no x or y face, from the first plane t whose levels reach no low
+     * z face (t > K: fused_point's z_low is at t <= K; from z0 - K in every chunk but the lowest), at an
+     * even distance from z0 - K (the parities stay where the general loop has them), to the chunk's end:
+     * planes t + 1 < nz by pointer, then (a chunk at a top z face that is not exchanged) the last planes
+     * with that face's ghosts and no loads. Chunks that reach an exchanged top face (periodic, or cut
+     * between ranks) take the general loop throughout. Nothing follows the march, so none of the general
+     * path's state lives through it. */
+    if constexpr (!INTERIOR) {
+        load_plane(z0 - K, ahead[0]);
+        for (int t = z0 - K; t < z1 + K; t += 2) {
+            plane_step(t, fused_constant<0>());
+            if (t + 1 < z1 + K) plane_step(t + 1, fused_constant<1>());
+        }
+        return;
+    }
+    int march_begin = z1 + K;
+    if (x0 > 0 && x0 + TX < s.nx && y0 > 0 && y0 + TY < s.ny && (z1 + K < s.nz || z_high_face)) {
+        int b = max(z0 - K, K + 1);
+        march_begin = min(b + ((b - (z0 - K)) & 1), z1 + K); /* z1 + K: none (the loop below runs to the end) */
+    }
+    int t = z0 - K;
+    load_plane(t, ahead[0]);
+    for (; t < march_begin; t += 2) {
         plane_step(t, fused_constant<0>());
         if (t + 1 < z1 + K) plane_step(t + 1, fused_constant<1>());
+    }
+    if (t < z1 + K) {
+        march_in = in + column[0][0] + (long)(t + 1) * s.sz;
+        march_out = out + column[0][0] + (long)(t - K) * s.sz;
+        const bool x_stores = x_out[0];
+        /* level K of plane t - K to the field (the chunk's first K planes store nothing); one store after
+         * both parities' paths at the top face, since stores in each the AMD compiler merges into plain ones */
+        auto march_store = [&](int plane) {
+            const bool stores = x_stores && plane - K >= z0;
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+                if (stores && y_out[r]) nontemporal_store(fresh[K][r][0], march_out + march_row(r));
+            march_out += s.sz;
+        };
+        const int loaded_end = min(z1 + K, s.nz - 1); /* planes t whose t + 1 lies in the field */
+        for (; t + 1 < loaded_end; t += 2) {
+            advance_plane(t, fused_constant<0>(), fused_constant<0>(), fused_constant<1>());
+            march_store(t);
+            advance_plane(t + 1, fused_constant<1>(), fused_constant<0>(), fused_constant<1>());
+            march_store(t + 1);
+        }
+        if (t < loaded_end) {
+            advance_plane(t, fused_constant<0>(), fused_constant<0>(), fused_constant<1>());
+            march_store(t++);
+        }
+        for (; t < z1 + K; ++t) { /* at the top z face, where the march goes on only if it is not exchanged */
+            if ((t - (z0 - K)) & 1) advance_plane(t, fused_constant<1>(), fused_constant<1>(), fused_constant<2>());
+            else advance_plane(t, fused_constant<0>(), fused_constant<1>(), fused_constant<2>());
+            march_store(t);
+        }
     }
 }
