@@ -11,12 +11,16 @@
  * stencil is a star: it reads no edge or corner ghost, so the pass sets the
  * faces over the owned extent of the other two axes only.
  *
- * Operation order (heat_space_coeffs; the HIP kernels' too, so that GPU and
- * CPU agree to rounding): loads in ascending address order, z-R .. z-1,
- * y-R .. y-1, x-R .. x-1, the centre, x+1 .. x+R, y+1 .. y+R, z+1 .. z+R.
- * The vector body and the scalar tail of a row run that one expression, so
- * where a row is cut into vectors (its length, hence the decomposition)
- * changes no bit.
+ * Operation order (heat_space_coeffs; the HIP kernels' order_sum too):
+ * loads in ascending address order, z-R .. z-1, y-R .. y-1, x-R .. x-1, the
+ * centre, x+1 .. x+R, y+1 .. y+R, z+1 .. z+R; the first product rounded,
+ * each further product fused into its addition (an explicit fma, rounded
+ * once, as order_sum's), and the step's u + alpha_dt lap a product and an
+ * addition. Fused, the sum takes 6R + 1 floating-point instructions a
+ * vector instead of 12R + 1: a core that issues one 64-byte operation a
+ * cycle (the Xeon of the GPU hosts) is bound by them. The vector body and
+ * the scalar tail of a row run that one expression, so where a row is cut
+ * into vectors (its length, hence the decomposition) changes no bit.
  */
 
 typedef struct FN(wide_coeffs) {
@@ -79,18 +83,44 @@ static void FN(wide_halo_fill)(REAL *u, const int n[3], const heat_layout *l, in
 
 /* ---- the operator ---- */
 
+/* acc + u w rounded once (C's fma). */
+static inline __attribute__((always_inline)) REAL FN(wide_fma)(REAL u, REAL w, REAL acc)
+{
+    return sizeof(REAL) == sizeof(double) ? (REAL)fma(u, w, acc) : (REAL)fmaf(u, w, acc);
+}
+
+/* The same lane by lane: the build's fused multiply-add (GCC's vectors have no generic one), or
+ * where the build has none, C's fma a lane (the same bits, slowly). */
+static inline __attribute__((always_inline)) FN(vec) FN(wide_fma_vec)(FN(vec) u, REAL w, FN(vec) acc)
+{
+#if CPU_VECTOR_BYTES == 64
+    if (sizeof(REAL) == 8) return (FN(vec))_mm512_fmadd_pd((__m512d)u, _mm512_set1_pd((double)w), (__m512d)acc);
+    return (FN(vec))_mm512_fmadd_ps((__m512)u, _mm512_set1_ps((float)w), (__m512)acc);
+#elif CPU_VECTOR_BYTES == 32 && defined(__FMA__)
+    if (sizeof(REAL) == 8) return (FN(vec))_mm256_fmadd_pd((__m256d)u, _mm256_set1_pd((double)w), (__m256d)acc);
+    return (FN(vec))_mm256_fmadd_ps((__m256)u, _mm256_set1_ps((float)w), (__m256)acc);
+#elif CPU_VECTOR_BYTES == 16 && defined(__FMA__)
+    if (sizeof(REAL) == 8) return (FN(vec))_mm_fmadd_pd((__m128d)u, _mm_set1_pd((double)w), (__m128d)acc);
+    return (FN(vec))_mm_fmadd_ps((__m128)u, _mm_set1_ps((float)w), (__m128)acc);
+#else
+    FN(vec) sum;
+    for (int lane = 0; lane < FN(LANES); ++lane) sum[lane] = FN(wide_fma)(u[lane], w, acc[lane]);
+    return sum;
+#endif
+}
+
 /* lap(u) at c (scalar): the operation order above; R a constant where inlined. */
 static inline __attribute__((always_inline)) REAL FN(wide_lap)(const REAL *c, long sy, long sz,
                                                                const FN(wide_coeffs) *k, int R)
 {
     REAL lap = c[-R * sz] * k->w[2][R];
-    for (int m = R - 1; m >= 1; --m) lap += c[-m * sz] * k->w[2][m];
-    for (int m = R; m >= 1; --m) lap += c[-m * sy] * k->w[1][m];
-    for (int m = R; m >= 1; --m) lap += c[-m] * k->w[0][m];
-    lap += c[0] * k->diag;
-    for (int m = 1; m <= R; ++m) lap += c[m] * k->w[0][m];
-    for (int m = 1; m <= R; ++m) lap += c[m * sy] * k->w[1][m];
-    for (int m = 1; m <= R; ++m) lap += c[m * sz] * k->w[2][m];
+    for (int m = R - 1; m >= 1; --m) lap = FN(wide_fma)(c[-m * sz], k->w[2][m], lap);
+    for (int m = R; m >= 1; --m) lap = FN(wide_fma)(c[-m * sy], k->w[1][m], lap);
+    for (int m = R; m >= 1; --m) lap = FN(wide_fma)(c[-m], k->w[0][m], lap);
+    lap = FN(wide_fma)(c[0], k->diag, lap);
+    for (int m = 1; m <= R; ++m) lap = FN(wide_fma)(c[m], k->w[0][m], lap);
+    for (int m = 1; m <= R; ++m) lap = FN(wide_fma)(c[m * sy], k->w[1][m], lap);
+    for (int m = 1; m <= R; ++m) lap = FN(wide_fma)(c[m * sz], k->w[2][m], lap);
     return lap;
 }
 
@@ -99,13 +129,13 @@ static inline __attribute__((always_inline)) FN(vec) FN(wide_lap_vec)(const REAL
                                                                       const FN(wide_coeffs) *k, int R)
 {
     FN(vec) lap = FN(load)(c - R * sz) * k->w[2][R];
-    for (int m = R - 1; m >= 1; --m) lap += FN(load)(c - m * sz) * k->w[2][m];
-    for (int m = R; m >= 1; --m) lap += FN(load)(c - m * sy) * k->w[1][m];
-    for (int m = R; m >= 1; --m) lap += FN(load)(c - m) * k->w[0][m];
-    lap += FN(load)(c) * k->diag;
-    for (int m = 1; m <= R; ++m) lap += FN(load)(c + m) * k->w[0][m];
-    for (int m = 1; m <= R; ++m) lap += FN(load)(c + m * sy) * k->w[1][m];
-    for (int m = 1; m <= R; ++m) lap += FN(load)(c + m * sz) * k->w[2][m];
+    for (int m = R - 1; m >= 1; --m) lap = FN(wide_fma_vec)(FN(load)(c - m * sz), k->w[2][m], lap);
+    for (int m = R; m >= 1; --m) lap = FN(wide_fma_vec)(FN(load)(c - m * sy), k->w[1][m], lap);
+    for (int m = R; m >= 1; --m) lap = FN(wide_fma_vec)(FN(load)(c - m), k->w[0][m], lap);
+    lap = FN(wide_fma_vec)(FN(load)(c), k->diag, lap);
+    for (int m = 1; m <= R; ++m) lap = FN(wide_fma_vec)(FN(load)(c + m), k->w[0][m], lap);
+    for (int m = 1; m <= R; ++m) lap = FN(wide_fma_vec)(FN(load)(c + m * sy), k->w[1][m], lap);
+    for (int m = 1; m <= R; ++m) lap = FN(wide_fma_vec)(FN(load)(c + m * sz), k->w[2][m], lap);
     return lap;
 }
 
@@ -117,12 +147,12 @@ enum { WIDE_STEP = 0, WIDE_STEP_STREAM = 1, WIDE_LAPLACIAN = 2 };
 /* The row loop's interleave (wide_row's `vectors`): 2 or 4 vectors a turn. */
 enum { FN(WIDE_VECTORS_MAX) = 4 };
 
-/* V vectors' lap(u) at c, c + LANES, ..., statement by statement: each lane's additions keep the
- * order above (the same bits as wide_lap_vec), but the V chains of 6R dependent additions
- * interleave, so that the core overlaps their latencies. Where the additions' latency bounds a
- * chain (the add waits for the one before it), V = 4 keeps the adders twice as busy as V = 2;
- * where the core is bound otherwise, more chains only hold more registers: the trial steps
- * choose V (the tile of heat_step_x4, cpu_variants). */
+/* V vectors' lap(u) at c, c + LANES, ..., statement by statement: each lane's operations keep the
+ * order above (the same bits as wide_lap_vec), but the V chains of 6R dependent multiply-adds
+ * interleave, so that the core overlaps their latencies. Where the latency bounds a chain (each
+ * fma waits 4 cycles for the one before it), V = 4 keeps the pipes busier than V = 2; where the
+ * core is bound otherwise, more chains only hold more registers: the trial steps choose V (the
+ * tile of heat_step_x4, backend_cpu.c's wide_variants). */
 static inline __attribute__((always_inline)) void FN(wide_lap_vecs)(const REAL *c, long sy, long sz,
                                                                    const FN(wide_coeffs) *k, int R, int V,
                                                                    FN(vec) *lap)
@@ -131,7 +161,7 @@ static inline __attribute__((always_inline)) void FN(wide_lap_vecs)(const REAL *
     for (int v = 0; v < V; ++v) lap[v] = FN(load)(c + v * next - R * sz) * k->w[2][R];
 #define WIDE_TERM(offset, weight)                                                                                \
     do {                                                                                                         \
-        for (int v = 0; v < V; ++v) lap[v] += FN(load)(c + v * next + (offset)) * (weight);                     \
+        for (int v = 0; v < V; ++v) lap[v] = FN(wide_fma_vec)(FN(load)(c + v * next + (offset)), weight, lap[v]); \
     } while (0)
     for (int m = R - 1; m >= 1; --m) WIDE_TERM(-m * sz, k->w[2][m]);
     for (int m = R; m >= 1; --m) WIDE_TERM(-m * sy, k->w[1][m]);
