@@ -10,7 +10,8 @@
  * single step; the reference takes its 7 steps one call at a time, so one
  * sweep each: both paths must give the same bits, on 1 to 4 threads (4: the
  * thinnest slabs, 4 planes a thread), and on a grid of 3 planes. Again with a periodic z axis, whose
- * ghosts come through the halo exchange (two planes for a pair).
+ * ghosts come through the halo exchange (two planes for a pair). Above order 2, the loops of 2 and of
+ * 4 vectors a turn with both stores give the same bits (check_wide).
  */
 #include <omp.h>
 
@@ -96,12 +97,54 @@ static int check_periodic(heat_precision precision)
     return failed;
 }
 
+/* Above order 2 each store has a row loop of 2 and one of 4 vectors a turn (cpu_wide.h): every
+ * variant, on 1 and 2 threads, gives heat_step's bits on 1 thread, on rows whose length leaves
+ * every remainder after the loops of 4 vectors (whole vectors of 2, single vectors, a scalar tail). */
+static int check_wide(heat_precision precision, int order, int nx)
+{
+    heat_problem p = test_problem(nx, 20, 18, 2.0, 3.0, 1.0, precision);
+    p.space_order = order;
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.0};
+    p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 2.0};
+    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 5.0, .background = 1.0, .center = {0.3, 0.6, 0.4},
+                         .width = 0.3};
+    void *initial = test_alloc_field(&p), *reference = test_alloc_field(&p), *other = test_alloc_field(&p);
+    heat_initial_fill(&init, &p.grid, p.precision, initial);
+    size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(p.precision);
+    if (run_variant(&p, NULL, initial, "heat_step", 1, 7, reference)) return 1;
+    EXPECT(memcmp(initial, reference, bytes) != 0, "order %d: the step changed nothing", order);
+    const char *const names[] = {"heat_step_nt", "heat_step_x4", "heat_step_nt_x4"};
+    for (int c = 0; c < 3; ++c)
+        for (int threads = 1; threads <= 2; ++threads) {
+            if (run_variant(&p, NULL, initial, names[c], threads, 7, other)) return 1;
+            EXPECT(memcmp(reference, other, bytes) == 0, "%s, order %d, rows of %d: %s on %d threads differs from "
+                   "heat_step", heat_precision_name(precision), order, nx, names[c], threads);
+        }
+    printf("%s, order %d, rows of %d: heat_step_nt, heat_step_x4, heat_step_nt_x4 on 1 and 2 threads bitwise equal "
+           "to heat_step\n", heat_precision_name(precision), order, nx);
+    free(initial), free(reference), free(other);
+    return 0;
+}
+
+/* Row lengths past the loops of 4 vectors of 64 bytes (the widest the CPU kernels take): 0 to 3
+ * whole vectors and a tail of several lengths beyond them. */
+static int check_wide_orders(void)
+{
+    const int lanes_d = 64 / 8, lanes_f = 64 / 4;
+    for (int order = 4; order <= 8; order += 2)
+        for (int extra = 0; extra < 4 * lanes_d; extra += lanes_d + 1) /* 0, 1 vector + 1, 2 vectors + 2, ... */
+            if (check_wide(HEAT_DOUBLE, order, 4 * lanes_d + extra) || check_wide(HEAT_FLOAT, order, 4 * lanes_f + 2 * extra + 1))
+                return 1;
+    return 0;
+}
+
 static int checks(int argc, char **argv)
 {
     (void)argc, (void)argv;
     /* 3 planes: fewer than 4 a thread, so the pairs run on fewer threads than the step has */
     for (int nx = 17; nx <= 24; ++nx)
         if (check_precision(HEAT_FLOAT, nx, 16) || check_precision(HEAT_DOUBLE, nx, 16)) return 1;
+    if (check_wide_orders()) return 1;
     return check_precision(HEAT_DOUBLE, 61, 16) || check_precision(HEAT_FLOAT, 61, 16) || check_precision(HEAT_DOUBLE, 61, 3) ||
            check_periodic(HEAT_DOUBLE) || check_periodic(HEAT_FLOAT);
 }

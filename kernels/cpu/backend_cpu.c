@@ -59,11 +59,13 @@ typedef struct cpu_state {
     heat_field_stats *bricks;  /* stats per reduction brick of this block */
     double *brick_sums;        /* their sums, one after the other (heat_reduction_sum_bricks) */
     const heat_variant *production; /* the variant cpu_advance runs; NULL until the trial steps chose it */
+    const heat_variant *candidates; /* the production step's candidates (step_candidates), tried in turn */
+    int candidate_count;
     int trials;        /* trial steps taken so far (trial_step) */
     int run_threads;   /* the run's OpenMP threads, for the tuning cache's keys: a trial that ends
                         * while a checkpoint write holds some cores (app/schedule.c, share_cores) runs on
                         * fewer, and its choice must still be found by the next run's lookup */
-    double trial_ms[2]; /* fastest trial step of heat_step, heat_step_nt */
+    double trial_ms[4]; /* fastest trial step of each candidate */
     int block_rows;    /* y rows per block of the sweep (block_rows_for) */
     int fused_rows;    /* the same for two steps in one sweep (stencil_sweep2_planes) */
     void *rings;       /* rings of planes for two steps a sweep, one for each of ring_threads; NULL: none */
@@ -405,7 +407,30 @@ static const heat_variant cpu_variants[] = {
 };
 enum { CPU_STEP_VARIANTS = 2 };
 
-static int variant_streams(const heat_variant *v) { return strcmp(v->kernel, "heat_step_nt") == 0; }
+/* Above order 2 (cpu_wide.h) each store has two row loops, 2 or 4 vectors a turn (the tile): which
+ * one keeps the core busiest is the machine's business too. All four do the same arithmetic in the
+ * same order. */
+static const heat_variant wide_variants[] = {
+    {"heat_step", 2, 0, 1},
+    {"heat_step_nt", 2, 0, 1},
+    {"heat_step_x4", 4, 0, 1},
+    {"heat_step_nt_x4", 4, 0, 1},
+    {"laplacian", 2, 1, 1},
+};
+enum { WIDE_STEP_VARIANTS = 4 };
+
+static int variant_streams(const heat_variant *v) { return strncmp(v->kernel, "heat_step_nt", 12) == 0; }
+
+/* The vectors a turn of the wide row loop (wide_row) that variant v takes. */
+static int variant_vectors(const heat_variant *v) { return v->tile == 4 ? 4 : 2; }
+
+/* The production step's candidates, and every variant the benchmark lists. */
+static void step_candidates(cpu_state *s)
+{
+    const int wide = s->radius > 1 && !heat_materials_active(s->problem.materials);
+    s->candidates = wide ? wide_variants : cpu_variants;
+    s->candidate_count = wide ? WIDE_STEP_VARIANTS : CPU_STEP_VARIANTS;
+}
 
 /* s->kernel's description after the choice: "<variant>, <how> (<build>)". */
 static void describe_choice(cpu_state *s, const char *how)
@@ -423,8 +448,11 @@ static void describe_choice(cpu_state *s, const char *how)
 /* The step a trial times: the general step of materials runs chooses apart from the constant-coefficient one. */
 static const char *trial_what(const cpu_state *s)
 {
-    static const char *const wide[] = {"step", "step", "step of order 4", "step of order 6", "step of order 8"};
-    return s->materials ? "materials step" : wide[s->radius]; /* each order's loads choose apart */
+    /* Each order's loads choose apart; the orders' keys name the loops of 4 vectors, which a choice
+     * stored before them (among 2 candidates) did not try. */
+    static const char *const wide[] = {"step", "step", "step of order 4, 2 or 4 vectors",
+                                       "step of order 6, 2 or 4 vectors", "step of order 8, 2 or 4 vectors"};
+    return s->materials ? "materials step" : wide[s->radius];
 }
 
 static void choose_from_cache(cpu_state *s)
@@ -432,8 +460,8 @@ static void choose_from_cache(cpu_state *s)
     char key[320], value[64];
     trial_cache_key(s, trial_what(s), key, sizeof key);
     if (!tuning_cache_lookup(key, value, sizeof value)) return;
-    for (int v = 0; v < CPU_STEP_VARIANTS; ++v)
-        if (strcmp(value, cpu_variants[v].kernel) == 0) s->production = &cpu_variants[v];
+    for (int v = 0; v < s->candidate_count; ++v)
+        if (strcmp(value, s->candidates[v].kernel) == 0) s->production = &s->candidates[v];
     if (s->production) describe_choice(s, "from the tuning cache");
 }
 
@@ -723,7 +751,8 @@ static int setup_wide(cpu_state *s)
         s->wide_rows = aligned_alloc(CPU_ALIGN_BYTES, (bytes + CPU_ALIGN_BYTES - 1) / CPU_ALIGN_BYTES * CPU_ALIGN_BYTES);
         HEAT_CHECK(s->wide_rows, "out of memory for the operator's rows");
     }
-    snprintf(s->kernel, sizeof s->kernel, "heat_step or heat_step_nt of order %d, chosen by timing the first steps "
+    snprintf(s->kernel, sizeof s->kernel, "heat_step or heat_step_nt of order %d, 2 or 4 vectors a turn, "
+             "chosen by timing the first steps "
              "(C + OpenMP, %s, %d-byte vectors, blocks of %d rows)", 2 * s->radius, heat_precision_name(p->precision),
              CPU_VECTOR_BYTES, s->block_rows);
     choose_from_cache(s);
@@ -756,6 +785,7 @@ static int cpu_create(const heat_problem *problem, const heat_halo_transport *tr
     s->block_rows = block_rows_for(s, 2 * s->radius + 2);
     HEAT_CALL(alloc_rings(s));
     HEAT_CALL(alloc_edges(s));
+    step_candidates(s);
     if (heat_materials_active(problem->materials)) return setup_materials(s);
     if (s->radius > 1) return setup_wide(s);
     char fused[64] = "";
@@ -1022,32 +1052,38 @@ static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
  * the next step then reads the field from memory, where a field that the
  * last-level cache could hold might have stayed cached. A size rule (fields
  * beyond 4x the reported L2) goes wrong where sysconf misreports the L2
- * (as virtual machines do), so the first steps of the run decide: heat_step and
- * heat_step_nt take turns of three steps, twice each, and the fastest step
- * that is not the first of its turn (whose input the other variant left in
- * or out of the cache) wins. Both do the same arithmetic in the same order, so
+ * (as virtual machines do), so the first steps of the run decide: the
+ * candidates (heat_step and heat_step_nt; above order 2 also their loops of 4
+ * vectors a turn) take turns of three steps, twice each, and the fastest step
+ * that is not the first of its turn (whose input another variant left in
+ * or out of the cache) wins. All do the same arithmetic in the same order, so
  * the trial steps are the run's own steps and nothing depends on the choice.
  * Where the run takes pairs, a trial step is a pair, as production's are: a
  * rank that took its choice from the tuning cache and one that is still
  * trying must exchange the same planes (two for a pair, one for a single). */
-enum { TRIAL_TURN = 3, TRIAL_TURNS = 4 };
+enum { TRIAL_TURN = 3, TRIAL_TURNS_EACH = 2 };
 
 /* One trial step of at most `steps` (a pair where allowed); returns the steps taken in *taken. */
 static int trial_step(cpu_state *s, long steps, long *taken)
 {
-    int which = s->trials / TRIAL_TURN % 2, timed = s->trials % TRIAL_TURN != 0;
-    const heat_variant *v = &cpu_variants[which];
+    const int count = s->candidate_count;
+    int which = s->trials / TRIAL_TURN % count, timed = s->trials % TRIAL_TURN != 0;
+    const heat_variant *v = &s->candidates[which];
     *taken = steps >= 2 && fusable(s, v) ? 2 : 1;
     double start = omp_get_wtime();
     HEAT_CALL(cpu_run_variant(s, v, *taken));
     double ms = (omp_get_wtime() - start) * 1e3 / (double)*taken;
     if (timed && (s->trial_ms[which] <= 0.0 || ms < s->trial_ms[which])) s->trial_ms[which] = ms;
-    if (++s->trials < TRIAL_TURN * TRIAL_TURNS) return HEAT_OK;
-    int faster = s->trial_ms[1] < s->trial_ms[0];
-    s->production = &cpu_variants[faster];
+    if (++s->trials < TRIAL_TURN * TRIAL_TURNS_EACH * count) return HEAT_OK;
+    int fastest = 0, next = -1; /* the fastest and the runner-up */
+    for (int c = 1; c < count; ++c)
+        if (s->trial_ms[c] < s->trial_ms[fastest]) fastest = c;
+    for (int c = 0; c < count; ++c)
+        if (c != fastest && (next < 0 || s->trial_ms[c] < s->trial_ms[next])) next = c;
+    s->production = &s->candidates[fastest];
     char how[128], key[320];
-    snprintf(how, sizeof how, "chosen by timing: %.3g ms a step against %.3g for %s", s->trial_ms[faster],
-             s->trial_ms[!faster], cpu_variants[!faster].kernel);
+    snprintf(how, sizeof how, "chosen by timing: %.3g ms a step against %.3g for %s", s->trial_ms[fastest],
+             s->trial_ms[next], s->candidates[next].kernel);
     describe_choice(s, how);
     trial_cache_key(s, trial_what(s), key, sizeof key);
     tuning_cache_store(key, s->production->kernel);
@@ -1087,9 +1123,11 @@ static const char *cpu_kernel_description(void *state) { return ((cpu_state *)st
 
 static int cpu_variants_list(void *state, const heat_variant **list, int *count)
 {
-    (void)state;
-    *list = cpu_variants;
-    *count = (int)(sizeof cpu_variants / sizeof cpu_variants[0]);
+    const cpu_state *s = state;
+    const int wide = s->candidates == wide_variants;
+    *list = wide ? wide_variants : cpu_variants;
+    *count = wide ? (int)(sizeof wide_variants / sizeof wide_variants[0])
+                  : (int)(sizeof cpu_variants / sizeof cpu_variants[0]);
     return HEAT_OK;
 }
 

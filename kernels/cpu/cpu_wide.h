@@ -11,18 +11,23 @@
  * stencil is a star: it reads no edge or corner ghost, so the pass sets the
  * faces over the owned extent of the other two axes only.
  *
- * Operation order (heat_space_coeffs; the HIP kernels' too, so that GPU and
- * CPU agree to rounding): loads in ascending address order, z-R .. z-1,
- * y-R .. y-1, x-R .. x-1, the centre, x+1 .. x+R, y+1 .. y+R, z+1 .. z+R.
- * The vector body and the scalar tail of a row run that one expression, so
- * where a row is cut into vectors (its length, hence the decomposition)
- * changes no bit.
+ * Operation order (heat_space_coeffs; the HIP kernels' order_sum too):
+ * loads in ascending address order, z-R .. z-1, y-R .. y-1, x-R .. x-1, the
+ * centre, x+1 .. x+R, y+1 .. y+R, z+1 .. z+R; the first product rounded,
+ * each further product fused into its addition (an explicit fma, rounded
+ * once, as order_sum's), and the step's u + alpha_dt lap a product and an
+ * addition. Fused, the sum takes 6R + 1 floating-point instructions a
+ * vector instead of 12R + 1: a core that issues one 64-byte operation a
+ * cycle (the Xeon of the GPU hosts) is bound by them. The vector body and
+ * the scalar tail of a row run that one expression, so where a row is cut
+ * into vectors (its length, hence the decomposition) changes no bit.
  */
 
 typedef struct FN(wide_coeffs) {
     REAL w[3][HEAT_SPACE_RADIUS_MAX + 1]; /* [axis][m] = c_m / h_axis^2 */
     REAL diag, alpha_dt;
     int radius;
+    int vectors; /* the implicit operators' interleave (wide_row) */
 } FN(wide_coeffs);
 
 static FN(wide_coeffs) FN(wide_coeffs_cast)(const heat_space_coeffs *c)
@@ -31,7 +36,7 @@ static FN(wide_coeffs) FN(wide_coeffs_cast)(const heat_space_coeffs *c)
     memset(&k, 0, sizeof k);
     for (int d = 0; d < 3; ++d)
         for (int m = 0; m <= HEAT_SPACE_RADIUS_MAX; ++m) k.w[d][m] = (REAL)c->weight[d][m];
-    k.diag = (REAL)c->diag, k.alpha_dt = (REAL)c->alpha_dt, k.radius = c->radius;
+    k.diag = (REAL)c->diag, k.alpha_dt = (REAL)c->alpha_dt, k.radius = c->radius, k.vectors = 2;
     return k;
 }
 
@@ -78,18 +83,44 @@ static void FN(wide_halo_fill)(REAL *u, const int n[3], const heat_layout *l, in
 
 /* ---- the operator ---- */
 
+/* acc + u w rounded once (C's fma). */
+static inline __attribute__((always_inline)) REAL FN(wide_fma)(REAL u, REAL w, REAL acc)
+{
+    return sizeof(REAL) == sizeof(double) ? (REAL)fma(u, w, acc) : (REAL)fmaf(u, w, acc);
+}
+
+/* The same lane by lane: the build's fused multiply-add (GCC's vectors have no generic one), or
+ * where the build has none, C's fma a lane (the same bits, slowly). */
+static inline __attribute__((always_inline)) FN(vec) FN(wide_fma_vec)(FN(vec) u, REAL w, FN(vec) acc)
+{
+#if CPU_VECTOR_BYTES == 64
+    if (sizeof(REAL) == 8) return (FN(vec))_mm512_fmadd_pd((__m512d)u, _mm512_set1_pd((double)w), (__m512d)acc);
+    return (FN(vec))_mm512_fmadd_ps((__m512)u, _mm512_set1_ps((float)w), (__m512)acc);
+#elif CPU_VECTOR_BYTES == 32 && defined(__FMA__)
+    if (sizeof(REAL) == 8) return (FN(vec))_mm256_fmadd_pd((__m256d)u, _mm256_set1_pd((double)w), (__m256d)acc);
+    return (FN(vec))_mm256_fmadd_ps((__m256)u, _mm256_set1_ps((float)w), (__m256)acc);
+#elif CPU_VECTOR_BYTES == 16 && defined(__FMA__)
+    if (sizeof(REAL) == 8) return (FN(vec))_mm_fmadd_pd((__m128d)u, _mm_set1_pd((double)w), (__m128d)acc);
+    return (FN(vec))_mm_fmadd_ps((__m128)u, _mm_set1_ps((float)w), (__m128)acc);
+#else
+    FN(vec) sum;
+    for (int lane = 0; lane < FN(LANES); ++lane) sum[lane] = FN(wide_fma)(u[lane], w, acc[lane]);
+    return sum;
+#endif
+}
+
 /* lap(u) at c (scalar): the operation order above; R a constant where inlined. */
 static inline __attribute__((always_inline)) REAL FN(wide_lap)(const REAL *c, long sy, long sz,
                                                                const FN(wide_coeffs) *k, int R)
 {
     REAL lap = c[-R * sz] * k->w[2][R];
-    for (int m = R - 1; m >= 1; --m) lap += c[-m * sz] * k->w[2][m];
-    for (int m = R; m >= 1; --m) lap += c[-m * sy] * k->w[1][m];
-    for (int m = R; m >= 1; --m) lap += c[-m] * k->w[0][m];
-    lap += c[0] * k->diag;
-    for (int m = 1; m <= R; ++m) lap += c[m] * k->w[0][m];
-    for (int m = 1; m <= R; ++m) lap += c[m * sy] * k->w[1][m];
-    for (int m = 1; m <= R; ++m) lap += c[m * sz] * k->w[2][m];
+    for (int m = R - 1; m >= 1; --m) lap = FN(wide_fma)(c[-m * sz], k->w[2][m], lap);
+    for (int m = R; m >= 1; --m) lap = FN(wide_fma)(c[-m * sy], k->w[1][m], lap);
+    for (int m = R; m >= 1; --m) lap = FN(wide_fma)(c[-m], k->w[0][m], lap);
+    lap = FN(wide_fma)(c[0], k->diag, lap);
+    for (int m = 1; m <= R; ++m) lap = FN(wide_fma)(c[m], k->w[0][m], lap);
+    for (int m = 1; m <= R; ++m) lap = FN(wide_fma)(c[m * sy], k->w[1][m], lap);
+    for (int m = 1; m <= R; ++m) lap = FN(wide_fma)(c[m * sz], k->w[2][m], lap);
     return lap;
 }
 
@@ -98,13 +129,13 @@ static inline __attribute__((always_inline)) FN(vec) FN(wide_lap_vec)(const REAL
                                                                       const FN(wide_coeffs) *k, int R)
 {
     FN(vec) lap = FN(load)(c - R * sz) * k->w[2][R];
-    for (int m = R - 1; m >= 1; --m) lap += FN(load)(c - m * sz) * k->w[2][m];
-    for (int m = R; m >= 1; --m) lap += FN(load)(c - m * sy) * k->w[1][m];
-    for (int m = R; m >= 1; --m) lap += FN(load)(c - m) * k->w[0][m];
-    lap += FN(load)(c) * k->diag;
-    for (int m = 1; m <= R; ++m) lap += FN(load)(c + m) * k->w[0][m];
-    for (int m = 1; m <= R; ++m) lap += FN(load)(c + m * sy) * k->w[1][m];
-    for (int m = 1; m <= R; ++m) lap += FN(load)(c + m * sz) * k->w[2][m];
+    for (int m = R - 1; m >= 1; --m) lap = FN(wide_fma_vec)(FN(load)(c - m * sz), k->w[2][m], lap);
+    for (int m = R; m >= 1; --m) lap = FN(wide_fma_vec)(FN(load)(c - m * sy), k->w[1][m], lap);
+    for (int m = R; m >= 1; --m) lap = FN(wide_fma_vec)(FN(load)(c - m), k->w[0][m], lap);
+    lap = FN(wide_fma_vec)(FN(load)(c), k->diag, lap);
+    for (int m = 1; m <= R; ++m) lap = FN(wide_fma_vec)(FN(load)(c + m), k->w[0][m], lap);
+    for (int m = 1; m <= R; ++m) lap = FN(wide_fma_vec)(FN(load)(c + m * sy), k->w[1][m], lap);
+    for (int m = 1; m <= R; ++m) lap = FN(wide_fma_vec)(FN(load)(c + m * sz), k->w[2][m], lap);
     return lap;
 }
 
@@ -113,19 +144,24 @@ static inline __attribute__((always_inline)) FN(vec) FN(wide_lap_vec)(const REAL
 enum { WIDE_STEP = 0, WIDE_STEP_STREAM = 1, WIDE_LAPLACIAN = 2 };
 #endif
 
-/* Two vectors' lap(u) at c and c + LANES, statement by statement: each lane's additions keep
- * the order above (the same bits as wide_lap_vec), but the two chains of 6R + 1 dependent
- * additions interleave, so that the core overlaps their latencies. */
-static inline __attribute__((always_inline)) void FN(wide_lap_vec2)(const REAL *c, long sy, long sz,
-                                                                   const FN(wide_coeffs) *k, int R, FN(vec) lap[2])
+/* The row loop's interleave (wide_row's `vectors`): 2 or 4 vectors a turn. */
+enum { FN(WIDE_VECTORS_MAX) = 4 };
+
+/* V vectors' lap(u) at c, c + LANES, ..., statement by statement: each lane's operations keep the
+ * order above (the same bits as wide_lap_vec), but the V chains of 6R dependent multiply-adds
+ * interleave, so that the core overlaps their latencies. Where the latency bounds a chain (each
+ * fma waits 4 cycles for the one before it), V = 4 keeps the pipes busier than V = 2; where the
+ * core is bound otherwise, more chains only hold more registers: the trial steps choose V (the
+ * tile of heat_step_x4, backend_cpu.c's wide_variants). */
+static inline __attribute__((always_inline)) void FN(wide_lap_vecs)(const REAL *c, long sy, long sz,
+                                                                   const FN(wide_coeffs) *k, int R, int V,
+                                                                   FN(vec) *lap)
 {
     const long next = FN(LANES);
-    lap[0] = FN(load)(c - R * sz) * k->w[2][R];
-    lap[1] = FN(load)(c + next - R * sz) * k->w[2][R];
+    for (int v = 0; v < V; ++v) lap[v] = FN(load)(c + v * next - R * sz) * k->w[2][R];
 #define WIDE_TERM(offset, weight)                                                                                \
     do {                                                                                                         \
-        lap[0] += FN(load)(c + (offset)) * (weight);                                                             \
-        lap[1] += FN(load)(c + next + (offset)) * (weight);                                                      \
+        for (int v = 0; v < V; ++v) lap[v] = FN(wide_fma_vec)(FN(load)(c + v * next + (offset)), weight, lap[v]); \
     } while (0)
     for (int m = R - 1; m >= 1; --m) WIDE_TERM(-m * sz, k->w[2][m]);
     for (int m = R; m >= 1; --m) WIDE_TERM(-m * sy, k->w[1][m]);
@@ -144,15 +180,14 @@ static inline __attribute__((always_inline)) void FN(wide_lap_vec2)(const REAL *
  * memory) while it computes, as stencil_row3_vec does. */
 static inline __attribute__((always_inline)) void FN(wide_row_r)(REAL *restrict out, const REAL *restrict c, long n,
                                                                  long sy, long sz, const FN(wide_coeffs) *k, int R,
-                                                                 int mode)
+                                                                 int mode, int V)
 {
     long i = 0;
-    for (; i + 2 * FN(LANES) <= n; i += 2 * FN(LANES)) {
-        FN(prefetch_next_row)(c + i + R * sz, sy);
-        FN(prefetch_next_row)(c + i + FN(LANES) + R * sz, sy);
-        FN(vec) lap[2];
-        FN(wide_lap_vec2)(c + i, sy, sz, k, R, lap);
-        for (int v = 0; v < 2; ++v) {
+    for (; i + V * FN(LANES) <= n; i += V * FN(LANES)) {
+        for (int v = 0; v < V; ++v) FN(prefetch_next_row)(c + i + v * FN(LANES) + R * sz, sy);
+        FN(vec) lap[FN(WIDE_VECTORS_MAX)];
+        FN(wide_lap_vecs)(c + i, sy, sz, k, R, V, lap);
+        for (int v = 0; v < V; ++v) {
             const long at = i + v * FN(LANES);
             FN(vec) result = mode == WIDE_LAPLACIAN ? lap[v] : FN(load)(c + at) + k->alpha_dt * lap[v];
             if (mode == WIDE_STEP_STREAM) FN(stream_store)(out + at, result);
@@ -172,18 +207,20 @@ static inline __attribute__((always_inline)) void FN(wide_row_r)(REAL *restrict 
     }
 }
 
-/* wide_row_r with its radius and mode as constants, one loop each. */
+/* wide_row_r with its radius, mode and interleave (2 or 4 vectors) as constants, one loop each. */
 static void FN(wide_row)(REAL *restrict out, const REAL *restrict c, long n, long sy, long sz,
-                         const FN(wide_coeffs) *k, int mode)
+                         const FN(wide_coeffs) *k, int mode, int vectors)
 {
-#define WIDE_ROW_CASE(R, MODE)                                                                                   \
-    case (R) * 4 + (MODE): FN(wide_row_r)(out, c, n, sy, sz, k, R, MODE); break;
-    switch (k->radius * 4 + mode) {
-        WIDE_ROW_CASE(2, WIDE_STEP) WIDE_ROW_CASE(2, WIDE_STEP_STREAM) WIDE_ROW_CASE(2, WIDE_LAPLACIAN)
-        WIDE_ROW_CASE(3, WIDE_STEP) WIDE_ROW_CASE(3, WIDE_STEP_STREAM) WIDE_ROW_CASE(3, WIDE_LAPLACIAN)
-        WIDE_ROW_CASE(4, WIDE_STEP) WIDE_ROW_CASE(4, WIDE_STEP_STREAM) WIDE_ROW_CASE(4, WIDE_LAPLACIAN)
+#define WIDE_ROW_CASE(R, MODE, V)                                                                                \
+    case ((R) * 4 + (MODE)) * 2 + (V) / 4: FN(wide_row_r)(out, c, n, sy, sz, k, R, MODE, V); break;
+#define WIDE_ROW_CASES(R, MODE) WIDE_ROW_CASE(R, MODE, 2) WIDE_ROW_CASE(R, MODE, 4)
+    switch ((k->radius * 4 + mode) * 2 + (vectors == 4)) {
+        WIDE_ROW_CASES(2, WIDE_STEP) WIDE_ROW_CASES(2, WIDE_STEP_STREAM) WIDE_ROW_CASES(2, WIDE_LAPLACIAN)
+        WIDE_ROW_CASES(3, WIDE_STEP) WIDE_ROW_CASES(3, WIDE_STEP_STREAM) WIDE_ROW_CASES(3, WIDE_LAPLACIAN)
+        WIDE_ROW_CASES(4, WIDE_STEP) WIDE_ROW_CASES(4, WIDE_STEP_STREAM) WIDE_ROW_CASES(4, WIDE_LAPLACIAN)
     default: break; /* radius 1 takes the 7-point kernels */
     }
+#undef WIDE_ROW_CASES
 #undef WIDE_ROW_CASE
 }
 
@@ -193,7 +230,7 @@ typedef struct FN(wide_job) {
     long n0, sy, sz;
     const FN(wide_coeffs) *k;
     const FN(ghost_rule) *g;
-    int mode;
+    int mode, vectors;
 } FN(wide_job);
 
 /* A row's x ghosts are set just before it is swept, while it is in cache
@@ -204,17 +241,17 @@ static inline __attribute__((always_inline)) void FN(wide_job_row)(const void *j
     const FN(wide_job) *j = job;
     (void)y, (void)z;
     FN(wide_x_ghosts)(j->u + row, j->n0, j->k->radius, j->g);
-    FN(wide_row)(j->out + row, j->u + row, j->n0, j->sy, j->sz, j->k, j->mode);
+    FN(wide_row)(j->out + row, j->u + row, j->n0, j->sy, j->sz, j->k, j->mode, j->vectors);
 }
 
 /* Rows of planes [z_begin, z_end) of the owned block, the y and z ghosts set
  * (wide_halo_fill, exchanges), marched as the 7-point sweep is (march_rows:
  * the 2R + 1 planes a row reads stay in L2). */
 static void FN(wide_sweep_planes)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
-                                  const FN(wide_coeffs) *k, const FN(ghost_rule) *g, int mode, int block_rows,
-                                  int z_begin, int z_end, const heat_halo_transport *travelling)
+                                  const FN(wide_coeffs) *k, const FN(ghost_rule) *g, int mode, int vectors,
+                                  int block_rows, int z_begin, int z_end, const heat_halo_transport *travelling)
 {
-    const FN(wide_job) job = {out, u, n[0], l->stride_y, l->stride_z, k, g, mode};
+    const FN(wide_job) job = {out, u, n[0], l->stride_y, l->stride_z, k, g, mode, vectors};
 #pragma omp parallel
     {
         FN(march_rows)(FN(wide_job_row), &job, n, l, block_rows, z_begin, z_end, travelling);
@@ -237,7 +274,7 @@ static void FN(wide_cg_rhs)(REAL *restrict r, const REAL *restrict u, const int 
     {
         long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
         FN(row_weights) w = FN(row_weights_make)(d, y, z, n);
-        FN(wide_row)(r + row, u + row, n[0], l->stride_y, l->stride_z, k, WIDE_LAPLACIAN);
+        FN(wide_row)(r + row, u + row, n[0], l->stride_y, l->stride_z, k, WIDE_LAPLACIAN, k->vectors);
         FN(scale_row_dots)(r + row, n[0], rhs_scale, w, seg, rr + at, rz + at);
     }
 }
@@ -250,7 +287,7 @@ static void FN(wide_cg_apply)(REAL *restrict q, const REAL *restrict p, const in
     FOR_EACH_ROW(n)
     {
         long row = first + y * l->stride_y + z * l->stride_z, at = ((long)z * n[1] + y) * segs;
-        FN(wide_row)(q + row, p + row, n[0], l->stride_y, l->stride_z, k, WIDE_STEP);
+        FN(wide_row)(q + row, p + row, n[0], l->stride_y, l->stride_z, k, WIDE_STEP, k->vectors);
         FN(dot_segments)(p + row, q + row, n[0], seg, pq + at);
     }
 }
@@ -276,7 +313,7 @@ static void FN(wide_cheb_step)(REAL *restrict out, const REAL *restrict z_k, con
                 long row = first + y * sy + z * sz, at = ((long)z * n[1] + y) * segs;
                 REAL *o = out + row;
                 const REAL *rr = r + row;
-                FN(wide_row)(applied, z_k + row, n[0], sy, sz, k, WIDE_STEP);
+                FN(wide_row)(applied, z_k + row, n[0], sy, sz, k, WIDE_STEP, k->vectors);
                 FN(cheb_update_row)(o, z_k + row, previous_is_zero ? NULL : o, rr, applied, n[0], keep, push);
                 if (rz) FN(dot_segments)(rr, o, n[0], seg, rz + at);
             }
