@@ -15,9 +15,10 @@
  * planes next to the faces, swept on their own, and the interior's sweep
  * broken by those calls took longer than the exchange first and one sweep
  * of the whole block (docs/PERFORMANCE.md, the README's MPI example). */
-void ranks_choose_exchange(heat_halo_transport *t)
+void ranks_choose_exchange(heat_halo_transport *t, int exchange)
 {
-    if (par_size() > 1 && par_node_size() >= par_node_cores()) t->serial = 1;
+    if (exchange == EXCHANGE_AUTO) exchange = par_node_size() >= par_node_cores() ? EXCHANGE_FIRST : EXCHANGE_BESIDE;
+    if (par_size() > 1 && exchange == EXCHANGE_FIRST) t->serial = 1;
 }
 
 int ranks_agree_on_batch(batch_decision *d)
