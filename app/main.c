@@ -132,10 +132,9 @@ static int create_solver(heat_run *r, int verbose)
     heat_domain_localize(&r->domain, &whole, &problem);
     HEAT_CALL(agree(r, zones_attach(&r->config, &r->domain.decomp, &problem, &r->zones)));
     problem.quiet = r->quiet;
-    int cpu = heat_solver_runs_on_cpu(&problem, (heat_backend_request)r->config.backend);
-    if (cpu) threads_pin_workers(par_node_size()); /* before the fields' first touch */
+    if (heat_solver_runs_on_cpu(&problem, (heat_backend_request)r->config.backend))
+        threads_pin_workers(par_node_size()); /* before the fields' first touch */
     heat_halo_transport transport = heat_domain_transport(&r->domain);
-    if (cpu) ranks_choose_exchange(&transport, r->config.exchange);
     HEAT_CALL(agree(r, heat_solver_create_block(&problem, &transport, (heat_backend_request)r->config.backend,
                                                 &r->solver)));
     HEAT_CALL(agree(r, ranks_checkpoint_parts(&r->domain.decomp, problem.precision, &r->parts)));

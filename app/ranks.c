@@ -7,20 +7,6 @@
 #include "parallel/parallel.h"
 #include "solver/error.h"
 
-/* One thread a rank and the ranks filling the node's cores: the CPU's
- * pairs beside their exchange (the interior swept while the faces travel,
- * the planes next to the faces apart afterwards) cost such a rank more
- * than they hide. The faces move only inside the MPI calls that its one
- * thread makes between planes, so nothing travels beside the update; the
- * planes next to the faces, swept on their own, and the interior's sweep
- * broken by those calls took longer than the exchange first and one sweep
- * of the whole block (docs/PERFORMANCE.md, the README's MPI example). */
-void ranks_choose_exchange(heat_halo_transport *t, int exchange)
-{
-    if (exchange == EXCHANGE_AUTO) exchange = par_node_size() >= par_node_cores() ? EXCHANGE_FIRST : EXCHANGE_BESIDE;
-    if (par_size() > 1 && exchange == EXCHANGE_FIRST) t->serial = 1;
-}
-
 int ranks_agree_on_batch(batch_decision *d)
 {
     long values[5] = {d->stop_signal, d->checkpoint_asked, d->check_due, d->clock_due, -(long)d->steps_per_second};
@@ -89,8 +75,7 @@ int ranks_describe(heat_domain *domain, const heat_solver *solver, double steppi
     int cpu = solver->ops == &heat_backend_cpu, cpu_pairs = cpu && heat_pairs_allowed(&solver->problem);
     int planes = device_transport || cpu_pairs ? solver->problem.halo.fewest_z_planes : d->local_n[2];
     int planes_needed = cpu_pairs ? 6 : 3;
-    t->halo_beside_update = (device_transport || cpu) && !solver->transport.serial &&
-                            heat_only_z_exchanged(d->exchanged) && planes >= planes_needed;
+    t->halo_beside_update = (device_transport || cpu) && heat_only_z_exchanged(d->exchanged) && planes >= planes_needed;
     t->imbalance = balance.imbalance;
     return HEAT_OK;
 }

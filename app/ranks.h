@@ -19,12 +19,6 @@ typedef struct batch_decision {
 
 int ranks_agree_on_batch(batch_decision *d);
 
-/* How the CPU backend's halos meet its update (parallel.exchange): beside
- * it, or first (t->serial); automatic: first where each rank has one thread
- * and the ranks fill the node's cores, beside it elsewhere. */
-enum { EXCHANGE_AUTO, EXCHANGE_BESIDE, EXCHANGE_FIRST };
-void ranks_choose_exchange(heat_halo_transport *t, int exchange);
-
 /* "MPI (...), 4 ranks: 1 x 2 x 2 blocks, about ...; halos: ...; checkpoints: ..." */
 void ranks_print_layout(const heat_decomp *d, int gpu, const ckpt_parts *parts);
 

@@ -49,7 +49,6 @@ typedef struct heat_config {
     int space_order;        /* solver.space_order: 2, 4, 6 or 8 (solver/space_order.h) */
     int ranks[3];           /* parallel.ranks: MPI ranks along x, y, z; zeros: automatic */
     int transport;          /* parallel.transport: par_transport (parallel/parallel.h) */
-    int exchange;           /* parallel.exchange: 0 auto, 1 beside the update, 2 first (app/ranks.h) */
     char *text;             /* effective configuration, libconfig syntax (owned) */
     heat_materials materials; /* `materials` and the zones of the regions (material_count 0: none) */
     heat_regions regions;     /* `regions`, in painting order (io/config_materials.h) */
