@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <mpi.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,19 @@ static void yield_when_ranks_fill_cores(void)
     if (atoi(local) >= CPU_COUNT(&mine)) setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
 }
 
+/* Where the ranks fill the node's cores, their waits sleep between looks
+ * (wait_halo_sleeping, wait_without_core); Linux lets a sleep overrun by
+ * its timer slack (50 us by default), several times the pause asked for,
+ * and a halo that arrives during one waits for its end. A slack of 1 us
+ * keeps the pauses as asked; threads started later (the checkpoint
+ * writer) inherit it. */
+static void sleep_on_time(void)
+{
+    if (node_size_ < node_cores_) return;
+    /* A kernel that refuses keeps the default slack: the waits only wake later, as before. */
+    if (prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL) != 0) return;
+}
+
 int par_init(int *argc, char ***argv)
 {
     int provided = 0;
@@ -120,6 +134,7 @@ int par_init(int *argc, char ***argv)
         node_cores_ = node_union_cores(node);
         MPI_Comm_free(&node);
     }
+    sleep_on_time();
     char library[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
     MPI_Get_library_version(library, &len);
@@ -210,31 +225,44 @@ int par_halo_progress(void)
 static const double HALO_SPIN_SECONDS = 50e-6;
 static const struct timespec HALO_PAUSE = {0, 20000};
 
-static int wait_halo_sleeping(int count)
+/* A blocking exchange starts with the whole transfer ahead of it, and
+ * shared memory moves a large message in fragments, a few in each MPI call
+ * of either rank: a rank that slept between its looks would make every
+ * batch of fragments wait for a pause, and two planes of a face would take
+ * a good part of a step's time. It looks without pause for about as long as
+ * such a transfer takes when both ranks are there, then sleeps as a late
+ * halo's wait does (docs/PERFORMANCE.md, the README's MPI example). */
+static const double EXCHANGE_SPIN_SECONDS = 1e-3;
+
+static int wait_halo_sleeping(int count, double spin_seconds)
 {
     double start = MPI_Wtime();
     for (;;) {
         int done = 0;
         HEAT_CALL(check(MPI_Testall(count, halo.requests, &done, MPI_STATUSES_IGNORE), "MPI_Testall (halo)"));
         if (done) return HEAT_OK;
-        if (MPI_Wtime() - start > HALO_SPIN_SECONDS) nanosleep(&HALO_PAUSE, NULL);
+        if (MPI_Wtime() - start > spin_seconds) nanosleep(&HALO_PAUSE, NULL);
     }
 }
 
-int par_halo_wait(void)
+static int wait_halo(double spin_seconds)
 {
     int count = halo.count;
     halo.count = 0;
     if (halo.arrived || count == 0) return HEAT_OK;
-    if (node_size_ >= node_cores_) return wait_halo_sleeping(count);
+    if (node_size_ >= node_cores_) return wait_halo_sleeping(count, spin_seconds);
     return check(MPI_Waitall(count, halo.requests, MPI_STATUSES_IGNORE), "MPI_Waitall (halo)");
 }
 
+int par_halo_wait(void) { return wait_halo(HALO_SPIN_SECONDS); }
+
+/* Where the ranks outnumber the cores, a rank that spins holds a core that
+ * the rank it waits for may need: there it sleeps after the short spin. */
 int par_halo_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
                       const size_t bytes[FACE_COUNT])
 {
     HEAT_CALL(par_halo_start(d, send, recv, bytes));
-    return par_halo_wait();
+    return wait_halo(node_size_ > node_cores_ ? HALO_SPIN_SECONDS : EXCHANGE_SPIN_SECONDS);
 }
 
 int par_max_longs(long *values, int count)
