@@ -17,6 +17,7 @@
 #include <atomic>
 
 #include "fused_kernels.hip"
+#include "sweep_trace.hip"
 
 /* One fused kernel: K steps a sweep over tiles of bx cols x (by * rows)
  * columns (cols neighbouring columns a thread; a thread's rows neighbours
@@ -98,6 +99,7 @@ static int allocate_deep_halo(hip_state *s)
 
 static void free_deep_halo(hip_state *s)
 {
+    trace_destroy(&s->trace);
     for (int f = 0; f < FACE_COUNT; ++f) {
         exchanged_free(s, s->deep_send[f]), exchanged_free(s, s->deep_recv[f]);
         if (s->deep_host_send[f]) (void)hipHostFree(s->deep_host_send[f]);
@@ -324,6 +326,24 @@ static int deep_prepare(hip_state *s)
     return allocate_deep_halo(s);
 }
 
+/* Planes of the whole grid along z (HEATSOLVE_TRACE's lines name the block's among them). */
+static int whole_z(const hip_state *s)
+{
+    return s->problem.halo.global_n[2] > 0 ? s->problem.halo.global_n[2] : s->problem.grid.n[2];
+}
+
+/* Output planes next to a cut face that the comm stream sweeps after the
+ * ghosts land: K, the fewest (the next ghosts leave soonest), or PROBE
+ * (HEATSOLVE_EDGE_CHUNK=1, removed or made a rule before merge) a whole z
+ * chunk where every rank's slab holds four: the edge ranges then recompute
+ * no more planes than the chunks of a sweep without a cut. */
+static int edge_planes(const hip_state *s, const fused_entry *e)
+{
+    const char *env = getenv("HEATSOLVE_EDGE_CHUNK");
+    const int fewest = s->problem.halo.fewest[2] > 0 ? s->problem.halo.fewest[2] : s->problem.grid.n[2];
+    return env && atoi(env) > 0 && fewest >= 4 * e->zchunk ? e->zchunk : e->steps;
+}
+
 /* Sweeps with the exchange beside them, where single steps overlap theirs
  * (z slabs, NCCL: the comm stream). Output planes K or more from a cut face
  * read no ghost: the default stream sweeps them while the comm stream
@@ -333,38 +353,58 @@ static int deep_prepare(hip_state *s)
  * as in overlapped_step: each waits for the other's previous part (they
  * read each other's planes and overwrite planes the other read). Every
  * point is the same kernel's, whatever the range it falls in. */
-static int overlapped_sweeps(hip_state *s, const fused_entry *e, long sweeps)
+static int overlapped_sweeps(hip_state *s, const fused_entry *e, long sweeps, bool traced)
 {
-    const int nz = s->problem.grid.n[2], K = e->steps;
+    const int nz = s->problem.grid.n[2], K = e->steps, edge = edge_planes(s, e);
     const bool low = s->deep.faces & 1u << FACE_Z_LOW, high = s->deep.faces & 1u << FACE_Z_HIGH, waves = s->fused_waves;
-    const int inner_begin = low ? std::min(K, nz) : 0, inner_end = high ? std::max(nz - K, inner_begin) : nz;
+    const bool edge_waves = waves && edge == K; /* a whole chunk's edge range stays one chunk */
+    const int inner_begin = low ? std::min(edge, nz) : 0, inner_end = high ? std::max(nz - edge, inner_begin) : nz;
+    if (traced && !s->trace && trace_wanted()) HEAT_CALL(trace_create(&s->trace));
+    sweep_trace *trace = traced ? s->trace : NULL;
     HEAT_CALL(comm_after_default(s));
+    if (trace) {
+        trace->sweeps = sweeps;
+        HIP_CALL(hipEventRecord(trace->origin, s->comm));
+    }
     HEAT_CALL(deep_exchange(s, s->current, K, s->comm));
+    if (trace) HIP_CALL(hipEventRecord(trace->first_sent, s->comm));
     for (long n = 0; n < sweeps; ++n) {
         const int from = s->current, to = 1 - from;
         const bool more = n + 1 < sweeps;
         HIP_CALL(hipStreamWaitEvent(0, s->boundary_done, 0)); /* the previous sweep's edge planes */
         HEAT_CALL(comm_after_default(s));                      /* and its inner planes */
-        if (low) HEAT_CALL(launch_fused(s, e, from, to, fused_range{0, inner_begin, waves, s->comm}));
-        if (high) HEAT_CALL(launch_fused(s, e, from, to, fused_range{inner_end, nz, waves, s->comm}));
+        HEAT_CALL(trace_mark(trace, EDGE_START, n, s->comm));
+        if (low) HEAT_CALL(launch_fused(s, e, from, to, fused_range{0, inner_begin, edge_waves, s->comm}));
+        if (high) HEAT_CALL(launch_fused(s, e, from, to, fused_range{inner_end, nz, edge_waves, s->comm}));
         HIP_CALL(hipEventRecord(s->boundary_done, s->comm));
+        HEAT_CALL(trace_mark(trace, EDGE_END, n, s->comm));
         const fused_range inner = {inner_begin, inner_end, waves, 0};
         if (s->transport.device_exchange_blocks) { /* MPI: the host waits in the exchange while the GPU sweeps */
+            HEAT_CALL(trace_mark(trace, INNER_START, n, 0));
             HEAT_CALL(launch_fused(s, e, from, to, inner));
+            HEAT_CALL(trace_mark(trace, INNER_END, n, 0));
             if (more) HEAT_CALL(deep_exchange(s, to, K, s->comm));
+            if (more) HEAT_CALL(trace_mark(trace, SENT, n, s->comm));
         } else {
             if (more) HEAT_CALL(deep_exchange(s, to, K, s->comm));
+            if (more) HEAT_CALL(trace_mark(trace, SENT, n, s->comm));
+            HEAT_CALL(trace_mark(trace, INNER_START, n, 0));
             HEAT_CALL(launch_fused(s, e, from, to, inner));
+            HEAT_CALL(trace_mark(trace, INNER_END, n, 0));
         }
         s->current = to;
         s->halo_valid = HALO_NONE; /* a sweep writes owned points only */
     }
     HIP_CALL(hipStreamWaitEvent(0, s->boundary_done, 0)); /* the default stream holds the whole sweep again */
+    if (trace)
+        HEAT_CALL(trace_report(trace, e->variant.kernel, waves, s->problem.halo.offset[2], nz, whole_z(s), inner_begin,
+                                inner_end));
     return HEAT_OK;
 }
 
-/* Sweeps of e for the whole groups of e->steps in *steps; leaves the rest. */
-static int fused_sweeps(hip_state *s, const fused_entry *e, long *steps)
+/* Sweeps of e for the whole groups of e->steps in *steps; leaves the rest.
+ * traced: a run's sweeps, which HEATSOLVE_TRACE times (not the tuner's). */
+static int fused_sweeps(hip_state *s, const fused_entry *e, long *steps, bool traced = false)
 {
     const long sweeps = *steps / e->steps;
     if (sweeps == 0) return HEAT_OK;
@@ -373,13 +413,25 @@ static int fused_sweeps(hip_state *s, const fused_entry *e, long *steps)
         HEAT_CALL(settle_exchange(s));
         s->ghosts_queued = 0; /* it was into the field the sweep leaves behind */
     }
-    if (s->overlap && s->deep.faces && s->deep.axis == 2) return overlapped_sweeps(s, e, sweeps);
+    if (s->overlap && s->deep.faces && s->deep.axis == 2) return overlapped_sweeps(s, e, sweeps, traced);
+    if (traced && !s->trace && trace_wanted()) HEAT_CALL(trace_create(&s->trace));
+    sweep_trace *trace = traced ? s->trace : NULL;
+    if (trace) {
+        trace->sweeps = sweeps;
+        HIP_CALL(hipEventRecord(trace->origin, 0));
+    }
     for (long n = 0; n < sweeps; ++n) {
+        HEAT_CALL(trace_mark(trace, EDGE_START, n, 0)); /* the exchange before the sweep, if any */
         if (s->deep.faces) HEAT_CALL(deep_exchange(s, s->current, e->steps));
+        HEAT_CALL(trace_mark(trace, EDGE_END, n, 0));
+        HEAT_CALL(trace_mark(trace, INNER_START, n, 0));
         HEAT_CALL(launch_fused(s, e, s->current, 1 - s->current));
+        HEAT_CALL(trace_mark(trace, INNER_END, n, 0));
         s->current = 1 - s->current;
         s->halo_valid = HALO_NONE; /* a sweep writes owned points only */
     }
+    if (trace) HEAT_CALL(trace_report_plain(trace, e->variant.kernel, s->fused_waves, s->problem.halo.offset[2],
+                                            s->problem.grid.n[2], whole_z(s), s->deep.faces != 0));
     return HEAT_OK;
 }
 
@@ -610,7 +662,7 @@ static int fused_prepare(hip_state *s)
 static int fused_advance(hip_state *s, long *steps)
 {
     HEAT_CALL(fused_prepare(s));
-    if (s->fused) HEAT_CALL(fused_sweeps(s, s->fused, steps));
+    if (s->fused) HEAT_CALL(fused_sweeps(s, s->fused, steps, true));
     return HEAT_OK;
 }
 
