@@ -42,13 +42,6 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* PROBE (removed before merge): HEATSOLVE_BENCH_STEPS steps a sample instead of STEPS_PER_SAMPLE. */
-static long sample_steps(void)
-{
-    const char *env = getenv("HEATSOLVE_BENCH_STEPS");
-    return env && atol(env) > 0 ? atol(env) : STEPS_PER_SAMPLE;
-}
-
 /* Median over `reps` samples of the per-step time of the slowest rank. */
 static int time_steps(heat_solver *s, int reps, double *ms)
 {
@@ -58,8 +51,8 @@ static int time_steps(heat_solver *s, int reps, double *ms)
     for (int r = 0; r < reps && status == HEAT_OK; ++r) {
         barrier();
         double start = progress_now();
-        if (s) status = heat_solver_advance(s, sample_steps());
-        long slowest_us = (long)((progress_now() - start) * 1e6 / sample_steps());
+        if (s) status = heat_solver_advance(s, STEPS_PER_SAMPLE);
+        long slowest_us = (long)((progress_now() - start) * 1e6 / STEPS_PER_SAMPLE);
         if (status == HEAT_OK) status = par_max_longs(&slowest_us, 1);
         samples[r] = slowest_us * 1e-3;
     }
@@ -184,7 +177,7 @@ int bench_scaling(const heat_cli *cli)
     HEAT_CALL(time_split(cli, &weak, reps, &cases[2]));
     if (!par_is_root()) return HEAT_OK;
     printf("heatsolve bench (scaling): %s, %d x %d x %d ranks, %s, production step, median of %d x %d steps\n",
-           par_description(), dims[0], dims[1], dims[2], heat_precision_name(whole.precision), reps, (int)sample_steps());
+           par_description(), dims[0], dims[1], dims[2], heat_precision_name(whole.precision), reps, STEPS_PER_SAMPLE);
     const char *device = par_device_transport(); /* as the last time_split chose it */
     printf("halos: %s\n", device ? device : "MPI from host memory (staged through page-locked memory on GPUs)");
     printf("case    grid                   ranks  ms/step   no-exchange  exchange  exposed   hidden   GLUP/s   vs alone  "

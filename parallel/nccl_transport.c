@@ -102,9 +102,6 @@ static int connect(void)
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 17, 0) /* ncclConfig_t.maxCTAs */
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     if (cta_limit() > 0) config.maxCTAs = cta_limit();
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0) /* PROBE (removed before merge) */
-    if (getenv("HEATSOLVE_NCCL_CTA_POLICY")) config.CTAPolicy = atoi(getenv("HEATSOLVE_NCCL_CTA_POLICY"));
-#endif
     NCCL_CALL(ncclCommInitRankConfig(&comm_, par_size(), id, par_rank(), &config));
 #else
     NCCL_CALL(ncclCommInitRank(&comm_, par_size(), id, par_rank()));

@@ -332,16 +332,17 @@ static int whole_z(const hip_state *s)
     return s->problem.halo.global_n[2] > 0 ? s->problem.halo.global_n[2] : s->problem.grid.n[2];
 }
 
-/* Output planes next to a cut face that the comm stream sweeps after the
- * ghosts land: K, the fewest (the next ghosts leave soonest), or PROBE
- * (HEATSOLVE_EDGE_CHUNK=1, removed or made a rule before merge) a whole z
- * chunk where every rank's slab holds four: the edge ranges then recompute
- * no more planes than the chunks of a sweep without a cut. */
+/* Output planes next to a cut face that the comm stream sweeps once the
+ * ghosts land. A whole z chunk where every rank's slab holds eight: the
+ * edge and inner ranges then recompute no more planes than the chunks of a
+ * sweep without a cut, and the two edge chunks, a quarter of the slab at
+ * most, end early enough in the sweep for the next ghosts (which leave
+ * after them) to travel beside the inner planes. Thinner slabs take the K
+ * planes that read ghosts. The same on every rank (the thinnest slab). */
 static int edge_planes(const hip_state *s, const fused_entry *e)
 {
-    const char *env = getenv("HEATSOLVE_EDGE_CHUNK");
     const int fewest = s->problem.halo.fewest[2] > 0 ? s->problem.halo.fewest[2] : s->problem.grid.n[2];
-    return env && atoi(env) > 0 && fewest >= 4 * e->zchunk ? e->zchunk : e->steps;
+    return fewest >= 8 * e->zchunk ? e->zchunk : e->steps;
 }
 
 /* Sweeps with the exchange beside them, where single steps overlap theirs
@@ -481,26 +482,62 @@ static int restore_field(hip_state *s, saved_field *saved)
     return HEAT_OK;
 }
 
-/* Median time a step of `reps` runs of TIMED_STEPS steps, taken as a run
- * takes them (in place: the caller saved the field): e's sweeps, or (NULL)
- * single steps of the production kernel, each with its exchange as the run
- * has it, beside the update or before it. */
-enum { TIMED_STEPS = 12 }; /* whole sweeps of every K of fused_table */
-static int time_as_run(hip_state *s, const fused_entry *e, int reps, double *ms)
+/* Every rank starts the next timed run together: a run's exchanges wait
+ * for the neighbours, so a rank still busy with the previous one would
+ * otherwise add its lag to the others' time. */
+static int align_ranks(hip_state *s)
 {
-    std::vector<float> times((size_t)reps + 1);
-    for (int r = 0; r <= reps; ++r) { /* the first a warm-up */
-        long steps = TIMED_STEPS;
-        HIP_CALL(hipEventRecord(s->start, 0));
-        if (e) HEAT_CALL(fused_sweeps(s, e, &steps));
-        for (long step = 0; step < steps; ++step) HEAT_CALL(step_once(s, s->kernel, s->block));
-        HEAT_CALL(settle_exchange(s));
-        HIP_CALL(hipEventRecord(s->stop, 0));
-        HIP_CALL(hipEventSynchronize(s->stop));
-        HIP_CALL(hipEventElapsedTime(&times[(size_t)r], s->start, s->stop));
+    HIP_CALL(hipDeviceSynchronize());
+    if (!s->transport.sum_owned) return HEAT_OK;
+    double nothing = 0.0;
+    return s->transport.sum_owned(s->transport.context, &nothing, 1);
+}
+
+/* The time (ms) of one run of TIMED_STEPS steps taken as a run takes them
+ * (in place: the caller saved the field): e's sweeps, or (NULL) single
+ * steps of the production kernel, each with its exchange as the run has
+ * it, beside the update or before it. */
+enum { TIMED_STEPS = 12 }; /* whole sweeps of every K of fused_table */
+static int time_run(hip_state *s, const fused_entry *e, float *ms)
+{
+    HEAT_CALL(align_ranks(s));
+    long steps = TIMED_STEPS;
+    HIP_CALL(hipEventRecord(s->start, 0));
+    if (e) HEAT_CALL(fused_sweeps(s, e, &steps));
+    for (long step = 0; step < steps; ++step) HEAT_CALL(step_once(s, s->kernel, s->block));
+    HEAT_CALL(settle_exchange(s));
+    HIP_CALL(hipEventRecord(s->stop, 0));
+    HIP_CALL(hipEventSynchronize(s->stop));
+    HIP_CALL(hipEventElapsedTime(ms, s->start, s->stop));
+    return HEAT_OK;
+}
+
+/* One candidate of the choice: e's sweeps (NULL: single steps) with the z
+ * chunks fitted to waves or not, and where its time a step goes in ms[]. */
+struct timed_candidate {
+    const fused_entry *e;
+    int waves;
+    size_t at;
+};
+
+/* Median time a step of each candidate, over `reps` runs taken in turns (a
+ * run of each a turn, after a warm-up turn): a drift of the GPUs' clocks
+ * or of the ranks' pace during the tuning weighs on every candidate alike
+ * instead of favouring those timed first. */
+static int time_in_turns(hip_state *s, const std::vector<timed_candidate> &all, int reps, std::vector<double> &ms)
+{
+    std::vector<std::vector<float>> times(all.size());
+    for (int turn = 0; turn <= reps; ++turn)
+        for (size_t c = 0; c < all.size(); ++c) {
+            float t = 0.0f;
+            s->fused_waves = all[c].waves;
+            HEAT_CALL(time_run(s, all[c].e, &t));
+            if (turn > 0) times[c].push_back(t);
+        }
+    for (size_t c = 0; c < all.size(); ++c) {
+        std::sort(times[c].begin(), times[c].end());
+        ms[all[c].at] = times[c][(size_t)reps / 2] / TIMED_STEPS;
     }
-    std::sort(times.begin() + 1, times.end());
-    *ms = times[1 + (size_t)reps / 2] / TIMED_STEPS;
     return HEAT_OK;
 }
 
@@ -563,18 +600,19 @@ static int time_candidates(hip_state *s, int family, std::vector<double> &ms)
 {
     saved_field saved;
     HEAT_CALL(save_field(s, &saved));
-    if (!family)
-        HEAT_CALL(saved.copy ? time_as_run(s, NULL, FUSED_TUNE_REPS, &ms[0])
-                             : time_kernel(s, s->kernel, s->block, FUSED_TUNE_REPS, 1, &ms[0]));
+    std::vector<timed_candidate> all;
+    if (!family && saved.copy) all.push_back({NULL, 0, 0});
+    if (!family && !saved.copy) HEAT_CALL(time_kernel(s, s->kernel, s->block, FUSED_TUNE_REPS, 1, &ms[0]));
     for (int i = 0; i < FUSED_COUNT; ++i) {
         if (!fused_candidate(s, &fused_table[i], family)) continue;
         for (int waves = 0; waves < 2; ++waves) {
+            const size_t at = (size_t)(1 + 2 * i + waves);
+            if (saved.copy) all.push_back({&fused_table[i], waves, at});
             s->fused_waves = waves;
-            double *at = &ms[(size_t)(1 + 2 * i + waves)];
-            HEAT_CALL(saved.copy ? time_as_run(s, &fused_table[i], FUSED_TUNE_REPS, at)
-                                 : time_fused_aside(s, &fused_table[i], FUSED_TUNE_REPS, at));
+            if (!saved.copy) HEAT_CALL(time_fused_aside(s, &fused_table[i], FUSED_TUNE_REPS, &ms[at]));
         }
     }
+    if (saved.copy) HEAT_CALL(time_in_turns(s, all, FUSED_TUNE_REPS, ms));
     return restore_field(s, &saved);
 }
 
@@ -627,7 +665,8 @@ static void describe_fused(hip_state *s, const char *why)
     if (s->fused && s->fused_waves) snprintf(line + used, sizeof line - used, ", z chunks in whole waves");
     used = strlen(line);
     if (s->fused && s->deep.faces && s->overlap)
-        snprintf(line + used, sizeof line - used, ", exchanged beside the inner planes");
+        snprintf(line + used, sizeof line - used, ", exchanged beside the inner planes (edges %d planes)",
+                 edge_planes(s, s->fused));
     used = strlen(s->description);
     snprintf(s->description + used, sizeof s->description - used, "; %s", line);
     if (!s->problem.quiet) printf("GPU fused sweeps: %s\n", line);
