@@ -522,6 +522,29 @@ def test_fused_sweeps_gpu():
             same_bits(reference, os.path.join(folder, name, "run_000013.hdf"), f"2 GPU ranks {ranks}, heat_fused{k}")
         print(f"ranks {ranks}: heat_fused2, heat_fused3: bitwise equal to single steps on one process ({said})")
     thin_slab_sweeps(folder, cfg, gpu)
+    thick_slab_sweeps(folder, cfg, gpu)
+
+
+def thick_slab_sweeps(folder, cfg, gpu):
+    """z slabs of 1032 planes, eight whole z chunks of every fused kernel: with the exchange beside
+    the sweep, the ranges swept once the ghosts land are a whole chunk next to each cut (the chunks
+    of a sweep without a cut), the rest while the ghosts travel. Still the bits of one process."""
+    thick = ["--set", "grid.n=[80, 48, 2064]"]
+    serial([cfg, "-q", "--set", 'solver.kernel="heat_tiled_ntf"'] + thick + gpu + out(folder, "thick_one"))
+    reference = os.path.join(folder, "thick_one", "run_000013.hdf")
+    for k in (2, 3):
+        chosen = ["--set", "parallel.ranks=[1, 1, 2]", "--set", f'solver.kernel="heat_fused{k}"']
+        proc = mpirun(2, [cfg] + thick + gpu + chosen + out(folder, f"thick_{k}"))
+        said = f"halos {k} deep across the cut along z"
+        expect(said in proc.stdout, f"slabs of 1032 planes, heat_fused{k}: \"{said}\" not in the log:\n{proc.stdout}")
+        same_bits(reference, os.path.join(folder, f"thick_{k}", "run_000013.hdf"), f"slabs of 1032 planes, heat_fused{k}")
+    print(f"slabs of 1032 planes: heat_fused2, heat_fused3 bitwise equal to single steps on one process "
+          f"({fused_line(proc.stdout)})")
+
+
+def fused_line(log):
+    """The run's `GPU fused sweeps:` line, without its label."""
+    return next((line.split(":", 1)[1].strip() for line in log.splitlines() if "GPU fused sweeps:" in line), "none")
 
 
 def thin_slab_sweeps(folder, cfg, gpu):

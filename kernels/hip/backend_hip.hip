@@ -180,6 +180,7 @@ struct hip_state {
     char *deep_send[FACE_COUNT];     /* device: x faces' owned columns, packed; z faces send from the field */
     char *deep_recv[FACE_COUNT];     /* device: the neighbours' planes or columns, read by the fused kernel */
     void *deep_host_send[FACE_COUNT], *deep_host_recv[FACE_COUNT]; /* page-locked: staging without a GPU transport */
+    struct sweep_trace *trace;       /* HEATSOLVE_TRACE: the overlapped sweeps' timeline (sweep_trace.hip); else NULL */
 };
 
 /* ---- launching ---------------------------------------------------------------------------------- */

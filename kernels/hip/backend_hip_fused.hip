@@ -17,6 +17,7 @@
 #include <atomic>
 
 #include "fused_kernels.hip"
+#include "sweep_trace.hip"
 
 /* One fused kernel: K steps a sweep over tiles of bx cols x (by * rows)
  * columns (cols neighbouring columns a thread; a thread's rows neighbours
@@ -107,6 +108,7 @@ static int allocate_deep_halo(hip_state *s)
 
 static void free_deep_halo(hip_state *s)
 {
+    trace_destroy(&s->trace);
     for (int f = 0; f < FACE_COUNT; ++f) {
         exchanged_free(s, s->deep_send[f]), exchanged_free(s, s->deep_recv[f]);
         if (s->deep_host_send[f]) (void)hipHostFree(s->deep_host_send[f]);
@@ -337,6 +339,25 @@ static int deep_prepare(hip_state *s)
     return allocate_deep_halo(s);
 }
 
+/* Planes of the whole grid along z (HEATSOLVE_TRACE's lines name the block's among them). */
+static int whole_z(const hip_state *s)
+{
+    return s->problem.halo.global_n[2] > 0 ? s->problem.halo.global_n[2] : s->problem.grid.n[2];
+}
+
+/* Output planes next to a cut face that the comm stream sweeps once the
+ * ghosts land. A whole z chunk where every rank's slab holds eight: the
+ * edge and inner ranges then recompute no more planes than the chunks of a
+ * sweep without a cut, and the two edge chunks, a quarter of the slab at
+ * most, end early enough in the sweep for the next ghosts (which leave
+ * after them) to travel beside the inner planes. Thinner slabs take the K
+ * planes that read ghosts. The same on every rank (the thinnest slab). */
+static int edge_planes(const hip_state *s, const fused_entry *e)
+{
+    const int fewest = s->problem.halo.fewest[2] > 0 ? s->problem.halo.fewest[2] : s->problem.grid.n[2];
+    return fewest >= 8 * e->zchunk ? e->zchunk : e->steps;
+}
+
 /* Sweeps with the exchange beside them, where single steps overlap theirs
  * (z slabs, NCCL: the comm stream). Output planes K or more from a cut face
  * read no ghost: the default stream sweeps them while the comm stream
@@ -346,38 +367,58 @@ static int deep_prepare(hip_state *s)
  * as in overlapped_step: each waits for the other's previous part (they
  * read each other's planes and overwrite planes the other read). Every
  * point is the same kernel's, whatever the range it falls in. */
-static int overlapped_sweeps(hip_state *s, const fused_entry *e, long sweeps)
+static int overlapped_sweeps(hip_state *s, const fused_entry *e, long sweeps, bool traced)
 {
-    const int nz = s->problem.grid.n[2], K = e->steps;
+    const int nz = s->problem.grid.n[2], K = e->steps, edge = edge_planes(s, e);
     const bool low = s->deep.faces & 1u << FACE_Z_LOW, high = s->deep.faces & 1u << FACE_Z_HIGH, waves = s->fused_waves;
-    const int inner_begin = low ? std::min(K, nz) : 0, inner_end = high ? std::max(nz - K, inner_begin) : nz;
+    const bool edge_waves = waves && edge == K; /* a whole chunk's edge range stays one chunk */
+    const int inner_begin = low ? std::min(edge, nz) : 0, inner_end = high ? std::max(nz - edge, inner_begin) : nz;
+    if (traced && !s->trace && trace_wanted()) HEAT_CALL(trace_create(&s->trace));
+    sweep_trace *trace = traced ? s->trace : NULL;
     HEAT_CALL(comm_after_default(s));
+    if (trace) {
+        trace->sweeps = sweeps;
+        HIP_CALL(hipEventRecord(trace->origin, s->comm));
+    }
     HEAT_CALL(deep_exchange(s, s->current, K, s->comm));
+    if (trace) HIP_CALL(hipEventRecord(trace->first_sent, s->comm));
     for (long n = 0; n < sweeps; ++n) {
         const int from = s->current, to = 1 - from;
         const bool more = n + 1 < sweeps;
         HIP_CALL(hipStreamWaitEvent(0, s->boundary_done, 0)); /* the previous sweep's edge planes */
         HEAT_CALL(comm_after_default(s));                      /* and its inner planes */
-        if (low) HEAT_CALL(launch_fused(s, e, from, to, fused_range{0, inner_begin, waves, s->comm}));
-        if (high) HEAT_CALL(launch_fused(s, e, from, to, fused_range{inner_end, nz, waves, s->comm}));
+        HEAT_CALL(trace_mark(trace, EDGE_START, n, s->comm));
+        if (low) HEAT_CALL(launch_fused(s, e, from, to, fused_range{0, inner_begin, edge_waves, s->comm}));
+        if (high) HEAT_CALL(launch_fused(s, e, from, to, fused_range{inner_end, nz, edge_waves, s->comm}));
         HIP_CALL(hipEventRecord(s->boundary_done, s->comm));
+        HEAT_CALL(trace_mark(trace, EDGE_END, n, s->comm));
         const fused_range inner = {inner_begin, inner_end, waves, 0};
         if (s->transport.device_exchange_blocks) { /* MPI: the host waits in the exchange while the GPU sweeps */
+            HEAT_CALL(trace_mark(trace, INNER_START, n, 0));
             HEAT_CALL(launch_fused(s, e, from, to, inner));
+            HEAT_CALL(trace_mark(trace, INNER_END, n, 0));
             if (more) HEAT_CALL(deep_exchange(s, to, K, s->comm));
+            if (more) HEAT_CALL(trace_mark(trace, SENT, n, s->comm));
         } else {
             if (more) HEAT_CALL(deep_exchange(s, to, K, s->comm));
+            if (more) HEAT_CALL(trace_mark(trace, SENT, n, s->comm));
+            HEAT_CALL(trace_mark(trace, INNER_START, n, 0));
             HEAT_CALL(launch_fused(s, e, from, to, inner));
+            HEAT_CALL(trace_mark(trace, INNER_END, n, 0));
         }
         s->current = to;
         s->halo_valid = HALO_NONE; /* a sweep writes owned points only */
     }
     HIP_CALL(hipStreamWaitEvent(0, s->boundary_done, 0)); /* the default stream holds the whole sweep again */
+    if (trace)
+        HEAT_CALL(trace_report(trace, e->variant.kernel, waves, s->problem.halo.offset[2], nz, whole_z(s), inner_begin,
+                                inner_end));
     return HEAT_OK;
 }
 
-/* Sweeps of e for the whole groups of e->steps in *steps; leaves the rest. */
-static int fused_sweeps(hip_state *s, const fused_entry *e, long *steps)
+/* Sweeps of e for the whole groups of e->steps in *steps; leaves the rest.
+ * traced: a run's sweeps, which HEATSOLVE_TRACE times (not the tuner's). */
+static int fused_sweeps(hip_state *s, const fused_entry *e, long *steps, bool traced = false)
 {
     const long sweeps = *steps / e->steps;
     if (sweeps == 0) return HEAT_OK;
@@ -386,13 +427,25 @@ static int fused_sweeps(hip_state *s, const fused_entry *e, long *steps)
         HEAT_CALL(settle_exchange(s));
         s->ghosts_queued = 0; /* it was into the field the sweep leaves behind */
     }
-    if (s->overlap && s->deep.faces && s->deep.axis == 2) return overlapped_sweeps(s, e, sweeps);
+    if (s->overlap && s->deep.faces && s->deep.axis == 2) return overlapped_sweeps(s, e, sweeps, traced);
+    if (traced && !s->trace && trace_wanted()) HEAT_CALL(trace_create(&s->trace));
+    sweep_trace *trace = traced ? s->trace : NULL;
+    if (trace) {
+        trace->sweeps = sweeps;
+        HIP_CALL(hipEventRecord(trace->origin, 0));
+    }
     for (long n = 0; n < sweeps; ++n) {
+        HEAT_CALL(trace_mark(trace, EDGE_START, n, 0)); /* the exchange before the sweep, if any */
         if (s->deep.faces) HEAT_CALL(deep_exchange(s, s->current, e->steps));
+        HEAT_CALL(trace_mark(trace, EDGE_END, n, 0));
+        HEAT_CALL(trace_mark(trace, INNER_START, n, 0));
         HEAT_CALL(launch_fused(s, e, s->current, 1 - s->current));
+        HEAT_CALL(trace_mark(trace, INNER_END, n, 0));
         s->current = 1 - s->current;
         s->halo_valid = HALO_NONE; /* a sweep writes owned points only */
     }
+    if (trace) HEAT_CALL(trace_report_plain(trace, e->variant.kernel, s->fused_waves, s->problem.halo.offset[2],
+                                            s->problem.grid.n[2], whole_z(s), s->deep.faces != 0));
     return HEAT_OK;
 }
 
@@ -442,26 +495,62 @@ static int restore_field(hip_state *s, saved_field *saved)
     return HEAT_OK;
 }
 
-/* Median time a step of `reps` runs of TIMED_STEPS steps, taken as a run
- * takes them (in place: the caller saved the field): e's sweeps, or (NULL)
- * single steps of the production kernel, each with its exchange as the run
- * has it, beside the update or before it. */
-enum { TIMED_STEPS = 12 }; /* whole sweeps of every K of fused_table */
-static int time_as_run(hip_state *s, const fused_entry *e, int reps, double *ms)
+/* Every rank starts the next timed run together: a run's exchanges wait
+ * for the neighbours, so a rank still busy with the previous one would
+ * otherwise add its lag to the others' time. */
+static int align_ranks(hip_state *s)
 {
-    std::vector<float> times((size_t)reps + 1);
-    for (int r = 0; r <= reps; ++r) { /* the first a warm-up */
-        long steps = TIMED_STEPS;
-        HIP_CALL(hipEventRecord(s->start, 0));
-        if (e) HEAT_CALL(fused_sweeps(s, e, &steps));
-        for (long step = 0; step < steps; ++step) HEAT_CALL(step_once(s, s->kernel, s->block));
-        HEAT_CALL(settle_exchange(s));
-        HIP_CALL(hipEventRecord(s->stop, 0));
-        HIP_CALL(hipEventSynchronize(s->stop));
-        HIP_CALL(hipEventElapsedTime(&times[(size_t)r], s->start, s->stop));
+    HIP_CALL(hipDeviceSynchronize());
+    if (!s->transport.sum_owned) return HEAT_OK;
+    double nothing = 0.0;
+    return s->transport.sum_owned(s->transport.context, &nothing, 1);
+}
+
+/* The time (ms) of one run of TIMED_STEPS steps taken as a run takes them
+ * (in place: the caller saved the field): e's sweeps, or (NULL) single
+ * steps of the production kernel, each with its exchange as the run has
+ * it, beside the update or before it. */
+enum { TIMED_STEPS = 12 }; /* whole sweeps of every K of fused_table */
+static int time_run(hip_state *s, const fused_entry *e, float *ms)
+{
+    HEAT_CALL(align_ranks(s));
+    long steps = TIMED_STEPS;
+    HIP_CALL(hipEventRecord(s->start, 0));
+    if (e) HEAT_CALL(fused_sweeps(s, e, &steps));
+    for (long step = 0; step < steps; ++step) HEAT_CALL(step_once(s, s->kernel, s->block));
+    HEAT_CALL(settle_exchange(s));
+    HIP_CALL(hipEventRecord(s->stop, 0));
+    HIP_CALL(hipEventSynchronize(s->stop));
+    HIP_CALL(hipEventElapsedTime(ms, s->start, s->stop));
+    return HEAT_OK;
+}
+
+/* One candidate of the choice: e's sweeps (NULL: single steps) with the z
+ * chunks fitted to waves or not, and where its time a step goes in ms[]. */
+struct timed_candidate {
+    const fused_entry *e;
+    int waves;
+    size_t at;
+};
+
+/* Median time a step of each candidate, over `reps` runs taken in turns (a
+ * run of each a turn, after a warm-up turn): a drift of the GPUs' clocks
+ * or of the ranks' pace during the tuning weighs on every candidate alike
+ * instead of favouring those timed first. */
+static int time_in_turns(hip_state *s, const std::vector<timed_candidate> &all, int reps, std::vector<double> &ms)
+{
+    std::vector<std::vector<float>> times(all.size());
+    for (int turn = 0; turn <= reps; ++turn)
+        for (size_t c = 0; c < all.size(); ++c) {
+            float t = 0.0f;
+            s->fused_waves = all[c].waves;
+            HEAT_CALL(time_run(s, all[c].e, &t));
+            if (turn > 0) times[c].push_back(t);
+        }
+    for (size_t c = 0; c < all.size(); ++c) {
+        std::sort(times[c].begin(), times[c].end());
+        ms[all[c].at] = times[c][(size_t)reps / 2] / TIMED_STEPS;
     }
-    std::sort(times.begin() + 1, times.end());
-    *ms = times[1 + (size_t)reps / 2] / TIMED_STEPS;
     return HEAT_OK;
 }
 
@@ -524,18 +613,19 @@ static int time_candidates(hip_state *s, int family, std::vector<double> &ms)
 {
     saved_field saved;
     HEAT_CALL(save_field(s, &saved));
-    if (!family)
-        HEAT_CALL(saved.copy ? time_as_run(s, NULL, FUSED_TUNE_REPS, &ms[0])
-                             : time_kernel(s, s->kernel, s->block, FUSED_TUNE_REPS, 1, &ms[0]));
+    std::vector<timed_candidate> all;
+    if (!family && saved.copy) all.push_back({NULL, 0, 0});
+    if (!family && !saved.copy) HEAT_CALL(time_kernel(s, s->kernel, s->block, FUSED_TUNE_REPS, 1, &ms[0]));
     for (int i = 0; i < FUSED_COUNT; ++i) {
         if (!fused_candidate(s, &fused_table[i], family)) continue;
         for (int waves = 0; waves < 2; ++waves) {
+            const size_t at = (size_t)(1 + 2 * i + waves);
+            if (saved.copy) all.push_back({&fused_table[i], waves, at});
             s->fused_waves = waves;
-            double *at = &ms[(size_t)(1 + 2 * i + waves)];
-            HEAT_CALL(saved.copy ? time_as_run(s, &fused_table[i], FUSED_TUNE_REPS, at)
-                                 : time_fused_aside(s, &fused_table[i], FUSED_TUNE_REPS, at));
+            if (!saved.copy) HEAT_CALL(time_fused_aside(s, &fused_table[i], FUSED_TUNE_REPS, &ms[at]));
         }
     }
+    if (saved.copy) HEAT_CALL(time_in_turns(s, all, FUSED_TUNE_REPS, ms));
     return restore_field(s, &saved);
 }
 
@@ -588,7 +678,8 @@ static void describe_fused(hip_state *s, const char *why)
     if (s->fused && s->fused_waves) snprintf(line + used, sizeof line - used, ", z chunks in whole waves");
     used = strlen(line);
     if (s->fused && s->deep.faces && s->overlap)
-        snprintf(line + used, sizeof line - used, ", exchanged beside the inner planes");
+        snprintf(line + used, sizeof line - used, ", exchanged beside the inner planes (edges %d planes)",
+                 edge_planes(s, s->fused));
     used = strlen(s->description);
     snprintf(s->description + used, sizeof s->description - used, "; %s", line);
     if (!s->problem.quiet) printf("GPU fused sweeps: %s\n", line);
@@ -623,7 +714,7 @@ static int fused_prepare(hip_state *s)
 static int fused_advance(hip_state *s, long *steps)
 {
     HEAT_CALL(fused_prepare(s));
-    if (s->fused) HEAT_CALL(fused_sweeps(s, s->fused, steps));
+    if (s->fused) HEAT_CALL(fused_sweeps(s, s->fused, steps, true));
     return HEAT_OK;
 }
 
