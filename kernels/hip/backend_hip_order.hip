@@ -16,11 +16,11 @@ struct order_shape {
 };
 enum {
     ORDER_32x8_M2, ORDER_32x16_M2, ORDER_32x8_M2_P1, ORDER_32x8_M2_P2, ORDER_32x4_M2_P1,
-    ORDER_32x8_M2_P1_ROLL, ORDER_32x8_M2_P2_ROLL
+    ORDER_32x8_M2_P1_ROLL, ORDER_32x8_M2_P2_ROLL, ORDER_32x8_M4_P1_ROLL, ORDER_32x4_M2_P1_ROLL
 };
 static const order_shape order_shapes[] = {
     {{32, 8, 1}, 2, 1, 0}, {{32, 16, 1}, 2, 1, 0}, {{32, 8, 1}, 2, 1, 0}, {{32, 8, 1}, 2, 2, 0}, {{32, 4, 1}, 2, 1, 0},
-    {{32, 8, 1}, 2, 1, 1}, {{32, 8, 1}, 2, 2, 1},
+    {{32, 8, 1}, 2, 1, 1}, {{32, 8, 1}, 2, 2, 1}, {{32, 8, 1}, 4, 1, 1}, {{32, 4, 1}, 2, 1, 1},
 };
 
 /* The production candidates at orders above 2. zchunk: the planes each
@@ -38,7 +38,7 @@ static const order_entry order_table[] = {
     {{{"order_point", 1, 0}, ORDER_POINT, 0, 1}, -1},
     ORDER_ZW(64, 32x8, 2), ORDER_ZW(64, 32x16, 2), ORDER_ZW(128, 32x8, 2), ORDER_ZW(128, 32x16, 2),
     ORDER_ZP(64, 32x8, 2, 1), ORDER_ZP(64, 32x8, 2, 2), ORDER_ZP(64, 32x4, 2, 1),
-    ORDER_ZR(64, 32x8, 2, 1), ORDER_ZR(64, 32x8, 2, 2),
+    ORDER_ZR(64, 32x8, 2, 1), ORDER_ZR(64, 32x8, 2, 2), ORDER_ZR(64, 32x8, 4, 1), ORDER_ZR(64, 32x4, 2, 1),
 };
 #undef ORDER_ZW
 #undef ORDER_ZP
@@ -123,6 +123,8 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
     case ORDER_32x4_M2_P1: launch_order_zplanes<T, R, 32, 4, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_32x8_M2_P1_ROLL: launch_order_zplanes<T, R, 32, 8, 2, 1, true>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_32x8_M2_P2_ROLL: launch_order_zplanes<T, R, 32, 8, 2, 2, true>(g, out, in, p, c, h, e->zchunk, q); break;
+    case ORDER_32x8_M4_P1_ROLL: launch_order_zplanes<T, R, 32, 8, 4, 1, true>(g, out, in, p, c, h, e->zchunk, q); break;
+    case ORDER_32x4_M2_P1_ROLL: launch_order_zplanes<T, R, 32, 4, 2, 1, true>(g, out, in, p, c, h, e->zchunk, q); break;
     }
     return HEAT_OK;
 }

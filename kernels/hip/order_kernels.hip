@@ -29,6 +29,9 @@
  *                          thread between barriers), every value one load at an offset fixed
  *                          for the thread, its x or y mirroring decided once a march, and a
  *                          third copy of the loop for the chunks whose reads cross no face.
+ *   order_zroll<P>         order_zplanes (the kernel's ROLL flag) with its march unrolled by a
+ *                          turn of a ring of window registers, so that nothing is copied from
+ *                          plane to plane, and 32-bit offsets from pointers fixed for the thread.
  */
 
 enum { ORDER_MAX_RADIUS = 4 };
@@ -334,7 +337,8 @@ template <typename T, int BX, int BY, int M, int P> struct order_planes_occupanc
     enum {
         blocks = !ORDER_OCCUPANCY_HINTS          ? 0
                  : M * P * sizeof(T) <= 8        ? (BX * BY >= 256 ? 768 : 640) / (BX * BY) /* about 80 or 100 registers */
-                                                 : 512 / (BX * BY)
+                 : M * sizeof(T) <= 16           ? 512 / (BX * BY)
+                                                 : 0 /* rows of 32 bytes a plane would spill under 128 registers */
     };
 };
 
