@@ -17,11 +17,11 @@ struct order_shape {
 };
 enum {
     ORDER_32x8_M2, ORDER_32x16_M2, ORDER_32x8_M2_P1, ORDER_32x8_M2_P2, ORDER_32x4_M2_P1,
-    ORDER_32x8_M2_P1_ROLL, ORDER_32x8_M2_P2_ROLL, ORDER_32x8_M4_P1_ROLL, ORDER_32x4_M2_P1_ROLL, ORDER_32x8_M2_P1_ROLL2
+    ORDER_32x8_M2_P1_ROLL, ORDER_32x8_M2_P2_ROLL
 };
 static const order_shape order_shapes[] = {
     {{32, 8, 1}, 2, 1, 0}, {{32, 16, 1}, 2, 1, 0}, {{32, 8, 1}, 2, 1, 0}, {{32, 8, 1}, 2, 2, 0}, {{32, 4, 1}, 2, 1, 0},
-    {{32, 8, 1}, 2, 1, 1}, {{32, 8, 1}, 2, 2, 1}, {{32, 8, 1}, 4, 1, 1}, {{32, 4, 1}, 2, 1, 1}, {{32, 8, 1}, 2, 1, 2},
+    {{32, 8, 1}, 2, 1, 1}, {{32, 8, 1}, 2, 2, 1},
 };
 
 /* The production candidates at orders above 2. zchunk: the planes each
@@ -35,18 +35,15 @@ struct order_entry {
 #define ORDER_ZW(z, b, m) {{{"order_zwindow" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m}
 #define ORDER_ZP(z, b, m, p) {{{"order_zplanes" #p "_" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##_P##p}
 #define ORDER_ZR(z, b, m, p) {{{"order_zroll" #p "_" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##_P##p##_ROLL}
-#define ORDER_ZR2(z, b, m, p) {{{"order_zroll" #p "a2_" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##_P##p##_ROLL2}
 static const order_entry order_table[] = {
     {{{"order_point", 1, 0}, ORDER_POINT, 0, 1}, -1},
     ORDER_ZW(64, 32x8, 2), ORDER_ZW(64, 32x16, 2), ORDER_ZW(128, 32x8, 2), ORDER_ZW(128, 32x16, 2),
     ORDER_ZP(64, 32x8, 2, 1), ORDER_ZP(64, 32x8, 2, 2), ORDER_ZP(64, 32x4, 2, 1),
-    ORDER_ZR(64, 32x8, 2, 1), ORDER_ZR(64, 32x8, 2, 2), ORDER_ZR(64, 32x8, 4, 1), ORDER_ZR(64, 32x4, 2, 1),
-    ORDER_ZR2(64, 32x8, 2, 1),
+    ORDER_ZR(64, 32x8, 2, 1), ORDER_ZR(64, 32x8, 2, 2),
 };
 #undef ORDER_ZW
 #undef ORDER_ZP
 #undef ORDER_ZR
-#undef ORDER_ZR2
 enum { ORDER_COUNT = sizeof order_table / sizeof order_table[0] };
 
 static const order_entry *order_of(const kernel_entry *e)
@@ -127,9 +124,6 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
     case ORDER_32x4_M2_P1: launch_order_zplanes<T, R, 32, 4, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_32x8_M2_P1_ROLL: launch_order_zplanes<T, R, 32, 8, 2, 1, 1>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_32x8_M2_P2_ROLL: launch_order_zplanes<T, R, 32, 8, 2, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
-    case ORDER_32x8_M4_P1_ROLL: launch_order_zplanes<T, R, 32, 8, 4, 1, 1>(g, out, in, p, c, h, e->zchunk, q); break;
-    case ORDER_32x4_M2_P1_ROLL: launch_order_zplanes<T, R, 32, 4, 2, 1, 1>(g, out, in, p, c, h, e->zchunk, q); break;
-    case ORDER_32x8_M2_P1_ROLL2: launch_order_zplanes<T, R, 32, 8, 2, 1, 2>(g, out, in, p, c, h, e->zchunk, q); break;
     }
     return HEAT_OK;
 }

@@ -337,8 +337,7 @@ template <typename T, int BX, int BY, int M, int P> struct order_planes_occupanc
     enum {
         blocks = !ORDER_OCCUPANCY_HINTS          ? 0
                  : M * P * sizeof(T) <= 8        ? (BX * BY >= 256 ? 768 : 640) / (BX * BY) /* about 80 or 100 registers */
-                 : M * sizeof(T) <= 16           ? 512 / (BX * BY)
-                                                 : 0 /* rows of 32 bytes a plane would spill under 128 registers */
+                                                 : 512 / (BX * BY)
     };
 };
 
@@ -602,7 +601,7 @@ __device__ __forceinline__ void order_zroll_body(T *__restrict__ out, const T *_
         if (k + P < k1) load_halo(g_in_turn + 1, k + P);
         /* The other set of tiles was last read a group ago, before the previous group's barrier. */
         T(*set)[BY * M + 2 * R][BX + 2 * R] = tiles[g_in_turn & 1];
-        const int base = g_in_turn * P + R; /* ring slot of plane k, less nothing: (base + d) % L holds k + d */
+        const int base = g_in_turn * P + R; /* (base + d) % L: the ring slot of plane k + d */
 #pragma unroll
         for (int q = 0; q < P; ++q) {
 #pragma unroll
