@@ -9,14 +9,19 @@
  */
 
 /* The thread blocks, tile factors and planes a barrier of order_zwindow
- * (planes 1) and order_zplanes: compile-time (the shared tiles' size, the
- * window's registers). */
+ * (planes 1), order_zplanes and order_zroll (roll: groups of planes whose
+ * rows are loaded ahead): compile-time (the shared tiles' size, the window's
+ * registers). */
 struct order_shape {
-    int block[3], tile, planes;
+    int block[3], tile, planes, roll;
 };
-enum { ORDER_32x8_M2, ORDER_32x16_M2, ORDER_32x8_M2_P1, ORDER_32x8_M2_P2, ORDER_32x4_M2_P1 };
+enum {
+    ORDER_32x8_M2, ORDER_32x16_M2, ORDER_32x8_M2_P1, ORDER_32x8_M2_P2, ORDER_32x4_M2_P1,
+    ORDER_32x8_M2_P1_ROLL, ORDER_32x8_M2_P2_ROLL
+};
 static const order_shape order_shapes[] = {
-    {{32, 8, 1}, 2, 1}, {{32, 16, 1}, 2, 1}, {{32, 8, 1}, 2, 1}, {{32, 8, 1}, 2, 2}, {{32, 4, 1}, 2, 1},
+    {{32, 8, 1}, 2, 1, 0}, {{32, 16, 1}, 2, 1, 0}, {{32, 8, 1}, 2, 1, 0}, {{32, 8, 1}, 2, 2, 0}, {{32, 4, 1}, 2, 1, 0},
+    {{32, 8, 1}, 2, 1, 1}, {{32, 8, 1}, 2, 2, 1},
 };
 
 /* The production candidates at orders above 2. zchunk: the planes each
@@ -29,13 +34,16 @@ struct order_entry {
 
 #define ORDER_ZW(z, b, m) {{{"order_zwindow" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m}
 #define ORDER_ZP(z, b, m, p) {{{"order_zplanes" #p "_" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##_P##p}
+#define ORDER_ZR(z, b, m, p) {{{"order_zroll" #p "_" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##_P##p##_ROLL}
 static const order_entry order_table[] = {
     {{{"order_point", 1, 0}, ORDER_POINT, 0, 1}, -1},
     ORDER_ZW(64, 32x8, 2), ORDER_ZW(64, 32x16, 2), ORDER_ZW(128, 32x8, 2), ORDER_ZW(128, 32x16, 2),
     ORDER_ZP(64, 32x8, 2, 1), ORDER_ZP(64, 32x8, 2, 2), ORDER_ZP(64, 32x4, 2, 1),
+    ORDER_ZR(64, 32x8, 2, 1), ORDER_ZR(64, 32x8, 2, 2),
 };
 #undef ORDER_ZW
 #undef ORDER_ZP
+#undef ORDER_ZR
 enum { ORDER_COUNT = sizeof order_table / sizeof order_table[0] };
 
 static const order_entry *order_of(const kernel_entry *e)
@@ -78,11 +86,20 @@ static void launch_order_zwindow(dim3 g, T *out, const T *in, const stencil_shap
     order_zwindow<T, R, BX, BY, M, D><<<g, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk);
 }
 
-template <typename T, int R, int BX, int BY, int M, int P>
+/* ROLL > 0: order_zroll's march (the rows' loads ROLL groups ahead), whose
+ * 32-bit offsets span a chunk's planes and their halo; where they would not
+ * fit, order_zplanes' march, which sums alike (the same bits). */
+template <typename T, int R, int BX, int BY, int M, int P, int ROLL = 0>
 static void launch_order_zplanes(dim3 g, T *out, const T *in, const stencil_shape &p, const order_coeffs<T> &c,
                                  const halo_coeffs<T> &h, int zchunk, hipStream_t q)
 {
-    order_zplanes<T, R, BX, BY, M, P><<<g, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk);
+    if constexpr (ROLL > 0) {
+        if ((long)(zchunk + 2 * R + (1 + ROLL) * P) * p.sz <= std::numeric_limits<int>::max()) {
+            order_zplanes<T, R, BX, BY, M, P, ROLL><<<g, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk);
+            return;
+        }
+    }
+    order_zplanes<T, R, BX, BY, M, P, 0><<<g, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk);
 }
 
 template <typename T, int R>
@@ -105,6 +122,8 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
     case ORDER_32x8_M2_P1: launch_order_zplanes<T, R, 32, 8, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_32x8_M2_P2: launch_order_zplanes<T, R, 32, 8, 2, 2>(g, out, in, p, c, h, e->zchunk, q); break;
     case ORDER_32x4_M2_P1: launch_order_zplanes<T, R, 32, 4, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
+    case ORDER_32x8_M2_P1_ROLL: launch_order_zplanes<T, R, 32, 8, 2, 1, 1>(g, out, in, p, c, h, e->zchunk, q); break;
+    case ORDER_32x8_M2_P2_ROLL: launch_order_zplanes<T, R, 32, 8, 2, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
     }
     return HEAT_OK;
 }

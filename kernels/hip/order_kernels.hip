@@ -29,6 +29,9 @@
  *                          thread between barriers), every value one load at an offset fixed
  *                          for the thread, its x or y mirroring decided once a march, and a
  *                          third copy of the loop for the chunks whose reads cross no face.
+ *   order_zroll<P>         order_zplanes (the kernel's ROLL flag) with its march unrolled by a
+ *                          turn of a ring of window registers, so that nothing is copied from
+ *                          plane to plane, and 32-bit offsets from pointers fixed for the thread.
  */
 
 enum { ORDER_MAX_RADIUS = 4 };
@@ -473,8 +476,182 @@ __device__ __forceinline__ void order_zplanes_body(T *__restrict__ out, const T 
     }
 }
 
-/* P: planes a barrier (1 or 2 in the table; 4 lost to its registers). */
-template <typename T, int R, int BX, int BY, int M, int P>
+/* order_zroll: order_zplanes without its window's register moves. Each row
+ * keeps L = 2R + P + A P planes in a ring (the window of 2R + P planes and the
+ * next A groups' P planes, loaded A groups ahead; the halo one group ahead),
+ * and the march is unrolled by U
+ * groups, a whole turn of the ring and an even number of groups, so that the
+ * two sets of halo registers and of tiles alternate at compile time too: every
+ * slot is a constant, the registers rotate by renaming and no value is copied
+ * (order_zplanes moves M 2R window values and its halo a group). Each point's
+ * sum is order_sum's, so the bits are order_zwindow's. */
+template <int R, int P, int A> struct order_ring {
+    enum { L = 2 * R + P + A * P, TURN = L / P, U = TURN % 2 == 0 ? TURN : 2 * TURN };
+};
+
+/* p, held as an address: nvcc would otherwise keep a base plus a 64-bit
+ * index per pointer and rebuild each address from them (four instructions a
+ * load); an opaque pointer plus a 32-bit offset is one multiply-add. */
+template <typename P> __device__ __forceinline__ P *order_opaque(P *p)
+{
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
+    asm("" : "+l"(p));
+#endif
+    return p;
+}
+
+/* A read through an order_opaque pointer: the asm hides that it points to global memory, so on
+ * NVIDIA the load says so (ld.global.nc, as the kernels' other reads of the read-only field). */
+template <typename T> __device__ __forceinline__ T order_read(const T *p)
+{
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
+    return __ldg(p);
+#else
+    return *p;
+#endif
+}
+
+template <typename T, int R, int BX, int BY, int M, int P, int A, bool EDGE, bool ZFACE>
+__device__ __forceinline__ void order_zroll_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
+                                                 const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
+                                                 const int (&hrow)[ORDER_PER(R, BX, BY, M)],
+                                                 const int (&hcol)[ORDER_PER(R, BX, BY, M)],
+                                                 const bool (&hvalid)[ORDER_PER(R, BX, BY, M)], const bool (&rvalid)[M],
+                                                 T (&tiles)[2][P][BY * M + 2 * R][BX + 2 * R])
+{
+    constexpr int L = order_ring<R, P, A>::L, U = order_ring<R, P, A>::U, PER = ORDER_PER(R, BX, BY, M);
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int i0 = blockIdx.x * BX, j0 = blockIdx.y * BY * M;
+    const int i = i0 + tx, j = j0 + ty * M;
+    auto load = [&](int li, int lj, int lk) -> T {
+        if (EDGE) return order_fetch(u, li, lj, lk, s, h);
+        int from;
+        T shift, scale;
+        const bool mirrored = order_z_mirror(lk, s, h, from, shift, scale);
+        const T v = u[li + lj * s.sy + (long)from * s.sz];
+        return mirrored ? shift + scale * v : v;
+    };
+    /* Where each value is read from: order_zplanes_body's offsets, fixed for the thread. */
+    int row_at[M], halo_at[PER];
+    T row_shift[M], row_scale[M], halo_shift[PER], halo_scale[PER];
+    bool row_xy[M], halo_xy[PER];
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        row_at[n] = i + (j + n) * s.sy, row_shift[n] = (T)0, row_scale[n] = (T)1;
+        row_xy[n] = EDGE && order_xy_mirror(i, j + n, s, h, row_at[n], row_shift[n], row_scale[n]);
+    }
+#pragma unroll
+    for (int p = 0; p < PER; ++p) {
+        const int gi = i0 - R + hcol[p], gj = j0 - R + hrow[p];
+        halo_at[p] = gi + gj * s.sy, halo_shift[p] = (T)0, halo_scale[p] = (T)1;
+        halo_xy[p] = EDGE && order_xy_mirror(gi, gj, s, h, halo_at[p], halo_shift[p], halo_scale[p]);
+    }
+    /* 32-bit offsets from pointers fixed for the thread at plane k0 - R (the launcher keeps the chunk's
+     * planes within 2^31 values): an address is one multiply-add, not a 64-bit product a load. */
+    const T *rows_from[M], *halo_from[PER];
+    T *out_from[M];
+    const int sz = (int)s.sz;
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        rows_from[n] = order_opaque(u + (long)(k0 - R) * s.sz + row_at[n]);
+        out_from[n] = order_opaque(out + (long)k0 * s.sz + i + (j + n) * s.sy);
+    }
+#pragma unroll
+    for (int p = 0; p < PER; ++p) halo_from[p] = order_opaque(u + (long)(k0 - R) * s.sz + halo_at[p]);
+    T ring[M][L];      /* ring[n][t % L]: row j + n, plane k0 - R + t */
+    T halo[2][P][PER]; /* halo[g & 1][q]: plane k0 + g P + q of the halo */
+    /* Group g's rows planes k + R .. k + R + P - 1, k = k0 + g P, into ring slots (g P + 2R + q) % L;
+     * none past the chunk. g: a constant once unrolled. */
+    auto load_rows = [&](int g, int k) {
+#pragma unroll
+        for (int q = 0; q < P; ++q) {
+            const int slot = (g * P + 2 * R + q) % L;
+            if (P > 1 && k + q >= k1) {
+#pragma unroll
+                for (int n = 0; n < M; ++n) ring[n][slot] = (T)0;
+                continue;
+            }
+            int from_rows = k + q + R;
+            T shift_rows = (T)0, scale_rows = (T)1;
+            const bool mirrored_rows = ZFACE && order_z_mirror(k + q + R, s, h, from_rows, shift_rows, scale_rows);
+            const int rows_off = (from_rows - k0 + R) * sz;
+#pragma unroll
+            for (int n = 0; n < M; ++n) {
+                T v = !EDGE || rvalid[n] ? order_read(rows_from[n] + rows_off) : (T)0;
+                if (EDGE) v = row_xy[n] ? row_shift[n] + row_scale[n] * v : v;
+                ring[n][slot] = mirrored_rows ? shift_rows + scale_rows * v : v;
+            }
+        }
+    };
+    /* Group g's halo planes k .. k + P - 1 into halo set g & 1; none past the chunk. */
+    auto load_halo = [&](int g, int k) {
+#pragma unroll
+        for (int q = 0; q < P; ++q) {
+            const int halo_off = (k + q - k0 + R) * sz;
+#pragma unroll
+            for (int p = 0; p < PER; ++p) {
+                const T v = hvalid[p] && (P == 1 || k + q < k1) ? order_read(halo_from[p] + halo_off) : (T)0;
+                halo[g & 1][q][p] = EDGE && halo_xy[p] ? halo_shift[p] + halo_scale[p] * v : v;
+            }
+        }
+    };
+    /* Group g (constant g % U = g_in_turn) at plane k: its tiles stored, one barrier, P M sums. */
+    auto group = [&](int g_in_turn, int k) {
+        if (k + A * P < k1) load_rows(g_in_turn + A, k + A * P);
+        if (k + P < k1) load_halo(g_in_turn + 1, k + P);
+        /* The other set of tiles was last read a group ago, before the previous group's barrier. */
+        T(*set)[BY * M + 2 * R][BX + 2 * R] = tiles[g_in_turn & 1];
+        const int base = g_in_turn * P + R; /* (base + d) % L: the ring slot of plane k + d */
+#pragma unroll
+        for (int q = 0; q < P; ++q) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) set[q][R + ty * M + n][R + tx] = ring[n][(base + q) % L];
+#pragma unroll
+            for (int p = 0; p < PER; ++p)
+                if (hvalid[p]) set[q][hrow[p]][hcol[p]] = halo[g_in_turn & 1][q][p];
+        }
+        __syncthreads(); /* the group's tiles are whole */
+#pragma unroll
+        for (int q = 0; q < P; ++q) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) {
+                T zlo[R], ylo[R], xlo[R], xhi[R], yhi[R], zhi[R];
+                const int row = R + ty * M + n;
+                const T centre = ring[n][(base + q) % L];
+#pragma unroll
+                for (int m = 0; m < R; ++m) {
+                    zlo[m] = ring[n][(base + q - 1 - m) % L], zhi[m] = ring[n][(base + q + 1 + m) % L];
+                    ylo[m] = n - 1 - m >= 0 ? ring[n - 1 - m < 0 ? 0 : n - 1 - m][(base + q) % L] : set[q][row - 1 - m][R + tx];
+                    yhi[m] = n + 1 + m < M ? ring[n + 1 + m < M ? n + 1 + m : 0][(base + q) % L] : set[q][row + 1 + m][R + tx];
+                    xlo[m] = set[q][row][R + tx - 1 - m], xhi[m] = set[q][row][R + tx + 1 + m];
+                }
+                const T next = centre + c.alpha_dt * order_sum<T, R>(c, zlo, ylo, xlo, centre, xhi, yhi, zhi);
+                if ((P == 1 || k + q < k1) && (!EDGE || (i < s.nx && j + n < s.ny)))
+                    nontemporal_store(next, out_from[n] + (k + q - k0) * sz);
+            }
+        }
+    };
+
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+#pragma unroll
+        for (int r = 0; r < 2 * R; ++r) ring[n][r] = !EDGE || rvalid[n] ? load(i, j + n, k0 - R + r) : (T)0;
+    }
+#pragma unroll
+    for (int g = 0; g < A; ++g)
+        if (k0 + g * P < k1) load_rows(g, k0 + g * P);
+    load_halo(0, k0);
+    const int groups = (k1 - k0 + P - 1) / P;
+    for (int g0 = 0; g0 < groups; g0 += U) {
+#pragma unroll
+        for (int g = 0; g < U; ++g)
+            if (g0 + g < groups) group(g, k0 + (g0 + g) * P);
+    }
+}
+
+/* P: planes a barrier (1 or 2 in the table; 4 lost to its registers). ROLL > 0: order_zroll's march,
+ * the rows' loads ROLL groups ahead. */
+template <typename T, int R, int BX, int BY, int M, int P, int ROLL>
 __global__ void __launch_bounds__(BX *BY, (order_planes_occupancy<T, BX, BY, M, P>::blocks))
     order_zplanes(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
                   int zchunk)
@@ -503,7 +680,13 @@ __global__ void __launch_bounds__(BX *BY, (order_planes_occupancy<T, BX, BY, M, 
      * whole), and the rest, whose reads cross no face. */
     const bool edge = i0 < R || i0 + BX + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
     const bool zface = k0 < R || k1 + R > s.nz;
-    if (edge) order_zplanes_body<T, R, BX, BY, M, P, true, true>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
+    if constexpr (ROLL > 0) {
+        if (edge) order_zroll_body<T, R, BX, BY, M, P, ROLL, true, true>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
+        else if (zface)
+            order_zroll_body<T, R, BX, BY, M, P, ROLL, false, true>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
+        else order_zroll_body<T, R, BX, BY, M, P, ROLL, false, false>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
+    } else if (edge)
+        order_zplanes_body<T, R, BX, BY, M, P, true, true>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
     else if (zface)
         order_zplanes_body<T, R, BX, BY, M, P, false, true>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
     else order_zplanes_body<T, R, BX, BY, M, P, false, false>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
