@@ -103,8 +103,9 @@ __device__ __forceinline__ bool order_xy_mirror(int i, int j, const stencil_shap
  * addresses), each product fused into its addition by an explicit fma: half
  * the instructions of a product and an addition (the kernels are bound by
  * instruction issue at order 8, and -fmad=false forbids the compiler's own
- * contraction), and still one rounding sequence for every variant. The CPU,
- * rounding each product, agrees to rounding. */
+ * contraction), and still one rounding sequence for every variant. The CPU's
+ * rows (kernels/cpu/cpu_wide.h) fuse the same products in the same order;
+ * the tests ask the two only to agree to rounding. */
 template <typename T, int R>
 __device__ __forceinline__ T order_sum(const order_coeffs<T> &c, const T (&zlo)[R], const T (&ylo)[R], const T (&xlo)[R],
                                        T centre, const T (&xhi)[R], const T (&yhi)[R], const T (&zhi)[R])
