@@ -529,17 +529,9 @@ def thick_slab_sweeps(folder, cfg, gpu):
     """z slabs of 1032 planes, eight whole z chunks of every fused kernel: with the exchange beside
     the sweep, the ranges swept once the ghosts land are a whole chunk next to each cut (the chunks
     of a sweep without a cut), the rest while the ghosts travel. Still the bits of one process."""
-    thick = ["--set", "grid.n=[80, 48, 2064]"]
-    serial([cfg, "-q", "--set", 'solver.kernel="heat_tiled_ntf"'] + thick + gpu + out(folder, "thick_one"))
-    reference = os.path.join(folder, "thick_one", "run_000013.hdf")
-    for k in (2, 3):
-        chosen = ["--set", "parallel.ranks=[1, 1, 2]", "--set", f'solver.kernel="heat_fused{k}"']
-        proc = mpirun(2, [cfg] + thick + gpu + chosen + out(folder, f"thick_{k}"))
-        said = f"halos {k} deep across the cut along z"
-        expect(said in proc.stdout, f"slabs of 1032 planes, heat_fused{k}: \"{said}\" not in the log:\n{proc.stdout}")
-        same_bits(reference, os.path.join(folder, f"thick_{k}", "run_000013.hdf"), f"slabs of 1032 planes, heat_fused{k}")
+    log = z_slab_sweeps(folder, cfg, gpu, "[80, 48, 2064]", (2, 3), "slabs of 1032 planes", "thick")
     print(f"slabs of 1032 planes: heat_fused2, heat_fused3 bitwise equal to single steps on one process "
-          f"({fused_line(proc.stdout)})")
+          f"({fused_line(log)})")
 
 
 def fused_line(log):
@@ -551,18 +543,25 @@ def thin_slab_sweeps(folder, cfg, gpu):
     """z slabs of 16 and 4 planes: with the exchange beside the sweep, the planes within K of the cut
     are swept once the ghosts land, and the thin slab is K + 1 (K = 3) or exactly K (K = 4) thick:
     its inner range one plane or none. Still the bits of one process."""
-    thin = ["--set", "grid.n=[80, 48, 20]"]
-    serial([cfg, "-q", "--set", 'solver.kernel="heat_tiled_ntf"'] + thin + gpu + out(folder, "thin_one"))
-    reference = os.path.join(folder, "thin_one", "run_000013.hdf")
-    for k in (3, 4):
-        chosen = ["--set", "parallel.ranks=[1, 1, 2]", "--set", f'solver.kernel="heat_fused{k}"']
-        proc = mpirun(2, [cfg] + thin + gpu + chosen + out(folder, f"thin_{k}"))
-        said = f"halos {k} deep across the cut along z"
-        expect(said in proc.stdout, f"slabs of 16 and 4 planes, heat_fused{k}: \"{said}\" not in the log:\n{proc.stdout}")
-        same_bits(reference, os.path.join(folder, f"thin_{k}", "run_000013.hdf"), f"slabs of 16 and 4 planes, heat_fused{k}")
-    beside = "beside the inner planes" in proc.stdout
+    log = z_slab_sweeps(folder, cfg, gpu, "[80, 48, 20]", (3, 4), "slabs of 16 and 4 planes", "thin")
+    beside = "beside the inner planes" in log
     print(f"slabs of 16 and 4 planes: heat_fused3, heat_fused4 bitwise equal to single steps on one process "
           f"({'exchange beside the inner planes' if beside else 'exchange before the sweep: no NCCL here'})")
+
+
+def z_slab_sweeps(folder, cfg, gpu, grid, ks, label, tag):
+    """Two ranks in z slabs of the grid `grid`, each K of `ks` steps a sweep with K-deep halos, give
+    the bits of one process's single steps. Returns the last run's log."""
+    cut = ["--set", f"grid.n={grid}"]
+    serial([cfg, "-q", "--set", 'solver.kernel="heat_tiled_ntf"'] + cut + gpu + out(folder, f"{tag}_one"))
+    reference = os.path.join(folder, f"{tag}_one", "run_000013.hdf")
+    for k in ks:
+        chosen = ["--set", "parallel.ranks=[1, 1, 2]", "--set", f'solver.kernel="heat_fused{k}"']
+        proc = mpirun(2, [cfg] + cut + gpu + chosen + out(folder, f"{tag}_{k}"))
+        said = f"halos {k} deep across the cut along z"
+        expect(said in proc.stdout, f"{label}, heat_fused{k}: \"{said}\" not in the log:\n{proc.stdout}")
+        same_bits(reference, os.path.join(folder, f"{tag}_{k}", "run_000013.hdf"), f"{label}, heat_fused{k}")
+    return proc.stdout
 
 
 def nccl_registered_buffers(folder, cfg, gpu):
