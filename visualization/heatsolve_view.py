@@ -1,11 +1,23 @@
 """What both render scripts need from a heatsolve run in ParaView: its series file, a render
 view in the project's look, and the temperature colouring with a fixed range."""
 
+import argparse
 import glob
 import os
 import sys
 
 from paraview.simple import ColorBy, CreateView, GetColorTransferFunction, GetScalarBar
+
+
+def common_arguments(doc, size):
+    """The arguments both scripts take: the run, the time to show, the image size and where it goes.
+    The caller adds its own before parsing."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("run")
+    parser.add_argument("--time", type=float)
+    parser.add_argument("--size", type=int, nargs=2, default=size)
+    parser.add_argument("--out")
+    return parser
 
 
 def find_series(run, script):

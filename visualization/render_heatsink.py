@@ -8,23 +8,17 @@ usage: xvfb-run -a -s "-screen 0 1280x1024x24 -noreset" pvpython visualization/r
   --size W H      image size in pixels (default 1200 600)
   --out FILE      the PNG (default RUN/heatsink.png)
 """
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from heatsolve_view import colour, find_series, make_view  # noqa: E402
+from heatsolve_view import colour, common_arguments, find_series, make_view  # noqa: E402
 from paraview.simple import (OpenDataFile, Outline, Render, SaveScreenshot, Show, Slice, Threshold,  # noqa: E402
                              Transform)
 
 
 def parse_arguments():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run")
-    parser.add_argument("--time", type=float)
-    parser.add_argument("--size", type=int, nargs=2, default=[1200, 600])
-    parser.add_argument("--out")
-    return parser.parse_args()
+    return common_arguments(__doc__, [1200, 600]).parse_args()
 
 
 def main():

@@ -10,23 +10,18 @@ usage: xvfb-run -a -s "-screen 0 1280x1024x24 -noreset" pvpython visualization/r
   --slice-z F          height of the slice, fraction of the box (default 0.35: mid-letters)
   --animation FILE     also assemble the frames into FILE (.gif or .mp4) with ffmpeg
 """
-import argparse
 import os
 import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from heatsolve_view import colour, find_series, make_view  # noqa: E402
-from paraview.simple import Contour, Hide, OpenDataFile, Outline, Render, SaveScreenshot, Show, Slice  # noqa: E402
+from heatsolve_view import colour, common_arguments, find_series, make_view  # noqa: E402
+from paraview.simple import Contour, OpenDataFile, Outline, Render, SaveScreenshot, Show, Slice  # noqa: E402
 
 
 def parse_arguments():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run")
-    parser.add_argument("--time", type=float)
-    parser.add_argument("--size", type=int, nargs=2, default=[960, 540])
-    parser.add_argument("--out")
+    parser = common_arguments(__doc__, [960, 540])
     parser.add_argument("--slice-z", type=float, default=0.35)
     parser.add_argument("--animation")
     return parser.parse_args()
