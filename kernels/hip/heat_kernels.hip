@@ -19,6 +19,9 @@
  *                        pass before it fills the y and z faces only (whole rows)
  *   heat_zahead<W, M, D> (zahead_kernels.hip) heat_zwindow with the loads of the
  *                        planes D beyond `above` in flight during a plane's arithmetic
+ *   GHOSTS_MADE kernels  (heat_zwindowg, heat_zahead...g, heat_pairs_ntg) make every ghost of a
+ *                        physical face on the fly from the owned value beside it:
+ *                        no halo pass before them, none written by them
  * FUSED heat kernels also write the ghosts of the field they produce, so a
  * time step is one kernel; the others need a halo_fill launch before each step.
  */
@@ -71,6 +74,22 @@ __device__ __forceinline__ void store_with_ghosts(T *q, T v, int j, int k, const
     if (j == s.ny - 1 && applies(h, 3)) store<T, NT>(q + s.sy, h.shift[3] + h.scale[3] * v);
     if (k == 0 && applies(h, 4)) store<T, NT>(q - s.sz, h.shift[4] + h.scale[4] * v);
     if (k == s.nz - 1 && applies(h, 5)) store<T, NT>(q + s.sz, h.shift[5] + h.scale[5] * v);
+}
+
+/* How a kernel comes by the ghosts of physical faces (exchanged faces' ghosts
+ * are always read): GHOSTS_READ all from the field (a halo pass of the six
+ * faces before it); GHOSTS_WRITTEN x made on the fly, the y and z ones of its
+ * output written (store_with_ghosts: no pass before the next step);
+ * GHOSTS_X_MADE x made on the fly, y and z read (a y/z pass before it);
+ * GHOSTS_MADE all made on the fly where they are needed, none read or written:
+ * no pass at all, and only whole-row or whole-plane branches (a warp's threads
+ * share their row and plane). */
+enum { GHOSTS_READ = 0, GHOSTS_WRITTEN = 1, GHOSTS_X_MADE = 2, GHOSTS_MADE = 3 };
+
+/* The ghost beyond `face` of owned value `inner`: halo_fill's expression, hence its bits. */
+template <typename T> __device__ __forceinline__ T made_ghost(const halo_coeffs<T> &h, int face, T inner)
+{
+    return h.shift[face] + h.scale[face] * inner;
 }
 
 /* West and east neighbours of row point p; FUSED kernels make the x-face
@@ -165,12 +184,15 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, FUSED && M * sizeof(T) <= 1
 }
 
 /* Sliding window along z over planes [blockIdx.z * zchunk, + zchunk) (ORDERED:
- * the blocks take their tiles and chunks in march_order o's order). */
-template <typename T, int M, bool FUSED, bool ORDERED>
-__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, FUSED && M * sizeof(T) <= 8 ? HEAT_FUSED_OCCUPANCY : 0)
+ * the blocks take their tiles and chunks in march_order o's order). GHOSTS:
+ * GHOSTS_READ, GHOSTS_WRITTEN or GHOSTS_MADE. */
+template <typename T, int M, int GHOSTS, bool ORDERED>
+__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND,
+                                  GHOSTS != GHOSTS_READ && M * sizeof(T) <= 8 ? HEAT_FUSED_OCCUPANCY : 0)
     heat_zwindow(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
                  int zchunk, march_order o)
 {
+    constexpr bool made = GHOSTS == GHOSTS_MADE;
     int bx = (int)blockIdx.x, by = (int)blockIdx.y, bz = (int)blockIdx.z;
     if (ORDERED) march_tile(o, bx, by, bz);
     const int i = threadIdx.x + bx * blockDim.x;
@@ -181,28 +203,45 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, FUSED && M * sizeof(T) <= 8
     const long start = i + j * s.sy + k0 * s.sz;
     const T *p = u + start;
     T *q = f + start;
+    /* made: the planes beyond the z faces and the rows beyond the y faces from the owned ones */
+    const bool made_below = made && k0 == 0 && applies(h, 4), made_south = made && j == 0 && applies(h, 2);
+    const bool made_top = made && applies(h, 5), made_north = made && applies(h, 3);
     T below[M], here[M], above[M];
 #pragma unroll
-    for (int n = 0; n < M; ++n) below[n] = p[n * s.sy - s.sz], here[n] = p[n * s.sy];
+    for (int n = 0; n < M; ++n) {
+        if (made) {
+            here[n] = p[n * s.sy];
+            below[n] = made_below ? made_ghost(h, 4, here[n]) : p[n * s.sy - s.sz];
+        } else below[n] = p[n * s.sy - s.sz], here[n] = p[n * s.sy];
+    }
     for (int k = k0; k < k1; ++k, p += s.sz, q += s.sz) {
-        const T south = p[-s.sy];
+        const T south = made_south ? made_ghost(h, 2, here[0]) : p[-s.sy];
         T west[M], east[M];
 #pragma unroll
-        for (int n = 0; n < M; ++n) x_neighbours<T, FUSED>(p + n * s.sy, here[n], i, s, h, west[n], east[n]);
+        for (int n = 0; n < M; ++n)
+            x_neighbours<T, GHOSTS != GHOSTS_READ>(p + n * s.sy, here[n], i, s, h, west[n], east[n]);
         const T north = p[M * s.sy];
+        if (made_top && k == s.nz - 1) {
 #pragma unroll
-        for (int n = 0; n < M; ++n) above[n] = p[n * s.sy + s.sz];
+            for (int n = 0; n < M; ++n) above[n] = made_ghost(h, 5, here[n]);
+        } else {
+#pragma unroll
+            for (int n = 0; n < M; ++n) above[n] = p[n * s.sy + s.sz];
+        }
 #pragma unroll
         for (int n = 0; n < M; ++n) {
+            T yn = n == M - 1 ? north : here[n + 1];
+            if (made_north && j + n == s.ny - 1) yn = made_ghost(h, 3, here[n]);
             T lap = below[n] * c.hz;
             lap += (n == 0 ? south : here[n - 1]) * c.hy;
             lap += west[n] * c.hx;
             lap += here[n] * c.diag;
             lap += east[n] * c.hx;
-            lap += (n == M - 1 ? north : here[n + 1]) * c.hy;
+            lap += yn * c.hy;
             lap += above[n] * c.hz;
             if (j + n >= s.ny) continue;
-            if (FUSED) store_with_ghosts<T, true>(q + n * s.sy, here[n] + c.alpha_dt * lap, j + n, k, s, h);
+            if (GHOSTS == GHOSTS_WRITTEN)
+                store_with_ghosts<T, true>(q + n * s.sy, here[n] + c.alpha_dt * lap, j + n, k, s, h);
             else nontemporal_store(here[n] + c.alpha_dt * lap, q + n * s.sy);
         }
 #pragma unroll
@@ -210,12 +249,36 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, FUSED && M * sizeof(T) <= 8
     }
 }
 
-
 /* W values of a row, aligned as one vector load (16 bytes at most a load:
  * wider ones split into 16-byte loads). */
 template <typename T, int W> struct alignas(sizeof(T) * W) row_values {
     T v[W];
 };
+
+/* The first `valid` (>= 1) of a row's W points into q as streaming stores: one
+ * vector store where all W are owned points (NVIDIA). On AMD every point is a
+ * store of its own and points past `valid` store the last valid one again in its
+ * place: a branch a point, or a choice between a vector and single stores, makes
+ * the AMD compiler merge them into plain (cached) stores. */
+template <typename T, int W> __device__ __forceinline__ void store_row(const row_values<T, W> &v, T *q, int valid)
+{
+#if HEAT_WIDE_STORES
+    if (valid >= W) {
+        if constexpr (W == 1) nontemporal_store(v.v[0], q);
+        else if constexpr (W == 4 && sizeof(T) == 4) nontemporal_store_wide(v.v[0], v.v[1], v.v[2], v.v[3], q);
+        else
+#pragma unroll
+            for (int w = 0; w < W; w += 2) nontemporal_store_wide(v.v[w], v.v[w + 1], q + w);
+        return;
+    }
+#endif
+    T last = v.v[0];
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+        last = w < valid ? v.v[w] : last;
+        nontemporal_store(last, q + min(w, valid - 1));
+    }
+}
 
 /* The heat step at one point from its seven values, in the order of every heat kernel. */
 template <typename T>
@@ -237,7 +300,8 @@ __device__ __forceinline__ T heat_point(T below, T south, T west, T centre, T ea
  * neighbours outside the W points. Points at nx or beyond (the ghost, the
  * row's padding) are read and not written. GHOSTS 1: x ghosts made on the
  * fly, y and z ghosts written (store_with_ghosts); 2: x ghosts made on the
- * fly only (the y and z ones read, as halo_fill left them); 0: all read. */
+ * fly only (the y and z ones read, as halo_fill left them); 3: x and y ghosts
+ * made here (the z ones by the caller), none written; 0: all read. */
 template <typename T, int W, int M, int GHOSTS>
 __device__ __forceinline__ void wide_rows(T *q, const row_values<T, W> below[M], const row_values<T, W> here[M],
                                           const row_values<T, W> above[M], const row_values<T, W> &south,
@@ -249,6 +313,7 @@ __device__ __forceinline__ void wide_rows(T *q, const row_values<T, W> below[M],
     for (int n = 0; n < M; ++n) {
         const row_values<T, W> &ys = n == 0 ? south : here[n - 1], &yn = n == M - 1 ? north : here[n + 1];
         if (j + n >= s.ny) continue;
+        row_values<T, W> out;
 #pragma unroll
         for (int w = 0; w < W; ++w) {
             T x_low = w == 0 ? west[n] : here[n].v[w - 1], x_high = w == W - 1 ? east[n] : here[n].v[w + 1];
@@ -256,11 +321,20 @@ __device__ __forceinline__ void wide_rows(T *q, const row_values<T, W> below[M],
                 if (i + w == 0 && applies(h, 0)) x_low = h.shift[0] + h.scale[0] * here[n].v[w];
                 if (i + w == s.nx - 1 && applies(h, 1)) x_high = h.shift[1] + h.scale[1] * here[n].v[w];
             }
-            const T v = heat_point(below[n].v[w], ys.v[w], x_low, here[n].v[w], x_high, yn.v[w], above[n].v[w], c);
+            T y_low = ys.v[w], y_high = yn.v[w];
+            if (GHOSTS == GHOSTS_MADE) {
+                if (j + n == 0 && applies(h, 2)) y_low = made_ghost(h, 2, here[n].v[w]);
+                if (j + n == s.ny - 1 && applies(h, 3)) y_high = made_ghost(h, 3, here[n].v[w]);
+            }
+            out.v[w] = heat_point(below[n].v[w], y_low, x_low, here[n].v[w], x_high, y_high, above[n].v[w], c);
+            if (GHOSTS == GHOSTS_MADE) continue;
             if (i + w >= s.nx) break;
-            if (GHOSTS == 1) store_with_ghosts<T, true>(q + n * s.sy + w, v, j + n, k, s, h);
-            else nontemporal_store(v, q + n * s.sy + w);
+            if (GHOSTS == 1) store_with_ghosts<T, true>(q + n * s.sy + w, out.v[w], j + n, k, s, h);
+            else nontemporal_store(out.v[w], q + n * s.sy + w);
         }
+        /* GHOSTS_MADE: one vector store a row where all W are owned points (store_row), whole sectors
+         * a store instruction */
+        if (GHOSTS == GHOSTS_MADE) store_row<T, W>(out, q + n * s.sy, s.nx - i < W ? s.nx - i : W);
     }
 }
 
@@ -293,6 +367,16 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
     const V north = row(M * s.sy);
 #pragma unroll
     for (int n = 0; n < M; ++n) above[n] = row(n * s.sy + s.sz);
+    if (GHOSTS == GHOSTS_MADE) { /* the planes beyond the z faces from the owned ones (a block's threads share k) */
+        const bool low = k == 0 && applies(h, 4), high = k == s.nz - 1 && applies(h, 5);
+#pragma unroll
+        for (int n = 0; n < M; ++n)
+#pragma unroll
+            for (int w = 0; w < W; ++w) {
+                if (low) below[n].v[w] = made_ghost(h, 4, here[n].v[w]);
+                if (high) above[n].v[w] = made_ghost(h, 5, here[n].v[w]);
+            }
+    }
     wide_rows<T, W, M, GHOSTS>(f + pos, below, here, above, south, north, west, east, i, j, k, s, c, h);
 }
 
