@@ -124,7 +124,6 @@ static const kernel_entry kernel_table[] = {
     {{"heat_quads_ntf", 2, 0}, HEAT_WIDE_NT, 0, 1, 4, 0, 0, UNTUNED},
     {{"heat_pairs_ntx", 1, 0}, HEAT_WIDE_NT, 0, 2, 2}, {{"heat_pairs_ntx", 2, 0}, HEAT_WIDE_NT, 0, 2, 2},
     {{"heat_pairs_ntx", 4, 0}, HEAT_WIDE_NT, 0, 2, 2},
-    {{"heat_pairs_ntg", 2, 0}, HEAT_WIDE_NT, 0, 3, 2}, {{"heat_pairs_ntg", 4, 0}, HEAT_WIDE_NT, 0, 3, 2},
     {{"heat_zpairsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 2, 0, 0, UNTUNED},
     {{"heat_zpairsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 2, 0, 0, UNTUNED},
     {{"heat_zquadsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 4, 0, 0, UNTUNED},
@@ -138,10 +137,8 @@ static const kernel_entry kernel_table[] = {
     {{"heat_zwindowf8r", 2, 0}, HEAT_ZWINDOW, 8, 1, 0, 0, 1, UNTUNED},
     {{"heat_zwindow16r", 2, 0}, HEAT_ZWINDOW, 16, 0, 0, 0, 1},
     /* every ghost made on the fly: no halo pass before them */
-    {{"heat_zwindowg32r", 2, 0}, HEAT_ZWINDOW, 32, 3, 0, 0, 1}, {{"heat_zwindowg16r", 2, 0}, HEAT_ZWINDOW, 16, 3, 0, 0, 1},
-    {{"heat_zwindowg8r", 2, 0}, HEAT_ZWINDOW, 8, 3, 0, 0, 1},
-    {{"heat_zahead1g", 2, 0}, HEAT_ZAHEAD, 32, 3, 1, 1}, {{"heat_zahead1z16g", 2, 0}, HEAT_ZAHEAD, 16, 3, 1, 1},
-    {{"heat_zahead1z8g", 2, 0}, HEAT_ZAHEAD, 8, 3, 1, 1},
+    {{"heat_zwindowg64r", 2, 0}, HEAT_ZWINDOW, 64, 3, 0, 0, 1}, {{"heat_zwindowg32r", 2, 0}, HEAT_ZWINDOW, 32, 3, 0, 0, 1},
+    {{"heat_zwindowg16r", 2, 0}, HEAT_ZWINDOW, 16, 3, 0, 0, 1}, {{"heat_zwindowg8r", 2, 0}, HEAT_ZWINDOW, 8, 3, 0, 0, 1},
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
@@ -250,9 +247,6 @@ static void launch_wide(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *
         if constexpr (M <= 2) heat_zwide<T, W, M, 1><<<g, b, 0, q>>>(out, in, p, c, h, e->zchunk);
     } else if (e->fused == 1) heat_wide_nt<T, W, M, 1><<<g, b, 0, q>>>(out, in, p, c, h);
     else if (e->fused == 2) heat_wide_nt<T, W, M, 2><<<g, b, 0, q>>>(out, in, p, c, h);
-    else if (e->fused == GHOSTS_MADE) {
-        if constexpr (W == 2) heat_wide_nt<T, W, M, GHOSTS_MADE><<<g, b, 0, q>>>(out, in, p, c, h);
-    }
     else heat_wide_nt<T, W, M, 0><<<g, b, 0, q>>>(out, in, p, c, h);
 }
 
@@ -324,16 +318,9 @@ static int launch_zahead(const kernel_entry *e, dim3 g, dim3 b, T *out, const T 
                          const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
 {
     if constexpr (M == 2)
-        if (e->width == 1 && e->ahead == 1) {
-            if (e->fused == GHOSTS_MADE)
-                return launch_marching(e, heat_zahead<T, 1, M, 1, false, GHOSTS_MADE>, g, b, q, out, in, p, c, h,
-                                       e->zchunk);
-            return e->ordered
-                       ? launch_marching(e, heat_zahead<T, 1, M, 1, true, GHOSTS_X_MADE>, g, b, q, out, in, p, c, h,
-                                         e->zchunk)
-                       : launch_marching(e, heat_zahead<T, 1, M, 1, false, GHOSTS_X_MADE>, g, b, q, out, in, p, c, h,
-                                         e->zchunk);
-        }
+        if (e->width == 1 && e->ahead == 1)
+            return e->ordered ? launch_marching(e, heat_zahead<T, 1, M, 1, true>, g, b, q, out, in, p, c, h, e->zchunk)
+                              : launch_marching(e, heat_zahead<T, 1, M, 1, false>, g, b, q, out, in, p, c, h, e->zchunk);
     return HEAT_OK;
 }
 
@@ -597,8 +584,8 @@ static int tune(hip_state *s)
                           "heat_zwindowf32 (tile 1, 2), heat_pairs_nt or heat_pairs_ntf (tile 1, 2, 4), heat_quads_nt, heat_quads_ntf, "
                           "heat_pairs_ntx (tile 1, 2, 4), heat_zpairsf32 or heat_zquadsf32 (tile 1, 2), heat_zahead1 or "
                           "heat_zahead1z16 (tile 2), heat_zahead1r, heat_zahead1z16r, heat_zahead1z8r, heat_zwindowf32r, "
-                          "heat_zwindowf16r, heat_zwindowf8r, heat_zwindow16r, heat_zwindowg32r, heat_zwindowg16r, "
-                          "heat_zwindowg8r, heat_zahead1g, heat_zahead1z16g or heat_zahead1z8g (tile 2), heat_pairs_ntg (tile 2, 4)",
+                          "heat_zwindowf16r, heat_zwindowf8r, heat_zwindow16r, heat_zwindowg64r, heat_zwindowg32r, "
+                          "heat_zwindowg16r or heat_zwindowg8r (tile 2)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
     snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s)", s->kernel->variant.kernel,

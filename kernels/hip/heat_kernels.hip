@@ -19,9 +19,9 @@
  *                        pass before it fills the y and z faces only (whole rows)
  *   heat_zahead<W, M, D> (zahead_kernels.hip) heat_zwindow with the loads of the
  *                        planes D beyond `above` in flight during a plane's arithmetic
- *   GHOSTS_MADE kernels  (heat_zwindowg, heat_zahead...g, heat_pairs_ntg) make every ghost of a
- *                        physical face on the fly from the owned value beside it:
- *                        no halo pass before them, none written by them
+ *   heat_zwindowg<Z>r    heat_zwindow making every ghost of a physical face on
+ *                        the fly from the owned value beside it (GHOSTS_MADE):
+ *                        no halo pass before it, none written by it
  * FUSED heat kernels also write the ghosts of the field they produce, so a
  * time step is one kernel; the others need a halo_fill launch before each step.
  */
@@ -249,36 +249,12 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND,
     }
 }
 
+
 /* W values of a row, aligned as one vector load (16 bytes at most a load:
  * wider ones split into 16-byte loads). */
 template <typename T, int W> struct alignas(sizeof(T) * W) row_values {
     T v[W];
 };
-
-/* The first `valid` (>= 1) of a row's W points into q as streaming stores: one
- * vector store where all W are owned points (NVIDIA). On AMD every point is a
- * store of its own and points past `valid` store the last valid one again in its
- * place: a branch a point, or a choice between a vector and single stores, makes
- * the AMD compiler merge them into plain (cached) stores. */
-template <typename T, int W> __device__ __forceinline__ void store_row(const row_values<T, W> &v, T *q, int valid)
-{
-#if HEAT_WIDE_STORES
-    if (valid >= W) {
-        if constexpr (W == 1) nontemporal_store(v.v[0], q);
-        else if constexpr (W == 4 && sizeof(T) == 4) nontemporal_store_wide(v.v[0], v.v[1], v.v[2], v.v[3], q);
-        else
-#pragma unroll
-            for (int w = 0; w < W; w += 2) nontemporal_store_wide(v.v[w], v.v[w + 1], q + w);
-        return;
-    }
-#endif
-    T last = v.v[0];
-#pragma unroll
-    for (int w = 0; w < W; ++w) {
-        last = w < valid ? v.v[w] : last;
-        nontemporal_store(last, q + min(w, valid - 1));
-    }
-}
 
 /* The heat step at one point from its seven values, in the order of every heat kernel. */
 template <typename T>
@@ -300,8 +276,7 @@ __device__ __forceinline__ T heat_point(T below, T south, T west, T centre, T ea
  * neighbours outside the W points. Points at nx or beyond (the ghost, the
  * row's padding) are read and not written. GHOSTS 1: x ghosts made on the
  * fly, y and z ghosts written (store_with_ghosts); 2: x ghosts made on the
- * fly only (the y and z ones read, as halo_fill left them); 3: x and y ghosts
- * made here (the z ones by the caller), none written; 0: all read. */
+ * fly only (the y and z ones read, as halo_fill left them); 0: all read. */
 template <typename T, int W, int M, int GHOSTS>
 __device__ __forceinline__ void wide_rows(T *q, const row_values<T, W> below[M], const row_values<T, W> here[M],
                                           const row_values<T, W> above[M], const row_values<T, W> &south,
@@ -313,7 +288,6 @@ __device__ __forceinline__ void wide_rows(T *q, const row_values<T, W> below[M],
     for (int n = 0; n < M; ++n) {
         const row_values<T, W> &ys = n == 0 ? south : here[n - 1], &yn = n == M - 1 ? north : here[n + 1];
         if (j + n >= s.ny) continue;
-        row_values<T, W> out;
 #pragma unroll
         for (int w = 0; w < W; ++w) {
             T x_low = w == 0 ? west[n] : here[n].v[w - 1], x_high = w == W - 1 ? east[n] : here[n].v[w + 1];
@@ -321,20 +295,11 @@ __device__ __forceinline__ void wide_rows(T *q, const row_values<T, W> below[M],
                 if (i + w == 0 && applies(h, 0)) x_low = h.shift[0] + h.scale[0] * here[n].v[w];
                 if (i + w == s.nx - 1 && applies(h, 1)) x_high = h.shift[1] + h.scale[1] * here[n].v[w];
             }
-            T y_low = ys.v[w], y_high = yn.v[w];
-            if (GHOSTS == GHOSTS_MADE) {
-                if (j + n == 0 && applies(h, 2)) y_low = made_ghost(h, 2, here[n].v[w]);
-                if (j + n == s.ny - 1 && applies(h, 3)) y_high = made_ghost(h, 3, here[n].v[w]);
-            }
-            out.v[w] = heat_point(below[n].v[w], y_low, x_low, here[n].v[w], x_high, y_high, above[n].v[w], c);
-            if (GHOSTS == GHOSTS_MADE) continue;
+            const T v = heat_point(below[n].v[w], ys.v[w], x_low, here[n].v[w], x_high, yn.v[w], above[n].v[w], c);
             if (i + w >= s.nx) break;
-            if (GHOSTS == 1) store_with_ghosts<T, true>(q + n * s.sy + w, out.v[w], j + n, k, s, h);
-            else nontemporal_store(out.v[w], q + n * s.sy + w);
+            if (GHOSTS == 1) store_with_ghosts<T, true>(q + n * s.sy + w, v, j + n, k, s, h);
+            else nontemporal_store(v, q + n * s.sy + w);
         }
-        /* GHOSTS_MADE: one vector store a row where all W are owned points (store_row), whole sectors
-         * a store instruction */
-        if (GHOSTS == GHOSTS_MADE) store_row<T, W>(out, q + n * s.sy, s.nx - i < W ? s.nx - i : W);
     }
 }
 
@@ -367,16 +332,6 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND)
     const V north = row(M * s.sy);
 #pragma unroll
     for (int n = 0; n < M; ++n) above[n] = row(n * s.sy + s.sz);
-    if (GHOSTS == GHOSTS_MADE) { /* the planes beyond the z faces from the owned ones (a block's threads share k) */
-        const bool low = k == 0 && applies(h, 4), high = k == s.nz - 1 && applies(h, 5);
-#pragma unroll
-        for (int n = 0; n < M; ++n)
-#pragma unroll
-            for (int w = 0; w < W; ++w) {
-                if (low) below[n].v[w] = made_ghost(h, 4, here[n].v[w]);
-                if (high) above[n].v[w] = made_ghost(h, 5, here[n].v[w]);
-            }
-    }
     wide_rows<T, W, M, GHOSTS>(f + pos, below, here, above, south, north, west, east, i, j, k, s, c, h);
 }
 
