@@ -56,7 +56,10 @@ enum { HIP_ALIGN_BYTES = 256 };
  * six faces (halo_fill). */
 enum { HALO_NONE = 0, HALO_YZ = 1, HALO_ALL = 2 };
 
-static int halo_ready(int halo, int fused) { return halo == HALO_ALL || (fused && halo == HALO_YZ); }
+static int halo_ready(int halo, int fused)
+{
+    return fused == GHOSTS_MADE || halo == HALO_ALL || (fused && halo == HALO_YZ);
+}
 
 /* Implicit schemes' vectors; x is the second field. */
 enum { CG_R, CG_P, CG_Q, CG_Z, CG_W, CG_VECTORS };
@@ -67,13 +70,17 @@ struct kernel_entry {
     heat_variant variant;
     kernel_kind kind;
     int zchunk; /* heat_zwindow, heat_zwide: planes each thread marches through */
-    int fused;  /* 1: makes x ghosts on the fly and writes its output's y/z ghosts: no halo pass before the
+    int fused;  /* GHOSTS_* (heat_kernels.hip): 1: makes x ghosts on the fly and writes its output's y/z ghosts: no halo pass before the
                    next step (the order kernels mirror them as they read); 2: makes x ghosts on the fly only: a y/z halo pass before each step (no strided
-                   x-face stores); 0: a halo pass of all six faces before each step */
+                   x-face stores); 3: makes every ghost on the fly: no halo pass, none written; 0: a halo pass of all six faces before each step */
     int width;  /* heat_wide_nt, heat_zahead: points along x a thread (one vector load) */
     int ahead;  /* heat_zahead: planes loaded beyond the window before a plane's arithmetic */
     int ordered; /* heat_zwindow, heat_zahead: blocks take their tiles and chunks in a march_order (order_for) */
+    int untuned; /* UNTUNED_*: precisions whose automatic choice does not time it (it never won there on the
+                    H100 or the H200); `heatsolve bench` lists it and solver.kernel names it all the same */
 };
+
+enum { UNTUNED_DOUBLE = 1, UNTUNED_FLOAT = 2, UNTUNED = 3 };
 
 /* The seeds' Laplacian-only sweeps (f = lap(u)): the benchmark's and the
  * verification tests' (heat_bench_ops), never a production candidate. */
@@ -97,29 +104,41 @@ static const kernel_entry kernel_table[] = {
     {{"heat_tiled_ntf", 1, 0}, HEAT_TILED_NT, 0, 1}, {{"heat_tiled_ntf", 2, 0}, HEAT_TILED_NT, 0, 1},
     {{"heat_tiled_ntf", 4, 0}, HEAT_TILED_NT, 0, 1}, {{"heat_tiled_ntf", 8, 0}, HEAT_TILED_NT, 0, 1},
     {{"heat_tiled_ntf", 16, 0}, HEAT_TILED_NT, 0, 1},
-    {{"heat_zwindow32", 1, 0}, HEAT_ZWINDOW, 32}, {{"heat_zwindow32", 2, 0}, HEAT_ZWINDOW, 32},
-    {{"heat_zwindow32", 4, 0}, HEAT_ZWINDOW, 32},
-    {{"heat_zwindow64", 1, 0}, HEAT_ZWINDOW, 64}, {{"heat_zwindow64", 2, 0}, HEAT_ZWINDOW, 64},
-    {{"heat_zwindow64", 4, 0}, HEAT_ZWINDOW, 64},
-    {{"heat_zwindow128", 1, 0}, HEAT_ZWINDOW, 128}, {{"heat_zwindow128", 2, 0}, HEAT_ZWINDOW, 128},
-    {{"heat_zwindow128", 4, 0}, HEAT_ZWINDOW, 128},
+    {{"heat_zwindow32", 1, 0}, HEAT_ZWINDOW, 32, 0, 0, 0, 0, UNTUNED}, {{"heat_zwindow32", 2, 0}, HEAT_ZWINDOW, 32},
+    {{"heat_zwindow32", 4, 0}, HEAT_ZWINDOW, 32, 0, 0, 0, 0, UNTUNED},
+    {{"heat_zwindow64", 1, 0}, HEAT_ZWINDOW, 64, 0, 0, 0, 0, UNTUNED},
+    {{"heat_zwindow64", 2, 0}, HEAT_ZWINDOW, 64, 0, 0, 0, 0, UNTUNED},
+    {{"heat_zwindow64", 4, 0}, HEAT_ZWINDOW, 64, 0, 0, 0, 0, UNTUNED},
+    {{"heat_zwindow128", 1, 0}, HEAT_ZWINDOW, 128, 0, 0, 0, 0, UNTUNED},
+    {{"heat_zwindow128", 2, 0}, HEAT_ZWINDOW, 128, 0, 0, 0, 0, UNTUNED},
+    {{"heat_zwindow128", 4, 0}, HEAT_ZWINDOW, 128, 0, 0, 0, 0, UNTUNED},
     {{"heat_zwindowf32", 1, 0}, HEAT_ZWINDOW, 32, 1}, {{"heat_zwindowf32", 2, 0}, HEAT_ZWINDOW, 32, 1},
     {{"heat_pairs_nt", 1, 0}, HEAT_WIDE_NT, 0, 0, 2}, {{"heat_pairs_nt", 2, 0}, HEAT_WIDE_NT, 0, 0, 2},
     {{"heat_pairs_nt", 4, 0}, HEAT_WIDE_NT, 0, 0, 2},
-    {{"heat_pairs_ntf", 1, 0}, HEAT_WIDE_NT, 0, 1, 2}, {{"heat_pairs_ntf", 2, 0}, HEAT_WIDE_NT, 0, 1, 2},
-    {{"heat_pairs_ntf", 4, 0}, HEAT_WIDE_NT, 0, 1, 2},
-    {{"heat_quads_nt", 1, 0}, HEAT_WIDE_NT, 0, 0, 4}, {{"heat_quads_nt", 2, 0}, HEAT_WIDE_NT, 0, 0, 4},
-    {{"heat_quads_ntf", 1, 0}, HEAT_WIDE_NT, 0, 1, 4}, {{"heat_quads_ntf", 2, 0}, HEAT_WIDE_NT, 0, 1, 4},
+    {{"heat_pairs_ntf", 1, 0}, HEAT_WIDE_NT, 0, 1, 2, 0, 0, UNTUNED},
+    {{"heat_pairs_ntf", 2, 0}, HEAT_WIDE_NT, 0, 1, 2, 0, 0, UNTUNED},
+    {{"heat_pairs_ntf", 4, 0}, HEAT_WIDE_NT, 0, 1, 2, 0, 0, UNTUNED},
+    {{"heat_quads_nt", 1, 0}, HEAT_WIDE_NT, 0, 0, 4, 0, 0, UNTUNED},
+    {{"heat_quads_nt", 2, 0}, HEAT_WIDE_NT, 0, 0, 4, 0, 0, UNTUNED},
+    {{"heat_quads_ntf", 1, 0}, HEAT_WIDE_NT, 0, 1, 4, 0, 0, UNTUNED},
+    {{"heat_quads_ntf", 2, 0}, HEAT_WIDE_NT, 0, 1, 4, 0, 0, UNTUNED},
     {{"heat_pairs_ntx", 1, 0}, HEAT_WIDE_NT, 0, 2, 2}, {{"heat_pairs_ntx", 2, 0}, HEAT_WIDE_NT, 0, 2, 2},
     {{"heat_pairs_ntx", 4, 0}, HEAT_WIDE_NT, 0, 2, 2},
-    {{"heat_zpairsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 2}, {{"heat_zpairsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 2},
-    {{"heat_zquadsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 4}, {{"heat_zquadsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 4},
+    {{"heat_zpairsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 2, 0, 0, UNTUNED},
+    {{"heat_zpairsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 2, 0, 0, UNTUNED},
+    {{"heat_zquadsf32", 1, 0}, HEAT_WIDE_NT, 32, 1, 4, 0, 0, UNTUNED},
+    {{"heat_zquadsf32", 2, 0}, HEAT_WIDE_NT, 32, 1, 4, 0, 0, UNTUNED},
     {{"heat_zahead1", 2, 0}, HEAT_ZAHEAD, 32, 2, 1, 1}, {{"heat_zahead1z16", 2, 0}, HEAT_ZAHEAD, 16, 2, 1, 1},
-    {{"heat_zahead1r", 2, 0}, HEAT_ZAHEAD, 32, 2, 1, 1, 1}, {{"heat_zahead1z16r", 2, 0}, HEAT_ZAHEAD, 16, 2, 1, 1, 1},
-    {{"heat_zahead1z8r", 2, 0}, HEAT_ZAHEAD, 8, 2, 1, 1, 1},
-    {{"heat_zwindowf32r", 2, 0}, HEAT_ZWINDOW, 32, 1, 0, 0, 1}, {{"heat_zwindowf16r", 2, 0}, HEAT_ZWINDOW, 16, 1, 0, 0, 1},
-    {{"heat_zwindowf8r", 2, 0}, HEAT_ZWINDOW, 8, 1, 0, 0, 1},
+    {{"heat_zahead1r", 2, 0}, HEAT_ZAHEAD, 32, 2, 1, 1, 1, UNTUNED},
+    {{"heat_zahead1z16r", 2, 0}, HEAT_ZAHEAD, 16, 2, 1, 1, 1, UNTUNED},
+    {{"heat_zahead1z8r", 2, 0}, HEAT_ZAHEAD, 8, 2, 1, 1, 1, UNTUNED},
+    {{"heat_zwindowf32r", 2, 0}, HEAT_ZWINDOW, 32, 1, 0, 0, 1, UNTUNED_FLOAT},
+    {{"heat_zwindowf16r", 2, 0}, HEAT_ZWINDOW, 16, 1, 0, 0, 1, UNTUNED_FLOAT},
+    {{"heat_zwindowf8r", 2, 0}, HEAT_ZWINDOW, 8, 1, 0, 0, 1, UNTUNED},
     {{"heat_zwindow16r", 2, 0}, HEAT_ZWINDOW, 16, 0, 0, 0, 1},
+    /* every ghost made on the fly: no halo pass before them */
+    {{"heat_zwindowg64r", 2, 0}, HEAT_ZWINDOW, 64, 3, 0, 0, 1}, {{"heat_zwindowg32r", 2, 0}, HEAT_ZWINDOW, 32, 3, 0, 0, 1},
+    {{"heat_zwindowg16r", 2, 0}, HEAT_ZWINDOW, 16, 3, 0, 0, 1}, {{"heat_zwindowg8r", 2, 0}, HEAT_ZWINDOW, 8, 3, 0, 0, 1},
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
@@ -310,11 +329,15 @@ static int launch_zwindow(const kernel_entry *e, dim3 g, dim3 b, T *out, const T
                           const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
 {
     if constexpr (M == 2) /* the table's ordered entries */
-        if (e->ordered)
-            return e->fused ? launch_marching(e, heat_zwindow<T, M, true, true>, g, b, q, out, in, p, c, h, e->zchunk)
-                            : launch_marching(e, heat_zwindow<T, M, false, true>, g, b, q, out, in, p, c, h, e->zchunk);
-    return e->fused ? launch_marching(e, heat_zwindow<T, M, true, false>, g, b, q, out, in, p, c, h, e->zchunk)
-                    : launch_marching(e, heat_zwindow<T, M, false, false>, g, b, q, out, in, p, c, h, e->zchunk);
+        if (e->ordered) {
+            if (e->fused == GHOSTS_MADE)
+                return launch_marching(e, heat_zwindow<T, M, GHOSTS_MADE, true>, g, b, q, out, in, p, c, h, e->zchunk);
+            return e->fused
+                       ? launch_marching(e, heat_zwindow<T, M, GHOSTS_WRITTEN, true>, g, b, q, out, in, p, c, h, e->zchunk)
+                       : launch_marching(e, heat_zwindow<T, M, GHOSTS_READ, true>, g, b, q, out, in, p, c, h, e->zchunk);
+        }
+    return e->fused ? launch_marching(e, heat_zwindow<T, M, GHOSTS_WRITTEN, false>, g, b, q, out, in, p, c, h, e->zchunk)
+                    : launch_marching(e, heat_zwindow<T, M, GHOSTS_READ, false>, g, b, q, out, in, p, c, h, e->zchunk);
 }
 
 template <typename T, int M>
@@ -458,7 +481,7 @@ static int time_kernel(hip_state *s, const kernel_entry *e, const int shape[3], 
     HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current)); /* warm-up */
     for (int r = 0; r < reps; ++r) {
         HIP_CALL(hipEventRecord(s->start, 0));
-        if (with_halo && e->fused != 1) HEAT_CALL(fill_halo_for(s, e));
+        if (with_halo && e->fused != GHOSTS_WRITTEN && e->fused != GHOSTS_MADE) HEAT_CALL(fill_halo_for(s, e));
         HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current));
         HIP_CALL(hipEventRecord(s->stop, 0));
         HIP_CALL(hipEventSynchronize(s->stop));
@@ -514,11 +537,14 @@ static int tune_by_timing(hip_state *s, double *best)
 {
     const heat_kernel_choice &want = s->problem.kernel;
     int fixed_block = want.block[0] > 0;
+    const int automatic_name = strcmp(want.name, "auto") == 0;
     *best = 1e300;
     for (int i = 0; i < (s->space.radius > 1 ? (int)ORDER_COUNT : (int)KERNEL_COUNT); ++i) {
         const kernel_entry &e = s->space.radius > 1 ? order_table[i].entry : kernel_table[i];
         if (strcmp(want.name, "auto") != 0 && strcmp(want.name, e.variant.kernel) != 0) continue;
         if (want.tile > 0 && want.tile != e.variant.tile) continue;
+        if (automatic_name && (e.untuned & (s->problem.precision == HEAT_FLOAT ? UNTUNED_FLOAT : UNTUNED_DOUBLE)))
+            continue;
         const int own_shape = s->space.radius > 1 && order_table[i].shape >= 0;
         if (own_shape && fixed_block && memcmp(want.block, order_block(&e, NULL), sizeof want.block) != 0) continue;
         for (int c = 0; c < (fixed_block || own_shape ? 1 : TUNE_BLOCKS); ++c) {
@@ -558,7 +584,8 @@ static int tune(hip_state *s)
                           "heat_zwindowf32 (tile 1, 2), heat_pairs_nt or heat_pairs_ntf (tile 1, 2, 4), heat_quads_nt, heat_quads_ntf, "
                           "heat_pairs_ntx (tile 1, 2, 4), heat_zpairsf32 or heat_zquadsf32 (tile 1, 2), heat_zahead1 or "
                           "heat_zahead1z16 (tile 2), heat_zahead1r, heat_zahead1z16r, heat_zahead1z8r, heat_zwindowf32r, "
-                          "heat_zwindowf16r, heat_zwindowf8r or heat_zwindow16r (tile 2)",
+                          "heat_zwindowf16r, heat_zwindowf8r, heat_zwindow16r, heat_zwindowg64r, heat_zwindowg32r, "
+                          "heat_zwindowg16r or heat_zwindowg8r (tile 2)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
     snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s)", s->kernel->variant.kernel,

@@ -19,6 +19,9 @@
  *                        pass before it fills the y and z faces only (whole rows)
  *   heat_zahead<W, M, D> (zahead_kernels.hip) heat_zwindow with the loads of the
  *                        planes D beyond `above` in flight during a plane's arithmetic
+ *   heat_zwindowg<Z>r    heat_zwindow making every ghost of a physical face on
+ *                        the fly from the owned value beside it (GHOSTS_MADE):
+ *                        no halo pass before it, none written by it
  * FUSED heat kernels also write the ghosts of the field they produce, so a
  * time step is one kernel; the others need a halo_fill launch before each step.
  */
@@ -71,6 +74,22 @@ __device__ __forceinline__ void store_with_ghosts(T *q, T v, int j, int k, const
     if (j == s.ny - 1 && applies(h, 3)) store<T, NT>(q + s.sy, h.shift[3] + h.scale[3] * v);
     if (k == 0 && applies(h, 4)) store<T, NT>(q - s.sz, h.shift[4] + h.scale[4] * v);
     if (k == s.nz - 1 && applies(h, 5)) store<T, NT>(q + s.sz, h.shift[5] + h.scale[5] * v);
+}
+
+/* How a kernel comes by the ghosts of physical faces (exchanged faces' ghosts
+ * are always read): GHOSTS_READ all from the field (a halo pass of the six
+ * faces before it); GHOSTS_WRITTEN x made on the fly, the y and z ones of its
+ * output written (store_with_ghosts: no pass before the next step);
+ * GHOSTS_X_MADE x made on the fly, y and z read (a y/z pass before it);
+ * GHOSTS_MADE all made on the fly where they are needed, none read or written:
+ * no pass at all, and only whole-row or whole-plane branches (a warp's threads
+ * share their row and plane). */
+enum { GHOSTS_READ = 0, GHOSTS_WRITTEN = 1, GHOSTS_X_MADE = 2, GHOSTS_MADE = 3 };
+
+/* The ghost beyond `face` of owned value `inner`: halo_fill's expression, hence its bits. */
+template <typename T> __device__ __forceinline__ T made_ghost(const halo_coeffs<T> &h, int face, T inner)
+{
+    return h.shift[face] + h.scale[face] * inner;
 }
 
 /* West and east neighbours of row point p; FUSED kernels make the x-face
@@ -165,12 +184,15 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, FUSED && M * sizeof(T) <= 1
 }
 
 /* Sliding window along z over planes [blockIdx.z * zchunk, + zchunk) (ORDERED:
- * the blocks take their tiles and chunks in march_order o's order). */
-template <typename T, int M, bool FUSED, bool ORDERED>
-__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, FUSED && M * sizeof(T) <= 8 ? HEAT_FUSED_OCCUPANCY : 0)
+ * the blocks take their tiles and chunks in march_order o's order). GHOSTS:
+ * GHOSTS_READ, GHOSTS_WRITTEN or GHOSTS_MADE. */
+template <typename T, int M, int GHOSTS, bool ORDERED>
+__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND,
+                                  GHOSTS != GHOSTS_READ && M * sizeof(T) <= 8 ? HEAT_FUSED_OCCUPANCY : 0)
     heat_zwindow(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
                  int zchunk, march_order o)
 {
+    constexpr bool made = GHOSTS == GHOSTS_MADE;
     int bx = (int)blockIdx.x, by = (int)blockIdx.y, bz = (int)blockIdx.z;
     if (ORDERED) march_tile(o, bx, by, bz);
     const int i = threadIdx.x + bx * blockDim.x;
@@ -181,28 +203,45 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, FUSED && M * sizeof(T) <= 8
     const long start = i + j * s.sy + k0 * s.sz;
     const T *p = u + start;
     T *q = f + start;
+    /* made: the planes beyond the z faces and the rows beyond the y faces from the owned ones */
+    const bool made_below = made && k0 == 0 && applies(h, 4), made_south = made && j == 0 && applies(h, 2);
+    const bool made_top = made && applies(h, 5), made_north = made && applies(h, 3);
     T below[M], here[M], above[M];
 #pragma unroll
-    for (int n = 0; n < M; ++n) below[n] = p[n * s.sy - s.sz], here[n] = p[n * s.sy];
+    for (int n = 0; n < M; ++n) {
+        if (made) {
+            here[n] = p[n * s.sy];
+            below[n] = made_below ? made_ghost(h, 4, here[n]) : p[n * s.sy - s.sz];
+        } else below[n] = p[n * s.sy - s.sz], here[n] = p[n * s.sy];
+    }
     for (int k = k0; k < k1; ++k, p += s.sz, q += s.sz) {
-        const T south = p[-s.sy];
+        const T south = made_south ? made_ghost(h, 2, here[0]) : p[-s.sy];
         T west[M], east[M];
 #pragma unroll
-        for (int n = 0; n < M; ++n) x_neighbours<T, FUSED>(p + n * s.sy, here[n], i, s, h, west[n], east[n]);
+        for (int n = 0; n < M; ++n)
+            x_neighbours<T, GHOSTS != GHOSTS_READ>(p + n * s.sy, here[n], i, s, h, west[n], east[n]);
         const T north = p[M * s.sy];
+        if (made_top && k == s.nz - 1) {
 #pragma unroll
-        for (int n = 0; n < M; ++n) above[n] = p[n * s.sy + s.sz];
+            for (int n = 0; n < M; ++n) above[n] = made_ghost(h, 5, here[n]);
+        } else {
+#pragma unroll
+            for (int n = 0; n < M; ++n) above[n] = p[n * s.sy + s.sz];
+        }
 #pragma unroll
         for (int n = 0; n < M; ++n) {
+            T yn = n == M - 1 ? north : here[n + 1];
+            if (made_north && j + n == s.ny - 1) yn = made_ghost(h, 3, here[n]);
             T lap = below[n] * c.hz;
             lap += (n == 0 ? south : here[n - 1]) * c.hy;
             lap += west[n] * c.hx;
             lap += here[n] * c.diag;
             lap += east[n] * c.hx;
-            lap += (n == M - 1 ? north : here[n + 1]) * c.hy;
+            lap += yn * c.hy;
             lap += above[n] * c.hz;
             if (j + n >= s.ny) continue;
-            if (FUSED) store_with_ghosts<T, true>(q + n * s.sy, here[n] + c.alpha_dt * lap, j + n, k, s, h);
+            if (GHOSTS == GHOSTS_WRITTEN)
+                store_with_ghosts<T, true>(q + n * s.sy, here[n] + c.alpha_dt * lap, j + n, k, s, h);
             else nontemporal_store(here[n] + c.alpha_dt * lap, q + n * s.sy);
         }
 #pragma unroll
