@@ -17,7 +17,7 @@ struct material_block_map {
     int mixed_count;
 };
 
-enum { MATERIAL_BLOCK_MAPS = 8 };
+enum { MATERIAL_BLOCK_MAPS = 16 };
 
 struct hip_materials {
     heat_material_tables tables; /* host, double */
@@ -261,6 +261,9 @@ static const material_variant material_variants[] = {
     {"material_zones_128x2z32", 1, 2, 128, 2, 32, 0, 0, 0, 0, 1},
     {"material_zones_256x1z32", 1, 2, 256, 1, 32, 0, 0, 0, 0, 1},
     {"material_zones_64x4z16", 1, 2, 64, 4, 16, 0, 0, 0, 0, 1},
+    {"material_zones_m1_64x4z32o8", 1, 1, 64, 4, 32, 0, 8, 0, 0, 1},
+    {"material_zones_m1_32x8z32o8", 1, 1, 32, 8, 32, 0, 8, 0, 0, 1},
+    {"material_zones_m1_128x2z32o8", 1, 1, 128, 2, 32, 0, 8, 0, 0, 1},
     {"material_zones_wide2x1_64x4z32", 2, 1, 64, 4, 32, 0, 0, 0, 0, 1},
     {"material_zones_wide4x1_64x4z32o6", 4, 1, 64, 4, 32, 0, 6, 0, 0, 1},
     {"material_zones_wide4x1_64x4z32o5", 4, 1, 64, 4, 32, 0, 5, 0, 0, 1},
@@ -476,7 +479,9 @@ static int launch_zones_kernel(hip_state *s, K kernel, const material_variant *v
 template <typename T> static int launch_zones_instance(hip_state *s, const material_variant *v, const material_launch &l,
                                                        const material_block_map *b)
 {
-    if (v->lanes == 1)
+    if (v->lanes == 1 && v->rows == 1 && v->occupancy == 8)
+        return launch_zones_kernel<T>(s, material_step_zones<T, 1, true, false, 8>, v, l, b);
+    if (v->lanes == 1 && v->rows == MATERIAL_ROWS && v->occupancy == 0)
         return v->blocks == 2 ? launch_zones_kernel<T>(s, material_step_zones<T, MATERIAL_ROWS, true, true, 0>, v, l, b)
                               : launch_zones_kernel<T>(s, material_step_zones<T, MATERIAL_ROWS, true, false, 0>, v, l, b);
     if constexpr (sizeof(T) == 8) {

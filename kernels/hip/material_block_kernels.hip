@@ -136,6 +136,7 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_C
         if (AHEAD) c.above[n] = p[n * sy + s.sz];
         c.z_low[n] = k.z(a, a) * (p[n * sy - s.sz] - c.here[n]);
     }
+#pragma unroll 1 /* unrolled, one row a thread took 40 registers (32 so): a plane's work is enough to issue */
     for (int kz = k0; kz < k1; ++kz, p += s.sz, zp += s.sz, q += s.sz) {
         if (AHEAD && kz + 1 < k1) {
 #pragma unroll
