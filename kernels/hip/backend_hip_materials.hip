@@ -15,6 +15,8 @@ struct material_block_map {
     unsigned char *map; /* device, one byte a block of the grid */
     int *mixed;         /* device: the indices of the mixed blocks */
     int mixed_count;
+    int largest;        /* the zone of the most blocks */
+    std::vector<int> blocks_of; /* blocks by zone */
 };
 
 enum { MATERIAL_BLOCK_MAPS = 16 };
@@ -237,8 +239,9 @@ struct material_variant {
     int occupancy; /* blocks a multiprocessor the registers must allow; 0: the compiler's choice */
     int segments;  /* material_step_segments: by the zone map by row segments */
     int only;      /* bytes of a value of the one precision it is built for; 0: both */
-    int blocks;    /* material_step_zones and material_step_listed: by the blocks' zones; 2: each plane's
-                      temperatures loaded a plane ahead */
+    int blocks;    /* by the blocks' zones (material_step_listed for the mixed ones): 1, 2: material_step_zones
+                      (2: each plane's temperatures loaded a plane ahead); 3, 4: material_step_zone, a launch a
+                      zone (4: a plane ahead) */
 };
 
 static const material_variant material_variants[] = {
@@ -257,17 +260,23 @@ static const material_variant material_variants[] = {
     {"material_wide4x1_64x4z32o4s", 4, 1, 64, 4, 32, 0, 4, 1, 0},
     {"material_zones_64x4z32", 1, 2, 64, 4, 32, 0, 0, 0, 0, 1},
     {"material_zones_64x4z32a", 1, 2, 64, 4, 32, 0, 0, 0, 0, 2},
-    {"material_zones_32x8z32", 1, 2, 32, 8, 32, 0, 0, 0, 0, 1},
-    {"material_zones_128x2z32", 1, 2, 128, 2, 32, 0, 0, 0, 0, 1},
-    {"material_zones_256x1z32", 1, 2, 256, 1, 32, 0, 0, 0, 0, 1},
-    {"material_zones_64x4z16", 1, 2, 64, 4, 16, 0, 0, 0, 0, 1},
+    {"material_zones_64x4z32ap3", 1, 2, 64, 4, 32, 3, 0, 0, 0, 2},
+    {"material_zones_32x8z32a", 1, 2, 32, 8, 32, 0, 0, 0, 0, 2},
+    {"material_zones_128x2z32a", 1, 2, 128, 2, 32, 0, 0, 0, 0, 2},
+    {"material_zones_256x1z32a", 1, 2, 256, 1, 32, 0, 0, 0, 0, 2},
     {"material_zones_m1_64x4z32o8", 1, 1, 64, 4, 32, 0, 8, 0, 0, 1},
-    {"material_zones_m1_32x8z32o8", 1, 1, 32, 8, 32, 0, 8, 0, 0, 1},
-    {"material_zones_m1_128x2z32o8", 1, 1, 128, 2, 32, 0, 8, 0, 0, 1},
-    {"material_zones_wide2x1_64x4z32", 2, 1, 64, 4, 32, 0, 0, 0, 0, 1},
-    {"material_zones_wide4x1_64x4z32o6", 4, 1, 64, 4, 32, 0, 6, 0, 0, 1},
-    {"material_zones_wide4x1_64x4z32o5", 4, 1, 64, 4, 32, 0, 5, 0, 0, 1},
-    {"material_zones_wide4x2_32x8z32o4", 4, 2, 32, 8, 32, 0, 4, 0, 0, 1},
+    {"material_zones_m1_64x4z32p3o8", 1, 1, 64, 4, 32, 3, 8, 0, 0, 1},
+    {"material_zones_m1a_64x4z32", 1, 1, 64, 4, 32, 0, 0, 0, 0, 2},
+    {"material_zonep_64x4z32", 1, 2, 64, 4, 32, 0, 0, 0, 0, 3},
+    {"material_zonep_64x4z32a", 1, 2, 64, 4, 32, 0, 0, 0, 0, 4},
+    {"material_zonep_256x1z32", 1, 2, 256, 1, 32, 0, 0, 0, 0, 3},
+    {"material_zonep_128x2z32a", 1, 2, 128, 2, 32, 0, 0, 0, 0, 4},
+    {"material_zonep_m1_64x4z32", 1, 1, 64, 4, 32, 0, 0, 0, 0, 3},
+    {"material_zonep_m1a_64x4z32", 1, 1, 64, 4, 32, 0, 0, 0, 0, 4},
+    {"material_zones_w2x1_64x4z32", 2, 1, 64, 4, 32, 0, 0, 0, 0, 1},
+    {"material_zones_w4x1_64x4z32o6", 4, 1, 64, 4, 32, 0, 6, 0, 0, 1},
+    {"material_zones_w4x1_64x4z32o5", 4, 1, 64, 4, 32, 0, 5, 0, 0, 1},
+    {"material_zones_w4x2_32x8z32o4", 4, 2, 32, 8, 32, 0, 4, 0, 0, 1},
 };
 enum { MATERIAL_VARIANTS = sizeof material_variants / sizeof material_variants[0] };
 
@@ -415,7 +424,7 @@ static int material_block_map_for(hip_state *s, const material_variant *v, dim3 
         HIP_CALL(hipEventCreateWithFlags(&m->join, hipEventDisableTiming));
     }
     material_block_map &b = m->maps[m->map_count++];
-    b = material_block_map{cols, rows, v->zchunk, NULL, NULL, 0};
+    b = material_block_map{cols, rows, v->zchunk, NULL, NULL, 0, 0, std::vector<int>(HEAT_ZONES_MAX, 0)};
     const size_t count = (size_t)grid.x * grid.y * grid.z;
     HIP_CALL(hipMalloc((void **)&b.map, count));
     material_block_zones<<<grid, 256>>>(b.map, owned_zone<double>(s), s->shape, cols, rows, v->zchunk);
@@ -425,6 +434,9 @@ static int material_block_map_for(hip_state *s, const material_variant *v, dim3 
     std::vector<int> mixed;
     for (size_t n = 0; n < count; ++n)
         if (zones[n] == MATERIAL_MIXED) mixed.push_back((int)n);
+        else b.blocks_of[zones[n]] += 1;
+    for (int a = 0; a < HEAT_ZONES_MAX; ++a)
+        if (b.blocks_of[a] > b.blocks_of[b.largest]) b.largest = a;
     b.mixed_count = (int)mixed.size();
     if (!mixed.empty()) {
         HIP_CALL(hipMalloc((void **)&b.mixed, mixed.size() * sizeof(int)));
@@ -475,15 +487,67 @@ static int launch_zones_kernel(hip_state *s, K kernel, const material_variant *v
     return HEAT_OK;
 }
 
+/* Zone a's coefficients and ghost rules in the run's precision (the tables' values, sources of the step). */
+template <typename T> static material_zone_params<T> zone_params(const hip_materials *m, int a)
+{
+    const T *v = reinterpret_cast<const T *>(m->host_table.data());
+    const material_table &l = m->layout;
+    const long zones = l.zones, pair = (long)a * zones + a;
+    material_zone_params<T> z;
+    z.kx = v[l.conductance[0] + pair], z.ky = v[l.conductance[1] + pair], z.kz = v[l.conductance[2] + pair];
+    z.weight = v[l.weight + a], z.source = v[l.source + a];
+    for (int f = 0; f < FACE_COUNT; ++f) z.rule[f] = v[l.scale + f * zones + a], z.rule[6 + f] = v[l.shift + f * zones + a];
+    z.zone = a;
+    return z;
+}
+
+/* material_step_zone's instantiation K for the blocks of zone a, on `stream`, in a march_order. */
+template <typename T, typename K>
+static int launch_zone_kernel(hip_state *s, K kernel, const material_variant *v, const material_launch &l,
+                              const material_block_map *b, int a, hipStream_t stream)
+{
+    const hip_materials *m = s->mat;
+    long slots = 0;
+    HEAT_CALL(resident_slots((const void *)kernel, (int)(l.block.x * l.block.y), &slots));
+    kernel<<<l.grid, l.block, 0, stream>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current), owned_zone<T>(s),
+                                           b->map, s->shape, zone_params<T>(m, a), m->layout,
+                                           s->problem.halo.exchanged, v->zchunk, order_for(l.grid, slots));
+    HIP_CHECK_LAUNCH(v->name);
+    return HEAT_OK;
+}
+
+template <typename T> static int launch_zone_instance(hip_state *s, const material_variant *v, const material_launch &l,
+                                                      const material_block_map *b, int a, hipStream_t stream)
+{
+    const bool ahead = v->blocks == 4;
+    if (v->rows == MATERIAL_ROWS && !ahead)
+        return launch_zone_kernel<T>(s, material_step_zone<T, MATERIAL_ROWS, true, false, 0, 0>, v, l, b, a, stream);
+    if (v->rows == MATERIAL_ROWS && ahead)
+        return launch_zone_kernel<T>(s, material_step_zone<T, MATERIAL_ROWS, true, true, 0, 0>, v, l, b, a, stream);
+    if (v->rows == 1 && !ahead) return launch_zone_kernel<T>(s, material_step_zone<T, 1, true, false, 0, 0>, v, l, b, a, stream);
+    return launch_zone_kernel<T>(s, material_step_zone<T, 1, true, true, 0, 0>, v, l, b, a, stream);
+}
+
 /* The instantiation of the one-zone blocks' kernel that v names. */
 template <typename T> static int launch_zones_instance(hip_state *s, const material_variant *v, const material_launch &l,
                                                        const material_block_map *b)
 {
-    if (v->lanes == 1 && v->rows == 1 && v->occupancy == 8)
-        return launch_zones_kernel<T>(s, material_step_zones<T, 1, true, false, 8>, v, l, b);
-    if (v->lanes == 1 && v->rows == MATERIAL_ROWS && v->occupancy == 0)
-        return v->blocks == 2 ? launch_zones_kernel<T>(s, material_step_zones<T, MATERIAL_ROWS, true, true, 0>, v, l, b)
-                              : launch_zones_kernel<T>(s, material_step_zones<T, MATERIAL_ROWS, true, false, 0>, v, l, b);
+    if (v->lanes == 1) {
+        const bool ahead = v->blocks == 2;
+        if (v->rows == MATERIAL_ROWS && !ahead && v->prefetch == 0 && v->occupancy == 0)
+            return launch_zones_kernel<T>(s, material_step_zones<T, MATERIAL_ROWS, true, false, 0, 0>, v, l, b);
+        if (v->rows == MATERIAL_ROWS && ahead && v->prefetch == 0 && v->occupancy == 0)
+            return launch_zones_kernel<T>(s, material_step_zones<T, MATERIAL_ROWS, true, true, 0, 0>, v, l, b);
+        if (v->rows == MATERIAL_ROWS && ahead && v->prefetch == 3 && v->occupancy == 0)
+            return launch_zones_kernel<T>(s, material_step_zones<T, MATERIAL_ROWS, true, true, 3, 0>, v, l, b);
+        if (v->rows == 1 && !ahead && v->prefetch == 0 && v->occupancy == 8)
+            return launch_zones_kernel<T>(s, material_step_zones<T, 1, true, false, 0, 8>, v, l, b);
+        if (v->rows == 1 && !ahead && v->prefetch == 3 && v->occupancy == 8)
+            return launch_zones_kernel<T>(s, material_step_zones<T, 1, true, false, 3, 8>, v, l, b);
+        if (v->rows == 1 && ahead && v->prefetch == 0 && v->occupancy == 0)
+            return launch_zones_kernel<T>(s, material_step_zones<T, 1, true, true, 0, 0>, v, l, b);
+    }
+    if (v->lanes == 1) return heat_internal_error("materials kernel %s has no instantiation", v->name);
     if constexpr (sizeof(T) == 8) {
         if (v->rows == 1 && v->occupancy == 0)
             return launch_zones_kernel<T>(s, material_step_wide_zones<T, 2, 1, true, 0>, v, l, b);
@@ -506,14 +570,21 @@ template <typename T> static int launch_material_zones(hip_state *s, const mater
     hip_materials *m = s->mat;
     const material_block_map *b;
     HEAT_CALL(material_block_map_for(s, v, l.grid, &b));
-    if (b->mixed_count > 0) {
+    const bool by_zone = v->blocks >= 3; /* material_step_zone: a launch a zone, the largest on the default stream */
+    int others = 0;
+    for (int a = 0; by_zone && a < m->tables.zones; ++a) others += a != b->largest && b->blocks_of[a] > 0;
+    const bool beside = b->mixed_count > 0 || others > 0;
+    if (beside) {
         HIP_CALL(hipEventRecord(m->fork, 0));
         HIP_CALL(hipStreamWaitEvent(m->listed, m->fork, 0));
-        HEAT_CALL(launch_listed<T>(s, v, l, b));
+        if (b->mixed_count > 0) HEAT_CALL(launch_listed<T>(s, v, l, b));
+        for (int a = 0; by_zone && a < m->tables.zones; ++a)
+            if (a != b->largest && b->blocks_of[a] > 0) HEAT_CALL(launch_zone_instance<T>(s, v, l, b, a, m->listed));
         HIP_CALL(hipEventRecord(m->join, m->listed));
     }
-    HEAT_CALL(launch_zones_instance<T>(s, v, l, b));
-    if (b->mixed_count > 0) HIP_CALL(hipStreamWaitEvent(0, m->join, 0));
+    if (by_zone) HEAT_CALL(launch_zone_instance<T>(s, v, l, b, b->largest, 0));
+    else HEAT_CALL(launch_zones_instance<T>(s, v, l, b));
+    if (beside) HIP_CALL(hipStreamWaitEvent(0, m->join, 0));
     return HEAT_OK;
 }
 

@@ -105,7 +105,7 @@ __device__ __forceinline__ void block_ghost_rules(T *rule, const T *__restrict__
  * the zone's coefficients in registers (zone_uniform) and no zone byte read; each plane loads the
  * next one's temperatures a plane ahead where AHEAD (material_step does), else as heat_zwindow
  * does. Blocks the map calls mixed leave at once. */
-template <typename T, int M, bool ORDERED, bool AHEAD, int MIN_BLOCKS>
+template <typename T, int M, bool ORDERED, bool AHEAD, int PREFETCH, int MIN_BLOCKS>
 __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
     material_step_zones(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
                         const unsigned char *__restrict__ map, stencil_shape s, const T *__restrict__ table,
@@ -138,6 +138,10 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_C
     }
 #pragma unroll 1 /* unrolled, one row a thread took 40 registers (32 so): a plane's work is enough to issue */
     for (int kz = k0; kz < k1; ++kz, p += s.sz, zp += s.sz, q += s.sz) {
+        if (PREFETCH > 0 && kz + PREFETCH <= k1) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) l2_prefetch(p + n * sy + PREFETCH * s.sz);
+        }
         if (AHEAD && kz + 1 < k1) {
 #pragma unroll
             for (int n = 0; n < M; ++n) c.ahead[n] = p[n * sy + 2 * s.sz];
@@ -221,5 +225,86 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_C
         }
 #pragma unroll
         for (int n = 0; n < M; ++n) here[n] = above[n], above[n] = ahead[n];
+    }
+}
+
+/* One zone's coefficients and ghost rules (scale by face, then shift by face) as a kernel
+ * parameter: the values material_step_zones reads from the tables, which the kernel then takes
+ * from the constant bank as the one-material kernels take theirs (no register holds them, no
+ * address of a rule either). */
+template <typename T> struct material_zone_params {
+    T kx, ky, kz, weight, source, rule[12];
+    int zone;
+};
+
+/* zone_uniform's interface on material_zone_params. */
+template <typename T> struct zone_fixed {
+    material_zone_params<T> p;
+    __device__ __forceinline__ T x(int, int) const { return p.kx; }
+    __device__ __forceinline__ T x_at(int, const unsigned char *) const { return p.kx; }
+    __device__ __forceinline__ T y(int, int) const { return p.ky; }
+    __device__ __forceinline__ T z(int, int) const { return p.kz; }
+    __device__ __forceinline__ T w(int) const { return p.weight; }
+    __device__ __forceinline__ T q(int) const { return p.source; }
+    __device__ __forceinline__ T ghost(const T *, const material_table &, int f, int, T v) const
+    {
+        return p.rule[f] * v + p.rule[6 + f];
+    }
+};
+
+/* material_step_zones for the blocks of the one zone z.zone (the others leave at once), its
+ * coefficients and rules a kernel parameter: one launch a zone present. */
+template <typename T, int M, bool ORDERED, bool AHEAD, int PREFETCH, int MIN_BLOCKS>
+__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
+    material_step_zone(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
+                       const unsigned char *__restrict__ map, stencil_shape s, material_zone_params<T> z,
+                       material_table t, unsigned exchanged, int zchunk, march_order o)
+{
+    int bx = (int)blockIdx.x, by = (int)blockIdx.y, bz = (int)blockIdx.z;
+    if (ORDERED) march_tile(o, bx, by, bz);
+    if (map[((long)bz * gridDim.y + by) * gridDim.x + bx] != z.zone) return;
+    const int a = z.zone;
+    const int i = threadIdx.x + bx * blockDim.x;
+    const int j = M * (threadIdx.y + by * blockDim.y);
+    const int k0 = bz * zchunk, k1 = min(k0 + zchunk, s.nz);
+    if (i >= s.nx || j >= s.ny) return;
+    const int sy = (int)s.sy;
+    const zone_fixed<T> k = {z};
+    const long start = i + (long)j * s.sy + (long)k0 * s.sz;
+    const T *p = u + start;
+    const unsigned char *zp = zone + start; /* not read: every neighbour's zone is a */
+    T *q = out + start;
+    int zones[M];
+    material_column<T, M> c;
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        zones[n] = a;
+        c.here[n] = p[n * sy];
+        if (AHEAD) c.above[n] = p[n * sy + s.sz];
+        c.z_low[n] = k.z(a, a) * (p[n * sy - s.sz] - c.here[n]);
+    }
+#pragma unroll 1
+    for (int kz = k0; kz < k1; ++kz, p += s.sz, zp += s.sz, q += s.sz) {
+        if (PREFETCH > 0 && kz + PREFETCH <= k1) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) l2_prefetch(p + n * sy + PREFETCH * s.sz);
+        }
+        if (AHEAD && kz + 1 < k1) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) c.ahead[n] = p[n * sy + 2 * s.sz];
+        }
+        if (!AHEAD) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) c.above[n] = p[n * sy + s.sz];
+        }
+        const T south = p[-sy], north = p[M * sy];
+        T v[M];
+        material_plane<T, M, true>(c, zones, zones, k, p, zp, q, south, north, a, a, i, j, kz, s, (const T *)nullptr,
+                                   t, exchanged, v);
+#pragma unroll
+        for (int n = 0; n < M; ++n) {
+            c.here[n] = c.above[n];
+            if (AHEAD) c.above[n] = c.ahead[n];
+        }
     }
 }
