@@ -638,19 +638,31 @@ static int wide_blocks(const heat_problem *p, int i, int j, int k)
     return 0;
 }
 
+/* Zone 1 (powered) in whole slabs of rows (j 7 .. 32, every i and k: beside the x and z faces) and
+ * zone 2 (powered) beside the y-high face above k 16: tiles of the block kernels
+ * (material_step_zones) that hold one zone other than 0 and whose stencils meet boundary faces. */
+static int slab_blocks(const heat_problem *p, int i, int j, int k)
+{
+    (void)p, (void)i;
+    if (j >= 7 && j < 33) return 1;
+    if (j >= 36 && k >= 16) return 2;
+    return 0;
+}
+
 /* The explicit step's GPU kernels (the materials solver's bench list: backend_hip_materials.hip's
  * material_variants), each named through problem.kernel.name, give the bits of the first
  * (material_step), on a grid whose rows are no multiple of a thread's points, with every kind of
- * face and zone boundaries between a thread's points, for two paintings of the zones. */
+ * face and zone boundaries between a thread's points, for three paintings of the zones. */
 static int gpu_kernels_bitwise(void)
 {
     if (!(heat_backend_hip && heat_hip_available(NULL, 0))) return printf("no GPU: skipped\n"), TEST_SKIP;
-    for (int run = 0; run < 4; ++run) {
-        const int precision = run % 2;
+    static const char *const paintings[3] = {"powered_blocks", "wide_blocks", "slab_blocks"};
+    for (int run = 0; run < 6; ++run) {
+        const int precision = run % 2, painting = run / 2;
         const gpu_case c = {precision ? HEAT_FLOAT : HEAT_DOUBLE, HEAT_EULER, HEAT_PRECOND_CHEBYSHEV, 60, 0, 0, 0};
         heat_materials m;
         heat_problem p = gpu_case_problem(&c, &m);
-        if (run >= 2) free((void *)p.zones), p.zones = test_paint_zones(&p, wide_blocks);
+        if (painting > 0) free((void *)p.zones), p.zones = test_paint_zones(&p, painting == 1 ? wide_blocks : slab_blocks);
         void *initial = gaussian_field(&p), *reference = test_alloc_field(&p), *field = test_alloc_field(&p);
         const size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(p.precision);
         heat_variant kernels[32];
@@ -681,10 +693,9 @@ static int gpu_kernels_bitwise(void)
             heat_solver_destroy(&s);
             if (k == 0) continue;
             EXPECT(memcmp(field, reference, bytes) == 0, "%s, %s, %s: %ld steps differ from %s's",
-                   heat_precision_name(p.precision), run >= 2 ? "wide_blocks" : "powered_blocks", kernels[k].kernel,
-                   c.steps, kernels[0].kernel);
+                   heat_precision_name(p.precision), paintings[painting], kernels[k].kernel, c.steps, kernels[0].kernel);
             printf("materials, %s, %s: %s bitwise equal to %s after %ld steps\n", heat_precision_name(p.precision),
-                   run >= 2 ? "wide_blocks" : "powered_blocks", kernels[k].kernel, kernels[0].kernel, c.steps);
+                   paintings[painting], kernels[k].kernel, kernels[0].kernel, c.steps);
         }
         free(initial), free(reference), free(field), free((void *)p.zones);
     }

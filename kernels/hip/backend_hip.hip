@@ -15,7 +15,7 @@
 #include "heat_kernels.hip" /* one translation unit: kernels and launchers */
 #include "zahead_kernels.hip"
 #include "cg_kernels.hip"
-#include "material_wide_kernels.hip" /* and material_kernels.hip */
+#include "material_block_kernels.hip" /* and material_wide_kernels.hip, material_kernels.hip */
 #include "order_kernels.hip"
 
 extern "C" {

@@ -8,6 +8,19 @@
 
 static_assert((int)MATERIAL_ENERGY_KINDS == (int)HEAT_ENERGY_KINDS, "material_boundary_bricks sums every energy kind");
 
+/* The zones of the blocks of one tile shape (material_block_zones: a zone, or MATERIAL_MIXED) and
+ * the mixed blocks' list, for material_step_zones and material_step_listed. */
+struct material_block_map {
+    int cols, rows, zchunk;
+    unsigned char *map; /* device, one byte a block of the grid */
+    int *mixed;         /* device: the indices of the mixed blocks */
+    int mixed_count;
+    int largest;        /* the zone of the most blocks */
+    std::vector<int> blocks_of; /* blocks by zone */
+};
+
+enum { MATERIAL_BLOCK_MAPS = 16 };
+
 struct hip_materials {
     heat_material_tables tables; /* host, double */
     material_table layout;       /* offsets in the device table */
@@ -43,6 +56,12 @@ struct hip_materials {
     hipStream_t side;
     hipEvent_t ghosts_set, energy_done; /* the step's start field is ready; the side stream read it */
     int side_started;
+    /* the explicit step by blocks of one zone (material_step_zones) and the mixed blocks beside them
+     * (material_step_listed, on the stream `listed`, between the events fork and join) */
+    material_block_map maps[MATERIAL_BLOCK_MAPS];
+    int map_count;
+    hipStream_t listed;
+    hipEvent_t fork, join;
 };
 
 static double material_step_time(const hip_state *s)
@@ -220,6 +239,9 @@ struct material_variant {
     int occupancy; /* blocks a multiprocessor the registers must allow; 0: the compiler's choice */
     int segments;  /* material_step_segments: by the zone map by row segments */
     int only;      /* bytes of a value of the one precision it is built for; 0: both */
+    int blocks;    /* by the blocks' zones (material_step_listed for the mixed ones): 1, 2: material_step_zones
+                      (2: each plane's temperatures loaded a plane ahead); 3, 4: material_step_zone, a launch a
+                      zone (4: a plane ahead) */
 };
 
 static const material_variant material_variants[] = {
@@ -236,6 +258,25 @@ static const material_variant material_variants[] = {
     {"material_wide4x2_64x4z32o3s", 4, 2, 64, 4, 32, 0, 3, 1, 0},
     {"material_wide4x2_32x8z32o3s", 4, 2, 32, 8, 32, 0, 3, 1, 0},
     {"material_wide4x1_64x4z32o4s", 4, 1, 64, 4, 32, 0, 4, 1, 0},
+    {"material_zones_64x4z32", 1, 2, 64, 4, 32, 0, 0, 0, 0, 1},
+    {"material_zones_64x4z32a", 1, 2, 64, 4, 32, 0, 0, 0, 0, 2},
+    {"material_zones_64x4z32ap3", 1, 2, 64, 4, 32, 3, 0, 0, 0, 2},
+    {"material_zones_32x8z32a", 1, 2, 32, 8, 32, 0, 0, 0, 0, 2},
+    {"material_zones_128x2z32a", 1, 2, 128, 2, 32, 0, 0, 0, 0, 2},
+    {"material_zones_256x1z32a", 1, 2, 256, 1, 32, 0, 0, 0, 0, 2},
+    {"material_zones_m1_64x4z32o8", 1, 1, 64, 4, 32, 0, 8, 0, 0, 1},
+    {"material_zones_m1_64x4z32p3o8", 1, 1, 64, 4, 32, 3, 8, 0, 0, 1},
+    {"material_zones_m1a_64x4z32", 1, 1, 64, 4, 32, 0, 0, 0, 0, 2},
+    {"material_zonep_64x4z32", 1, 2, 64, 4, 32, 0, 0, 0, 0, 3},
+    {"material_zonep_64x4z32a", 1, 2, 64, 4, 32, 0, 0, 0, 0, 4},
+    {"material_zonep_256x1z32", 1, 2, 256, 1, 32, 0, 0, 0, 0, 3},
+    {"material_zonep_128x2z32a", 1, 2, 128, 2, 32, 0, 0, 0, 0, 4},
+    {"material_zonep_m1_64x4z32", 1, 1, 64, 4, 32, 0, 0, 0, 0, 3},
+    {"material_zonep_m1a_64x4z32", 1, 1, 64, 4, 32, 0, 0, 0, 0, 4},
+    {"material_zones_w2x1_64x4z32", 2, 1, 64, 4, 32, 0, 0, 0, 0, 1},
+    {"material_zones_w4x1_64x4z32o6", 4, 1, 64, 4, 32, 0, 6, 0, 0, 1},
+    {"material_zones_w4x1_64x4z32o5", 4, 1, 64, 4, 32, 0, 5, 0, 0, 1},
+    {"material_zones_w4x2_32x8z32o4", 4, 2, 32, 8, 32, 0, 4, 0, 0, 1},
 };
 enum { MATERIAL_VARIANTS = sizeof material_variants / sizeof material_variants[0] };
 
@@ -288,7 +329,8 @@ static void launch_material_scalar(const hip_state *s, const material_launch &l)
 template <typename T, int M, int PREFETCH, int OCCUPANCY>
 static bool launch_scalar_if(const hip_state *s, const material_variant *v, const material_launch &l)
 {
-    if (v->lanes != 1 || v->segments || v->rows != M || v->prefetch != PREFETCH || v->occupancy != OCCUPANCY)
+    if (v->lanes != 1 || v->segments || v->blocks || v->rows != M || v->prefetch != PREFETCH ||
+        v->occupancy != OCCUPANCY)
         return false;
     launch_material_scalar<T, M, PREFETCH, OCCUPANCY>(s, l);
     return true;
@@ -363,8 +405,191 @@ template <typename T> static bool launch_material_instance(const hip_state *s, c
     return launched;
 }
 
+/* The map of the blocks' zones for v's tiles on the launch grid, built at its first use (the zones
+ * never change in a run), and the stream of the mixed blocks with its events at the first map. */
+static int material_block_map_for(hip_state *s, const material_variant *v, dim3 grid, const material_block_map **found)
+{
+    hip_materials *m = s->mat;
+    const int cols = v->bx * v->lanes, rows = v->by * v->rows;
+    for (int n = 0; n < m->map_count; ++n) {
+        const material_block_map &b = m->maps[n];
+        if (b.cols == cols && b.rows == rows && b.zchunk == v->zchunk) return *found = &b, HEAT_OK;
+    }
+    HEAT_CHECK(m->map_count < MATERIAL_BLOCK_MAPS, "more than %d tile shapes of materials kernels", MATERIAL_BLOCK_MAPS);
+    if (!m->listed) {
+        int least = 0, greatest = 0; /* the highest priority: the few mixed blocks start first */
+        HIP_CALL(hipDeviceGetStreamPriorityRange(&least, &greatest));
+        HIP_CALL(hipStreamCreateWithPriority(&m->listed, hipStreamNonBlocking, greatest));
+        HIP_CALL(hipEventCreateWithFlags(&m->fork, hipEventDisableTiming));
+        HIP_CALL(hipEventCreateWithFlags(&m->join, hipEventDisableTiming));
+    }
+    material_block_map &b = m->maps[m->map_count++];
+    b = material_block_map{cols, rows, v->zchunk, NULL, NULL, 0, 0, std::vector<int>(HEAT_ZONES_MAX, 0)};
+    const size_t count = (size_t)grid.x * grid.y * grid.z;
+    HIP_CALL(hipMalloc((void **)&b.map, count));
+    material_block_zones<<<grid, 256>>>(b.map, owned_zone<double>(s), s->shape, cols, rows, v->zchunk);
+    HIP_CHECK_LAUNCH("material_block_zones");
+    std::vector<unsigned char> zones(count);
+    HIP_CALL(hipMemcpy(zones.data(), b.map, count, hipMemcpyDeviceToHost));
+    std::vector<int> mixed;
+    for (size_t n = 0; n < count; ++n)
+        if (zones[n] == MATERIAL_MIXED) mixed.push_back((int)n);
+        else b.blocks_of[zones[n]] += 1;
+    for (int a = 0; a < HEAT_ZONES_MAX; ++a)
+        if (b.blocks_of[a] > b.blocks_of[b.largest]) b.largest = a;
+    b.mixed_count = (int)mixed.size();
+    if (!mixed.empty()) {
+        HIP_CALL(hipMalloc((void **)&b.mixed, mixed.size() * sizeof(int)));
+        HIP_CALL(hipMemcpy(b.mixed, mixed.data(), mixed.size() * sizeof(int), hipMemcpyHostToDevice));
+    }
+    *found = &b;
+    return HEAT_OK;
+}
+
+/* The mixed blocks of map b (material_step_listed on m->listed): blocks of up to 256 threads and
+ * two rows a thread, each marching a whole number of sub-tiles of its tile. */
+template <typename T> static int launch_listed(hip_state *s, const material_variant *v, const material_launch &l,
+                                               const material_block_map *b)
+{
+    hip_materials *m = s->mat;
+    const int bx = std::min(b->cols, 256), by = std::max(1, std::min(b->rows / MATERIAL_ROWS, 256 / bx));
+    HEAT_CHECK(b->cols % bx == 0 && b->rows % (MATERIAL_ROWS * by) == 0, "materials kernel %s: tiles of %d x %d points "
+               "are no whole number of %d x %d", v->name, b->cols, b->rows, bx, MATERIAL_ROWS * by);
+    const dim3 block((unsigned)bx, (unsigned)by, 1);
+    T *out = owned<T>(s, 1 - s->current);
+    const T *in = owned<T>(s, s->current);
+    const T *table = (const T *)m->table;
+    const unsigned exchanged = s->problem.halo.exchanged;
+    if (m->shared)
+        material_step_listed<T, true, MATERIAL_ROWS><<<(unsigned)b->mixed_count, block, l.shared, m->listed>>>(
+            out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged, b->mixed, (int)l.grid.x, (int)l.grid.y,
+            b->cols, b->rows, v->zchunk);
+    else
+        material_step_listed<T, false, MATERIAL_ROWS><<<(unsigned)b->mixed_count, block, 0, m->listed>>>(
+            out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged, b->mixed, (int)l.grid.x, (int)l.grid.y,
+            b->cols, b->rows, v->zchunk);
+    HIP_CHECK_LAUNCH("material_step_listed");
+    return HEAT_OK;
+}
+
+/* A kernel of one-zone blocks (material_step_zones, material_step_wide_zones) over v's grid in a march_order. */
+template <typename T, typename K>
+static int launch_zones_kernel(hip_state *s, K kernel, const material_variant *v, const material_launch &l,
+                               const material_block_map *b)
+{
+    const hip_materials *m = s->mat;
+    long slots = 0;
+    HEAT_CALL(resident_slots((const void *)kernel, (int)(l.block.x * l.block.y), &slots));
+    kernel<<<l.grid, l.block>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current), owned_zone<T>(s), b->map,
+                                s->shape, (const T *)m->table, m->layout, s->problem.halo.exchanged, v->zchunk,
+                                order_for(l.grid, slots));
+    HIP_CHECK_LAUNCH(v->name);
+    return HEAT_OK;
+}
+
+/* Zone a's coefficients and ghost rules in the run's precision (the tables' values, sources of the step). */
+template <typename T> static material_zone_params<T> zone_params(const hip_materials *m, int a)
+{
+    const T *v = reinterpret_cast<const T *>(m->host_table.data());
+    const material_table &l = m->layout;
+    const long zones = l.zones, pair = (long)a * zones + a;
+    material_zone_params<T> z;
+    z.kx = v[l.conductance[0] + pair], z.ky = v[l.conductance[1] + pair], z.kz = v[l.conductance[2] + pair];
+    z.weight = v[l.weight + a], z.source = v[l.source + a];
+    for (int f = 0; f < FACE_COUNT; ++f) z.rule[f] = v[l.scale + f * zones + a], z.rule[6 + f] = v[l.shift + f * zones + a];
+    z.zone = a;
+    return z;
+}
+
+/* material_step_zone's instantiation K for the blocks of zone a, on `stream`, in a march_order. */
+template <typename T, typename K>
+static int launch_zone_kernel(hip_state *s, K kernel, const material_variant *v, const material_launch &l,
+                              const material_block_map *b, int a, hipStream_t stream)
+{
+    const hip_materials *m = s->mat;
+    long slots = 0;
+    HEAT_CALL(resident_slots((const void *)kernel, (int)(l.block.x * l.block.y), &slots));
+    kernel<<<l.grid, l.block, 0, stream>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current), owned_zone<T>(s),
+                                           b->map, s->shape, zone_params<T>(m, a), m->layout,
+                                           s->problem.halo.exchanged, v->zchunk, order_for(l.grid, slots));
+    HIP_CHECK_LAUNCH(v->name);
+    return HEAT_OK;
+}
+
+template <typename T> static int launch_zone_instance(hip_state *s, const material_variant *v, const material_launch &l,
+                                                      const material_block_map *b, int a, hipStream_t stream)
+{
+    const bool ahead = v->blocks == 4;
+    if (v->rows == MATERIAL_ROWS && !ahead)
+        return launch_zone_kernel<T>(s, material_step_zone<T, MATERIAL_ROWS, true, false, 0, 0>, v, l, b, a, stream);
+    if (v->rows == MATERIAL_ROWS && ahead)
+        return launch_zone_kernel<T>(s, material_step_zone<T, MATERIAL_ROWS, true, true, 0, 0>, v, l, b, a, stream);
+    if (v->rows == 1 && !ahead) return launch_zone_kernel<T>(s, material_step_zone<T, 1, true, false, 0, 0>, v, l, b, a, stream);
+    return launch_zone_kernel<T>(s, material_step_zone<T, 1, true, true, 0, 0>, v, l, b, a, stream);
+}
+
+/* The instantiation of the one-zone blocks' kernel that v names. */
+template <typename T> static int launch_zones_instance(hip_state *s, const material_variant *v, const material_launch &l,
+                                                       const material_block_map *b)
+{
+    if (v->lanes == 1) {
+        const bool ahead = v->blocks == 2;
+        if (v->rows == MATERIAL_ROWS && !ahead && v->prefetch == 0 && v->occupancy == 0)
+            return launch_zones_kernel<T>(s, material_step_zones<T, MATERIAL_ROWS, true, false, 0, 0>, v, l, b);
+        if (v->rows == MATERIAL_ROWS && ahead && v->prefetch == 0 && v->occupancy == 0)
+            return launch_zones_kernel<T>(s, material_step_zones<T, MATERIAL_ROWS, true, true, 0, 0>, v, l, b);
+        if (v->rows == MATERIAL_ROWS && ahead && v->prefetch == 3 && v->occupancy == 0)
+            return launch_zones_kernel<T>(s, material_step_zones<T, MATERIAL_ROWS, true, true, 3, 0>, v, l, b);
+        if (v->rows == 1 && !ahead && v->prefetch == 0 && v->occupancy == 8)
+            return launch_zones_kernel<T>(s, material_step_zones<T, 1, true, false, 0, 8>, v, l, b);
+        if (v->rows == 1 && !ahead && v->prefetch == 3 && v->occupancy == 8)
+            return launch_zones_kernel<T>(s, material_step_zones<T, 1, true, false, 3, 8>, v, l, b);
+        if (v->rows == 1 && ahead && v->prefetch == 0 && v->occupancy == 0)
+            return launch_zones_kernel<T>(s, material_step_zones<T, 1, true, true, 0, 0>, v, l, b);
+    }
+    if (v->lanes == 1) return heat_internal_error("materials kernel %s has no instantiation", v->name);
+    if constexpr (sizeof(T) == 8) {
+        if (v->rows == 1 && v->occupancy == 0)
+            return launch_zones_kernel<T>(s, material_step_wide_zones<T, 2, 1, true, 0>, v, l, b);
+    } else {
+        if (v->rows == 1 && v->occupancy == 6)
+            return launch_zones_kernel<T>(s, material_step_wide_zones<T, 4, 1, true, 6>, v, l, b);
+        if (v->rows == 1 && v->occupancy == 5)
+            return launch_zones_kernel<T>(s, material_step_wide_zones<T, 4, 1, true, 5>, v, l, b);
+        if (v->rows == 2 && v->occupancy == 4)
+            return launch_zones_kernel<T>(s, material_step_wide_zones<T, 4, 2, true, 4>, v, l, b);
+    }
+    return heat_internal_error("materials kernel %s has no instantiation in this precision", v->name);
+}
+
+/* One explicit step by blocks of one zone (material_step_zones, material_step_wide_zones: on the
+ * default stream, in a march_order) and the mixed blocks beside them (material_step_listed, on
+ * m->listed, which the default stream waits for). */
+template <typename T> static int launch_material_zones(hip_state *s, const material_variant *v, const material_launch &l)
+{
+    hip_materials *m = s->mat;
+    const material_block_map *b;
+    HEAT_CALL(material_block_map_for(s, v, l.grid, &b));
+    const bool by_zone = v->blocks >= 3; /* material_step_zone: a launch a zone, the largest on the default stream */
+    int others = 0;
+    for (int a = 0; by_zone && a < m->tables.zones; ++a) others += a != b->largest && b->blocks_of[a] > 0;
+    const bool beside = b->mixed_count > 0 || others > 0;
+    if (beside) {
+        HIP_CALL(hipEventRecord(m->fork, 0));
+        HIP_CALL(hipStreamWaitEvent(m->listed, m->fork, 0));
+        if (b->mixed_count > 0) HEAT_CALL(launch_listed<T>(s, v, l, b));
+        for (int a = 0; by_zone && a < m->tables.zones; ++a)
+            if (a != b->largest && b->blocks_of[a] > 0) HEAT_CALL(launch_zone_instance<T>(s, v, l, b, a, m->listed));
+        HIP_CALL(hipEventRecord(m->join, m->listed));
+    }
+    if (by_zone) HEAT_CALL(launch_zone_instance<T>(s, v, l, b, b->largest, 0));
+    else HEAT_CALL(launch_zones_instance<T>(s, v, l, b));
+    if (beside) HIP_CALL(hipStreamWaitEvent(0, m->join, 0));
+    return HEAT_OK;
+}
+
 /* One explicit step by kernel v from field[current] into the other field (its ghosts set). */
-template <typename T> static int launch_material_variant(const hip_state *s, const material_variant *v)
+template <typename T> static int launch_material_variant(hip_state *s, const material_variant *v)
 {
     const hip_materials *m = s->mat;
     const stencil_shape &p = s->shape;
@@ -374,6 +599,7 @@ template <typename T> static int launch_material_variant(const hip_state *s, con
     l.grid = dim3((unsigned)((p.nx + columns - 1) / columns), (unsigned)((p.ny + rows - 1) / rows),
                   (unsigned)((p.nz + v->zchunk - 1) / v->zchunk));
     l.shared = m->shared ? (size_t)m->layout.length * sizeof(T) : 0;
+    if (v->blocks) return launch_material_zones<T>(s, v, l);
     if (!launch_material_instance<T>(s, v, l))
         return heat_internal_error("materials kernel %s has no instantiation in this precision", v->name);
     HIP_CHECK_LAUNCH(v->name);
@@ -620,6 +846,10 @@ static void free_materials(hip_state *s)
     if (m->side) (void)hipStreamDestroy(m->side);
     if (m->ghosts_set) (void)hipEventDestroy(m->ghosts_set);
     if (m->energy_done) (void)hipEventDestroy(m->energy_done);
+    if (m->listed) (void)hipStreamSynchronize(m->listed), (void)hipStreamDestroy(m->listed);
+    if (m->fork) (void)hipEventDestroy(m->fork);
+    if (m->join) (void)hipEventDestroy(m->join);
+    for (int n = 0; n < m->map_count; ++n) (void)hipFree(m->maps[n].map), (void)hipFree(m->maps[n].mixed);
     heat_material_tables_free(&m->tables);
     delete m;
     s->mat = NULL;

@@ -77,6 +77,10 @@ template <typename T> struct zone_lookup {
     __device__ __forceinline__ T z(int a, int b) const { return kz[a * zones + b]; }
     __device__ __forceinline__ T w(int a) const { return weight[a]; }
     __device__ __forceinline__ T q(int a) const { return source[a]; }
+    __device__ __forceinline__ T ghost(const T *tab, const material_table &t, int f, int a, T v) const
+    {
+        return material_ghost(tab, t, f, a, v);
+    }
 };
 
 template <typename T> struct zone_uniform {
@@ -91,6 +95,25 @@ template <typename T> struct zone_uniform {
     __device__ __forceinline__ T z(int, int) const { return kz; }
     __device__ __forceinline__ T w(int) const { return weight; }
     __device__ __forceinline__ T q(int) const { return source; }
+    __device__ __forceinline__ T ghost(const T *tab, const material_table &t, int f, int a, T v) const
+    {
+        return material_ghost(tab, t, f, a, v);
+    }
+};
+
+/* zone_uniform of a block of one zone whose ghost rules (scale[6], then shift[6]) the block keeps
+ * in shared memory: material_ghost's values and arithmetic, at addresses the compiler needs no
+ * register for (the V lanes' addresses of the rules in the tables, a register pair each, filled
+ * the registers of material_step_wide_zones). */
+template <typename T> struct zone_block : zone_uniform<T> {
+    const T *rule;
+    __device__ __forceinline__ zone_block(const zone_lookup<T> &k, int a, const T *rule) : zone_uniform<T>(k, a), rule(rule)
+    {
+    }
+    __device__ __forceinline__ T ghost(const T *, const material_table &, int f, int, T v) const
+    {
+        return rule[f] * v + rule[6 + f];
+    }
 };
 
 /* The state of a thread of material_step between planes: its M rows' points here and above, the
@@ -102,17 +125,17 @@ template <typename T, int M> struct material_column {
 
 /* Row n's new value v of zone a into q (the first row's point) if it is the block's, with the y and
  * z boundary ghosts beside it (material_halo_fill's rule). */
-template <typename T>
+template <typename T, typename K>
 __device__ __forceinline__ void material_store_row(T v, int a, int n, T *q, int j, int kz, const stencil_shape &s,
-                                                   const T *tab, const material_table &t, unsigned exchanged)
+                                                   const T *tab, const material_table &t, unsigned exchanged, const K &k)
 {
     const int sy = (int)s.sy;
     if (j + n >= s.ny) return;
     nontemporal_store(v, q + n * sy);
-    if (j + n == 0 && !(exchanged & 4u)) nontemporal_store(material_ghost(tab, t, 2, a, v), q - sy);
-    if (j + n == s.ny - 1 && !(exchanged & 8u)) nontemporal_store(material_ghost(tab, t, 3, a, v), q + (n + 1) * sy);
-    if (kz == 0 && !(exchanged & 16u)) nontemporal_store(material_ghost(tab, t, 4, a, v), q + n * sy - s.sz);
-    if (kz == s.nz - 1 && !(exchanged & 32u)) nontemporal_store(material_ghost(tab, t, 5, a, v), q + n * sy + s.sz);
+    if (j + n == 0 && !(exchanged & 4u)) nontemporal_store(k.ghost(tab, t, 2, a, v), q - sy);
+    if (j + n == s.ny - 1 && !(exchanged & 8u)) nontemporal_store(k.ghost(tab, t, 3, a, v), q + (n + 1) * sy);
+    if (kz == 0 && !(exchanged & 16u)) nontemporal_store(k.ghost(tab, t, 4, a, v), q + n * sy - s.sz);
+    if (kz == s.nz - 1 && !(exchanged & 32u)) nontemporal_store(k.ghost(tab, t, 5, a, v), q + n * sy + s.sz);
 }
 
 /* One plane of material_step's M rows (p, zp, q at the first row's point), coefficients from k
@@ -135,8 +158,8 @@ __device__ __forceinline__ void material_plane(material_column<T, M> &c, const i
         const T *at = p + n * sy;
         const unsigned char *zat = zp + n * sy;
         const T here = c.here[n];
-        const T west = i == 0 && !(exchanged & 1u) ? material_ghost(tab, t, 0, an, here) : at[-1];
-        const T east = i == s.nx - 1 && !(exchanged & 2u) ? material_ghost(tab, t, 1, an, here) : at[1];
+        const T west = i == 0 && !(exchanged & 1u) ? k.ghost(tab, t, 0, an, here) : at[-1];
+        const T east = i == s.nx - 1 && !(exchanged & 2u) ? k.ghost(tab, t, 1, an, here) : at[1];
         T flux = c.z_low[n];
         flux += y_low;
         flux += k.x_at(an, zat - 1) * (west - here);
@@ -146,7 +169,7 @@ __device__ __forceinline__ void material_plane(material_column<T, M> &c, const i
         const T z_high = k.z(an, a_above[n]) * (c.above[n] - here);
         flux += z_high;
         v[n] = here + k.w(an) * (flux + k.q(an));
-        if (STORE) material_store_row(v[n], an, n, q, j, kz, s, tab, t, exchanged);
+        if (STORE) material_store_row(v[n], an, n, q, j, kz, s, tab, t, exchanged, k);
         y_low = (T)0 - y_high;
         c.z_low[n] = (T)0 - z_high;
     }
@@ -158,7 +181,7 @@ __device__ __forceinline__ void material_store_plane(const T v[M], const int a[M
                                                      unsigned exchanged)
 {
 #pragma unroll
-    for (int n = 0; n < M; ++n) material_store_row(v[n], a[n], n, q, j, kz, s, tab, t, exchanged);
+    for (int n = 0; n < M; ++n) material_store_row(v[n], a[n], n, q, j, kz, s, tab, t, exchanged, zone_lookup<T>());
 }
 
 /* One general step of the owned block (u's ghosts set). Each thread walks a

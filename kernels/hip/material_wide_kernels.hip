@@ -63,7 +63,7 @@ template <typename T, int V> __device__ __forceinline__ void store_lanes(const m
     }
 }
 
-/* The ghosts beside the V lanes v across boundary face f (material_ghost's rule). */
+/* The ghosts beside the V lanes v across boundary face f (material_ghost's rule, or k's). */
 template <typename T, int V>
 __device__ __forceinline__ material_lanes<T, V> ghost_lanes(const T *tab, const material_table &t, int f,
                                                             unsigned zones,
@@ -72,6 +72,16 @@ __device__ __forceinline__ material_lanes<T, V> ghost_lanes(const T *tab, const 
     material_lanes<T, V> g;
 #pragma unroll
     for (int l = 0; l < V; ++l) g.at[l] = material_ghost(tab, t, f, zone_byte(zones, l), v.at[l]);
+    return g;
+}
+
+template <typename T, int V, typename K>
+__device__ __forceinline__ material_lanes<T, V> ghost_lanes(const K &k, const T *tab, const material_table &t, int f,
+                                                            unsigned zones, const material_lanes<T, V> &v)
+{
+    material_lanes<T, V> g;
+#pragma unroll
+    for (int l = 0; l < V; ++l) g.at[l] = k.ghost(tab, t, f, zone_byte(zones, l), v.at[l]);
     return g;
 }
 
@@ -208,7 +218,7 @@ __device__ __forceinline__ void material_wide_plane(const material_lanes<T, V> h
         const unsigned char *zat = zp + n * sy;
         const unsigned row_above = n == M - 1 ? a_north : a[n + 1];
         const int a_first = zone_byte(a[n], 0);
-        const T west = west_ghost ? material_ghost(tab, t, 0, a_first, here[n].at[0]) : at[-1];
+        const T west = west_ghost ? k.ghost(tab, t, 0, a_first, here[n].at[0]) : at[-1];
         T x_low = k.x_at(a_first, zat - 1) * (west - here[n].at[0]);
         /* past the row's ghost (nx not a multiple of V) lane V - 1 is not stored: no read */
         const bool inside = i0 + V <= s.nx;
@@ -218,7 +228,7 @@ __device__ __forceinline__ void material_wide_plane(const material_lanes<T, V> h
             const int al = zone_byte(a[n], l);
             const T centre = here[n].at[l];
             const T beyond = l == V - 1 ? east_memory : here[n].at[l + 1];
-            const T east = east_ghost && i0 + l == s.nx - 1 ? material_ghost(tab, t, 1, al, centre) : beyond;
+            const T east = east_ghost && i0 + l == s.nx - 1 ? k.ghost(tab, t, 1, al, centre) : beyond;
             T flux = z_low[n].at[l];
             flux += y_low[l];
             flux += x_low;

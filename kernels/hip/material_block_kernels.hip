@@ -1,0 +1,310 @@
+/*
+ * The general step of materials runs split by blocks: a block whose tile (its columns, rows and
+ * chunk of planes) and every point its stencils read hold one zone takes that zone's five
+ * coefficients once and marches like the one-material heat_zwindow (material_step_zones: the
+ * temperatures' 16 bytes a point in double, no zone byte, no table lookup a face); the few blocks
+ * that meet a zone boundary take material_step's general march (material_step_listed, launched
+ * over their list beside the other). The map of the blocks' zones (material_block_zones) is built
+ * once a tile shape, since the zones never change in a run. Both kernels compute every point with
+ * material_step's terms in its order (material_plane), so all give material_step's bits.
+ */
+#include "material_wide_kernels.hip"
+
+/* The zone of every point the stencils of tile (blockIdx) read: its points and the faces' layers
+ * beside them (no edges or corners), or MATERIAL_MIXED where they hold several. One block a tile
+ * of cols x rows x zchunk points; map[(bz gy + by) gx + bx]. */
+__global__ void material_block_zones(unsigned char *map, const unsigned char *__restrict__ zone, stencil_shape s,
+                                     int cols, int rows, int zchunk)
+{
+    const int i0 = (int)blockIdx.x * cols, j0 = (int)blockIdx.y * rows, k0 = (int)blockIdx.z * zchunk;
+    const int wx = min(cols, s.nx - i0) + 2, wy = min(rows, s.ny - j0) + 2, wz = min(zchunk, s.nz - k0) + 2;
+    const int a = zone[i0 + (long)j0 * s.sy + (long)k0 * s.sz];
+    int same = 1;
+    for (long n = threadIdx.x; n < (long)wx * wy * wz; n += blockDim.x) {
+        const int x = (int)(n % wx), y = (int)(n / wx % wy), z = (int)(n / ((long)wx * wy));
+        const int outside = (x == 0 || x == wx - 1) + (y == 0 || y == wy - 1) + (z == 0 || z == wz - 1);
+        if (outside <= 1) same &= zone[(i0 + x - 1) + (long)(j0 + y - 1) * s.sy + (long)(k0 + z - 1) * s.sz] == a;
+    }
+    same = __syncthreads_and(same);
+    if (threadIdx.x == 0)
+        map[((long)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x] =
+            same ? (unsigned char)a : (unsigned char)MATERIAL_MIXED;
+}
+
+/* material_step's march of one block's tile (bx, by, bz) of blockDim x M rows and planes
+ * [k0, k0 + zchunk): its code, for a block taken from a list. */
+template <typename T, bool SHARED, int M>
+__device__ __forceinline__ void material_march_general(T *__restrict__ out, const T *__restrict__ u,
+                                                       const unsigned char *__restrict__ zone, const stencil_shape &s,
+                                                       const T *tab, const material_table &t, unsigned exchanged,
+                                                       int bx, int by, int bz, int zchunk)
+{
+    const int i = threadIdx.x + bx * blockDim.x;
+    const int j = M * (threadIdx.y + by * blockDim.y);
+    const int k0 = bz * zchunk, k1 = min(k0 + zchunk, s.nz);
+    if (i >= s.nx || j >= s.ny) return;
+    const int sy = (int)s.sy;
+    const zone_lookup<T> lookup = {tab + (int)t.conductance[0], tab + (int)t.conductance[1],
+                                   tab + (int)t.conductance[2], tab + (int)t.weight, tab + (int)t.source, t.zones};
+    const long start = i + (long)j * s.sy + (long)k0 * s.sz;
+    const T *p = u + start;
+    const unsigned char *zp = zone + start;
+    T *q = out + start;
+    material_column<T, M> c;
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        c.here[n] = p[n * sy], c.a[n] = zp[n * sy];
+        c.above[n] = p[n * sy + s.sz], c.a_above[n] = zp[n * sy + s.sz];
+        c.z_low[n] = lookup.z(c.a[n], zp[n * sy - s.sz]) * (p[n * sy - s.sz] - c.here[n]);
+    }
+    for (int k = k0; k < k1; ++k, p += s.sz, zp += s.sz, q += s.sz) {
+        if (k + 1 < k1) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) c.ahead[n] = p[n * sy + 2 * s.sz], c.a_ahead[n] = zp[n * sy + 2 * s.sz];
+        }
+        const T south = p[-sy], north = p[M * sy];
+        const int a_south = zp[-sy], a_north = zp[M * sy];
+        T v[M];
+        material_plane<T, M, true>(c, c.a, c.a_above, lookup, p, zp, q, south, north, a_south, a_north, i, j, k, s, tab,
+                                   t, exchanged, v);
+#pragma unroll
+        for (int n = 0; n < M; ++n)
+            c.here[n] = c.above[n], c.a[n] = c.a_above[n], c.above[n] = c.ahead[n], c.a_above[n] = c.a_ahead[n];
+    }
+}
+
+/* The tiles (cols x rows x zchunk points) of a grid of gx x gy tiles that meet a zone boundary,
+ * listed (index (bz gy + by) gx + bx): material_step's march of each, in sub-tiles of the block's
+ * blockDim.x x M blockDim.y points (the tile a whole number of them), beside material_step_zones,
+ * which leaves them. */
+template <typename T, bool SHARED, int M>
+__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
+    material_step_listed(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
+                         stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged,
+                         const int *__restrict__ blocks, int gx, int gy, int cols, int rows, int zchunk)
+{
+    const T *tab = material_tables_at<T, SHARED>(table, t);
+    const int b = blocks[blockIdx.x];
+    const int across = cols / (int)blockDim.x, along = rows / (M * (int)blockDim.y);
+    const int bx = b % gx * across, by = b / gx % gy * along, bz = b / (gx * gy);
+    for (int y = 0; y < along; ++y)
+        for (int x = 0; x < across; ++x)
+            material_march_general<T, SHARED, M>(out, u, zone, s, tab, t, exchanged, bx + x, by + y, bz, zchunk);
+}
+
+/* The ghost rules of zone a (scale by face, then shift by face) into the block's rule (zone_block). */
+template <typename T>
+__device__ __forceinline__ void block_ghost_rules(T *rule, const T *__restrict__ table, const material_table &t, int a)
+{
+    const int thread = threadIdx.x + blockDim.x * threadIdx.y;
+    if (thread < 12) rule[thread] = table[(thread < 6 ? t.scale : t.shift) + (thread % 6) * t.zones + a];
+    __syncthreads();
+}
+
+/* The blocks of one zone a (the map's, in march_order o where ORDERED): material_step's march with
+ * the zone's coefficients in registers (zone_uniform) and no zone byte read; each plane loads the
+ * next one's temperatures a plane ahead where AHEAD (material_step does), else as heat_zwindow
+ * does. Blocks the map calls mixed leave at once. */
+template <typename T, int M, bool ORDERED, bool AHEAD, int PREFETCH, int MIN_BLOCKS>
+__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
+    material_step_zones(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
+                        const unsigned char *__restrict__ map, stencil_shape s, const T *__restrict__ table,
+                        material_table t, unsigned exchanged, int zchunk, march_order o)
+{
+    int bx = (int)blockIdx.x, by = (int)blockIdx.y, bz = (int)blockIdx.z;
+    if (ORDERED) march_tile(o, bx, by, bz);
+    const int a = map[((long)bz * gridDim.y + by) * gridDim.x + bx];
+    if (a == MATERIAL_MIXED) return;
+    const int i = threadIdx.x + bx * blockDim.x;
+    const int j = M * (threadIdx.y + by * blockDim.y);
+    const int k0 = bz * zchunk, k1 = min(k0 + zchunk, s.nz);
+    if (i >= s.nx || j >= s.ny) return;
+    const int sy = (int)s.sy;
+    const zone_lookup<T> lookup = {table + t.conductance[0], table + t.conductance[1], table + t.conductance[2],
+                                   table + t.weight, table + t.source, t.zones};
+    const zone_uniform<T> k(lookup, a);
+    const long start = i + (long)j * s.sy + (long)k0 * s.sz;
+    const T *p = u + start;
+    const unsigned char *zp = zone + start; /* not read: zone_uniform knows every neighbour's zone */
+    T *q = out + start;
+    int zones[M];
+    material_column<T, M> c;
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        zones[n] = a;
+        c.here[n] = p[n * sy];
+        if (AHEAD) c.above[n] = p[n * sy + s.sz];
+        c.z_low[n] = k.z(a, a) * (p[n * sy - s.sz] - c.here[n]);
+    }
+#pragma unroll 1 /* unrolled, one row a thread took 40 registers (32 so): a plane's work is enough to issue */
+    for (int kz = k0; kz < k1; ++kz, p += s.sz, zp += s.sz, q += s.sz) {
+        if (PREFETCH > 0 && kz + PREFETCH <= k1) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) l2_prefetch(p + n * sy + PREFETCH * s.sz);
+        }
+        if (AHEAD && kz + 1 < k1) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) c.ahead[n] = p[n * sy + 2 * s.sz];
+        }
+        if (!AHEAD) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) c.above[n] = p[n * sy + s.sz];
+        }
+        const T south = p[-sy], north = p[M * sy];
+        T v[M];
+        material_plane<T, M, true>(c, zones, zones, k, p, zp, q, south, north, a, a, i, j, kz, s, table, t, exchanged,
+                                   v);
+#pragma unroll
+        for (int n = 0; n < M; ++n) {
+            c.here[n] = c.above[n];
+            if (AHEAD) c.above[n] = c.ahead[n];
+        }
+    }
+}
+
+/* material_step_zones with V points of a row a thread (one V-wide load of a row's temperatures,
+ * the x faces between a thread's points formed once: material_step_wide's march and stores). */
+template <typename T, int V, int M, bool ORDERED, int MIN_BLOCKS>
+__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
+    material_step_wide_zones(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
+                             const unsigned char *__restrict__ map, stencil_shape s, const T *__restrict__ table,
+                             material_table t, unsigned exchanged, int zchunk, march_order o)
+{
+    typedef material_lanes<T, V> lanes;
+    int bx = (int)blockIdx.x, by = (int)blockIdx.y, bz = (int)blockIdx.z;
+    if (ORDERED) march_tile(o, bx, by, bz);
+    const int a = map[((long)bz * gridDim.y + by) * gridDim.x + bx];
+    if (a == MATERIAL_MIXED) return;
+    __shared__ T rule[12];
+    block_ghost_rules(rule, table, t, a);
+    const int i0 = V * (threadIdx.x + bx * blockDim.x);
+    const int j = M * (threadIdx.y + by * blockDim.y);
+    const int k0 = bz * zchunk, k1 = min(k0 + zchunk, s.nz);
+    if (i0 >= s.nx || j >= s.ny) return;
+    const int sy = (int)s.sy, valid = min(V, s.nx - i0);
+    const bool west_ghost = i0 == 0 && !(exchanged & 1u), east_ghost = !(exchanged & 2u);
+    const zone_lookup<T> lookup = {table + t.conductance[0], table + t.conductance[1], table + t.conductance[2],
+                                   table + t.weight, table + t.source, t.zones};
+    const zone_block<T> k(lookup, a, rule);
+    const unsigned word = (unsigned)a * (V == 2 ? 0x0101u : 0x01010101u); /* every lane's zone a */
+    const long start = i0 + (long)j * s.sy + (long)k0 * s.sz;
+    const T *p = u + start;
+    const unsigned char *zp = zone + start; /* not read: zone_uniform knows every neighbour's zone */
+    T *q = out + start;
+    lanes here[M], above[M], ahead[M], z_low[M];
+    unsigned words[M];
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        words[n] = word;
+        here[n] = lanes_at<T, V>(p + n * sy), above[n] = lanes_at<T, V>(p + n * sy + s.sz);
+        const lanes below = lanes_at<T, V>(p + n * sy - s.sz);
+#pragma unroll
+        for (int l = 0; l < V; ++l) z_low[n].at[l] = k.z(a, a) * (below.at[l] - here[n].at[l]);
+    }
+    for (int kz = k0; kz < k1; ++kz, p += s.sz, zp += s.sz, q += s.sz) {
+        if (kz + 1 < k1) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) ahead[n] = lanes_at<T, V>(p + n * sy + 2 * s.sz);
+        }
+        const lanes south = lanes_at<T, V>(p - sy), north = lanes_at<T, V>(p + M * sy);
+        lanes v[M];
+        material_wide_plane<T, V, M>(here, above, z_low, words, words, south, north, word, word, k, p, zp, i0,
+                                     west_ghost, east_ghost, s, table, t, v);
+#pragma unroll
+        for (int n = 0; n < M; ++n) {
+            if (j + n >= s.ny) continue;
+            T *qn = q + n * sy;
+            store_lanes<T, V>(v[n], qn, valid);
+            if (j + n == 0 && !(exchanged & 4u)) store_lanes<T, V>(ghost_lanes<T, V>(k, table, t, 2, word, v[n]), qn - sy, valid);
+            if (j + n == s.ny - 1 && !(exchanged & 8u))
+                store_lanes<T, V>(ghost_lanes<T, V>(k, table, t, 3, word, v[n]), qn + sy, valid);
+            if (kz == 0 && !(exchanged & 16u))
+                store_lanes<T, V>(ghost_lanes<T, V>(k, table, t, 4, word, v[n]), qn - s.sz, valid);
+            if (kz == s.nz - 1 && !(exchanged & 32u))
+                store_lanes<T, V>(ghost_lanes<T, V>(k, table, t, 5, word, v[n]), qn + s.sz, valid);
+        }
+#pragma unroll
+        for (int n = 0; n < M; ++n) here[n] = above[n], above[n] = ahead[n];
+    }
+}
+
+/* One zone's coefficients and ghost rules (scale by face, then shift by face) as a kernel
+ * parameter: the values material_step_zones reads from the tables, which the kernel then takes
+ * from the constant bank as the one-material kernels take theirs (no register holds them, no
+ * address of a rule either). */
+template <typename T> struct material_zone_params {
+    T kx, ky, kz, weight, source, rule[12];
+    int zone;
+};
+
+/* zone_uniform's interface on material_zone_params. */
+template <typename T> struct zone_fixed {
+    material_zone_params<T> p;
+    __device__ __forceinline__ T x(int, int) const { return p.kx; }
+    __device__ __forceinline__ T x_at(int, const unsigned char *) const { return p.kx; }
+    __device__ __forceinline__ T y(int, int) const { return p.ky; }
+    __device__ __forceinline__ T z(int, int) const { return p.kz; }
+    __device__ __forceinline__ T w(int) const { return p.weight; }
+    __device__ __forceinline__ T q(int) const { return p.source; }
+    __device__ __forceinline__ T ghost(const T *, const material_table &, int f, int, T v) const
+    {
+        return p.rule[f] * v + p.rule[6 + f];
+    }
+};
+
+/* material_step_zones for the blocks of the one zone z.zone (the others leave at once), its
+ * coefficients and rules a kernel parameter: one launch a zone present. */
+template <typename T, int M, bool ORDERED, bool AHEAD, int PREFETCH, int MIN_BLOCKS>
+__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
+    material_step_zone(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
+                       const unsigned char *__restrict__ map, stencil_shape s, material_zone_params<T> z,
+                       material_table t, unsigned exchanged, int zchunk, march_order o)
+{
+    int bx = (int)blockIdx.x, by = (int)blockIdx.y, bz = (int)blockIdx.z;
+    if (ORDERED) march_tile(o, bx, by, bz);
+    if (map[((long)bz * gridDim.y + by) * gridDim.x + bx] != z.zone) return;
+    const int a = z.zone;
+    const int i = threadIdx.x + bx * blockDim.x;
+    const int j = M * (threadIdx.y + by * blockDim.y);
+    const int k0 = bz * zchunk, k1 = min(k0 + zchunk, s.nz);
+    if (i >= s.nx || j >= s.ny) return;
+    const int sy = (int)s.sy;
+    const zone_fixed<T> k = {z};
+    const long start = i + (long)j * s.sy + (long)k0 * s.sz;
+    const T *p = u + start;
+    const unsigned char *zp = zone + start; /* not read: every neighbour's zone is a */
+    T *q = out + start;
+    int zones[M];
+    material_column<T, M> c;
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        zones[n] = a;
+        c.here[n] = p[n * sy];
+        if (AHEAD) c.above[n] = p[n * sy + s.sz];
+        c.z_low[n] = k.z(a, a) * (p[n * sy - s.sz] - c.here[n]);
+    }
+#pragma unroll 1
+    for (int kz = k0; kz < k1; ++kz, p += s.sz, zp += s.sz, q += s.sz) {
+        if (PREFETCH > 0 && kz + PREFETCH <= k1) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) l2_prefetch(p + n * sy + PREFETCH * s.sz);
+        }
+        if (AHEAD && kz + 1 < k1) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) c.ahead[n] = p[n * sy + 2 * s.sz];
+        }
+        if (!AHEAD) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) c.above[n] = p[n * sy + s.sz];
+        }
+        const T south = p[-sy], north = p[M * sy];
+        T v[M];
+        material_plane<T, M, true>(c, zones, zones, k, p, zp, q, south, north, a, a, i, j, kz, s, (const T *)nullptr,
+                                   t, exchanged, v);
+#pragma unroll
+        for (int n = 0; n < M; ++n) {
+            c.here[n] = c.above[n];
+            if (AHEAD) c.above[n] = c.ahead[n];
+        }
+    }
+}
