@@ -19,7 +19,11 @@
 #include "parallel/parallel.h"
 #include "solver/error.h"
 
-enum { WARMUP_STEPS = 10, STEPS_PER_SAMPLE = 20 };
+/* Samples of whole sweeps of every K the GPU's fused kernels take (2, 3, 4),
+ * as a long run's stretches between its events are: a remainder (a shorter
+ * sweep or single steps, each with its own exchange) would otherwise weigh
+ * in a sample far more than in a run. */
+enum { WARMUP_STEPS = 12, STEPS_PER_SAMPLE = 24 };
 
 typedef struct scaling_case {
     const char *name;   /* "alone", "strong", "weak" */

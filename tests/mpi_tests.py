@@ -551,16 +551,20 @@ def thin_slab_sweeps(folder, cfg, gpu):
 
 def z_slab_sweeps(folder, cfg, gpu, grid, ks, label, tag):
     """Two ranks in z slabs of the grid `grid`, each K of `ks` steps a sweep with K-deep halos, give
-    the bits of one process's single steps. Returns the last run's log."""
-    cut = ["--set", f"grid.n={grid}"]
+    the bits of one process's single steps. 14 steps: K = 3 and 4 end in a remainder's sweep of 2
+    steps, its halos 2 deep. Returns the last run's log."""
+    cut = ["--set", f"grid.n={grid}", "--set", "time.steps=14"]
     serial([cfg, "-q", "--set", 'solver.kernel="heat_tiled_ntf"'] + cut + gpu + out(folder, f"{tag}_one"))
-    reference = os.path.join(folder, f"{tag}_one", "run_000013.hdf")
+    reference = os.path.join(folder, f"{tag}_one", "run_000014.hdf")
     for k in ks:
         chosen = ["--set", "parallel.ranks=[1, 1, 2]", "--set", f'solver.kernel="heat_fused{k}"']
         proc = mpirun(2, [cfg] + cut + gpu + chosen + out(folder, f"{tag}_{k}"))
         said = f"halos {k} deep across the cut along z"
         expect(said in proc.stdout, f"{label}, heat_fused{k}: \"{said}\" not in the log:\n{proc.stdout}")
-        same_bits(reference, os.path.join(folder, f"{tag}_{k}", "run_000013.hdf"), f"{label}, heat_fused{k}")
+        if k > 2:
+            rest = "a remainder of 2 steps: heat_fused2_"
+            expect(rest in proc.stdout, f"{label}, heat_fused{k}: \"{rest}\" not in the log:\n{proc.stdout}")
+        same_bits(reference, os.path.join(folder, f"{tag}_{k}", "run_000014.hdf"), f"{label}, heat_fused{k}")
     return proc.stdout
 
 

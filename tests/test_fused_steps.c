@@ -12,7 +12,8 @@
  * the interior path (fused_kernels.hip: INTERIOR) between planes near the
  * z faces on the general one. Then
  * the time loop's path: advance() with solver.kernel = "heat_fusedK", called
- * for 7 and 6 steps (sweeps and single steps mixed), against the same reference.
+ * for 7, 2 and 4 steps (sweeps, the remainders' sweeps of 2 and 3 steps and
+ * single steps mixed), against the same reference.
  * Starts from a rough field (a hash of the index on a Gaussian), so every
  * point differs from its neighbours.
  */
@@ -42,7 +43,8 @@ static int variant_steps(heat_solver *s, const heat_variant *v, const void *init
     return 0;
 }
 
-/* advance() for 7 then 6 steps with solver.kernel = heat_fusedK. */
+/* advance() for 7, 2 and 4 steps with solver.kernel = heat_fusedK: K = 3 takes
+ * 6 + 1, a remainder's sweep of 2, 3 + 1; K = 4 4 + a sweep of 3, a sweep of 2, 4. */
 static int advance_fused(const heat_problem *p, const heat_halo_transport *transport, int k, const void *initial,
                          void *out)
 {
@@ -52,12 +54,18 @@ static int advance_fused(const heat_problem *p, const heat_halo_transport *trans
     EXPECT_OK(heat_solver_create_block(&q, transport, HEAT_SELECT_HIP, &s));
     EXPECT_OK(heat_solver_set_field(s, initial, 0));
     EXPECT_OK(heat_solver_advance(s, 7));
-    EXPECT_OK(heat_solver_advance(s, 6));
+    EXPECT_OK(heat_solver_advance(s, 2));
+    EXPECT_OK(heat_solver_advance(s, 4));
     EXPECT_OK(heat_solver_get_field(s, out));
     const char *description = s->ops->kernel_description(s->state);
     char want[32];
     snprintf(want, sizeof want, "%d steps a sweep", k);
     EXPECT(strstr(description, want), "solver.kernel = heat_fused%d took no fused sweeps: %s", k, description);
+    for (int r = 2; r < k; ++r) { /* heat_fusedK sweeps every remainder of 2 steps or more */
+        snprintf(want, sizeof want, "a remainder of %d steps: heat_fused%d_", r, r);
+        EXPECT(strstr(description, want), "solver.kernel = heat_fused%d: no sweep of %d steps for a remainder: %s", k,
+               r, description);
+    }
     heat_solver_destroy(&s);
     return 0;
 }
@@ -101,7 +109,7 @@ static int check(const heat_problem *whole, const char *what)
         if (advance_fused(&p, &transport, k, initial, out)) return 1;
         EXPECT(memcmp(out, ref13, bytes) == 0, "%s: advance() with heat_fused%d differs from 13 single steps", what, k);
     }
-    printf("%s: advance() with 2, 3, 4 steps a sweep, 7 + 6 steps: bitwise equal to single steps\n", what);
+    printf("%s: advance() with 2, 3, 4 steps a sweep, 7 + 2 + 4 steps: bitwise equal to single steps\n", what);
     free(initial), free(ref12), free(ref13), free(out);
     heat_domain_free(&domain);
     return 0;

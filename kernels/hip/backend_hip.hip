@@ -142,6 +142,7 @@ static const kernel_entry kernel_table[] = {
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
+enum { FUSED_MOST_STEPS = 4 }; /* the most steps a sweep of fused_table (backend_hip_fused.hip) */
 
 struct hip_state {
     heat_problem problem;
@@ -171,7 +172,7 @@ struct hip_state {
     int cg_piece;
     double2 *cg_brick_host;         /* page-locked: the bricks' sums cross every CG reduction */
     cg_diagonal diagonal;
-    char device[160], device_model[128], description[160];
+    char device[160], device_model[128], description[320];
     /* halo exchange, staged through page-locked host memory: owned planes out, ghosts in */
     face_buffers d_send, d_recv;
     void *h_send[FACE_COUNT], *h_recv[FACE_COUNT];
@@ -194,6 +195,9 @@ struct hip_state {
     const struct fused_entry *fused; /* K steps a sweep (backend_hip_fused.hip); NULL: single steps */
     int fused_ready;                 /* the fused choice is made */
     int fused_waves;                 /* z chunks fitted to whole waves of resident blocks (wave_zchunk) */
+    /* a call's remainder of r steps (2 <= r < K) in one sweep of fused_rest[r]; NULL: r single steps */
+    const struct fused_entry *fused_rest[FUSED_MOST_STEPS];
+    int fused_rest_waves[FUSED_MOST_STEPS];
     /* ghosts K deep beyond the faces cut between ranks, for fused sweeps (solver/deep_halo.h) */
     heat_deep_halo deep;             /* the cut faces; faces 0: none (or no fused sweeps) */
     char *deep_send[FACE_COUNT];     /* device: x faces' owned columns, packed; z faces send from the field */

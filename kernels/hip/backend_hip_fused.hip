@@ -3,11 +3,13 @@
  * kernels exist, when a run may take them, the choice by timing, and the
  * sweeps themselves. Included by backend_hip.hip after hip_state.
  *
- * advance(steps) takes whole groups of K steps as fused sweeps and the rest
- * as single steps of the production kernel: the time loop asks for exactly
- * the steps between its events (checkpoints, frames, statistics, signals),
- * so they land where they always did, and since a sweep has the bits of K
- * single steps, so does the whole run, whatever K the tuner picks.
+ * advance(steps) takes whole groups of K steps as fused sweeps, a remainder
+ * of r >= 2 steps as one sweep of r steps where the tuner found one faster,
+ * and the rest as single steps of the production kernel: the time loop asks
+ * for exactly the steps between its events (checkpoints, frames,
+ * statistics, signals), so they land where they always did, and since a
+ * sweep has the bits of its single steps, so does the whole run, whatever
+ * K the tuner picks.
  *
  * Ranks cut along one axis (x or z slabs) exchange the ghosts K deep once a
  * sweep (solver/deep_halo.h); every rank takes the same K, chosen from the
@@ -79,7 +81,7 @@ static int fused_family(const char *name)
 
 /* ---- ghosts K deep beyond the faces cut between ranks -------------------------------------------- */
 
-enum { DEEP_MOST_STEPS = 4 }; /* the most steps a sweep of fused_table */
+enum { DEEP_MOST_STEPS = FUSED_MOST_STEPS }; /* halos as deep as the deepest sweep */
 
 /* Bytes of face f's ghosts `steps` deep: whole planes of the field's layout
  * (z: ranks stacked along z share it), or columns packed [z][y][steps] (x). */
@@ -577,7 +579,7 @@ static void fused_cache_key(const hip_state *s, char *buf, size_t len)
 {
     cache_key(s, buf, len);
     size_t used = strlen(buf);
-    snprintf(buf + used, len - used, "\tsteps a sweep");
+    snprintf(buf + used, len - used, "\tsteps a sweep and remainders");
 }
 
 /* Every rank must take the same K, since they exchange at the same steps:
@@ -595,13 +597,80 @@ static bool fused_cut_supported(const hip_state *s, const fused_entry *e)
     return e->cols == 1 || !s->deep.faces || s->deep.axis != 0;
 }
 
-/* A candidate of choose_fused: of family K when solver.kernel names one, its
- * planes in shared memory, its halos no deeper than the plan allows. */
+/* A candidate of choose_fused: of K steps or fewer when solver.kernel names
+ * family K (its sweeps and the sweeps of their remainders), its planes in
+ * shared memory, its halos no deeper than the plan allows. */
 static bool fused_candidate(const hip_state *s, const fused_entry *e, int family)
 {
     const char *why;
-    return (!family || e->steps == family) && fused_fits(e, s->problem.precision) && fused_allowed(s, e->steps, &why) &&
+    return (!family || e->steps <= family) && fused_fits(e, s->problem.precision) && fused_allowed(s, e->steps, &why) &&
            fused_cut_supported(s, e);
+}
+
+/* Of the candidates of `steps` steps a sweep (0: any), the fastest a step
+ * below `limit` ms and *waves its chunking; NULL where none is. */
+static const fused_entry *fastest_fused(const hip_state *s, int family, int steps, const std::vector<double> &ms,
+                                        double limit, int *waves)
+{
+    const fused_entry *best = NULL;
+    *waves = 0;
+    for (int i = 0; i < FUSED_COUNT; ++i)
+        for (int w = 0; w < 2; ++w) {
+            const fused_entry *e = &fused_table[i];
+            const double t = ms[(size_t)(1 + 2 * i + w)];
+            if ((!steps || e->steps == steps) && fused_candidate(s, e, family) && t < limit)
+                limit = t, best = e, *waves = w;
+        }
+    return best;
+}
+
+/* For each remainder r of a call's steps (2 <= r < K), the fastest sweep of
+ * r steps: where the run asks for steps between its events that are no
+ * multiple of K, one sweep of r costs less than r single steps (it reads
+ * and writes the field once). "auto" takes it only where it beats the single
+ * step by FUSED_MARGIN, as for K; solver.kernel = "heat_fusedK" always. */
+static void choose_remainders(hip_state *s, int family, const std::vector<double> &ms, double limit)
+{
+    for (int r = 0; r < FUSED_MOST_STEPS; ++r) s->fused_rest[r] = NULL, s->fused_rest_waves[r] = 0;
+    for (int r = 2; s->fused && r < s->fused->steps; ++r)
+        s->fused_rest[r] = fastest_fused(s, family, r, ms, limit, &s->fused_rest_waves[r]);
+}
+
+/* The tuning cache's line: "<kernel or single> <waves or chunks>" for the
+ * sweeps of K steps, then the same for each remainder r = 2 .. 3. */
+enum { CACHE_SLOTS = FUSED_MOST_STEPS - 1 };
+static void fused_cache_value(const hip_state *s, char *value, size_t len)
+{
+    const fused_entry *slot[CACHE_SLOTS] = {s->fused};
+    int waves[CACHE_SLOTS] = {s->fused_waves};
+    for (int r = 2; r < FUSED_MOST_STEPS; ++r) slot[r - 1] = s->fused_rest[r], waves[r - 1] = s->fused_rest_waves[r];
+    value[0] = '\0';
+    for (int i = 0; i < CACHE_SLOTS; ++i) {
+        const size_t used = strlen(value);
+        snprintf(value + used, len - used, "%s%s %s", i ? " " : "", slot[i] ? slot[i]->variant.kernel : "single",
+                 waves[i] ? "waves" : "chunks");
+    }
+}
+
+/* The choice from a cache line of fused_cache_value's; false where the line
+ * names a kernel this build does not have (timed again). */
+static bool read_fused_cache(hip_state *s, const char *value)
+{
+    char name[CACHE_SLOTS][64], waves[CACHE_SLOTS][16];
+    if (sscanf(value, "%63s %15s %63s %15s %63s %15s", name[0], waves[0], name[1], waves[1], name[2], waves[2]) !=
+        2 * CACHE_SLOTS)
+        return false;
+    const fused_entry *slot[CACHE_SLOTS];
+    for (int i = 0; i < CACHE_SLOTS; ++i) {
+        slot[i] = strcmp(name[i], "single") == 0 ? NULL : find_fused(name[i]);
+        if (!slot[i] && strcmp(name[i], "single") != 0) return false;
+    }
+    s->fused = slot[0], s->fused_waves = strcmp(waves[0], "waves") == 0;
+    for (int r = 0; r < FUSED_MOST_STEPS; ++r) s->fused_rest[r] = NULL, s->fused_rest_waves[r] = 0;
+    for (int r = 2; r < FUSED_MOST_STEPS; ++r)
+        if (s->fused && r < s->fused->steps && slot[r - 1] && slot[r - 1]->steps == r)
+            s->fused_rest[r] = slot[r - 1], s->fused_rest_waves[r] = strcmp(waves[r - 1], "waves") == 0;
+    return true;
 }
 
 /* Per step, the production single step (ms[0]) and each candidate of
@@ -637,27 +706,19 @@ static int time_candidates(hip_state *s, int family, std::vector<double> &ms)
 static const double FUSED_MARGIN = 0.98;
 static int choose_fused(hip_state *s, int family)
 {
-    char key[288], value[128], name[64] = "", waves[16] = "";
+    char key[288], value[256];
     fused_cache_key(s, key, sizeof key);
     const bool ranks = s->transport.sum_owned != NULL;
-    if (!family && !ranks && tuning_cache_lookup(key, value, sizeof value) &&
-        sscanf(value, "%63s %15s", name, waves) >= 1) {
-        s->fused = strcmp(name, "single") == 0 ? NULL : find_fused(name);
-        s->fused_waves = strcmp(waves, "waves") == 0;
-        if (s->fused || strcmp(name, "single") == 0) return HEAT_OK;
-    }
+    if (!family && !ranks && tuning_cache_lookup(key, value, sizeof value) && read_fused_cache(s, value))
+        return HEAT_OK;
     std::vector<double> ms(2 * FUSED_COUNT + 1, 0.0);
     HEAT_CALL(time_candidates(s, family, ms));
     if (ranks) HEAT_CALL(agree_on_timings(s, ms));
-    double best = family ? 1e300 : ms[0] * FUSED_MARGIN;
-    s->fused = NULL, s->fused_waves = 0;
-    for (int i = 0; i < FUSED_COUNT; ++i)
-        for (int w = 0; w < 2; ++w)
-            if (fused_candidate(s, &fused_table[i], family) && ms[(size_t)(1 + 2 * i + w)] < best)
-                best = ms[(size_t)(1 + 2 * i + w)], s->fused = &fused_table[i], s->fused_waves = w;
+    const double limit = family ? 1e300 : ms[0] * FUSED_MARGIN;
+    s->fused = fastest_fused(s, family, family, ms, limit, &s->fused_waves);
+    choose_remainders(s, family, ms, limit);
     if (!family && !ranks) {
-        snprintf(value, sizeof value, "%s%s", s->fused ? s->fused->variant.kernel : "single",
-                 s->fused && s->fused_waves ? " waves" : "");
+        fused_cache_value(s, value, sizeof value);
         tuning_cache_store(key, value);
     }
     return HEAT_OK;
@@ -668,7 +729,7 @@ static int choose_fused(hip_state *s, int family)
 static void describe_fused(hip_state *s, const char *why)
 {
     static const char axes[] = "xyz";
-    char line[224];
+    char line[320];
     if (s->fused && s->deep.faces)
         snprintf(line, sizeof line, "%d steps a sweep: %s, halos %d deep across the cut along %c", s->fused->steps,
                  s->fused->variant.kernel, s->fused->steps, axes[s->deep.axis]);
@@ -680,6 +741,12 @@ static void describe_fused(hip_state *s, const char *why)
     if (s->fused && s->deep.faces && s->overlap)
         snprintf(line + used, sizeof line - used, ", exchanged beside the inner planes (edges %d planes)",
                  edge_planes(s, s->fused));
+    for (int r = 2; r < FUSED_MOST_STEPS; ++r) {
+        used = strlen(line);
+        if (s->fused_rest[r])
+            snprintf(line + used, sizeof line - used, "; a remainder of %d steps: %s%s", r,
+                     s->fused_rest[r]->variant.kernel, s->fused_rest_waves[r] ? " (waves)" : "");
+    }
     used = strlen(s->description);
     snprintf(s->description + used, sizeof s->description - used, "; %s", line);
     if (!s->problem.quiet) printf("GPU fused sweeps: %s\n", line);
@@ -710,11 +777,25 @@ static int fused_prepare(hip_state *s)
     return HEAT_OK;
 }
 
-/* advance(): the fused sweeps first; the caller takes the remaining single steps. */
+/* The remainder of a call's steps (fewer than K) in one sweep where the
+ * choice has one of that many steps (its own z chunking). */
+static int remainder_sweep(hip_state *s, long *steps)
+{
+    const fused_entry *e = *steps >= 2 && *steps < FUSED_MOST_STEPS ? s->fused_rest[*steps] : NULL;
+    if (!e) return HEAT_OK;
+    const int waves = s->fused_waves;
+    s->fused_waves = s->fused_rest_waves[*steps];
+    const int status = fused_sweeps(s, e, steps);
+    s->fused_waves = waves;
+    return status;
+}
+
+/* advance(): the fused sweeps first, then a remainder's sweep; the caller takes the remaining single steps. */
 static int fused_advance(hip_state *s, long *steps)
 {
     HEAT_CALL(fused_prepare(s));
     if (s->fused) HEAT_CALL(fused_sweeps(s, s->fused, steps, true));
+    if (s->fused) HEAT_CALL(remainder_sweep(s, steps));
     return HEAT_OK;
 }
 
