@@ -58,7 +58,7 @@ static int advance_fused(const heat_problem *p, const heat_halo_transport *trans
     EXPECT_OK(heat_solver_advance(s, 4));
     EXPECT_OK(heat_solver_get_field(s, out));
     const char *description = s->ops->kernel_description(s->state);
-    char want[32];
+    char want[64];
     snprintf(want, sizeof want, "%d steps a sweep", k);
     EXPECT(strstr(description, want), "solver.kernel = heat_fused%d took no fused sweeps: %s", k, description);
     for (int r = 2; r < k; ++r) { /* heat_fusedK sweeps every remainder of 2 steps or more */
