@@ -15,9 +15,6 @@
  * along y or along two axes or more take single steps.
  */
 #include <atomic>
-#include <mutex>
-#include <iterator>
-#include <vector>
 
 #include "fused_kernels.hip"
 #include "sweep_trace.hip"
@@ -25,11 +22,7 @@
 /* One fused kernel: K steps a sweep over tiles of bx cols x (by * rows)
  * columns (cols neighbouring columns a thread; a thread's rows neighbours
  * where `together`), zchunk planes a block (or chunks fitted to the GPU's
- * waves of blocks, wave_zchunk, where the tuner finds that faster; zchunk
- * 0: chunks that shrink towards the launch's end, shrinking_zchunks, or
- * with `share` > 0 a block for each resident slot, each sweeping an equal
- * share of the tiles' planes, a plane of a tile of the ring that does not
- * march weighing share / 8: fused_kernels.hip's SHARE), the
+ * waves of blocks, wave_zchunk, where the tuner finds that faster), the
  * plane `prefetch` beyond the next hinted into L2 (0: none); `interior`:
  * the interior march (fused_kernels.hip: heat_fused's INTERIOR); `blocks`
  * > 0: kept to the registers of that many blocks an SM, float only
@@ -38,18 +31,14 @@ struct fused_entry {
     heat_variant variant;
     int steps, bx, by, rows, cols, zchunk, prefetch;
     bool together, interior;
-    int blocks, share;
+    int blocks;
 };
 
 /* Names: heat_fusedK_BXxBYxROWS, then w COLS (columns a thread) or c (rows together), i (the interior
- * march), z and the planes a block (zs: shrinking chunks) or g and the ring's weight in eighths (shares
- * of the work), p and the plane hinted, b and the blocks an SM */
-#define FUSED_ENTRY_G(name, k, bx, by, rows, cols, z, pf, together, interior, blocks, share)                  \
-    {{"heat_fused" #k "_" #bx "x" #by "x" #rows name, rows, 0, k}, k, bx, by, rows, cols, z, pf, together,   \
-     interior, blocks, share}
+ * march), z and the planes a block, p and the plane hinted, b and the blocks an SM */
 #define FUSED_ENTRY_B(name, k, bx, by, rows, cols, z, pf, together, interior, blocks)                         \
-    FUSED_ENTRY_G(name, k, bx, by, rows, cols, z, pf, together, interior, blocks, 0)
-#define FUSED_SHARES(k, share) FUSED_ENTRY_G("cig" #share, k, 32, 16, 2, 1, 0, 0, true, true, 0, share)
+    {{"heat_fused" #k "_" #bx "x" #by "x" #rows name, rows, 0, k}, k, bx, by, rows, cols, z, pf, together,   \
+     interior, blocks}
 #define FUSED_ENTRY(name, k, bx, by, rows, cols, z, pf, together, interior)                                   \
     FUSED_ENTRY_B(name, k, bx, by, rows, cols, z, pf, together, interior, 0)
 #define FUSED(k, bx, by, rows, z) FUSED_ENTRY("z" #z, k, bx, by, rows, 1, z, 0, false, false)
@@ -57,27 +46,21 @@ struct fused_entry {
 #define FUSED_WIDE(k, bx, by, rows, cols, z) FUSED_ENTRY("w" #cols "z" #z, k, bx, by, rows, cols, z, 0, false, false)
 #define FUSED_SHAPES(k)                                                                                       \
     FUSED(k, 32, 16, 2, 64), FUSED(k, 32, 16, 2, 128), FUSED_HINTED(k, 32, 16, 2, 64, 4),                     \
-        FUSED_ENTRY("ciz64", k, 32, 16, 2, 1, 64, 0, true, true), FUSED_ENTRY("cizs", k, 32, 16, 2, 1, 0, 0, true, true), \
-        FUSED_SHARES(k, 8), FUSED_SHARES(k, 10)
+        FUSED_ENTRY("ciz64", k, 32, 16, 2, 1, 64, 0, true, true)
 static const fused_entry fused_table[] = {FUSED_SHAPES(2),
                                           FUSED_ENTRY_B("ciz64b3", 2, 32, 16, 2, 1, 64, 0, true, true, 3),
-                                          FUSED_ENTRY_B("cizsb3", 2, 32, 16, 2, 1, 0, 0, true, true, 3),
                                           FUSED(2, 64, 8, 4, 64),
                                           FUSED_WIDE(2, 32, 32, 1, 2, 64),
                                           FUSED_SHAPES(3),
                                           FUSED_WIDE(3, 16, 32, 1, 4, 64),
                                           FUSED(4, 32, 16, 2, 64),
-                                          FUSED(4, 32, 16, 2, 128),
-                                          FUSED_ENTRY_B("ciz64b2", 4, 32, 16, 2, 1, 64, 0, true, true, 2),
-                                          FUSED_ENTRY_B("cizsb2", 4, 32, 16, 2, 1, 0, 0, true, true, 2)};
+                                          FUSED(4, 32, 16, 2, 128)};
 #undef FUSED_SHAPES
 #undef FUSED_WIDE
 #undef FUSED_HINTED
 #undef FUSED
-#undef FUSED_SHARES
 #undef FUSED_ENTRY
 #undef FUSED_ENTRY_B
-#undef FUSED_ENTRY_G
 enum { FUSED_COUNT = sizeof fused_table / sizeof fused_table[0] };
 
 static const fused_entry *find_fused(const char *name)
@@ -221,82 +204,6 @@ static int wave_zchunk(long tiles, int planes, int steps, long slots)
     return best;
 }
 
-/* When the last block of a launch ends: `tiles` blocks of each z chunk of len[0 .. n) in turn, each
- * dispatched to the first of `slots` resident blocks to free (as the GPU dispatches a grid in order),
- * a block taking its planes and the 2 K it recomputes. The blocks of a chunk take equally long, so the
- * times the slots free again come in order: those not yet taken (`waiting`, sorted) and those the
- * chunk's blocks take (`taken`, in the order they were taken), merged after each chunk. */
-static long chunks_finish(long tiles, const int *len, int n, int steps, long slots)
-{
-    std::vector<long> waiting((size_t)std::min(slots, tiles * n), 0), taken, merged;
-    long last = 0;
-    for (int c = 0; c < n; ++c) {
-        const long planes = len[c] + 2 * steps;
-        size_t w = 0, t = 0;
-        taken.clear();
-        for (long b = 0; b < tiles; ++b) {
-            const bool from_waiting = w < waiting.size() && (t == taken.size() || waiting[w] <= taken[t]);
-            const long end = (from_waiting ? waiting[w++] : taken[t++]) + planes;
-            taken.push_back(end);
-            last = std::max(last, end);
-        }
-        merged.clear();
-        std::merge(waiting.begin() + (long)w, waiting.end(), taken.begin() + (long)t, taken.end(), std::back_inserter(merged));
-        waiting.swap(merged);
-    }
-    return last;
-}
-
-/* Of `planes` output planes over `tiles` tiles on `slots` resident blocks,
- * the z chunks that end soonest by chunks_finish: m equal long chunks, then
- * a tail of short ones, each half the one before (or none), at most
- * FUSED_CHUNKS_MOST in all; ties go to fewer chunks. Uneven chunks win
- * where the tiles fill no whole waves: the slots the long chunks leave
- * free take the short ones instead of idling through a last long wave. */
-static fused_chunks plan_shrinking_zchunks(long tiles, int planes, int steps, long slots)
-{
-    static const int firsts[] = {8, 16, 24, 32, 48, 64, 96, 128};
-    fused_chunks best = {1, {0, planes}};
-    long soonest = chunks_finish(tiles, &planes, 1, steps, slots);
-    for (int f = -1; f < (int)(sizeof firsts / sizeof firsts[0]); ++f)
-        for (int n_tail = f < 0 ? 0 : 1; n_tail <= (f < 0 ? 0 : 3); ++n_tail) {
-            int tail[3], tail_planes = 0;
-            for (int i = 0; i < n_tail; ++i) tail[i] = std::max(firsts[f] >> i, 4), tail_planes += tail[i];
-            const int rest = planes - tail_planes;
-            for (int m = 1; rest > 0 && m <= 12 && m + n_tail <= FUSED_CHUNKS_MOST; ++m) {
-                const int base = rest / m, extra = rest - base * m;
-                if (base < 1 || (n_tail && base < tail[0])) break;
-                int len[FUSED_CHUNKS_MOST];
-                for (int i = 0; i < m; ++i) len[i] = base + (i < extra);
-                for (int i = 0; i < n_tail; ++i) len[m + i] = tail[i];
-                const long finish = chunks_finish(tiles, len, m + n_tail, steps, slots);
-                if (finish >= soonest && !(finish == soonest && m + n_tail < best.count)) continue;
-                soonest = finish, best.count = m + n_tail, best.start[0] = 0;
-                for (int i = 0; i < best.count; ++i) best.start[i + 1] = best.start[i] + len[i];
-            }
-        }
-    return best;
-}
-
-/* plan_shrinking_zchunks, remembered for the launches that follow (a few
- * plane ranges a run); blocks of one process may launch from threads of
- * their own. */
-static fused_chunks shrinking_zchunks(long tiles, int planes, int steps, long slots)
-{
-    struct planned {
-        long tiles, slots;
-        int planes, steps;
-        fused_chunks chunks;
-    };
-    static std::mutex lock;
-    static std::vector<planned> plans;
-    std::lock_guard<std::mutex> hold(lock);
-    for (const planned &p : plans)
-        if (p.tiles == tiles && p.slots == slots && p.planes == planes && p.steps == steps) return p.chunks;
-    plans.push_back({tiles, slots, planes, steps, plan_shrinking_zchunks(tiles, planes, steps, slots)});
-    return plans.back().chunks;
-}
-
 /* Blocks of `kernel` resident on the whole GPU at once. */
 static int resident_blocks(const void *kernel, int threads, size_t shared, long *slots)
 {
@@ -309,7 +216,7 @@ static int resident_blocks(const void *kernel, int threads, size_t shared, long 
 }
 
 template <typename T, int K, int BX, int BY, int R, int V, int PF, bool TOGETHER, bool INTERIOR = false,
-          int BLOCKS = 0, int SHARE = 0>
+          int BLOCKS = 0>
 static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const hip_state *s, const fused_range &z)
 {
     constexpr size_t planes = fused_plane_bytes<T, K, BX, BY, R, V>();
@@ -320,8 +227,8 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
     } else {
         constexpr bool paired = fused_paired<T, K, BX, BY, R, V>();
         constexpr size_t bytes = paired ? 2 * planes : planes;
-        auto kernel = s->deep.faces ? heat_fused<T, K, BX, BY, R, V, paired, true, PF, TOGETHER, INTERIOR, BLOCKS, SHARE>
-                                    : heat_fused<T, K, BX, BY, R, V, paired, false, PF, TOGETHER, INTERIOR, BLOCKS, SHARE>;
+        auto kernel = s->deep.faces ? heat_fused<T, K, BX, BY, R, V, paired, true, PF, TOGETHER, INTERIOR, BLOCKS>
+                                    : heat_fused<T, K, BX, BY, R, V, paired, false, PF, TOGETHER, INTERIOR, BLOCKS>;
         if (bytes > 48 * 1024) /* beyond the default a block may have */
             HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
                                          hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
@@ -331,9 +238,7 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
         const unsigned tiles_y = (unsigned)((p.ny + TY - 2 * K - 1) / (TY - 2 * K));
         const int count = z.end - z.begin;
         int zchunk = e->zchunk;
-        fused_chunks chunks = {0, {0}};
-        long resident_now = 0;
-        if (z.waves || e->zchunk == 0) {
+        if (z.waves) {
             /* of the kernel without and with deep ghosts on this process's GPU, asked once, not every sweep
              * (blocks of one process may launch from threads of their own) */
             static std::atomic<long> slots[2];
@@ -343,16 +248,11 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
                 HEAT_CALL(resident_blocks(reinterpret_cast<const void *>(kernel), BX * BY, bytes, &blocks));
                 resident.store(blocks);
             }
-            resident_now = resident.load();
-            if (SHARE == 0 && e->zchunk == 0) chunks = shrinking_zchunks((long)tiles_x * tiles_y, count, K, resident_now);
-            else if (SHARE == 0) zchunk = wave_zchunk((long)tiles_x * tiles_y, count, K, resident_now);
+            zchunk = wave_zchunk((long)tiles_x * tiles_y, count, K, resident.load());
         }
-        const unsigned zblocks = chunks.count ? (unsigned)chunks.count : (unsigned)((count + zchunk - 1) / zchunk);
-        /* SHARE: one block a resident slot, no more than the tiles' planes (a share of a plane at least) */
-        const long shares = std::min(resident_now, (long)tiles_x * tiles_y * count);
-        dim3 block(BX, BY, 1), grid(SHARE ? (unsigned)shares : tiles_x, SHARE ? 1u : tiles_y, SHARE ? 1u : zblocks);
+        dim3 block(BX, BY, 1), grid(tiles_x, tiles_y, (unsigned)((count + zchunk - 1) / zchunk));
         kernel<<<grid, block, bytes, z.stream>>>(out, in, p, cast_coeffs<T>(s->coeffs), cast_halo<T>(s), zchunk,
-                                                 z.begin, z.end, deep_ghosts_of<T>(s), chunks);
+                                                 z.begin, z.end, deep_ghosts_of<T>(s));
         return HEAT_OK;
     }
 }
@@ -368,30 +268,24 @@ static bool fused_fits(const fused_entry *e, heat_precision precision)
 template <typename T, int K>
 static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const hip_state *s, const fused_range &z)
 {
-#define SHAPE_G(X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS, SHARE)                                    \
+#define SHAPE_B(X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS)                                            \
     if (e->bx == X && e->by == Y && e->rows == ROWS && e->cols == COLS && e->prefetch == PF &&               \
-        e->together == TOGETHER && e->interior == INTERIOR && e->blocks == BLOCKS && e->share == SHARE)       \
-        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS, SHARE>(e, out, in, s, z);
-#define SHAPE_B(X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS) SHAPE_G(X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS, 0)
+        e->together == TOGETHER && e->interior == INTERIOR && e->blocks == BLOCKS)                            \
+        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS>(e, out, in, s, z);
 #define SHAPE(X, Y, ROWS, COLS, PF, TOGETHER) SHAPE_B(X, Y, ROWS, COLS, PF, TOGETHER, false, 0)
     SHAPE(32, 16, 2, 1, 0, false)
     if constexpr (K < 4) {
         SHAPE(32, 16, 2, 1, 4, false) SHAPE_B(32, 16, 2, 1, 0, true, true, 0)
-        SHAPE_G(32, 16, 2, 1, 0, true, true, 0, 8) SHAPE_G(32, 16, 2, 1, 0, true, true, 0, 10)
     }
     if constexpr (K == 2) {
         SHAPE(64, 8, 4, 1, 0, false) SHAPE(32, 32, 1, 2, 0, false)
         if constexpr (sizeof(T) == 4) SHAPE_B(32, 16, 2, 1, 0, true, true, 3)
-    }
-    if constexpr (K == 4 && sizeof(T) == 4) {
-        SHAPE_B(32, 16, 2, 1, 0, true, true, 2)
     }
     if constexpr (K == 3) {
         SHAPE(16, 32, 1, 4, 0, false)
     }
 #undef SHAPE
 #undef SHAPE_B
-#undef SHAPE_G
     return heat_internal_error("fused kernel %s has no instantiation", e->variant.kernel);
 }
 
@@ -458,12 +352,10 @@ static int whole_z(const hip_state *s)
  * most, end early enough in the sweep for the next ghosts (which leave
  * after them) to travel beside the inner planes. Thinner slabs take the K
  * planes that read ghosts. The same on every rank (the thinnest slab). */
-enum { EDGE_CHUNK = 64 }; /* the edge range of an entry of shrinking chunks, whose chunks vary */
 static int edge_planes(const hip_state *s, const fused_entry *e)
 {
     const int fewest = s->problem.halo.fewest[2] > 0 ? s->problem.halo.fewest[2] : s->problem.grid.n[2];
-    const int chunk = e->zchunk > 0 ? e->zchunk : EDGE_CHUNK;
-    return fewest >= 8 * chunk ? chunk : e->steps;
+    return fewest >= 8 * e->zchunk ? e->zchunk : e->steps;
 }
 
 /* Sweeps with the exchange beside them, where single steps overlap theirs
@@ -726,7 +618,7 @@ static int time_candidates(hip_state *s, int family, std::vector<double> &ms)
     if (!family && !saved.copy) HEAT_CALL(time_kernel(s, s->kernel, s->block, FUSED_TUNE_REPS, 1, &ms[0]));
     for (int i = 0; i < FUSED_COUNT; ++i) {
         if (!fused_candidate(s, &fused_table[i], family)) continue;
-        for (int waves = 0; waves < (fused_table[i].zchunk > 0 ? 2 : 1); ++waves) { /* shrinking, shares: no waves */
+        for (int waves = 0; waves < 2; ++waves) {
             const size_t at = (size_t)(1 + 2 * i + waves);
             if (saved.copy) all.push_back({&fused_table[i], waves, at});
             s->fused_waves = waves;
@@ -760,7 +652,7 @@ static int choose_fused(hip_state *s, int family)
     double best = family ? 1e300 : ms[0] * FUSED_MARGIN;
     s->fused = NULL, s->fused_waves = 0;
     for (int i = 0; i < FUSED_COUNT; ++i)
-        for (int w = 0; w < (fused_table[i].zchunk > 0 ? 2 : 1); ++w)
+        for (int w = 0; w < 2; ++w)
             if (fused_candidate(s, &fused_table[i], family) && ms[(size_t)(1 + 2 * i + w)] < best)
                 best = ms[(size_t)(1 + 2 * i + w)], s->fused = &fused_table[i], s->fused_waves = w;
     if (!family && !ranks) {

@@ -103,6 +103,15 @@ template <int V> struct fused_constant {
     static constexpr int value = V;
 };
 
+/* f(fused_constant<0>()), f(fused_constant<1>()), ... f(fused_constant<N - 1>()), in that order. */
+template <int N, typename F> __device__ __forceinline__ void fused_unroll(F &&f)
+{
+    if constexpr (N > 0) {
+        fused_unroll<N - 1>(f);
+        f(fused_constant<N - 1>());
+    }
+}
+
 /* Shared memory of heat_fused: the planes of levels 0 .. K-1, each with a
  * ring of V columns and one row around the tile (so no neighbour index is
  * clamped, and a thread's V points stay aligned for one vector access),
@@ -137,17 +146,9 @@ template <typename T, int V> __device__ __forceinline__ void store_points(const 
 
 extern __shared__ double fused_shared_words[] __attribute__((aligned(16)));
 
-/* z chunks of unequal lengths (count > 0): chunk b of a launch's planes is [start[b], start[b + 1]) from
- * its first, long ones first and short ones last, so that the blocks dispatched last, into the slots
- * the long ones free, are short, and so is the launch's tail (backend_hip_fused.hip:
- * shrinking_zchunks). count 0: chunks of zchunk planes each. */
-enum { FUSED_CHUNKS_MOST = 16 };
-struct fused_chunks {
-    int count;
-    int start[FUSED_CHUNKS_MOST + 1];
-};
-
-/* K steps over output planes [z0, z1) of tile (tile_x, tile_y), a tile of BX V
+/* K steps over output planes [z_begin + blockIdx.z * zchunk, + zchunk) of
+ * [z_begin, z_end) (outputs K or more planes from a cut z face read no
+ * ghost: they are swept while the ghosts travel), of a tile of BX V
  * columns by BY R rows (thread (x, y) holds the V columns V x, V x + 1, ...
  * of rows y, y + BY, ...), whose outer K columns and rows on each side are
  * recomputed halo. Every level is computed on the whole tile, though only
@@ -175,14 +176,17 @@ struct fused_chunks {
  * planes whose levels reach no z face on a path of its own, its loads and
  * stores by row pointers moved a plane at a time: none of the per-plane
  * tests of the general path (where a plane lies, which rows load, whether a
- * face's ghosts apply), the same arithmetic. A block may sweep several
- * tiles one after another (heat_fused's SHARE): nothing of one lives into
- * the next but shared memory, whose planes every thread has read before
- * the last barrier of the tile before. */
-template <typename T, int K, int BX, int BY, int R, int V, bool PAIRED, bool DEEP, int PF, bool TOGETHER, bool INTERIOR>
-__device__ __forceinline__ void fused_tile(T *__restrict__ out, const T *__restrict__ in, const stencil_shape &s,
-                                           const stencil_coeffs<T> &c, const halo_coeffs<T> &h, const deep_ghosts<T> &d,
-                                           int tile_x, int tile_y, int z0, int z1)
+ * face's ghosts apply), the same arithmetic. BLOCKS > 0: kept to the
+ * registers that let BLOCKS blocks share an SM (float, K R V <= 6: 3 blocks
+ * of 512 threads at 40 registers, 48 warps to cover the barrier and the
+ * loads instead of 32). */
+template <typename T, int K, int BX, int BY, int R, int V, bool PAIRED, bool DEEP, int PF, bool TOGETHER, bool INTERIOR,
+          int BLOCKS = 0>
+__global__ void __launch_bounds__(BX *BY, BLOCKS > 0                             ? BLOCKS
+                                          : K *R *V <= 6 && BX * BY < 1024 ? 1024 / (BX * BY)
+                                                                            : 1)
+    heat_fused(T *__restrict__ out, const T *__restrict__ in, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
+               int zchunk, int z_begin, int z_end, deep_ghosts<T> d)
 {
     /* KX: the halo columns on each side, K rounded up to whole threads, so that a thread's V points
      * start at a multiple of V and are one aligned vector in the field */
@@ -195,7 +199,7 @@ __device__ __forceinline__ void fused_tile(T *__restrict__ out, const T *__restr
     auto tile_row = [&](int r) { return TOGETHER ? R * ty + r : ty + BY * r; }; /* the tile's row of the thread's row r */
     const bool deep_x = DEEP && d.axis == 0, deep_z = DEEP && d.axis == 2;
     const bool wrap_x = (h.exchanged & 1u) && !deep_x, wrap_y = h.exchanged & 4u, wrap_z = (h.exchanged & 16u) && !deep_z;
-    const int x0 = tile_x * (TX - 2 * KX) - KX, y0 = tile_y * (TY - 2 * K) - K;
+    const int x0 = (int)blockIdx.x * (TX - 2 * KX) - KX, y0 = (int)blockIdx.y * (TY - 2 * K) - K;
     /* each of the thread's columns: where it lies, and whether a point of it is written or beside a face */
     const T *src[V];
     long sy[V], sz[V];
@@ -239,6 +243,7 @@ __device__ __forceinline__ void fused_tile(T *__restrict__ out, const T *__restr
         y_low[r] = gy == 0 && applies(h, 2), y_high[r] = gy == s.ny - 1 && applies(h, 3);
         y_out[r] = ly >= K && ly < TY - K && gy < s.ny;
     }
+    const int z0 = z_begin + (int)blockIdx.z * zchunk, z1 = z0 + zchunk < z_end ? z0 + zchunk : z_end;
     const bool z_low_face = applies(h, 4), z_high_face = applies(h, 5);
 
     /* With P = (t - z0 + K) & 1 at plane t: win[m][r][v][P], level m two planes behind its newest, and
@@ -298,9 +303,10 @@ __device__ __forceinline__ void fused_tile(T *__restrict__ out, const T *__restr
     /* Plane t: every level one plane on (level K in fresh[K]); parity P as above, faces: FACES of fused_point;
      * march 1: the interior march (its tile beside no x or y face), plane t + 1 loaded by pointer (it lies in
      * the field); 2: the same beyond the field's last plane (t + 1 >= nz), nothing loaded, since only the
-     * ghosts of the top z face (FACES) read the planes beyond it. */
-    auto advance_plane = [&](int t, auto parity, auto faces, auto march) {
-        constexpr int P = decltype(parity)::value;
+     * ghosts of the top z face (FACES) read the planes beyond it. Levels above `levels` are left as they
+     * were (advance_levels: where nothing reads them). */
+    auto advance_levels = [&](int t, auto parity, auto faces, auto march, auto levels) {
+        constexpr int P = decltype(parity)::value, LEVELS = decltype(levels)::value;
         constexpr bool F = decltype(faces)::value != 0, M = decltype(march)::value != 0;
         constexpr bool LOADS = decltype(march)::value != 2, XY = F && !M; /* XY: faces beside x or y */
         const T *read = shared + (PAIRED ? (1 - P) * K * PLANE : 0);
@@ -315,7 +321,7 @@ __device__ __forceinline__ void fused_tile(T *__restrict__ out, const T *__restr
         } else if (!M && t + 1 < z1 + K) load_plane(t + 1, ahead[1 - P]); /* in flight while the levels are computed */
         if (PF > 0) hint_plane(t + 1 + PF);
 #pragma unroll
-        for (int l = 1; l <= K; ++l) {
+        for (int l = 1; l <= LEVELS; ++l) {
             const int p = t - l; /* level l's plane */
             const bool z_low = F && p == 0 && z_low_face, z_high = F && p == s.nz - 1 && z_high_face;
             const T *level = read + (l - 1) * PLANE;
@@ -359,6 +365,9 @@ __device__ __forceinline__ void fused_tile(T *__restrict__ out, const T *__restr
                 *reinterpret_cast<points *>(write + m * PLANE + (tile_row(r) + 1) * PX + V * (tx + 1)) = newest;
             }
         __syncthreads(); /* the new planes are published */
+    };
+    auto advance_plane = [&](int t, auto parity, auto faces, auto march) {
+        advance_levels(t, parity, faces, march, fused_constant<K>());
     };
     /* planes whose levels reach a z face that is not exchanged take the ghosts' path too */
     auto faces_at = [&](int t) {
@@ -421,6 +430,16 @@ __device__ __forceinline__ void fused_tile(T *__restrict__ out, const T *__restr
             march_out += s.sz;
         };
         const int loaded_end = min(z1 + K, s.nz - 1); /* planes t whose t + 1 lies in the field */
+        /* A march from the chunk's first loaded plane z0 - K: at t = z0 - K + j, level l's plane t - l lies
+         * below z0 - K + l, where no output reads it, unless j >= 2 l, so the first 2 K planes compute levels
+         * up to j / 2 only (K = 3: 12 of their 18 level-planes skipped, 6% of a 64-plane chunk's) */
+        if (t == z0 - K && z0 + K < loaded_end)
+            fused_unroll<2 * K>([&](auto j) {
+                constexpr int J = decltype(j)::value;
+                advance_levels(t, fused_constant<J & 1>(), fused_constant<0>(), fused_constant<1>(),
+                               fused_constant<J / 2>());
+                march_store(t++);
+            });
         for (; t + 1 < loaded_end; t += 2) {
             advance_plane(t, fused_constant<0>(), fused_constant<0>(), fused_constant<1>());
             march_store(t);
@@ -435,81 +454,6 @@ __device__ __forceinline__ void fused_tile(T *__restrict__ out, const T *__restr
             if ((t - (z0 - K)) & 1) advance_plane(t, fused_constant<1>(), fused_constant<1>(), fused_constant<2>());
             else advance_plane(t, fused_constant<0>(), fused_constant<1>(), fused_constant<2>());
             march_store(t);
-        }
-    }
-}
-
-/* Where tile k of a share's order lies (SHARE of heat_fused): the tiles
- * beside no x or y face of the tile grid first (those that march), row by
- * row, then the ring of tiles around them. */
-__device__ __forceinline__ void share_tile(long k, int tiles_x, int tiles_y, int &tile_x, int &tile_y)
-{
-    const int inner_x = tiles_x > 2 ? tiles_x - 2 : 0, inner_y = tiles_y > 2 ? tiles_y - 2 : 0;
-    const long inner = (long)inner_x * inner_y;
-    if (inner == 0) { /* no tile beside no face: the grid's order */
-        tile_x = (int)(k % tiles_x), tile_y = (int)(k / tiles_x);
-        return;
-    }
-    if (k < inner) {
-        tile_x = 1 + (int)(k % inner_x), tile_y = 1 + (int)(k / inner_x);
-        return;
-    }
-    const int f = (int)(k - inner); /* the ring: the low row, the high row, then the low and high columns between */
-    if (f < 2 * tiles_x) tile_x = f % tiles_x, tile_y = f < tiles_x ? 0 : tiles_y - 1;
-    else tile_x = f - 2 * tiles_x < inner_y ? 0 : tiles_x - 1, tile_y = 1 + (f - 2 * tiles_x) % inner_y;
-}
-
-/* K steps over the output planes [z_begin, z_end) (outputs K or more
- * planes from a cut z face read no ghost: they are swept while the ghosts
- * travel) in the tiles of fused_tile. SHARE 0: block (x, y, z) sweeps tile
- * (x, y) over z chunk z, of zchunk planes each or as `chunks` says. SHARE >
- * 0: as many blocks as are resident at once, each sweeping one share of
- * the work, the planes of the tiles in share_tile's order cut into equal
- * shares of cost, a plane of a tile of the ring around the marching ones
- * costing SHARE / 8 of a marched one: no block waits for a last wave, and
- * a block pays the 2 K planes it recomputes a segment for about two
- * segments of its share. BLOCKS > 0: kept to the registers that let BLOCKS
- * blocks share an SM (float, K R V <= 6: 3 blocks of 512 threads at 40
- * registers, 48 warps to cover the barrier and the loads instead of 32). */
-template <typename T, int K, int BX, int BY, int R, int V, bool PAIRED, bool DEEP, int PF, bool TOGETHER, bool INTERIOR,
-          int BLOCKS = 0, int SHARE = 0>
-__global__ void __launch_bounds__(BX *BY, BLOCKS > 0                             ? BLOCKS
-                                          : K *R *V <= 6 && BX * BY < 1024 ? 1024 / (BX * BY)
-                                                                            : 1)
-    heat_fused(T *__restrict__ out, const T *__restrict__ in, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
-               int zchunk, int z_begin, int z_end, deep_ghosts<T> d, fused_chunks chunks)
-{
-    if constexpr (SHARE == 0) {
-        const int bz = (int)blockIdx.z;
-        int z0 = z_begin + bz * zchunk, z1 = z0 + zchunk < z_end ? z0 + zchunk : z_end;
-        if (chunks.count) /* chunk bz's planes, by constant indices: an argument indexed at run time goes to scratch */
-#pragma unroll
-            for (int i = 0; i < FUSED_CHUNKS_MOST; ++i)
-                if (i == bz) z0 = z_begin + chunks.start[i], z1 = z_begin + chunks.start[i + 1];
-        fused_tile<T, K, BX, BY, R, V, PAIRED, DEEP, PF, TOGETHER, INTERIOR>(out, in, s, c, h, d, (int)blockIdx.x,
-                                                                             (int)blockIdx.y, z0, z1);
-    } else {
-        (void)zchunk, (void)chunks;
-        constexpr int TX = BX * V, TY = BY * R, KX = fused_halo_columns(K, V), MARCHED = 8;
-        const int tiles_x = (s.nx + TX - 2 * KX - 1) / (TX - 2 * KX), tiles_y = (s.ny + TY - 2 * K - 1) / (TY - 2 * K);
-        const long inner = (long)(tiles_x > 2 ? tiles_x - 2 : 0) * (tiles_y > 2 ? tiles_y - 2 : 0);
-        const long planes = z_end - z_begin, inner_cost = MARCHED * planes * inner;
-        const long total = inner_cost + SHARE * planes * ((long)tiles_x * tiles_y - inner);
-        /* the tile and plane at which `cost` of the work lies */
-        auto locate = [&](long cost, long &tile, long &plane) {
-            const long per = (cost < inner_cost ? MARCHED : SHARE) * planes, from = cost < inner_cost ? 0 : inner_cost;
-            const long first = cost < inner_cost ? 0 : inner;
-            tile = first + (cost - from) / per, plane = (cost - from) % per / (per / planes);
-        };
-        long k, p, k_end, p_end;
-        locate(total * (long)blockIdx.x / gridDim.x, k, p);
-        locate(total * ((long)blockIdx.x + 1) / gridDim.x, k_end, p_end);
-        for (; k < k_end || (k == k_end && p < p_end); ++k, p = 0) {
-            int tile_x, tile_y;
-            share_tile(k, tiles_x, tiles_y, tile_x, tile_y);
-            const int z1 = z_begin + (int)(k == k_end ? p_end : planes);
-            fused_tile<T, K, BX, BY, R, V, PAIRED, DEEP, PF, TOGETHER, INTERIOR>(out, in, s, c, h, d, tile_x, tile_y,
-                                                                                 z_begin + (int)p, z1);
         }
     }
 }
