@@ -4,15 +4,22 @@
  * float and SUFFIX = _d / _f.
  *
  * A point reads its temperature, its six neighbours' and the zone bytes of
- * all seven; the face conductances come from a table per axis indexed by the
+ * all seven; the face weights come from a table per axis indexed by the
  * zone pair. The zone index lies in a byte field of the fields' layout
  * (same offsets), its ghosts those of problem->zones, except on the
  * boundary faces, where a ghost takes the zone of the owned point beside it.
  *
- * Operation order (shared with the HIP kernels, so that they agree to
- * rounding): the faces in ascending address order,
- *   flux = K(z-1) (T[z-1] - T) ; += y-1 ; += x-1 ; += x+1 ; += y+1 ; += z+1
- *   T_new = T + dt_over_heat_capacity * (flux + q)
+ * The explicit step, with w_a = dt / (rho c)_a folded into the faces' conductances (c_ab = w_a K_ab,
+ * a table per axis) and the source (w_a q_a), in this order (each product fused into its addition by an
+ * explicit fma, rounded once):
+ *   s = w_a q_a + c(z-1) (T[z-1] - T) ; += y-1 ; += x-1 ; += x+1 ; += y+1 ; += z+1
+ *   T_new = T + s
+ * 6 subtractions, 6 fused multiply-adds and an addition a point, where T + w_a (flux + q) with its
+ * products apart took 20 operations and kept the cores' adders busy. The differences T_b - T stay (exact
+ * between neighbouring values), so no rounding proportional to T itself enters: the weights' form
+ * c_b T_b + (1 - sum c_b) T rounds its centre weight once for every point of a zone, a drift of the heat
+ * that the energy balance showed in float (21x the mismatch). The HIP kernels take the unfused
+ * T + w (flux + q): the two agree to rounding. Every row (uniform or general) takes this order.
  */
 #ifndef MATERIAL_RUNS_DEFINED /* this file is included once per precision */
 #define MATERIAL_RUNS_DEFINED
@@ -47,11 +54,19 @@ typedef struct material_runs {
 #define CAT(a, b) CAT_(a, b)
 #define FN(name) CAT(name, SUFFIX)
 
+/* The weights of a row whose points and neighbours are all of one zone: its zone's own pair's c and w q. */
+typedef struct FN(uniform_zone) {
+    REAL cx, cy, cz, wq;
+} FN(uniform_zone);
+
 typedef struct FN(material_tables) {
     int zones;
     REAL *conductance[3];                  /* [a * zones + b]: K_ab / h_d^2 */
-    REAL dt_over_heat_capacity[HEAT_ZONES_MAX];
+    REAL *weight[3];                       /* [a * zones + b]: dt / (rho c)_a K_ab / h_d^2 (the explicit step's c_b) */
     REAL source[HEAT_ZONES_MAX];           /* q of this step (heat_zone_source at its start time) */
+    REAL weighted_source[HEAT_ZONES_MAX];  /* dt / (rho c) q of this step: the explicit step's */
+    double step_weight[HEAT_ZONES_MAX];    /* dt / (rho c), unrounded: the explicit step's factor of K and q */
+    FN(uniform_zone) uniform[HEAT_ZONES_MAX]; /* zone a's weights gathered for its uniform rows */
     REAL scale[FACE_COUNT][HEAT_ZONES_MAX], shift[FACE_COUNT][HEAT_ZONES_MAX]; /* ghost = scale T + shift */
     unsigned exchanged;                    /* faces whose ghosts the exchange brings (no rule) */
     /* Implicit schemes, on y = sqrt(rho c) x (cpu_materials_cg.h): */
@@ -60,39 +75,41 @@ typedef struct FN(material_tables) {
     REAL rhs_weight[HEAT_ZONES_MAX];             /* dt / sqrt(rho c) */
 } FN(material_tables);
 
-/* One row of the general step: out = T + dt / (rho c) (sum of the faces' K/h^2 (T_b - T) + q), the
- * temperature's planes z-1 (below), z (c, rows sy apart) and z+1 (above) apart so that the pair's second
- * step (material_sweep2) can read planes kept in a ring; the zone bytes in the fields' layout. */
+/* acc + c d rounded once (C's fma: the same bits in every copy and every lane). */
+static inline __attribute__((always_inline)) REAL FN(material_fma)(REAL c, REAL d, REAL acc)
+{
+    return sizeof(REAL) == sizeof(double) ? (REAL)fma(c, d, acc) : (REAL)fmaf(c, d, acc);
+}
+
+/* One point of the explicit step from its faces' weights (the file's head): the one order every row takes. */
+static inline REAL FN(material_point)(REAL wq, REAL cz0, REAL below, REAL cy0, REAL south, REAL cx0, REAL west,
+                                      REAL t, REAL cx1, REAL east, REAL cy1, REAL north, REAL cz1, REAL above)
+{
+    REAL sum = FN(material_fma)(cz0, below - t, wq);
+    sum = FN(material_fma)(cy0, south - t, sum);
+    sum = FN(material_fma)(cx0, west - t, sum);
+    sum = FN(material_fma)(cx1, east - t, sum);
+    sum = FN(material_fma)(cy1, north - t, sum);
+    sum = FN(material_fma)(cz1, above - t, sum);
+    return t + sum;
+}
+
+/* One row of the general step: out = T + dt / (rho c) (sum of the faces' K/h^2 (T_b - T) + q) in the
+ * weights' order, the temperature's planes z-1 (below), z (c, rows sy apart) and z+1 (above) apart so that the pair's
+ * second step (material_sweep2) can read planes kept in a ring; the zone bytes in the fields' layout. */
 static MATERIAL_ONE_COPY void FN(material_row3)(REAL *restrict out, const REAL *restrict below, const REAL *restrict c,
                                      const REAL *restrict above, const unsigned char *restrict zone, long n, long sy,
                                      long sz, const FN(material_tables) *m)
 {
-    const REAL *kx = m->conductance[0], *ky = m->conductance[1], *kz = m->conductance[2];
+    const REAL *wx = m->weight[0], *wy = m->weight[1], *wz = m->weight[2];
     const long zones = m->zones;
 #pragma omp simd
     for (long i = 0; i < n; ++i) {
         const long a = zone[i], row = a * zones;
-        const REAL t = c[i];
-        REAL flux = kz[row + zone[i - sz]] * (below[i] - t);
-        flux += ky[row + zone[i - sy]] * (c[i - sy] - t);
-        flux += kx[row + zone[i - 1]] * (c[i - 1] - t);
-        flux += kx[row + zone[i + 1]] * (c[i + 1] - t);
-        flux += ky[row + zone[i + sy]] * (c[i + sy] - t);
-        flux += kz[row + zone[i + sz]] * (above[i] - t);
-        out[i] = t + m->dt_over_heat_capacity[a] * (flux + m->source[a]);
+        out[i] = FN(material_point)(m->weighted_source[a], wz[row + zone[i - sz]], below[i], wy[row + zone[i - sy]],
+                                    c[i - sy], wx[row + zone[i - 1]], c[i - 1], c[i], wx[row + zone[i + 1]], c[i + 1],
+                                    wy[row + zone[i + sy]], c[i + sy], wz[row + zone[i + sz]], above[i]);
     }
-}
-
-/* The constants of a row whose points and neighbours are all of one zone. */
-typedef struct FN(uniform_zone) {
-    REAL kx, ky, kz, weight, q;
-} FN(uniform_zone);
-
-static inline FN(uniform_zone) FN(uniform_zone_of)(const FN(material_tables) *m, int a)
-{
-    const long pair = (long)a * m->zones + a;
-    return (FN(uniform_zone)){m->conductance[0][pair], m->conductance[1][pair], m->conductance[2][pair],
-                              m->dt_over_heat_capacity[a], m->source[a]};
 }
 
 /* The same row where every point and neighbour is of zone a (row_zone): the
@@ -102,37 +119,50 @@ static MATERIAL_ONE_COPY void FN(material_row3_uniform)(REAL *restrict out, cons
                                              const REAL *restrict above, long n, long sy, FN(uniform_zone) k)
 {
 #pragma omp simd
-    for (long i = 0; i < n; ++i) {
-        const REAL t = c[i];
-        REAL flux = k.kz * (below[i] - t);
-        flux += k.ky * (c[i - sy] - t);
-        flux += k.kx * (c[i - 1] - t);
-        flux += k.kx * (c[i + 1] - t);
-        flux += k.ky * (c[i + sy] - t);
-        flux += k.kz * (above[i] - t);
-        out[i] = t + k.weight * (flux + k.q);
-    }
+    for (long i = 0; i < n; ++i)
+        out[i] = FN(material_point)(k.wq, k.cz, below[i], k.cy, c[i - sy], k.cx, c[i - 1], c[i], k.cx, c[i + 1],
+                                    k.cy, c[i + sy], k.cz, above[i]);
 }
 
-/* One vector of the uniform row at c (material_row3_uniform's expression, lane by lane). */
+/* acc + c d lane by lane, rounded once: the build's fused multiply-add (GCC's vectors have no generic
+ * one), or where the build has none, C's fma a lane (the same bits, slowly). */
+static inline __attribute__((always_inline)) FN(vec) FN(material_fma_vec)(REAL c, FN(vec) d, FN(vec) acc)
+{
+#if CPU_VECTOR_BYTES == 64
+    if (sizeof(REAL) == 8) return (FN(vec))_mm512_fmadd_pd(_mm512_set1_pd((double)c), (__m512d)d, (__m512d)acc);
+    return (FN(vec))_mm512_fmadd_ps(_mm512_set1_ps((float)c), (__m512)d, (__m512)acc);
+#elif CPU_VECTOR_BYTES == 32 && defined(__FMA__)
+    if (sizeof(REAL) == 8) return (FN(vec))_mm256_fmadd_pd(_mm256_set1_pd((double)c), (__m256d)d, (__m256d)acc);
+    return (FN(vec))_mm256_fmadd_ps(_mm256_set1_ps((float)c), (__m256)d, (__m256)acc);
+#elif CPU_VECTOR_BYTES == 16 && defined(__FMA__)
+    if (sizeof(REAL) == 8) return (FN(vec))_mm_fmadd_pd(_mm_set1_pd((double)c), (__m128d)d, (__m128d)acc);
+    return (FN(vec))_mm_fmadd_ps(_mm_set1_ps((float)c), (__m128)d, (__m128)acc);
+#else
+    FN(vec) sum;
+    for (int lane = 0; lane < FN(LANES); ++lane) sum[lane] = FN(material_fma)(c, d[lane], acc[lane]);
+    return sum;
+#endif
+}
+
+/* One vector of the uniform row at c (material_point's order, lane by lane). */
 static inline FN(vec) FN(material_uniform_vec)(const REAL *below, const REAL *c, const REAL *above, long sy,
                                                FN(uniform_zone) k)
 {
-    const FN(vec) t = FN(load)(c);
-    FN(vec) flux = k.kz * (FN(load)(below) - t);
-    flux += k.ky * (FN(load)(c - sy) - t);
-    flux += k.kx * (FN(load)(c - 1) - t);
-    flux += k.kx * (FN(load)(c + 1) - t);
-    flux += k.ky * (FN(load)(c + sy) - t);
-    flux += k.kz * (FN(load)(above) - t);
-    return t + k.weight * (flux + k.q);
+    const FN(vec) t = FN(load)(c), wq = k.wq - (FN(vec)){0}; /* k.wq in every lane, -0 kept */
+    FN(vec) sum = FN(material_fma_vec)(k.cz, FN(load)(below) - t, wq);
+    sum = FN(material_fma_vec)(k.cy, FN(load)(c - sy) - t, sum);
+    sum = FN(material_fma_vec)(k.cx, FN(load)(c - 1) - t, sum);
+    sum = FN(material_fma_vec)(k.cx, FN(load)(c + 1) - t, sum);
+    sum = FN(material_fma_vec)(k.cy, FN(load)(c + sy) - t, sum);
+    sum = FN(material_fma_vec)(k.cz, FN(load)(above) - t, sum);
+    return t + sum;
 }
 
 /* The uniform row by whole vectors, with streaming stores (out 64-byte aligned: a whole row) or through the
  * cache, and the next row of plane z+1 asked into L2 (stencil_row3_vec's reasons); the tail as the scalar row. */
-static MATERIAL_ONE_COPY void FN(material_row3_uniform_vec)(REAL *restrict out, const REAL *restrict below,
-                                                 const REAL *restrict c, const REAL *restrict above, long n, long sy,
-                                                 FN(uniform_zone) k, int stream, int prefetch)
+static inline __attribute__((always_inline)) void FN(material_row3_uniform_vec)(
+    REAL *restrict out, const REAL *restrict below, const REAL *restrict c, const REAL *restrict above, long n, long sy,
+    FN(uniform_zone) k, int stream, int prefetch)
 {
     long i = 0;
     for (; i + FN(LANES) <= n; i += FN(LANES)) {
@@ -163,9 +193,10 @@ static inline void FN(material_row3_at)(REAL *restrict out, const REAL *restrict
                                         long sy, long sz, const FN(material_tables) *m, const material_runs *runs,
                                         long at, int stream, int prefetch, REAL *restrict scratch)
 {
-    if (runs->whole[at]) {
-        FN(material_row3_uniform_vec)(out, below, c, above, n, sy, FN(uniform_zone_of)(m, runs->end_zone[0][at]),
-                                      stream, prefetch);
+    if (runs->whole[at]) { /* each store its own loop (stream and prefetch constants where inlined) */
+        const FN(uniform_zone) k = m->uniform[runs->end_zone[0][at]];
+        if (stream) FN(material_row3_uniform_vec)(out, below, c, above, n, sy, k, 1, prefetch);
+        else FN(material_row3_uniform_vec)(out, below, c, above, n, sy, k, 0, prefetch);
         return;
     }
     REAL *to = stream ? scratch : out;
@@ -175,7 +206,7 @@ static inline void FN(material_row3_at)(REAL *restrict out, const REAL *restrict
         const long b = run[r].begin, length = run[r].end - run[r].begin;
         if (run[r].zone >= 0)
             FN(material_row3_uniform_vec)(to + b, below + b, c + b, above + b, length, sy,
-                                          FN(uniform_zone_of)(m, run[r].zone), 0, prefetch);
+                                          m->uniform[run[r].zone], 0, prefetch);
         else FN(material_row3)(to + b, below + b, c + b, above + b, zone + b, length, sy, sz, m);
     }
     if (stream) FN(stream_row)(out, scratch, n);
@@ -552,11 +583,17 @@ static int FN(material_tables_from)(FN(material_tables) *m, const heat_material_
     *m = (FN(material_tables)){.zones = t->zones, .exchanged = exchanged};
     for (int d = 0; d < 3; ++d) {
         m->conductance[d] = malloc(sizeof(REAL) * (size_t)pairs);
-        HEAT_CHECK(m->conductance[d], "out of memory for the materials' tables");
-        for (long i = 0; i < pairs; ++i) m->conductance[d][i] = (REAL)t->conductance[d][i];
+        m->weight[d] = malloc(sizeof(REAL) * (size_t)pairs);
+        HEAT_CHECK(m->conductance[d] && m->weight[d], "out of memory for the materials' tables");
+        for (long i = 0; i < pairs; ++i) {
+            m->conductance[d][i] = (REAL)t->conductance[d][i];
+            m->weight[d][i] = (REAL)(dt / t->heat_capacity[i / t->zones] * t->conductance[d][i]);
+        }
     }
     for (int z = 0; z < t->zones; ++z) {
-        m->dt_over_heat_capacity[z] = (REAL)(dt / t->heat_capacity[z]);
+        m->step_weight[z] = dt / t->heat_capacity[z];
+        const long pair = (long)z * t->zones + z;
+        m->uniform[z] = (FN(uniform_zone)){m->weight[0][pair], m->weight[1][pair], m->weight[2][pair], 0};
         m->inv_sqrt_heat_capacity[z] = (REAL)(1.0 / sqrt(t->heat_capacity[z]));
         m->operator_weight[z] = (REAL)(theta * dt / sqrt(t->heat_capacity[z]));
         m->rhs_weight[z] = (REAL)(dt / sqrt(t->heat_capacity[z]));
@@ -568,13 +605,17 @@ static int FN(material_tables_from)(FN(material_tables) *m, const heat_material_
 
 static void FN(material_tables_free)(FN(material_tables) *m)
 {
-    for (int d = 0; d < 3; ++d) free(m->conductance[d]), m->conductance[d] = NULL;
+    for (int d = 0; d < 3; ++d) free(m->conductance[d]), free(m->weight[d]), m->conductance[d] = m->weight[d] = NULL;
 }
 
 /* The sources of the step starting at time t. */
 static void FN(material_sources_at)(FN(material_tables) *m, const heat_materials *materials, double t)
 {
-    for (int z = 0; z < m->zones; ++z) m->source[z] = (REAL)heat_zone_source(&materials->zone[z], t);
+    for (int z = 0; z < m->zones; ++z) {
+        const double q = heat_zone_source(&materials->zone[z], t);
+        m->source[z] = (REAL)q;
+        m->weighted_source[z] = m->uniform[z].wq = (REAL)(m->step_weight[z] * q);
+    }
 }
 
 /* sum of rho c T V per reduction brick (heat[b]), rows in order, as field_stats sums T. */
