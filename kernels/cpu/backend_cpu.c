@@ -359,13 +359,13 @@ static int setup_energy(cpu_state *s)
     return HEAT_OK;
 }
 
-/* The boundary faces' ghosts of `field` by the zones' rules from first_face on (homogeneous: the CG vectors'). */
-static void material_fill(cpu_state *s, void *field, int homogeneous, int first_face)
+/* The boundary faces' ghosts of `field` by the zones' rules (homogeneous: the CG vectors'). */
+static void material_fill(cpu_state *s, void *field, int homogeneous)
 {
     const int *n = s->problem.grid.n;
     if (s->problem.precision == HEAT_FLOAT)
-        material_halo_fill_f(field, s->zone, n, &s->layout, &s->mat_f, homogeneous, first_face);
-    else material_halo_fill_d(field, s->zone, n, &s->layout, &s->mat_d, homogeneous, first_face);
+        material_halo_fill_f(field, s->zone, n, &s->layout, &s->mat_f, homogeneous);
+    else material_halo_fill_d(field, s->zone, n, &s->layout, &s->mat_d, homogeneous);
 }
 
 static void material_sources(cpu_state *s, double t)
@@ -380,7 +380,7 @@ static int implicit_solve_energy(cpu_state *s)
 {
     double end[HEAT_ENERGY_KINDS];
     HEAT_CALL(exchange_ghosts(s, s->current));
-    material_fill(s, s->current, 0, FACE_X_LOW);
+    material_fill(s, s->current, 0);
     HEAT_CALL(boundary_power(s, s->current, end));
     const double span = s->cg_fraction * s->problem.dt;
     const double weight = heat_scheme_theta(s->problem.implicit.scheme) / s->cg_fraction;
@@ -944,8 +944,7 @@ static int material_step(cpu_state *s, int stream)
     double power[HEAT_ENERGY_KINDS];
     HEAT_CALL(exchange_ghosts(s, s->current));
     material_sources(s, step_time(s));
-    material_fill(s, s->current, 0, FACE_Y_LOW); /* the sweep sets the x faces' row by row */
-    HEAT_CALL(step_power(s, s->current, power));
+    HEAT_CALL(step_power(s, s->current, power)); /* the sweep sets the boundary ghosts row by row */
     TYPED(s, material_sweep_typed, s, stream);
     add_step_energy(s, power);
     void *swap = s->current;
@@ -986,7 +985,7 @@ static int cpu_energy(void *state, heat_energy *e)
     const heat_reduction *r = &s->reduction;
     HEAT_CALL(exchange_ghosts(s, s->current));
     material_sources(s, step_time(s));
-    material_fill(s, s->current, 0, FACE_X_LOW);
+    material_fill(s, s->current, 0);
     HEAT_CALL(step_power(s, s->current, e->power));
     if (s->problem.precision == HEAT_FLOAT)
         material_heat_bricks_f(s->current, s->zone, s->problem.grid.n, &s->layout, s->tables.heat_capacity,

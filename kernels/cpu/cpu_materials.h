@@ -174,6 +174,22 @@ static inline __attribute__((always_inline)) void FN(material_row3_uniform_vec)(
     if (i < n) FN(material_row3_uniform)(out + i, below + i, c + i, above + i, n - i, sy, k);
 }
 
+/* A uniform run of a row of several runs, through the cache: whole vectors, the last one ending at the
+ * run's end (it recomputes a few of the run's points, to the same bits) where the run holds one. */
+static inline void FN(material_run_uniform_vec)(REAL *restrict out, const REAL *restrict below, const REAL *restrict c,
+                                                const REAL *restrict above, long n, long sy, FN(uniform_zone) k,
+                                                int prefetch)
+{
+    if (n < FN(LANES) || n % FN(LANES) == 0) {
+        FN(material_row3_uniform_vec)(out, below, c, above, n, sy, k, 0, prefetch);
+        return;
+    }
+    FN(material_row3_uniform_vec)(out, below, c, above, n - n % FN(LANES), sy, k, 0, prefetch);
+    const long i = n - FN(LANES);
+    FN(vec) result = FN(material_uniform_vec)(below + i, c + i, above + i, sy, k);
+    memcpy(out + i, &result, sizeof result);
+}
+
 /* dst = src over a row of n values, whole vectors by streaming stores (dst 64-byte aligned). */
 static inline void FN(stream_row)(REAL *restrict dst, const REAL *restrict src, long n)
 {
@@ -205,8 +221,8 @@ static inline void FN(material_row3_at)(REAL *restrict out, const REAL *restrict
     for (int r = 0; r < count; ++r) {
         const long b = run[r].begin, length = run[r].end - run[r].begin;
         if (run[r].zone >= 0)
-            FN(material_row3_uniform_vec)(to + b, below + b, c + b, above + b, length, sy,
-                                          m->uniform[run[r].zone], 0, prefetch);
+            FN(material_run_uniform_vec)(to + b, below + b, c + b, above + b, length, sy, m->uniform[run[r].zone],
+                                         prefetch);
         else FN(material_row3)(to + b, below + b, c + b, above + b, zone + b, length, sy, sz, m);
     }
     if (stream) FN(stream_row)(out, scratch, n);
@@ -239,14 +255,13 @@ static void FN(material_face_fill)(REAL *u, const unsigned char *zone, int face,
         }
 }
 
-/* The ghosts of the boundary faces from first_face on (not the exchanged
- * ones), in one parallel region: each face writes its own ghosts from owned
- * points. first_face FACE_Y_LOW: the sweep sets the x faces' row by row. */
+/* The ghosts of the boundary faces (not the exchanged ones), in one parallel region: each face writes
+ * its own ghosts from owned points. */
 static void FN(material_halo_fill)(REAL *u, const unsigned char *zone, const int n[3], const heat_layout *l,
-                                   const FN(material_tables) *m, int homogeneous, int first_face)
+                                   const FN(material_tables) *m, int homogeneous)
 {
 #pragma omp parallel
-    for (int f = first_face; f < FACE_COUNT; ++f)
+    for (int f = 0; f < FACE_COUNT; ++f)
         if (!(m->exchanged & 1u << f)) FN(material_face_fill)(u, zone, f, n, l, m, homogeneous);
 }
 
@@ -262,6 +277,40 @@ static inline void FN(material_x_ghosts)(REAL *row, const material_runs *runs, l
         row[n] = FN(ghost_by_rule)(m->scale[FACE_X_HIGH][high], m->shift[FACE_X_HIGH][high], row[n - 1]);
 }
 
+/* A row of ghosts beyond a row of owned points by their zones' rules (ghost_by_rule): with one rule where
+ * the owned row is of one zone (uniform: that zone, else -1), so that the loop is a vector one. */
+static inline void FN(material_ghost_row)(REAL *restrict ghost, const REAL *restrict owned,
+                                          const unsigned char *restrict zone, long n, const REAL *scale,
+                                          const REAL *shift, int uniform)
+{
+    if (uniform >= 0) {
+        const REAL a = scale[uniform], b = shift[uniform];
+#pragma omp simd
+        for (long x = 0; x < n; ++x) ghost[x] = FN(ghost_by_rule)(a, b, owned[x]);
+        return;
+    }
+#pragma omp simd
+    for (long x = 0; x < n; ++x) ghost[x] = FN(ghost_by_rule)(scale[zone[x]], shift[zone[x]], owned[x]);
+}
+
+/* The y and z faces' ghost rows beyond row `at` (y, z) of a field whose rows lie sy and sz apart, where
+ * the row is next to such a face (not an exchanged one): set by the sweep just before it reads them, the
+ * row then in cache (a pass over the faces of its own missed its lines in memory). Only row (y, z) reads
+ * them, so rows may go in any order and on any thread. */
+static inline void FN(material_yz_ghosts)(REAL *row, const unsigned char *zone, const material_runs *runs, long at,
+                                          int y, int z, const int n[3], long sy, long sz,
+                                          const FN(material_tables) *m)
+{
+    const int beside[4] = {y == 0, y == n[1] - 1, z == 0, z == n[2] - 1};
+    const long beyond[4] = {-sy, sy, -sz, sz};
+    for (int f = 0; f < 4; ++f) {
+        const int face = FACE_Y_LOW + f;
+        if (!beside[f] || (m->exchanged & 1u << face)) continue;
+        FN(material_ghost_row)(row + beyond[f], row, zone, n[0], m->scale[face], m->shift[face],
+                               runs->whole[at] ? runs->end_zone[0][at] : -1);
+    }
+}
+
 /* Thread t's scratch row (rows sy values apart, scratch_threads of them); a thread beyond them stores
  * through the cache (*stream 0): a row of several runs is streamed only from a scratch row. */
 static inline REAL *FN(thread_scratch)(REAL *scratch, int scratch_threads, int t, long sy, int *stream)
@@ -271,13 +320,14 @@ static inline REAL *FN(thread_scratch)(REAL *scratch, int scratch_threads, int t
     return NULL;
 }
 
-/* Row (y, z) of one general step, its x ghosts set first (the field's rows; sweeps of one step). */
+/* Row (y, z) of one general step, its ghosts by the faces' rules set first (the field's rows; sweeps of one step). */
 static inline void FN(material_sweep_row)(REAL *restrict out, REAL *restrict u, const unsigned char *restrict zone,
                                           const material_runs *runs, long row, int y, int z, const int n[3], long sy,
                                           long sz, const FN(material_tables) *m, int stream, REAL *scratch)
 {
     const long at = (long)z * n[1] + y;
     FN(material_x_ghosts)(u + row, runs, at, n[0], m);
+    FN(material_yz_ghosts)(u + row, zone + row, runs, at, y, z, n, sy, sz, m);
     FN(material_row3_at)(out + row, u + row - sz, u + row, u + row + sz, zone + row, n[0], sy, sz, m, runs, at,
                          stream, 1, scratch);
 }
@@ -301,8 +351,8 @@ static inline __attribute__((always_inline)) void FN(material_job_row)(const voi
                            j->scratch);
 }
 
-/* One general step of the owned block, u's y and z ghosts set (the x ghosts here), marched as the
- * one-material sweep (march_rows: the three planes a row reads stay in L2). stream: whole uniform
+/* One general step of the owned block, u's exchanged ghosts set (the boundary faces' ghosts here, row by
+ * row: material_sweep_row), marched as the one-material sweep (march_rows: the three planes a row reads stay in L2). stream: whole uniform
  * rows stored past the cache. */
 static void FN(material_sweep)(REAL *restrict out, REAL *restrict u, const unsigned char *restrict zone,
                                const material_runs *runs, const int n[3], const heat_layout *l,
@@ -433,15 +483,14 @@ typedef struct FN(material_pair) {
     const FN(boundary_energy) *energy[2]; /* each step's boundary power from them, after the sweep; NULL: none */
 } FN(material_pair);
 
-/* v's y-face ghost row beyond row y of a ring plane (rows sy apart), where y is a face's row. */
-static inline void FN(material_y_ghosts)(REAL *row, const unsigned char *zone, int y, const int n[3], long sy,
-                                         const FN(material_tables) *m)
+/* v's y-face ghost row beyond row `at` (y, z) of a ring plane (rows sy apart), where y is a face's row. */
+static inline void FN(material_y_ghosts)(REAL *row, const unsigned char *zone, const material_runs *runs, long at,
+                                         int y, const int n[3], long sy, const FN(material_tables) *m)
 {
     for (int face = FACE_Y_LOW; face <= FACE_Y_HIGH; ++face) {
         if (y != (face == FACE_Y_LOW ? 0 : n[1] - 1)) continue;
-        const long beyond = face == FACE_Y_LOW ? -sy : sy;
-        for (long x = 0; x < n[0]; ++x)
-            row[x + beyond] = FN(ghost_by_rule)(m->scale[face][zone[x]], m->shift[face][zone[x]], row[x]);
+        FN(material_ghost_row)(row + (face == FACE_Y_LOW ? -sy : sy), row, zone, n[0], m->scale[face], m->shift[face],
+                               runs->whole[at] ? runs->end_zone[0][at] : -1);
     }
 }
 
@@ -459,11 +508,15 @@ static inline void FN(material_capture)(REAL *const captured[FACE_COUNT], const 
     if (z == n[2] - 1 && captured[FACE_Z_HIGH]) memcpy(captured[FACE_Z_HIGH] + (long)y * n[0], row, bytes);
 }
 
-/* u's x ghosts on every row of plane z (what material_sweep_row sets row by row). */
-static void FN(material_plane_x_ghosts)(REAL *u, const material_runs *runs, long first, int z, const int n[3],
-                                        long sy, long sz, const FN(material_tables) *m)
+/* u's ghosts on every row of plane z (what material_sweep_row sets row by row). */
+static void FN(material_plane_ghosts)(REAL *u, const unsigned char *zone, const material_runs *runs, long first, int z,
+                                      const int n[3], long sy, long sz, const FN(material_tables) *m)
 {
-    for (int y = 0; y < n[1]; ++y) FN(material_x_ghosts)(u + first + y * sy + z * sz, runs, (long)z * n[1] + y, n[0], m);
+    for (int y = 0; y < n[1]; ++y) {
+        const long row = first + y * sy + z * sz, at = (long)z * n[1] + y;
+        FN(material_x_ghosts)(u + row, runs, at, n[0], m);
+        FN(material_yz_ghosts)(u + row, zone + row, runs, at, y, z, n, sy, sz, m);
+    }
 }
 
 /* Rows [v->ya, yb) of plane z of v = the first step of u, with v's x and y
@@ -479,25 +532,28 @@ static void FN(material_first_step_plane)(FN(ring) *v, REAL *u, const unsigned c
     for (int y = v->ya; y < yb; ++y) {
         const long row = first + y * sy + z * sz, at = (long)z * n[1] + y;
         REAL *out = FN(ring_row)(v, y, z);
-        if (set_u_ghosts) FN(material_x_ghosts)(u + row, runs, at, n[0], m);
+        if (set_u_ghosts) {
+            FN(material_x_ghosts)(u + row, runs, at, n[0], m);
+            FN(material_yz_ghosts)(u + row, zone + row, runs, at, y, z, n, sy, sz, m);
+        }
         if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured[0], u + row, y, z, n);
         FN(material_row3_at)(out, u + row - sz, u + row, u + row + sz, zone + row, n[0], sy, sz, m, runs, at, 0, 1,
                              NULL);
         FN(material_x_ghosts)(out, runs, at, n[0], pair->second);
-        FN(material_y_ghosts)(out, zone + row, y, n, sy, pair->second);
+        FN(material_y_ghosts)(out, zone + row, runs, at, y, n, sy, pair->second);
         if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured[1], out, y, z, n);
     }
 }
 
 /* v's z ghost plane `ghost` beyond plane z (a z face), rows [v->ya, yb), by the owned points' zones. */
-static void FN(material_ring_z_ghosts)(FN(ring) *v, const unsigned char *zone, long first, int z, int ghost, int yb,
-                                       const int n[3], long sz, const FN(material_tables) *m, int face)
+static void FN(material_ring_z_ghosts)(FN(ring) *v, const unsigned char *zone, const material_runs *runs, long first,
+                                       int z, int ghost, int yb, const int n[3], long sz, const FN(material_tables) *m,
+                                       int face)
 {
     for (int y = v->ya; y < yb; ++y) {
-        const unsigned char *zr = zone + first + y * v->sy + z * sz;
-        const REAL *owned = FN(ring_row)(v, y, z);
-        REAL *g = FN(ring_row)(v, y, ghost);
-        for (long x = 0; x < n[0]; ++x) g[x] = FN(ghost_by_rule)(m->scale[face][zr[x]], m->shift[face][zr[x]], owned[x]);
+        const long at = (long)z * n[1] + y;
+        FN(material_ghost_row)(FN(ring_row)(v, y, ghost), FN(ring_row)(v, y, z), zone + first + y * v->sy + z * sz, n[0],
+                               m->scale[face], m->shift[face], runs->whole[at] ? runs->end_zone[0][at] : -1);
     }
 }
 
@@ -527,11 +583,11 @@ static void FN(material_pair_block)(REAL *out, REAL *u, const unsigned char *zon
     for (int z = za; z < zb; ++z) {
         FN(material_first_step_plane)(v, u, zone, runs, first, z, y0, y1, yb, z >= z0 && z < z1,
                                       z > z0 && z < z1 - 1, n, sz, pair);
-        if (z == 0) FN(material_ring_z_ghosts)(v, zone, first, 0, -1, yb, n, sz, pair->second, FACE_Z_LOW);
+        if (z == 0) FN(material_ring_z_ghosts)(v, zone, runs, first, 0, -1, yb, n, sz, pair->second, FACE_Z_LOW);
         if (z - 1 >= z0 && z - 1 < z1)
             FN(material_second_step_plane)(out, v, zone, runs, first, z - 1, y0, y1, n, sz, pair, stream, scratch);
         if (z == n[2] - 1 && z < z1) { /* its ghost takes the slot of plane z - 2, just used above */
-            FN(material_ring_z_ghosts)(v, zone, first, z, n[2], yb, n, sz, pair->second, FACE_Z_HIGH);
+            FN(material_ring_z_ghosts)(v, zone, runs, first, z, n[2], yb, n, sz, pair->second, FACE_Z_HIGH);
             FN(material_second_step_plane)(out, v, zone, runs, first, z, y0, y1, n, sz, pair, stream, scratch);
         }
     }
@@ -540,7 +596,7 @@ static void FN(material_pair_block)(REAL *out, REAL *u, const unsigned char *zon
 /* out = two general steps of u (no face exchanged) on `threads` threads,
  * each a slab of planes; rings: ring_values(sy, block_rows) values a thread,
  * 64-byte aligned. One parallel region, whose barriers are all the pair's:
- * u's y and z face ghosts before the sweep, both steps' boundary power
+ * the slabs' end planes' ghosts before the sweep, both steps' boundary power
  * (energy[0] and [1], from the captured planes) after it. */
 static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsigned char *restrict zone,
                                 const material_runs *runs, const int n[3], const heat_layout *l,
@@ -554,12 +610,11 @@ static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsi
         int z0, z1, streams = stream;
         FN(thread_slab)(0, n[2], &z0, &z1);
         REAL *mine = FN(thread_scratch)(scratch, scratch_threads, omp_get_thread_num(), sy, &streams);
-        for (int face = FACE_Y_LOW; face < FACE_COUNT; ++face) /* the x faces' ghosts: row by row below */
-            if (!(pair->first->exchanged & 1u << face)) FN(material_face_fill)(u, zone, face, n, l, pair->first, 0);
-        /* A slab's first and last planes are read by the next thread's first step too: their owner sets
-         * their x ghosts before anyone sweeps. */
-        FN(material_plane_x_ghosts)(u, runs, first, z0, n, sy, sz, pair->first);
-        FN(material_plane_x_ghosts)(u, runs, first, z1 - 1, n, sy, sz, pair->first);
+        /* u's ghosts go row by row as the first step sweeps (material_first_step_plane), except a slab's
+         * first and last planes, which the next thread's first step reads too: their owner sets their
+         * ghosts before anyone sweeps. */
+        FN(material_plane_ghosts)(u, zone, runs, first, z0, n, sy, sz, pair->first);
+        FN(material_plane_ghosts)(u, zone, runs, first, z1 - 1, n, sy, sz, pair->first);
 #pragma omp barrier
         FN(ring) v = FN(thread_ring)(rings, sy, block_rows);
         for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
