@@ -23,10 +23,10 @@
  */
 #ifndef MATERIAL_RUNS_DEFINED /* this file is included once per precision */
 #define MATERIAL_RUNS_DEFINED
-/* A row's runs of points: [begin, end) whose points and six neighbours are
- * all of zone `zone` (the uniform row, no gathers), or zone -1: several. */
+/* A row's runs of points: [begin, end) whose points all see one stencil of zones, the class `stencil` of
+ * material_runs (a vector row with the class's weights, no gathers), or stencil -1: several (gathers). */
 typedef struct material_run {
-    int begin, end, zone;
+    int begin, end, stencil;
 } material_run;
 
 /* Every owned row's runs: row (y, z) = z n[1] + y has run[first[row] .. first[row + 1]); and the
@@ -39,7 +39,15 @@ typedef struct material_runs {
     unsigned char *end_zone[2];
     unsigned char *whole; /* whole[row]: the row is one run of one zone (end_zone[0][row]); most rows are, and
                            * the sweep then reads neither `first` nor `run`, whose lines it would miss */
+    /* The runs' stencils of zones: class k's zones packed a byte each, the point's own lowest, then its
+     * faces' in the step's order (z-1, y-1, x-1, x+1, y+1, z+1); class a < zones is zone a alone, so a
+     * whole row's class is its zone. */
+    unsigned long long *stencil_zones;
+    int stencils;
 } material_runs;
+
+/* Byte b of a stencil class's packed zones (b = 0: the point's own; 1..6: its faces'). */
+static inline int material_stencil_zone(unsigned long long zones, int b) { return (int)(zones >> (8 * b) & 0xff); }
 
 /* The rows' and the ghosts' arithmetic compiled once, called by every path:
  * inlined into each caller, GCC may contract a * b + c into a fused
@@ -54,9 +62,11 @@ typedef struct material_runs {
 #define CAT(a, b) CAT_(a, b)
 #define FN(name) CAT(name, SUFFIX)
 
-/* The weights of a row whose points and neighbours are all of one zone: its zone's own pair's c and w q. */
+/* The weights of a run whose points all see one stencil of zones (material_runs' classes): each face's c
+ * in the step's order and w q of the points' zone (the step's own: FN(uniform_of)). */
 typedef struct FN(uniform_zone) {
-    REAL cx, cy, cz, wq;
+    REAL cz0, cy0, cx0, cx1, cy1, cz1, wq;
+    int zone;
 } FN(uniform_zone);
 
 typedef struct FN(material_tables) {
@@ -66,7 +76,9 @@ typedef struct FN(material_tables) {
     REAL source[HEAT_ZONES_MAX];           /* q of this step (heat_zone_source at its start time) */
     REAL weighted_source[HEAT_ZONES_MAX];  /* dt / (rho c) q of this step: the explicit step's */
     double step_weight[HEAT_ZONES_MAX];    /* dt / (rho c), unrounded: the explicit step's factor of K and q */
-    FN(uniform_zone) uniform[HEAT_ZONES_MAX]; /* zone a's weights gathered for its uniform rows */
+    FN(uniform_zone) *uniform;             /* [k]: stencil class k's weights (material_runs), wq apart (shared
+                                            * by a pair's two tables, whose sources differ) */
+    int stencils;
     REAL scale[FACE_COUNT][HEAT_ZONES_MAX], shift[FACE_COUNT][HEAT_ZONES_MAX]; /* ghost = scale T + shift */
     unsigned exchanged;                    /* faces whose ghosts the exchange brings (no rule) */
     /* Implicit schemes, on y = sqrt(rho c) x (cpu_materials_cg.h): */
@@ -120,8 +132,8 @@ static MATERIAL_ONE_COPY void FN(material_row3_uniform)(REAL *restrict out, cons
 {
 #pragma omp simd
     for (long i = 0; i < n; ++i)
-        out[i] = FN(material_point)(k.wq, k.cz, below[i], k.cy, c[i - sy], k.cx, c[i - 1], c[i], k.cx, c[i + 1],
-                                    k.cy, c[i + sy], k.cz, above[i]);
+        out[i] = FN(material_point)(k.wq, k.cz0, below[i], k.cy0, c[i - sy], k.cx0, c[i - 1], c[i], k.cx1, c[i + 1],
+                                    k.cy1, c[i + sy], k.cz1, above[i]);
 }
 
 /* acc + c d lane by lane, rounded once: the build's fused multiply-add (GCC's vectors have no generic
@@ -149,13 +161,21 @@ static inline FN(vec) FN(material_uniform_vec)(const REAL *below, const REAL *c,
                                                FN(uniform_zone) k)
 {
     const FN(vec) t = FN(load)(c), wq = k.wq - (FN(vec)){0}; /* k.wq in every lane, -0 kept */
-    FN(vec) sum = FN(material_fma_vec)(k.cz, FN(load)(below) - t, wq);
-    sum = FN(material_fma_vec)(k.cy, FN(load)(c - sy) - t, sum);
-    sum = FN(material_fma_vec)(k.cx, FN(load)(c - 1) - t, sum);
-    sum = FN(material_fma_vec)(k.cx, FN(load)(c + 1) - t, sum);
-    sum = FN(material_fma_vec)(k.cy, FN(load)(c + sy) - t, sum);
-    sum = FN(material_fma_vec)(k.cz, FN(load)(above) - t, sum);
+    FN(vec) sum = FN(material_fma_vec)(k.cz0, FN(load)(below) - t, wq);
+    sum = FN(material_fma_vec)(k.cy0, FN(load)(c - sy) - t, sum);
+    sum = FN(material_fma_vec)(k.cx0, FN(load)(c - 1) - t, sum);
+    sum = FN(material_fma_vec)(k.cx1, FN(load)(c + 1) - t, sum);
+    sum = FN(material_fma_vec)(k.cy1, FN(load)(c + sy) - t, sum);
+    sum = FN(material_fma_vec)(k.cz1, FN(load)(above) - t, sum);
     return t + sum;
+}
+
+/* Stencil class k's weights with this step's source. */
+static inline FN(uniform_zone) FN(uniform_of)(const FN(material_tables) *m, int k)
+{
+    FN(uniform_zone) weights = m->uniform[k];
+    weights.wq = m->weighted_source[weights.zone];
+    return weights;
 }
 
 /* The uniform row by whole vectors, with streaming stores (out 64-byte aligned: a whole row) or through the
@@ -210,7 +230,7 @@ static inline void FN(material_row3_at)(REAL *restrict out, const REAL *restrict
                                         long at, int stream, int prefetch, REAL *restrict scratch)
 {
     if (runs->whole[at]) { /* each store its own loop (stream and prefetch constants where inlined) */
-        const FN(uniform_zone) k = m->uniform[runs->end_zone[0][at]];
+        const FN(uniform_zone) k = FN(uniform_of)(m, runs->end_zone[0][at]);
         if (stream) FN(material_row3_uniform_vec)(out, below, c, above, n, sy, k, 1, prefetch);
         else FN(material_row3_uniform_vec)(out, below, c, above, n, sy, k, 0, prefetch);
         return;
@@ -220,8 +240,8 @@ static inline void FN(material_row3_at)(REAL *restrict out, const REAL *restrict
     const int count = (int)(runs->first[at + 1] - runs->first[at]);
     for (int r = 0; r < count; ++r) {
         const long b = run[r].begin, length = run[r].end - run[r].begin;
-        if (run[r].zone >= 0)
-            FN(material_run_uniform_vec)(to + b, below + b, c + b, above + b, length, sy, m->uniform[run[r].zone],
+        if (run[r].stencil >= 0)
+            FN(material_run_uniform_vec)(to + b, below + b, c + b, above + b, length, sy, FN(uniform_of)(m, run[r].stencil),
                                          prefetch);
         else FN(material_row3)(to + b, below + b, c + b, above + b, zone + b, length, sy, sz, m);
     }
@@ -632,7 +652,7 @@ static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsi
 
 /* The precision's copy of the tables (conductances allocated: free with material_tables_free). */
 static int FN(material_tables_from)(FN(material_tables) *m, const heat_material_tables *t, double dt, double theta,
-                                    unsigned exchanged)
+                                    unsigned exchanged, const material_runs *runs)
 {
     const long pairs = (long)t->zones * t->zones;
     *m = (FN(material_tables)){.zones = t->zones, .exchanged = exchanged};
@@ -647,13 +667,23 @@ static int FN(material_tables_from)(FN(material_tables) *m, const heat_material_
     }
     for (int z = 0; z < t->zones; ++z) {
         m->step_weight[z] = dt / t->heat_capacity[z];
-        const long pair = (long)z * t->zones + z;
-        m->uniform[z] = (FN(uniform_zone)){m->weight[0][pair], m->weight[1][pair], m->weight[2][pair], 0};
         m->inv_sqrt_heat_capacity[z] = (REAL)(1.0 / sqrt(t->heat_capacity[z]));
         m->operator_weight[z] = (REAL)(theta * dt / sqrt(t->heat_capacity[z]));
         m->rhs_weight[z] = (REAL)(dt / sqrt(t->heat_capacity[z]));
         for (int f = 0; f < FACE_COUNT; ++f)
             m->scale[f][z] = (REAL)t->ghost_scale[f][z], m->shift[f][z] = (REAL)t->ghost_shift[f][z];
+    }
+    m->stencils = runs->stencils;
+    m->uniform = malloc(sizeof *m->uniform * (size_t)runs->stencils);
+    HEAT_CHECK(m->uniform, "out of memory for the materials' tables");
+    for (int k = 0; k < runs->stencils; ++k) { /* the weights the general row looks up for such a point */
+        const unsigned long long zones = runs->stencil_zones[k];
+        const long a = material_stencil_zone(zones, 0), row = a * t->zones;
+        const REAL *wx = m->weight[0], *wy = m->weight[1], *wz = m->weight[2];
+        m->uniform[k] = (FN(uniform_zone)){wz[row + material_stencil_zone(zones, 1)], wy[row + material_stencil_zone(zones, 2)],
+                                           wx[row + material_stencil_zone(zones, 3)], wx[row + material_stencil_zone(zones, 4)],
+                                           wy[row + material_stencil_zone(zones, 5)], wz[row + material_stencil_zone(zones, 6)],
+                                           0, (int)a};
     }
     return HEAT_OK;
 }
@@ -661,6 +691,7 @@ static int FN(material_tables_from)(FN(material_tables) *m, const heat_material_
 static void FN(material_tables_free)(FN(material_tables) *m)
 {
     for (int d = 0; d < 3; ++d) free(m->conductance[d]), free(m->weight[d]), m->conductance[d] = m->weight[d] = NULL;
+    free(m->uniform), m->uniform = NULL;
 }
 
 /* The sources of the step starting at time t. */
@@ -669,8 +700,9 @@ static void FN(material_sources_at)(FN(material_tables) *m, const heat_materials
     for (int z = 0; z < m->zones; ++z) {
         const double q = heat_zone_source(&materials->zone[z], t);
         m->source[z] = (REAL)q;
-        m->weighted_source[z] = m->uniform[z].wq = (REAL)(m->step_weight[z] * q);
+        m->weighted_source[z] = (REAL)(m->step_weight[z] * q);
     }
+
 }
 
 /* sum of rho c T V per reduction brick (heat[b]), rows in order, as field_stats sums T. */
