@@ -3,9 +3,10 @@
  * Included twice by backend_cpu.c (for_each_precision.h) with REAL = double /
  * float and SUFFIX = _d / _f.
  *
- * A point reads its temperature, its six neighbours' and the zone bytes of
- * all seven; the face weights come from a table per axis indexed by the
- * zone pair. The zone index lies in a byte field of the fields' layout
+ * A point reads its temperature and its six neighbours'; its faces' weights
+ * come from a table per axis indexed by the zone pair, looked up once for a
+ * run of points that see one stencil of zones (material_runs), a point at a
+ * time (the zone bytes of all seven) elsewhere. The zone index lies in a byte field of the fields' layout
  * (same offsets), its ghosts those of problem->zones, except on the
  * boundary faces, where a ghost takes the zone of the owned point beside it.
  *
@@ -19,7 +20,8 @@
  * between neighbouring values), so no rounding proportional to T itself enters: the weights' form
  * c_b T_b + (1 - sum c_b) T rounds its centre weight once for every point of a zone, a drift of the heat
  * that the energy balance showed in float (21x the mismatch). The HIP kernels take the unfused
- * T + w (flux + q): the two agree to rounding. Every row (uniform or general) takes this order.
+ * T + w (flux + q): the two agree to rounding. Every row (uniform or general) takes this order, and
+ * every copy of it rounds alike (explicit fma; the build contracts nothing).
  */
 #ifndef MATERIAL_RUNS_DEFINED /* this file is included once per precision */
 #define MATERIAL_RUNS_DEFINED
@@ -49,12 +51,9 @@ typedef struct material_runs {
 /* Byte b of a stencil class's packed zones (b = 0: the point's own; 1..6: its faces'). */
 static inline int material_stencil_zone(unsigned long long zones, int b) { return (int)(zones >> (8 * b) & 0xff); }
 
-/* The rows' and the ghosts' arithmetic compiled once, called by every path:
- * inlined into each caller, GCC may contract a * b + c into a fused
- * multiply-add in one copy and not in another (C with GNU extensions allows
- * it), and a pair (material_sweep2) would not give the bits of two single
- * steps, nor one rank those of several. A call a row (or a run) costs
- * nothing beside the row's work. */
+/* The gathering row and the scalar tails compiled once, called by every path: a call a row (or a run)
+ * costs nothing beside their work, and one copy keeps a pair's (material_sweep2) bits those of two single
+ * steps, one rank's those of several, whatever a compiler's contraction would do to inlined copies. */
 #define MATERIAL_ONE_COPY __attribute__((noinline, noclone))
 #endif
 
