@@ -485,6 +485,14 @@ static int checkerboard(const heat_problem *p, int i, int j, int k)
     return (i + 2 * j + 3 * k) % 7 == 0; /* zone 1: the same material as zone 0, so the same physics */
 }
 
+/* A block of zone 1 (the same material): the rows along its faces see another zone beside every point,
+ * long runs of one stencil of zones (the CPU's classes of stencils, material_runs). */
+static int middle_block(const heat_problem *p, int i, int j, int k)
+{
+    const int *n = p->grid.n;
+    return i >= n[0] / 4 && i < 3 * n[0] / 4 && j >= n[1] / 3 && j < 2 * n[1] / 3 && k >= n[2] / 3 && k < 2 * n[2] / 3;
+}
+
 static int uniform_rows_scheme(heat_scheme scheme, heat_preconditioner preconditioner)
 {
     heat_problem p = test_problem(29, 14, 9, 1.0, 0.7, 0.5, HEAT_DOUBLE);
@@ -504,6 +512,11 @@ static int uniform_rows_scheme(heat_scheme scheme, heat_preconditioner precondit
     size_t bytes = (size_t)heat_grid_points(&p.grid) * sizeof(double);
     EXPECT(memcmp(uniform, mixed, bytes) == 0, "rows of one zone (the uniform shortcut) and rows of two zones of the "
            "same material (the general row) differ");
+    free((void *)p.zones);
+    p.zones = test_paint_zones(&p, middle_block);
+    if (test_run(&p, HEAT_SELECT_CPU, initial, 15, mixed)) return 1;
+    EXPECT(memcmp(uniform, mixed, bytes) == 0, "rows of one zone and rows along a block of another zone of the same "
+           "material (runs of one stencil of zones) differ");
     EXPECT(memcmp(uniform, initial, bytes) != 0, "the steps changed nothing");
     printf("uniform rows, %s (%s): the shortcut and the general row give the same bits\n", heat_scheme_name(scheme),
            heat_preconditioner_name(preconditioner));

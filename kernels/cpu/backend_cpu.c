@@ -359,13 +359,13 @@ static int setup_energy(cpu_state *s)
     return HEAT_OK;
 }
 
-/* The boundary faces' ghosts of `field` by the zones' rules from first_face on (homogeneous: the CG vectors'). */
-static void material_fill(cpu_state *s, void *field, int homogeneous, int first_face)
+/* The boundary faces' ghosts of `field` by the zones' rules (homogeneous: the CG vectors'). */
+static void material_fill(cpu_state *s, void *field, int homogeneous)
 {
     const int *n = s->problem.grid.n;
     if (s->problem.precision == HEAT_FLOAT)
-        material_halo_fill_f(field, s->zone, n, &s->layout, &s->mat_f, homogeneous, first_face);
-    else material_halo_fill_d(field, s->zone, n, &s->layout, &s->mat_d, homogeneous, first_face);
+        material_halo_fill_f(field, s->zone, n, &s->layout, &s->mat_f, homogeneous);
+    else material_halo_fill_d(field, s->zone, n, &s->layout, &s->mat_d, homogeneous);
 }
 
 static void material_sources(cpu_state *s, double t)
@@ -380,7 +380,7 @@ static int implicit_solve_energy(cpu_state *s)
 {
     double end[HEAT_ENERGY_KINDS];
     HEAT_CALL(exchange_ghosts(s, s->current));
-    material_fill(s, s->current, 0, FACE_X_LOW);
+    material_fill(s, s->current, 0);
     HEAT_CALL(boundary_power(s, s->current, end));
     const double span = s->cg_fraction * s->problem.dt;
     const double weight = heat_scheme_theta(s->problem.implicit.scheme) / s->cg_fraction;
@@ -516,6 +516,7 @@ static void cpu_destroy(void **state)
     material_tables_free_f(&s->mat_f);
     free(s->zone_base);
     free(s->runs.first), free(s->runs.run), free(s->runs.end_zone[0]), free(s->runs.end_zone[1]), free(s->runs.whole);
+    free(s->runs.stencil_zones);
     free(s->row_scratch);
     free(s->wide_rows);
     free(s->energy_bricks), free(s->energy_bricks_second);
@@ -659,51 +660,92 @@ static int setup_zones(cpu_state *s)
     return HEAT_OK;
 }
 
-/* The zone a point's stencil sees, or -1 where it sees several. */
-static int stencil_zone(const unsigned char *at, long sy, long sz)
+/* The zones a point's stencil sees, packed as material_runs' classes: its own, then its faces' in the step's order. */
+static unsigned long long stencil_zones(const unsigned char *at, long sy, long sz)
 {
-    const int zone = at[0];
-    const long beside[6] = {-1, 1, -sy, sy, -sz, sz};
-    for (int b = 0; b < 6; ++b)
-        if (at[beside[b]] != zone) return -1;
-    return zone;
+    const long beside[6] = {-sz, -sy, -1, 1, sy, sz};
+    unsigned long long zones = at[0];
+    for (int b = 0; b < 6; ++b) zones |= (unsigned long long)at[beside[b]] << (8 * (b + 1));
+    return zones;
 }
 
-/* Each row cut into runs of points whose stencils see one zone, and runs of
- * the others (material_run): the one-zone runs take the uniform row. Rows
- * are run-length coded once here; the step only reads the runs. */
+/* Runs of points that see another stencil of zones than their zone alone take the class's weights only
+ * from this length on: shorter ones join the gathering row (one class a point would cost a run's record
+ * a point where zones change at every point). */
+enum { STENCIL_RUN_MIN = 8 };
+
+/* The class of a stencil of zones (material_runs), added where new. */
+static int stencil_class(material_runs *runs, int *capacity, unsigned long long zones)
+{
+    for (int k = 0; k < runs->stencils; ++k)
+        if (runs->stencil_zones[k] == zones) return k;
+    if (runs->stencils == *capacity) {
+        unsigned long long *bigger = realloc(runs->stencil_zones, sizeof *bigger * (size_t)(*capacity *= 2));
+        if (!bigger) return -1;
+        runs->stencil_zones = bigger;
+    }
+    runs->stencil_zones[runs->stencils] = zones;
+    return runs->stencils++;
+}
+
+/* Appends the run [begin, end) of class `stencil` (-1: several) to row `at`'s runs, a run of several joining
+ * the row's last one where that is of several too. */
+static int add_run(cpu_state *s, long *capacity, long *count, long row_first, int begin, int end, int stencil)
+{
+    material_run *last = *count > row_first ? &s->runs.run[*count - 1] : NULL;
+    if (stencil < 0 && last && last->stencil < 0 && last->end == begin) {
+        last->end = end;
+        return HEAT_OK;
+    }
+    if (*count == *capacity) {
+        material_run *bigger = realloc(s->runs.run, sizeof(material_run) * (size_t)(*capacity *= 2));
+        HEAT_CHECK(bigger, "out of memory for the zone index");
+        s->runs.run = bigger;
+    }
+    s->runs.run[(*count)++] = (material_run){begin, end, stencil};
+    return HEAT_OK;
+}
+
+/* Each row cut into runs of points that see one stencil of zones (material_run): a run of a zone alone, or
+ * of a class seen along STENCIL_RUN_MIN points or more, takes the vector row with that class's weights;
+ * the others the gathering row. Classes 0..zones-1 are the zones alone. Rows are run-length coded once
+ * here; the step only reads the runs. */
 static int setup_runs(cpu_state *s)
 {
-    const int *n = s->problem.grid.n;
+    const int *n = s->problem.grid.n, zones = s->tables.zones;
     const heat_layout *l = &s->layout;
     const long rows = (long)n[1] * n[2], first_point = l->origin + 1 + l->stride_y + l->stride_z;
     long capacity = 2 * rows, count = 0;
+    int class_capacity = 2 * zones;
     s->runs.first = malloc(sizeof(long) * (size_t)(rows + 1));
     s->runs.run = malloc(sizeof(material_run) * (size_t)capacity);
     s->runs.end_zone[0] = malloc((size_t)rows), s->runs.end_zone[1] = malloc((size_t)rows);
     s->runs.whole = malloc((size_t)rows);
-    HEAT_CHECK(s->runs.first && s->runs.run && s->runs.end_zone[0] && s->runs.end_zone[1] && s->runs.whole,
-               "out of memory for the zone index");
+    s->runs.stencil_zones = malloc(sizeof(unsigned long long) * (size_t)class_capacity);
+    HEAT_CHECK(s->runs.first && s->runs.run && s->runs.end_zone[0] && s->runs.end_zone[1] && s->runs.whole &&
+               s->runs.stencil_zones, "out of memory for the zone index");
+    for (int a = 0; a < zones; ++a) s->runs.stencil_zones[a] = 0x01010101010101ull * (unsigned long long)a;
+    s->runs.stencils = zones;
     for (long row = 0; row < rows; ++row) {
         const unsigned char *at = s->zone + first_point + row % n[1] * l->stride_y + row / n[1] * l->stride_z;
         s->runs.first[row] = count;
         s->runs.end_zone[0][row] = at[0], s->runs.end_zone[1][row] = at[n[0] - 1];
         for (int x = 0; x < n[0];) {
-            const int zone = stencil_zone(at + x, l->stride_y, l->stride_z);
+            const unsigned long long seen = stencil_zones(at + x, l->stride_y, l->stride_z);
             int end = x + 1;
-            while (end < n[0] && stencil_zone(at + end, l->stride_y, l->stride_z) == zone) ++end;
-            if (count == capacity) {
-                material_run *bigger = realloc(s->runs.run, sizeof(material_run) * (size_t)(capacity *= 2));
-                HEAT_CHECK(bigger, "out of memory for the zone index");
-                s->runs.run = bigger;
-            }
-            s->runs.run[count++] = (material_run){x, end, zone};
+            while (end < n[0] && stencil_zones(at + end, l->stride_y, l->stride_z) == seen) ++end;
+            const int alone = seen == 0x01010101010101ull * at[x];
+            int stencil = alone ? at[x] : end - x >= STENCIL_RUN_MIN ? stencil_class(&s->runs, &class_capacity, seen) : -1;
+            HEAT_CHECK(alone || end - x < STENCIL_RUN_MIN || stencil >= 0, "out of memory for the zone index");
+            HEAT_CALL(add_run(s, &capacity, &count, s->runs.first[row], x, end, stencil));
             x = end;
         }
     }
     s->runs.first[rows] = count;
     for (long row = 0; row < rows; ++row)
-        s->runs.whole[row] = s->runs.first[row + 1] - s->runs.first[row] == 1 && s->runs.run[s->runs.first[row]].zone >= 0;
+        s->runs.whole[row] = s->runs.first[row + 1] - s->runs.first[row] == 1 &&
+                             s->runs.run[s->runs.first[row]].stencil == s->runs.end_zone[0][row] &&
+                             s->runs.run[s->runs.first[row]].stencil < zones;
     s->scratch_threads = omp_get_max_threads();
     const size_t scratch_bytes = (size_t)s->scratch_threads * (size_t)l->stride_y * s->elem;
     s->row_scratch = aligned_alloc(CPU_ALIGN_BYTES, (scratch_bytes + CPU_ALIGN_BYTES - 1) / CPU_ALIGN_BYTES * CPU_ALIGN_BYTES);
@@ -718,11 +760,11 @@ static int setup_materials(cpu_state *s)
     const heat_problem *p = &s->problem;
     s->materials = 1;
     HEAT_CALL(setup_zones(s));
-    HEAT_CALL(setup_runs(s));
     HEAT_CALL(heat_material_tables_make(p, &s->tables));
+    HEAT_CALL(setup_runs(s));
     const double theta = heat_scheme_theta(p->implicit.scheme);
-    HEAT_CALL(material_tables_from_d(&s->mat_d, &s->tables, p->dt, theta, p->halo.exchanged));
-    HEAT_CALL(material_tables_from_f(&s->mat_f, &s->tables, p->dt, theta, p->halo.exchanged));
+    HEAT_CALL(material_tables_from_d(&s->mat_d, &s->tables, p->dt, theta, p->halo.exchanged, &s->runs));
+    HEAT_CALL(material_tables_from_f(&s->mat_f, &s->tables, p->dt, theta, p->halo.exchanged, &s->runs));
     HEAT_CALL(setup_energy(s));
     if (p->implicit.scheme != HEAT_EULER && p->implicit.preconditioner == HEAT_PRECOND_JACOBI) {
         HEAT_CALL(alloc_field(s, &s->inv_diagonal));
@@ -944,8 +986,7 @@ static int material_step(cpu_state *s, int stream)
     double power[HEAT_ENERGY_KINDS];
     HEAT_CALL(exchange_ghosts(s, s->current));
     material_sources(s, step_time(s));
-    material_fill(s, s->current, 0, FACE_Y_LOW); /* the sweep sets the x faces' row by row */
-    HEAT_CALL(step_power(s, s->current, power));
+    HEAT_CALL(step_power(s, s->current, power)); /* the sweep sets the boundary ghosts row by row */
     TYPED(s, material_sweep_typed, s, stream);
     add_step_energy(s, power);
     void *swap = s->current;
@@ -986,7 +1027,7 @@ static int cpu_energy(void *state, heat_energy *e)
     const heat_reduction *r = &s->reduction;
     HEAT_CALL(exchange_ghosts(s, s->current));
     material_sources(s, step_time(s));
-    material_fill(s, s->current, 0, FACE_X_LOW);
+    material_fill(s, s->current, 0);
     HEAT_CALL(step_power(s, s->current, e->power));
     if (s->problem.precision == HEAT_FLOAT)
         material_heat_bricks_f(s->current, s->zone, s->problem.grid.n, &s->layout, s->tables.heat_capacity,

@@ -38,7 +38,7 @@ static int FN(fill_ghosts)(cpu_state *s, void *v, const FN(ghost_rule) *rule)
         return exchange_ghosts(s, v);
     }
     if (s->materials) { /* every boundary face by its zones' rules; homogeneous ones for the CG vectors */
-        FN(material_halo_fill)(v, s->zone, s->problem.grid.n, &s->layout, FN(mat)(s), rule == FN(zero_rule)(s), 0);
+        FN(material_halo_fill)(v, s->zone, s->problem.grid.n, &s->layout, FN(mat)(s), rule == FN(zero_rule)(s));
         return exchange_ghosts(s, v);
     }
     FN(halo_fill_yz)(v, s->problem.grid.n, &s->layout, rule);

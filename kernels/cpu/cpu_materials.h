@@ -3,23 +3,32 @@
  * Included twice by backend_cpu.c (for_each_precision.h) with REAL = double /
  * float and SUFFIX = _d / _f.
  *
- * A point reads its temperature, its six neighbours' and the zone bytes of
- * all seven; the face conductances come from a table per axis indexed by the
- * zone pair. The zone index lies in a byte field of the fields' layout
+ * A point reads its temperature and its six neighbours'; its faces' weights
+ * come from a table per axis indexed by the zone pair, looked up once for a
+ * run of points that see one stencil of zones (material_runs), a point at a
+ * time (the zone bytes of all seven) elsewhere. The zone index lies in a byte field of the fields' layout
  * (same offsets), its ghosts those of problem->zones, except on the
  * boundary faces, where a ghost takes the zone of the owned point beside it.
  *
- * Operation order (shared with the HIP kernels, so that they agree to
- * rounding): the faces in ascending address order,
- *   flux = K(z-1) (T[z-1] - T) ; += y-1 ; += x-1 ; += x+1 ; += y+1 ; += z+1
- *   T_new = T + dt_over_heat_capacity * (flux + q)
+ * The explicit step, with w_a = dt / (rho c)_a folded into the faces' conductances (c_ab = w_a K_ab,
+ * a table per axis) and the source (w_a q_a), in this order (each product fused into its addition by an
+ * explicit fma, rounded once):
+ *   s = w_a q_a + c(z-1) (T[z-1] - T) ; += y-1 ; += x-1 ; += x+1 ; += y+1 ; += z+1
+ *   T_new = T + s
+ * 6 subtractions, 6 fused multiply-adds and an addition a point, where T + w_a (flux + q) with its
+ * products apart took 20 operations and kept the cores' adders busy. The differences T_b - T stay (exact
+ * between neighbouring values), so no rounding proportional to T itself enters: the weights' form
+ * c_b T_b + (1 - sum c_b) T rounds its centre weight once for every point of a zone, a drift of the heat
+ * that the energy balance showed in float (21x the mismatch). The HIP kernels take the unfused
+ * T + w (flux + q): the two agree to rounding. Every row (uniform or general) takes this order, and
+ * every copy of it rounds alike (explicit fma; the build contracts nothing).
  */
 #ifndef MATERIAL_RUNS_DEFINED /* this file is included once per precision */
 #define MATERIAL_RUNS_DEFINED
-/* A row's runs of points: [begin, end) whose points and six neighbours are
- * all of zone `zone` (the uniform row, no gathers), or zone -1: several. */
+/* A row's runs of points: [begin, end) whose points all see one stencil of zones, the class `stencil` of
+ * material_runs (a vector row with the class's weights, no gathers), or stencil -1: several (gathers). */
 typedef struct material_run {
-    int begin, end, zone;
+    int begin, end, stencil;
 } material_run;
 
 /* Every owned row's runs: row (y, z) = z n[1] + y has run[first[row] .. first[row + 1]); and the
@@ -32,14 +41,19 @@ typedef struct material_runs {
     unsigned char *end_zone[2];
     unsigned char *whole; /* whole[row]: the row is one run of one zone (end_zone[0][row]); most rows are, and
                            * the sweep then reads neither `first` nor `run`, whose lines it would miss */
+    /* The runs' stencils of zones: class k's zones packed a byte each, the point's own lowest, then its
+     * faces' in the step's order (z-1, y-1, x-1, x+1, y+1, z+1); class a < zones is zone a alone, so a
+     * whole row's class is its zone. */
+    unsigned long long *stencil_zones;
+    int stencils;
 } material_runs;
 
-/* The rows' and the ghosts' arithmetic compiled once, called by every path:
- * inlined into each caller, GCC may contract a * b + c into a fused
- * multiply-add in one copy and not in another (C with GNU extensions allows
- * it), and a pair (material_sweep2) would not give the bits of two single
- * steps, nor one rank those of several. A call a row (or a run) costs
- * nothing beside the row's work. */
+/* Byte b of a stencil class's packed zones (b = 0: the point's own; 1..6: its faces'). */
+static inline int material_stencil_zone(unsigned long long zones, int b) { return (int)(zones >> (8 * b) & 0xff); }
+
+/* The gathering row and the scalar tails compiled once, called by every path: a call a row (or a run)
+ * costs nothing beside their work, and one copy keeps a pair's (material_sweep2) bits those of two single
+ * steps, one rank's those of several, whatever a compiler's contraction would do to inlined copies. */
 #define MATERIAL_ONE_COPY __attribute__((noinline, noclone))
 #endif
 
@@ -47,11 +61,23 @@ typedef struct material_runs {
 #define CAT(a, b) CAT_(a, b)
 #define FN(name) CAT(name, SUFFIX)
 
+/* The weights of a run whose points all see one stencil of zones (material_runs' classes): each face's c
+ * in the step's order and w q of the points' zone (the step's own: FN(uniform_of)). */
+typedef struct FN(uniform_zone) {
+    REAL cz0, cy0, cx0, cx1, cy1, cz1, wq;
+    int zone;
+} FN(uniform_zone);
+
 typedef struct FN(material_tables) {
     int zones;
     REAL *conductance[3];                  /* [a * zones + b]: K_ab / h_d^2 */
-    REAL dt_over_heat_capacity[HEAT_ZONES_MAX];
+    REAL *weight[3];                       /* [a * zones + b]: dt / (rho c)_a K_ab / h_d^2 (the explicit step's c_b) */
     REAL source[HEAT_ZONES_MAX];           /* q of this step (heat_zone_source at its start time) */
+    REAL weighted_source[HEAT_ZONES_MAX];  /* dt / (rho c) q of this step: the explicit step's */
+    double step_weight[HEAT_ZONES_MAX];    /* dt / (rho c), unrounded: the explicit step's factor of K and q */
+    FN(uniform_zone) *uniform;             /* [k]: stencil class k's weights (material_runs), wq apart (shared
+                                            * by a pair's two tables, whose sources differ) */
+    int stencils;
     REAL scale[FACE_COUNT][HEAT_ZONES_MAX], shift[FACE_COUNT][HEAT_ZONES_MAX]; /* ghost = scale T + shift */
     unsigned exchanged;                    /* faces whose ghosts the exchange brings (no rule) */
     /* Implicit schemes, on y = sqrt(rho c) x (cpu_materials_cg.h): */
@@ -60,39 +86,41 @@ typedef struct FN(material_tables) {
     REAL rhs_weight[HEAT_ZONES_MAX];             /* dt / sqrt(rho c) */
 } FN(material_tables);
 
-/* One row of the general step: out = T + dt / (rho c) (sum of the faces' K/h^2 (T_b - T) + q), the
- * temperature's planes z-1 (below), z (c, rows sy apart) and z+1 (above) apart so that the pair's second
- * step (material_sweep2) can read planes kept in a ring; the zone bytes in the fields' layout. */
+/* acc + c d rounded once (C's fma: the same bits in every copy and every lane). */
+static inline __attribute__((always_inline)) REAL FN(material_fma)(REAL c, REAL d, REAL acc)
+{
+    return sizeof(REAL) == sizeof(double) ? (REAL)fma(c, d, acc) : (REAL)fmaf(c, d, acc);
+}
+
+/* One point of the explicit step from its faces' weights (the file's head): the one order every row takes. */
+static inline REAL FN(material_point)(REAL wq, REAL cz0, REAL below, REAL cy0, REAL south, REAL cx0, REAL west,
+                                      REAL t, REAL cx1, REAL east, REAL cy1, REAL north, REAL cz1, REAL above)
+{
+    REAL sum = FN(material_fma)(cz0, below - t, wq);
+    sum = FN(material_fma)(cy0, south - t, sum);
+    sum = FN(material_fma)(cx0, west - t, sum);
+    sum = FN(material_fma)(cx1, east - t, sum);
+    sum = FN(material_fma)(cy1, north - t, sum);
+    sum = FN(material_fma)(cz1, above - t, sum);
+    return t + sum;
+}
+
+/* One row of the general step: out = T + dt / (rho c) (sum of the faces' K/h^2 (T_b - T) + q) in the
+ * weights' order, the temperature's planes z-1 (below), z (c, rows sy apart) and z+1 (above) apart so that the pair's
+ * second step (material_sweep2) can read planes kept in a ring; the zone bytes in the fields' layout. */
 static MATERIAL_ONE_COPY void FN(material_row3)(REAL *restrict out, const REAL *restrict below, const REAL *restrict c,
                                      const REAL *restrict above, const unsigned char *restrict zone, long n, long sy,
                                      long sz, const FN(material_tables) *m)
 {
-    const REAL *kx = m->conductance[0], *ky = m->conductance[1], *kz = m->conductance[2];
+    const REAL *wx = m->weight[0], *wy = m->weight[1], *wz = m->weight[2];
     const long zones = m->zones;
 #pragma omp simd
     for (long i = 0; i < n; ++i) {
         const long a = zone[i], row = a * zones;
-        const REAL t = c[i];
-        REAL flux = kz[row + zone[i - sz]] * (below[i] - t);
-        flux += ky[row + zone[i - sy]] * (c[i - sy] - t);
-        flux += kx[row + zone[i - 1]] * (c[i - 1] - t);
-        flux += kx[row + zone[i + 1]] * (c[i + 1] - t);
-        flux += ky[row + zone[i + sy]] * (c[i + sy] - t);
-        flux += kz[row + zone[i + sz]] * (above[i] - t);
-        out[i] = t + m->dt_over_heat_capacity[a] * (flux + m->source[a]);
+        out[i] = FN(material_point)(m->weighted_source[a], wz[row + zone[i - sz]], below[i], wy[row + zone[i - sy]],
+                                    c[i - sy], wx[row + zone[i - 1]], c[i - 1], c[i], wx[row + zone[i + 1]], c[i + 1],
+                                    wy[row + zone[i + sy]], c[i + sy], wz[row + zone[i + sz]], above[i]);
     }
-}
-
-/* The constants of a row whose points and neighbours are all of one zone. */
-typedef struct FN(uniform_zone) {
-    REAL kx, ky, kz, weight, q;
-} FN(uniform_zone);
-
-static inline FN(uniform_zone) FN(uniform_zone_of)(const FN(material_tables) *m, int a)
-{
-    const long pair = (long)a * m->zones + a;
-    return (FN(uniform_zone)){m->conductance[0][pair], m->conductance[1][pair], m->conductance[2][pair],
-                              m->dt_over_heat_capacity[a], m->source[a]};
 }
 
 /* The same row where every point and neighbour is of zone a (row_zone): the
@@ -102,37 +130,58 @@ static MATERIAL_ONE_COPY void FN(material_row3_uniform)(REAL *restrict out, cons
                                              const REAL *restrict above, long n, long sy, FN(uniform_zone) k)
 {
 #pragma omp simd
-    for (long i = 0; i < n; ++i) {
-        const REAL t = c[i];
-        REAL flux = k.kz * (below[i] - t);
-        flux += k.ky * (c[i - sy] - t);
-        flux += k.kx * (c[i - 1] - t);
-        flux += k.kx * (c[i + 1] - t);
-        flux += k.ky * (c[i + sy] - t);
-        flux += k.kz * (above[i] - t);
-        out[i] = t + k.weight * (flux + k.q);
-    }
+    for (long i = 0; i < n; ++i)
+        out[i] = FN(material_point)(k.wq, k.cz0, below[i], k.cy0, c[i - sy], k.cx0, c[i - 1], c[i], k.cx1, c[i + 1],
+                                    k.cy1, c[i + sy], k.cz1, above[i]);
 }
 
-/* One vector of the uniform row at c (material_row3_uniform's expression, lane by lane). */
+/* acc + c d lane by lane, rounded once: the build's fused multiply-add (GCC's vectors have no generic
+ * one), or where the build has none, C's fma a lane (the same bits, slowly). */
+static inline __attribute__((always_inline)) FN(vec) FN(material_fma_vec)(REAL c, FN(vec) d, FN(vec) acc)
+{
+#if CPU_VECTOR_BYTES == 64
+    if (sizeof(REAL) == 8) return (FN(vec))_mm512_fmadd_pd(_mm512_set1_pd((double)c), (__m512d)d, (__m512d)acc);
+    return (FN(vec))_mm512_fmadd_ps(_mm512_set1_ps((float)c), (__m512)d, (__m512)acc);
+#elif CPU_VECTOR_BYTES == 32 && defined(__FMA__)
+    if (sizeof(REAL) == 8) return (FN(vec))_mm256_fmadd_pd(_mm256_set1_pd((double)c), (__m256d)d, (__m256d)acc);
+    return (FN(vec))_mm256_fmadd_ps(_mm256_set1_ps((float)c), (__m256)d, (__m256)acc);
+#elif CPU_VECTOR_BYTES == 16 && defined(__FMA__)
+    if (sizeof(REAL) == 8) return (FN(vec))_mm_fmadd_pd(_mm_set1_pd((double)c), (__m128d)d, (__m128d)acc);
+    return (FN(vec))_mm_fmadd_ps(_mm_set1_ps((float)c), (__m128)d, (__m128)acc);
+#else
+    FN(vec) sum;
+    for (int lane = 0; lane < FN(LANES); ++lane) sum[lane] = FN(material_fma)(c, d[lane], acc[lane]);
+    return sum;
+#endif
+}
+
+/* One vector of the uniform row at c (material_point's order, lane by lane). */
 static inline FN(vec) FN(material_uniform_vec)(const REAL *below, const REAL *c, const REAL *above, long sy,
                                                FN(uniform_zone) k)
 {
-    const FN(vec) t = FN(load)(c);
-    FN(vec) flux = k.kz * (FN(load)(below) - t);
-    flux += k.ky * (FN(load)(c - sy) - t);
-    flux += k.kx * (FN(load)(c - 1) - t);
-    flux += k.kx * (FN(load)(c + 1) - t);
-    flux += k.ky * (FN(load)(c + sy) - t);
-    flux += k.kz * (FN(load)(above) - t);
-    return t + k.weight * (flux + k.q);
+    const FN(vec) t = FN(load)(c), wq = k.wq - (FN(vec)){0}; /* k.wq in every lane, -0 kept */
+    FN(vec) sum = FN(material_fma_vec)(k.cz0, FN(load)(below) - t, wq);
+    sum = FN(material_fma_vec)(k.cy0, FN(load)(c - sy) - t, sum);
+    sum = FN(material_fma_vec)(k.cx0, FN(load)(c - 1) - t, sum);
+    sum = FN(material_fma_vec)(k.cx1, FN(load)(c + 1) - t, sum);
+    sum = FN(material_fma_vec)(k.cy1, FN(load)(c + sy) - t, sum);
+    sum = FN(material_fma_vec)(k.cz1, FN(load)(above) - t, sum);
+    return t + sum;
+}
+
+/* Stencil class k's weights with this step's source. */
+static inline FN(uniform_zone) FN(uniform_of)(const FN(material_tables) *m, int k)
+{
+    FN(uniform_zone) weights = m->uniform[k];
+    weights.wq = m->weighted_source[weights.zone];
+    return weights;
 }
 
 /* The uniform row by whole vectors, with streaming stores (out 64-byte aligned: a whole row) or through the
  * cache, and the next row of plane z+1 asked into L2 (stencil_row3_vec's reasons); the tail as the scalar row. */
-static MATERIAL_ONE_COPY void FN(material_row3_uniform_vec)(REAL *restrict out, const REAL *restrict below,
-                                                 const REAL *restrict c, const REAL *restrict above, long n, long sy,
-                                                 FN(uniform_zone) k, int stream, int prefetch)
+static inline __attribute__((always_inline)) void FN(material_row3_uniform_vec)(
+    REAL *restrict out, const REAL *restrict below, const REAL *restrict c, const REAL *restrict above, long n, long sy,
+    FN(uniform_zone) k, int stream, int prefetch)
 {
     long i = 0;
     for (; i + FN(LANES) <= n; i += FN(LANES)) {
@@ -142,6 +191,22 @@ static MATERIAL_ONE_COPY void FN(material_row3_uniform_vec)(REAL *restrict out, 
         else memcpy(out + i, &result, sizeof result);
     }
     if (i < n) FN(material_row3_uniform)(out + i, below + i, c + i, above + i, n - i, sy, k);
+}
+
+/* A uniform run of a row of several runs, through the cache: whole vectors, the last one ending at the
+ * run's end (it recomputes a few of the run's points, to the same bits) where the run holds one. */
+static inline void FN(material_run_uniform_vec)(REAL *restrict out, const REAL *restrict below, const REAL *restrict c,
+                                                const REAL *restrict above, long n, long sy, FN(uniform_zone) k,
+                                                int prefetch)
+{
+    if (n < FN(LANES) || n % FN(LANES) == 0) {
+        FN(material_row3_uniform_vec)(out, below, c, above, n, sy, k, 0, prefetch);
+        return;
+    }
+    FN(material_row3_uniform_vec)(out, below, c, above, n - n % FN(LANES), sy, k, 0, prefetch);
+    const long i = n - FN(LANES);
+    FN(vec) result = FN(material_uniform_vec)(below + i, c + i, above + i, sy, k);
+    memcpy(out + i, &result, sizeof result);
 }
 
 /* dst = src over a row of n values, whole vectors by streaming stores (dst 64-byte aligned). */
@@ -163,9 +228,10 @@ static inline void FN(material_row3_at)(REAL *restrict out, const REAL *restrict
                                         long sy, long sz, const FN(material_tables) *m, const material_runs *runs,
                                         long at, int stream, int prefetch, REAL *restrict scratch)
 {
-    if (runs->whole[at]) {
-        FN(material_row3_uniform_vec)(out, below, c, above, n, sy, FN(uniform_zone_of)(m, runs->end_zone[0][at]),
-                                      stream, prefetch);
+    if (runs->whole[at]) { /* each store its own loop (stream and prefetch constants where inlined) */
+        const FN(uniform_zone) k = FN(uniform_of)(m, runs->end_zone[0][at]);
+        if (stream) FN(material_row3_uniform_vec)(out, below, c, above, n, sy, k, 1, prefetch);
+        else FN(material_row3_uniform_vec)(out, below, c, above, n, sy, k, 0, prefetch);
         return;
     }
     REAL *to = stream ? scratch : out;
@@ -173,9 +239,9 @@ static inline void FN(material_row3_at)(REAL *restrict out, const REAL *restrict
     const int count = (int)(runs->first[at + 1] - runs->first[at]);
     for (int r = 0; r < count; ++r) {
         const long b = run[r].begin, length = run[r].end - run[r].begin;
-        if (run[r].zone >= 0)
-            FN(material_row3_uniform_vec)(to + b, below + b, c + b, above + b, length, sy,
-                                          FN(uniform_zone_of)(m, run[r].zone), 0, prefetch);
+        if (run[r].stencil >= 0)
+            FN(material_run_uniform_vec)(to + b, below + b, c + b, above + b, length, sy, FN(uniform_of)(m, run[r].stencil),
+                                         prefetch);
         else FN(material_row3)(to + b, below + b, c + b, above + b, zone + b, length, sy, sz, m);
     }
     if (stream) FN(stream_row)(out, scratch, n);
@@ -208,14 +274,13 @@ static void FN(material_face_fill)(REAL *u, const unsigned char *zone, int face,
         }
 }
 
-/* The ghosts of the boundary faces from first_face on (not the exchanged
- * ones), in one parallel region: each face writes its own ghosts from owned
- * points. first_face FACE_Y_LOW: the sweep sets the x faces' row by row. */
+/* The ghosts of the boundary faces (not the exchanged ones), in one parallel region: each face writes
+ * its own ghosts from owned points. */
 static void FN(material_halo_fill)(REAL *u, const unsigned char *zone, const int n[3], const heat_layout *l,
-                                   const FN(material_tables) *m, int homogeneous, int first_face)
+                                   const FN(material_tables) *m, int homogeneous)
 {
 #pragma omp parallel
-    for (int f = first_face; f < FACE_COUNT; ++f)
+    for (int f = 0; f < FACE_COUNT; ++f)
         if (!(m->exchanged & 1u << f)) FN(material_face_fill)(u, zone, f, n, l, m, homogeneous);
 }
 
@@ -231,6 +296,40 @@ static inline void FN(material_x_ghosts)(REAL *row, const material_runs *runs, l
         row[n] = FN(ghost_by_rule)(m->scale[FACE_X_HIGH][high], m->shift[FACE_X_HIGH][high], row[n - 1]);
 }
 
+/* A row of ghosts beyond a row of owned points by their zones' rules (ghost_by_rule): with one rule where
+ * the owned row is of one zone (uniform: that zone, else -1), so that the loop is a vector one. */
+static inline void FN(material_ghost_row)(REAL *restrict ghost, const REAL *restrict owned,
+                                          const unsigned char *restrict zone, long n, const REAL *scale,
+                                          const REAL *shift, int uniform)
+{
+    if (uniform >= 0) {
+        const REAL a = scale[uniform], b = shift[uniform];
+#pragma omp simd
+        for (long x = 0; x < n; ++x) ghost[x] = FN(ghost_by_rule)(a, b, owned[x]);
+        return;
+    }
+#pragma omp simd
+    for (long x = 0; x < n; ++x) ghost[x] = FN(ghost_by_rule)(scale[zone[x]], shift[zone[x]], owned[x]);
+}
+
+/* The y and z faces' ghost rows beyond row `at` (y, z) of a field whose rows lie sy and sz apart, where
+ * the row is next to such a face (not an exchanged one): set by the sweep just before it reads them, the
+ * row then in cache (a pass over the faces of its own missed its lines in memory). Only row (y, z) reads
+ * them, so rows may go in any order and on any thread. */
+static inline void FN(material_yz_ghosts)(REAL *row, const unsigned char *zone, const material_runs *runs, long at,
+                                          int y, int z, const int n[3], long sy, long sz,
+                                          const FN(material_tables) *m)
+{
+    const int beside[4] = {y == 0, y == n[1] - 1, z == 0, z == n[2] - 1};
+    const long beyond[4] = {-sy, sy, -sz, sz};
+    for (int f = 0; f < 4; ++f) {
+        const int face = FACE_Y_LOW + f;
+        if (!beside[f] || (m->exchanged & 1u << face)) continue;
+        FN(material_ghost_row)(row + beyond[f], row, zone, n[0], m->scale[face], m->shift[face],
+                               runs->whole[at] ? runs->end_zone[0][at] : -1);
+    }
+}
+
 /* Thread t's scratch row (rows sy values apart, scratch_threads of them); a thread beyond them stores
  * through the cache (*stream 0): a row of several runs is streamed only from a scratch row. */
 static inline REAL *FN(thread_scratch)(REAL *scratch, int scratch_threads, int t, long sy, int *stream)
@@ -240,13 +339,14 @@ static inline REAL *FN(thread_scratch)(REAL *scratch, int scratch_threads, int t
     return NULL;
 }
 
-/* Row (y, z) of one general step, its x ghosts set first (the field's rows; sweeps of one step). */
+/* Row (y, z) of one general step, its ghosts by the faces' rules set first (the field's rows; sweeps of one step). */
 static inline void FN(material_sweep_row)(REAL *restrict out, REAL *restrict u, const unsigned char *restrict zone,
                                           const material_runs *runs, long row, int y, int z, const int n[3], long sy,
                                           long sz, const FN(material_tables) *m, int stream, REAL *scratch)
 {
     const long at = (long)z * n[1] + y;
     FN(material_x_ghosts)(u + row, runs, at, n[0], m);
+    FN(material_yz_ghosts)(u + row, zone + row, runs, at, y, z, n, sy, sz, m);
     FN(material_row3_at)(out + row, u + row - sz, u + row, u + row + sz, zone + row, n[0], sy, sz, m, runs, at,
                          stream, 1, scratch);
 }
@@ -270,8 +370,8 @@ static inline __attribute__((always_inline)) void FN(material_job_row)(const voi
                            j->scratch);
 }
 
-/* One general step of the owned block, u's y and z ghosts set (the x ghosts here), marched as the
- * one-material sweep (march_rows: the three planes a row reads stay in L2). stream: whole uniform
+/* One general step of the owned block, u's exchanged ghosts set (the boundary faces' ghosts here, row by
+ * row: material_sweep_row), marched as the one-material sweep (march_rows: the three planes a row reads stay in L2). stream: whole uniform
  * rows stored past the cache. */
 static void FN(material_sweep)(REAL *restrict out, REAL *restrict u, const unsigned char *restrict zone,
                                const material_runs *runs, const int n[3], const heat_layout *l,
@@ -402,15 +502,14 @@ typedef struct FN(material_pair) {
     const FN(boundary_energy) *energy[2]; /* each step's boundary power from them, after the sweep; NULL: none */
 } FN(material_pair);
 
-/* v's y-face ghost row beyond row y of a ring plane (rows sy apart), where y is a face's row. */
-static inline void FN(material_y_ghosts)(REAL *row, const unsigned char *zone, int y, const int n[3], long sy,
-                                         const FN(material_tables) *m)
+/* v's y-face ghost row beyond row `at` (y, z) of a ring plane (rows sy apart), where y is a face's row. */
+static inline void FN(material_y_ghosts)(REAL *row, const unsigned char *zone, const material_runs *runs, long at,
+                                         int y, const int n[3], long sy, const FN(material_tables) *m)
 {
     for (int face = FACE_Y_LOW; face <= FACE_Y_HIGH; ++face) {
         if (y != (face == FACE_Y_LOW ? 0 : n[1] - 1)) continue;
-        const long beyond = face == FACE_Y_LOW ? -sy : sy;
-        for (long x = 0; x < n[0]; ++x)
-            row[x + beyond] = FN(ghost_by_rule)(m->scale[face][zone[x]], m->shift[face][zone[x]], row[x]);
+        FN(material_ghost_row)(row + (face == FACE_Y_LOW ? -sy : sy), row, zone, n[0], m->scale[face], m->shift[face],
+                               runs->whole[at] ? runs->end_zone[0][at] : -1);
     }
 }
 
@@ -428,11 +527,15 @@ static inline void FN(material_capture)(REAL *const captured[FACE_COUNT], const 
     if (z == n[2] - 1 && captured[FACE_Z_HIGH]) memcpy(captured[FACE_Z_HIGH] + (long)y * n[0], row, bytes);
 }
 
-/* u's x ghosts on every row of plane z (what material_sweep_row sets row by row). */
-static void FN(material_plane_x_ghosts)(REAL *u, const material_runs *runs, long first, int z, const int n[3],
-                                        long sy, long sz, const FN(material_tables) *m)
+/* u's ghosts on every row of plane z (what material_sweep_row sets row by row). */
+static void FN(material_plane_ghosts)(REAL *u, const unsigned char *zone, const material_runs *runs, long first, int z,
+                                      const int n[3], long sy, long sz, const FN(material_tables) *m)
 {
-    for (int y = 0; y < n[1]; ++y) FN(material_x_ghosts)(u + first + y * sy + z * sz, runs, (long)z * n[1] + y, n[0], m);
+    for (int y = 0; y < n[1]; ++y) {
+        const long row = first + y * sy + z * sz, at = (long)z * n[1] + y;
+        FN(material_x_ghosts)(u + row, runs, at, n[0], m);
+        FN(material_yz_ghosts)(u + row, zone + row, runs, at, y, z, n, sy, sz, m);
+    }
 }
 
 /* Rows [v->ya, yb) of plane z of v = the first step of u, with v's x and y
@@ -448,25 +551,28 @@ static void FN(material_first_step_plane)(FN(ring) *v, REAL *u, const unsigned c
     for (int y = v->ya; y < yb; ++y) {
         const long row = first + y * sy + z * sz, at = (long)z * n[1] + y;
         REAL *out = FN(ring_row)(v, y, z);
-        if (set_u_ghosts) FN(material_x_ghosts)(u + row, runs, at, n[0], m);
+        if (set_u_ghosts) {
+            FN(material_x_ghosts)(u + row, runs, at, n[0], m);
+            FN(material_yz_ghosts)(u + row, zone + row, runs, at, y, z, n, sy, sz, m);
+        }
         if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured[0], u + row, y, z, n);
         FN(material_row3_at)(out, u + row - sz, u + row, u + row + sz, zone + row, n[0], sy, sz, m, runs, at, 0, 1,
                              NULL);
         FN(material_x_ghosts)(out, runs, at, n[0], pair->second);
-        FN(material_y_ghosts)(out, zone + row, y, n, sy, pair->second);
+        FN(material_y_ghosts)(out, zone + row, runs, at, y, n, sy, pair->second);
         if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured[1], out, y, z, n);
     }
 }
 
 /* v's z ghost plane `ghost` beyond plane z (a z face), rows [v->ya, yb), by the owned points' zones. */
-static void FN(material_ring_z_ghosts)(FN(ring) *v, const unsigned char *zone, long first, int z, int ghost, int yb,
-                                       const int n[3], long sz, const FN(material_tables) *m, int face)
+static void FN(material_ring_z_ghosts)(FN(ring) *v, const unsigned char *zone, const material_runs *runs, long first,
+                                       int z, int ghost, int yb, const int n[3], long sz, const FN(material_tables) *m,
+                                       int face)
 {
     for (int y = v->ya; y < yb; ++y) {
-        const unsigned char *zr = zone + first + y * v->sy + z * sz;
-        const REAL *owned = FN(ring_row)(v, y, z);
-        REAL *g = FN(ring_row)(v, y, ghost);
-        for (long x = 0; x < n[0]; ++x) g[x] = FN(ghost_by_rule)(m->scale[face][zr[x]], m->shift[face][zr[x]], owned[x]);
+        const long at = (long)z * n[1] + y;
+        FN(material_ghost_row)(FN(ring_row)(v, y, ghost), FN(ring_row)(v, y, z), zone + first + y * v->sy + z * sz, n[0],
+                               m->scale[face], m->shift[face], runs->whole[at] ? runs->end_zone[0][at] : -1);
     }
 }
 
@@ -496,11 +602,11 @@ static void FN(material_pair_block)(REAL *out, REAL *u, const unsigned char *zon
     for (int z = za; z < zb; ++z) {
         FN(material_first_step_plane)(v, u, zone, runs, first, z, y0, y1, yb, z >= z0 && z < z1,
                                       z > z0 && z < z1 - 1, n, sz, pair);
-        if (z == 0) FN(material_ring_z_ghosts)(v, zone, first, 0, -1, yb, n, sz, pair->second, FACE_Z_LOW);
+        if (z == 0) FN(material_ring_z_ghosts)(v, zone, runs, first, 0, -1, yb, n, sz, pair->second, FACE_Z_LOW);
         if (z - 1 >= z0 && z - 1 < z1)
             FN(material_second_step_plane)(out, v, zone, runs, first, z - 1, y0, y1, n, sz, pair, stream, scratch);
         if (z == n[2] - 1 && z < z1) { /* its ghost takes the slot of plane z - 2, just used above */
-            FN(material_ring_z_ghosts)(v, zone, first, z, n[2], yb, n, sz, pair->second, FACE_Z_HIGH);
+            FN(material_ring_z_ghosts)(v, zone, runs, first, z, n[2], yb, n, sz, pair->second, FACE_Z_HIGH);
             FN(material_second_step_plane)(out, v, zone, runs, first, z, y0, y1, n, sz, pair, stream, scratch);
         }
     }
@@ -509,7 +615,7 @@ static void FN(material_pair_block)(REAL *out, REAL *u, const unsigned char *zon
 /* out = two general steps of u (no face exchanged) on `threads` threads,
  * each a slab of planes; rings: ring_values(sy, block_rows) values a thread,
  * 64-byte aligned. One parallel region, whose barriers are all the pair's:
- * u's y and z face ghosts before the sweep, both steps' boundary power
+ * the slabs' end planes' ghosts before the sweep, both steps' boundary power
  * (energy[0] and [1], from the captured planes) after it. */
 static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsigned char *restrict zone,
                                 const material_runs *runs, const int n[3], const heat_layout *l,
@@ -523,12 +629,11 @@ static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsi
         int z0, z1, streams = stream;
         FN(thread_slab)(0, n[2], &z0, &z1);
         REAL *mine = FN(thread_scratch)(scratch, scratch_threads, omp_get_thread_num(), sy, &streams);
-        for (int face = FACE_Y_LOW; face < FACE_COUNT; ++face) /* the x faces' ghosts: row by row below */
-            if (!(pair->first->exchanged & 1u << face)) FN(material_face_fill)(u, zone, face, n, l, pair->first, 0);
-        /* A slab's first and last planes are read by the next thread's first step too: their owner sets
-         * their x ghosts before anyone sweeps. */
-        FN(material_plane_x_ghosts)(u, runs, first, z0, n, sy, sz, pair->first);
-        FN(material_plane_x_ghosts)(u, runs, first, z1 - 1, n, sy, sz, pair->first);
+        /* u's ghosts go row by row as the first step sweeps (material_first_step_plane), except a slab's
+         * first and last planes, which the next thread's first step reads too: their owner sets their
+         * ghosts before anyone sweeps. */
+        FN(material_plane_ghosts)(u, zone, runs, first, z0, n, sy, sz, pair->first);
+        FN(material_plane_ghosts)(u, zone, runs, first, z1 - 1, n, sy, sz, pair->first);
 #pragma omp barrier
         FN(ring) v = FN(thread_ring)(rings, sy, block_rows);
         for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
@@ -546,35 +651,57 @@ static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsi
 
 /* The precision's copy of the tables (conductances allocated: free with material_tables_free). */
 static int FN(material_tables_from)(FN(material_tables) *m, const heat_material_tables *t, double dt, double theta,
-                                    unsigned exchanged)
+                                    unsigned exchanged, const material_runs *runs)
 {
     const long pairs = (long)t->zones * t->zones;
     *m = (FN(material_tables)){.zones = t->zones, .exchanged = exchanged};
     for (int d = 0; d < 3; ++d) {
         m->conductance[d] = malloc(sizeof(REAL) * (size_t)pairs);
-        HEAT_CHECK(m->conductance[d], "out of memory for the materials' tables");
-        for (long i = 0; i < pairs; ++i) m->conductance[d][i] = (REAL)t->conductance[d][i];
+        m->weight[d] = malloc(sizeof(REAL) * (size_t)pairs);
+        HEAT_CHECK(m->conductance[d] && m->weight[d], "out of memory for the materials' tables");
+        for (long i = 0; i < pairs; ++i) {
+            m->conductance[d][i] = (REAL)t->conductance[d][i];
+            m->weight[d][i] = (REAL)(dt / t->heat_capacity[i / t->zones] * t->conductance[d][i]);
+        }
     }
     for (int z = 0; z < t->zones; ++z) {
-        m->dt_over_heat_capacity[z] = (REAL)(dt / t->heat_capacity[z]);
+        m->step_weight[z] = dt / t->heat_capacity[z];
         m->inv_sqrt_heat_capacity[z] = (REAL)(1.0 / sqrt(t->heat_capacity[z]));
         m->operator_weight[z] = (REAL)(theta * dt / sqrt(t->heat_capacity[z]));
         m->rhs_weight[z] = (REAL)(dt / sqrt(t->heat_capacity[z]));
         for (int f = 0; f < FACE_COUNT; ++f)
             m->scale[f][z] = (REAL)t->ghost_scale[f][z], m->shift[f][z] = (REAL)t->ghost_shift[f][z];
     }
+    m->stencils = runs->stencils;
+    m->uniform = malloc(sizeof *m->uniform * (size_t)runs->stencils);
+    HEAT_CHECK(m->uniform, "out of memory for the materials' tables");
+    for (int k = 0; k < runs->stencils; ++k) { /* the weights the general row looks up for such a point */
+        const unsigned long long zones = runs->stencil_zones[k];
+        const long a = material_stencil_zone(zones, 0), row = a * t->zones;
+        const REAL *wx = m->weight[0], *wy = m->weight[1], *wz = m->weight[2];
+        m->uniform[k] = (FN(uniform_zone)){wz[row + material_stencil_zone(zones, 1)], wy[row + material_stencil_zone(zones, 2)],
+                                           wx[row + material_stencil_zone(zones, 3)], wx[row + material_stencil_zone(zones, 4)],
+                                           wy[row + material_stencil_zone(zones, 5)], wz[row + material_stencil_zone(zones, 6)],
+                                           0, (int)a};
+    }
     return HEAT_OK;
 }
 
 static void FN(material_tables_free)(FN(material_tables) *m)
 {
-    for (int d = 0; d < 3; ++d) free(m->conductance[d]), m->conductance[d] = NULL;
+    for (int d = 0; d < 3; ++d) free(m->conductance[d]), free(m->weight[d]), m->conductance[d] = m->weight[d] = NULL;
+    free(m->uniform), m->uniform = NULL;
 }
 
 /* The sources of the step starting at time t. */
 static void FN(material_sources_at)(FN(material_tables) *m, const heat_materials *materials, double t)
 {
-    for (int z = 0; z < m->zones; ++z) m->source[z] = (REAL)heat_zone_source(&materials->zone[z], t);
+    for (int z = 0; z < m->zones; ++z) {
+        const double q = heat_zone_source(&materials->zone[z], t);
+        m->source[z] = (REAL)q;
+        m->weighted_source[z] = (REAL)(m->step_weight[z] * q);
+    }
+
 }
 
 /* sum of rho c T V per reduction brick (heat[b]), rows in order, as field_stats sums T. */

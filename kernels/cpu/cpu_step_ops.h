@@ -58,7 +58,7 @@ static void FN(sweep2_edges_typed)(cpu_state *s, void *out, void *in, int stream
                              outer, pair_threads(s));
 }
 
-/* s->next = one general step of s->current, the ghosts but the x faces' set. */
+/* s->next = one general step of s->current, its exchanged ghosts set (the sweep sets the boundary faces'). */
 static void FN(material_sweep_typed)(cpu_state *s, int stream)
 {
     FN(material_sweep)(s->next, s->current, s->zone, &s->runs, s->problem.grid.n, &s->layout, FN(mat)(s),
