@@ -335,12 +335,10 @@ static int prepare_stepping(heat_run *r, run_totals *totals)
 /* Ranks that write in parts and move their halos through host memory end
  * MPI as soon as the last write's parts have been exchanged: the launcher's
  * closing handshake (tens of milliseconds in which a rank waits) then runs
- * beside the root's last file reaching the disk. Not after a stop signal:
- * those ranks exit 128 + its number, and mpirun ends the whole job at the
- * first rank that exits so, the root's last file unfinished. */
+ * beside the root's last file reaching the disk. */
 static int ends_mpi_early(const heat_run *r)
 {
-    return par_size() > 1 && r->parts && !par_device_transport() && !r->schedule.stop_signal;
+    return par_size() > 1 && r->parts && !par_device_transport();
 }
 
 /* What the ranks still agree on before MPI ends early: every write but the
