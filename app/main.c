@@ -332,55 +332,28 @@ static int prepare_stepping(heat_run *r, run_totals *totals)
     return HEAT_OK;
 }
 
-/* Ranks that write in parts and move their halos through host memory end
- * MPI as soon as the last write's parts have been exchanged: the launcher's
- * closing handshake (tens of milliseconds in which a rank waits) then runs
- * beside the root's last file reaching the disk. */
-static int ends_mpi_early(const heat_run *r)
-{
-    return par_size() > 1 && r->parts && !par_device_transport();
-}
-
-/* What the ranks still agree on before MPI ends early: every write but the
- * root's last file, the halos' share. */
-static int agree_before_ending(heat_run *r, run_totals *totals)
-{
-    if (r->writer) ckpt_writer_wait_exchanged(r->writer);
-    int status = r->writer && !par_is_root() ? ckpt_writer_wait(r->writer) : HEAT_OK;
-    if (r->config.output.on_write_error) status = HEAT_OK;
-    HEAT_CALL(agree(r, status));
-    HEAT_CALL(ranks_describe(&r->domain, r->solver, r->schedule.stepping_seconds, totals));
-    par_end_communication();
-    return HEAT_OK;
-}
-
 /* After the last step: the GPU goes while the last writes finish; the
- * summary; the exit status says whether the final state is on disk (with
- * MPI ended early, the root's says it). */
+ * summary; the exit status says whether the final state is on disk. */
 static int finish(heat_run *r, run_totals *totals, double loop_start)
 {
     totals->energy_final = r->energy;
     totals->materials = heat_materials_active(r->solver->problem.materials);
     snapshots_release_solver_beside_writes(r->snapshots);
-    int early = ends_mpi_early(r);
-    if (early) HEAT_CALL(agree_before_ending(r, totals));
     int status = r->writer ? ckpt_writer_wait(r->writer) : HEAT_OK;
     if (r->config.output.on_write_error) status = HEAT_OK;
-    if (early) HEAT_CALL(status);
-    else HEAT_CALL(agree(r, status));
+    HEAT_CALL(agree(r, status));
     totals->wall_seconds = progress_now() - loop_start;
     totals->snapshot_seconds = snapshots_seconds(r->snapshots);
     totals->clock_checkpoints = r->schedule.clock_checkpoints;
     if (r->history) totals->history_path = history_path(r->history), totals->history_rows = history_rows(r->history);
-    if (!early) HEAT_CALL(ranks_describe(&r->domain, r->solver, r->schedule.stepping_seconds, totals));
+    HEAT_CALL(ranks_describe(&r->domain, r->solver, r->schedule.stepping_seconds, totals));
     totals->points = (double)heat_grid_points(&r->config.grid);
     if (r->writer) {
         ckpt_writer_stats writes = ckpt_writer_get_stats(r->writer);
         if (!r->quiet) report_summary(r->solver, &writes, totals);
         status = check_final_state(r, &writes);
     }
-    if (early) HEAT_CALL(status);
-    else HEAT_CALL(agree(r, status));
+    HEAT_CALL(agree(r, status));
     int sig = r->schedule.stop_signal;
     if (sig && par_is_root()) {
         fprintf(stderr, "heatsolve: stopped by signal %d at step %ld after writing its checkpoint; continue with "

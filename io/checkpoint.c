@@ -290,7 +290,6 @@ static int write_parts(h5_scope *s, hid_t dset, int fd, const chunk_plan *whole,
     ckpt_parts_compressed(src->parts);
     size_t received = 0;
     HEAT_CALL(ckpt_parts_receive(src->parts, s->path, dset, whole, codec, crcs, &received));
-    ckpt_parts_exchanged(src->parts); /* the file's sealing and fsync need no other rank */
     stats->stored_bytes = r.stored_bytes + received, stats->compress_seconds = r.compress_seconds;
     stats->threads = r.threads;
     return HEAT_OK;
@@ -473,7 +472,6 @@ static int write_in_parts(const char *path, const ckpt_meta *m, const ckpt_sourc
     if (status == HEAT_OK) status = agreed;
     if (parts->rank != 0) {
         int sent = ckpt_parts_send(parts, &whole, status == HEAT_OK ? slab : NULL, chunk_codec_of(codec), shuffle);
-        ckpt_parts_exchanged(parts);
         return status == HEAT_OK ? sent : status;
     }
     ckpt_parts_begin(parts);
@@ -482,7 +480,6 @@ static int write_in_parts(const char *path, const ckpt_meta *m, const ckpt_sourc
         status = write_checkpoint(path, m, &mine, codec, stats);
     }
     ckpt_parts_drain(parts, &whole, chunk_codec_of(codec));
-    ckpt_parts_exchanged(parts);
     return status;
 }
 

@@ -83,11 +83,6 @@ void ckpt_parts_compressed(const ckpt_parts *p)
     if (p->compressed) p->compressed(p->compressed_context);
 }
 
-void ckpt_parts_exchanged(const ckpt_parts *p)
-{
-    if (p->exchanged) p->exchanged(p->compressed_context);
-}
-
 /* Each chunk leaves as soon as it is compressed, without waiting for the
  * root to take it: the root compresses its own slab meanwhile (a send that
  * waited would put the ranks' compression one after the other). */

@@ -6,8 +6,8 @@
  * writer, which writes its own chunks and then every other rank's as they
  * arrive (H5Dwrite_chunk). Only compressed bytes cross between ranks, and
  * the file is the one a single process writes: the same chunks in the same
- * order. Every writer takes part in every step of every write (the quick-look
- * slice, the shuffle decision, the chunks), failed or not, so that no
+ * order. Every writer takes part in every step of every write (the shuffle
+ * decision, the chunks, the quick-look slice), failed or not, so that no
  * writer waits for one that has given up.
  *
  * One caller drives the file's steps: ckpt_write (io/checkpoint.h) with a
@@ -28,10 +28,6 @@ typedef struct ckpt_parts {
      * is left of the write waits mostly for the disk and the other ranks. NULL: none. */
     void (*compressed)(void *context);
     void *compressed_context;
-    /* Called on the writer's thread once this rank's part of the write needs
-     * no more messages (sent, or on the root every part received): what is
-     * left is the root's file reaching the disk. NULL: none. */
-    void (*exchanged)(void *context);
 } ckpt_parts;
 
 /* z_offset, z_count: `ranks` entries each (copied). */
@@ -59,8 +55,6 @@ int ckpt_parts_send(const ckpt_parts *parts, const chunk_plan *whole, const void
 
 /* Tells the compressed callback (if any): this rank's chunks are all compressed. */
 void ckpt_parts_compressed(const ckpt_parts *parts);
-/* Tells the exchanged callback (if any): this rank's messages of the write are over. */
-void ckpt_parts_exchanged(const ckpt_parts *parts);
 
 /* The root's writer. begin, once per write; receive: the other ranks'
  * chunks into dset as they arrive (crcs[c] for each, *stored: their bytes);

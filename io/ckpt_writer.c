@@ -25,7 +25,6 @@ typedef struct ckpt_job {
     int in_flight;
     atomic_int finished;  /* set by the job's thread as its last act */
     atomic_int compressed; /* its snapshot is compressed (with parts: this rank's slab), or it finished */
-    atomic_int exchanged;  /* with parts: its messages to and from other ranks are over, or it finished */
     int status;
     int snapshot_in;      /* no snapshot to wait for: its thread has had it, or none was submitted; under turn_lock */
     int file_done;        /* its file is written (or failed: file_status); under turn_lock */
@@ -58,13 +57,6 @@ static void slab_compressed(void *writer)
 {
     ckpt_writer *w = writer;
     atomic_store(&w->jobs[0].compressed, 1);
-}
-
-/* The quick-look slice was summed before the file (write_parts). */
-static void parts_exchanged(void *writer)
-{
-    ckpt_writer *w = writer;
-    atomic_store(&w->jobs[0].exchanged, 1);
 }
 
 static int allocate_jobs(ckpt_writer *w, int count, void *first_buffer)
@@ -100,7 +92,7 @@ int ckpt_writer_create(const ckpt_writer_options *o, const ckpt_meta *meta, heat
     pthread_mutex_init(&w->turn_lock, NULL);
     pthread_cond_init(&w->turn, NULL);
     ckpt_parts *parts = o->parts;
-    if (parts) parts->compressed = slab_compressed, parts->exchanged = parts_exchanged, parts->compressed_context = w;
+    if (parts) parts->compressed = slab_compressed, parts->compressed_context = w;
     long planes = parts ? parts->z_count[parts->rank] : meta->grid.n[2];
     w->bytes = (size_t)meta->grid.n[0] * meta->grid.n[1] * planes * heat_precision_size(meta->precision);
     w->stats.first_failed_step = w->stats.last_written_step = -1;
@@ -240,12 +232,8 @@ static int write_whole(ckpt_job *job, const char *path, const ckpt_meta *file)
 }
 
 /* With parts, every rank's writer takes part in every write whatever failed
- * before (ckpt_parts.h): the quick-look slice, then its file (a snapshot
- * that failed goes in as none). The slice first: every writer is there at
- * once, just after the snapshot, and the sum takes a moment; summed after the
- * file, the other ranks' writers would wait for the root's fsync, looking
- * at MPI on cores their steppers use, and the root's writer would still
- * need MPI while its file reaches the disk (ckpt_writer_wait_exchanged). */
+ * before (ckpt_parts.h): its file (a snapshot that failed goes in as none),
+ * then the quick-look slice. */
 static int write_parts(ckpt_job *job, int status, const char *path, const ckpt_meta *file)
 {
     ckpt_writer *w = job->writer;
@@ -253,12 +241,13 @@ static int write_parts(ckpt_job *job, int status, const char *path, const ckpt_m
     if (parts->rank == 0) warn_if_disk_short(w, file);
     ckpt_source slab = {status == HEAT_OK ? job->buffer : NULL, job->meta.precision, parts};
     ckpt_codec codec = w->options.codec;
+    int written = ckpt_write(path, file, &slab, &codec, NULL);
+    if (status == HEAT_OK) status = written;
     if (w->options.png) {
         int summed = ckpt_parts_slice(parts, file->grid.n, job->meta.precision, &w->options.slice, job->buffer, w->plane);
         if (status == HEAT_OK) status = summed;
     }
-    int written = ckpt_write(path, file, &slab, &codec, NULL);
-    return status == HEAT_OK ? written : status;
+    return status;
 }
 
 /* Files are listed in the order they were submitted. A write whose file is
@@ -315,7 +304,6 @@ static void *job_main(void *arg)
     job->status = status;
     job->seconds = omp_get_wtime() - start;
     atomic_store(&job->compressed, 1);
-    atomic_store(&job->exchanged, 1);
     atomic_store(&job->finished, 1);
     return NULL;
 }
@@ -373,7 +361,6 @@ int ckpt_writer_submit(ckpt_writer *w, long step, double time, int frame)
     job->threads = w->options.threads;
     atomic_store(&job->finished, 0);
     atomic_store(&job->compressed, 0);
-    atomic_store(&job->exchanged, 0);
     pthread_mutex_lock(&w->turn_lock);
     job->ticket = w->tickets, job->file_done = 0, job->snapshot_in = 0;
     int err = pthread_create(&job->thread, NULL, job_main, job);
@@ -421,19 +408,6 @@ void ckpt_writer_wait_compressed(const ckpt_writer *w)
 {
     const struct timespec pause = {0, 200000}; /* 0.2 ms: compressing takes milliseconds at least */
     while (compressing(w)) nanosleep(&pause, NULL);
-}
-
-static int exchanging(const ckpt_writer *w)
-{
-    for (int j = 0; j < w->job_count; ++j)
-        if (w->jobs[j].in_flight && !atomic_load(&w->jobs[j].exchanged)) return 1;
-    return 0;
-}
-
-void ckpt_writer_wait_exchanged(const ckpt_writer *w)
-{
-    const struct timespec pause = {0, 200000};
-    while (exchanging(w)) nanosleep(&pause, NULL);
 }
 
 int ckpt_writer_wait(ckpt_writer *w)

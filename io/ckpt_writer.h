@@ -103,12 +103,6 @@ int ckpt_writer_busy(const ckpt_writer *writer);
  * the root's file, its fsync, the listing. */
 void ckpt_writer_wait_compressed(const ckpt_writer *writer);
 
-/* With parts: waits until every write in flight has exchanged all its
- * messages with the other ranks (or has ended), without collecting their
- * results. What is left of a write then is the root's file reaching the
- * disk, its PNG and the listing, none of which talks to another rank. */
-void ckpt_writer_wait_exchanged(const ckpt_writer *writer);
-
 /* Waits for every write in flight; returns the first failure (HEAT_OK if none). */
 int ckpt_writer_wait(ckpt_writer *writer);
 

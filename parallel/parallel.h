@@ -17,11 +17,6 @@ int par_init(int *argc, char ***argv);
 /* Ends it; with a failure that the other ranks may not know of, ends them too
  * (MPI_Abort), so that no rank waits forever for one that has gone. */
 void par_finalize(int status, int agreed);
-/* Ends the process group early, once this rank has no more messages to
- * exchange (all ranks call it together): what is left (a last file reaching
- * the disk) runs beside the launcher's closing handshake. par_finalize then
- * only releases what is left. */
-void par_end_communication(void);
 
 int par_rank(void);
 int par_size(void);

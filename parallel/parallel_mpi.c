@@ -143,24 +143,8 @@ int par_init(int *argc, char ***argv)
     return HEAT_OK;
 }
 
-static int ended_; /* par_end_communication ran */
-
-void par_end_communication(void)
-{
-    if (ended_) return;
-    if (cart_ != MPI_COMM_NULL) MPI_Comm_free(&cart_);
-    if (parts_ != MPI_COMM_NULL) MPI_Comm_free(&parts_);
-    MPI_Finalize();
-    ended_ = 1;
-}
-
 void par_finalize(int status, int agreed)
 {
-    if (ended_) {
-        par_device_release();
-        free(posted.requests), free(posted.buffers);
-        return;
-    }
     /* A rank that failed alone would leave the others waiting in their next
      * collective call: end them all, with this rank's status. */
     if (status != HEAT_OK && !agreed && size_ > 1) {
