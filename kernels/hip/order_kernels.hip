@@ -693,6 +693,219 @@ __global__ void __launch_bounds__(BX *BY, (order_planes_occupancy<T, BX, BY, M, 
     else order_zplanes_body<T, R, BX, BY, M, P, false, false>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
 }
 
+/* order_zasync: order_zroll's march (one plane a barrier) with every value
+ * read from device memory by asynchronous copies into shared memory instead
+ * of loads into registers. Each plane's whole tile (its rows, their R columns
+ * either side and the R rows above and below) goes through a ring of S =
+ * R + 1 + D tiles: the tiles of planes k .. k + R (the plane summed and the
+ * planes whose rows enter the window) and D planes in flight, issued D
+ * planes before they are read and holding no register meanwhile, so more
+ * bytes are in flight at fewer registers a thread (more warps). The window
+ * of 2R + 1 planes a row stays in registers, its new plane read from that
+ * plane's tile. NVIDIA: cp.async; elsewhere a plain load and store (the
+ * same values, no overlap). Each point's sum is order_sum's, so the bits are
+ * order_zwindow's. */
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
+template <typename T> __device__ __forceinline__ void order_copy_async(T *to, const T *from)
+{
+    const unsigned at = (unsigned)__cvta_generic_to_shared(to);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(at), "l"(from), "n"((int)sizeof(T)) : "memory");
+}
+__device__ __forceinline__ void order_copies_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+/* this thread's copies but the last N groups have landed */
+template <int N> __device__ __forceinline__ void order_copies_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+#else
+template <typename T> __device__ __forceinline__ void order_copy_async(T *to, const T *from) { *to = *from; }
+__device__ __forceinline__ void order_copies_commit() {}
+template <int N> __device__ __forceinline__ void order_copies_wait() {}
+#endif
+
+extern __shared__ double order_shared_words[] __attribute__((aligned(16)));
+
+/* A tile: ROWS + 2R rows of BX + 2R; S of them in the ring. */
+template <typename T, int R, int BX, int BY, int M, int D> struct order_async_tiles {
+    enum { ROWS = BY * M, WIDE = BX + 2 * R, TILE = (ROWS + 2 * R) * WIDE, S = R + 1 + D };
+    /* elements copied a plane: the rows with their side columns, then the rows above and below */
+    enum { MIDDLE = ROWS * WIDE, ELEMENTS = MIDDLE + 2 * R * BX, PER = (ELEMENTS + BX * BY - 1) / (BX * BY) };
+    static constexpr size_t bytes = (size_t)S * TILE * sizeof(T);
+};
+
+/* Tile element e's row and column: e < MIDDLE the rows with their side columns, then the R rows above and below. */
+template <int R, int BX, int ROWS>
+__device__ __forceinline__ void order_async_place(int e, int &row, int &col)
+{
+    constexpr int WIDE = BX + 2 * R, MIDDLE = ROWS * WIDE;
+    if (e < MIDDLE) {
+        row = R + e / WIDE, col = e % WIDE;
+    } else {
+        e -= MIDDLE;
+        const int r = e / BX;
+        row = r < R ? r : r + ROWS, col = R + e % BX;
+    }
+}
+
+template <typename T, int BX, int BY, int M, int BLOCKS> struct order_async_occupancy {
+    enum { blocks = ORDER_OCCUPANCY_HINTS ? BLOCKS : 0 };
+};
+
+template <typename T, int R, int BX, int BY, int M, int D, bool EDGE, bool ZFACE>
+__device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
+                                                  const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
+                                                  T *__restrict__ tiles)
+{
+    typedef order_async_tiles<T, R, BX, BY, M, D> shape;
+    constexpr int ROWS = shape::ROWS, WIDE = shape::WIDE, TILE = shape::TILE, S = shape::S, PER = shape::PER;
+    constexpr int L = 2 * R + 1; /* the window: ring[n][(t - k0 + R) % L] holds plane t of row j + n */
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + BX * ty;
+    const int i0 = blockIdx.x * BX, j0 = blockIdx.y * ROWS;
+    const int i = i0 + tx, j = j0 + ty * M;
+    const int sz = (int)s.sz;
+
+    /* This thread's tile elements: where each lands, where it is read from in a plane (EDGE: the
+     * mirrored owned point past an x or y face, and its transform), whether it exists, whether it
+     * is one of the rows' (the only ones copied of planes past the chunk, read only into windows). */
+    int tile_at[PER], plane_at[PER];
+    bool copied[PER], middle[PER], xy[PER];
+    T xy_shift[PER], xy_scale[PER];
+#pragma unroll
+    for (int p = 0; p < PER; ++p) {
+        const int e = tid + p * BX * BY;
+        int row, col;
+        order_async_place<R, BX, ROWS>(e < shape::ELEMENTS ? e : 0, row, col);
+        const int gi = i0 - R + col, gj = j0 - R + row;
+        tile_at[p] = row * WIDE + col, plane_at[p] = gi + gj * s.sy, xy_shift[p] = (T)0, xy_scale[p] = (T)1;
+        copied[p] = e < shape::ELEMENTS && gi < s.nx + R && gj < s.ny + R;
+        middle[p] = e < shape::MIDDLE;
+        xy[p] = EDGE && order_xy_mirror(gi, gj, s, h, plane_at[p], xy_shift[p], xy_scale[p]);
+    }
+    if (EDGE) { /* elements past the field's ghosts are never copied: zero, as order_zroll reads them */
+#pragma unroll
+        for (int p = 0; p < PER; ++p)
+            if (!copied[p] && tid + p * BX * BY < shape::ELEMENTS)
+                for (int t = 0; t < S; ++t) tiles[t * TILE + tile_at[p]] = (T)0;
+    }
+    /* 32-bit offsets from a pointer fixed for the thread at plane k0 - R (the launcher keeps the chunk's
+     * planes within 2^31 values). */
+    const T *planes_from = order_opaque(u + (long)(k0 - R) * s.sz);
+    T *out_from[M];
+#pragma unroll
+    for (int n = 0; n < M; ++n) out_from[n] = order_opaque(out + (long)k0 * s.sz + i + (j + n) * s.sy);
+
+    /* Plane t's tile into ring place `stage`, one group of copies; planes from k1 on: the rows alone,
+     * none past k1 + R (an empty group keeps the count). */
+    auto copy_plane = [&](int t, int stage) {
+        if (t < k1 + R) {
+            int from = t;
+            T shift, scale;
+            if (ZFACE) order_z_mirror(t, s, h, from, shift, scale); /* its transform: where the window reads it */
+            const T *plane = planes_from + (from - k0 + R) * sz;
+            T *tile = tiles + stage * TILE;
+#pragma unroll
+            for (int p = 0; p < PER; ++p)
+                if (copied[p] && (t < k1 || middle[p])) order_copy_async(tile + tile_at[p], plane + plane_at[p]);
+        }
+        order_copies_commit();
+    };
+
+    T ring[M][L];
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        const bool valid = !EDGE || (i < s.nx + R && j + n < s.ny + R);
+#pragma unroll
+        for (int r = 0; r < 2 * R; ++r) {
+            T v = (T)0;
+            if (valid) {
+                if (EDGE) v = order_fetch(u, i, j + n, k0 - R + r, s, h);
+                else {
+                    int from;
+                    T shift, scale;
+                    const bool mirrored = order_z_mirror(k0 - R + r, s, h, from, shift, scale);
+                    v = u[i + (j + n) * s.sy + (long)from * s.sz];
+                    v = mirrored ? shift + scale * v : v;
+                }
+            }
+            ring[n][r] = v;
+        }
+    }
+    /* EDGE: this thread's mirrored values of the tile in ring place `stage` once its copies landed
+     * (rows_only: a plane past the chunk, whose other values were not copied). */
+    auto mirror_xy = [&](int stage, bool rows_only) {
+        T *tile = tiles + stage * TILE;
+#pragma unroll
+        for (int p = 0; p < PER; ++p)
+            if (copied[p] && xy[p] && (!rows_only || middle[p])) tile[tile_at[p]] = xy_shift[p] + xy_scale[p] * tile[tile_at[p]];
+    };
+#pragma unroll
+    for (int t = 0; t < R + D; ++t) copy_plane(k0 + t, t);
+    if (EDGE) { /* the chunk's first R planes never enter a window through their tiles */
+        order_copies_wait<D>();
+#pragma unroll
+        for (int t = 0; t < R; ++t) mirror_xy(t, k0 + t >= k1);
+    }
+
+    /* Plane k (g = k - k0, its constant part g % L once unrolled) in ring place `stage`. */
+    auto plane = [&](int g_in_turn, int k, int stage) {
+        order_copies_wait<D - 1>(); /* this thread's copies of plane k + R have landed */
+        const int front_stage = stage + R < S ? stage + R : stage + R - S;
+        if (EDGE) mirror_xy(front_stage, k + R >= k1);
+        const T *front = tiles + front_stage * TILE;
+        __syncthreads(); /* plane k + R's tile is whole; every thread is done with plane k - 1's */
+        copy_plane(k + R + D, stage == 0 ? S - 1 : stage - 1);
+        int from;
+        T shift = (T)0, scale = (T)1;
+        const bool mirrored = ZFACE && order_z_mirror(k + R, s, h, from, shift, scale);
+#pragma unroll
+        for (int n = 0; n < M; ++n) {
+            const T v = front[(R + ty * M + n) * WIDE + R + tx];
+            ring[n][(g_in_turn + 2 * R) % L] = mirrored ? shift + scale * v : v;
+        }
+        const T *tile = tiles + stage * TILE;
+        const int base = g_in_turn + R; /* (base + d) % L: the ring slot of plane k + d */
+#pragma unroll
+        for (int n = 0; n < M; ++n) {
+            T zlo[R], ylo[R], xlo[R], xhi[R], yhi[R], zhi[R];
+            const int row = R + ty * M + n;
+            const T centre = ring[n][base % L];
+#pragma unroll
+            for (int m = 0; m < R; ++m) {
+                zlo[m] = ring[n][(base + L - 1 - m) % L], zhi[m] = ring[n][(base + 1 + m) % L];
+                ylo[m] = n - 1 - m >= 0 ? ring[n - 1 - m < 0 ? 0 : n - 1 - m][base % L] : tile[(row - 1 - m) * WIDE + R + tx];
+                yhi[m] = n + 1 + m < M ? ring[n + 1 + m < M ? n + 1 + m : 0][base % L] : tile[(row + 1 + m) * WIDE + R + tx];
+                xlo[m] = tile[row * WIDE + R + tx - 1 - m], xhi[m] = tile[row * WIDE + R + tx + 1 + m];
+            }
+            const T next = centre + c.alpha_dt * order_sum<T, R>(c, zlo, ylo, xlo, centre, xhi, yhi, zhi);
+            if (!EDGE || (i < s.nx && j + n < s.ny)) nontemporal_store(next, out_from[n] + (k - k0) * sz);
+        }
+    };
+    const int count = k1 - k0;
+    int stage = 0;
+    for (int g0 = 0; g0 < count; g0 += L) {
+#pragma unroll
+        for (int g = 0; g < L; ++g)
+            if (g0 + g < count) {
+                plane(g, k0 + g0 + g, stage);
+                stage = stage + 1 == S ? 0 : stage + 1;
+            }
+    }
+}
+
+/* D: planes of copies in flight; BLOCKS: the blocks an SM the registers are kept to (NVIDIA). */
+template <typename T, int R, int BX, int BY, int M, int D, int BLOCKS>
+__global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, BX, BY, M, BLOCKS>::blocks))
+    order_zasync(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
+                 int zchunk)
+{
+    constexpr int ROWS = BY * M;
+    T *tiles = reinterpret_cast<T *>(order_shared_words);
+    const int i0 = blockIdx.x * BX, j0 = blockIdx.y * ROWS;
+    const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
+    const bool edge = i0 < R || i0 + BX + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
+    const bool zface = k0 < R || k1 + R > s.nz;
+    if (edge) order_zasync_body<T, R, BX, BY, M, D, true, true>(out, u, s, c, h, k0, k1, tiles);
+    else if (zface) order_zasync_body<T, R, BX, BY, M, D, false, true>(out, u, s, c, h, k0, k1, tiles);
+    else order_zasync_body<T, R, BX, BY, M, D, false, false>(out, u, s, c, h, k0, k1, tiles);
+}
+
 /* R ghost layers of the exchanged faces in `faces`, packed as layers of the
  * face (layer m = distance m from the face, the face's points a fastest), or
  * unpacked from there: owned layer m of a face goes to ghost layer m of the
