@@ -765,8 +765,10 @@ template <typename T> __device__ __forceinline__ void order_copy_async16(T *to, 
 }
 #endif
 
-template <typename T, int BX, int BY, int M, int BLOCKS> struct order_async_occupancy {
-    enum { blocks = ORDER_OCCUPANCY_HINTS ? BLOCKS : 0 };
+/* NVIDIA: registers kept to BLOCKS blocks an SM, but two where the window of order 8 in double
+ * would spill under three's 80 registers (ptxas: 20 bytes, the march near the x and y faces). */
+template <typename T, int R, int BX, int BY, int M, int BLOCKS> struct order_async_occupancy {
+    enum { blocks = !ORDER_OCCUPANCY_HINTS ? 0 : BLOCKS > 2 && sizeof(T) * M * R > 48 ? 2 : BLOCKS };
 };
 
 template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, bool EDGE, bool ZFACE>
@@ -936,7 +938,7 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
 /* P: planes a barrier; D: groups of P planes of copies in flight; VEC: 16-byte copies (the field's
  * rows start on 16 bytes); BLOCKS: the blocks an SM the registers are kept to (NVIDIA). */
 template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, int BLOCKS>
-__global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, BX, BY, M, BLOCKS>::blocks))
+__global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M, BLOCKS>::blocks))
     order_zasync(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
                  int zchunk)
 {
