@@ -725,8 +725,9 @@ extern __shared__ double order_shared_words[] __attribute__((aligned(16)));
 /* A tile: ROWS + 2R rows of BX + 2R; S of them in the ring. */
 template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC> struct order_async_tiles {
     /* VEC: 16-byte copies of V values, whose global columns start on 16 bytes: the tile's columns
-     * start A >= R columns left of the block's (A a multiple of V, so that column 0 is aligned) */
-    enum { V = VEC ? 16 / (int)sizeof(T) : 1, A = (R + V - 1) / V * V };
+     * start A >= R columns left of the block's (A a multiple of V, so that column 0 is aligned).
+     * Double only: float's copies of four values have not run on a GPU yet (value by value there). */
+    enum { V = VEC && sizeof(T) == 8 ? 2 : 1, A = (R + V - 1) / V * V };
     enum { ROWS = BY * M, WIDE = BX + 2 * A, TILE = (ROWS + 2 * R) * WIDE, S = R + (D + 1) * P };
     /* elements copied a plane: the rows with their side columns, then the rows above and below */
     enum { MIDDLE = ROWS * WIDE, ELEMENTS = MIDDLE + 2 * R * BX, PER = (ELEMENTS + BX * BY - 1) / (BX * BY) };
@@ -780,7 +781,7 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
     constexpr int ROWS = shape::ROWS, WIDE = shape::WIDE, TILE = shape::TILE, S = shape::S, A = shape::A;
     /* blocks away from the x and y faces copy vectors (VEC); the others value by value, each value
      * past a face copied from its mirror image and transformed in place */
-    constexpr bool VECTORS = VEC && !EDGE;
+    constexpr bool VECTORS = VEC && !EDGE && shape::V > 1;
     constexpr int V = VECTORS ? shape::V : 1, PER = VECTORS ? shape::PER_V : shape::PER;
     constexpr int ELEMENTS = VECTORS ? shape::ELEMENTS_V : shape::ELEMENTS, MIDDLE = VECTORS ? shape::MIDDLE_V : shape::MIDDLE;
     /* the window: ring[n][(t - k0 + R) % L] holds plane t of row j + n; the march unrolled by U
