@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 
-PRODUCTION = re.compile(r"heat_tiled_nt|heat_zwindow|heat_zahead|heat_fused|material_step|order_zwindow|order_zplanes")
+PRODUCTION = re.compile(r"heat_tiled_nt|heat_zwindow|heat_zahead|heat_fused|material_step|order_zwindow|order_zplanes|order_zasync")
 CONTROL = re.compile(r"heat_tiledI")
 
 

@@ -693,6 +693,267 @@ __global__ void __launch_bounds__(BX *BY, (order_planes_occupancy<T, BX, BY, M, 
     else order_zplanes_body<T, R, BX, BY, M, P, false, false>(out, u, s, c, h, k0, k1, hrow, hcol, hvalid, rvalid, tiles);
 }
 
+/* order_zasync<P, D>: order_zroll's march (P planes a barrier) with every
+ * value read from device memory by asynchronous copies into shared memory
+ * instead of loads into registers. Each plane's whole tile (its rows, their R
+ * columns either side and the R rows above and below) goes through a ring of
+ * S = R + (D + 1) P tiles: the tiles of planes k .. k + R + P - 1 (the planes
+ * summed and those whose rows enter the window) and D groups of P planes in
+ * flight, issued D groups before they are read and holding no register
+ * meanwhile, so that more bytes are in flight at fewer registers a thread.
+ * The window of 2R + P planes a row stays in registers, its new planes read
+ * from their tiles. NVIDIA: cp.async; elsewhere a plain load and store (the
+ * same values, no overlap). Each point's sum is order_sum's, so the bits are
+ * order_zwindow's. */
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
+template <typename T> __device__ __forceinline__ void order_copy_async(T *to, const T *from)
+{
+    const unsigned at = (unsigned)__cvta_generic_to_shared(to);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(at), "l"(from), "n"((int)sizeof(T)) : "memory");
+}
+__device__ __forceinline__ void order_copies_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+/* this thread's copies but the last N groups have landed */
+template <int N> __device__ __forceinline__ void order_copies_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+#else
+template <typename T> __device__ __forceinline__ void order_copy_async(T *to, const T *from) { *to = *from; }
+__device__ __forceinline__ void order_copies_commit() {}
+template <int N> __device__ __forceinline__ void order_copies_wait() {}
+#endif
+
+extern __shared__ double order_shared_words[] __attribute__((aligned(16)));
+
+/* A tile: ROWS + 2R rows of BX + 2R; S of them in the ring. */
+template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC> struct order_async_tiles {
+    /* VEC: 16-byte copies of V values, whose global columns start on 16 bytes: the tile's columns
+     * start A >= R columns left of the block's (A a multiple of V, so that column 0 is aligned).
+     * Double only: float's copies of four values have not run on a GPU yet (value by value there). */
+    enum { V = VEC && sizeof(T) == 8 ? 2 : 1, A = (R + V - 1) / V * V };
+    enum { ROWS = BY * M, WIDE = BX + 2 * A, TILE = (ROWS + 2 * R) * WIDE, S = R + (D + 1) * P };
+    /* elements copied a plane: the rows with their side columns, then the rows above and below */
+    enum { MIDDLE = ROWS * WIDE, ELEMENTS = MIDDLE + 2 * R * BX, PER = (ELEMENTS + BX * BY - 1) / (BX * BY) };
+    /* the same counted in vectors of V values */
+    enum { MIDDLE_V = MIDDLE / V, ELEMENTS_V = MIDDLE_V + 2 * R * BX / V, PER_V = (ELEMENTS_V + BX * BY - 1) / (BX * BY) };
+    static constexpr size_t bytes = (size_t)S * TILE * sizeof(T);
+};
+
+/* Tile element (or vector of V values) e's row and column: e < MIDDLE (counted in vectors) the rows
+ * with their A columns either side, then the R rows above and below, the block's columns alone. */
+template <int R, int BX, int ROWS, int A, int V>
+__device__ __forceinline__ void order_async_place(int e, int &row, int &col)
+{
+    constexpr int WIDE = BX + 2 * A, MIDDLE = ROWS * WIDE / V;
+    if (e < MIDDLE) {
+        row = R + e / (WIDE / V), col = e % (WIDE / V) * V;
+    } else {
+        e -= MIDDLE;
+        const int r = e / (BX / V);
+        row = r < R ? r : r + ROWS, col = A + e % (BX / V) * V;
+    }
+}
+
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
+/* 16 bytes, cached in L2 only (cp.async.cg takes 16 bytes alone) */
+template <typename T> __device__ __forceinline__ void order_copy_async16(T *to, const T *from)
+{
+    const unsigned at = (unsigned)__cvta_generic_to_shared(to);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(at), "l"(from) : "memory");
+}
+#else
+template <typename T> __device__ __forceinline__ void order_copy_async16(T *to, const T *from)
+{
+#pragma unroll
+    for (int v = 0; v < 16 / (int)sizeof(T); ++v) to[v] = from[v];
+}
+#endif
+
+/* NVIDIA: registers kept to BLOCKS blocks an SM, but two where the window of order 8 in double
+ * would spill under three's 80 registers (ptxas: 20 bytes, the march near the x and y faces). */
+template <typename T, int R, int BX, int BY, int M, int BLOCKS> struct order_async_occupancy {
+    enum { blocks = !ORDER_OCCUPANCY_HINTS ? 0 : BLOCKS > 2 && sizeof(T) * M * R > 48 ? 2 : BLOCKS };
+};
+
+template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, bool EDGE, bool ZFACE>
+__device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
+                                                  const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
+                                                  T *__restrict__ tiles)
+{
+    typedef order_async_tiles<T, R, BX, BY, M, P, D, VEC> shape;
+    constexpr int ROWS = shape::ROWS, WIDE = shape::WIDE, TILE = shape::TILE, S = shape::S, A = shape::A;
+    /* blocks away from the x and y faces copy vectors (VEC); the others value by value, each value
+     * past a face copied from its mirror image and transformed in place */
+    constexpr bool VECTORS = VEC && !EDGE && shape::V > 1;
+    constexpr int V = VECTORS ? shape::V : 1, PER = VECTORS ? shape::PER_V : shape::PER;
+    constexpr int ELEMENTS = VECTORS ? shape::ELEMENTS_V : shape::ELEMENTS, MIDDLE = VECTORS ? shape::MIDDLE_V : shape::MIDDLE;
+    /* the window: ring[n][(t - k0 + R) % L] holds plane t of row j + n; the march unrolled by U
+     * groups of P planes, a whole number of turns of the ring, so that every slot is a constant */
+    constexpr int L = 2 * R + P, U = L % P == 0 ? L / P : L;
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + BX * ty;
+    const int i0 = blockIdx.x * BX, j0 = blockIdx.y * ROWS;
+    const int i = i0 + tx, j = j0 + ty * M;
+    const int sz = (int)s.sz;
+
+    /* This thread's tile elements: where each lands, where it is read from in a plane (EDGE: the
+     * mirrored owned point past an x or y face, and its transform), whether it exists, whether it
+     * is one of the rows' (the only ones copied of planes past the chunk, read only into windows). */
+    int tile_at[PER], plane_at[PER];
+    bool copied[PER], middle[PER], xy[PER];
+    T xy_shift[PER], xy_scale[PER];
+#pragma unroll
+    for (int p = 0; p < PER; ++p) {
+        const int e = tid + p * BX * BY;
+        int row, col;
+        order_async_place<R, BX, ROWS, A, V>(e < ELEMENTS ? e : 0, row, col);
+        const int gi = i0 - A + col, gj = j0 - R + row;
+        tile_at[p] = row * WIDE + col, plane_at[p] = gi + gj * s.sy, xy_shift[p] = (T)0, xy_scale[p] = (T)1;
+        copied[p] = e < ELEMENTS && gi >= -R && gi < s.nx + R && gj < s.ny + R;
+        middle[p] = e < MIDDLE;
+        xy[p] = EDGE && order_xy_mirror(gi, gj, s, h, plane_at[p], xy_shift[p], xy_scale[p]);
+    }
+    if (EDGE) { /* elements past the field's ghosts are never copied: zero, as order_zroll reads them */
+#pragma unroll
+        for (int p = 0; p < PER; ++p)
+            if (!copied[p] && tid + p * BX * BY < ELEMENTS)
+                for (int t = 0; t < S; ++t) tiles[t * TILE + tile_at[p]] = (T)0;
+    }
+    /* 32-bit offsets from a pointer fixed for the thread at plane k0 - R (the launcher keeps the chunk's
+     * planes within 2^31 values). */
+    const T *planes_from = order_opaque(u + (long)(k0 - R) * s.sz);
+    T *out_from[M];
+#pragma unroll
+    for (int n = 0; n < M; ++n) out_from[n] = order_opaque(out + (long)k0 * s.sz + i + (j + n) * s.sy);
+    auto after = [](int stage, int d) { return stage + d < S ? stage + d : stage + d - S; }; /* d < S */
+
+    /* Planes t .. t + N - 1 into ring places stage, stage + 1, ..., one group of copies; planes from
+     * k1 on: the rows alone, none from k1 + R on (an empty group keeps the count). */
+    auto copy_planes = [&](int t, int N, int stage) {
+        for (int q = 0; q < N; ++q, stage = after(stage, 1)) {
+            if (t + q >= k1 + R) break;
+            int from = t + q;
+            T shift, scale;
+            if (ZFACE) order_z_mirror(t + q, s, h, from, shift, scale); /* its transform: where the window reads it */
+            const T *plane = planes_from + (from - k0 + R) * sz;
+            T *tile = tiles + stage * TILE;
+#pragma unroll
+            for (int p = 0; p < PER; ++p)
+                if (copied[p] && (t + q < k1 || middle[p])) {
+                    if (VECTORS) order_copy_async16(tile + tile_at[p], plane + plane_at[p]);
+                    else order_copy_async(tile + tile_at[p], plane + plane_at[p]);
+                }
+        }
+        order_copies_commit();
+    };
+    /* EDGE: this thread's mirrored values of the tile in ring place `stage` once its copies landed
+     * (rows_only: a plane past the chunk, whose other values were not copied). */
+    auto mirror_xy = [&](int stage, bool rows_only) {
+        T *tile = tiles + stage * TILE;
+#pragma unroll
+        for (int p = 0; p < PER; ++p)
+            if (copied[p] && xy[p] && (!rows_only || middle[p])) tile[tile_at[p]] = xy_shift[p] + xy_scale[p] * tile[tile_at[p]];
+    };
+
+    T ring[M][L];
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        const bool valid = !EDGE || (i < s.nx + R && j + n < s.ny + R);
+#pragma unroll
+        for (int r = 0; r < 2 * R; ++r) {
+            T v = (T)0;
+            if (valid) {
+                if (EDGE) v = order_fetch(u, i, j + n, k0 - R + r, s, h);
+                else {
+                    int from;
+                    T shift, scale;
+                    const bool mirrored = order_z_mirror(k0 - R + r, s, h, from, shift, scale);
+                    v = u[i + (j + n) * s.sy + (long)from * s.sz];
+                    v = mirrored ? shift + scale * v : v;
+                }
+            }
+            ring[n][r] = v;
+        }
+    }
+    /* The chunk's first R planes (their rows are in the window already), then D groups of P. */
+    copy_planes(k0, R, 0);
+    for (int q = 0; q < D; ++q) copy_planes(k0 + R + q * P, P, R + q * P);
+    if (EDGE) { /* the chunk's first R planes never enter a window through their tiles */
+        order_copies_wait<D>();
+        for (int t = 0; t < R; ++t) mirror_xy(t, k0 + t >= k1);
+    }
+
+    /* Planes k .. k + P - 1 (group g, its constant part g % U once unrolled), plane k in ring place `stage`. */
+    auto group = [&](int g_in_turn, int k, int stage) {
+        order_copies_wait<D - 1>(); /* this thread's copies of planes k + R .. k + R + P - 1 have landed */
+        if (EDGE) {
+#pragma unroll
+            for (int q = 0; q < P; ++q)
+                if (P == 1 || k + q < k1) mirror_xy(after(stage, R + q), k + R + q >= k1);
+        }
+        __syncthreads(); /* their tiles are whole; every thread is done with planes k - P .. k - 1 */
+        copy_planes(k + R + D * P, P, after(stage, S - P));
+#pragma unroll
+        for (int q = 0; q < P; ++q) {
+            if (P > 1 && k + q >= k1) continue;
+            int from;
+            T shift = (T)0, scale = (T)1;
+            const bool mirrored = ZFACE && order_z_mirror(k + R + q, s, h, from, shift, scale);
+            const T *front = tiles + after(stage, R + q) * TILE;
+#pragma unroll
+            for (int n = 0; n < M; ++n) {
+                const T v = front[(R + ty * M + n) * WIDE + A + tx];
+                ring[n][(g_in_turn * P + q + 2 * R) % L] = mirrored ? shift + scale * v : v;
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < P; ++q) {
+            const T *tile = tiles + after(stage, q) * TILE;
+            const int base = g_in_turn * P + q + R; /* (base + d) % L: the ring slot of plane k + q + d */
+#pragma unroll
+            for (int n = 0; n < M; ++n) {
+                T zlo[R], ylo[R], xlo[R], xhi[R], yhi[R], zhi[R];
+                const int row = R + ty * M + n;
+                const T centre = ring[n][base % L];
+#pragma unroll
+                for (int m = 0; m < R; ++m) {
+                    zlo[m] = ring[n][(base + L - 1 - m) % L], zhi[m] = ring[n][(base + 1 + m) % L];
+                    ylo[m] = n - 1 - m >= 0 ? ring[n - 1 - m < 0 ? 0 : n - 1 - m][base % L] : tile[(row - 1 - m) * WIDE + A + tx];
+                    yhi[m] = n + 1 + m < M ? ring[n + 1 + m < M ? n + 1 + m : 0][base % L] : tile[(row + 1 + m) * WIDE + A + tx];
+                    xlo[m] = tile[row * WIDE + A + tx - 1 - m], xhi[m] = tile[row * WIDE + A + tx + 1 + m];
+                }
+                const T next = centre + c.alpha_dt * order_sum<T, R>(c, zlo, ylo, xlo, centre, xhi, yhi, zhi);
+                if ((P == 1 || k + q < k1) && (!EDGE || (i < s.nx && j + n < s.ny)))
+                    nontemporal_store(next, out_from[n] + (k + q - k0) * sz);
+            }
+        }
+    };
+    const int groups = (k1 - k0 + P - 1) / P;
+    int stage = 0;
+    for (int g0 = 0; g0 < groups; g0 += U) {
+#pragma unroll
+        for (int g = 0; g < U; ++g)
+            if (g0 + g < groups) {
+                group(g, k0 + (g0 + g) * P, stage);
+                stage = after(stage, P);
+            }
+    }
+}
+
+/* P: planes a barrier; D: groups of P planes of copies in flight; VEC: 16-byte copies (the field's
+ * rows start on 16 bytes); BLOCKS: the blocks an SM the registers are kept to (NVIDIA). */
+template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, int BLOCKS>
+__global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M, BLOCKS>::blocks))
+    order_zasync(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
+                 int zchunk)
+{
+    constexpr int ROWS = BY * M;
+    T *tiles = reinterpret_cast<T *>(order_shared_words);
+    const int i0 = blockIdx.x * BX, j0 = blockIdx.y * ROWS;
+    const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
+    const bool edge = i0 < R || i0 + BX + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
+    const bool zface = k0 < R || k1 + R > s.nz;
+    if (edge) order_zasync_body<T, R, BX, BY, M, P, D, VEC, true, true>(out, u, s, c, h, k0, k1, tiles);
+    else if (zface) order_zasync_body<T, R, BX, BY, M, P, D, VEC, false, true>(out, u, s, c, h, k0, k1, tiles);
+    else order_zasync_body<T, R, BX, BY, M, P, D, VEC, false, false>(out, u, s, c, h, k0, k1, tiles);
+}
+
 /* R ghost layers of the exchanged faces in `faces`, packed as layers of the
  * face (layer m = distance m from the face, the face's points a fastest), or
  * unpacked from there: owned layer m of a face goes to ghost layer m of the
