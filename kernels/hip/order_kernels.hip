@@ -782,16 +782,20 @@ template <typename T> __device__ __forceinline__ void order_copy_async16(order_c
 #endif
 
 /* NVIDIA: registers kept to BLOCKS blocks an SM, but to 512 threads where the window would spill
- * under 768 threads' 80 registers (ptxas, the march near the x and y faces: in double order 8 20
- * bytes, order 6 32 bytes with two rows a thread, 4 with two columns), and none where a thread
- * sums more than 16 bytes a plane of one row (four columns of doubles: 152 bytes under 128
- * registers). M rows and X columns a thread. */
+ * under 768 threads' 80 registers (ptxas, the march near the x and y faces: order 8 in double 20
+ * bytes with two rows a thread, order 6 in double 4 bytes with two columns), and none where a
+ * thread sums more than 16 bytes a plane of one row (four columns of doubles: 152 bytes under 128
+ * registers). hold_ends: the copies' ends held for the thread (order_zasync_body), but where 80
+ * registers already hold a window of 48 bytes (order 6 in double, two rows a thread: 32 to 48
+ * bytes of spill with them). M rows and X columns a thread. */
 template <typename T, int R, int BX, int BY, int M, int X, int BLOCKS> struct order_async_occupancy {
     enum {
-        blocks = !ORDER_OCCUPANCY_HINTS                                      ? 0
-                 : X * sizeof(T) > 16                                        ? 1
-                 : BLOCKS * BX * BY > 512 && sizeof(T) * M * X * R >= 48 ? 512 / (BX * BY)
-                                                                             : BLOCKS
+        window = sizeof(T) * M * X * R,
+        blocks = !ORDER_OCCUPANCY_HINTS                                                    ? 0
+                 : X * sizeof(T) > 16                                                      ? 1
+                 : BLOCKS * BX * BY > 512 && (window > 48 || (X > 1 && window >= 48)) ? 512 / (BX * BY)
+                                                                                           : BLOCKS,
+        hold_ends = !(blocks * BX * BY > 512 && window >= 48)
     };
 };
 
@@ -826,7 +830,7 @@ template <typename T, int X> __device__ __forceinline__ void order_store_values(
     }
 }
 
-template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, bool EDGE, bool ZFACE>
+template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, bool HOLD, bool EDGE, bool ZFACE>
 __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
                                                   const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
                                                   T *__restrict__ tiles)
@@ -871,14 +875,17 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
             if (!copied[p] && tid + p * THREADS < ELEMENTS)
                 for (int t = 0; t < S; ++t) tiles[t * TILE + tile_at[p]] = (T)0;
     }
-    /* Each copy's ends fixed for the thread (ring place 0, plane k0 - R), to which a copy adds 32-bit
-     * offsets (the launcher keeps the chunk's planes within 2^31 values): one instruction an end. */
+    /* HOLD: each copy's ends fixed for the thread (ring place 0, plane k0 - R), to which a copy adds
+     * 32-bit offsets (the launcher keeps the chunk's planes within 2^31 values): one instruction an
+     * end. Else a pointer to plane k0 - R and the tile, an address rebuilt each copy (fewer registers). */
     const T *planes_from = u + (long)(k0 - R) * s.sz;
     const T *copy_from[PER];
     order_copy_to copy_to[PER];
+    if constexpr (HOLD) {
 #pragma unroll
-    for (int p = 0; p < PER; ++p)
-        copy_from[p] = order_opaque(planes_from + plane_at[p]), copy_to[p] = order_copy_target(tiles + tile_at[p]);
+        for (int p = 0; p < PER; ++p)
+            copy_from[p] = order_opaque(planes_from + plane_at[p]), copy_to[p] = order_copy_target(tiles + tile_at[p]);
+    } else planes_from = order_opaque(planes_from);
     T *out_from[M];
 #pragma unroll
     for (int n = 0; n < M; ++n) out_from[n] = order_opaque(out + (long)k0 * s.sz + i + (j + n) * s.sy);
@@ -892,13 +899,24 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
             int from = t + q;
             T shift, scale;
             if (ZFACE) order_z_mirror(t + q, s, h, from, shift, scale); /* its transform: where the window reads it */
-            const int plane = (from - k0 + R) * sz, tile = stage * (int)(TILE * sizeof(T));
+            if constexpr (HOLD) {
+                const int plane = (from - k0 + R) * sz, tile = stage * (int)(TILE * sizeof(T));
 #pragma unroll
-            for (int p = 0; p < PER; ++p)
-                if (copied[p] && (t + q < k1 || middle[p])) {
-                    if (VECTORS) order_copy_async16(copy_to[p] + tile, copy_from[p] + plane);
-                    else order_copy_async(copy_to[p] + tile, copy_from[p] + plane);
-                }
+                for (int p = 0; p < PER; ++p)
+                    if (copied[p] && (t + q < k1 || middle[p])) {
+                        if (VECTORS) order_copy_async16(copy_to[p] + tile, copy_from[p] + plane);
+                        else order_copy_async(copy_to[p] + tile, copy_from[p] + plane);
+                    }
+            } else {
+                const T *plane = planes_from + (from - k0 + R) * sz;
+                T *tile = tiles + stage * TILE;
+#pragma unroll
+                for (int p = 0; p < PER; ++p)
+                    if (copied[p] && (t + q < k1 || middle[p])) {
+                        if (VECTORS) order_copy_async16(order_copy_target(tile + tile_at[p]), plane + plane_at[p]);
+                        else order_copy_async(order_copy_target(tile + tile_at[p]), plane + plane_at[p]);
+                    }
+            }
         }
         order_copies_commit();
     };
@@ -1036,9 +1054,10 @@ __global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M
     const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
     const bool edge = i0 < R || i0 + COLS + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
     const bool zface = k0 < R || k1 + R > s.nz;
-    if (edge) order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, true, true>(out, u, s, c, h, k0, k1, tiles);
-    else if (zface) order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, false, true>(out, u, s, c, h, k0, k1, tiles);
-    else order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, false, false>(out, u, s, c, h, k0, k1, tiles);
+    constexpr bool HOLD = order_async_occupancy<T, R, BX, BY, M, X, BLOCKS>::hold_ends;
+    if (edge) order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, true, true>(out, u, s, c, h, k0, k1, tiles);
+    else if (zface) order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, true>(out, u, s, c, h, k0, k1, tiles);
+    else order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false>(out, u, s, c, h, k0, k1, tiles);
 }
 
 /* R ghost layers of the exchanged faces in `faces`, packed as layers of the
