@@ -16,7 +16,8 @@
  *     Chebyshev and Jacobi) against the CPU backend within the CG tolerance.
  * max |gpu - ref| / max |ref| <= 1e-13 (double), 1e-5 (float) for the
  * explicit steps; 1e-8 and 1e-4 for the implicit ones.
- * usage: test_gpu_order [ORDER [explicit]]   (one order; the explicit steps alone)
+ * usage: test_gpu_order [ORDER [explicit [NAME]]]   (one order; the explicit steps alone; of the
+ *        variants after the first, whose bits the others must equal, those whose name holds NAME)
  */
 #include <stdint.h>
 
@@ -100,6 +101,9 @@ static int run_block(order_case *c, const heat_problem *p, heat_backend_request 
     return 0;
 }
 
+/* Of the variants after the first, those whose name holds it (NULL: all). */
+static const char *variant_filter;
+
 /* Every GPU variant: one step against the definition, `steps` against the CPU. */
 static int check_explicit(order_case *c, const char *what)
 {
@@ -121,7 +125,7 @@ static int check_explicit(order_case *c, const char *what)
     int count, failed = 0, checked = 0;
     EXPECT_OK(s->ops->bench->variants(s->state, &variants, &count));
     for (int v = 0; v < count; ++v) {
-        if (variants[v].laplacian) continue;
+        if (variants[v].laplacian || (first_name && variant_filter && !strstr(variants[v].kernel, variant_filter))) continue;
         double one, many;
         EXPECT_OK(heat_solver_set_field(s, initial, 0));
         EXPECT_OK(s->ops->bench->run_variant(s->state, &variants[v], 1));
@@ -207,6 +211,7 @@ static int checks(int argc, char **argv)
     const int only = argc > 1 ? atoi(argv[1]) : 0; /* an order alone, e.g. 8 */
     /* "explicit": the explicit kernels alone (the implicit ones' CPU runs take most of the time) */
     const int implicit = !(argc > 2 && strcmp(argv[2], "explicit") == 0);
+    variant_filter = argc > 3 ? argv[3] : NULL;
     int failed = 0;
     static const int rough[3] = {43, 29, 150}, interior[3] = {140, 76, 136};
     for (int order = 4; order <= 8; order += 2) {

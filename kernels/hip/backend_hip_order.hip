@@ -9,44 +9,43 @@
  */
 
 /* The thread blocks, tile factors and planes a barrier of order_zwindow
- * (planes 1), order_zplanes and order_zroll (roll: groups of planes whose
- * rows are loaded ahead) and order_zasync (planes 1, roll 0; copies: planes
- * of copies in flight): compile-time (the shared tiles' size, the window's
- * registers). */
+ * (planes 1) and order_zasync (planes 1, roll 0; copies: planes of copies in
+ * flight; its columns a thread are its launcher's X): compile-time (the
+ * shared tiles' size, the window's registers). order_zplanes and order_zroll
+ * (roll: groups of planes whose rows are loaded ahead) lost to order_zasync
+ * in every row measured; order_zplanes stays as its fallback. */
 struct order_shape {
     int block[3], tile, planes, roll, copies;
 };
 enum {
-    ORDER_32x8_M2, ORDER_32x8_M2_P2, ORDER_32x8_M2_P1_ROLL, ORDER_32x8_M2_P2_ROLL, ORDER_32x8_M2_C3, ORDER_32x8_M2_C3_B3,
-    ORDER_32x8_M2_C3V, ORDER_32x8_M2_C3V_B3, ORDER_32x8_M2_P2_C1V
+    ORDER_32x8_M2, ORDER_32x8_M2_C3, ORDER_32x8_M2_C3_B3, ORDER_32x8_M2_C3V, ORDER_32x8_M2_C3V_B3, ORDER_16x16_M1_X2_C3V,
+    ORDER_16x16_M1_X2_C3V_B3, ORDER_SHAPES
 };
 static const order_shape order_shapes[] = {
-    {{32, 8, 1}, 2, 1, 0, 0}, {{32, 8, 1}, 2, 2, 0, 0}, {{32, 8, 1}, 2, 1, 1, 0}, {{32, 8, 1}, 2, 2, 1, 0},
-    {{32, 8, 1}, 2, 1, 0, 3}, {{32, 8, 1}, 2, 1, 0, 3}, {{32, 8, 1}, 2, 1, 0, 3}, {{32, 8, 1}, 2, 1, 0, 3},
-    {{32, 8, 1}, 2, 2, 0, 1},
+    {{32, 8, 1}, 2, 1, 0, 0},  {{32, 8, 1}, 2, 1, 0, 3},  {{32, 8, 1}, 2, 1, 0, 3}, {{32, 8, 1}, 2, 1, 0, 3},
+    {{32, 8, 1}, 2, 1, 0, 3},  {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3},
 };
+static_assert(sizeof order_shapes / sizeof order_shapes[0] == ORDER_SHAPES, "a shape for every ORDER_*");
 
 /* The production candidates at orders above 2. zchunk: the planes each
  * thread marches through; fused = 1: no halo pass before a step.
- * order_zplanes<P>: order_zplanes, P planes a barrier. */
+ * order_zasync<D>[v][x<X>][b<B>]: D planes of copies in flight, v: 16-byte
+ * copies in double, x: X columns a thread (16-byte shared loads and stores;
+ * X = 4 lost in every row measured), b: registers kept to B blocks an SM. */
 struct order_entry {
     kernel_entry entry;
     int shape; /* ORDER_*, -1: the tuner's block candidates (order_point) */
 };
 
 #define ORDER_ZW(z, b, m) {{{"order_zwindow" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m}
-#define ORDER_ZP(z, b, m, p) {{{"order_zplanes" #p "_" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##_P##p}
-#define ORDER_ZR(z, b, m, p) {{{"order_zroll" #p "_" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##_P##p##_ROLL}
 #define ORDER_ZA(z, b, m, d, name) {{{"order_zasync" name "_" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##_##d}
 static const order_entry order_table[] = {
     {{{"order_point", 1, 0}, ORDER_POINT, 0, 1}, -1},
-    ORDER_ZW(64, 32x8, 2), ORDER_ZP(64, 32x8, 2, 2), ORDER_ZR(64, 32x8, 2, 1), ORDER_ZR(64, 32x8, 2, 2),
-    ORDER_ZA(64, 32x8, 2, C3, "3"), ORDER_ZA(64, 32x8, 2, C3_B3, "3b3"), ORDER_ZA(64, 32x8, 2, C3V, "3v"),
-    ORDER_ZA(64, 32x8, 2, C3V_B3, "3vb3"), ORDER_ZA(128, 32x8, 2, C3V, "3v"), ORDER_ZA(64, 32x8, 2, P2_C1V, "p2d1v"),
+    ORDER_ZW(64, 32x8, 2), ORDER_ZA(64, 32x8, 2, C3, "3"), ORDER_ZA(64, 32x8, 2, C3_B3, "3b3"),
+    ORDER_ZA(64, 32x8, 2, C3V, "3v"), ORDER_ZA(64, 32x8, 2, C3V_B3, "3vb3"), ORDER_ZA(64, 16x16, 1, X2_C3V, "3vx2"),
+    ORDER_ZA(64, 16x16, 1, X2_C3V_B3, "3vx2b3"),
 };
 #undef ORDER_ZW
-#undef ORDER_ZP
-#undef ORDER_ZR
 #undef ORDER_ZA
 enum { ORDER_COUNT = sizeof order_table / sizeof order_table[0] };
 
@@ -106,23 +105,28 @@ static void launch_order_zplanes(dim3 g, T *out, const T *in, const stencil_shap
     order_zplanes<T, R, BX, BY, M, P, 0><<<g, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk);
 }
 
-/* order_zasync, P planes a barrier, D groups of copies in flight, VEC: 16-byte copies, registers
- * kept to BLOCKS blocks an SM: its ring of tiles in dynamic shared memory, beyond the 48 KB a block
- * has by default in double. Its 32-bit offsets span a chunk's planes and their halo, its vectors
- * need rows that start on 16 bytes (the layout's are aligned); where either fails, order_zplanes'
- * march (the same bits). */
-template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, int BLOCKS>
+/* order_zasync, M rows and X columns a thread, P planes a barrier, D groups of copies in flight,
+ * VEC: 16-byte copies, registers kept to BLOCKS blocks an SM: its ring of tiles in dynamic shared
+ * memory, beyond the 48 KB a block has by default in double. Its 32-bit offsets span a chunk's
+ * planes and their halo, its vectors (VEC's copies, X > 1's stores) need rows that start on 16
+ * bytes (the layout's are aligned); where either fails, order_zplanes' march (the same bits; for
+ * X > 1 its 32 x 8 blocks of two rows, on their own grid). */
+template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS>
 static int launch_order_zasync(dim3 g, T *out, const T *in, const stencil_shape &p, const order_coeffs<T> &c,
                                const halo_coeffs<T> &h, int zchunk, hipStream_t q)
 {
-    const bool aligned = (reinterpret_cast<uintptr_t>(in) % 16 == 0 && p.sy * sizeof(T) % 16 == 0) || !VEC;
+    const bool aligned = (reinterpret_cast<uintptr_t>(in) % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0 &&
+                          p.sy * sizeof(T) % 16 == 0) ||
+                         (!VEC && X == 1);
     if ((long)(zchunk + 2 * R + 2 * P) * p.sz > std::numeric_limits<int>::max() || !aligned) {
-        launch_order_zplanes<T, R, BX, BY, M, P, 0>(g, out, in, p, c, h, zchunk, q);
+        if constexpr (X == 1) launch_order_zplanes<T, R, BX, BY, M, P, 0>(g, out, in, p, c, h, zchunk, q);
+        else launch_order_zplanes<T, R, 32, 8, 2, P, 0>(grid_for(p, dim3(32, 8, 1), 2, zchunk), out, in, p, c, h, zchunk, q);
         return HEAT_OK;
     }
-    constexpr size_t bytes = order_async_tiles<T, R, BX, BY, M, P, D, VEC>::bytes;
+    g.x = (unsigned)((p.nx + BX * X - 1) / (BX * X)); /* X columns a thread */
+    constexpr size_t bytes = order_async_tiles<T, R, BX, BY, M, P, D, VEC, X>::bytes;
     static_assert(bytes <= 64 * 1024, "shared memory a block may have on both vendors (AMD's LDS)");
-    auto kernel = order_zasync<T, R, BX, BY, M, P, D, VEC, BLOCKS>;
+    auto kernel = order_zasync<T, R, BX, BY, M, X, P, D, VEC, BLOCKS>;
     if (bytes > 48 * 1024) /* beyond the default a block may have */
         HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize,
                                      (int)bytes));
@@ -146,14 +150,13 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
     dim3 g = grid_for(p, block, e->variant.tile, e->zchunk);
     switch (order_of(e)->shape) {
     case ORDER_32x8_M2: launch_order_zwindow<T, R, 32, 8, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
-    case ORDER_32x8_M2_P2: launch_order_zplanes<T, R, 32, 8, 2, 2>(g, out, in, p, c, h, e->zchunk, q); break;
-    case ORDER_32x8_M2_P1_ROLL: launch_order_zplanes<T, R, 32, 8, 2, 1, 1>(g, out, in, p, c, h, e->zchunk, q); break;
-    case ORDER_32x8_M2_P2_ROLL: launch_order_zplanes<T, R, 32, 8, 2, 2, 1>(g, out, in, p, c, h, e->zchunk, q); break;
-    case ORDER_32x8_M2_C3: return launch_order_zasync<T, R, 32, 8, 2, 1, 3, false, 2>(g, out, in, p, c, h, e->zchunk, q);
-    case ORDER_32x8_M2_C3_B3: return launch_order_zasync<T, R, 32, 8, 2, 1, 3, false, 3>(g, out, in, p, c, h, e->zchunk, q);
-    case ORDER_32x8_M2_C3V: return launch_order_zasync<T, R, 32, 8, 2, 1, 3, true, 2>(g, out, in, p, c, h, e->zchunk, q);
-    case ORDER_32x8_M2_C3V_B3: return launch_order_zasync<T, R, 32, 8, 2, 1, 3, true, 3>(g, out, in, p, c, h, e->zchunk, q);
-    case ORDER_32x8_M2_P2_C1V: return launch_order_zasync<T, R, 32, 8, 2, 2, 1, true, 2>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_32x8_M2_C3: return launch_order_zasync<T, R, 32, 8, 2, 1, 1, 3, false, 2>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_32x8_M2_C3_B3: return launch_order_zasync<T, R, 32, 8, 2, 1, 1, 3, false, 3>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_32x8_M2_C3V: return launch_order_zasync<T, R, 32, 8, 2, 1, 1, 3, true, 2>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_32x8_M2_C3V_B3: return launch_order_zasync<T, R, 32, 8, 2, 1, 1, 3, true, 3>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_16x16_M1_X2_C3V: return launch_order_zasync<T, R, 16, 16, 1, 2, 1, 3, true, 2>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_16x16_M1_X2_C3V_B3:
+        return launch_order_zasync<T, R, 16, 16, 1, 2, 1, 3, true, 3>(g, out, in, p, c, h, e->zchunk, q);
     }
     return HEAT_OK;
 }

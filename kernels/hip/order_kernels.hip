@@ -703,93 +703,153 @@ __global__ void __launch_bounds__(BX *BY, (order_planes_occupancy<T, BX, BY, M, 
  * meanwhile, so that more bytes are in flight at fewer registers a thread.
  * The window of 2R + P planes a row stays in registers, its new planes read
  * from their tiles. NVIDIA: cp.async; elsewhere a plain load and store (the
- * same values, no overlap). Each point's sum is order_sum's, so the bits are
- * order_zwindow's. */
+ * same values, no overlap). X > 1: each thread sums X neighbouring columns of
+ * its rows, their windows in registers; its x neighbours inside those columns
+ * come from the windows, the others and its y neighbours from the tile as
+ * vectors of up to 16 bytes (two doubles, four floats), and it stores the X
+ * values at once: fewer shared loads, addresses and stores a point. Each
+ * point's sum is order_sum's, so the bits are order_zwindow's. */
 #if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
-template <typename T> __device__ __forceinline__ void order_copy_async(T *to, const T *from)
+/* A copy's place in shared memory as cp.async takes it (a 32-bit shared address), converted once a
+ * thread: converting a pointer costs three instructions a copy. Bytes are added to it. */
+typedef unsigned order_copy_to;
+__device__ __forceinline__ order_copy_to order_copy_target(void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+template <typename T> __device__ __forceinline__ void order_copy_async(order_copy_to to, const T *from)
 {
-    const unsigned at = (unsigned)__cvta_generic_to_shared(to);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(at), "l"(from), "n"((int)sizeof(T)) : "memory");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(to), "l"(from), "n"((int)sizeof(T)) : "memory");
 }
 __device__ __forceinline__ void order_copies_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 /* this thread's copies but the last N groups have landed */
 template <int N> __device__ __forceinline__ void order_copies_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
 #else
-template <typename T> __device__ __forceinline__ void order_copy_async(T *to, const T *from) { *to = *from; }
+typedef char *order_copy_to;
+__device__ __forceinline__ order_copy_to order_copy_target(void *p) { return static_cast<char *>(p); }
+template <typename T> __device__ __forceinline__ void order_copy_async(order_copy_to to, const T *from)
+{
+    *reinterpret_cast<T *>(to) = *from;
+}
 __device__ __forceinline__ void order_copies_commit() {}
 template <int N> __device__ __forceinline__ void order_copies_wait() {}
 #endif
 
 extern __shared__ double order_shared_words[] __attribute__((aligned(16)));
 
-/* A tile: ROWS + 2R rows of BX + 2R; S of them in the ring. */
-template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC> struct order_async_tiles {
-    /* VEC: 16-byte copies of V values, whose global columns start on 16 bytes: the tile's columns
-     * start A >= R columns left of the block's (A a multiple of V, so that column 0 is aligned).
-     * Double only: float's copies of four values have not run on a GPU yet (value by value there). */
-    enum { V = VEC && sizeof(T) == 8 ? 2 : 1, A = (R + V - 1) / V * V };
-    enum { ROWS = BY * M, WIDE = BX + 2 * A, TILE = (ROWS + 2 * R) * WIDE, S = R + (D + 1) * P };
+/* A tile: ROWS + 2R rows of COLS + 2A (COLS = BX X: X columns a thread); S of them in the ring. */
+template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, int X> struct order_async_tiles {
+    /* VEC: 16-byte copies of V values, whose global columns start on 16 bytes. X > 1: a thread reads
+     * its X columns and their x neighbours as shared vectors of VX values (at most 16 bytes). The
+     * tile's columns start A >= R columns left of the block's, A a multiple of V and VX, so that
+     * every vector is aligned. Double only: float's copies of four values have not run on a GPU yet
+     * (value by value there). */
+    enum { V = VEC && sizeof(T) == 8 ? 2 : 1, VX = X * sizeof(T) <= 16 ? X : 16 / sizeof(T) };
+    enum { ALIGN = V > VX ? V : VX, A = (R + ALIGN - 1) / ALIGN * ALIGN, RX = (R + VX - 1) / VX * VX };
+    enum { ROWS = BY * M, COLS = BX * X, WIDE = COLS + 2 * A, TILE = (ROWS + 2 * R) * WIDE, S = R + (D + 1) * P };
     /* elements copied a plane: the rows with their side columns, then the rows above and below */
-    enum { MIDDLE = ROWS * WIDE, ELEMENTS = MIDDLE + 2 * R * BX, PER = (ELEMENTS + BX * BY - 1) / (BX * BY) };
+    enum { THREADS = BX * BY, MIDDLE = ROWS * WIDE, ELEMENTS = MIDDLE + 2 * R * COLS, PER = (ELEMENTS + THREADS - 1) / THREADS };
     /* the same counted in vectors of V values */
-    enum { MIDDLE_V = MIDDLE / V, ELEMENTS_V = MIDDLE_V + 2 * R * BX / V, PER_V = (ELEMENTS_V + BX * BY - 1) / (BX * BY) };
+    enum { MIDDLE_V = MIDDLE / V, ELEMENTS_V = MIDDLE_V + 2 * R * COLS / V, PER_V = (ELEMENTS_V + THREADS - 1) / THREADS };
+    static_assert(X % VX == 0 && WIDE % VX == 0 && RX <= A, "the shared vectors lie on their own alignment");
     static constexpr size_t bytes = (size_t)S * TILE * sizeof(T);
 };
 
 /* Tile element (or vector of V values) e's row and column: e < MIDDLE (counted in vectors) the rows
  * with their A columns either side, then the R rows above and below, the block's columns alone. */
-template <int R, int BX, int ROWS, int A, int V>
+template <int R, int COLS, int ROWS, int A, int V>
 __device__ __forceinline__ void order_async_place(int e, int &row, int &col)
 {
-    constexpr int WIDE = BX + 2 * A, MIDDLE = ROWS * WIDE / V;
+    constexpr int WIDE = COLS + 2 * A, MIDDLE = ROWS * WIDE / V;
     if (e < MIDDLE) {
         row = R + e / (WIDE / V), col = e % (WIDE / V) * V;
     } else {
         e -= MIDDLE;
-        const int r = e / (BX / V);
-        row = r < R ? r : r + ROWS, col = A + e % (BX / V) * V;
+        const int r = e / (COLS / V);
+        row = r < R ? r : r + ROWS, col = A + e % (COLS / V) * V;
     }
 }
 
 #if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
 /* 16 bytes, cached in L2 only (cp.async.cg takes 16 bytes alone) */
-template <typename T> __device__ __forceinline__ void order_copy_async16(T *to, const T *from)
+template <typename T> __device__ __forceinline__ void order_copy_async16(order_copy_to to, const T *from)
 {
-    const unsigned at = (unsigned)__cvta_generic_to_shared(to);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(at), "l"(from) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(from) : "memory");
 }
 #else
-template <typename T> __device__ __forceinline__ void order_copy_async16(T *to, const T *from)
+template <typename T> __device__ __forceinline__ void order_copy_async16(order_copy_to to, const T *from)
 {
 #pragma unroll
-    for (int v = 0; v < 16 / (int)sizeof(T); ++v) to[v] = from[v];
+    for (int v = 0; v < 16 / (int)sizeof(T); ++v) reinterpret_cast<T *>(to)[v] = from[v];
 }
 #endif
 
-/* NVIDIA: registers kept to BLOCKS blocks an SM, but two where the window of order 8 in double
- * would spill under three's 80 registers (ptxas: 20 bytes, the march near the x and y faces). */
-template <typename T, int R, int BX, int BY, int M, int BLOCKS> struct order_async_occupancy {
-    enum { blocks = !ORDER_OCCUPANCY_HINTS ? 0 : BLOCKS > 2 && sizeof(T) * M * R > 48 ? 2 : BLOCKS };
+/* NVIDIA: registers kept to BLOCKS blocks an SM, but to 512 threads where the window would spill
+ * under 768 threads' 80 registers (ptxas, the march near the x and y faces: order 8 in double 20
+ * bytes with two rows a thread, order 6 in double 4 bytes with two columns), and none where a
+ * thread sums more than 16 bytes a plane of one row (four columns of doubles: 152 bytes under 128
+ * registers). hold_ends: the copies' ends held for the thread (order_zasync_body), but where 80
+ * registers already hold a window of 48 bytes (order 6 in double, two rows a thread: 32 to 48
+ * bytes of spill with them). M rows and X columns a thread. */
+template <typename T, int R, int BX, int BY, int M, int X, int BLOCKS> struct order_async_occupancy {
+    enum {
+        window = sizeof(T) * M * X * R,
+        blocks = !ORDER_OCCUPANCY_HINTS                                                    ? 0
+                 : X * sizeof(T) > 16                                                      ? 1
+                 : BLOCKS * BX * BY > 512 && (window > 48 || (X > 1 && window >= 48)) ? 512 / (BX * BY)
+                                                                                           : BLOCKS,
+        hold_ends = !(blocks * BX * BY > 512 && window >= 48)
+    };
 };
 
-template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, bool EDGE, bool ZFACE>
+/* N values of shared memory from `at`, aligned to VX values, as N / VX loads of VX values each
+ * (16 bytes at most: one instruction each). */
+template <typename T, int N> struct alignas(sizeof(T) * N) order_values {
+    T v[N];
+};
+template <int N, int VX, typename T> __device__ __forceinline__ void order_shared_values(const T *at, T (&v)[N])
+{
+#pragma unroll
+    for (int c = 0; c < N; c += VX) {
+        const order_values<T, VX> w = *reinterpret_cast<const order_values<T, VX> *>(at + c);
+#pragma unroll
+        for (int e = 0; e < VX; ++e) v[c + e] = w.v[e];
+    }
+}
+
+/* X consecutive values of a row to an address aligned to them (X > 1: 16 bytes, or 8 for two
+ * floats), in as few streaming stores as the vendor has. */
+template <typename T, int X> __device__ __forceinline__ void order_store_values(const T (&v)[X], T *at)
+{
+    if constexpr (X % 4 == 0 && sizeof(T) == 4) {
+#pragma unroll
+        for (int x = 0; x < X; x += 4) nontemporal_store_wide(v[x], v[x + 1], v[x + 2], v[x + 3], at + x);
+    } else if constexpr (X % 2 == 0) {
+#pragma unroll
+        for (int x = 0; x < X; x += 2) nontemporal_store_wide(v[x], v[x + 1], at + x);
+    } else {
+#pragma unroll
+        for (int x = 0; x < X; ++x) nontemporal_store(v[x], at + x);
+    }
+}
+
+template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, bool HOLD, bool EDGE, bool ZFACE>
 __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
                                                   const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
                                                   T *__restrict__ tiles)
 {
-    typedef order_async_tiles<T, R, BX, BY, M, P, D, VEC> shape;
-    constexpr int ROWS = shape::ROWS, WIDE = shape::WIDE, TILE = shape::TILE, S = shape::S, A = shape::A;
+    typedef order_async_tiles<T, R, BX, BY, M, P, D, VEC, X> shape;
+    constexpr int ROWS = shape::ROWS, COLS = shape::COLS, WIDE = shape::WIDE, TILE = shape::TILE, S = shape::S, A = shape::A;
+    constexpr int THREADS = shape::THREADS, VX = shape::VX, RX = shape::RX;
     /* blocks away from the x and y faces copy vectors (VEC); the others value by value, each value
      * past a face copied from its mirror image and transformed in place */
     constexpr bool VECTORS = VEC && !EDGE && shape::V > 1;
     constexpr int V = VECTORS ? shape::V : 1, PER = VECTORS ? shape::PER_V : shape::PER;
     constexpr int ELEMENTS = VECTORS ? shape::ELEMENTS_V : shape::ELEMENTS, MIDDLE = VECTORS ? shape::MIDDLE_V : shape::MIDDLE;
-    /* the window: ring[n][(t - k0 + R) % L] holds plane t of row j + n; the march unrolled by U
-     * groups of P planes, a whole number of turns of the ring, so that every slot is a constant */
+    /* the window: ring[n][x][(t - k0 + R) % L] holds plane t of column i + x, row j + n; the march
+     * unrolled by U groups of P planes, a whole number of turns of the ring, so that every slot is
+     * a constant */
     constexpr int L = 2 * R + P, U = L % P == 0 ? L / P : L;
     const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + BX * ty;
-    const int i0 = blockIdx.x * BX, j0 = blockIdx.y * ROWS;
-    const int i = i0 + tx, j = j0 + ty * M;
+    const int i0 = blockIdx.x * COLS, j0 = blockIdx.y * ROWS;
+    const int i = i0 + tx * X, j = j0 + ty * M; /* this thread's first column and row */
     const int sz = (int)s.sz;
 
     /* This thread's tile elements: where each lands, where it is read from in a plane (EDGE: the
@@ -800,9 +860,9 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
     T xy_shift[PER], xy_scale[PER];
 #pragma unroll
     for (int p = 0; p < PER; ++p) {
-        const int e = tid + p * BX * BY;
+        const int e = tid + p * THREADS;
         int row, col;
-        order_async_place<R, BX, ROWS, A, V>(e < ELEMENTS ? e : 0, row, col);
+        order_async_place<R, COLS, ROWS, A, V>(e < ELEMENTS ? e : 0, row, col);
         const int gi = i0 - A + col, gj = j0 - R + row;
         tile_at[p] = row * WIDE + col, plane_at[p] = gi + gj * s.sy, xy_shift[p] = (T)0, xy_scale[p] = (T)1;
         copied[p] = e < ELEMENTS && gi >= -R && gi < s.nx + R && gj < s.ny + R;
@@ -812,12 +872,20 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
     if (EDGE) { /* elements past the field's ghosts are never copied: zero, as order_zroll reads them */
 #pragma unroll
         for (int p = 0; p < PER; ++p)
-            if (!copied[p] && tid + p * BX * BY < ELEMENTS)
+            if (!copied[p] && tid + p * THREADS < ELEMENTS)
                 for (int t = 0; t < S; ++t) tiles[t * TILE + tile_at[p]] = (T)0;
     }
-    /* 32-bit offsets from a pointer fixed for the thread at plane k0 - R (the launcher keeps the chunk's
-     * planes within 2^31 values). */
-    const T *planes_from = order_opaque(u + (long)(k0 - R) * s.sz);
+    /* HOLD: each copy's ends fixed for the thread (ring place 0, plane k0 - R), to which a copy adds
+     * 32-bit offsets (the launcher keeps the chunk's planes within 2^31 values): one instruction an
+     * end. Else a pointer to plane k0 - R and the tile, an address rebuilt each copy (fewer registers). */
+    const T *planes_from = u + (long)(k0 - R) * s.sz;
+    const T *copy_from[PER];
+    order_copy_to copy_to[PER];
+    if constexpr (HOLD) {
+#pragma unroll
+        for (int p = 0; p < PER; ++p)
+            copy_from[p] = order_opaque(planes_from + plane_at[p]), copy_to[p] = order_copy_target(tiles + tile_at[p]);
+    } else planes_from = order_opaque(planes_from);
     T *out_from[M];
 #pragma unroll
     for (int n = 0; n < M; ++n) out_from[n] = order_opaque(out + (long)k0 * s.sz + i + (j + n) * s.sy);
@@ -831,14 +899,24 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
             int from = t + q;
             T shift, scale;
             if (ZFACE) order_z_mirror(t + q, s, h, from, shift, scale); /* its transform: where the window reads it */
-            const T *plane = planes_from + (from - k0 + R) * sz;
-            T *tile = tiles + stage * TILE;
+            if constexpr (HOLD) {
+                const int plane = (from - k0 + R) * sz, tile = stage * (int)(TILE * sizeof(T));
 #pragma unroll
-            for (int p = 0; p < PER; ++p)
-                if (copied[p] && (t + q < k1 || middle[p])) {
-                    if (VECTORS) order_copy_async16(tile + tile_at[p], plane + plane_at[p]);
-                    else order_copy_async(tile + tile_at[p], plane + plane_at[p]);
-                }
+                for (int p = 0; p < PER; ++p)
+                    if (copied[p] && (t + q < k1 || middle[p])) {
+                        if (VECTORS) order_copy_async16(copy_to[p] + tile, copy_from[p] + plane);
+                        else order_copy_async(copy_to[p] + tile, copy_from[p] + plane);
+                    }
+            } else {
+                const T *plane = planes_from + (from - k0 + R) * sz;
+                T *tile = tiles + stage * TILE;
+#pragma unroll
+                for (int p = 0; p < PER; ++p)
+                    if (copied[p] && (t + q < k1 || middle[p])) {
+                        if (VECTORS) order_copy_async16(order_copy_target(tile + tile_at[p]), plane + plane_at[p]);
+                        else order_copy_async(order_copy_target(tile + tile_at[p]), plane + plane_at[p]);
+                    }
+            }
         }
         order_copies_commit();
     };
@@ -851,24 +929,27 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
             if (copied[p] && xy[p] && (!rows_only || middle[p])) tile[tile_at[p]] = xy_shift[p] + xy_scale[p] * tile[tile_at[p]];
     };
 
-    T ring[M][L];
+    T ring[M][X][L];
 #pragma unroll
     for (int n = 0; n < M; ++n) {
-        const bool valid = !EDGE || (i < s.nx + R && j + n < s.ny + R);
 #pragma unroll
-        for (int r = 0; r < 2 * R; ++r) {
-            T v = (T)0;
-            if (valid) {
-                if (EDGE) v = order_fetch(u, i, j + n, k0 - R + r, s, h);
-                else {
-                    int from;
-                    T shift, scale;
-                    const bool mirrored = order_z_mirror(k0 - R + r, s, h, from, shift, scale);
-                    v = u[i + (j + n) * s.sy + (long)from * s.sz];
-                    v = mirrored ? shift + scale * v : v;
+        for (int x = 0; x < X; ++x) {
+            const bool valid = !EDGE || (i + x < s.nx + R && j + n < s.ny + R);
+#pragma unroll
+            for (int r = 0; r < 2 * R; ++r) {
+                T v = (T)0;
+                if (valid) {
+                    if (EDGE) v = order_fetch(u, i + x, j + n, k0 - R + r, s, h);
+                    else {
+                        int from;
+                        T shift, scale;
+                        const bool mirrored = order_z_mirror(k0 - R + r, s, h, from, shift, scale);
+                        v = u[i + x + (j + n) * s.sy + (long)from * s.sz];
+                        v = mirrored ? shift + scale * v : v;
+                    }
                 }
+                ring[n][x][r] = v;
             }
-            ring[n][r] = v;
         }
     }
     /* The chunk's first R planes (their rows are in the window already), then D groups of P. */
@@ -898,8 +979,10 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
             const T *front = tiles + after(stage, R + q) * TILE;
 #pragma unroll
             for (int n = 0; n < M; ++n) {
-                const T v = front[(R + ty * M + n) * WIDE + A + tx];
-                ring[n][(g_in_turn * P + q + 2 * R) % L] = mirrored ? shift + scale * v : v;
+                T v[X];
+                order_shared_values<X, VX>(front + (R + ty * M + n) * WIDE + A + tx * X, v);
+#pragma unroll
+                for (int x = 0; x < X; ++x) ring[n][x][(g_in_turn * P + q + 2 * R) % L] = mirrored ? shift + scale * v[x] : v[x];
             }
         }
 #pragma unroll
@@ -908,19 +991,40 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
             const int base = g_in_turn * P + q + R; /* (base + d) % L: the ring slot of plane k + q + d */
 #pragma unroll
             for (int n = 0; n < M; ++n) {
-                T zlo[R], ylo[R], xlo[R], xhi[R], yhi[R], zhi[R];
-                const int row = R + ty * M + n;
-                const T centre = ring[n][base % L];
+                /* from the tile: the y neighbours beyond this thread's rows, the x neighbours beyond its
+                 * columns (RX a side, whole vectors); the rest from the window's registers */
+                const T *at = tile + (R + ty * M + n) * WIDE + A + tx * X;
+                T above[R][X], below[R][X], left[RX], right[RX];
 #pragma unroll
                 for (int m = 0; m < R; ++m) {
-                    zlo[m] = ring[n][(base + L - 1 - m) % L], zhi[m] = ring[n][(base + 1 + m) % L];
-                    ylo[m] = n - 1 - m >= 0 ? ring[n - 1 - m < 0 ? 0 : n - 1 - m][base % L] : tile[(row - 1 - m) * WIDE + A + tx];
-                    yhi[m] = n + 1 + m < M ? ring[n + 1 + m < M ? n + 1 + m : 0][base % L] : tile[(row + 1 + m) * WIDE + A + tx];
-                    xlo[m] = tile[row * WIDE + A + tx - 1 - m], xhi[m] = tile[row * WIDE + A + tx + 1 + m];
+                    if (n - 1 - m < 0) order_shared_values<X, VX>(at - (1 + m) * WIDE, above[m]);
+                    if (n + 1 + m >= M) order_shared_values<X, VX>(at + (1 + m) * WIDE, below[m]);
                 }
-                const T next = centre + c.alpha_dt * order_sum<T, R>(c, zlo, ylo, xlo, centre, xhi, yhi, zhi);
-                if ((P == 1 || k + q < k1) && (!EDGE || (i < s.nx && j + n < s.ny)))
-                    nontemporal_store(next, out_from[n] + (k + q - k0) * sz);
+                order_shared_values<RX, VX>(at - RX, left);
+                order_shared_values<RX, VX>(at + X, right);
+                T next[X];
+#pragma unroll
+                for (int x = 0; x < X; ++x) {
+                    T zlo[R], ylo[R], xlo[R], xhi[R], yhi[R], zhi[R];
+                    const T centre = ring[n][x][base % L];
+#pragma unroll
+                    for (int m = 0; m < R; ++m) {
+                        zlo[m] = ring[n][x][(base + L - 1 - m) % L], zhi[m] = ring[n][x][(base + 1 + m) % L];
+                        ylo[m] = n - 1 - m >= 0 ? ring[n - 1 - m < 0 ? 0 : n - 1 - m][x][base % L] : above[m][x];
+                        yhi[m] = n + 1 + m < M ? ring[n + 1 + m < M ? n + 1 + m : 0][x][base % L] : below[m][x];
+                        xlo[m] = x - 1 - m >= 0 ? ring[n][x - 1 - m < 0 ? 0 : x - 1 - m][base % L] : left[x - 1 - m < 0 ? RX + x - 1 - m : 0];
+                        xhi[m] = x + 1 + m < X ? ring[n][x + 1 + m < X ? x + 1 + m : 0][base % L] : right[x + 1 + m < X ? 0 : x + 1 + m - X];
+                    }
+                    next[x] = centre + c.alpha_dt * order_sum<T, R>(c, zlo, ylo, xlo, centre, xhi, yhi, zhi);
+                }
+                if (P > 1 && k + q >= k1) continue;
+                T *to = out_from[n] + (k + q - k0) * sz;
+                if (!EDGE) order_store_values<T, X>(next, to);
+                else if (j + n < s.ny) {
+#pragma unroll
+                    for (int x = 0; x < X; ++x)
+                        if (i + x < s.nx) nontemporal_store(next[x], to + x);
+                }
             }
         }
     };
@@ -936,22 +1040,24 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
     }
 }
 
-/* P: planes a barrier; D: groups of P planes of copies in flight; VEC: 16-byte copies (the field's
- * rows start on 16 bytes); BLOCKS: the blocks an SM the registers are kept to (NVIDIA). */
-template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, int BLOCKS>
-__global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M, BLOCKS>::blocks))
+/* M rows and X columns a thread; P: planes a barrier; D: groups of P planes of copies in flight;
+ * VEC: 16-byte copies (the field's rows start on 16 bytes); BLOCKS: the blocks an SM the registers
+ * are kept to (NVIDIA). X > 1 also stores X values at once (the rows start on 16 bytes). */
+template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS>
+__global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M, X, BLOCKS>::blocks))
     order_zasync(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
                  int zchunk)
 {
-    constexpr int ROWS = BY * M;
+    constexpr int ROWS = BY * M, COLS = BX * X;
     T *tiles = reinterpret_cast<T *>(order_shared_words);
-    const int i0 = blockIdx.x * BX, j0 = blockIdx.y * ROWS;
+    const int i0 = blockIdx.x * COLS, j0 = blockIdx.y * ROWS;
     const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
-    const bool edge = i0 < R || i0 + BX + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
+    const bool edge = i0 < R || i0 + COLS + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
     const bool zface = k0 < R || k1 + R > s.nz;
-    if (edge) order_zasync_body<T, R, BX, BY, M, P, D, VEC, true, true>(out, u, s, c, h, k0, k1, tiles);
-    else if (zface) order_zasync_body<T, R, BX, BY, M, P, D, VEC, false, true>(out, u, s, c, h, k0, k1, tiles);
-    else order_zasync_body<T, R, BX, BY, M, P, D, VEC, false, false>(out, u, s, c, h, k0, k1, tiles);
+    constexpr bool HOLD = order_async_occupancy<T, R, BX, BY, M, X, BLOCKS>::hold_ends;
+    if (edge) order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, true, true>(out, u, s, c, h, k0, k1, tiles);
+    else if (zface) order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, true>(out, u, s, c, h, k0, k1, tiles);
+    else order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false>(out, u, s, c, h, k0, k1, tiles);
 }
 
 /* R ghost layers of the exchanged faces in `faces`, packed as layers of the
