@@ -3,7 +3,7 @@
  * mathematics: steady states that the flux form must hit exactly (two
  * materials in series, a convective face), the heat that sources and flux
  * faces bring, second order on a smooth conductivity field, the general
- * step against today's constant-coefficient one, and the clock of the
+ * step against the constant-coefficient one, and the clock of the
  * sources across a restart. Usage: test_materials <case>.
  */
 #include <omp.h>
@@ -241,7 +241,7 @@ static int smooth_order(void)
     return 0;
 }
 
-/* ---- one material: the general step against today's ---- */
+/* ---- one material: the general step against the constant-coefficient one ---- */
 
 static int one_material_precision(heat_precision precision, double tolerance)
 {
@@ -250,29 +250,29 @@ static int one_material_precision(heat_precision precision, double tolerance)
     p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.0};
     p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 3.0};
     p.dt = 0.9 * heat_dt_max(&p.grid, p.alpha);
-    void *initial = gaussian_field(&p), *today = test_alloc_field(&p), *general = test_alloc_field(&p);
+    void *initial = gaussian_field(&p), *constant = test_alloc_field(&p), *general = test_alloc_field(&p);
     const long steps = 25;
-    if (test_run(&p, HEAT_SELECT_CPU, initial, steps, today)) return 1;
+    if (test_run(&p, HEAT_SELECT_CPU, initial, steps, constant)) return 1;
     heat_materials m = {.material_count = 1, .material = {test_material("alpha", p.alpha, 1.0)}, .zone_count = 1,
                         .zone = {test_zone(0, 0.0)}};
     p.materials = &m;
     p.zones = test_paint_zones(&p, everywhere_zero);
     EXPECT(heat_materials_dt_max(&p.grid, p.bc, &m) == heat_dt_max(&p.grid, p.alpha),
-           "one material's stable step %.17g differs from today's %.17g", heat_materials_dt_max(&p.grid, p.bc, &m),
+           "one material's stable step %.17g differs from alpha's %.17g", heat_materials_dt_max(&p.grid, p.bc, &m),
            heat_dt_max(&p.grid, p.alpha));
     if (test_run(&p, HEAT_SELECT_CPU, initial, steps, general)) return 1;
     double worst = 0.0, moved = 0.0;
     for (long at = 0; at < heat_grid_points(&p.grid); ++at) {
-        double a = test_get(&p, today, at), b = test_get(&p, general, at);
+        double a = test_get(&p, constant, at), b = test_get(&p, general, at);
         worst = fmax(worst, fabs(a - b) / fabs(a));
         moved = fmax(moved, fabs(a - test_get(&p, initial, at)));
     }
-    printf("one material, %s: general step against today's after %ld steps: largest relative difference %.2e\n",
+    printf("one material, %s: general step against alpha's after %ld steps: largest relative difference %.2e\n",
            heat_precision_name(precision), steps, worst);
     EXPECT(moved > 0.1, "the steps changed nothing");
-    EXPECT(worst <= tolerance, "the general step differs from today's by %.3g (relative) in %s", worst,
+    EXPECT(worst <= tolerance, "the general step differs from alpha's by %.3g (relative) in %s", worst,
            heat_precision_name(precision));
-    free(initial), free(today), free(general), free((void *)p.zones);
+    free(initial), free(constant), free(general), free((void *)p.zones);
     return 0;
 }
 
@@ -415,7 +415,7 @@ static int implicit_sources_kind(const implicit_kind *kind)
 
 static int implicit_sources(void) { return for_each_implicit_kind(implicit_sources_kind); }
 
-/* One material (k = alpha, rho c = 1): the general implicit step against today's, to the CG tolerance. */
+/* One material (k = alpha, rho c = 1): the general implicit step against alpha's, to the CG tolerance. */
 static int implicit_one_material_kind(const implicit_kind *kind)
 {
     heat_problem p = test_problem(24, 20, 12, 1.0, 0.7, 0.5, HEAT_DOUBLE);
@@ -424,8 +424,8 @@ static int implicit_one_material_kind(const implicit_kind *kind)
     p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 3.0};
     p.dt = 30.0 * heat_dt_max(&p.grid, p.alpha);
     p.implicit = implicit_settings(kind, 1e-12);
-    void *initial = gaussian_field(&p), *today = test_alloc_field(&p), *general = test_alloc_field(&p);
-    if (test_run(&p, HEAT_SELECT_CPU, initial, 6, today)) return 1;
+    void *initial = gaussian_field(&p), *constant = test_alloc_field(&p), *general = test_alloc_field(&p);
+    if (test_run(&p, HEAT_SELECT_CPU, initial, 6, constant)) return 1;
     heat_materials m = {.material_count = 1, .material = {test_material("alpha", p.alpha, 1.0)}, .zone_count = 1,
                         .zone = {test_zone(0, 0.0)}};
     p.materials = &m;
@@ -433,10 +433,10 @@ static int implicit_one_material_kind(const implicit_kind *kind)
     if (test_run(&p, HEAT_SELECT_CPU, initial, 6, general)) return 1;
     double worst = 0.0;
     for (long at = 0; at < heat_grid_points(&p.grid); ++at)
-        worst = fmax(worst, fabs(test_get(&p, today, at) - test_get(&p, general, at)));
-    printf("implicit %s, one material: general against today's, largest difference %.2e\n", kind->name, worst);
-    EXPECT(worst <= 1e-9, "%s: the general implicit step differs from today's by %.3g", kind->name, worst);
-    free(initial), free(today), free(general), free((void *)p.zones);
+        worst = fmax(worst, fabs(test_get(&p, constant, at) - test_get(&p, general, at)));
+    printf("implicit %s, one material: general against alpha's, largest difference %.2e\n", kind->name, worst);
+    EXPECT(worst <= 1e-9, "%s: the general implicit step differs from alpha's by %.3g", kind->name, worst);
+    free(initial), free(constant), free(general), free((void *)p.zones);
     return 0;
 }
 
