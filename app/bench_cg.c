@@ -38,7 +38,7 @@ typedef struct cg_run {
     int chebyshev, first;
 } cg_run;
 
-static int iterate(cg_run *c)
+static int cg_run_iterate(cg_run *c)
 {
     const heat_cg_ops *cg = c->s->ops->cg;
     double pq, rr, rz;
@@ -51,7 +51,7 @@ static int iterate(cg_run *c)
     return HEAT_OK;
 }
 
-static int start(cg_run *c)
+static int cg_run_start(cg_run *c)
 {
     const heat_cg_ops *cg = c->s->ops->cg;
     double rr;
@@ -76,7 +76,7 @@ static int time_cg(heat_solver *s, int reps, cg_timing *t)
     cg_run c = {s, 0.0, s->problem.implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV, 1};
     double *ms = malloc(sizeof *ms * reps), pq;
     HEAT_CHECK(ms, "out of memory");
-    int status = start(&c);
+    int status = cg_run_start(&c);
     for (int r = 0; r < reps && status == HEAT_OK; ++r) {
         double t0 = progress_now();
         status = s->ops->cg->apply(s->state, &pq);
@@ -86,16 +86,16 @@ static int time_cg(heat_solver *s, int reps, cg_timing *t)
     t->apply_ms = ms[reps / 2];
     free(ms);
     HEAT_CALL(status);
-    HEAT_CALL(start(&c));
-    for (int w = 0; w < WARMUP_ITERATIONS; ++w) HEAT_CALL(iterate(&c));
+    HEAT_CALL(cg_run_start(&c));
+    for (int w = 0; w < WARMUP_ITERATIONS; ++w) HEAT_CALL(cg_run_iterate(&c));
     double t0 = progress_now();
-    for (int r = 0; r < reps; ++r) HEAT_CALL(iterate(&c));
+    for (int r = 0; r < reps; ++r) HEAT_CALL(cg_run_iterate(&c));
     HEAT_CALL(s->ops->cg->apply(s->state, &pq));
     t->iteration_ms = ((progress_now() - t0) * 1e3 - t->apply_ms) / reps;
     return HEAT_OK;
 }
 
-static int create(const heat_cli *cli, heat_preconditioner pc, int degree, heat_solver **s)
+static int create_bench_solver(const heat_cli *cli, heat_preconditioner pc, int degree, heat_solver **s)
 {
     char reason[256];
     int gpu = cli->backend != BACKEND_CPU && heat_backend_hip && heat_hip_available(reason, sizeof reason);
@@ -116,7 +116,7 @@ static void print_row(const char *what, double vectors, double ms, double points
 int bench_cg(const heat_cli *cli)
 {
     heat_solver *s;
-    HEAT_CALL(create(cli, HEAT_PRECOND_JACOBI, 1, &s));
+    HEAT_CALL(create_bench_solver(cli, HEAT_PRECOND_JACOBI, 1, &s));
     const heat_problem *p = &s->problem;
     size_t elem = heat_precision_size(p->precision);
     double points = (double)heat_grid_points(&p->grid), copy_ms, copy_bytes;
@@ -130,11 +130,11 @@ int bench_cg(const heat_cli *cli)
            heat_precision_name(p->precision), cli->reps);
     heat_solver_destroy(&s);
     HEAT_CALL(status);
-    HEAT_CALL(create(cli, HEAT_PRECOND_CHEBYSHEV, 2, &s));
+    HEAT_CALL(create_bench_solver(cli, HEAT_PRECOND_CHEBYSHEV, 2, &s));
     status = time_cg(s, cli->reps, &cheb2);
     heat_solver_destroy(&s);
     HEAT_CALL(status);
-    HEAT_CALL(create(cli, HEAT_PRECOND_CHEBYSHEV, 8, &s));
+    HEAT_CALL(create_bench_solver(cli, HEAT_PRECOND_CHEBYSHEV, 8, &s));
     status = time_cg(s, cli->reps, &cheb8);
     double again_ms, again_bytes;
     if (status == HEAT_OK) status = s->ops->bench->time_copy(s->state, cli->reps, &again_ms, &again_bytes);

@@ -120,7 +120,41 @@ static int check_output_file(const char *option, const char *path)
     return HEAT_OK;
 }
 
-enum { OPT_SET = 256, OPT_RESTART, OPT_BACKEND, OPT_VERSION, OPT_SIZE, OPT_PRECISION, OPT_REPS, OPT_JSON, OPT_IO, OPT_IO_DIR, OPT_CHANGE_SCHEME, OPT_CG, OPT_OVERWRITE, OPT_LEVEL, OPT_TRANSPORT, OPT_CHANGE_PROBLEM, OPT_ORDER };
+enum {
+    OPT_SET = 256, OPT_RESTART, OPT_BACKEND, OPT_VERSION, OPT_SIZE, OPT_PRECISION, OPT_REPS, OPT_JSON, OPT_IO,
+    OPT_IO_DIR, OPT_CHANGE_SCHEME, OPT_CG, OPT_OVERWRITE, OPT_LEVEL, OPT_TRANSPORT, OPT_CHANGE_PROBLEM, OPT_ORDER
+};
+
+static const struct option run_options[] = {
+    {"set", required_argument, 0, OPT_SET},
+    {"restart", required_argument, 0, OPT_RESTART},
+    {"backend", required_argument, 0, OPT_BACKEND},
+    {"quiet", no_argument, 0, 'q'},
+    {"verbose", no_argument, 0, 'v'},
+    {"allow-scheme-change", no_argument, 0, OPT_CHANGE_SCHEME},
+    {"allow-problem-change", no_argument, 0, OPT_CHANGE_PROBLEM},
+    {"overwrite", no_argument, 0, OPT_OVERWRITE},
+    {"help", no_argument, 0, 'h'},
+    {"version", no_argument, 0, OPT_VERSION},
+    {0, 0, 0, 0},
+};
+
+static const struct option bench_options[] = {
+    {"backend", required_argument, 0, OPT_BACKEND},
+    {"size", required_argument, 0, OPT_SIZE},
+    {"precision", required_argument, 0, OPT_PRECISION},
+    {"reps", required_argument, 0, OPT_REPS},
+    {"json", required_argument, 0, OPT_JSON},
+    {"io", no_argument, 0, OPT_IO},
+    {"io-dir", required_argument, 0, OPT_IO_DIR},
+    {"level", required_argument, 0, OPT_LEVEL},
+    {"transport", required_argument, 0, OPT_TRANSPORT},
+    {"cg", no_argument, 0, OPT_CG},
+    {"order", required_argument, 0, OPT_ORDER},
+    {"quiet", no_argument, 0, 'q'},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
 
 /* --transport: parallel.transport's words, in par_transport's order. */
 static int parse_transport(const char *text, int *transport)
@@ -171,40 +205,16 @@ static int handle_option(int opt, heat_cli *cli)
     }
 }
 
-int cli_parse(int argc, char **argv, heat_cli *cli)
+/* bench: no argument beside the options; the --json file can be written. */
+static int check_bench_arguments(int argc, char **argv, const heat_cli *cli)
 {
-    memset(cli, 0, sizeof *cli);
-    cli->backend = -1;
-    cli->reps = 50;
-    cli->io_dir = "/tmp";
-    cli->level = 1;
-    int first = 1;
-    if (argc > 1 && strcmp(argv[1], "bench") == 0) cli->bench = 1, first = 2;
-    static const struct option run_options[] = {
-        {"set", required_argument, 0, OPT_SET}, {"restart", required_argument, 0, OPT_RESTART},
-        {"backend", required_argument, 0, OPT_BACKEND}, {"quiet", no_argument, 0, 'q'},
-        {"verbose", no_argument, 0, 'v'}, {"allow-scheme-change", no_argument, 0, OPT_CHANGE_SCHEME},
-        {"allow-problem-change", no_argument, 0, OPT_CHANGE_PROBLEM},
-        {"overwrite", no_argument, 0, OPT_OVERWRITE}, {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0}};
-    static const struct option bench_options[] = {
-        {"backend", required_argument, 0, OPT_BACKEND}, {"size", required_argument, 0, OPT_SIZE},
-        {"precision", required_argument, 0, OPT_PRECISION}, {"reps", required_argument, 0, OPT_REPS},
-        {"json", required_argument, 0, OPT_JSON}, {"io", no_argument, 0, OPT_IO},
-        {"io-dir", required_argument, 0, OPT_IO_DIR}, {"level", required_argument, 0, OPT_LEVEL}, {"transport", required_argument, 0, OPT_TRANSPORT}, {"cg", no_argument, 0, OPT_CG}, {"order", required_argument, 0, OPT_ORDER}, {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    optind = first;
-    opterr = 0;
-    for (int opt; (opt = getopt_long(argc, argv, cli->bench ? "qh" : "qvh", cli->bench ? bench_options : run_options, NULL)) != -1;) {
-        if (opt == '?' || opt == ':')
-            return heat_error(HEAT_ERR_CONFIG, "%s: unknown option or missing value; see heatsolve --help",
-                              argv[optind - 1]);
-        HEAT_CALL(handle_option(opt, cli));
-    }
-    if (cli->help || cli->version) return HEAT_OK;
-    if (cli->bench) {
-        if (optind < argc) return heat_error(HEAT_ERR_CONFIG, "bench takes no argument '%s'", argv[optind]);
-        return cli->json ? check_output_file("--json", cli->json) : HEAT_OK;
-    }
+    if (optind < argc) return heat_error(HEAT_ERR_CONFIG, "bench takes no argument '%s'", argv[optind]);
+    return cli->json ? check_output_file("--json", cli->json) : HEAT_OK;
+}
+
+/* A run: exactly one CONFIG file (into cli->config), and a --restart that can be honoured. */
+static int check_run_arguments(int argc, char **argv, heat_cli *cli)
+{
     if (optind != argc - 1)
         return heat_error(HEAT_ERR_CONFIG, optind < argc ? "expected one CONFIG file, got several" :
                           "missing CONFIG file; usage: heatsolve [options] CONFIG (see --help)");
@@ -217,4 +227,27 @@ int cli_parse(int argc, char **argv, heat_cli *cli)
         return heat_error(HEAT_ERR_CONFIG, "--restart %s: %s; give an existing checkpoint file, or --restart latest "
                           "for the newest one in output.dir", cli->restart, strerror(errno));
     return HEAT_OK;
+}
+
+int cli_parse(int argc, char **argv, heat_cli *cli)
+{
+    memset(cli, 0, sizeof *cli);
+    cli->backend = -1;
+    cli->reps = 50;
+    cli->io_dir = "/tmp";
+    cli->level = 1;
+    int first = 1;
+    if (argc > 1 && strcmp(argv[1], "bench") == 0) cli->bench = 1, first = 2;
+    const char *short_options = cli->bench ? "qh" : "qvh";
+    const struct option *long_options = cli->bench ? bench_options : run_options;
+    optind = first;
+    opterr = 0;
+    for (int opt; (opt = getopt_long(argc, argv, short_options, long_options, NULL)) != -1;) {
+        if (opt == '?' || opt == ':')
+            return heat_error(HEAT_ERR_CONFIG, "%s: unknown option or missing value; see heatsolve --help",
+                              argv[optind - 1]);
+        HEAT_CALL(handle_option(opt, cli));
+    }
+    if (cli->help || cli->version) return HEAT_OK;
+    return cli->bench ? check_bench_arguments(argc, argv, cli) : check_run_arguments(argc, argv, cli);
 }

@@ -116,12 +116,25 @@ static void print_scheme(const heat_implicit *im)
            im->max_iterations);
 }
 
-
 /* Explicit Euler's largest stable step: the materials' (solver/materials.h) or alpha's at the space order's. */
 static double stable_dt(const heat_problem *p)
 {
     return heat_materials_active(p->materials) ? heat_materials_dt_max(&p->grid, p->bc, p->materials)
                                                : heat_space_dt_max(&p->grid, p->alpha, heat_space_radius(p));
+}
+
+/* What runs where: backend, device and kernel, the whole grid and the step, the threads (CPU) or the GPUs' visibility,
+ * the ranks' layout, the implicit scheme. problem: this rank's block of whole. */
+static void print_solver(const heat_run *r, const heat_problem *whole, const heat_problem *problem, int verbose)
+{
+    const heat_solver *s = r->solver;
+    printf("backend %s on %s; kernel %s\ngrid %d x %d x %d, dt = %.6g (dt_max = %.6g), steps to %ld\n", s->ops->name,
+           s->ops->device_name(s->state), s->ops->kernel_description(s->state), whole->grid.n[0], whole->grid.n[1],
+           whole->grid.n[2], problem->dt, stable_dt(whole), r->config.steps);
+    if (runs_on_cpu(r)) printf("OpenMP: %s\n", threads_binding());
+    else if (verbose && gpu_visibility_note()) printf("%s\n", gpu_visibility_note());
+    if (heat_domain_is_split(&r->domain)) ranks_print_layout(&r->domain.decomp, !runs_on_cpu(r), r->parts);
+    if (problem->implicit.scheme != HEAT_EULER) print_scheme(&problem->implicit);
 }
 
 static int create_solver(heat_run *r, int verbose)
@@ -139,16 +152,7 @@ static int create_solver(heat_run *r, int verbose)
                                                 &r->solver)));
     HEAT_CALL(agree(r, ranks_checkpoint_parts(&r->domain.decomp, problem.precision, &r->parts)));
     if (verbose && problem.implicit.scheme != HEAT_EULER) r->solver->cg_log = stdout;
-    if (r->quiet) return HEAT_OK;
-    printf("backend %s on %s; kernel %s\ngrid %d x %d x %d, dt = %.6g (dt_max = %.6g), steps to %ld\n",
-           r->solver->ops->name, r->solver->ops->device_name(r->solver->state),
-           r->solver->ops->kernel_description(r->solver->state), whole.grid.n[0], whole.grid.n[1],
-           whole.grid.n[2], problem.dt, stable_dt(&whole), r->config.steps);
-    if (r->solver->ops == &heat_backend_cpu) printf("OpenMP: %s\n", threads_binding());
-    else if (verbose && gpu_visibility_note()) printf("%s\n", gpu_visibility_note());
-    if (heat_domain_is_split(&r->domain))
-        ranks_print_layout(&r->domain.decomp, r->solver->ops != &heat_backend_cpu, r->parts);
-    if (problem.implicit.scheme != HEAT_EULER) print_scheme(&problem.implicit);
+    if (!r->quiet) print_solver(r, &whole, &problem, verbose);
     return HEAT_OK;
 }
 
@@ -212,8 +216,7 @@ static int create_writer(heat_run *r, const heat_field_stats *initial)
 /* Makes room (waits for the oldest write if every snapshot buffer is
  * taken), snapshots the field and hands it over as a restart checkpoint or
  * (frame = 1) a frame for viewing. last: the run steps no more, so the
- * write may compress on every core instead of the writer's share (on 2
- * cores a 256^3 double checkpoint takes about half as long). */
+ * write may compress on every core instead of the writer's share. */
 static int write_output(heat_run *r, int frame, int last)
 {
     int status = r->writer ? ckpt_writer_make_room(r->writer) : HEAT_OK;
@@ -332,6 +335,29 @@ static int prepare_stepping(heat_run *r, run_totals *totals)
     return HEAT_OK;
 }
 
+/* The summary's figures once the last write is done (collective: ranks_describe). */
+static int collect_totals(heat_run *r, run_totals *totals, double loop_start)
+{
+    totals->wall_seconds = progress_now() - loop_start;
+    totals->snapshot_seconds = snapshots_seconds(r->snapshots);
+    totals->clock_checkpoints = r->schedule.clock_checkpoints;
+    if (r->history) totals->history_path = history_path(r->history), totals->history_rows = history_rows(r->history);
+    HEAT_CALL(ranks_describe(&r->domain, r->solver, r->schedule.stepping_seconds, totals));
+    totals->points = (double)heat_grid_points(&r->config.grid);
+    return HEAT_OK;
+}
+
+/* 128 + the signal that stopped the run after its checkpoint (the root says how to go on); 0 otherwise. */
+static int stop_status(const heat_run *r)
+{
+    int sig = r->schedule.stop_signal;
+    if (sig && par_is_root()) {
+        fprintf(stderr, "heatsolve: stopped by signal %d at step %ld after writing its checkpoint; continue with "
+                        "--restart latest\n", sig, r->solver->step);
+    }
+    return sig ? 128 + sig : HEAT_OK;
+}
+
 /* After the last step: the GPU goes while the last writes finish; the
  * summary; the exit status says whether the final state is on disk. */
 static int finish(heat_run *r, run_totals *totals, double loop_start)
@@ -342,24 +368,14 @@ static int finish(heat_run *r, run_totals *totals, double loop_start)
     int status = r->writer ? ckpt_writer_wait(r->writer) : HEAT_OK;
     if (r->config.output.on_write_error) status = HEAT_OK;
     HEAT_CALL(agree(r, status));
-    totals->wall_seconds = progress_now() - loop_start;
-    totals->snapshot_seconds = snapshots_seconds(r->snapshots);
-    totals->clock_checkpoints = r->schedule.clock_checkpoints;
-    if (r->history) totals->history_path = history_path(r->history), totals->history_rows = history_rows(r->history);
-    HEAT_CALL(ranks_describe(&r->domain, r->solver, r->schedule.stepping_seconds, totals));
-    totals->points = (double)heat_grid_points(&r->config.grid);
+    HEAT_CALL(collect_totals(r, totals, loop_start));
     if (r->writer) {
         ckpt_writer_stats writes = ckpt_writer_get_stats(r->writer);
         if (!r->quiet) report_summary(r->solver, &writes, totals);
         status = check_final_state(r, &writes);
     }
     HEAT_CALL(agree(r, status));
-    int sig = r->schedule.stop_signal;
-    if (sig && par_is_root()) {
-        fprintf(stderr, "heatsolve: stopped by signal %d at step %ld after writing its checkpoint; continue with "
-                        "--restart latest\n", sig, r->solver->step);
-    }
-    return sig ? 128 + sig : HEAT_OK;
+    return stop_status(r);
 }
 
 static int run(const heat_cli *cli, heat_run *r)

@@ -34,7 +34,8 @@ typedef struct h5_scope {
     const char *path; /* file being read or written, for messages */
 } h5_scope;
 
-static hid_t keep(h5_scope *s, hid_t id, herr_t (*close)(hid_t))
+/* Returns id, recorded so that h5_scope_close closes it with `close`; a failed call's id (< 0) is not recorded. */
+static hid_t h5_scope_keep(h5_scope *s, hid_t id, herr_t (*close)(hid_t))
 {
     if (id >= 0 && s->count < 24) s->ids[s->count] = id, s->close[s->count++] = close;
     return id;
@@ -110,9 +111,9 @@ void ckpt_path(char *buf, size_t len, const char *dir, const char *name, long st
 static int write_attr_in(h5_scope *s, hid_t loc, const char *name, hid_t type, int rank, hsize_t n,
                          const void *data)
 {
-    hid_t space = keep(s, rank ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_SCALAR), H5Sclose);
+    hid_t space = h5_scope_keep(s, rank ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_SCALAR), H5Sclose);
     H5TRY(s, space);
-    hid_t attr = keep(s, H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    hid_t attr = h5_scope_keep(s, H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
     H5TRY(s, attr);
     H5TRY(s, H5Awrite(attr, type, data));
     return HEAT_OK;
@@ -131,7 +132,7 @@ static int write_attr(h5_scope *s, hid_t loc, const char *name, hid_t type, int 
 static int write_string_attr(h5_scope *s, hid_t loc, const char *name, const char *text)
 {
     h5_scope local = {.path = s->path};
-    hid_t type = keep(&local, H5Tcopy(H5T_C_S1), H5Tclose);
+    hid_t type = h5_scope_keep(&local, H5Tcopy(H5T_C_S1), H5Tclose);
     int status = type < 0 || H5Tset_size(type, strlen(text) > 0 ? strlen(text) : 1) < 0 ||
                          H5Tset_strpad(type, H5T_STR_NULLPAD) < 0
                      ? h5_failed(s, "H5Tcopy/H5Tset_size")
@@ -142,7 +143,7 @@ static int write_string_attr(h5_scope *s, hid_t loc, const char *name, const cha
 
 static int write_vtkhdf_group(h5_scope *s, hid_t file, const ckpt_meta *m)
 {
-    hid_t vtk = keep(s, H5Gcreate2(file, "VTKHDF", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    hid_t vtk = h5_scope_keep(s, H5Gcreate2(file, "VTKHDF", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
     H5TRY(s, vtk);
     int version[2] = {1, 0};
     int extent[6] = {0, m->grid.n[0] - 1, 0, m->grid.n[1] - 1, 0, m->grid.n[2] - 1};
@@ -154,7 +155,7 @@ static int write_vtkhdf_group(h5_scope *s, hid_t file, const ckpt_meta *m)
     HEAT_CALL(write_attr(s, vtk, "Origin", H5T_NATIVE_DOUBLE, 1, 3, origin));
     HEAT_CALL(write_attr(s, vtk, "Spacing", H5T_NATIVE_DOUBLE, 1, 3, m->grid.h));
     HEAT_CALL(write_attr(s, vtk, "Direction", H5T_NATIVE_DOUBLE, 1, 9, direction));
-    H5TRY(s, keep(s, H5Gcreate2(vtk, "PointData", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose));
+    H5TRY(s, h5_scope_keep(s, H5Gcreate2(vtk, "PointData", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose));
     return HEAT_OK;
 }
 
@@ -210,7 +211,7 @@ static int read_energy(hid_t restart, const char *path, double energy_in[4], int
 static int write_restart_group(h5_scope *s, hid_t file, const ckpt_meta *m, const chunk_plan *plan,
                                const uint32_t *crcs)
 {
-    hid_t g = keep(s, H5Gcreate2(file, "restart", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    hid_t g = h5_scope_keep(s, H5Gcreate2(file, "restart", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
     H5TRY(s, g);
     long long step = m->step;
     int format = CKPT_FORMAT_VERSION, bc_type[FACE_COUNT], space_order = m->space_order > 0 ? m->space_order : 2;
@@ -234,12 +235,13 @@ static int write_restart_group(h5_scope *s, hid_t file, const ckpt_meta *m, cons
     int restartable = !m->frame;
     HEAT_CALL(write_attr(s, g, "restartable", H5T_NATIVE_INT, 0, 1, &restartable));
     hsize_t n = (hsize_t)chunk_plan_total(plan);
-    hid_t space = keep(s, H5Screate_simple(1, &n, NULL), H5Sclose);
+    hid_t space = h5_scope_keep(s, H5Screate_simple(1, &n, NULL), H5Sclose);
     H5TRY(s, space);
-    hid_t dcpl = keep(s, H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    hid_t dcpl = h5_scope_keep(s, H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
     H5TRY(s, dcpl);
     H5TRY(s, H5Pset_obj_track_times(dcpl, 0)); /* no clock in the file: the same run gives the same bytes */
-    hid_t d = keep(s, H5Dcreate2(g, "chunk_crc32", H5T_STD_U32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
+    hid_t d = h5_scope_keep(s, H5Dcreate2(g, "chunk_crc32", H5T_STD_U32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+                            H5Dclose);
     H5TRY(s, d);
     H5TRY(s, H5Dwrite(d, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, crcs));
     if (m->materials) HEAT_CALL(ckpt_materials_write(m->materials, s->path, file, g, m->bc));
@@ -254,16 +256,16 @@ static int create_field_dataset(h5_scope *s, hid_t file, const ckpt_meta *m, con
 {
     hsize_t dims[3] = {(hsize_t)plan->dims[0], (hsize_t)plan->dims[1], (hsize_t)plan->dims[2]};
     hsize_t chunk[3] = {(hsize_t)plan->chunk[0], (hsize_t)plan->chunk[1], (hsize_t)plan->chunk[2]};
-    hid_t space = keep(s, H5Screate_simple(3, dims, NULL), H5Sclose);
+    hid_t space = h5_scope_keep(s, H5Screate_simple(3, dims, NULL), H5Sclose);
     H5TRY(s, space);
-    hid_t dcpl = keep(s, H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    hid_t dcpl = h5_scope_keep(s, H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
     H5TRY(s, dcpl);
     H5TRY(s, H5Pset_obj_track_times(dcpl, 0)); /* the same field gives the same file, whoever wrote it when */
     H5TRY(s, H5Pset_chunk(dcpl, 3, chunk));
     if (level > 0 && shuffle) H5TRY(s, H5Pset_shuffle(dcpl));
     if (level > 0) H5TRY(s, H5Pset_deflate(dcpl, (unsigned)level));
-    *dset = keep(s, H5Dcreate2(file, "VTKHDF/PointData/temperature", file_type(m->precision), space, H5P_DEFAULT,
-                               dcpl, H5P_DEFAULT), H5Dclose);
+    *dset = h5_scope_keep(s, H5Dcreate2(file, "VTKHDF/PointData/temperature", file_type(m->precision), space,
+                                        H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
     H5TRY(s, *dset);
     return HEAT_OK;
 }
@@ -362,7 +364,7 @@ static void discard_file(h5_scope *open_objects, hid_t file, int fd)
 static int write_file(h5_scope *s, const char *tmp, const ckpt_meta *m, const field_source *field,
                       const ckpt_codec *codec, ckpt_write_stats *stats)
 {
-    hid_t fcpl = keep(s, H5Pcreate(H5P_FILE_CREATE), H5Pclose);
+    hid_t fcpl = h5_scope_keep(s, H5Pcreate(H5P_FILE_CREATE), H5Pclose);
     H5TRY(s, fcpl);
     H5TRY(s, H5Pset_userblock(fcpl, USER_BLOCK));
     errno = 0;
@@ -506,9 +508,9 @@ static int not_checkpoint(const char *path, const char *why)
 static int read_attr_in(h5_scope *s, hid_t loc, const char *name, hid_t type, hsize_t expect, void *out)
 {
     if (H5Aexists(loc, name) <= 0) return not_checkpoint(s->path, name);
-    hid_t attr = keep(s, H5Aopen(loc, name, H5P_DEFAULT), H5Aclose);
+    hid_t attr = h5_scope_keep(s, H5Aopen(loc, name, H5P_DEFAULT), H5Aclose);
     H5TRY(s, attr);
-    hid_t space = keep(s, H5Aget_space(attr), H5Sclose);
+    hid_t space = h5_scope_keep(s, H5Aget_space(attr), H5Sclose);
     H5TRY(s, space);
     hssize_t n = H5Sget_simple_extent_npoints(space);
     if (n != (hssize_t)expect) return not_checkpoint(s->path, "an attribute has the wrong size");
@@ -527,9 +529,9 @@ static int read_attr(h5_scope *s, hid_t loc, const char *name, hid_t type, hsize
 static int read_string_attr_in(h5_scope *s, hid_t loc, const char *name, char **out)
 {
     if (H5Aexists(loc, name) <= 0) return not_checkpoint(s->path, name);
-    hid_t attr = keep(s, H5Aopen(loc, name, H5P_DEFAULT), H5Aclose);
+    hid_t attr = h5_scope_keep(s, H5Aopen(loc, name, H5P_DEFAULT), H5Aclose);
     H5TRY(s, attr);
-    hid_t type = keep(s, H5Aget_type(attr), H5Tclose);
+    hid_t type = h5_scope_keep(s, H5Aget_type(attr), H5Tclose);
     H5TRY(s, type);
     if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) != 0)
         return not_checkpoint(s->path, "a string attribute has another type");
@@ -593,7 +595,7 @@ static int read_frame_mark(h5_scope *s, hid_t g, ckpt_meta *m)
 static int read_restart_group(h5_scope *s, hid_t file, ckpt_meta *m)
 {
     if (H5Lexists(file, "restart", H5P_DEFAULT) <= 0) return not_checkpoint(s->path, "no /restart group");
-    hid_t g = keep(s, H5Gopen2(file, "restart", H5P_DEFAULT), H5Gclose);
+    hid_t g = h5_scope_keep(s, H5Gopen2(file, "restart", H5P_DEFAULT), H5Gclose);
     H5TRY(s, g);
     long long step;
     int bc_type[FACE_COUNT];
@@ -664,7 +666,7 @@ static int open_checkpoint(h5_scope *s, const char *path, hid_t *file)
         return has_magic ? heat_error(HEAT_ERR_RUNTIME, "%s is corrupt or truncated: its checksum does not match; "
                                       "restart from an earlier checkpoint", path)
                          : not_checkpoint(path, "no heatsolve header: another program's file, or not HDF5 at all");
-    *file = keep(s, H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    *file = h5_scope_keep(s, H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
     if (*file < 0) return not_checkpoint(path, "HDF5 cannot open it");
     return HEAT_OK;
 }
@@ -674,7 +676,7 @@ static int open_checkpoint(h5_scope *s, const char *path, hid_t *file)
  * planes), with no filters or deflate, optionally after shuffle. */
 static int read_filters(h5_scope *s, hid_t dset, chunk_plan *plan, int *compressed, int *shuffle)
 {
-    hid_t dcpl = keep(s, H5Dget_create_plist(dset), H5Pclose);
+    hid_t dcpl = h5_scope_keep(s, H5Dget_create_plist(dset), H5Pclose);
     H5TRY(s, dcpl);
     hsize_t chunk[3];
     if (H5Pget_layout(dcpl) != H5D_CHUNKED || H5Pget_chunk(dcpl, 3, chunk) != 3 || chunk[0] < 1 ||
@@ -719,9 +721,9 @@ static int read_crcs(h5_scope *s, hid_t file, const chunk_plan *plan, chunk_data
 {
     int total = chunk_plan_total(plan);
     if (H5Lexists(file, "restart/chunk_crc32", H5P_DEFAULT) <= 0) return not_checkpoint(s->path, "no checksums");
-    hid_t d = keep(s, H5Dopen2(file, "restart/chunk_crc32", H5P_DEFAULT), H5Dclose);
+    hid_t d = h5_scope_keep(s, H5Dopen2(file, "restart/chunk_crc32", H5P_DEFAULT), H5Dclose);
     H5TRY(s, d);
-    hid_t space = keep(s, H5Dget_space(d), H5Sclose);
+    hid_t space = h5_scope_keep(s, H5Dget_space(d), H5Sclose);
     H5TRY(s, space);
     if (H5Sget_simple_extent_npoints(space) != total) return not_checkpoint(s->path, "checksum count differs");
     uint32_t *crcs = malloc(sizeof *crcs * (size_t)total);
@@ -738,9 +740,9 @@ static int read_field(h5_scope *s, hid_t file, const ckpt_meta *m, void *field)
     if (H5Lexists(file, "VTKHDF", H5P_DEFAULT) <= 0 || H5Lexists(file, "VTKHDF/PointData", H5P_DEFAULT) <= 0 ||
         H5Lexists(file, "VTKHDF/PointData/temperature", H5P_DEFAULT) <= 0)
         return not_checkpoint(s->path, "no /VTKHDF/PointData/temperature");
-    hid_t dset = keep(s, H5Dopen2(file, "VTKHDF/PointData/temperature", H5P_DEFAULT), H5Dclose);
+    hid_t dset = h5_scope_keep(s, H5Dopen2(file, "VTKHDF/PointData/temperature", H5P_DEFAULT), H5Dclose);
     H5TRY(s, dset);
-    hid_t space = keep(s, H5Dget_space(dset), H5Sclose);
+    hid_t space = h5_scope_keep(s, H5Dget_space(dset), H5Sclose);
     hsize_t dims[3];
     if (space < 0 || H5Sget_simple_extent_ndims(space) != 3 || H5Sget_simple_extent_dims(space, dims, NULL) != 3 ||
         dims[0] != (hsize_t)m->grid.n[2] || dims[1] != (hsize_t)m->grid.n[1] || dims[2] != (hsize_t)m->grid.n[0])

@@ -190,7 +190,7 @@ static ckpt_meta file_meta(const ckpt_job *job)
  * before the checkpoint is listed, and the listing's folder fsync makes both
  * durable. A PNG that cannot be written (a full disk) costs only itself: the
  * checkpoint, complete on disk, is still listed. */
-static void draw(ckpt_job *job, const char *path)
+static void draw_quick_look(ckpt_job *job, const char *path)
 {
     double start = omp_get_wtime();
     if (write_png(job, path) != HEAT_OK)
@@ -296,7 +296,7 @@ static void *job_main(void *arg)
     if (w->options.parts) status = write_parts(job, status, path, &file); /* the other writers wait for this one's part */
     else if (status == HEAT_OK) status = write_whole(job, path, &file);
     int lists = !w->options.parts || w->options.parts->rank == 0;
-    if (status == HEAT_OK && lists) draw(job, path);
+    if (status == HEAT_OK && lists) draw_quick_look(job, path);
     status = lists ? list_in_turn(job, status) : status;
     if (status != HEAT_OK)
         fprintf(stderr, "heatsolve: the checkpoint of step %ld was not written; earlier checkpoints and the "

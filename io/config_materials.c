@@ -32,7 +32,7 @@ int config_materials_owns(const char *name) { return strcmp(name, "materials") =
 
 /* ---- locations, names ------------------------------------------------------------------------- */
 
-static void where(const config_setting_t *s, const char *origin, char *buf, size_t len)
+static void setting_location(const config_setting_t *s, const char *origin, char *buf, size_t len)
 {
     int line = (int)config_setting_source_line(s);
     if (line > 0) snprintf(buf, len, "%s:%d", origin, line);
@@ -58,7 +58,7 @@ static int element_error(const element *e, const config_setting_t *at, const cha
                          const char *fix)
 {
     char loc[600];
-    where(at ? at : e->s, e->origin, loc, sizeof loc);
+    setting_location(at ? at : e->s, e->origin, loc, sizeof loc);
     char message[1400];
     snprintf(message, sizeof message, fmt, what);
     return heat_error(HEAT_ERR_CONFIG, "%s: %s[%d]: %s; %s (see docs/CONFIG.md)", loc, e->list, e->index, message, fix);
@@ -160,7 +160,7 @@ static int read_word(const element *e, const char *key, const char *const *words
 static int list_of_groups(const config_setting_t *list, const char *name, const char *origin, int most)
 {
     char loc[600];
-    where(list, origin, loc, sizeof loc);
+    setting_location(list, origin, loc, sizeof loc);
     int type = config_setting_type(list);
     if (type != CONFIG_TYPE_LIST && !(type == CONFIG_TYPE_ARRAY && config_setting_length(list) == 0))
         return heat_error(HEAT_ERR_CONFIG, "%s: %s must be a list of groups: %s = ( { ... }, { ... } ); (see "
@@ -171,7 +171,7 @@ static int list_of_groups(const config_setting_t *list, const char *name, const 
     for (int i = 0; i < config_setting_length(list); ++i) {
         const config_setting_t *s = config_setting_get_elem(list, (unsigned)i);
         if (config_setting_type(s) == CONFIG_TYPE_GROUP) continue;
-        where(s, origin, loc, sizeof loc);
+        setting_location(s, origin, loc, sizeof loc);
         return heat_error(HEAT_ERR_CONFIG, "%s: %s[%d] must be a group { key = value; ... }", loc, name, i);
     }
     return HEAT_OK;
@@ -212,7 +212,7 @@ static int read_materials(const config_setting_t *list, const char *origin, heat
     HEAT_CALL(list_of_groups(list, "materials", origin, HEAT_MATERIALS_MAX));
     if (config_setting_length(list) == 0) {
         char loc[600];
-        where(list, origin, loc, sizeof loc);
+        setting_location(list, origin, loc, sizeof loc);
         return heat_error(HEAT_ERR_CONFIG, "%s: materials is empty; give at least the background material, "
                           "e.g. materials = ( { name = \"air\"; conductivity = 0.026; density = 1.2; "
                           "specific_heat = 1005.0; } );", loc);
@@ -372,7 +372,7 @@ static int check_face(const config_t *cf, const char *origin, const heat_config 
     if (type != HEAT_BC_CONVECTIVE && type != HEAT_BC_FLUX) return HEAT_OK;
     char path[64], loc[600];
     snprintf(path, sizeof path, "boundary.%s.type", face_names[f]);
-    where(config_lookup(cf, path), origin, loc, sizeof loc);
+    setting_location(config_lookup(cf, path), origin, loc, sizeof loc);
     const char *name = type == HEAT_BC_CONVECTIVE ? "convective" : "flux";
     if (!heat_materials_active(&c->materials))
         return heat_error(HEAT_ERR_CONFIG, "%s: boundary.%s.type = \"%s\" needs `materials` (its conductivity "
@@ -399,7 +399,7 @@ int config_materials_read(const config_t *cf, const char *origin, heat_config *c
     const config_setting_t *regions = config_lookup(cf, "regions");
     if (regions && !materials) {
         char loc[600];
-        where(regions, origin, loc, sizeof loc);
+        setting_location(regions, origin, loc, sizeof loc);
         return heat_error(HEAT_ERR_CONFIG, "%s: regions need `materials` to name their material; add a materials "
                           "list (its first entry is the background) (see docs/CONFIG.md)", loc);
     }
@@ -425,21 +425,16 @@ double config_materials_dt_max(const heat_config *c)
 
 /* ---- the effective configuration -------------------------------------------------------------- */
 
-static config_setting_t *add(config_setting_t *group, const char *name, int type)
-{
-    return config_setting_add(group, name, type);
-}
-
 static int add_float(config_setting_t *group, const char *name, double v)
 {
-    config_setting_t *s = add(group, name, CONFIG_TYPE_FLOAT);
+    config_setting_t *s = config_setting_add(group, name, CONFIG_TYPE_FLOAT);
     HEAT_CHECK(s && config_setting_set_float(s, v) == CONFIG_TRUE, "libconfig could not add '%s'", name);
     return HEAT_OK;
 }
 
 static int add_floats(config_setting_t *group, const char *name, const double *v, int count)
 {
-    config_setting_t *s = add(group, name, CONFIG_TYPE_ARRAY);
+    config_setting_t *s = config_setting_add(group, name, CONFIG_TYPE_ARRAY);
     HEAT_CHECK(s, "libconfig could not add '%s'", name);
     for (int i = 0; i < count; ++i) HEAT_CHECK(config_setting_set_float_elem(s, -1, v[i]), "libconfig: '%s'", name);
     return HEAT_OK;
@@ -447,14 +442,14 @@ static int add_floats(config_setting_t *group, const char *name, const double *v
 
 static int add_string(config_setting_t *group, const char *name, const char *v)
 {
-    config_setting_t *s = add(group, name, CONFIG_TYPE_STRING);
+    config_setting_t *s = config_setting_add(group, name, CONFIG_TYPE_STRING);
     HEAT_CHECK(s && config_setting_set_string(s, v) == CONFIG_TRUE, "libconfig could not add '%s'", name);
     return HEAT_OK;
 }
 
 static int render_material(config_setting_t *list, const heat_material *m)
 {
-    config_setting_t *g = add(list, NULL, CONFIG_TYPE_GROUP);
+    config_setting_t *g = config_setting_add(list, NULL, CONFIG_TYPE_GROUP);
     HEAT_CHECK(g, "libconfig could not add a material");
     HEAT_CALL(add_string(g, "name", m->name));
     HEAT_CALL(add_float(g, "conductivity", m->conductivity));
@@ -483,7 +478,7 @@ static int render_shape(config_setting_t *g, const heat_region *r)
 
 static int render_region(config_setting_t *list, const heat_config *c, const heat_region *r)
 {
-    config_setting_t *g = add(list, NULL, CONFIG_TYPE_GROUP);
+    config_setting_t *g = config_setting_add(list, NULL, CONFIG_TYPE_GROUP);
     HEAT_CHECK(g, "libconfig could not add a region");
     HEAT_CALL(add_string(g, "shape", shape_words[r->shape]));
     HEAT_CALL(render_shape(g, r));
@@ -499,11 +494,11 @@ int config_materials_render(config_t *out, const heat_config *c)
 {
     if (!heat_materials_active(&c->materials)) return HEAT_OK;
     config_setting_t *root = config_root_setting(out);
-    config_setting_t *materials = add(root, "materials", CONFIG_TYPE_LIST);
+    config_setting_t *materials = config_setting_add(root, "materials", CONFIG_TYPE_LIST);
     HEAT_CHECK(materials, "libconfig could not add the materials");
     for (int i = 0; i < c->materials.material_count; ++i) HEAT_CALL(render_material(materials, &c->materials.material[i]));
     if (c->regions.count == 0) return HEAT_OK;
-    config_setting_t *regions = add(root, "regions", CONFIG_TYPE_LIST);
+    config_setting_t *regions = config_setting_add(root, "regions", CONFIG_TYPE_LIST);
     HEAT_CHECK(regions, "libconfig could not add the regions");
     for (int i = 0; i < c->regions.count; ++i) HEAT_CALL(render_region(regions, c, &c->regions.region[i]));
     return HEAT_OK;

@@ -358,28 +358,6 @@ int par_scatter_field(const heat_decomp *d, const void *global, void *local, siz
     return move_field(d, local, (void *)global, elem, 0);
 }
 
-#ifndef HEATSOLVE_DEVICE_TRANSPORT
-/* Without the NVIDIA backend the GPU backend (if any) stages its faces through host memory. */
-int par_device_select(par_transport wanted)
-{
-    if (wanted != TRANSPORT_MPI && wanted != TRANSPORT_NCCL) return HEAT_OK;
-    return heat_error(HEAT_ERR_CONFIG, "parallel.transport = \"%s\": this heatsolve moves halos GPU to GPU only in "
-                      "an NVIDIA build with MPI (-DHEATSOLVE_GPU=nvidia -DHEATSOLVE_MPI=ON); use \"auto\" or \"host\"",
-                      wanted == TRANSPORT_MPI ? "mpi" : "nccl");
-}
-int par_device_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                        const size_t bytes[FACE_COUNT], void *stream)
-{
-    (void)d, (void)send, (void)recv, (void)bytes, (void)stream;
-    return heat_error(HEAT_ERR_RUNTIME, "heatsolve was built without a GPU-to-GPU transport");
-}
-const char *par_device_transport(void) { return NULL; }
-int par_device_exchange_blocks(void) { return 0; }
-int par_device_alloc(void **buffer, size_t bytes) { return (void)bytes, *buffer = NULL, HEAT_OK; }
-int par_device_free(void *buffer) { return (void)buffer, 0; }
-void par_device_release(void) {}
-#endif
-
 int par_parts_available(void) { return parts_ != MPI_COMM_NULL; }
 
 static int part_size(size_t bytes, const char *what)

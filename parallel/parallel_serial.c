@@ -84,20 +84,6 @@ int par_scatter_field(const heat_decomp *d, const void *global, void *local, siz
     return 0;
 }
 
-/* One process stages its periodic faces itself: parallel.transport has nothing to choose. */
-int par_device_select(par_transport wanted) { return (void)wanted, HEAT_OK; }
-int par_device_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                        const size_t bytes[FACE_COUNT], void *stream)
-{
-    (void)d, (void)send, (void)recv, (void)bytes, (void)stream;
-    return heat_error(HEAT_ERR_RUNTIME, "one process has no GPU-to-GPU transport");
-}
-const char *par_device_transport(void) { return NULL; }
-int par_device_exchange_blocks(void) { return 0; }
-int par_device_alloc(void **buffer, size_t bytes) { return (void)bytes, *buffer = NULL, HEAT_OK; }
-int par_device_free(void *buffer) { return (void)buffer, 0; }
-void par_device_release(void) {}
-
 /* One process holds the whole field: no parts. */
 int par_parts_available(void) { return 0; }
 static int no_parts(void) { return heat_error(HEAT_ERR_RUNTIME, "checkpoint parts need several MPI ranks"); }

@@ -54,7 +54,7 @@ typedef struct heat_zone {
 } heat_zone;
 
 typedef struct heat_materials {
-    int material_count; /* 0: no `materials` key: constant coefficients, today's kernels */
+    int material_count; /* 0: no `materials` key: constant coefficients (alpha) */
     heat_material material[HEAT_MATERIALS_MAX];
     int zone_count;
     heat_zone zone[HEAT_ZONES_MAX];

@@ -1483,6 +1483,26 @@ def test_writes_in_flight_gpu():
     writes_in_flight("hip", "gpu")
 
 
+def expect_kernels_bitwise(label, config, checkpoint, variants, summary, extra=()):
+    """Runs `config` on the GPU once for each (kernel, tile) of `variants` (plus the arguments `extra`), in
+    double and in float, and expects the checkpoint file `checkpoint` of every run to hold the first
+    variant's bits; prints `summary` for each precision."""
+    for precision in ("double", "float"):
+        folder = fresh_dir(f"{label}_{precision}")
+        cfg = write(os.path.join(folder, f"{label}.cfg"), config)
+        fields = {}
+        for kernel, tile in variants:
+            target = os.path.join(folder, f"{kernel}_{tile}")
+            run([cfg, "-q", "--backend", "hip", "--set", f'solver.precision="{precision}"', "--set",
+                 f'solver.kernel="{kernel}"', "--set", f"solver.tile={tile}", "--set", f'output.dir="{target}"']
+                + list(extra))
+            fields[(kernel, tile)] = read_field(os.path.join(target, checkpoint)).tobytes()
+        first = variants[0]
+        differing = [v for v in variants if fields[v] != fields[first]]
+        expect(not differing, f"{precision}: {differing} differ from {first}")
+        print(f"{precision}: {summary}")
+
+
 def test_kernels_bitwise_gpu():
     """Every GPU heat kernel variant and tile factor gives the same bits (no multiply-add
     contraction in the GPU build): the tuner's choice, which depends on the block size and on
@@ -1496,25 +1516,15 @@ def test_kernels_bitwise_gpu():
                 ("heat_zahead1z8r", 2), ("heat_zwindowf32r", 2), ("heat_zwindowf16r", 2), ("heat_zwindowf8r", 2),
                 ("heat_zwindow16r", 2), ("heat_zwindowg64r", 2), ("heat_zwindowg32r", 2), ("heat_zwindowg16r", 2),
                 ("heat_zwindowg8r", 2)]
-    for precision in ("double", "float"):
-        folder = fresh_dir(f"kernels_{precision}")
-        cfg = write(os.path.join(folder, "kernels.cfg"), f"""
-grid = {{ n = [80, 48, 40]; length = [2.0, 1.2, 1.0]; }};
-time = {{ steps = 30; }};
-initial = {{ type = "letters"; text = "GPU"; }};
-boundary = {{ z_low = {{ type = "dirichlet"; value = 0.0; }}; x_high = {{ type = "dirichlet"; value = 20.0; }}; }};
-output = {{ every = 0; name = "letters"; }};
-""")
-        fields = {}
-        for kernel, tile in variants:
-            target = os.path.join(folder, f"{kernel}_{tile}")
-            run([cfg, "-q", "--backend", "hip", "--set", f'solver.precision="{precision}"', "--set",
-                 f'solver.kernel="{kernel}"', "--set", f"solver.tile={tile}", "--set", f'output.dir="{target}"'])
-            fields[(kernel, tile)] = read_field(os.path.join(target, "letters_000030.hdf")).tobytes()
-        first = variants[0]
-        differing = [v for v in variants if fields[v] != fields[first]]
-        expect(not differing, f"{precision}: {differing} differ from {first}")
-        print(f"{precision}: {len(variants)} kernel variants, the same bits")
+    config = """
+grid = { n = [80, 48, 40]; length = [2.0, 1.2, 1.0]; };
+time = { steps = 30; };
+initial = { type = "letters"; text = "GPU"; };
+boundary = { z_low = { type = "dirichlet"; value = 0.0; }; x_high = { type = "dirichlet"; value = 20.0; }; };
+output = { every = 0; name = "letters"; };
+"""
+    expect_kernels_bitwise("kernels", config, "letters_000030.hdf", variants,
+                           f"{len(variants)} kernel variants, the same bits")
 
 
 def test_march_order_bitwise_gpu():
@@ -1528,26 +1538,17 @@ def test_march_order_bitwise_gpu():
                 ("heat_zwindowf32r", 2), ("heat_zwindowf16r", 2), ("heat_zwindowf8r", 2), ("heat_zwindow16r", 2),
                 ("heat_zwindowg64r", 2), ("heat_zwindowg32r", 2), ("heat_zwindowg16r", 2),
                 ("heat_zwindowg8r", 2)]
-    for precision in ("double", "float"):
-        folder = fresh_dir(f"march_order_{precision}")
-        cfg = write(os.path.join(folder, "columns.cfg"), f"""
-grid = {{ n = [40, 4400, 24]; length = [0.4, 44.0, 0.24]; }};
-time = {{ steps = 6; }};
-initial = {{ type = "letters"; text = "GPU"; }};
-boundary = {{ z_low = {{ type = "dirichlet"; value = 0.0; }}; y_high = {{ type = "dirichlet"; value = 20.0; }};
-             x_low = {{ type = "periodic"; }}; x_high = {{ type = "periodic"; }}; }};
-output = {{ every = 0; name = "columns"; png = false; }};
-""")
-        fields = {}
-        for kernel, tile in variants:
-            target = os.path.join(folder, f"{kernel}_{tile}")
-            run([cfg, "-q", "--backend", "hip", "--set", f'solver.precision="{precision}"', "--set",
-                 f'solver.kernel="{kernel}"', "--set", f"solver.tile={tile}", "--set", "solver.block=[256,1,1]",
-                 "--set", f'output.dir="{target}"'])
-            fields[kernel] = read_field(os.path.join(target, "columns_000006.hdf")).tobytes()
-        differing = [k for k, _ in variants if fields[k] != fields["heat_tiled"]]
-        expect(not differing, f"{precision}: {differing} differ from heat_tiled")
-        print(f"{precision}: {len(variants) - 1} marching kernels, heat_tiled's bits on 40x4400x24 (x periodic)")
+    config = """
+grid = { n = [40, 4400, 24]; length = [0.4, 44.0, 0.24]; };
+time = { steps = 6; };
+initial = { type = "letters"; text = "GPU"; };
+boundary = { z_low = { type = "dirichlet"; value = 0.0; }; y_high = { type = "dirichlet"; value = 20.0; };
+             x_low = { type = "periodic"; }; x_high = { type = "periodic"; }; };
+output = { every = 0; name = "columns"; png = false; };
+"""
+    expect_kernels_bitwise("march_order", config, "columns_000006.hdf", variants,
+                           f"{len(variants) - 1} marching kernels, heat_tiled's bits on 40x4400x24 (x periodic)",
+                           extra=["--set", "solver.block=[256,1,1]"])
 
 
 def test_gpu_memory_refusal():

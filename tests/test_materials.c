@@ -3,7 +3,7 @@
  * mathematics: steady states that the flux form must hit exactly (two
  * materials in series, a convective face), the heat that sources and flux
  * faces bring, second order on a smooth conductivity field, the general
- * step against today's constant-coefficient one, and the clock of the
+ * step against the constant-coefficient one, and the clock of the
  * sources across a restart. Usage: test_materials <case>.
  */
 #include <omp.h>
@@ -241,7 +241,7 @@ static int smooth_order(void)
     return 0;
 }
 
-/* ---- one material: the general step against today's ---- */
+/* ---- one material: the general step against the constant-coefficient one ---- */
 
 static int one_material_precision(heat_precision precision, double tolerance)
 {
@@ -250,29 +250,29 @@ static int one_material_precision(heat_precision precision, double tolerance)
     p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.0};
     p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 3.0};
     p.dt = 0.9 * heat_dt_max(&p.grid, p.alpha);
-    void *initial = gaussian_field(&p), *today = test_alloc_field(&p), *general = test_alloc_field(&p);
+    void *initial = gaussian_field(&p), *constant = test_alloc_field(&p), *general = test_alloc_field(&p);
     const long steps = 25;
-    if (test_run(&p, HEAT_SELECT_CPU, initial, steps, today)) return 1;
+    if (test_run(&p, HEAT_SELECT_CPU, initial, steps, constant)) return 1;
     heat_materials m = {.material_count = 1, .material = {test_material("alpha", p.alpha, 1.0)}, .zone_count = 1,
                         .zone = {test_zone(0, 0.0)}};
     p.materials = &m;
     p.zones = test_paint_zones(&p, everywhere_zero);
     EXPECT(heat_materials_dt_max(&p.grid, p.bc, &m) == heat_dt_max(&p.grid, p.alpha),
-           "one material's stable step %.17g differs from today's %.17g", heat_materials_dt_max(&p.grid, p.bc, &m),
+           "one material's stable step %.17g differs from alpha's %.17g", heat_materials_dt_max(&p.grid, p.bc, &m),
            heat_dt_max(&p.grid, p.alpha));
     if (test_run(&p, HEAT_SELECT_CPU, initial, steps, general)) return 1;
     double worst = 0.0, moved = 0.0;
     for (long at = 0; at < heat_grid_points(&p.grid); ++at) {
-        double a = test_get(&p, today, at), b = test_get(&p, general, at);
+        double a = test_get(&p, constant, at), b = test_get(&p, general, at);
         worst = fmax(worst, fabs(a - b) / fabs(a));
         moved = fmax(moved, fabs(a - test_get(&p, initial, at)));
     }
-    printf("one material, %s: general step against today's after %ld steps: largest relative difference %.2e\n",
+    printf("one material, %s: general step against alpha's after %ld steps: largest relative difference %.2e\n",
            heat_precision_name(precision), steps, worst);
     EXPECT(moved > 0.1, "the steps changed nothing");
-    EXPECT(worst <= tolerance, "the general step differs from today's by %.3g (relative) in %s", worst,
+    EXPECT(worst <= tolerance, "the general step differs from alpha's by %.3g (relative) in %s", worst,
            heat_precision_name(precision));
-    free(initial), free(today), free(general), free((void *)p.zones);
+    free(initial), free(constant), free(general), free((void *)p.zones);
     return 0;
 }
 
@@ -314,119 +314,133 @@ static int restart_clock(void)
 
 /* ---- implicit schemes ---- */
 
-static const struct {
+typedef struct implicit_kind {
     const char *name;
     heat_scheme scheme;
     heat_preconditioner preconditioner;
-} implicit_kinds[] = {{"backward_euler, chebyshev", HEAT_BACKWARD_EULER, HEAT_PRECOND_CHEBYSHEV},
-                      {"backward_euler, jacobi", HEAT_BACKWARD_EULER, HEAT_PRECOND_JACOBI},
-                      {"crank_nicolson, chebyshev", HEAT_CRANK_NICOLSON, HEAT_PRECOND_CHEBYSHEV},
-                      {"crank_nicolson, none", HEAT_CRANK_NICOLSON, HEAT_PRECOND_NONE}};
-enum { IMPLICIT_KINDS = 4 };
+} implicit_kind;
 
-/* Two materials in series and a convective face at large steps: the steady states to 1e-9. */
-static int implicit_series(void)
+static const implicit_kind implicit_kinds[] = {
+    {"backward_euler, chebyshev", HEAT_BACKWARD_EULER, HEAT_PRECOND_CHEBYSHEV},
+    {"backward_euler, jacobi", HEAT_BACKWARD_EULER, HEAT_PRECOND_JACOBI},
+    {"crank_nicolson, chebyshev", HEAT_CRANK_NICOLSON, HEAT_PRECOND_CHEBYSHEV},
+    {"crank_nicolson, none", HEAT_CRANK_NICOLSON, HEAT_PRECOND_NONE},
+};
+
+/* The kind's scheme and preconditioner; CG to rtol in at most 2000 iterations a step, Chebyshev of degree 8,
+ * Crank-Nicolson's first 2 steps each taken as two backward Euler half steps. */
+static heat_implicit implicit_settings(const implicit_kind *kind, double rtol)
 {
-    for (int kind = 0; kind < IMPLICIT_KINDS; ++kind) {
-        heat_problem p = test_problem(20, 2, 2, 1.0, 1.0, 1.0, HEAT_DOUBLE);
-        const double k1 = 1.0, k2 = 4.0, t0 = 1.0, hc = 5.0, ambient = 3.0;
-        heat_materials m = {.material_count = 2, .material = {test_material("a", k1, 1.0), test_material("b", k2, 20.0)},
-                            .zone_count = 2, .zone = {test_zone(0, 0.0), test_zone(1, 0.0)}};
-        p.materials = &m;
-        p.zones = test_paint_zones(&p, left_right);
-        p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = t0};
-        p.bc[FACE_X_HIGH] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = hc, .ambient = ambient};
-        p.implicit = (heat_implicit){implicit_kinds[kind].scheme, 1e-12, 2000, implicit_kinds[kind].preconditioner, 8, 2};
-        heat_solver *s;
-        void *field;
-        if (start(&p, 0.0, &s, &field)) return 1;
-        heat_solver_destroy(&s);
-        p.dt *= 200.0;
-        EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
-        EXPECT_OK(heat_solver_set_field(s, field, 0));
-        if (run_to_steady(s, field, 1e-13, 200000)) return 1;
-        /* resistances (L/2)/k1, (L/2)/k2 and 1/hc in series */
-        const double q = (ambient - t0) / (0.5 / k1 + 0.5 / k2 + 1.0 / hc);
-        double worst = 0.0;
-        for (int i = 0; i < p.grid.n[0]; ++i) {
-            double x = test_coord(&p, 0, i), expected = x < 0.5 ? t0 + q * x / k1 : t0 + q * (0.5 / k1 + (x - 0.5) / k2);
-            worst = fmax(worst, fabs(test_get(&p, field, i) - expected) / expected);
-        }
-        printf("implicit %s: series and convective steady state, relative deviation %.2e (%ld CG iterations in %ld "
-               "steps)\n", implicit_kinds[kind].name, worst, s->cg.iterations, s->step);
-        EXPECT(worst <= 1e-9, "%s: not the steady profile (relative deviation %.3g)", implicit_kinds[kind].name, worst);
-        free(field), free((void *)p.zones);
-        heat_solver_destroy(&s);
-    }
+    return (heat_implicit){kind->scheme, rtol, 2000, kind->preconditioner, 8, 2};
+}
+
+/* Runs test for every kind of implicit scheme and preconditioner; the first failure ends it. */
+static int for_each_implicit_kind(int (*test)(const implicit_kind *kind))
+{
+    for (size_t k = 0; k < sizeof implicit_kinds / sizeof *implicit_kinds; ++k)
+        if (test(&implicit_kinds[k])) return 1;
     return 0;
 }
+
+/* Two materials in series and a convective face at large steps: the steady states to 1e-9. */
+static int implicit_series_kind(const implicit_kind *kind)
+{
+    heat_problem p = test_problem(20, 2, 2, 1.0, 1.0, 1.0, HEAT_DOUBLE);
+    const double k1 = 1.0, k2 = 4.0, t0 = 1.0, hc = 5.0, ambient = 3.0;
+    heat_materials m = {.material_count = 2, .material = {test_material("a", k1, 1.0), test_material("b", k2, 20.0)},
+                        .zone_count = 2, .zone = {test_zone(0, 0.0), test_zone(1, 0.0)}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, left_right);
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = t0};
+    p.bc[FACE_X_HIGH] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = hc, .ambient = ambient};
+    p.implicit = implicit_settings(kind, 1e-12);
+    heat_solver *s;
+    void *field;
+    if (start(&p, 0.0, &s, &field)) return 1;
+    heat_solver_destroy(&s);
+    p.dt *= 200.0;
+    EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
+    EXPECT_OK(heat_solver_set_field(s, field, 0));
+    if (run_to_steady(s, field, 1e-13, 200000)) return 1;
+    /* resistances (L/2)/k1, (L/2)/k2 and 1/hc in series */
+    const double q = (ambient - t0) / (0.5 / k1 + 0.5 / k2 + 1.0 / hc);
+    double worst = 0.0;
+    for (int i = 0; i < p.grid.n[0]; ++i) {
+        double x = test_coord(&p, 0, i), expected = x < 0.5 ? t0 + q * x / k1 : t0 + q * (0.5 / k1 + (x - 0.5) / k2);
+        worst = fmax(worst, fabs(test_get(&p, field, i) - expected) / expected);
+    }
+    printf("implicit %s: series and convective steady state, relative deviation %.2e (%ld CG iterations in %ld "
+           "steps)\n", kind->name, worst, s->cg.iterations, s->step);
+    EXPECT(worst <= 1e-9, "%s: not the steady profile (relative deviation %.3g)", kind->name, worst);
+    free(field), free((void *)p.zones);
+    heat_solver_destroy(&s);
+    return 0;
+}
+
+static int implicit_series(void) { return for_each_implicit_kind(implicit_series_kind); }
 
 /* An insulated box with sources and flux faces at 20 stable explicit steps a step: the heat grows by what came in,
  * to the CG tolerance. */
-static int implicit_sources(void)
+static int implicit_sources_kind(const implicit_kind *kind)
 {
-    for (int kind = 0; kind < IMPLICIT_KINDS; ++kind) {
-        heat_problem p = test_problem(12, 10, 8, 1.2, 1.0, 0.8, HEAT_DOUBLE);
-        const double q1 = 5.0, f_in = 3.0, f_out = -1.0, rtol = 1e-11;
-        heat_materials m = {.material_count = 2,
-                            .material = {test_material("a", 1.0, 2.0), test_material("b", 20.0, 5.0)},
-                            .zone_count = 3, .zone = {test_zone(0, 0.0), test_zone(1, q1), test_zone(0, 0.0)}};
-        p.materials = &m;
-        p.zones = test_paint_zones(&p, powered_blocks);
-        p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_FLUX, .value = f_in};
-        p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_FLUX, .value = f_out};
-        p.implicit = (heat_implicit){implicit_kinds[kind].scheme, rtol, 2000, implicit_kinds[kind].preconditioner, 8, 2};
-        p.dt = 20.0 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
-        heat_solver *s;
-        EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
-        void *field = gaussian_field(&p);
-        const double heat0 = test_heat(&p, field), volume = p.grid.h[0] * p.grid.h[1] * p.grid.h[2];
-        EXPECT_OK(heat_solver_set_field(s, field, 0));
-        const long steps = 30;
-        EXPECT_OK(heat_solver_advance(s, steps));
-        EXPECT_OK(heat_solver_get_field(s, field));
-        const double t = steps * p.dt;
-        double energy = q1 * count_zone(&p, 1) * volume * t + f_in * p.grid.length[1] * p.grid.length[2] * t +
-                        f_out * p.grid.length[0] * p.grid.length[1] * t;
-        double heat = test_heat(&p, field), error = fabs(heat - heat0 - energy) / fabs(energy);
-        printf("implicit %s: heat %.15g -> %.15g, energy in %.15g, mismatch %.2e of it (%ld CG iterations)\n",
-               implicit_kinds[kind].name, heat0, heat, energy, error, s->cg.iterations);
-        EXPECT(error <= 1e-7, "%s: the heat grew by %.15g, but %.15g came in", implicit_kinds[kind].name,
-               heat - heat0, energy);
-        free(field), free((void *)p.zones);
-        heat_solver_destroy(&s);
-    }
+    heat_problem p = test_problem(12, 10, 8, 1.2, 1.0, 0.8, HEAT_DOUBLE);
+    const double q1 = 5.0, f_in = 3.0, f_out = -1.0, rtol = 1e-11;
+    heat_materials m = {.material_count = 2, .material = {test_material("a", 1.0, 2.0), test_material("b", 20.0, 5.0)},
+                        .zone_count = 3, .zone = {test_zone(0, 0.0), test_zone(1, q1), test_zone(0, 0.0)}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, powered_blocks);
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_FLUX, .value = f_in};
+    p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_FLUX, .value = f_out};
+    p.implicit = implicit_settings(kind, rtol);
+    p.dt = 20.0 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    heat_solver *s;
+    EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
+    void *field = gaussian_field(&p);
+    const double heat0 = test_heat(&p, field), volume = p.grid.h[0] * p.grid.h[1] * p.grid.h[2];
+    EXPECT_OK(heat_solver_set_field(s, field, 0));
+    const long steps = 30;
+    EXPECT_OK(heat_solver_advance(s, steps));
+    EXPECT_OK(heat_solver_get_field(s, field));
+    const double t = steps * p.dt;
+    double energy = q1 * count_zone(&p, 1) * volume * t + f_in * p.grid.length[1] * p.grid.length[2] * t +
+                    f_out * p.grid.length[0] * p.grid.length[1] * t;
+    double heat = test_heat(&p, field), error = fabs(heat - heat0 - energy) / fabs(energy);
+    printf("implicit %s: heat %.15g -> %.15g, energy in %.15g, mismatch %.2e of it (%ld CG iterations)\n", kind->name,
+           heat0, heat, energy, error, s->cg.iterations);
+    EXPECT(error <= 1e-7, "%s: the heat grew by %.15g, but %.15g came in", kind->name, heat - heat0, energy);
+    free(field), free((void *)p.zones);
+    heat_solver_destroy(&s);
     return 0;
 }
 
-/* One material (k = alpha, rho c = 1): the general implicit step against today's, to the CG tolerance. */
-static int implicit_one_material(void)
+static int implicit_sources(void) { return for_each_implicit_kind(implicit_sources_kind); }
+
+/* One material (k = alpha, rho c = 1): the general implicit step against alpha's, to the CG tolerance. */
+static int implicit_one_material_kind(const implicit_kind *kind)
 {
-    for (int kind = 0; kind < IMPLICIT_KINDS; ++kind) {
-        heat_problem p = test_problem(24, 20, 12, 1.0, 0.7, 0.5, HEAT_DOUBLE);
-        p.alpha = 0.8;
-        p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.0};
-        p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 3.0};
-        p.dt = 30.0 * heat_dt_max(&p.grid, p.alpha);
-        p.implicit = (heat_implicit){implicit_kinds[kind].scheme, 1e-12, 2000, implicit_kinds[kind].preconditioner, 8, 2};
-        void *initial = gaussian_field(&p), *today = test_alloc_field(&p), *general = test_alloc_field(&p);
-        if (test_run(&p, HEAT_SELECT_CPU, initial, 6, today)) return 1;
-        heat_materials m = {.material_count = 1, .material = {test_material("alpha", p.alpha, 1.0)}, .zone_count = 1,
-                            .zone = {test_zone(0, 0.0)}};
-        p.materials = &m;
-        p.zones = test_paint_zones(&p, everywhere_zero);
-        if (test_run(&p, HEAT_SELECT_CPU, initial, 6, general)) return 1;
-        double worst = 0.0;
-        for (long at = 0; at < heat_grid_points(&p.grid); ++at)
-            worst = fmax(worst, fabs(test_get(&p, today, at) - test_get(&p, general, at)));
-        printf("implicit %s, one material: general against today's, largest difference %.2e\n",
-               implicit_kinds[kind].name, worst);
-        EXPECT(worst <= 1e-9, "%s: the general implicit step differs from today's by %.3g", implicit_kinds[kind].name,
-               worst);
-        free(initial), free(today), free(general), free((void *)p.zones);
-    }
+    heat_problem p = test_problem(24, 20, 12, 1.0, 0.7, 0.5, HEAT_DOUBLE);
+    p.alpha = 0.8;
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.0};
+    p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 3.0};
+    p.dt = 30.0 * heat_dt_max(&p.grid, p.alpha);
+    p.implicit = implicit_settings(kind, 1e-12);
+    void *initial = gaussian_field(&p), *constant = test_alloc_field(&p), *general = test_alloc_field(&p);
+    if (test_run(&p, HEAT_SELECT_CPU, initial, 6, constant)) return 1;
+    heat_materials m = {.material_count = 1, .material = {test_material("alpha", p.alpha, 1.0)}, .zone_count = 1,
+                        .zone = {test_zone(0, 0.0)}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, everywhere_zero);
+    if (test_run(&p, HEAT_SELECT_CPU, initial, 6, general)) return 1;
+    double worst = 0.0;
+    for (long at = 0; at < heat_grid_points(&p.grid); ++at)
+        worst = fmax(worst, fabs(test_get(&p, constant, at) - test_get(&p, general, at)));
+    printf("implicit %s, one material: general against alpha's, largest difference %.2e\n", kind->name, worst);
+    EXPECT(worst <= 1e-9, "%s: the general implicit step differs from alpha's by %.3g", kind->name, worst);
+    free(initial), free(constant), free(general), free((void *)p.zones);
     return 0;
 }
+
+static int implicit_one_material(void) { return for_each_implicit_kind(implicit_one_material_kind); }
 
 /* ---- the energy balance the backend keeps ---- */
 

@@ -316,8 +316,7 @@ static inline __attribute__((always_inline)) void
         FN(vec) before = {0};
         if (has_previous) before = FN(load)(previous + i);
         FN(vec) v = FN(cheb_vec)(below + i, c + i, above + i, before, r + i, sy, k, keep, push);
-        if (stream) FN(stream_store)(out + i, v);
-        else memcpy(out + i, &v, sizeof v);
+        FN(store)(out + i, v, stream);
         if (copy) FN(stream_store)(copy + i, v);
     }
     if (i == n) return;

@@ -103,6 +103,13 @@ static inline void FN(stream_store)(REAL *p, FN(vec) v)
 #endif
 }
 
+/* A vector to p: streamed (stream_store) or through the cache. */
+static inline __attribute__((always_inline)) void FN(store)(REAL *p, FN(vec) v, int stream)
+{
+    if (stream) FN(stream_store)(p, v);
+    else memcpy(p, &v, sizeof v);
+}
+
 /* One vector of the stencil at c (stencil_row3's expression, lane by lane). */
 static inline FN(vec) FN(stencil_vec)(const REAL *below, const REAL *c, const REAL *above, long sy, FN(cpu_coeffs) k)
 {
@@ -134,8 +141,7 @@ static inline void FN(stencil_row3_vec)(REAL *restrict out, const REAL *restrict
     for (; i + FN(LANES) <= n; i += FN(LANES)) {
         if (prefetch) FN(prefetch_next_row)(above + i, sy);
         FN(vec) result = FN(stencil_vec)(below + i, c + i, above + i, sy, k);
-        if (stream) FN(stream_store)(out + i, result);
-        else memcpy(out + i, &result, sizeof result);
+        FN(store)(out + i, result, stream);
     }
     if (i < n) FN(stencil_row3)(out + i, below + i, c + i, above + i, n - i, sy, k, 0);
 }

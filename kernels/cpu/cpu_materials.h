@@ -187,8 +187,7 @@ static inline __attribute__((always_inline)) void FN(material_row3_uniform_vec)(
     for (; i + FN(LANES) <= n; i += FN(LANES)) {
         if (prefetch) FN(prefetch_next_row)(above + i, sy);
         FN(vec) result = FN(material_uniform_vec)(below + i, c + i, above + i, sy, k);
-        if (stream) FN(stream_store)(out + i, result);
-        else memcpy(out + i, &result, sizeof result);
+        FN(store)(out + i, result, stream);
     }
     if (i < n) FN(material_row3_uniform)(out + i, below + i, c + i, above + i, n - i, sy, k);
 }

@@ -10,7 +10,7 @@
  * S is symmetric (K_ab = K_ba, one spacing per axis) with eigenvalues in
  * [1, 1 + theta dt |M^-1/2 A M^-1/2|]: the constant-coefficient system's
  * shape, so CG, Jacobi and Chebyshev run as there (solver/implicit.c). One
- * material with rho c = 1 is today's operator I - theta alpha dt L0.
+ * material with rho c = 1 is the constant-coefficient operator I - theta alpha dt L0.
  * Dot products per row segment of one reduction brick (solver/reduce.h).
  */
 #define CAT_(a, b) a##b

@@ -190,16 +190,14 @@ static inline __attribute__((always_inline)) void FN(wide_row_r)(REAL *restrict 
         for (int v = 0; v < V; ++v) {
             const long at = i + v * FN(LANES);
             FN(vec) result = mode == WIDE_LAPLACIAN ? lap[v] : FN(load)(c + at) + k->alpha_dt * lap[v];
-            if (mode == WIDE_STEP_STREAM) FN(stream_store)(out + at, result);
-            else memcpy(out + at, &result, sizeof result);
+            FN(store)(out + at, result, mode == WIDE_STEP_STREAM);
         }
     }
     for (; i + FN(LANES) <= n; i += FN(LANES)) {
         FN(prefetch_next_row)(c + i + R * sz, sy);
         FN(vec) lap = FN(wide_lap_vec)(c + i, sy, sz, k, R);
         FN(vec) result = mode == WIDE_LAPLACIAN ? lap : FN(load)(c + i) + k->alpha_dt * lap;
-        if (mode == WIDE_STEP_STREAM) FN(stream_store)(out + i, result);
-        else memcpy(out + i, &result, sizeof result);
+        FN(store)(out + i, result, mode == WIDE_STEP_STREAM);
     }
     for (; i < n; ++i) {
         REAL lap = FN(wide_lap)(c + i, sy, sz, k, R);
