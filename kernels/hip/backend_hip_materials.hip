@@ -242,11 +242,11 @@ struct material_variant {
     int segments;  /* material_step_segments: by the zone map by row segments */
     int only;      /* bytes of a value of the one precision it is built for; 0: both */
     int blocks;    /* by the blocks' zones (material_step_listed for the mixed ones): 1: material_step_wide_zones;
-                      3, 4: material_step_zone, a launch a zone (4: a plane ahead); MATERIAL_MADE,
-                      MATERIAL_MADE_AHEAD: material_step_zone_made, every boundary ghost made, none written */
+                      MATERIAL_MADE: material_step_zone_made, a launch a zone, every boundary ghost made, none
+                      written */
 };
 
-enum { MATERIAL_MADE = 5, MATERIAL_MADE_AHEAD = 6 };
+enum { MATERIAL_MADE = 5 };
 
 static const material_variant material_variants[] = {
     {"material_step", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 0, 0, 0},
@@ -262,22 +262,12 @@ static const material_variant material_variants[] = {
     {"material_wide4x2_64x4z32o3s", 4, 2, 64, 4, 32, 0, 3, 1, 0},
     {"material_wide4x2_32x8z32o3s", 4, 2, 32, 8, 32, 0, 3, 1, 0},
     {"material_wide4x1_64x4z32o4s", 4, 1, 64, 4, 32, 0, 4, 1, 0},
-    {"material_zonep_64x4z32", 1, 2, 64, 4, 32, 0, 0, 0, 0, 3},
-    {"material_zonep_64x4z32a", 1, 2, 64, 4, 32, 0, 0, 0, 0, 4},
-    {"material_zonep_256x1z32", 1, 2, 256, 1, 32, 0, 0, 0, 0, 3},
-    {"material_zonep_128x2z32a", 1, 2, 128, 2, 32, 0, 0, 0, 0, 4},
-    {"material_zonep_m1_64x4z32", 1, 1, 64, 4, 32, 0, 0, 0, 0, 3},
-    {"material_zonep_m1a_64x4z32", 1, 1, 64, 4, 32, 0, 0, 0, 0, 4},
-    {"material_zones_w4x1_64x4z32o6", 4, 1, 64, 4, 32, 0, 6, 0, 0, 1},
-    {"material_zones_w4x1_64x4z32o5", 4, 1, 64, 4, 32, 0, 5, 0, 0, 1},
     {"material_zones_w4x2_32x8z32o4", 4, 2, 32, 8, 32, 0, 4, 0, 0, 1},
     {"material_zoneg_64x4z8", 1, 2, 64, 4, 8, 0, 0, 0, 0, MATERIAL_MADE},
     {"material_zoneg_64x4z16", 1, 2, 64, 4, 16, 0, 0, 0, 0, MATERIAL_MADE},
     {"material_zoneg_64x4z32", 1, 2, 64, 4, 32, 0, 0, 0, 0, MATERIAL_MADE},
     {"material_zoneg_128x2z16", 1, 2, 128, 2, 16, 0, 0, 0, 0, MATERIAL_MADE},
     {"material_zoneg_128x2z32", 1, 2, 128, 2, 32, 0, 0, 0, 0, MATERIAL_MADE},
-    {"material_zoneg_64x4z16a", 1, 2, 64, 4, 16, 0, 0, 0, 0, MATERIAL_MADE_AHEAD},
-    {"material_zoneg_128x2z32a", 1, 2, 128, 2, 32, 0, 0, 0, 0, MATERIAL_MADE_AHEAD},
 };
 enum { MATERIAL_VARIANTS = sizeof material_variants / sizeof material_variants[0] };
 
@@ -519,21 +509,6 @@ template <typename T> static material_zone_params<T> zone_params(const hip_mater
     return z;
 }
 
-/* material_step_zone's instantiation K for the blocks of zone a, on `stream`, in a march_order. */
-template <typename T, typename K>
-static int launch_zone_kernel(hip_state *s, K kernel, const material_variant *v, const material_launch &l,
-                              const material_block_map *b, int a, hipStream_t stream)
-{
-    const hip_materials *m = s->mat;
-    long slots = 0;
-    HEAT_CALL(resident_slots((const void *)kernel, (int)(l.block.x * l.block.y), &slots));
-    kernel<<<l.grid, l.block, 0, stream>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current), owned_zone<T>(s),
-                                           b->map, s->shape, zone_params<T>(m, a), m->layout,
-                                           s->problem.halo.exchanged, v->zchunk, order_for(l.grid, slots));
-    HIP_CHECK_LAUNCH(v->name);
-    return HEAT_OK;
-}
-
 /* material_step_zone_made's instantiation K for the blocks of zone a, on `stream`: the grid in a
  * march_order, the map choosing the zone's blocks, or (LISTED) the zone's list of blocks. */
 template <typename T, bool LISTED, typename K>
@@ -560,30 +535,14 @@ static int launch_made_kernel(hip_state *s, K kernel, const material_variant *v,
 
 /* The instantiation of material_step_zone_made that v names, for the blocks of zone a: the largest
  * zone's over the grid, the others' over their lists. */
-template <typename T> static int launch_made_instance(hip_state *s, const material_variant *v, const material_launch &l,
-                                                      const material_block_map *b, int a, hipStream_t stream)
-{
-    const bool ahead = v->blocks == MATERIAL_MADE_AHEAD, listed = a != b->largest;
-    if (v->rows != MATERIAL_ROWS || v->lanes != 1 || v->occupancy != 0)
-        return heat_internal_error("materials kernel %s has no instantiation", v->name);
-    if (ahead)
-        return listed ? launch_made_kernel<T, true>(s, material_step_zone_made<T, MATERIAL_ROWS, true, true, 0>, v, l, b, a, stream)
-                      : launch_made_kernel<T, false>(s, material_step_zone_made<T, MATERIAL_ROWS, false, true, 0>, v, l, b, a, stream);
-    return listed ? launch_made_kernel<T, true>(s, material_step_zone_made<T, MATERIAL_ROWS, true, false, 0>, v, l, b, a, stream)
-                  : launch_made_kernel<T, false>(s, material_step_zone_made<T, MATERIAL_ROWS, false, false, 0>, v, l, b, a, stream);
-}
-
 template <typename T> static int launch_zone_instance(hip_state *s, const material_variant *v, const material_launch &l,
                                                       const material_block_map *b, int a, hipStream_t stream)
 {
-    if (v->blocks >= MATERIAL_MADE) return launch_made_instance<T>(s, v, l, b, a, stream);
-    const bool ahead = v->blocks == 4;
-    if (v->rows == MATERIAL_ROWS && !ahead)
-        return launch_zone_kernel<T>(s, material_step_zone<T, MATERIAL_ROWS, true, false, 0, 0>, v, l, b, a, stream);
-    if (v->rows == MATERIAL_ROWS && ahead)
-        return launch_zone_kernel<T>(s, material_step_zone<T, MATERIAL_ROWS, true, true, 0, 0>, v, l, b, a, stream);
-    if (v->rows == 1 && !ahead) return launch_zone_kernel<T>(s, material_step_zone<T, 1, true, false, 0, 0>, v, l, b, a, stream);
-    return launch_zone_kernel<T>(s, material_step_zone<T, 1, true, true, 0, 0>, v, l, b, a, stream);
+    if (v->rows != MATERIAL_ROWS || v->lanes != 1 || v->occupancy != 0)
+        return heat_internal_error("materials kernel %s has no instantiation", v->name);
+    if (a != b->largest)
+        return launch_made_kernel<T, true>(s, material_step_zone_made<T, MATERIAL_ROWS, true, 0>, v, l, b, a, stream);
+    return launch_made_kernel<T, false>(s, material_step_zone_made<T, MATERIAL_ROWS, false, 0>, v, l, b, a, stream);
 }
 
 /* The instantiation of the one-zone blocks' kernel that v names. */
@@ -591,17 +550,13 @@ template <typename T> static int launch_zones_instance(hip_state *s, const mater
                                                        const material_block_map *b)
 {
     if constexpr (sizeof(T) == 4) {
-        if (v->rows == 1 && v->occupancy == 6)
-            return launch_zones_kernel<T>(s, material_step_wide_zones<T, 4, 1, true, 6>, v, l, b);
-        if (v->rows == 1 && v->occupancy == 5)
-            return launch_zones_kernel<T>(s, material_step_wide_zones<T, 4, 1, true, 5>, v, l, b);
         if (v->rows == 2 && v->occupancy == 4)
             return launch_zones_kernel<T>(s, material_step_wide_zones<T, 4, 2, true, 4>, v, l, b);
     }
     return heat_internal_error("materials kernel %s has no instantiation in this precision", v->name);
 }
 
-/* One explicit step by blocks of one zone (material_step_wide_zones, material_step_zone(_made): on the
+/* One explicit step by blocks of one zone (material_step_wide_zones, material_step_zone_made: on the
  * default stream, in a march_order) and the mixed blocks beside them (material_step_listed, on
  * m->listed, which the default stream waits for). */
 template <typename T> static int launch_material_zones(hip_state *s, const material_variant *v, const material_launch &l)
@@ -609,7 +564,7 @@ template <typename T> static int launch_material_zones(hip_state *s, const mater
     hip_materials *m = s->mat;
     const material_block_map *b;
     HEAT_CALL(material_block_map_for(s, v, l.grid, &b));
-    const bool by_zone = v->blocks >= 3; /* material_step_zone: a launch a zone, the largest on the default stream */
+    const bool by_zone = v->blocks == MATERIAL_MADE; /* a launch a zone, the largest on the default stream */
     int others = 0;
     for (int a = 0; by_zone && a < m->tables.zones; ++a) others += a != b->largest && b->blocks_of[a] > 0;
     const bool beside = b->mixed_count > 0 || others > 0;

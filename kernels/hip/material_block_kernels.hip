@@ -1,9 +1,9 @@
 /*
  * The general step of materials runs split by blocks: a block whose tile (its columns, rows and
  * chunk of planes) and every point its stencils read hold one zone takes that zone's five
- * coefficients once and marches like the one-material heat_zwindow (material_step_zone, a launch
- * a zone, and material_step_zone_made, which also makes its boundary ghosts as heat_zwindowg
- * does: the temperatures' 16 bytes a point in double, no zone byte, no table lookup a face); the
+ * coefficients once and marches like the one-material heat_zwindow (material_step_zone_made, a
+ * launch a zone, which makes its boundary ghosts as heat_zwindowg does: the temperatures' 16 bytes
+ * a point in double, no zone byte, no table lookup a face; material_step_wide_zones); the
  * few blocks that meet a zone boundary take material_step's general march (material_step_listed,
  * launched over their list beside the other). The map of the blocks' zones (material_block_zones) is built
  * once a tile shape, since the zones never change in a run. Both kernels compute every point with
@@ -194,65 +194,6 @@ template <typename T> struct zone_fixed {
     }
 };
 
-/* material_step's march (two rows a thread, or M) for the blocks of the one zone z.zone of the
- * map (the others leave at once) in march_order o, with the zone's coefficients and rules a kernel
- * parameter: one launch a zone present. Each plane loads the next one's temperatures a plane ahead
- * where AHEAD (material_step does), else as heat_zwindow does. */
-template <typename T, int M, bool ORDERED, bool AHEAD, int PREFETCH, int MIN_BLOCKS>
-__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
-    material_step_zone(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
-                       const unsigned char *__restrict__ map, stencil_shape s, material_zone_params<T> z,
-                       material_table t, unsigned exchanged, int zchunk, march_order o)
-{
-    int bx = (int)blockIdx.x, by = (int)blockIdx.y, bz = (int)blockIdx.z;
-    if (ORDERED) march_tile(o, bx, by, bz);
-    if (map[((long)bz * gridDim.y + by) * gridDim.x + bx] != z.zone) return;
-    const int a = z.zone;
-    const int i = threadIdx.x + bx * blockDim.x;
-    const int j = M * (threadIdx.y + by * blockDim.y);
-    const int k0 = bz * zchunk, k1 = min(k0 + zchunk, s.nz);
-    if (i >= s.nx || j >= s.ny) return;
-    const int sy = (int)s.sy;
-    const zone_fixed<T> k = {z};
-    const long start = i + (long)j * s.sy + (long)k0 * s.sz;
-    const T *p = u + start;
-    const unsigned char *zp = zone + start; /* not read: every neighbour's zone is a */
-    T *q = out + start;
-    int zones[M];
-    material_column<T, M> c;
-#pragma unroll
-    for (int n = 0; n < M; ++n) {
-        zones[n] = a;
-        c.here[n] = p[n * sy];
-        if (AHEAD) c.above[n] = p[n * sy + s.sz];
-        c.z_low[n] = k.z(a, a) * (p[n * sy - s.sz] - c.here[n]);
-    }
-#pragma unroll 1
-    for (int kz = k0; kz < k1; ++kz, p += s.sz, zp += s.sz, q += s.sz) {
-        if (PREFETCH > 0 && kz + PREFETCH <= k1) {
-#pragma unroll
-            for (int n = 0; n < M; ++n) l2_prefetch(p + n * sy + PREFETCH * s.sz);
-        }
-        if (AHEAD && kz + 1 < k1) {
-#pragma unroll
-            for (int n = 0; n < M; ++n) c.ahead[n] = p[n * sy + 2 * s.sz];
-        }
-        if (!AHEAD) {
-#pragma unroll
-            for (int n = 0; n < M; ++n) c.above[n] = p[n * sy + s.sz];
-        }
-        const T south = p[-sy], north = p[M * sy];
-        T v[M];
-        material_plane<T, M, true>(c, zones, zones, k, p, zp, q, south, north, a, a, i, j, kz, s, (const T *)nullptr,
-                                   t, exchanged, v);
-#pragma unroll
-        for (int n = 0; n < M; ++n) {
-            c.here[n] = c.above[n];
-            if (AHEAD) c.above[n] = c.ahead[n];
-        }
-    }
-}
-
 /* Where a launch of material_step_zone_made finds its tiles: the grid's own, in march_order o,
  * those of zone z.zone among them by the map (LISTED false), or tiles[blockIdx.x] of a grid of
  * gx x gy tiles (LISTED: a zone of few tiles, launched over its list). */
@@ -262,14 +203,16 @@ struct material_zone_tiles {
     int gx, gy;
 };
 
-/* material_step_zone making every ghost of a physical face on the fly by the zone's rule, as the
- * one-material heat_zwindow does with GHOSTS_MADE, and writing none: a tile of one zone whose
+/* material_step's march (two rows a thread, or M) for the blocks of the one zone z.zone, with the
+ * zone's coefficients and rules a kernel parameter (one launch a zone present), making every ghost
+ * of a physical face on the fly by the zone's rule, as the one-material heat_zwindow does with
+ * GHOSTS_MADE, and writing none: a tile of one zone whose
  * faces' layers hold that zone has each boundary ghost it reads beside one of its own points, so
  * the rule (scale T + shift) of its zone gives the value that a halo pass or the step before
  * would have stored there, bit for bit. The mixed tiles (material_step_listed) keep reading and
  * writing their own ghosts: a ghost is read by the point beside it alone, in the same tile of
- * every step. The same march and arithmetic as material_step_zone (material_plane), so its bits. */
-template <typename T, int M, bool LISTED, bool AHEAD, int MIN_BLOCKS>
+ * every step. material_step's arithmetic (material_plane), so its bits. */
+template <typename T, int M, bool LISTED, int MIN_BLOCKS>
 __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
     material_step_zone_made(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
                             material_zone_tiles tiles, stencil_shape s, material_zone_params<T> z, material_table t,
@@ -303,7 +246,6 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_C
     for (int n = 0; n < M; ++n) {
         zones[n] = a;
         c.here[n] = p[n * sy];
-        if (AHEAD) c.above[n] = made_top && k0 == s.nz - 1 ? k.ghost(none, t, 5, a, c.here[n]) : p[n * sy + s.sz];
         c.z_low[n] = made_below ? k.ghost(none, t, 4, a, c.here[n]) : p[n * sy - s.sz]; /* the plane below, for now */
     }
     if (tile_zone != a) return;
@@ -311,12 +253,7 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_C
     for (int n = 0; n < M; ++n) c.z_low[n] = k.z(a, a) * (c.z_low[n] - c.here[n]);
 #pragma unroll 1
     for (int kz = k0; kz < k1; ++kz, p += s.sz, zp += s.sz, q += s.sz) {
-        if (AHEAD) {
-            if (kz + 1 < k1) {
-#pragma unroll
-                for (int n = 0; n < M; ++n) c.ahead[n] = p[n * sy + 2 * s.sz];
-            }
-        } else if (made_top && kz == s.nz - 1) {
+        if (made_top && kz == s.nz - 1) {
 #pragma unroll
             for (int n = 0; n < M; ++n) c.above[n] = k.ghost(none, t, 5, a, c.here[n]);
         } else {
@@ -332,9 +269,6 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_C
         for (int n = 0; n < M; ++n)
             if (j + n < s.ny) nontemporal_store(v[n], q + n * sy);
 #pragma unroll
-        for (int n = 0; n < M; ++n) {
-            c.here[n] = c.above[n];
-            if (AHEAD) c.above[n] = made_top && kz + 1 == s.nz - 1 ? k.ghost(none, t, 5, a, c.here[n]) : c.ahead[n];
-        }
+        for (int n = 0; n < M; ++n) c.here[n] = c.above[n];
     }
 }
