@@ -9,7 +9,7 @@
 static_assert((int)MATERIAL_ENERGY_KINDS == (int)HEAT_ENERGY_KINDS, "material_boundary_bricks sums every energy kind");
 
 /* The zones of the blocks of one tile shape (material_block_zones: a zone, or MATERIAL_MIXED) and
- * the mixed blocks' list, for material_step_zones and material_step_listed. */
+ * the mixed blocks' list, for the one-zone kernels (material_block_kernels.hip) and material_step_listed. */
 struct material_block_map {
     int cols, rows, zchunk;
     unsigned char *map; /* device, one byte a block of the grid */
@@ -17,6 +17,8 @@ struct material_block_map {
     int mixed_count;
     int largest;        /* the zone of the most blocks */
     std::vector<int> blocks_of; /* blocks by zone */
+    int *by_zone;       /* device: the one-zone blocks' indices, zone after zone */
+    std::vector<int> zone_first; /* zone a's blocks: by_zone[zone_first[a] .. zone_first[a + 1]) */
 };
 
 enum { MATERIAL_BLOCK_MAPS = 16 };
@@ -56,7 +58,7 @@ struct hip_materials {
     hipStream_t side;
     hipEvent_t ghosts_set, energy_done; /* the step's start field is ready; the side stream read it */
     int side_started;
-    /* the explicit step by blocks of one zone (material_step_zones) and the mixed blocks beside them
+    /* the explicit step by blocks of one zone (material_block_kernels.hip) and the mixed blocks beside them
      * (material_step_listed, on the stream `listed`, between the events fork and join) */
     material_block_map maps[MATERIAL_BLOCK_MAPS];
     int map_count;
@@ -239,10 +241,12 @@ struct material_variant {
     int occupancy; /* blocks a multiprocessor the registers must allow; 0: the compiler's choice */
     int segments;  /* material_step_segments: by the zone map by row segments */
     int only;      /* bytes of a value of the one precision it is built for; 0: both */
-    int blocks;    /* by the blocks' zones (material_step_listed for the mixed ones): 1, 2: material_step_zones
-                      (2: each plane's temperatures loaded a plane ahead); 3, 4: material_step_zone, a launch a
-                      zone (4: a plane ahead) */
+    int blocks;    /* by the blocks' zones (material_step_listed for the mixed ones): 1: material_step_wide_zones;
+                      MATERIAL_MADE: material_step_zone_made, a launch a zone, every boundary ghost made, none
+                      written */
 };
+
+enum { MATERIAL_MADE = 5 };
 
 static const material_variant material_variants[] = {
     {"material_step", 1, MATERIAL_ROWS, MATERIAL_BLOCK_X, MATERIAL_BLOCK_Y, MATERIAL_Z_CHUNK, 0, 0, 0, 0},
@@ -258,25 +262,12 @@ static const material_variant material_variants[] = {
     {"material_wide4x2_64x4z32o3s", 4, 2, 64, 4, 32, 0, 3, 1, 0},
     {"material_wide4x2_32x8z32o3s", 4, 2, 32, 8, 32, 0, 3, 1, 0},
     {"material_wide4x1_64x4z32o4s", 4, 1, 64, 4, 32, 0, 4, 1, 0},
-    {"material_zones_64x4z32", 1, 2, 64, 4, 32, 0, 0, 0, 0, 1},
-    {"material_zones_64x4z32a", 1, 2, 64, 4, 32, 0, 0, 0, 0, 2},
-    {"material_zones_64x4z32ap3", 1, 2, 64, 4, 32, 3, 0, 0, 0, 2},
-    {"material_zones_32x8z32a", 1, 2, 32, 8, 32, 0, 0, 0, 0, 2},
-    {"material_zones_128x2z32a", 1, 2, 128, 2, 32, 0, 0, 0, 0, 2},
-    {"material_zones_256x1z32a", 1, 2, 256, 1, 32, 0, 0, 0, 0, 2},
-    {"material_zones_m1_64x4z32o8", 1, 1, 64, 4, 32, 0, 8, 0, 0, 1},
-    {"material_zones_m1_64x4z32p3o8", 1, 1, 64, 4, 32, 3, 8, 0, 0, 1},
-    {"material_zones_m1a_64x4z32", 1, 1, 64, 4, 32, 0, 0, 0, 0, 2},
-    {"material_zonep_64x4z32", 1, 2, 64, 4, 32, 0, 0, 0, 0, 3},
-    {"material_zonep_64x4z32a", 1, 2, 64, 4, 32, 0, 0, 0, 0, 4},
-    {"material_zonep_256x1z32", 1, 2, 256, 1, 32, 0, 0, 0, 0, 3},
-    {"material_zonep_128x2z32a", 1, 2, 128, 2, 32, 0, 0, 0, 0, 4},
-    {"material_zonep_m1_64x4z32", 1, 1, 64, 4, 32, 0, 0, 0, 0, 3},
-    {"material_zonep_m1a_64x4z32", 1, 1, 64, 4, 32, 0, 0, 0, 0, 4},
-    {"material_zones_w2x1_64x4z32", 2, 1, 64, 4, 32, 0, 0, 0, 0, 1},
-    {"material_zones_w4x1_64x4z32o6", 4, 1, 64, 4, 32, 0, 6, 0, 0, 1},
-    {"material_zones_w4x1_64x4z32o5", 4, 1, 64, 4, 32, 0, 5, 0, 0, 1},
     {"material_zones_w4x2_32x8z32o4", 4, 2, 32, 8, 32, 0, 4, 0, 0, 1},
+    {"material_zoneg_64x4z8", 1, 2, 64, 4, 8, 0, 0, 0, 0, MATERIAL_MADE},
+    {"material_zoneg_64x4z16", 1, 2, 64, 4, 16, 0, 0, 0, 0, MATERIAL_MADE},
+    {"material_zoneg_64x4z32", 1, 2, 64, 4, 32, 0, 0, 0, 0, MATERIAL_MADE},
+    {"material_zoneg_128x2z16", 1, 2, 128, 2, 16, 0, 0, 0, 0, MATERIAL_MADE},
+    {"material_zoneg_128x2z32", 1, 2, 128, 2, 32, 0, 0, 0, 0, MATERIAL_MADE},
 };
 enum { MATERIAL_VARIANTS = sizeof material_variants / sizeof material_variants[0] };
 
@@ -405,6 +396,21 @@ template <typename T> static bool launch_material_instance(const hip_state *s, c
     return launched;
 }
 
+/* The one-zone blocks of map b listed zone after zone (material_step_zone_made over a list), from
+ * the map's bytes on the host. */
+static int list_blocks_by_zone(material_block_map &b, const std::vector<unsigned char> &zones)
+{
+    std::vector<int> next(HEAT_ZONES_MAX, 0), list;
+    for (int a = 0; a < HEAT_ZONES_MAX; ++a) b.zone_first[a + 1] = b.zone_first[a] + b.blocks_of[a];
+    list.resize((size_t)b.zone_first[HEAT_ZONES_MAX]);
+    for (size_t n = 0; n < zones.size(); ++n)
+        if (zones[n] != MATERIAL_MIXED) list[(size_t)(b.zone_first[zones[n]] + next[zones[n]]++)] = (int)n;
+    if (list.empty()) return HEAT_OK;
+    HIP_CALL(hipMalloc((void **)&b.by_zone, list.size() * sizeof(int)));
+    HIP_CALL(hipMemcpy(b.by_zone, list.data(), list.size() * sizeof(int), hipMemcpyHostToDevice));
+    return HEAT_OK;
+}
+
 /* The map of the blocks' zones for v's tiles on the launch grid, built at its first use (the zones
  * never change in a run), and the stream of the mixed blocks with its events at the first map. */
 static int material_block_map_for(hip_state *s, const material_variant *v, dim3 grid, const material_block_map **found)
@@ -424,7 +430,8 @@ static int material_block_map_for(hip_state *s, const material_variant *v, dim3 
         HIP_CALL(hipEventCreateWithFlags(&m->join, hipEventDisableTiming));
     }
     material_block_map &b = m->maps[m->map_count++];
-    b = material_block_map{cols, rows, v->zchunk, NULL, NULL, 0, 0, std::vector<int>(HEAT_ZONES_MAX, 0)};
+    b = material_block_map{cols, rows, v->zchunk, NULL, NULL, 0, 0, std::vector<int>(HEAT_ZONES_MAX, 0), NULL,
+                           std::vector<int>(HEAT_ZONES_MAX + 1, 0)};
     const size_t count = (size_t)grid.x * grid.y * grid.z;
     HIP_CALL(hipMalloc((void **)&b.map, count));
     material_block_zones<<<grid, 256>>>(b.map, owned_zone<double>(s), s->shape, cols, rows, v->zchunk);
@@ -442,6 +449,7 @@ static int material_block_map_for(hip_state *s, const material_variant *v, dim3 
         HIP_CALL(hipMalloc((void **)&b.mixed, mixed.size() * sizeof(int)));
         HIP_CALL(hipMemcpy(b.mixed, mixed.data(), mixed.size() * sizeof(int), hipMemcpyHostToDevice));
     }
+    HEAT_CALL(list_blocks_by_zone(b, zones));
     *found = &b;
     return HEAT_OK;
 }
@@ -472,7 +480,7 @@ template <typename T> static int launch_listed(hip_state *s, const material_vari
     return HEAT_OK;
 }
 
-/* A kernel of one-zone blocks (material_step_zones, material_step_wide_zones) over v's grid in a march_order. */
+/* A kernel of one-zone blocks (material_step_wide_zones) over v's grid in a march_order. */
 template <typename T, typename K>
 static int launch_zones_kernel(hip_state *s, K kernel, const material_variant *v, const material_launch &l,
                                const material_block_map *b)
@@ -501,68 +509,54 @@ template <typename T> static material_zone_params<T> zone_params(const hip_mater
     return z;
 }
 
-/* material_step_zone's instantiation K for the blocks of zone a, on `stream`, in a march_order. */
-template <typename T, typename K>
-static int launch_zone_kernel(hip_state *s, K kernel, const material_variant *v, const material_launch &l,
+/* material_step_zone_made's instantiation K for the blocks of zone a, on `stream`: the grid in a
+ * march_order, the map choosing the zone's blocks, or (LISTED) the zone's list of blocks. */
+template <typename T, bool LISTED, typename K>
+static int launch_made_kernel(hip_state *s, K kernel, const material_variant *v, const material_launch &l,
                               const material_block_map *b, int a, hipStream_t stream)
 {
     const hip_materials *m = s->mat;
-    long slots = 0;
-    HEAT_CALL(resident_slots((const void *)kernel, (int)(l.block.x * l.block.y), &slots));
-    kernel<<<l.grid, l.block, 0, stream>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current), owned_zone<T>(s),
-                                           b->map, s->shape, zone_params<T>(m, a), m->layout,
-                                           s->problem.halo.exchanged, v->zchunk, order_for(l.grid, slots));
+    const material_zone_tiles tiles = {b->map, b->by_zone ? b->by_zone + b->zone_first[a] : NULL, (int)l.grid.x,
+                                       (int)l.grid.y};
+    dim3 grid = l.grid;
+    march_order o = {1, 1};
+    if (LISTED) grid = dim3((unsigned)(b->zone_first[a + 1] - b->zone_first[a]), 1, 1);
+    else {
+        long slots = 0;
+        HEAT_CALL(resident_slots((const void *)kernel, (int)(l.block.x * l.block.y), &slots));
+        o = order_for(l.grid, slots);
+    }
+    kernel<<<grid, l.block, 0, stream>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current), owned_zone<T>(s), tiles,
+                                         s->shape, zone_params<T>(m, a), m->layout, s->problem.halo.exchanged,
+                                         v->zchunk, o);
     HIP_CHECK_LAUNCH(v->name);
     return HEAT_OK;
 }
 
+/* The instantiation of material_step_zone_made that v names, for the blocks of zone a: the largest
+ * zone's over the grid, the others' over their lists. */
 template <typename T> static int launch_zone_instance(hip_state *s, const material_variant *v, const material_launch &l,
                                                       const material_block_map *b, int a, hipStream_t stream)
 {
-    const bool ahead = v->blocks == 4;
-    if (v->rows == MATERIAL_ROWS && !ahead)
-        return launch_zone_kernel<T>(s, material_step_zone<T, MATERIAL_ROWS, true, false, 0, 0>, v, l, b, a, stream);
-    if (v->rows == MATERIAL_ROWS && ahead)
-        return launch_zone_kernel<T>(s, material_step_zone<T, MATERIAL_ROWS, true, true, 0, 0>, v, l, b, a, stream);
-    if (v->rows == 1 && !ahead) return launch_zone_kernel<T>(s, material_step_zone<T, 1, true, false, 0, 0>, v, l, b, a, stream);
-    return launch_zone_kernel<T>(s, material_step_zone<T, 1, true, true, 0, 0>, v, l, b, a, stream);
+    if (v->rows != MATERIAL_ROWS || v->lanes != 1 || v->occupancy != 0)
+        return heat_internal_error("materials kernel %s has no instantiation", v->name);
+    if (a != b->largest)
+        return launch_made_kernel<T, true>(s, material_step_zone_made<T, MATERIAL_ROWS, true, 0>, v, l, b, a, stream);
+    return launch_made_kernel<T, false>(s, material_step_zone_made<T, MATERIAL_ROWS, false, 0>, v, l, b, a, stream);
 }
 
 /* The instantiation of the one-zone blocks' kernel that v names. */
 template <typename T> static int launch_zones_instance(hip_state *s, const material_variant *v, const material_launch &l,
                                                        const material_block_map *b)
 {
-    if (v->lanes == 1) {
-        const bool ahead = v->blocks == 2;
-        if (v->rows == MATERIAL_ROWS && !ahead && v->prefetch == 0 && v->occupancy == 0)
-            return launch_zones_kernel<T>(s, material_step_zones<T, MATERIAL_ROWS, true, false, 0, 0>, v, l, b);
-        if (v->rows == MATERIAL_ROWS && ahead && v->prefetch == 0 && v->occupancy == 0)
-            return launch_zones_kernel<T>(s, material_step_zones<T, MATERIAL_ROWS, true, true, 0, 0>, v, l, b);
-        if (v->rows == MATERIAL_ROWS && ahead && v->prefetch == 3 && v->occupancy == 0)
-            return launch_zones_kernel<T>(s, material_step_zones<T, MATERIAL_ROWS, true, true, 3, 0>, v, l, b);
-        if (v->rows == 1 && !ahead && v->prefetch == 0 && v->occupancy == 8)
-            return launch_zones_kernel<T>(s, material_step_zones<T, 1, true, false, 0, 8>, v, l, b);
-        if (v->rows == 1 && !ahead && v->prefetch == 3 && v->occupancy == 8)
-            return launch_zones_kernel<T>(s, material_step_zones<T, 1, true, false, 3, 8>, v, l, b);
-        if (v->rows == 1 && ahead && v->prefetch == 0 && v->occupancy == 0)
-            return launch_zones_kernel<T>(s, material_step_zones<T, 1, true, true, 0, 0>, v, l, b);
-    }
-    if (v->lanes == 1) return heat_internal_error("materials kernel %s has no instantiation", v->name);
-    if constexpr (sizeof(T) == 8) {
-        if (v->rows == 1 && v->occupancy == 0)
-            return launch_zones_kernel<T>(s, material_step_wide_zones<T, 2, 1, true, 0>, v, l, b);
-    } else {
-        if (v->rows == 1 && v->occupancy == 6)
-            return launch_zones_kernel<T>(s, material_step_wide_zones<T, 4, 1, true, 6>, v, l, b);
-        if (v->rows == 1 && v->occupancy == 5)
-            return launch_zones_kernel<T>(s, material_step_wide_zones<T, 4, 1, true, 5>, v, l, b);
+    if constexpr (sizeof(T) == 4) {
         if (v->rows == 2 && v->occupancy == 4)
             return launch_zones_kernel<T>(s, material_step_wide_zones<T, 4, 2, true, 4>, v, l, b);
     }
     return heat_internal_error("materials kernel %s has no instantiation in this precision", v->name);
 }
 
-/* One explicit step by blocks of one zone (material_step_zones, material_step_wide_zones: on the
+/* One explicit step by blocks of one zone (material_step_wide_zones, material_step_zone_made: on the
  * default stream, in a march_order) and the mixed blocks beside them (material_step_listed, on
  * m->listed, which the default stream waits for). */
 template <typename T> static int launch_material_zones(hip_state *s, const material_variant *v, const material_launch &l)
@@ -570,7 +564,7 @@ template <typename T> static int launch_material_zones(hip_state *s, const mater
     hip_materials *m = s->mat;
     const material_block_map *b;
     HEAT_CALL(material_block_map_for(s, v, l.grid, &b));
-    const bool by_zone = v->blocks >= 3; /* material_step_zone: a launch a zone, the largest on the default stream */
+    const bool by_zone = v->blocks == MATERIAL_MADE; /* a launch a zone, the largest on the default stream */
     int others = 0;
     for (int a = 0; by_zone && a < m->tables.zones; ++a) others += a != b->largest && b->blocks_of[a] > 0;
     const bool beside = b->mixed_count > 0 || others > 0;
@@ -710,7 +704,9 @@ template <typename T> static int material_step_typed(hip_state *s)
     if (!m->energy_on_device)
         for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) m->energy_in[kind] += s->problem.dt * power[kind];
     s->current = 1 - s->current;
-    s->halo_valid = HALO_YZ; /* the step wrote the y and z ghosts; x ghosts are formed where read */
+    /* the step wrote the y and z ghosts its kernel reads (material_step_zone_made's one-zone blocks
+     * make theirs, and write none); x ghosts are formed where read */
+    s->halo_valid = HALO_YZ;
     m->step += 1;
     return HEAT_OK;
 }
@@ -849,7 +845,7 @@ static void free_materials(hip_state *s)
     if (m->listed) (void)hipStreamSynchronize(m->listed), (void)hipStreamDestroy(m->listed);
     if (m->fork) (void)hipEventDestroy(m->fork);
     if (m->join) (void)hipEventDestroy(m->join);
-    for (int n = 0; n < m->map_count; ++n) (void)hipFree(m->maps[n].map), (void)hipFree(m->maps[n].mixed);
+    for (int n = 0; n < m->map_count; ++n) (void)hipFree(m->maps[n].map), (void)hipFree(m->maps[n].mixed), (void)hipFree(m->maps[n].by_zone);
     heat_material_tables_free(&m->tables);
     delete m;
     s->mat = NULL;

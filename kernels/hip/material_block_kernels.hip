@@ -1,10 +1,11 @@
 /*
  * The general step of materials runs split by blocks: a block whose tile (its columns, rows and
  * chunk of planes) and every point its stencils read hold one zone takes that zone's five
- * coefficients once and marches like the one-material heat_zwindow (material_step_zones: the
- * temperatures' 16 bytes a point in double, no zone byte, no table lookup a face); the few blocks
- * that meet a zone boundary take material_step's general march (material_step_listed, launched
- * over their list beside the other). The map of the blocks' zones (material_block_zones) is built
+ * coefficients once and marches like the one-material heat_zwindow (material_step_zone_made, a
+ * launch a zone, which makes its boundary ghosts as heat_zwindowg does: the temperatures' 16 bytes
+ * a point in double, no zone byte, no table lookup a face; material_step_wide_zones); the
+ * few blocks that meet a zone boundary take material_step's general march (material_step_listed,
+ * launched over their list beside the other). The map of the blocks' zones (material_block_zones) is built
  * once a tile shape, since the zones never change in a run. Both kernels compute every point with
  * material_step's terms in its order (material_plane), so all give material_step's bits.
  */
@@ -75,8 +76,8 @@ __device__ __forceinline__ void material_march_general(T *__restrict__ out, cons
 
 /* The tiles (cols x rows x zchunk points) of a grid of gx x gy tiles that meet a zone boundary,
  * listed (index (bz gy + by) gx + bx): material_step's march of each, in sub-tiles of the block's
- * blockDim.x x M blockDim.y points (the tile a whole number of them), beside material_step_zones,
- * which leaves them. */
+ * blockDim.x x M blockDim.y points (the tile a whole number of them), beside the one-zone
+ * kernels, which leave them. */
 template <typename T, bool SHARED, int M>
 __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
     material_step_listed(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
@@ -101,69 +102,10 @@ __device__ __forceinline__ void block_ghost_rules(T *rule, const T *__restrict__
     __syncthreads();
 }
 
-/* The blocks of one zone a (the map's, in march_order o where ORDERED): material_step's march with
- * the zone's coefficients in registers (zone_uniform) and no zone byte read; each plane loads the
- * next one's temperatures a plane ahead where AHEAD (material_step does), else as heat_zwindow
- * does. Blocks the map calls mixed leave at once. */
-template <typename T, int M, bool ORDERED, bool AHEAD, int PREFETCH, int MIN_BLOCKS>
-__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
-    material_step_zones(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
-                        const unsigned char *__restrict__ map, stencil_shape s, const T *__restrict__ table,
-                        material_table t, unsigned exchanged, int zchunk, march_order o)
-{
-    int bx = (int)blockIdx.x, by = (int)blockIdx.y, bz = (int)blockIdx.z;
-    if (ORDERED) march_tile(o, bx, by, bz);
-    const int a = map[((long)bz * gridDim.y + by) * gridDim.x + bx];
-    if (a == MATERIAL_MIXED) return;
-    const int i = threadIdx.x + bx * blockDim.x;
-    const int j = M * (threadIdx.y + by * blockDim.y);
-    const int k0 = bz * zchunk, k1 = min(k0 + zchunk, s.nz);
-    if (i >= s.nx || j >= s.ny) return;
-    const int sy = (int)s.sy;
-    const zone_lookup<T> lookup = {table + t.conductance[0], table + t.conductance[1], table + t.conductance[2],
-                                   table + t.weight, table + t.source, t.zones};
-    const zone_uniform<T> k(lookup, a);
-    const long start = i + (long)j * s.sy + (long)k0 * s.sz;
-    const T *p = u + start;
-    const unsigned char *zp = zone + start; /* not read: zone_uniform knows every neighbour's zone */
-    T *q = out + start;
-    int zones[M];
-    material_column<T, M> c;
-#pragma unroll
-    for (int n = 0; n < M; ++n) {
-        zones[n] = a;
-        c.here[n] = p[n * sy];
-        if (AHEAD) c.above[n] = p[n * sy + s.sz];
-        c.z_low[n] = k.z(a, a) * (p[n * sy - s.sz] - c.here[n]);
-    }
-#pragma unroll 1 /* unrolled, one row a thread took 40 registers (32 so): a plane's work is enough to issue */
-    for (int kz = k0; kz < k1; ++kz, p += s.sz, zp += s.sz, q += s.sz) {
-        if (PREFETCH > 0 && kz + PREFETCH <= k1) {
-#pragma unroll
-            for (int n = 0; n < M; ++n) l2_prefetch(p + n * sy + PREFETCH * s.sz);
-        }
-        if (AHEAD && kz + 1 < k1) {
-#pragma unroll
-            for (int n = 0; n < M; ++n) c.ahead[n] = p[n * sy + 2 * s.sz];
-        }
-        if (!AHEAD) {
-#pragma unroll
-            for (int n = 0; n < M; ++n) c.above[n] = p[n * sy + s.sz];
-        }
-        const T south = p[-sy], north = p[M * sy];
-        T v[M];
-        material_plane<T, M, true>(c, zones, zones, k, p, zp, q, south, north, a, a, i, j, kz, s, table, t, exchanged,
-                                   v);
-#pragma unroll
-        for (int n = 0; n < M; ++n) {
-            c.here[n] = c.above[n];
-            if (AHEAD) c.above[n] = c.ahead[n];
-        }
-    }
-}
-
-/* material_step_zones with V points of a row a thread (one V-wide load of a row's temperatures,
- * the x faces between a thread's points formed once: material_step_wide's march and stores). */
+/* The blocks of one zone a (the map's, in march_order o where ORDERED), V points of a row a thread:
+ * material_step_wide's march and stores (one V-wide load of a row's temperatures, the x faces
+ * between a thread's points formed once) with the zone's coefficients in registers (zone_block)
+ * and no zone byte read. Blocks the map calls mixed leave at once. */
 template <typename T, int V, int M, bool ORDERED, int MIN_BLOCKS>
 __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
     material_step_wide_zones(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
@@ -229,7 +171,7 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_C
 }
 
 /* One zone's coefficients and ghost rules (scale by face, then shift by face) as a kernel
- * parameter: the values material_step_zones reads from the tables, which the kernel then takes
+ * parameter: the values material_step_wide_zones reads from the tables, which the kernel then takes
  * from the constant bank as the one-material kernels take theirs (no register holds them, no
  * address of a rule either). */
 template <typename T> struct material_zone_params {
@@ -252,24 +194,48 @@ template <typename T> struct zone_fixed {
     }
 };
 
-/* material_step_zones for the blocks of the one zone z.zone (the others leave at once), its
- * coefficients and rules a kernel parameter: one launch a zone present. */
-template <typename T, int M, bool ORDERED, bool AHEAD, int PREFETCH, int MIN_BLOCKS>
+/* Where a launch of material_step_zone_made finds its tiles: the grid's own, in march_order o,
+ * those of zone z.zone among them by the map (LISTED false), or tiles[blockIdx.x] of a grid of
+ * gx x gy tiles (LISTED: a zone of few tiles, launched over its list). */
+struct material_zone_tiles {
+    const unsigned char *map;
+    const int *list;
+    int gx, gy;
+};
+
+/* material_step's march (two rows a thread, or M) for the blocks of the one zone z.zone, with the
+ * zone's coefficients and rules a kernel parameter (one launch a zone present), making every ghost
+ * of a physical face on the fly by the zone's rule, as the one-material heat_zwindow does with
+ * GHOSTS_MADE, and writing none: a tile of one zone whose
+ * faces' layers hold that zone has each boundary ghost it reads beside one of its own points, so
+ * the rule (scale T + shift) of its zone gives the value that a halo pass or the step before
+ * would have stored there, bit for bit. The mixed tiles (material_step_listed) keep reading and
+ * writing their own ghosts: a ghost is read by the point beside it alone, in the same tile of
+ * every step. material_step's arithmetic (material_plane), so its bits. */
+template <typename T, int M, bool LISTED, int MIN_BLOCKS>
 __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
-    material_step_zone(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
-                       const unsigned char *__restrict__ map, stencil_shape s, material_zone_params<T> z,
-                       material_table t, unsigned exchanged, int zchunk, march_order o)
+    material_step_zone_made(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
+                            material_zone_tiles tiles, stencil_shape s, material_zone_params<T> z, material_table t,
+                            unsigned exchanged, int zchunk, march_order o)
 {
     int bx = (int)blockIdx.x, by = (int)blockIdx.y, bz = (int)blockIdx.z;
-    if (ORDERED) march_tile(o, bx, by, bz);
-    if (map[((long)bz * gridDim.y + by) * gridDim.x + bx] != z.zone) return;
+    if (LISTED) {
+        const int b = tiles.list[blockIdx.x];
+        bx = b % tiles.gx, by = b / tiles.gx % tiles.gy, bz = b / (tiles.gx * tiles.gy);
+    } else march_tile(o, bx, by, bz);
     const int a = z.zone;
     const int i = threadIdx.x + bx * blockDim.x;
     const int j = M * (threadIdx.y + by * blockDim.y);
     const int k0 = bz * zchunk, k1 = min(k0 + zchunk, s.nz);
     if (i >= s.nx || j >= s.ny) return;
+    /* the map's byte on its way beside the first planes' loads, not before them */
+    const int tile_zone = LISTED ? a : tiles.map[((long)bz * gridDim.y + by) * gridDim.x + bx];
     const int sy = (int)s.sy;
     const zone_fixed<T> k = {z};
+    const T *none = nullptr; /* zone_fixed reads no table */
+    const bool made_below = k0 == 0 && !(exchanged & 16u), made_top = !(exchanged & 32u);
+    const bool made_south = j == 0 && !(exchanged & 4u);
+    const int last_row = exchanged & 8u ? -1 : s.ny - 1 - j; /* the thread's row whose y-high ghost it makes */
     const long start = i + (long)j * s.sy + (long)k0 * s.sz;
     const T *p = u + start;
     const unsigned char *zp = zone + start; /* not read: every neighbour's zone is a */
@@ -280,31 +246,29 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_C
     for (int n = 0; n < M; ++n) {
         zones[n] = a;
         c.here[n] = p[n * sy];
-        if (AHEAD) c.above[n] = p[n * sy + s.sz];
-        c.z_low[n] = k.z(a, a) * (p[n * sy - s.sz] - c.here[n]);
+        c.z_low[n] = made_below ? k.ghost(none, t, 4, a, c.here[n]) : p[n * sy - s.sz]; /* the plane below, for now */
     }
+    if (tile_zone != a) return;
+#pragma unroll
+    for (int n = 0; n < M; ++n) c.z_low[n] = k.z(a, a) * (c.z_low[n] - c.here[n]);
 #pragma unroll 1
     for (int kz = k0; kz < k1; ++kz, p += s.sz, zp += s.sz, q += s.sz) {
-        if (PREFETCH > 0 && kz + PREFETCH <= k1) {
+        if (made_top && kz == s.nz - 1) {
 #pragma unroll
-            for (int n = 0; n < M; ++n) l2_prefetch(p + n * sy + PREFETCH * s.sz);
-        }
-        if (AHEAD && kz + 1 < k1) {
-#pragma unroll
-            for (int n = 0; n < M; ++n) c.ahead[n] = p[n * sy + 2 * s.sz];
-        }
-        if (!AHEAD) {
+            for (int n = 0; n < M; ++n) c.above[n] = k.ghost(none, t, 5, a, c.here[n]);
+        } else {
 #pragma unroll
             for (int n = 0; n < M; ++n) c.above[n] = p[n * sy + s.sz];
         }
-        const T south = p[-sy], north = p[M * sy];
+        const T south = made_south ? k.ghost(none, t, 2, a, c.here[0]) : p[-sy];
+        const T north = p[M * sy];
         T v[M];
-        material_plane<T, M, true>(c, zones, zones, k, p, zp, q, south, north, a, a, i, j, kz, s, (const T *)nullptr,
-                                   t, exchanged, v);
+        material_plane<T, M, false, true>(c, zones, zones, k, p, zp, q, south, north, a, a, i, j, kz, s, none, t,
+                                          exchanged, v, last_row);
 #pragma unroll
-        for (int n = 0; n < M; ++n) {
-            c.here[n] = c.above[n];
-            if (AHEAD) c.above[n] = c.ahead[n];
-        }
+        for (int n = 0; n < M; ++n)
+            if (j + n < s.ny) nontemporal_store(v[n], q + n * sy);
+#pragma unroll
+        for (int n = 0; n < M; ++n) c.here[n] = c.above[n];
     }
 }

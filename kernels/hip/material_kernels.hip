@@ -142,13 +142,15 @@ __device__ __forceinline__ void material_store_row(T v, int a, int n, T *q, int 
  * (zone_lookup, or zone_uniform, which reads no zone byte): their new values into v, and into q
  * row by row where STORE (else material_store_plane stores them: a kernel whose paths each
  * stored would have its stores merged by the AMD compiler, which drops their nontemporal hint).
- * Rows past the block's last are computed on its ghost and padding, and not stored. */
-template <typename T, int M, bool STORE, typename K>
+ * Rows past the block's last are computed on its ghost and padding, and not stored. MADE_NORTH:
+ * the y-high ghost beyond row last_row (the block's last, where it is the field's) is made by
+ * its rule from that row's value instead of read. */
+template <typename T, int M, bool STORE, bool MADE_NORTH = false, typename K>
 __device__ __forceinline__ void material_plane(material_column<T, M> &c, const int a[M], const int a_above[M],
                                                const K &k, const T *p, const unsigned char *zp, T *q, T south,
                                                T north, int a_south, int a_north, int i, int j, int kz,
                                                const stencil_shape &s, const T *tab, const material_table &t,
-                                               unsigned exchanged, T v[M])
+                                               unsigned exchanged, T v[M], int last_row = -1)
 {
     const int sy = (int)s.sy;
     T y_low = k.y(a[0], a_south) * (south - c.here[0]);
@@ -164,7 +166,9 @@ __device__ __forceinline__ void material_plane(material_column<T, M> &c, const i
         flux += y_low;
         flux += k.x_at(an, zat - 1) * (west - here);
         flux += k.x_at(an, zat + 1) * (east - here);
-        const T y_high = k.y(an, n == M - 1 ? a_north : a[n + 1]) * ((n == M - 1 ? north : c.here[n + 1]) - here);
+        T y_next = n == M - 1 ? north : c.here[n + 1];
+        if (MADE_NORTH && n == last_row) y_next = k.ghost(tab, t, 3, an, here);
+        const T y_high = k.y(an, n == M - 1 ? a_north : a[n + 1]) * (y_next - here);
         flux += y_high;
         const T z_high = k.z(an, a_above[n]) * (c.above[n] - here);
         flux += z_high;
