@@ -55,6 +55,9 @@ static inline int material_stencil_zone(unsigned long long zones, int b) { retur
  * costs nothing beside their work, and one copy keeps a pair's (material_sweep2) bits those of two single
  * steps, one rank's those of several, whatever a compiler's contraction would do to inlined copies. */
 #define MATERIAL_ONE_COPY __attribute__((noinline, noclone))
+/* The work of the rows next to a face (ghost rows, captured values), out of the sweeps' lines: inlined,
+ * its loops filled the row loop's registers and code for the few rows that run them. */
+#define MATERIAL_FACE_ROWS __attribute__((noinline, cold))
 #endif
 
 #define CAT_(a, b) a##b
@@ -316,9 +319,9 @@ static inline void FN(material_ghost_row)(REAL *restrict ghost, const REAL *rest
  * the row is next to such a face (not an exchanged one): set by the sweep just before it reads them, the
  * row then in cache (a pass over the faces of its own missed its lines in memory). Only row (y, z) reads
  * them, so rows may go in any order and on any thread. */
-static inline void FN(material_yz_ghosts)(REAL *row, const unsigned char *zone, const material_runs *runs, long at,
-                                          int y, int z, const int n[3], long sy, long sz,
-                                          const FN(material_tables) *m)
+static MATERIAL_FACE_ROWS void FN(material_yz_ghost_rows)(REAL *row, const unsigned char *zone,
+                                                        const material_runs *runs, long at, int y, int z,
+                                                        const int n[3], long sy, long sz, const FN(material_tables) *m)
 {
     const int beside[4] = {y == 0, y == n[1] - 1, z == 0, z == n[2] - 1};
     const long beyond[4] = {-sy, sy, -sz, sz};
@@ -328,6 +331,14 @@ static inline void FN(material_yz_ghosts)(REAL *row, const unsigned char *zone, 
         FN(material_ghost_row)(row + beyond[f], row, zone, n[0], m->scale[face], m->shift[face],
                                runs->whole[at] ? runs->end_zone[0][at] : -1);
     }
+}
+
+static inline void FN(material_yz_ghosts)(REAL *row, const unsigned char *zone, const material_runs *runs, long at,
+                                          int y, int z, const int n[3], long sy, long sz,
+                                          const FN(material_tables) *m)
+{
+    if (y == 0 || y == n[1] - 1 || z == 0 || z == n[2] - 1)
+        FN(material_yz_ghost_rows)(row, zone, runs, at, y, z, n, sy, sz, m);
 }
 
 /* Thread t's scratch row (rows sy values apart, scratch_threads of them); a thread beyond them stores
@@ -503,8 +514,9 @@ typedef struct FN(material_pair) {
 } FN(material_pair);
 
 /* v's y-face ghost row beyond row `at` (y, z) of a ring plane (rows sy apart), where y is a face's row. */
-static inline void FN(material_y_ghosts)(REAL *row, const unsigned char *zone, const material_runs *runs, long at,
-                                         int y, const int n[3], long sy, const FN(material_tables) *m)
+static MATERIAL_FACE_ROWS void FN(material_y_ghost_rows)(REAL *row, const unsigned char *zone,
+                                                       const material_runs *runs, long at, int y, const int n[3],
+                                                       long sy, const FN(material_tables) *m)
 {
     for (int face = FACE_Y_LOW; face <= FACE_Y_HIGH; ++face) {
         if (y != (face == FACE_Y_LOW ? 0 : n[1] - 1)) continue;
@@ -513,9 +525,15 @@ static inline void FN(material_y_ghosts)(REAL *row, const unsigned char *zone, c
     }
 }
 
+static inline void FN(material_y_ghosts)(REAL *row, const unsigned char *zone, const material_runs *runs, long at,
+                                         int y, const int n[3], long sy, const FN(material_tables) *m)
+{
+    if (y == 0 || y == n[1] - 1) FN(material_y_ghost_rows)(row, zone, runs, at, y, n, sy, m);
+}
+
 /* v's owned values of row (y, z) on the boundary faces, into the pair's captured planes. */
-static inline void FN(material_capture)(REAL *const captured[FACE_COUNT], const REAL *row, int y, int z,
-                                        const int n[3])
+static MATERIAL_FACE_ROWS void FN(material_capture_row)(REAL *const captured[FACE_COUNT], const REAL *row, int y,
+                                                       int z, const int n[3])
 {
     const long yz = (long)z * n[1] + y;
     if (captured[FACE_X_LOW]) captured[FACE_X_LOW][yz] = row[0];
@@ -525,6 +543,14 @@ static inline void FN(material_capture)(REAL *const captured[FACE_COUNT], const 
     if (y == n[1] - 1 && captured[FACE_Y_HIGH]) memcpy(captured[FACE_Y_HIGH] + (long)z * n[0], row, bytes);
     if (z == 0 && captured[FACE_Z_LOW]) memcpy(captured[FACE_Z_LOW] + (long)y * n[0], row, bytes);
     if (z == n[2] - 1 && captured[FACE_Z_HIGH]) memcpy(captured[FACE_Z_HIGH] + (long)y * n[0], row, bytes);
+}
+
+/* The same where the row has a value to capture: an x face's plane (every row), else a row next to a face. */
+static inline void FN(material_capture)(REAL *const captured[FACE_COUNT], const REAL *row, int y, int z,
+                                        const int n[3])
+{
+    if (captured[FACE_X_LOW] || captured[FACE_X_HIGH] || y == 0 || y == n[1] - 1 || z == 0 || z == n[2] - 1)
+        FN(material_capture_row)(captured, row, y, z, n);
 }
 
 /* u's ghosts on every row of plane z (what material_sweep_row sets row by row). */
