@@ -26,10 +26,22 @@
 #ifndef MATERIAL_RUNS_DEFINED /* this file is included once per precision */
 #define MATERIAL_RUNS_DEFINED
 /* A row's runs of points: [begin, end) whose points all see one stencil of zones, the class `stencil` of
- * material_runs (a vector row with the class's weights, no gathers), or stencil -1: several (gathers). */
+ * material_runs (a vector row with the class's weights, no gathers), stencil -1: several (gathers), or
+ * stencil -2 - i: one vector whose lanes see a few classes, mixed[i]. */
 typedef struct material_run {
     int begin, end, stencil;
 } material_run;
+
+/* One vector of a row (runs->lanes points from a vector's bound) whose points see up to
+ * MATERIAL_MIXED_CLASSES stencils of zones: class stencil[k] over the lanes of bits lanes[k]. Each class's
+ * vector is computed whole and its lanes kept, every lane by its own class's weights: the general row's
+ * bits, without gathers, the row's runs then all on vectors' bounds. */
+enum { MATERIAL_MIXED_CLASSES = 4 };
+typedef struct material_mixed {
+    int stencil[MATERIAL_MIXED_CLASSES];
+    unsigned long long lanes[MATERIAL_MIXED_CLASSES];
+    int classes;
+} material_mixed;
 
 /* Every owned row's runs: row (y, z) = z n[1] + y has run[first[row] .. first[row + 1]); and the
  * zones of its first and last points (end_zone[0][row], end_zone[1][row]), whose rules give its x
@@ -41,6 +53,10 @@ typedef struct material_runs {
     unsigned char *end_zone[2];
     unsigned char *whole; /* whole[row]: the row is one run of one zone (end_zone[0][row]); most rows are, and
                            * the sweep then reads neither `first` nor `run`, whose lines it would miss */
+    unsigned char *aligned; /* aligned[row]: its runs are whole vectors of `lanes` points (but the row's last),
+                             * none of them gathering: stored straight into the row, streamed or not */
+    material_mixed *mixed;
+    int lanes;
     /* The runs' stencils of zones: class k's zones packed a byte each, the point's own lowest, then its
      * faces' in the step's order (z-1, y-1, x-1, x+1, y+1, z+1); class a < zones is zone a alone, so a
      * whole row's class is its zone. */
@@ -180,6 +196,31 @@ static inline FN(uniform_zone) FN(uniform_of)(const FN(material_tables) *m, int 
     return weights;
 }
 
+/* Lanes `lanes` of a, the others of b. */
+static inline FN(vec) FN(select_lanes)(unsigned long long lanes, FN(vec) a, FN(vec) b)
+{
+#if CPU_VECTOR_BYTES == 64
+    if (sizeof(REAL) == 8) return (FN(vec))_mm512_mask_blend_pd((__mmask8)lanes, (__m512d)b, (__m512d)a);
+    return (FN(vec))_mm512_mask_blend_ps((__mmask16)lanes, (__m512)b, (__m512)a);
+#else
+    for (int lane = 0; lane < FN(LANES); ++lane)
+        if (lanes >> lane & 1) b[lane] = a[lane];
+    return b;
+#endif
+}
+
+/* One vector of several stencil classes (material_mixed): each lane material_point with its class's weights. */
+static inline FN(vec) FN(material_mixed_vec)(const REAL *below, const REAL *c, const REAL *above, long sy,
+                                             const FN(material_tables) *m, const material_mixed *mixed)
+{
+    FN(vec) result = FN(material_uniform_vec)(below, c, above, sy, FN(uniform_of)(m, mixed->stencil[0]));
+    for (int k = 1; k < mixed->classes; ++k)
+        result = FN(select_lanes)(mixed->lanes[k], FN(material_uniform_vec)(below, c, above, sy,
+                                                                           FN(uniform_of)(m, mixed->stencil[k])),
+                                  result);
+    return result;
+}
+
 /* The uniform row by whole vectors, with streaming stores (out 64-byte aligned: a whole row) or through the
  * cache, and the next row of plane z+1 asked into L2 (stencil_row3_vec's reasons); the tail as the scalar row. */
 static inline __attribute__((always_inline)) void FN(material_row3_uniform_vec)(
@@ -220,6 +261,34 @@ static inline void FN(stream_row)(REAL *restrict dst, const REAL *restrict src, 
     for (; i < n; ++i) dst[i] = src[i];
 }
 
+/* A mixed vector's run (material_mixed) at out, a vector's bound. */
+static inline __attribute__((always_inline)) void FN(material_mixed_run)(
+    REAL *restrict out, const REAL *restrict below, const REAL *restrict c, const REAL *restrict above, long sy,
+    const FN(material_tables) *m, const material_mixed *mixed, int stream, int prefetch)
+{
+    if (prefetch) FN(prefetch_next_row)(above, sy);
+    FN(vec) result = FN(material_mixed_vec)(below, c, above, sy, m, mixed);
+    if (stream) FN(stream_store)(out, result);
+    else memcpy(out, &result, sizeof result);
+}
+
+/* A row whose runs are all whole vectors (runs->aligned): each stored straight into the row, streamed or not;
+ * the last run may end short of a vector (the row's end: its tail as the scalar row). */
+static inline __attribute__((always_inline)) void FN(material_row3_aligned)(
+    REAL *restrict out, const REAL *restrict below, const REAL *restrict c, const REAL *restrict above, long sy,
+    const FN(material_tables) *m, const material_runs *runs, const material_run *run, int count, int stream,
+    int prefetch)
+{
+    for (int r = 0; r < count; ++r) {
+        const long b = run[r].begin;
+        if (run[r].stencil >= 0)
+            FN(material_row3_uniform_vec)(out + b, below + b, c + b, above + b, run[r].end - b, sy,
+                                          FN(uniform_of)(m, run[r].stencil), stream, prefetch);
+        else FN(material_mixed_run)(out + b, below + b, c + b, above + b, sy, m, runs->mixed + (-2 - run[r].stencil),
+                                    stream, prefetch);
+    }
+}
+
 /* Row `at` (z n[1] + y) of the step by its runs (material_runs): the uniform
  * row over a run whose points and neighbours are all of one zone, the general
  * row over the others. stream: streaming stores (out is a whole row, 64-byte
@@ -237,15 +306,22 @@ static inline void FN(material_row3_at)(REAL *restrict out, const REAL *restrict
         else FN(material_row3_uniform_vec)(out, below, c, above, n, sy, k, 0, prefetch);
         return;
     }
-    REAL *to = stream ? scratch : out;
     const material_run *run = runs->run + runs->first[at];
     const int count = (int)(runs->first[at + 1] - runs->first[at]);
+    if (runs->aligned[at] && runs->lanes == FN(LANES)) {
+        if (stream) FN(material_row3_aligned)(out, below, c, above, sy, m, runs, run, count, 1, prefetch);
+        else FN(material_row3_aligned)(out, below, c, above, sy, m, runs, run, count, 0, prefetch);
+        return;
+    }
+    REAL *to = stream ? scratch : out;
     for (int r = 0; r < count; ++r) {
         const long b = run[r].begin, length = run[r].end - run[r].begin;
         if (run[r].stencil >= 0)
             FN(material_run_uniform_vec)(to + b, below + b, c + b, above + b, length, sy, FN(uniform_of)(m, run[r].stencil),
                                          prefetch);
-        else FN(material_row3)(to + b, below + b, c + b, above + b, zone + b, length, sy, sz, m);
+        else if (run[r].stencil == -1) FN(material_row3)(to + b, below + b, c + b, above + b, zone + b, length, sy, sz, m);
+        else FN(material_mixed_run)(to + b, below + b, c + b, above + b, sy, m, runs->mixed + (-2 - run[r].stencil), 0,
+                                    prefetch);
     }
     if (stream) FN(stream_row)(out, scratch, n);
 }
