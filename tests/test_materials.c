@@ -507,9 +507,11 @@ static int middle_block(const heat_problem *p, int i, int j, int k)
     return i >= n[0] / 4 && i < 3 * n[0] / 4 && j >= n[1] / 3 && j < 2 * n[1] / 3 && k >= n[2] / 3 && k < 2 * n[2] / 3;
 }
 
-static int uniform_rows_scheme(heat_scheme scheme, heat_preconditioner preconditioner)
+/* nx: rows as long as several of the CPU's vectors in float too, so that the rows along the block are cut at
+ * vectors' bounds (mixed vectors of a few stencils) and not only into runs. */
+static int uniform_rows_scheme(heat_scheme scheme, heat_preconditioner preconditioner, heat_precision precision, int nx)
 {
-    heat_problem p = test_problem(29, 14, 9, 1.0, 0.7, 0.5, HEAT_DOUBLE);
+    heat_problem p = test_problem(nx, 14, 9, 1.0, 0.7, 0.5, precision);
     p.implicit = (heat_implicit){scheme, 1e-10, 2000, preconditioner, 8, 2};
     heat_materials m = {.material_count = 1, .material = {test_material("a", 1.5, 2.0)}, .zone_count = 2,
                         .zone = {test_zone(0, 0.5), test_zone(0, 0.5)}};
@@ -523,7 +525,7 @@ static int uniform_rows_scheme(heat_scheme scheme, heat_preconditioner precondit
     free((void *)p.zones);
     p.zones = test_paint_zones(&p, checkerboard);
     if (test_run(&p, HEAT_SELECT_CPU, initial, 15, mixed)) return 1;
-    size_t bytes = (size_t)heat_grid_points(&p.grid) * sizeof(double);
+    size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(precision);
     EXPECT(memcmp(uniform, mixed, bytes) == 0, "rows of one zone (the uniform shortcut) and rows of two zones of the "
            "same material (the general row) differ");
     free((void *)p.zones);
@@ -532,17 +534,19 @@ static int uniform_rows_scheme(heat_scheme scheme, heat_preconditioner precondit
     EXPECT(memcmp(uniform, mixed, bytes) == 0, "rows of one zone and rows along a block of another zone of the same "
            "material (runs of one stencil of zones) differ");
     EXPECT(memcmp(uniform, initial, bytes) != 0, "the steps changed nothing");
-    printf("uniform rows, %s (%s): the shortcut and the general row give the same bits\n", heat_scheme_name(scheme),
-           heat_preconditioner_name(preconditioner));
+    printf("uniform rows, %s (%s, %s, %d points a row): the shortcut and the general row give the same bits\n",
+           heat_scheme_name(scheme), heat_preconditioner_name(preconditioner), heat_precision_name(precision), nx);
     free(initial), free(uniform), free(mixed), free((void *)p.zones);
     return 0;
 }
 
 static int uniform_rows(void)
 {
-    return uniform_rows_scheme(HEAT_EULER, HEAT_PRECOND_CHEBYSHEV) ||
-           uniform_rows_scheme(HEAT_BACKWARD_EULER, HEAT_PRECOND_CHEBYSHEV) ||
-           uniform_rows_scheme(HEAT_CRANK_NICOLSON, HEAT_PRECOND_JACOBI);
+    return uniform_rows_scheme(HEAT_EULER, HEAT_PRECOND_CHEBYSHEV, HEAT_DOUBLE, 29) ||
+           uniform_rows_scheme(HEAT_EULER, HEAT_PRECOND_CHEBYSHEV, HEAT_DOUBLE, 40) ||
+           uniform_rows_scheme(HEAT_EULER, HEAT_PRECOND_CHEBYSHEV, HEAT_FLOAT, 40) ||
+           uniform_rows_scheme(HEAT_BACKWARD_EULER, HEAT_PRECOND_CHEBYSHEV, HEAT_DOUBLE, 29) ||
+           uniform_rows_scheme(HEAT_CRANK_NICOLSON, HEAT_PRECOND_JACOBI, HEAT_DOUBLE, 29);
 }
 
 /* ---- the GPU backend against the CPU's ---- */

@@ -516,7 +516,7 @@ static void cpu_destroy(void **state)
     material_tables_free_f(&s->mat_f);
     free(s->zone_base);
     free(s->runs.first), free(s->runs.run), free(s->runs.end_zone[0]), free(s->runs.end_zone[1]), free(s->runs.whole);
-    free(s->runs.stencil_zones);
+    free(s->runs.stencil_zones), free(s->runs.aligned), free(s->runs.mixed);
     free(s->row_scratch);
     free(s->wide_rows);
     free(s->energy_bricks), free(s->energy_bricks_second);
@@ -706,6 +706,100 @@ static int add_run(cpu_state *s, long *capacity, long *count, long row_first, in
     return HEAT_OK;
 }
 
+/* Classes a row cut at vectors' bounds may add (vector_runs): a point's class is looked up among them. */
+enum { VECTOR_RUN_STENCILS_MAX = 1024 };
+
+/* The class of a stencil of zones where known or where there is room for it; -1: neither. */
+static int known_class(material_runs *runs, int *capacity, unsigned long long zones)
+{
+    for (int k = 0; k < runs->stencils; ++k)
+        if (runs->stencil_zones[k] == zones) return k;
+    return runs->stencils < VECTOR_RUN_STENCILS_MAX ? stencil_class(runs, capacity, zones) : -1;
+}
+
+/* Where the runs being cut go (setup_runs) and the mixed vectors so far. */
+typedef struct run_cutter {
+    long capacity, count;
+    long mixed_capacity, mixed_count;
+    int class_capacity;
+} run_cutter;
+
+/* The vector [b, e) of one class k as a run, joining the run before it (from `start` on) where that has k. */
+static int add_vector_run(cpu_state *s, run_cutter *c, long start, int b, int e, int k)
+{
+    material_run *last = c->count > start ? &s->runs.run[c->count - 1] : NULL;
+    if (last && last->stencil == k && last->end == b) {
+        last->end = e;
+        return HEAT_OK;
+    }
+    if (c->count == c->capacity) {
+        material_run *bigger = realloc(s->runs.run, sizeof(material_run) * (size_t)(c->capacity *= 2));
+        HEAT_CHECK(bigger, "out of memory for the zone index");
+        s->runs.run = bigger;
+    }
+    s->runs.run[c->count++] = (material_run){b, e, k};
+    return HEAT_OK;
+}
+
+/* The vector at b as a mixed vector (material_mixed). */
+static int add_mixed_vector(cpu_state *s, run_cutter *c, long start, int b, int e, const material_mixed *v)
+{
+    if (c->mixed_count == c->mixed_capacity) {
+        c->mixed_capacity = c->mixed_capacity ? 2 * c->mixed_capacity : 1024;
+        material_mixed *bigger = realloc(s->runs.mixed, sizeof(material_mixed) * (size_t)c->mixed_capacity);
+        HEAT_CHECK(bigger, "out of memory for the zone index");
+        s->runs.mixed = bigger;
+    }
+    s->runs.mixed[c->mixed_count] = *v;
+    HEAT_CALL(add_vector_run(s, c, start, b, e, (int)(-2 - c->mixed_count)));
+    c->mixed_count++;
+    return HEAT_OK;
+}
+
+/* The stencil classes of the vector [b, e) of a row (first point `at`) as a mixed vector; 0: more than it holds,
+ * or a class beyond VECTOR_RUN_STENCILS_MAX. */
+static int vector_classes(cpu_state *s, run_cutter *c, const unsigned char *at, int b, int e, material_mixed *v)
+{
+    *v = (material_mixed){.classes = 0};
+    for (int x = b; x < e; ++x) {
+        const int k = known_class(&s->runs, &c->class_capacity, stencil_zones(at + x, s->layout.stride_y, s->layout.stride_z));
+        if (k < 0) return 0;
+        int slot = 0;
+        while (slot < v->classes && v->stencil[slot] != k) ++slot;
+        if (slot == v->classes) {
+            if (slot == MATERIAL_MIXED_CLASSES) return 0;
+            v->stencil[v->classes++] = k, v->lanes[slot] = 0;
+        }
+        v->lanes[slot] |= 1ull << (x - b);
+    }
+    return 1;
+}
+
+/* Row `row_first`'s runs (they end at c->count) cut again at vectors' bounds (material_runs.aligned): a vector
+ * of one class joins the run before it where that has its class, a vector of a few classes is a mixed vector.
+ * Kept where every vector is one of those and a last vector shorter than the others is of one class; else the
+ * row keeps its runs. *aligned: which. */
+static int cut_at_vectors(cpu_state *s, run_cutter *c, const unsigned char *at, long row_first, unsigned char *aligned)
+{
+    const int n0 = s->problem.grid.n[0], lanes = s->runs.lanes;
+    const long start = c->count, mixed_start = c->mixed_count;
+    *aligned = 0;
+    for (int b = 0; b < n0; b += lanes) {
+        const int e = b + lanes < n0 ? b + lanes : n0;
+        material_mixed v;
+        if (!vector_classes(s, c, at, b, e, &v) || (v.classes > 1 && e - b < lanes)) {
+            c->count = start, c->mixed_count = mixed_start;
+            return HEAT_OK;
+        }
+        if (v.classes == 1) HEAT_CALL(add_vector_run(s, c, start, b, e, v.stencil[0]));
+        else HEAT_CALL(add_mixed_vector(s, c, start, b, e, &v));
+    }
+    memmove(s->runs.run + row_first, s->runs.run + start, sizeof(material_run) * (size_t)(c->count - start));
+    c->count = row_first + (c->count - start);
+    *aligned = 1;
+    return HEAT_OK;
+}
+
 /* Each row cut into runs of points that see one stencil of zones (material_run): a run of a zone alone, or
  * of a class seen along STENCIL_RUN_MIN points or more, takes the vector row with that class's weights;
  * the others the gathering row. Classes 0..zones-1 are the zones alone. Rows are run-length coded once
@@ -715,33 +809,37 @@ static int setup_runs(cpu_state *s)
     const int *n = s->problem.grid.n, zones = s->tables.zones;
     const heat_layout *l = &s->layout;
     const long rows = (long)n[1] * n[2], first_point = l->origin + 1 + l->stride_y + l->stride_z;
-    long capacity = 2 * rows, count = 0;
-    int class_capacity = 2 * zones;
+    run_cutter c = {.capacity = 2 * rows, .class_capacity = 2 * zones};
+    int *class_capacity = &c.class_capacity;
     s->runs.first = malloc(sizeof(long) * (size_t)(rows + 1));
-    s->runs.run = malloc(sizeof(material_run) * (size_t)capacity);
+    s->runs.run = malloc(sizeof(material_run) * (size_t)c.capacity);
     s->runs.end_zone[0] = malloc((size_t)rows), s->runs.end_zone[1] = malloc((size_t)rows);
-    s->runs.whole = malloc((size_t)rows);
-    s->runs.stencil_zones = malloc(sizeof(unsigned long long) * (size_t)class_capacity);
+    s->runs.whole = malloc((size_t)rows), s->runs.aligned = malloc((size_t)rows);
+    s->runs.stencil_zones = malloc(sizeof(unsigned long long) * (size_t)c.class_capacity);
+    s->runs.lanes = CPU_VECTOR_BYTES / (int)s->elem;
     HEAT_CHECK(s->runs.first && s->runs.run && s->runs.end_zone[0] && s->runs.end_zone[1] && s->runs.whole &&
-               s->runs.stencil_zones, "out of memory for the zone index");
+               s->runs.aligned && s->runs.stencil_zones, "out of memory for the zone index");
     for (int a = 0; a < zones; ++a) s->runs.stencil_zones[a] = 0x01010101010101ull * (unsigned long long)a;
     s->runs.stencils = zones;
     for (long row = 0; row < rows; ++row) {
         const unsigned char *at = s->zone + first_point + row % n[1] * l->stride_y + row / n[1] * l->stride_z;
-        s->runs.first[row] = count;
+        s->runs.first[row] = c.count;
         s->runs.end_zone[0][row] = at[0], s->runs.end_zone[1][row] = at[n[0] - 1];
         for (int x = 0; x < n[0];) {
             const unsigned long long seen = stencil_zones(at + x, l->stride_y, l->stride_z);
             int end = x + 1;
             while (end < n[0] && stencil_zones(at + end, l->stride_y, l->stride_z) == seen) ++end;
             const int alone = seen == 0x01010101010101ull * at[x];
-            int stencil = alone ? at[x] : end - x >= STENCIL_RUN_MIN ? stencil_class(&s->runs, &class_capacity, seen) : -1;
+            int stencil = alone ? at[x] : end - x >= STENCIL_RUN_MIN ? stencil_class(&s->runs, class_capacity, seen) : -1;
             HEAT_CHECK(alone || end - x < STENCIL_RUN_MIN || stencil >= 0, "out of memory for the zone index");
-            HEAT_CALL(add_run(s, &capacity, &count, s->runs.first[row], x, end, stencil));
+            HEAT_CALL(add_run(s, &c.capacity, &c.count, s->runs.first[row], x, end, stencil));
             x = end;
         }
+        const int whole = c.count - s->runs.first[row] == 1 && s->runs.run[c.count - 1].stencil == at[0];
+        s->runs.aligned[row] = 0;
+        if (!whole) HEAT_CALL(cut_at_vectors(s, &c, at, s->runs.first[row], &s->runs.aligned[row]));
     }
-    s->runs.first[rows] = count;
+    s->runs.first[rows] = c.count;
     for (long row = 0; row < rows; ++row)
         s->runs.whole[row] = s->runs.first[row + 1] - s->runs.first[row] == 1 &&
                              s->runs.run[s->runs.first[row]].stencil == s->runs.end_zone[0][row] &&

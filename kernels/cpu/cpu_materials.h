@@ -26,10 +26,22 @@
 #ifndef MATERIAL_RUNS_DEFINED /* this file is included once per precision */
 #define MATERIAL_RUNS_DEFINED
 /* A row's runs of points: [begin, end) whose points all see one stencil of zones, the class `stencil` of
- * material_runs (a vector row with the class's weights, no gathers), or stencil -1: several (gathers). */
+ * material_runs (a vector row with the class's weights, no gathers), stencil -1: several (gathers), or
+ * stencil -2 - i: one vector whose lanes see a few classes, mixed[i]. */
 typedef struct material_run {
     int begin, end, stencil;
 } material_run;
+
+/* One vector of a row (runs->lanes points from a vector's bound) whose points see up to
+ * MATERIAL_MIXED_CLASSES stencils of zones: class stencil[k] over the lanes of bits lanes[k]. Each class's
+ * vector is computed whole and its lanes kept, every lane by its own class's weights: the general row's
+ * bits, without gathers, the row's runs then all on vectors' bounds. */
+enum { MATERIAL_MIXED_CLASSES = 4 };
+typedef struct material_mixed {
+    int stencil[MATERIAL_MIXED_CLASSES];
+    unsigned long long lanes[MATERIAL_MIXED_CLASSES];
+    int classes;
+} material_mixed;
 
 /* Every owned row's runs: row (y, z) = z n[1] + y has run[first[row] .. first[row + 1]); and the
  * zones of its first and last points (end_zone[0][row], end_zone[1][row]), whose rules give its x
@@ -41,6 +53,10 @@ typedef struct material_runs {
     unsigned char *end_zone[2];
     unsigned char *whole; /* whole[row]: the row is one run of one zone (end_zone[0][row]); most rows are, and
                            * the sweep then reads neither `first` nor `run`, whose lines it would miss */
+    unsigned char *aligned; /* aligned[row]: its runs are whole vectors of `lanes` points (but the row's last),
+                             * none of them gathering: stored straight into the row, streamed or not */
+    material_mixed *mixed;
+    int lanes;
     /* The runs' stencils of zones: class k's zones packed a byte each, the point's own lowest, then its
      * faces' in the step's order (z-1, y-1, x-1, x+1, y+1, z+1); class a < zones is zone a alone, so a
      * whole row's class is its zone. */
@@ -55,6 +71,9 @@ static inline int material_stencil_zone(unsigned long long zones, int b) { retur
  * costs nothing beside their work, and one copy keeps a pair's (material_sweep2) bits those of two single
  * steps, one rank's those of several, whatever a compiler's contraction would do to inlined copies. */
 #define MATERIAL_ONE_COPY __attribute__((noinline, noclone))
+/* The work of the rows next to a face (ghost rows, captured values), out of the sweeps' lines: inlined,
+ * its loops filled the row loop's registers and code for the few rows that run them. */
+#define MATERIAL_FACE_ROWS __attribute__((noinline, cold))
 #endif
 
 #define CAT_(a, b) a##b
@@ -177,6 +196,31 @@ static inline FN(uniform_zone) FN(uniform_of)(const FN(material_tables) *m, int 
     return weights;
 }
 
+/* Lanes `lanes` of a, the others of b. */
+static inline FN(vec) FN(select_lanes)(unsigned long long lanes, FN(vec) a, FN(vec) b)
+{
+#if CPU_VECTOR_BYTES == 64
+    if (sizeof(REAL) == 8) return (FN(vec))_mm512_mask_blend_pd((__mmask8)lanes, (__m512d)b, (__m512d)a);
+    return (FN(vec))_mm512_mask_blend_ps((__mmask16)lanes, (__m512)b, (__m512)a);
+#else
+    for (int lane = 0; lane < FN(LANES); ++lane)
+        if (lanes >> lane & 1) b[lane] = a[lane];
+    return b;
+#endif
+}
+
+/* One vector of several stencil classes (material_mixed): each lane material_point with its class's weights. */
+static inline FN(vec) FN(material_mixed_vec)(const REAL *below, const REAL *c, const REAL *above, long sy,
+                                             const FN(material_tables) *m, const material_mixed *mixed)
+{
+    FN(vec) result = FN(material_uniform_vec)(below, c, above, sy, FN(uniform_of)(m, mixed->stencil[0]));
+    for (int k = 1; k < mixed->classes; ++k)
+        result = FN(select_lanes)(mixed->lanes[k], FN(material_uniform_vec)(below, c, above, sy,
+                                                                           FN(uniform_of)(m, mixed->stencil[k])),
+                                  result);
+    return result;
+}
+
 /* The uniform row by whole vectors, with streaming stores (out 64-byte aligned: a whole row) or through the
  * cache, and the next row of plane z+1 asked into L2 (stencil_row3_vec's reasons); the tail as the scalar row. */
 static inline __attribute__((always_inline)) void FN(material_row3_uniform_vec)(
@@ -216,6 +260,34 @@ static inline void FN(stream_row)(REAL *restrict dst, const REAL *restrict src, 
     for (; i < n; ++i) dst[i] = src[i];
 }
 
+/* A mixed vector's run (material_mixed) at out, a vector's bound. */
+static inline __attribute__((always_inline)) void FN(material_mixed_run)(
+    REAL *restrict out, const REAL *restrict below, const REAL *restrict c, const REAL *restrict above, long sy,
+    const FN(material_tables) *m, const material_mixed *mixed, int stream, int prefetch)
+{
+    if (prefetch) FN(prefetch_next_row)(above, sy);
+    FN(vec) result = FN(material_mixed_vec)(below, c, above, sy, m, mixed);
+    if (stream) FN(stream_store)(out, result);
+    else memcpy(out, &result, sizeof result);
+}
+
+/* A row whose runs are all whole vectors (runs->aligned): each stored straight into the row, streamed or not;
+ * the last run may end short of a vector (the row's end: its tail as the scalar row). */
+static inline __attribute__((always_inline)) void FN(material_row3_aligned)(
+    REAL *restrict out, const REAL *restrict below, const REAL *restrict c, const REAL *restrict above, long sy,
+    const FN(material_tables) *m, const material_runs *runs, const material_run *run, int count, int stream,
+    int prefetch)
+{
+    for (int r = 0; r < count; ++r) {
+        const long b = run[r].begin;
+        if (run[r].stencil >= 0)
+            FN(material_row3_uniform_vec)(out + b, below + b, c + b, above + b, run[r].end - b, sy,
+                                          FN(uniform_of)(m, run[r].stencil), stream, prefetch);
+        else FN(material_mixed_run)(out + b, below + b, c + b, above + b, sy, m, runs->mixed + (-2 - run[r].stencil),
+                                    stream, prefetch);
+    }
+}
+
 /* Row `at` (z n[1] + y) of the step by its runs (material_runs): the uniform
  * row over a run whose points and neighbours are all of one zone, the general
  * row over the others. stream: streaming stores (out is a whole row, 64-byte
@@ -233,15 +305,22 @@ static inline void FN(material_row3_at)(REAL *restrict out, const REAL *restrict
         else FN(material_row3_uniform_vec)(out, below, c, above, n, sy, k, 0, prefetch);
         return;
     }
-    REAL *to = stream ? scratch : out;
     const material_run *run = runs->run + runs->first[at];
     const int count = (int)(runs->first[at + 1] - runs->first[at]);
+    if (runs->aligned[at] && runs->lanes == FN(LANES)) {
+        if (stream) FN(material_row3_aligned)(out, below, c, above, sy, m, runs, run, count, 1, prefetch);
+        else FN(material_row3_aligned)(out, below, c, above, sy, m, runs, run, count, 0, prefetch);
+        return;
+    }
+    REAL *to = stream ? scratch : out;
     for (int r = 0; r < count; ++r) {
         const long b = run[r].begin, length = run[r].end - run[r].begin;
         if (run[r].stencil >= 0)
             FN(material_run_uniform_vec)(to + b, below + b, c + b, above + b, length, sy, FN(uniform_of)(m, run[r].stencil),
                                          prefetch);
-        else FN(material_row3)(to + b, below + b, c + b, above + b, zone + b, length, sy, sz, m);
+        else if (run[r].stencil == -1) FN(material_row3)(to + b, below + b, c + b, above + b, zone + b, length, sy, sz, m);
+        else FN(material_mixed_run)(to + b, below + b, c + b, above + b, sy, m, runs->mixed + (-2 - run[r].stencil), 0,
+                                    prefetch);
     }
     if (stream) FN(stream_row)(out, scratch, n);
 }
@@ -315,9 +394,9 @@ static inline void FN(material_ghost_row)(REAL *restrict ghost, const REAL *rest
  * the row is next to such a face (not an exchanged one): set by the sweep just before it reads them, the
  * row then in cache (a pass over the faces of its own missed its lines in memory). Only row (y, z) reads
  * them, so rows may go in any order and on any thread. */
-static inline void FN(material_yz_ghosts)(REAL *row, const unsigned char *zone, const material_runs *runs, long at,
-                                          int y, int z, const int n[3], long sy, long sz,
-                                          const FN(material_tables) *m)
+static MATERIAL_FACE_ROWS void FN(material_yz_ghost_rows)(REAL *row, const unsigned char *zone,
+                                                        const material_runs *runs, long at, int y, int z,
+                                                        const int n[3], long sy, long sz, const FN(material_tables) *m)
 {
     const int beside[4] = {y == 0, y == n[1] - 1, z == 0, z == n[2] - 1};
     const long beyond[4] = {-sy, sy, -sz, sz};
@@ -327,6 +406,14 @@ static inline void FN(material_yz_ghosts)(REAL *row, const unsigned char *zone, 
         FN(material_ghost_row)(row + beyond[f], row, zone, n[0], m->scale[face], m->shift[face],
                                runs->whole[at] ? runs->end_zone[0][at] : -1);
     }
+}
+
+static inline void FN(material_yz_ghosts)(REAL *row, const unsigned char *zone, const material_runs *runs, long at,
+                                          int y, int z, const int n[3], long sy, long sz,
+                                          const FN(material_tables) *m)
+{
+    if (y == 0 || y == n[1] - 1 || z == 0 || z == n[2] - 1)
+        FN(material_yz_ghost_rows)(row, zone, runs, at, y, z, n, sy, sz, m);
 }
 
 /* Thread t's scratch row (rows sy values apart, scratch_threads of them); a thread beyond them stores
@@ -502,8 +589,9 @@ typedef struct FN(material_pair) {
 } FN(material_pair);
 
 /* v's y-face ghost row beyond row `at` (y, z) of a ring plane (rows sy apart), where y is a face's row. */
-static inline void FN(material_y_ghosts)(REAL *row, const unsigned char *zone, const material_runs *runs, long at,
-                                         int y, const int n[3], long sy, const FN(material_tables) *m)
+static MATERIAL_FACE_ROWS void FN(material_y_ghost_rows)(REAL *row, const unsigned char *zone,
+                                                       const material_runs *runs, long at, int y, const int n[3],
+                                                       long sy, const FN(material_tables) *m)
 {
     for (int face = FACE_Y_LOW; face <= FACE_Y_HIGH; ++face) {
         if (y != (face == FACE_Y_LOW ? 0 : n[1] - 1)) continue;
@@ -512,9 +600,15 @@ static inline void FN(material_y_ghosts)(REAL *row, const unsigned char *zone, c
     }
 }
 
+static inline void FN(material_y_ghosts)(REAL *row, const unsigned char *zone, const material_runs *runs, long at,
+                                         int y, const int n[3], long sy, const FN(material_tables) *m)
+{
+    if (y == 0 || y == n[1] - 1) FN(material_y_ghost_rows)(row, zone, runs, at, y, n, sy, m);
+}
+
 /* v's owned values of row (y, z) on the boundary faces, into the pair's captured planes. */
-static inline void FN(material_capture)(REAL *const captured[FACE_COUNT], const REAL *row, int y, int z,
-                                        const int n[3])
+static MATERIAL_FACE_ROWS void FN(material_capture_row)(REAL *const captured[FACE_COUNT], const REAL *row, int y,
+                                                       int z, const int n[3])
 {
     const long yz = (long)z * n[1] + y;
     if (captured[FACE_X_LOW]) captured[FACE_X_LOW][yz] = row[0];
@@ -524,6 +618,14 @@ static inline void FN(material_capture)(REAL *const captured[FACE_COUNT], const 
     if (y == n[1] - 1 && captured[FACE_Y_HIGH]) memcpy(captured[FACE_Y_HIGH] + (long)z * n[0], row, bytes);
     if (z == 0 && captured[FACE_Z_LOW]) memcpy(captured[FACE_Z_LOW] + (long)y * n[0], row, bytes);
     if (z == n[2] - 1 && captured[FACE_Z_HIGH]) memcpy(captured[FACE_Z_HIGH] + (long)y * n[0], row, bytes);
+}
+
+/* The same where the row has a value to capture: an x face's plane (every row), else a row next to a face. */
+static inline void FN(material_capture)(REAL *const captured[FACE_COUNT], const REAL *row, int y, int z,
+                                        const int n[3])
+{
+    if (captured[FACE_X_LOW] || captured[FACE_X_HIGH] || y == 0 || y == n[1] - 1 || z == 0 || z == n[2] - 1)
+        FN(material_capture_row)(captured, row, y, z, n);
 }
 
 /* u's ghosts on every row of plane z (what material_sweep_row sets row by row). */
