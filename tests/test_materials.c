@@ -150,16 +150,28 @@ static void *gaussian_field(const heat_problem *p)
     return field;
 }
 
-static int sources_and_fluxes(void)
+/* The box of the source tests: materials a and b painted by powered_blocks, zone 1 powered
+ * (POWERED_Q), a third zone as the caller says, flux POWERED_F_IN into the x-low face and
+ * POWERED_F_OUT into the z-high face; m holds the materials for as long as the problem lives. */
+static const double POWERED_Q = 5.0, POWERED_F_IN = 3.0, POWERED_F_OUT = -1.0;
+
+static heat_problem powered_flux_box(heat_materials *m, heat_zone third_zone)
 {
     heat_problem p = test_problem(12, 10, 8, 1.2, 1.0, 0.8, HEAT_DOUBLE);
-    const double q1 = 5.0, q2 = 2.0, on = 0.01, off = 0.03, f_in = 3.0, f_out = -1.0;
-    heat_materials m = {.material_count = 2, .material = {test_material("a", 1.0, 2.0), test_material("b", 20.0, 5.0)},
-                        .zone_count = 3, .zone = {test_zone(0, 0.0), test_zone(1, q1), {0, q2, on, off}}};
-    p.materials = &m;
+    *m = (heat_materials){.material_count = 2, .material = {test_material("a", 1.0, 2.0), test_material("b", 20.0, 5.0)},
+                          .zone_count = 3, .zone = {test_zone(0, 0.0), test_zone(1, POWERED_Q), third_zone}};
+    p.materials = m;
     p.zones = test_paint_zones(&p, powered_blocks);
-    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_FLUX, .value = f_in};
-    p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_FLUX, .value = f_out};
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_FLUX, .value = POWERED_F_IN};
+    p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_FLUX, .value = POWERED_F_OUT};
+    return p;
+}
+
+static int sources_and_fluxes(void)
+{
+    const double q1 = POWERED_Q, q2 = 2.0, on = 0.01, off = 0.03, f_in = POWERED_F_IN, f_out = POWERED_F_OUT;
+    heat_materials m;
+    heat_problem p = powered_flux_box(&m, (heat_zone){0, q2, on, off});
     p.dt = 0.9 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
     heat_solver *s;
     EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
@@ -383,14 +395,9 @@ static int implicit_series(void) { return for_each_implicit_kind(implicit_series
  * to the CG tolerance. */
 static int implicit_sources_kind(const implicit_kind *kind)
 {
-    heat_problem p = test_problem(12, 10, 8, 1.2, 1.0, 0.8, HEAT_DOUBLE);
-    const double q1 = 5.0, f_in = 3.0, f_out = -1.0, rtol = 1e-11;
-    heat_materials m = {.material_count = 2, .material = {test_material("a", 1.0, 2.0), test_material("b", 20.0, 5.0)},
-                        .zone_count = 3, .zone = {test_zone(0, 0.0), test_zone(1, q1), test_zone(0, 0.0)}};
-    p.materials = &m;
-    p.zones = test_paint_zones(&p, powered_blocks);
-    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_FLUX, .value = f_in};
-    p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_FLUX, .value = f_out};
+    const double q1 = POWERED_Q, f_in = POWERED_F_IN, f_out = POWERED_F_OUT, rtol = 1e-11;
+    heat_materials m;
+    heat_problem p = powered_flux_box(&m, test_zone(0, 0.0));
     p.implicit = implicit_settings(kind, rtol);
     p.dt = 20.0 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
     heat_solver *s;
