@@ -167,32 +167,53 @@ static heat_problem powered_flux_box(heat_materials *m, heat_zone third_zone)
     return p;
 }
 
+/* A solver on the CPU over `p` started from the gaussian field, and the heat it starts with. */
+typedef struct {
+    heat_solver *solver;
+    void *field;
+    double heat0, cell_volume;
+} powered_run;
+
+static int start_powered_run(const heat_problem *p, powered_run *run)
+{
+    EXPECT_OK(heat_solver_create(p, HEAT_SELECT_CPU, &run->solver));
+    run->field = gaussian_field(p);
+    run->heat0 = test_heat(p, run->field);
+    run->cell_volume = p->grid.h[0] * p->grid.h[1] * p->grid.h[2];
+    EXPECT_OK(heat_solver_set_field(run->solver, run->field, 0));
+    return 0;
+}
+
+/* The energy that came in over time t through zone 1's constant source and the two flux faces. */
+static double powered_energy_in(const heat_problem *p, double cell_volume, double t)
+{
+    return POWERED_Q * count_zone(p, 1) * cell_volume * t + POWERED_F_IN * p->grid.length[1] * p->grid.length[2] * t +
+           POWERED_F_OUT * p->grid.length[0] * p->grid.length[1] * t;
+}
+
 static int sources_and_fluxes(void)
 {
-    const double q1 = POWERED_Q, q2 = 2.0, on = 0.01, off = 0.03, f_in = POWERED_F_IN, f_out = POWERED_F_OUT;
+    const double q2 = 2.0, on = 0.01, off = 0.03;
     heat_materials m;
     heat_problem p = powered_flux_box(&m, (heat_zone){0, q2, on, off});
     p.dt = 0.9 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
-    heat_solver *s;
-    EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
-    void *field = gaussian_field(&p);
-    const double heat0 = test_heat(&p, field), volume = p.grid.h[0] * p.grid.h[1] * p.grid.h[2];
-    EXPECT_OK(heat_solver_set_field(s, field, 0));
+    powered_run run;
+    if (start_powered_run(&p, &run)) return 1;
     const long steps = 400;
     long switched_on = 0; /* steps whose start time lies in [on, off) */
     for (long n = 0; n < steps; ++n) switched_on += on <= n * p.dt && n * p.dt < off;
     EXPECT(switched_on > 0 && switched_on < steps, "the switching source should act for some of the steps");
-    EXPECT_OK(heat_solver_advance(s, steps));
-    EXPECT_OK(heat_solver_get_field(s, field));
+    EXPECT_OK(heat_solver_advance(run.solver, steps));
+    EXPECT_OK(heat_solver_get_field(run.solver, run.field));
     const double t = steps * p.dt;
-    double energy = q1 * count_zone(&p, 1) * volume * t + q2 * count_zone(&p, 2) * volume * switched_on * p.dt +
-                    f_in * p.grid.length[1] * p.grid.length[2] * t + f_out * p.grid.length[0] * p.grid.length[1] * t;
-    double heat = test_heat(&p, field), error = fabs(heat - heat0 - energy) / fabs(heat);
+    const double switched_energy = q2 * count_zone(&p, 2) * run.cell_volume * switched_on * p.dt;
+    double energy = powered_energy_in(&p, run.cell_volume, t) + switched_energy;
+    double heat = test_heat(&p, run.field), error = fabs(heat - run.heat0 - energy) / fabs(heat);
     printf("sources and flux faces: heat %.15g -> %.15g, energy in %.15g, mismatch %.2e of the heat (t = %g)\n",
-           heat0, heat, energy, error, t);
-    EXPECT(error <= 1e-13, "the heat grew by %.15g, but %.15g came in", heat - heat0, energy);
-    free(field), free((void *)p.zones);
-    heat_solver_destroy(&s);
+           run.heat0, heat, energy, error, t);
+    EXPECT(error <= 1e-13, "the heat grew by %.15g, but %.15g came in", heat - run.heat0, energy);
+    free(run.field), free((void *)p.zones);
+    heat_solver_destroy(&run.solver);
     return 0;
 }
 
@@ -395,28 +416,24 @@ static int implicit_series(void) { return for_each_implicit_kind(implicit_series
  * to the CG tolerance. */
 static int implicit_sources_kind(const implicit_kind *kind)
 {
-    const double q1 = POWERED_Q, f_in = POWERED_F_IN, f_out = POWERED_F_OUT, rtol = 1e-11;
+    const double rtol = 1e-11;
     heat_materials m;
     heat_problem p = powered_flux_box(&m, test_zone(0, 0.0));
     p.implicit = implicit_settings(kind, rtol);
     p.dt = 20.0 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
-    heat_solver *s;
-    EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
-    void *field = gaussian_field(&p);
-    const double heat0 = test_heat(&p, field), volume = p.grid.h[0] * p.grid.h[1] * p.grid.h[2];
-    EXPECT_OK(heat_solver_set_field(s, field, 0));
+    powered_run run;
+    if (start_powered_run(&p, &run)) return 1;
     const long steps = 30;
-    EXPECT_OK(heat_solver_advance(s, steps));
-    EXPECT_OK(heat_solver_get_field(s, field));
+    EXPECT_OK(heat_solver_advance(run.solver, steps));
+    EXPECT_OK(heat_solver_get_field(run.solver, run.field));
     const double t = steps * p.dt;
-    double energy = q1 * count_zone(&p, 1) * volume * t + f_in * p.grid.length[1] * p.grid.length[2] * t +
-                    f_out * p.grid.length[0] * p.grid.length[1] * t;
-    double heat = test_heat(&p, field), error = fabs(heat - heat0 - energy) / fabs(energy);
+    double energy = powered_energy_in(&p, run.cell_volume, t);
+    double heat = test_heat(&p, run.field), error = fabs(heat - run.heat0 - energy) / fabs(energy);
     printf("implicit %s: heat %.15g -> %.15g, energy in %.15g, mismatch %.2e of it (%ld CG iterations)\n", kind->name,
-           heat0, heat, energy, error, s->cg.iterations);
-    EXPECT(error <= 1e-7, "%s: the heat grew by %.15g, but %.15g came in", kind->name, heat - heat0, energy);
-    free(field), free((void *)p.zones);
-    heat_solver_destroy(&s);
+           run.heat0, heat, energy, error, run.solver->cg.iterations);
+    EXPECT(error <= 1e-7, "%s: the heat grew by %.15g, but %.15g came in", kind->name, heat - run.heat0, energy);
+    free(run.field), free((void *)p.zones);
+    heat_solver_destroy(&run.solver);
     return 0;
 }
 
