@@ -606,13 +606,11 @@ static inline void FN(material_y_ghosts)(REAL *row, const unsigned char *zone, c
     if (y == 0 || y == n[1] - 1) FN(material_y_ghost_rows)(row, zone, runs, at, y, n, sy, m);
 }
 
-/* v's owned values of row (y, z) on the boundary faces, into the pair's captured planes. */
-static MATERIAL_FACE_ROWS void FN(material_capture_row)(REAL *const captured[FACE_COUNT], const REAL *row, int y,
-                                                       int z, const int n[3])
+/* v's owned values of row (y, z) on the y and z boundary faces (the rows next to them), into the pair's
+ * captured planes. */
+static MATERIAL_FACE_ROWS void FN(material_capture_face_rows)(REAL *const captured[FACE_COUNT], const REAL *row, int y,
+                                                             int z, const int n[3])
 {
-    const long yz = (long)z * n[1] + y;
-    if (captured[FACE_X_LOW]) captured[FACE_X_LOW][yz] = row[0];
-    if (captured[FACE_X_HIGH]) captured[FACE_X_HIGH][yz] = row[n[0] - 1];
     const size_t bytes = sizeof(REAL) * (size_t)n[0];
     if (y == 0 && captured[FACE_Y_LOW]) memcpy(captured[FACE_Y_LOW] + (long)z * n[0], row, bytes);
     if (y == n[1] - 1 && captured[FACE_Y_HIGH]) memcpy(captured[FACE_Y_HIGH] + (long)z * n[0], row, bytes);
@@ -620,12 +618,16 @@ static MATERIAL_FACE_ROWS void FN(material_capture_row)(REAL *const captured[FAC
     if (z == n[2] - 1 && captured[FACE_Z_HIGH]) memcpy(captured[FACE_Z_HIGH] + (long)y * n[0], row, bytes);
 }
 
-/* The same where the row has a value to capture: an x face's plane (every row), else a row next to a face. */
+/* The same for every row: an x face's two values inline (an x face has one in every row, and a call a row
+ * spilled the sweep's live vectors around it, every vector register being the caller's to save), the rows
+ * next to a y or z face out of line. */
 static inline void FN(material_capture)(REAL *const captured[FACE_COUNT], const REAL *row, int y, int z,
                                         const int n[3])
 {
-    if (captured[FACE_X_LOW] || captured[FACE_X_HIGH] || y == 0 || y == n[1] - 1 || z == 0 || z == n[2] - 1)
-        FN(material_capture_row)(captured, row, y, z, n);
+    const long yz = (long)z * n[1] + y;
+    if (captured[FACE_X_LOW]) captured[FACE_X_LOW][yz] = row[0];
+    if (captured[FACE_X_HIGH]) captured[FACE_X_HIGH][yz] = row[n[0] - 1];
+    if (y == 0 || y == n[1] - 1 || z == 0 || z == n[2] - 1) FN(material_capture_face_rows)(captured, row, y, z, n);
 }
 
 /* u's ghosts on every row of plane z (what material_sweep_row sets row by row). */
