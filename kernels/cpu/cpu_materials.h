@@ -27,15 +27,15 @@
 #define MATERIAL_RUNS_DEFINED
 /* A row's runs of points: [begin, end) whose points all see one stencil of zones, the class `stencil` of
  * material_runs (a vector row with the class's weights, no gathers), stencil -1: several (gathers), or
- * stencil -2 - i: one vector whose lanes see a few classes, mixed[i]. */
+ * stencil -2 - i: one vector whose lanes see a few classes, mixed pattern i. */
 typedef struct material_run {
     int begin, end, stencil;
 } material_run;
 
-/* One vector of a row (runs->lanes points from a vector's bound) whose points see up to
- * MATERIAL_MIXED_CLASSES stencils of zones: class stencil[k] over the lanes of bits lanes[k]. Each class's
- * vector is computed whole and its lanes kept, every lane by its own class's weights: the general row's
- * bits, without gathers, the row's runs then all on vectors' bounds. */
+/* A pattern of one vector of a row (runs->lanes points from a vector's bound) whose points see up to
+ * MATERIAL_MIXED_CLASSES stencils of zones: class stencil[k] over the lanes of bits lanes[k]. The vector
+ * takes a weight set of its own, each lane its class's weights (material_runs' sets): the general row's
+ * bits, without gathers. Rows of a box's cut repeat a few patterns, kept once each. */
 enum { MATERIAL_MIXED_CLASSES = 4 };
 typedef struct material_mixed {
     int stencil[MATERIAL_MIXED_CLASSES];
@@ -55,8 +55,15 @@ typedef struct material_runs {
                            * the sweep then reads neither `first` nor `run`, whose lines it would miss */
     unsigned char *aligned; /* aligned[row]: its runs are whole vectors of `lanes` points (but the row's last),
                              * none of them gathering: stored straight into the row, streamed or not */
-    material_mixed *mixed;
+    material_mixed *mixed;  /* the mixed patterns, each once */
+    int mixed_count;
     int lanes;
+    /* An aligned row's vectors' weight sets, vector_set[set_first[row] + v] for its vector v (the row's last
+     * one, shorter than the others, included): set k < stencils is class k's weights in every lane, set
+     * stencils + i mixed pattern i's. A row of several runs then costs one loop of its vectors, each with
+     * the weights of its own set: no loop a run, no vector of a class whose lanes are dropped. */
+    long *set_first;
+    int *vector_set;
     /* The runs' stencils of zones: class k's zones packed a byte each, the point's own lowest, then its
      * faces' in the step's order (z-1, y-1, x-1, x+1, y+1, z+1); class a < zones is zone a alone, so a
      * whole row's class is its zone. */
@@ -97,6 +104,14 @@ typedef struct FN(material_tables) {
     FN(uniform_zone) *uniform;             /* [k]: stencil class k's weights (material_runs), wq apart (shared
                                             * by a pair's two tables, whose sources differ) */
     int stencils;
+    /* material_runs' weight sets, lane by lane (none where the runs' lanes are another precision's): the
+     * faces' weights set_weight[6 s + f] in the step's order (shared by a pair's two tables), the zone of
+     * each lane set_zone[s lanes + lane] and the step's w q of each lane set_wq[s lanes + lane] (material_sources_at);
+     * set_wq_other: the same room for a copy of the tables whose sources differ (material_pair's second). */
+    FN(vec) *set_weight;
+    unsigned char *set_zone;
+    REAL *set_wq, *set_wq_other;
+    int sets;
     REAL scale[FACE_COUNT][HEAT_ZONES_MAX], shift[FACE_COUNT][HEAT_ZONES_MAX]; /* ghost = scale T + shift */
     unsigned exchanged;                    /* faces whose ghosts the exchange brings (no rule) */
     /* Implicit schemes, on y = sqrt(rho c) x (cpu_materials_cg.h): */
@@ -196,29 +211,40 @@ static inline FN(uniform_zone) FN(uniform_of)(const FN(material_tables) *m, int 
     return weights;
 }
 
-/* Lanes `lanes` of a, the others of b. */
-static inline FN(vec) FN(select_lanes)(unsigned long long lanes, FN(vec) a, FN(vec) b)
+/* acc + c d lane by lane with a weight a lane, rounded once (material_fma_vec's bits, lane by lane). */
+static inline __attribute__((always_inline)) FN(vec) FN(material_fma_lanes)(FN(vec) c, FN(vec) d, FN(vec) acc)
 {
 #if CPU_VECTOR_BYTES == 64
-    if (sizeof(REAL) == 8) return (FN(vec))_mm512_mask_blend_pd((__mmask8)lanes, (__m512d)b, (__m512d)a);
-    return (FN(vec))_mm512_mask_blend_ps((__mmask16)lanes, (__m512)b, (__m512)a);
+    if (sizeof(REAL) == 8) return (FN(vec))_mm512_fmadd_pd((__m512d)c, (__m512d)d, (__m512d)acc);
+    return (FN(vec))_mm512_fmadd_ps((__m512)c, (__m512)d, (__m512)acc);
+#elif CPU_VECTOR_BYTES == 32 && defined(__FMA__)
+    if (sizeof(REAL) == 8) return (FN(vec))_mm256_fmadd_pd((__m256d)c, (__m256d)d, (__m256d)acc);
+    return (FN(vec))_mm256_fmadd_ps((__m256)c, (__m256)d, (__m256)acc);
+#elif CPU_VECTOR_BYTES == 16 && defined(__FMA__)
+    if (sizeof(REAL) == 8) return (FN(vec))_mm_fmadd_pd((__m128d)c, (__m128d)d, (__m128d)acc);
+    return (FN(vec))_mm_fmadd_ps((__m128)c, (__m128)d, (__m128)acc);
 #else
-    for (int lane = 0; lane < FN(LANES); ++lane)
-        if (lanes >> lane & 1) b[lane] = a[lane];
-    return b;
+    FN(vec) sum;
+    for (int lane = 0; lane < FN(LANES); ++lane) sum[lane] = FN(material_fma)(c[lane], d[lane], acc[lane]);
+    return sum;
 #endif
 }
 
-/* One vector of several stencil classes (material_mixed): each lane material_point with its class's weights. */
-static inline FN(vec) FN(material_mixed_vec)(const REAL *below, const REAL *c, const REAL *above, long sy,
-                                             const FN(material_tables) *m, const material_mixed *mixed)
+/* One vector at c with weight set `set` (material_runs' sets): material_point's order, each lane with its own
+ * weights. */
+static inline __attribute__((always_inline)) FN(vec) FN(material_set_vec)(const REAL *below, const REAL *c,
+                                                                         const REAL *above, long sy,
+                                                                         const FN(material_tables) *m, int set)
 {
-    FN(vec) result = FN(material_uniform_vec)(below, c, above, sy, FN(uniform_of)(m, mixed->stencil[0]));
-    for (int k = 1; k < mixed->classes; ++k)
-        result = FN(select_lanes)(mixed->lanes[k], FN(material_uniform_vec)(below, c, above, sy,
-                                                                           FN(uniform_of)(m, mixed->stencil[k])),
-                                  result);
-    return result;
+    const FN(vec) *w = m->set_weight + 6L * set;
+    const FN(vec) t = FN(load)(c);
+    FN(vec) sum = FN(material_fma_lanes)(w[0], FN(load)(below) - t, FN(load)(m->set_wq + (long)set * FN(LANES)));
+    sum = FN(material_fma_lanes)(w[1], FN(load)(c - sy) - t, sum);
+    sum = FN(material_fma_lanes)(w[2], FN(load)(c - 1) - t, sum);
+    sum = FN(material_fma_lanes)(w[3], FN(load)(c + 1) - t, sum);
+    sum = FN(material_fma_lanes)(w[4], FN(load)(c + sy) - t, sum);
+    sum = FN(material_fma_lanes)(w[5], FN(load)(above) - t, sum);
+    return t + sum;
 }
 
 /* The uniform row by whole vectors, with streaming stores (out 64-byte aligned: a whole row) or through the
@@ -260,32 +286,18 @@ static inline void FN(stream_row)(REAL *restrict dst, const REAL *restrict src, 
     for (; i < n; ++i) dst[i] = src[i];
 }
 
-/* A mixed vector's run (material_mixed) at out, a vector's bound. */
-static inline __attribute__((always_inline)) void FN(material_mixed_run)(
-    REAL *restrict out, const REAL *restrict below, const REAL *restrict c, const REAL *restrict above, long sy,
-    const FN(material_tables) *m, const material_mixed *mixed, int stream, int prefetch)
+/* An aligned row (runs->aligned) by its vectors' weight sets, each stored straight into the row, streamed
+ * or not; the row's last vector, where shorter than the others, as the scalar row with its class's weights. */
+static inline __attribute__((always_inline)) void FN(material_row3_sets)(
+    REAL *restrict out, const REAL *restrict below, const REAL *restrict c, const REAL *restrict above, long n,
+    long sy, const FN(material_tables) *m, const int *set, int stream, int prefetch)
 {
-    if (prefetch) FN(prefetch_next_row)(above, sy);
-    FN(vec) result = FN(material_mixed_vec)(below, c, above, sy, m, mixed);
-    if (stream) FN(stream_store)(out, result);
-    else memcpy(out, &result, sizeof result);
-}
-
-/* A row whose runs are all whole vectors (runs->aligned): each stored straight into the row, streamed or not;
- * the last run may end short of a vector (the row's end: its tail as the scalar row). */
-static inline __attribute__((always_inline)) void FN(material_row3_aligned)(
-    REAL *restrict out, const REAL *restrict below, const REAL *restrict c, const REAL *restrict above, long sy,
-    const FN(material_tables) *m, const material_runs *runs, const material_run *run, int count, int stream,
-    int prefetch)
-{
-    for (int r = 0; r < count; ++r) {
-        const long b = run[r].begin;
-        if (run[r].stencil >= 0)
-            FN(material_row3_uniform_vec)(out + b, below + b, c + b, above + b, run[r].end - b, sy,
-                                          FN(uniform_of)(m, run[r].stencil), stream, prefetch);
-        else FN(material_mixed_run)(out + b, below + b, c + b, above + b, sy, m, runs->mixed + (-2 - run[r].stencil),
-                                    stream, prefetch);
+    long i = 0;
+    for (; i + FN(LANES) <= n; i += FN(LANES), ++set) {
+        if (prefetch) FN(prefetch_next_row)(above + i, sy);
+        FN(store)(out + i, FN(material_set_vec)(below + i, c + i, above + i, sy, m, *set), stream);
     }
+    if (i < n) FN(material_row3_uniform)(out + i, below + i, c + i, above + i, n - i, sy, FN(uniform_of)(m, *set));
 }
 
 /* Row `at` (z n[1] + y) of the step by its runs (material_runs): the uniform
@@ -305,22 +317,21 @@ static inline void FN(material_row3_at)(REAL *restrict out, const REAL *restrict
         else FN(material_row3_uniform_vec)(out, below, c, above, n, sy, k, 0, prefetch);
         return;
     }
-    const material_run *run = runs->run + runs->first[at];
-    const int count = (int)(runs->first[at + 1] - runs->first[at]);
-    if (runs->aligned[at] && runs->lanes == FN(LANES)) {
-        if (stream) FN(material_row3_aligned)(out, below, c, above, sy, m, runs, run, count, 1, prefetch);
-        else FN(material_row3_aligned)(out, below, c, above, sy, m, runs, run, count, 0, prefetch);
+    if (runs->aligned[at] && m->sets) {
+        const int *set = runs->vector_set + runs->set_first[at];
+        if (stream) FN(material_row3_sets)(out, below, c, above, n, sy, m, set, 1, prefetch);
+        else FN(material_row3_sets)(out, below, c, above, n, sy, m, set, 0, prefetch);
         return;
     }
+    const material_run *run = runs->run + runs->first[at];
+    const int count = (int)(runs->first[at + 1] - runs->first[at]);
     REAL *to = stream ? scratch : out;
     for (int r = 0; r < count; ++r) {
         const long b = run[r].begin, length = run[r].end - run[r].begin;
         if (run[r].stencil >= 0)
             FN(material_run_uniform_vec)(to + b, below + b, c + b, above + b, length, sy, FN(uniform_of)(m, run[r].stencil),
                                          prefetch);
-        else if (run[r].stencil == -1) FN(material_row3)(to + b, below + b, c + b, above + b, zone + b, length, sy, sz, m);
-        else FN(material_mixed_run)(to + b, below + b, c + b, above + b, sy, m, runs->mixed + (-2 - run[r].stencil), 0,
-                                    prefetch);
+        else FN(material_row3)(to + b, below + b, c + b, above + b, zone + b, length, sy, sz, m);
     }
     if (stream) FN(stream_row)(out, scratch, n);
 }
@@ -752,6 +763,34 @@ static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsi
     }
 }
 
+/* The weight sets of material_runs (its vectors' sets where its lanes are this precision's; else none). */
+static int FN(material_sets_from)(FN(material_tables) *m, const material_runs *runs)
+{
+    if (runs->lanes != FN(LANES) || !runs->vector_set) return HEAT_OK;
+    const int sets = runs->stencils + runs->mixed_count;
+    const size_t weight_bytes = sizeof(FN(vec)) * 6 * (size_t)sets, wq_bytes = sizeof(REAL) * FN(LANES) * (size_t)sets;
+    m->set_weight = aligned_alloc(sizeof(FN(vec)), weight_bytes);
+    m->set_wq = aligned_alloc(sizeof(FN(vec)), 2 * wq_bytes);
+    m->set_zone = malloc((size_t)sets * FN(LANES));
+    HEAT_CHECK(m->set_weight && m->set_wq && m->set_zone, "out of memory for the materials' tables");
+    m->set_wq_other = m->set_wq + (size_t)sets * FN(LANES);
+    for (int set = 0; set < sets; ++set)
+        for (int lane = 0; lane < FN(LANES); ++lane) {
+            int k = set; /* the lane's class */
+            if (set >= runs->stencils) {
+                const material_mixed *mixed = &runs->mixed[set - runs->stencils];
+                for (int slot = 0; slot < mixed->classes; ++slot)
+                    if (mixed->lanes[slot] >> lane & 1) k = mixed->stencil[slot];
+            }
+            const FN(uniform_zone) u = m->uniform[k];
+            const REAL faces[6] = {u.cz0, u.cy0, u.cx0, u.cx1, u.cy1, u.cz1};
+            for (int f = 0; f < 6; ++f) m->set_weight[6 * set + f][lane] = faces[f];
+            m->set_zone[set * FN(LANES) + lane] = (unsigned char)u.zone;
+        }
+    m->sets = sets;
+    return HEAT_OK;
+}
+
 /* The precision's copy of the tables (conductances allocated: free with material_tables_free). */
 static int FN(material_tables_from)(FN(material_tables) *m, const heat_material_tables *t, double dt, double theta,
                                     unsigned exchanged, const material_runs *runs)
@@ -787,13 +826,15 @@ static int FN(material_tables_from)(FN(material_tables) *m, const heat_material_
                                            wy[row + material_stencil_zone(zones, 5)], wz[row + material_stencil_zone(zones, 6)],
                                            0, (int)a};
     }
-    return HEAT_OK;
+    return FN(material_sets_from)(m, runs);
 }
 
 static void FN(material_tables_free)(FN(material_tables) *m)
 {
     for (int d = 0; d < 3; ++d) free(m->conductance[d]), free(m->weight[d]), m->conductance[d] = m->weight[d] = NULL;
     free(m->uniform), m->uniform = NULL;
+    free(m->set_weight), free(m->set_wq), free(m->set_zone);
+    m->set_weight = NULL, m->set_wq = m->set_wq_other = NULL, m->set_zone = NULL, m->sets = 0;
 }
 
 /* The sources of the step starting at time t. */
@@ -804,6 +845,7 @@ static void FN(material_sources_at)(FN(material_tables) *m, const heat_materials
         m->source[z] = (REAL)q;
         m->weighted_source[z] = (REAL)(m->step_weight[z] * q);
     }
+    for (long lane = 0; lane < (long)m->sets * FN(LANES); ++lane) m->set_wq[lane] = m->weighted_source[m->set_zone[lane]];
 
 }
 
