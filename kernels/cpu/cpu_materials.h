@@ -522,9 +522,10 @@ static void FN(captured_face_values)(FN(face_values) values[FACE_COUNT], REAL *c
  * face point's k_a (g - T_a) / h_d times its face's area, K and (g - T) as
  * the step takes them. kind[f] < 0: face f brings none (or is exchanged). A
  * brick adds its points face by face, each face's in row order: the same
- * order on any decomposition and any number of threads, which share the
- * bricks out. Worksharing without a barrier: called inside a parallel region
- * (material_sweep2) or by material_boundary_bricks. */
+ * order on any decomposition and any number of threads, which share each
+ * face's rows of bricks out. Worksharing with barriers of its own and none at
+ * its end: called by every thread of a parallel region (material_sweep2) or
+ * by material_boundary_bricks. */
 typedef struct FN(boundary_energy) {
     FN(face_values) values[FACE_COUNT];
     const unsigned char *const *face_zone;
@@ -534,38 +535,73 @@ typedef struct FN(boundary_energy) {
     double *bricks;
 } FN(boundary_energy);
 
+#ifndef FACE_BRICKS_DEFINED /* this file is included once per precision */
+#define FACE_BRICKS_DEFINED
+/* The bricks along a face's fast axis that one pass sums side by side (heat_brick_size: at most 32 along an axis). */
+enum { FACE_BRICKS_TOGETHER = 32 };
+#endif
+
+/* Face `face`'s points in the bricks [i0, i1) along its fast axis and brick j along its slow one, each added to
+ * its brick's running sum of the face's kind in the brick's own order (rows b, then a along the row): the bricks'
+ * chains of additions side by side, each waiting only on its own, where one brick after another waited on every
+ * addition before it. */
+static void FN(face_bricks_add)(const FN(boundary_energy) *e, const int n[3], const FN(material_tables) *m, int face,
+                                int i0, int i1, int j)
+{
+    const int *brick = e->brick, *own = e->own;
+    const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2, kind = e->kind[face];
+    const long zone_pair = m->zones + 1; /* a zone with itself: a * zones + a */
+    const REAL *k = m->conductance[axis], *scale = m->scale[face], *shift = m->shift[face];
+    const FN(face_values) at = e->values[face];
+    int coords[3];
+    coords[axis] = (face % 2 ? n[axis] - 1 : 0) / brick[axis], coords[slow] = j;
+    double piece[FACE_BRICKS_TOGETHER];
+    long index[FACE_BRICKS_TOGETHER];
+    for (int i = i0; i < i1; ++i) {
+        coords[fast] = i;
+        index[i - i0] = (((long)coords[2] * own[1] + coords[1]) * own[0] + coords[0]) * HEAT_ENERGY_KINDS + kind;
+        piece[i - i0] = e->bricks[index[i - i0]];
+    }
+    const int b0 = j * brick[slow], b1 = b0 + brick[slow] < n[slow] ? b0 + brick[slow] : n[slow];
+    for (int b = b0; b < b1; ++b) {
+        const REAL *row = at.base + b * at.slow;
+        const unsigned char *zones = e->face_zone[face] + (long)b * n[fast];
+        for (int offset = 0; offset < brick[fast]; ++offset)
+            for (int i = i0; i < i1; ++i) {
+                const int a = i * brick[fast] + offset;
+                if (a >= n[fast]) continue;
+                const int z = zones[a];
+                const REAL t = row[a * at.fast];
+                const REAL ghost = FN(ghost_by_rule)(scale[z], shift[z], t); /* as material_face_fill sets it */
+                piece[i - i0] += (double)(k[z * zone_pair] * (ghost - t)) * e->volume;
+            }
+    }
+    for (int i = i0; i < i1; ++i) e->bricks[index[i - i0]] = piece[i - i0];
+}
+
 static void FN(material_boundary_bricks_share)(const FN(boundary_energy) *e, const int n[3],
                                                const FN(material_tables) *m)
 {
-    const int *brick = e->brick, *own = e->own;
-    const long count = (long)own[0] * own[1] * own[2];
-    const long zone_pair = m->zones + 1; /* a zone with itself: a * zones + a */
-#pragma omp for schedule(dynamic, 4) nowait
-    for (long index = 0; index < count; ++index) {
-        double *sums = e->bricks + index * HEAT_ENERGY_KINDS;
-        for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) sums[kind] = 0.0;
-        const int at_brick[3] = {(int)(index % own[0]), (int)(index / own[0] % own[1]), (int)(index / own[0] / own[1])};
-        for (int face = 0; face < FACE_COUNT; ++face) {
-            if (e->kind[face] < 0 || (m->exchanged & 1u << face)) continue;
-            const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
-            if ((face % 2 ? n[axis] - 1 : 0) / brick[axis] != at_brick[axis]) continue;
-            const REAL *k = m->conductance[axis], *scale = m->scale[face], *shift = m->shift[face];
-            const FN(face_values) at = e->values[face];
-            const int a0 = at_brick[fast] * brick[fast], b0 = at_brick[slow] * brick[slow];
-            const int a1 = a0 + brick[fast] < n[fast] ? a0 + brick[fast] : n[fast];
-            const int b1 = b0 + brick[slow] < n[slow] ? b0 + brick[slow] : n[slow];
-            double piece = sums[e->kind[face]]; /* the brick's running sum: its points added one by one, in order */
-            for (int b = b0; b < b1; ++b) {
-                const REAL *row = at.base + b * at.slow;
-                const unsigned char *zones = e->face_zone[face] + (long)b * n[fast];
-                for (int a = a0; a < a1; ++a) {
-                    const int z = zones[a];
-                    const REAL t = row[a * at.fast];
-                    const REAL ghost = FN(ghost_by_rule)(scale[z], shift[z], t); /* as material_face_fill sets it */
-                    piece += (double)(k[z * zone_pair] * (ghost - t)) * e->volume;
-                }
-            }
-            sums[e->kind[face]] = piece;
+    const int *own = e->own;
+    const long sums = (long)own[0] * own[1] * own[2] * HEAT_ENERGY_KINDS;
+#pragma omp for schedule(static) nowait
+    for (long sum = 0; sum < sums; ++sum) e->bricks[sum] = 0.0;
+    unsigned kinds_added = 0;
+    for (int face = 0; face < FACE_COUNT; ++face) {
+        if (e->kind[face] < 0 || (m->exchanged & 1u << face)) continue;
+        /* The bricks zeroed, or those along an edge with an earlier face of this kind added first: every brick's
+         * sum of a kind adds its faces in their order. */
+        if (!kinds_added || kinds_added & 1u << e->kind[face]) {
+#pragma omp barrier
+        }
+        kinds_added |= 1u << e->kind[face];
+        const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+        const int groups = (own[fast] + FACE_BRICKS_TOGETHER - 1) / FACE_BRICKS_TOGETHER;
+#pragma omp for schedule(dynamic, 1) nowait
+        for (long item = 0; item < (long)own[slow] * groups; ++item) {
+            const int i0 = (int)(item % groups) * FACE_BRICKS_TOGETHER;
+            const int i1 = i0 + FACE_BRICKS_TOGETHER < own[fast] ? i0 + FACE_BRICKS_TOGETHER : own[fast];
+            FN(face_bricks_add)(e, n, m, face, i0, i1, (int)(item / groups));
         }
     }
 }
