@@ -665,9 +665,8 @@ static MATERIAL_FACE_ROWS void FN(material_capture_face_rows)(REAL *const captur
     if (z == n[2] - 1 && captured[FACE_Z_HIGH]) memcpy(captured[FACE_Z_HIGH] + (long)y * n[0], row, bytes);
 }
 
-/* The same for every row: an x face's two values inline (an x face has one in every row, and a call a row
- * spilled the sweep's live vectors around it, every vector register being the caller's to save), the rows
- * next to a y or z face out of line. */
+/* The same for every row: an x face's two values inline (an x face has one in every row, where a call
+ * costs more than the two stores), the rows next to a y or z face out of line. */
 static inline void FN(material_capture)(REAL *const captured[FACE_COUNT], const REAL *row, int y, int z,
                                         const int n[3])
 {
