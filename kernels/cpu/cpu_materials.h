@@ -687,6 +687,42 @@ static void FN(material_plane_ghosts)(REAL *u, const unsigned char *zone, const 
     }
 }
 
+/* The end of the span of rows from row `at` (y) on, below y1, that are whole rows (material_runs.whole) of
+ * row y's zone; y where row y is not whole. A span's rows share its zone's weights, set once for the span
+ * (their broadcasts out of its loop) instead of once a row. */
+static inline int FN(whole_span_end)(const material_runs *runs, long at, int y, int y1)
+{
+    if (!runs->whole[at]) return y;
+    const unsigned char zone = runs->end_zone[0][at];
+    int end = y + 1;
+    while (end < y1 && runs->whole[at + end - y] && runs->end_zone[0][at + end - y] == zone) ++end;
+    return end;
+}
+
+/* Row y of plane z of v = the first step of u (material_first_step_plane); span: the row's weights where it
+ * is a whole row (whole_span_end), NULL: its runs'. */
+static inline __attribute__((always_inline)) void FN(material_first_step_row)(
+    FN(ring) *v, REAL *u, const unsigned char *zone, const material_runs *runs, long first, int z, int y, int y0,
+    int y1, int owned, int set_u_ghosts, const int n[3], long sz, const FN(material_pair) *pair,
+    const FN(uniform_zone) *span)
+{
+    const long sy = v->sy;
+    const FN(material_tables) *m = pair->first;
+    const long row = first + y * sy + z * sz, at = (long)z * n[1] + y;
+    REAL *out = FN(ring_row)(v, y, z);
+    if (set_u_ghosts) {
+        FN(material_x_ghosts)(u + row, runs, at, n[0], m);
+        FN(material_yz_ghosts)(u + row, zone + row, runs, at, y, z, n, sy, sz, m);
+    }
+    if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured[0], u + row, y, z, n);
+    if (span) FN(material_row3_uniform_vec)(out, u + row - sz, u + row, u + row + sz, n[0], sy, *span, 0, 1);
+    else FN(material_row3_at)(out, u + row - sz, u + row, u + row + sz, zone + row, n[0], sy, sz, m, runs, at, 0, 1,
+                              NULL);
+    FN(material_x_ghosts)(out, runs, at, n[0], pair->second);
+    FN(material_y_ghosts)(out, zone + row, runs, at, y, n, sy, pair->second);
+    if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured[1], out, y, z, n);
+}
+
 /* Rows [v->ya, yb) of plane z of v = the first step of u, with v's x and y
  * ghosts; set_u_ghosts: u's x ghosts of each row first (the planes no other
  * thread reads); owned: rows [y0, y1) of plane z are this block's own, whose
@@ -695,21 +731,16 @@ static void FN(material_first_step_plane)(FN(ring) *v, REAL *u, const unsigned c
                                           long first, int z, int y0, int y1, int yb, int owned, int set_u_ghosts,
                                           const int n[3], long sz, const FN(material_pair) *pair)
 {
-    const long sy = v->sy;
-    const FN(material_tables) *m = pair->first;
-    for (int y = v->ya; y < yb; ++y) {
-        const long row = first + y * sy + z * sz, at = (long)z * n[1] + y;
-        REAL *out = FN(ring_row)(v, y, z);
-        if (set_u_ghosts) {
-            FN(material_x_ghosts)(u + row, runs, at, n[0], m);
-            FN(material_yz_ghosts)(u + row, zone + row, runs, at, y, z, n, sy, sz, m);
+    for (int y = v->ya; y < yb;) {
+        const long at = (long)z * n[1] + y;
+        const int end = FN(whole_span_end)(runs, at, y, yb);
+        if (end == y) {
+            FN(material_first_step_row)(v, u, zone, runs, first, z, y++, y0, y1, owned, set_u_ghosts, n, sz, pair, NULL);
+            continue;
         }
-        if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured[0], u + row, y, z, n);
-        FN(material_row3_at)(out, u + row - sz, u + row, u + row + sz, zone + row, n[0], sy, sz, m, runs, at, 0, 1,
-                             NULL);
-        FN(material_x_ghosts)(out, runs, at, n[0], pair->second);
-        FN(material_y_ghosts)(out, zone + row, runs, at, y, n, sy, pair->second);
-        if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured[1], out, y, z, n);
+        const FN(uniform_zone) k = FN(uniform_of)(pair->first, runs->end_zone[0][at]);
+        for (; y < end; ++y)
+            FN(material_first_step_row)(v, u, zone, runs, first, z, y, y0, y1, owned, set_u_ghosts, n, sz, pair, &k);
     }
 }
 
@@ -731,10 +762,24 @@ static void FN(material_second_step_plane)(REAL *out, const FN(ring) *v, const u
                                            const int n[3], long sz, const FN(material_pair) *pair, int stream,
                                            REAL *scratch)
 {
-    for (int y = y0; y < y1; ++y) {
-        const long row = first + y * v->sy + z * sz, at = (long)z * n[1] + y;
-        FN(material_row3_at)(out + row, FN(ring_row)(v, y, z - 1), FN(ring_row)(v, y, z), FN(ring_row)(v, y, z + 1),
-                             zone + row, n[0], v->sy, sz, pair->second, runs, at, stream, 0, scratch);
+    for (int y = y0; y < y1;) {
+        const long at = (long)z * n[1] + y;
+        const int end = FN(whole_span_end)(runs, at, y, y1);
+        if (end == y) {
+            const long row = first + y * v->sy + z * sz;
+            FN(material_row3_at)(out + row, FN(ring_row)(v, y, z - 1), FN(ring_row)(v, y, z), FN(ring_row)(v, y, z + 1),
+                                 zone + row, n[0], v->sy, sz, pair->second, runs, at, stream, 0, scratch);
+            ++y;
+            continue;
+        }
+        const FN(uniform_zone) k = FN(uniform_of)(pair->second, runs->end_zone[0][at]);
+        for (; y < end; ++y) { /* each store its own loop (material_row3_at's reasons) */
+            REAL *o = out + first + y * v->sy + z * sz;
+            if (stream) FN(material_row3_uniform_vec)(o, FN(ring_row)(v, y, z - 1), FN(ring_row)(v, y, z),
+                                                      FN(ring_row)(v, y, z + 1), n[0], v->sy, k, 1, 0);
+            else FN(material_row3_uniform_vec)(o, FN(ring_row)(v, y, z - 1), FN(ring_row)(v, y, z),
+                                               FN(ring_row)(v, y, z + 1), n[0], v->sy, k, 0, 0);
+        }
     }
 }
 
