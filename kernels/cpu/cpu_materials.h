@@ -247,6 +247,33 @@ static inline __attribute__((always_inline)) FN(vec) FN(material_set_vec)(const 
     return t + sum;
 }
 
+/* A uniform run's weights in every lane: the uniform row's operands, set once for a span of rows. */
+typedef struct FN(uniform_lanes) {
+    FN(vec) cz0, cy0, cx0, cx1, cy1, cz1, wq;
+} FN(uniform_lanes);
+
+static inline FN(uniform_lanes) FN(lanes_of)(FN(uniform_zone) k)
+{
+    const FN(vec) zero = {0};
+    return (FN(uniform_lanes)){k.cz0 + zero, k.cy0 + zero, k.cx0 + zero, k.cx1 + zero, k.cy1 + zero, k.cz1 + zero,
+                               k.wq - zero}; /* -0 kept: x - 0 is x for every x */
+}
+
+/* material_uniform_vec with its weights in every lane (the same operations, lane by lane). */
+static inline __attribute__((always_inline)) FN(vec) FN(material_lanes_vec)(const REAL *below, const REAL *c,
+                                                                           const REAL *above, long sy,
+                                                                           const FN(uniform_lanes) *w)
+{
+    const FN(vec) t = FN(load)(c);
+    FN(vec) sum = FN(material_fma_lanes)(w->cz0, FN(load)(below) - t, w->wq);
+    sum = FN(material_fma_lanes)(w->cy0, FN(load)(c - sy) - t, sum);
+    sum = FN(material_fma_lanes)(w->cx0, FN(load)(c - 1) - t, sum);
+    sum = FN(material_fma_lanes)(w->cx1, FN(load)(c + 1) - t, sum);
+    sum = FN(material_fma_lanes)(w->cy1, FN(load)(c + sy) - t, sum);
+    sum = FN(material_fma_lanes)(w->cz1, FN(load)(above) - t, sum);
+    return t + sum;
+}
+
 /* The uniform row by whole vectors, with streaming stores (out 64-byte aligned: a whole row) or through the
  * cache, and the next row of plane z+1 asked into L2 (stencil_row3_vec's reasons); the tail as the scalar row. */
 static inline __attribute__((always_inline)) void FN(material_row3_uniform_vec)(
@@ -260,6 +287,19 @@ static inline __attribute__((always_inline)) void FN(material_row3_uniform_vec)(
         FN(store)(out + i, result, stream);
     }
     if (i < n) FN(material_row3_uniform)(out + i, below + i, c + i, above + i, n - i, sy, k);
+}
+
+/* The same with the weights in every lane already (w = lanes_of(k): a span's rows share them). */
+static inline __attribute__((always_inline)) void FN(material_row3_lanes_vec)(
+    REAL *restrict out, const REAL *restrict below, const REAL *restrict c, const REAL *restrict above, long n, long sy,
+    const FN(uniform_zone) *k, const FN(uniform_lanes) *w, int stream, int prefetch)
+{
+    long i = 0;
+    for (; i + FN(LANES) <= n; i += FN(LANES)) {
+        if (prefetch) FN(prefetch_next_row)(above + i, sy);
+        FN(store)(out + i, FN(material_lanes_vec)(below + i, c + i, above + i, sy, w), stream);
+    }
+    if (i < n) FN(material_row3_uniform)(out + i, below + i, c + i, above + i, n - i, sy, *k);
 }
 
 /* A uniform run of a row of several runs, through the cache: whole vectors, the last one ending at the
@@ -738,6 +778,8 @@ static void FN(material_first_step_plane)(FN(ring) *v, REAL *u, const unsigned c
             FN(material_first_step_row)(v, u, zone, runs, first, z, y++, y0, y1, owned, set_u_ghosts, n, sz, pair, NULL);
             continue;
         }
+        /* Each row broadcasts them: the weights in every lane kept across the span went to the stack (the face
+         * rows' calls in the loop), a load each an operation. */
         const FN(uniform_zone) k = FN(uniform_of)(pair->first, runs->end_zone[0][at]);
         for (; y < end; ++y)
             FN(material_first_step_row)(v, u, zone, runs, first, z, y, y0, y1, owned, set_u_ghosts, n, sz, pair, &k);
@@ -773,12 +815,13 @@ static void FN(material_second_step_plane)(REAL *out, const FN(ring) *v, const u
             continue;
         }
         const FN(uniform_zone) k = FN(uniform_of)(pair->second, runs->end_zone[0][at]);
+        const FN(uniform_lanes) w = FN(lanes_of)(k);
         for (; y < end; ++y) { /* each store its own loop (material_row3_at's reasons) */
             REAL *o = out + first + y * v->sy + z * sz;
-            if (stream) FN(material_row3_uniform_vec)(o, FN(ring_row)(v, y, z - 1), FN(ring_row)(v, y, z),
-                                                      FN(ring_row)(v, y, z + 1), n[0], v->sy, k, 1, 0);
-            else FN(material_row3_uniform_vec)(o, FN(ring_row)(v, y, z - 1), FN(ring_row)(v, y, z),
-                                               FN(ring_row)(v, y, z + 1), n[0], v->sy, k, 0, 0);
+            if (stream) FN(material_row3_lanes_vec)(o, FN(ring_row)(v, y, z - 1), FN(ring_row)(v, y, z),
+                                                    FN(ring_row)(v, y, z + 1), n[0], v->sy, &k, &w, 1, 0);
+            else FN(material_row3_lanes_vec)(o, FN(ring_row)(v, y, z - 1), FN(ring_row)(v, y, z),
+                                             FN(ring_row)(v, y, z + 1), n[0], v->sy, &k, &w, 0, 0);
         }
     }
 }
