@@ -577,43 +577,80 @@ typedef struct FN(boundary_energy) {
 
 #ifndef FACE_BRICKS_DEFINED /* this file is included once per precision */
 #define FACE_BRICKS_DEFINED
-/* The bricks along a face's fast axis that one pass sums side by side (heat_brick_size: at most 32 along an axis). */
-enum { FACE_BRICKS_TOGETHER = 32 };
+/* The bricks along a face's fast axis that one pass sums side by side (heat_brick_size: at most 32 along an
+ * axis), as many as FACE_TERMS values of a row hold. */
+enum { FACE_BRICKS_TOGETHER = 32, FACE_TERMS = 2048 };
 #endif
 
+/* A face point's power term k_a (g - T_a) / h_d times its face's area, as the step takes K and g - T. */
+static inline __attribute__((always_inline)) double FN(face_term)(REAL k, REAL scale, REAL shift, REAL t,
+                                                                  double volume)
+{
+    const REAL ghost = FN(ghost_by_rule)(scale, shift, t); /* as material_face_fill sets it */
+    return (double)(k * (ghost - t)) * volume;
+}
+
+/* The terms of a face row's points [a0, a1) (values t[a * fast], zones zones[a]) into terms[a - a0]: a vector
+ * loop where the points are of one zone (most rows), a zone's rule a point elsewhere; the same bits. */
+static void FN(face_row_terms)(double *restrict terms, const REAL *restrict t, long fast,
+                               const unsigned char *restrict zones, int a0, int a1, const REAL *k, long zone_pair,
+                               const REAL *scale, const REAL *shift, double volume)
+{
+    int uniform = 1;
+    for (int a = a0 + 1; a < a1; ++a) uniform &= zones[a] == zones[a0];
+    if (uniform) {
+        const int z = zones[a0];
+        const REAL kz = k[z * zone_pair], scale_z = scale[z], shift_z = shift[z];
+#pragma omp simd
+        for (int a = a0; a < a1; ++a) terms[a - a0] = FN(face_term)(kz, scale_z, shift_z, t[a * fast], volume);
+        return;
+    }
+    for (int a = a0; a < a1; ++a) {
+        const int z = zones[a];
+        terms[a - a0] = FN(face_term)(k[z * zone_pair], scale[z], shift[z], t[a * fast], volume);
+    }
+}
+
 /* Face `face`'s points in the bricks [i0, i1) along its fast axis and brick j along its slow one, each added to
- * its brick's running sum of the face's kind in the brick's own order (rows b, then a along the row): the bricks'
- * chains of additions side by side, each waiting only on its own, where one brick after another waited on every
- * addition before it. */
+ * its brick's running sum of the face's kind in the brick's own order (rows b, then a along the row): a row's
+ * terms computed first (face_row_terms), then the bricks' chains of additions side by side, each waiting only
+ * on its own, where one brick after another waited on every addition before it. */
 static void FN(face_bricks_add)(const FN(boundary_energy) *e, const int n[3], const FN(material_tables) *m, int face,
                                 int i0, int i1, int j)
 {
     const int *brick = e->brick, *own = e->own;
     const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2, kind = e->kind[face];
     const long zone_pair = m->zones + 1; /* a zone with itself: a * zones + a */
-    const REAL *k = m->conductance[axis], *scale = m->scale[face], *shift = m->shift[face];
     const FN(face_values) at = e->values[face];
     int coords[3];
     coords[axis] = (face % 2 ? n[axis] - 1 : 0) / brick[axis], coords[slow] = j;
-    double piece[FACE_BRICKS_TOGETHER];
+    double piece[FACE_BRICKS_TOGETHER], terms[FACE_TERMS];
     long index[FACE_BRICKS_TOGETHER];
     for (int i = i0; i < i1; ++i) {
         coords[fast] = i;
         index[i - i0] = (((long)coords[2] * own[1] + coords[1]) * own[0] + coords[0]) * HEAT_ENERGY_KINDS + kind;
         piece[i - i0] = e->bricks[index[i - i0]];
     }
+    const int a0 = i0 * brick[fast], a1 = i1 * brick[fast] < n[fast] ? i1 * brick[fast] : n[fast];
     const int b0 = j * brick[slow], b1 = b0 + brick[slow] < n[slow] ? b0 + brick[slow] : n[slow];
     for (int b = b0; b < b1; ++b) {
-        const REAL *row = at.base + b * at.slow;
+        const REAL *t = at.base + b * at.slow;
         const unsigned char *zones = e->face_zone[face] + (long)b * n[fast];
+        if (i1 - i0 == 1) { /* one brick (wider than FACE_TERMS / 2): its points in order, FACE_TERMS at a time */
+            for (int c0 = a0; c0 < a1; c0 += FACE_TERMS) {
+                const int c1 = c0 + FACE_TERMS < a1 ? c0 + FACE_TERMS : a1;
+                FN(face_row_terms)(terms, t, at.fast, zones, c0, c1, m->conductance[axis], zone_pair, m->scale[face],
+                                   m->shift[face], e->volume);
+                for (int a = c0; a < c1; ++a) piece[0] += terms[a - c0];
+            }
+            continue;
+        }
+        FN(face_row_terms)(terms, t, at.fast, zones, a0, a1, m->conductance[axis], zone_pair, m->scale[face],
+                           m->shift[face], e->volume);
         for (int offset = 0; offset < brick[fast]; ++offset)
             for (int i = i0; i < i1; ++i) {
                 const int a = i * brick[fast] + offset;
-                if (a >= n[fast]) continue;
-                const int z = zones[a];
-                const REAL t = row[a * at.fast];
-                const REAL ghost = FN(ghost_by_rule)(scale[z], shift[z], t); /* as material_face_fill sets it */
-                piece[i - i0] += (double)(k[z * zone_pair] * (ghost - t)) * e->volume;
+                if (a < a1) piece[i - i0] += terms[a - a0];
             }
     }
     for (int i = i0; i < i1; ++i) e->bricks[index[i - i0]] = piece[i - i0];
@@ -636,11 +673,14 @@ static void FN(material_boundary_bricks_share)(const FN(boundary_energy) *e, con
         }
         kinds_added |= 1u << e->kind[face];
         const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
-        const int groups = (own[fast] + FACE_BRICKS_TOGETHER - 1) / FACE_BRICKS_TOGETHER;
+        int together = FACE_TERMS / e->brick[fast]; /* bricks a pass: their row's terms fit */
+        if (together > FACE_BRICKS_TOGETHER) together = FACE_BRICKS_TOGETHER;
+        if (together < 1) together = 1;
+        const int groups = (own[fast] + together - 1) / together;
 #pragma omp for schedule(dynamic, 1) nowait
         for (long item = 0; item < (long)own[slow] * groups; ++item) {
-            const int i0 = (int)(item % groups) * FACE_BRICKS_TOGETHER;
-            const int i1 = i0 + FACE_BRICKS_TOGETHER < own[fast] ? i0 + FACE_BRICKS_TOGETHER : own[fast];
+            const int i0 = (int)(item % groups) * together;
+            const int i1 = i0 + together < own[fast] ? i0 + together : own[fast];
             FN(face_bricks_add)(e, n, m, face, i0, i1, (int)(item / groups));
         }
     }
