@@ -745,6 +745,7 @@ static int add_vector_run(cpu_state *s, run_cutter *c, long start, int b, int e,
     return HEAT_OK;
 }
 
+/* Are two mixed vectors' patterns (classes and their lanes) the same? */
 static int same_pattern(const material_mixed *a, const material_mixed *b)
 {
     if (a->classes != b->classes) return 0;
@@ -753,10 +754,14 @@ static int same_pattern(const material_mixed *a, const material_mixed *b)
     return 1;
 }
 
+/* FNV-1a over a pattern's classes and lanes, its high bits folded into the low ones (the table's index). */
 static unsigned long long pattern_hash(const material_mixed *v)
 {
     unsigned long long h = 1469598103934665603ull;
-    for (int k = 0; k < v->classes; ++k) h = (h ^ (unsigned long long)v->stencil[k]) * 1099511628211ull, h = (h ^ v->lanes[k]) * 1099511628211ull;
+    for (int k = 0; k < v->classes; ++k) {
+        h = (h ^ (unsigned long long)v->stencil[k]) * 1099511628211ull;
+        h = (h ^ v->lanes[k]) * 1099511628211ull;
+    }
     return h ^ h >> 29;
 }
 

@@ -815,7 +815,8 @@ static void FN(material_first_step_plane)(FN(ring) *v, REAL *u, const unsigned c
         const long at = (long)z * n[1] + y;
         const int end = FN(whole_span_end)(runs, at, y, yb);
         if (end == y) {
-            FN(material_first_step_row)(v, u, zone, runs, first, z, y++, y0, y1, owned, set_u_ghosts, n, sz, pair, NULL);
+            FN(material_first_step_row)(v, u, zone, runs, first, z, y++, y0, y1, owned, set_u_ghosts, n, sz, pair,
+                                        NULL);
             continue;
         }
         /* Each row broadcasts them: the weights in every lane kept across the span went to the stack (the face
@@ -1008,7 +1009,8 @@ static void FN(material_sources_at)(FN(material_tables) *m, const heat_materials
         m->source[z] = (REAL)q;
         m->weighted_source[z] = (REAL)(m->step_weight[z] * q);
     }
-    for (long lane = 0; lane < (long)m->sets * FN(LANES); ++lane) m->set_wq[lane] = m->weighted_source[m->set_zone[lane]];
+    for (long lane = 0; lane < (long)m->sets * FN(LANES); ++lane)
+        m->set_wq[lane] = m->weighted_source[m->set_zone[lane]];
 
 }
 
