@@ -613,8 +613,8 @@ static void FN(face_row_terms)(double *restrict terms, const REAL *restrict t, l
 
 /* Face `face`'s points in the bricks [i0, i1) along its fast axis and brick j along its slow one, each added to
  * its brick's running sum of the face's kind in the brick's own order (rows b, then a along the row): a row's
- * terms computed first (face_row_terms), then the bricks' chains of additions side by side, each waiting only
- * on its own, where one brick after another waited on every addition before it. */
+ * terms computed first (face_row_terms), then the bricks' chains of additions side by side in a vector, each
+ * lane waiting only on its own, where one brick after another waited on every addition before it. */
 static void FN(face_bricks_add)(const FN(boundary_energy) *e, const int n[3], const FN(material_tables) *m, int face,
                                 int i0, int i1, int j)
 {
@@ -647,11 +647,14 @@ static void FN(face_bricks_add)(const FN(boundary_energy) *e, const int n[3], co
         }
         FN(face_row_terms)(terms, t, at.fast, zones, a0, a1, m->conductance[axis], zone_pair, m->scale[face],
                            m->shift[face], e->volume);
-        for (int offset = 0; offset < brick[fast]; ++offset)
-            for (int i = i0; i < i1; ++i) {
-                const int a = i * brick[fast] + offset;
-                if (a < a1) piece[i - i0] += terms[a - a0];
-            }
+        /* A lane a brick: each brick's terms added in its order, the bricks' additions one vector a point of
+         * theirs; the face's last brick, where shorter, after them. */
+        const int whole = (a1 - a0) / brick[fast];
+        for (int offset = 0; offset < brick[fast]; ++offset) {
+#pragma omp simd
+            for (int i = 0; i < whole; ++i) piece[i] += terms[i * brick[fast] + offset];
+        }
+        for (int a = a0 + whole * brick[fast]; a < a1; ++a) piece[whole] += terms[a - a0];
     }
     for (int i = i0; i < i1; ++i) e->bricks[index[i - i0]] = piece[i - i0];
 }
