@@ -516,7 +516,8 @@ static void cpu_destroy(void **state)
     material_tables_free_f(&s->mat_f);
     free(s->zone_base);
     free(s->runs.first), free(s->runs.run), free(s->runs.end_zone[0]), free(s->runs.end_zone[1]), free(s->runs.whole);
-    free(s->runs.stencil_zones), free(s->runs.aligned), free(s->runs.mixed);
+    free(s->runs.stencil_zones), free(s->runs.aligned), free(s->runs.mixed), free(s->runs.set_first);
+    free(s->runs.vector_set);
     free(s->row_scratch);
     free(s->wide_rows);
     free(s->energy_bricks), free(s->energy_bricks_second);
@@ -717,11 +718,14 @@ static int known_class(material_runs *runs, int *capacity, unsigned long long zo
     return runs->stencils < VECTOR_RUN_STENCILS_MAX ? stencil_class(runs, capacity, zones) : -1;
 }
 
-/* Where the runs being cut go (setup_runs) and the mixed vectors so far. */
+/* Where the runs being cut go (setup_runs), and the mixed patterns so far with a hash table of them
+ * (slot[h]: pattern + 1, 0: free), which keeps each pattern once. */
 typedef struct run_cutter {
     long capacity, count;
-    long mixed_capacity, mixed_count;
+    long mixed_capacity;
     int class_capacity;
+    int *slot;
+    long slots;
 } run_cutter;
 
 /* The vector [b, e) of one class k as a run, joining the run before it (from `start` on) where that has k. */
@@ -741,19 +745,67 @@ static int add_vector_run(cpu_state *s, run_cutter *c, long start, int b, int e,
     return HEAT_OK;
 }
 
-/* The vector at b as a mixed vector (material_mixed). */
-static int add_mixed_vector(cpu_state *s, run_cutter *c, long start, int b, int e, const material_mixed *v)
+/* Are two mixed vectors' patterns (classes and their lanes) the same? */
+static int same_pattern(const material_mixed *a, const material_mixed *b)
 {
-    if (c->mixed_count == c->mixed_capacity) {
-        c->mixed_capacity = c->mixed_capacity ? 2 * c->mixed_capacity : 1024;
+    if (a->classes != b->classes) return 0;
+    for (int k = 0; k < a->classes; ++k)
+        if (a->stencil[k] != b->stencil[k] || a->lanes[k] != b->lanes[k]) return 0;
+    return 1;
+}
+
+/* FNV-1a over a pattern's classes and lanes, its high bits folded into the low ones (the table's index). */
+static unsigned long long pattern_hash(const material_mixed *v)
+{
+    unsigned long long h = 1469598103934665603ull;
+    for (int k = 0; k < v->classes; ++k) {
+        h = (h ^ (unsigned long long)v->stencil[k]) * 1099511628211ull;
+        h = (h ^ v->lanes[k]) * 1099511628211ull;
+    }
+    return h ^ h >> 29;
+}
+
+/* Pattern v's slot in the hash table: its own, or the free one where it would go. */
+static long pattern_slot(const cpu_state *s, const run_cutter *c, const material_mixed *v)
+{
+    long h = (long)(pattern_hash(v) & (unsigned long long)(c->slots - 1));
+    while (c->slot[h] && !same_pattern(&s->runs.mixed[c->slot[h] - 1], v)) h = (h + 1) & (c->slots - 1);
+    return h;
+}
+
+/* The index of pattern v among the mixed patterns, added where new. */
+static int mixed_pattern(cpu_state *s, run_cutter *c, const material_mixed *v, int *index)
+{
+    if (2 * ((long)s->runs.mixed_count + 1) > c->slots) { /* the table at most half full */
+        const long slots = c->slots ? 2 * c->slots : 1024;
+        int *table = calloc((size_t)slots, sizeof *table);
+        HEAT_CHECK(table, "out of memory for the zone index");
+        free(c->slot), c->slot = table, c->slots = slots;
+        for (int i = 0; i < s->runs.mixed_count; ++i) c->slot[pattern_slot(s, c, &s->runs.mixed[i])] = i + 1;
+    }
+    const long h = pattern_slot(s, c, v);
+    if (c->slot[h]) {
+        *index = c->slot[h] - 1;
+        return HEAT_OK;
+    }
+    if (s->runs.mixed_count == c->mixed_capacity) {
+        c->mixed_capacity = c->mixed_capacity ? 2 * c->mixed_capacity : 64;
         material_mixed *bigger = realloc(s->runs.mixed, sizeof(material_mixed) * (size_t)c->mixed_capacity);
         HEAT_CHECK(bigger, "out of memory for the zone index");
         s->runs.mixed = bigger;
     }
-    s->runs.mixed[c->mixed_count] = *v;
-    HEAT_CALL(add_vector_run(s, c, start, b, e, (int)(-2 - c->mixed_count)));
-    c->mixed_count++;
+    s->runs.mixed[s->runs.mixed_count] = *v;
+    *index = s->runs.mixed_count++;
+    c->slot[h] = *index + 1;
     return HEAT_OK;
+}
+
+/* The vector at b as a mixed vector (material_mixed): a run of its pattern. */
+static int add_mixed_vector(cpu_state *s, run_cutter *c, long start, int b, int e, const material_mixed *v)
+{
+    int index = 0;
+    HEAT_CALL(mixed_pattern(s, c, v, &index));
+    return add_vector_run(s, c, start, b, e, -2 - index);
 }
 
 /* The stencil classes of the vector [b, e) of a row (first point `at`) as a mixed vector; 0: more than it holds,
@@ -782,13 +834,13 @@ static int vector_classes(cpu_state *s, run_cutter *c, const unsigned char *at, 
 static int cut_at_vectors(cpu_state *s, run_cutter *c, const unsigned char *at, long row_first, unsigned char *aligned)
 {
     const int n0 = s->problem.grid.n[0], lanes = s->runs.lanes;
-    const long start = c->count, mixed_start = c->mixed_count;
+    const long start = c->count; /* the patterns of a row not kept stay (unused) */
     *aligned = 0;
     for (int b = 0; b < n0; b += lanes) {
         const int e = b + lanes < n0 ? b + lanes : n0;
         material_mixed v;
         if (!vector_classes(s, c, at, b, e, &v) || (v.classes > 1 && e - b < lanes)) {
-            c->count = start, c->mixed_count = mixed_start;
+            c->count = start;
             return HEAT_OK;
         }
         if (v.classes == 1) HEAT_CALL(add_vector_run(s, c, start, b, e, v.stencil[0]));
@@ -797,6 +849,31 @@ static int cut_at_vectors(cpu_state *s, run_cutter *c, const unsigned char *at, 
     memmove(s->runs.run + row_first, s->runs.run + start, sizeof(material_run) * (size_t)(c->count - start));
     c->count = row_first + (c->count - start);
     *aligned = 1;
+    return HEAT_OK;
+}
+
+/* The aligned rows' vectors' weight sets (material_runs.vector_set) from their runs; none where no row is aligned. */
+static int setup_vector_sets(cpu_state *s)
+{
+    const int n0 = s->problem.grid.n[0], lanes = s->runs.lanes, vectors = (n0 + lanes - 1) / lanes;
+    const long rows = (long)s->problem.grid.n[1] * s->problem.grid.n[2];
+    long aligned = 0;
+    for (long row = 0; row < rows; ++row) aligned += s->runs.aligned[row];
+    if (!aligned) return HEAT_OK;
+    s->runs.set_first = malloc(sizeof(long) * (size_t)rows);
+    s->runs.vector_set = malloc(sizeof(int) * (size_t)(aligned * vectors));
+    HEAT_CHECK(s->runs.set_first && s->runs.vector_set, "out of memory for the zone index");
+    long next = 0;
+    for (long row = 0; row < rows; ++row) {
+        s->runs.set_first[row] = next;
+        if (!s->runs.aligned[row]) continue;
+        for (long r = s->runs.first[row]; r < s->runs.first[row + 1]; ++r) {
+            const material_run *run = &s->runs.run[r];
+            const int set = run->stencil >= 0 ? run->stencil : s->runs.stencils + (-2 - run->stencil);
+            for (int b = run->begin; b < run->end; b += lanes) s->runs.vector_set[next + b / lanes] = set;
+        }
+        next += vectors;
+    }
     return HEAT_OK;
 }
 
@@ -840,10 +917,12 @@ static int setup_runs(cpu_state *s)
         if (!whole) HEAT_CALL(cut_at_vectors(s, &c, at, s->runs.first[row], &s->runs.aligned[row]));
     }
     s->runs.first[rows] = c.count;
+    free(c.slot);
     for (long row = 0; row < rows; ++row)
         s->runs.whole[row] = s->runs.first[row + 1] - s->runs.first[row] == 1 &&
                              s->runs.run[s->runs.first[row]].stencil == s->runs.end_zone[0][row] &&
                              s->runs.run[s->runs.first[row]].stencil < zones;
+    HEAT_CALL(setup_vector_sets(s));
     s->scratch_threads = omp_get_max_threads();
     const size_t scratch_bytes = (size_t)s->scratch_threads * (size_t)l->stride_y * s->elem;
     s->row_scratch = aligned_alloc(CPU_ALIGN_BYTES, (scratch_bytes + CPU_ALIGN_BYTES - 1) / CPU_ALIGN_BYTES * CPU_ALIGN_BYTES);

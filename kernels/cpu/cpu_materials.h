@@ -27,15 +27,15 @@
 #define MATERIAL_RUNS_DEFINED
 /* A row's runs of points: [begin, end) whose points all see one stencil of zones, the class `stencil` of
  * material_runs (a vector row with the class's weights, no gathers), stencil -1: several (gathers), or
- * stencil -2 - i: one vector whose lanes see a few classes, mixed[i]. */
+ * stencil -2 - i: one vector whose lanes see a few classes, mixed pattern i. */
 typedef struct material_run {
     int begin, end, stencil;
 } material_run;
 
-/* One vector of a row (runs->lanes points from a vector's bound) whose points see up to
- * MATERIAL_MIXED_CLASSES stencils of zones: class stencil[k] over the lanes of bits lanes[k]. Each class's
- * vector is computed whole and its lanes kept, every lane by its own class's weights: the general row's
- * bits, without gathers, the row's runs then all on vectors' bounds. */
+/* A pattern of one vector of a row (runs->lanes points from a vector's bound) whose points see up to
+ * MATERIAL_MIXED_CLASSES stencils of zones: class stencil[k] over the lanes of bits lanes[k]. The vector
+ * takes a weight set of its own, each lane its class's weights (material_runs' sets): the general row's
+ * bits, without gathers. Rows of a box's cut repeat a few patterns, kept once each. */
 enum { MATERIAL_MIXED_CLASSES = 4 };
 typedef struct material_mixed {
     int stencil[MATERIAL_MIXED_CLASSES];
@@ -55,8 +55,15 @@ typedef struct material_runs {
                            * the sweep then reads neither `first` nor `run`, whose lines it would miss */
     unsigned char *aligned; /* aligned[row]: its runs are whole vectors of `lanes` points (but the row's last),
                              * none of them gathering: stored straight into the row, streamed or not */
-    material_mixed *mixed;
+    material_mixed *mixed;  /* the mixed patterns, each once */
+    int mixed_count;
     int lanes;
+    /* An aligned row's vectors' weight sets, vector_set[set_first[row] + v] for its vector v (the row's last
+     * one, shorter than the others, included): set k < stencils is class k's weights in every lane, set
+     * stencils + i mixed pattern i's. A row of several runs then costs one loop of its vectors, each with
+     * the weights of its own set: no loop a run, no vector of a class whose lanes are dropped. */
+    long *set_first;
+    int *vector_set;
     /* The runs' stencils of zones: class k's zones packed a byte each, the point's own lowest, then its
      * faces' in the step's order (z-1, y-1, x-1, x+1, y+1, z+1); class a < zones is zone a alone, so a
      * whole row's class is its zone. */
@@ -97,6 +104,14 @@ typedef struct FN(material_tables) {
     FN(uniform_zone) *uniform;             /* [k]: stencil class k's weights (material_runs), wq apart (shared
                                             * by a pair's two tables, whose sources differ) */
     int stencils;
+    /* material_runs' weight sets, lane by lane (none where the runs' lanes are another precision's): the
+     * faces' weights set_weight[6 s + f] in the step's order (shared by a pair's two tables), the zone of
+     * each lane set_zone[s lanes + lane] and the step's w q of each lane set_wq[s lanes + lane] (material_sources_at);
+     * set_wq_other: the same room for a copy of the tables whose sources differ (material_pair's second). */
+    FN(vec) *set_weight;
+    unsigned char *set_zone;
+    REAL *set_wq, *set_wq_other;
+    int sets;
     REAL scale[FACE_COUNT][HEAT_ZONES_MAX], shift[FACE_COUNT][HEAT_ZONES_MAX]; /* ghost = scale T + shift */
     unsigned exchanged;                    /* faces whose ghosts the exchange brings (no rule) */
     /* Implicit schemes, on y = sqrt(rho c) x (cpu_materials_cg.h): */
@@ -196,29 +211,67 @@ static inline FN(uniform_zone) FN(uniform_of)(const FN(material_tables) *m, int 
     return weights;
 }
 
-/* Lanes `lanes` of a, the others of b. */
-static inline FN(vec) FN(select_lanes)(unsigned long long lanes, FN(vec) a, FN(vec) b)
+/* acc + c d lane by lane with a weight a lane, rounded once (material_fma_vec's bits, lane by lane). */
+static inline __attribute__((always_inline)) FN(vec) FN(material_fma_lanes)(FN(vec) c, FN(vec) d, FN(vec) acc)
 {
 #if CPU_VECTOR_BYTES == 64
-    if (sizeof(REAL) == 8) return (FN(vec))_mm512_mask_blend_pd((__mmask8)lanes, (__m512d)b, (__m512d)a);
-    return (FN(vec))_mm512_mask_blend_ps((__mmask16)lanes, (__m512)b, (__m512)a);
+    if (sizeof(REAL) == 8) return (FN(vec))_mm512_fmadd_pd((__m512d)c, (__m512d)d, (__m512d)acc);
+    return (FN(vec))_mm512_fmadd_ps((__m512)c, (__m512)d, (__m512)acc);
+#elif CPU_VECTOR_BYTES == 32 && defined(__FMA__)
+    if (sizeof(REAL) == 8) return (FN(vec))_mm256_fmadd_pd((__m256d)c, (__m256d)d, (__m256d)acc);
+    return (FN(vec))_mm256_fmadd_ps((__m256)c, (__m256)d, (__m256)acc);
+#elif CPU_VECTOR_BYTES == 16 && defined(__FMA__)
+    if (sizeof(REAL) == 8) return (FN(vec))_mm_fmadd_pd((__m128d)c, (__m128d)d, (__m128d)acc);
+    return (FN(vec))_mm_fmadd_ps((__m128)c, (__m128)d, (__m128)acc);
 #else
-    for (int lane = 0; lane < FN(LANES); ++lane)
-        if (lanes >> lane & 1) b[lane] = a[lane];
-    return b;
+    FN(vec) sum;
+    for (int lane = 0; lane < FN(LANES); ++lane) sum[lane] = FN(material_fma)(c[lane], d[lane], acc[lane]);
+    return sum;
 #endif
 }
 
-/* One vector of several stencil classes (material_mixed): each lane material_point with its class's weights. */
-static inline FN(vec) FN(material_mixed_vec)(const REAL *below, const REAL *c, const REAL *above, long sy,
-                                             const FN(material_tables) *m, const material_mixed *mixed)
+/* One vector at c with weight set `set` (material_runs' sets): material_point's order, each lane with its own
+ * weights. */
+static inline __attribute__((always_inline)) FN(vec) FN(material_set_vec)(const REAL *below, const REAL *c,
+                                                                         const REAL *above, long sy,
+                                                                         const FN(material_tables) *m, int set)
 {
-    FN(vec) result = FN(material_uniform_vec)(below, c, above, sy, FN(uniform_of)(m, mixed->stencil[0]));
-    for (int k = 1; k < mixed->classes; ++k)
-        result = FN(select_lanes)(mixed->lanes[k], FN(material_uniform_vec)(below, c, above, sy,
-                                                                           FN(uniform_of)(m, mixed->stencil[k])),
-                                  result);
-    return result;
+    const FN(vec) *w = m->set_weight + 6L * set;
+    const FN(vec) t = FN(load)(c);
+    FN(vec) sum = FN(material_fma_lanes)(w[0], FN(load)(below) - t, FN(load)(m->set_wq + (long)set * FN(LANES)));
+    sum = FN(material_fma_lanes)(w[1], FN(load)(c - sy) - t, sum);
+    sum = FN(material_fma_lanes)(w[2], FN(load)(c - 1) - t, sum);
+    sum = FN(material_fma_lanes)(w[3], FN(load)(c + 1) - t, sum);
+    sum = FN(material_fma_lanes)(w[4], FN(load)(c + sy) - t, sum);
+    sum = FN(material_fma_lanes)(w[5], FN(load)(above) - t, sum);
+    return t + sum;
+}
+
+/* A uniform run's weights in every lane: the uniform row's operands, set once for a span of rows. */
+typedef struct FN(uniform_lanes) {
+    FN(vec) cz0, cy0, cx0, cx1, cy1, cz1, wq;
+} FN(uniform_lanes);
+
+static inline FN(uniform_lanes) FN(lanes_of)(FN(uniform_zone) k)
+{
+    const FN(vec) zero = {0};
+    return (FN(uniform_lanes)){k.cz0 + zero, k.cy0 + zero, k.cx0 + zero, k.cx1 + zero, k.cy1 + zero, k.cz1 + zero,
+                               k.wq - zero}; /* -0 kept: x - 0 is x for every x */
+}
+
+/* material_uniform_vec with its weights in every lane (the same operations, lane by lane). */
+static inline __attribute__((always_inline)) FN(vec) FN(material_lanes_vec)(const REAL *below, const REAL *c,
+                                                                           const REAL *above, long sy,
+                                                                           const FN(uniform_lanes) *w)
+{
+    const FN(vec) t = FN(load)(c);
+    FN(vec) sum = FN(material_fma_lanes)(w->cz0, FN(load)(below) - t, w->wq);
+    sum = FN(material_fma_lanes)(w->cy0, FN(load)(c - sy) - t, sum);
+    sum = FN(material_fma_lanes)(w->cx0, FN(load)(c - 1) - t, sum);
+    sum = FN(material_fma_lanes)(w->cx1, FN(load)(c + 1) - t, sum);
+    sum = FN(material_fma_lanes)(w->cy1, FN(load)(c + sy) - t, sum);
+    sum = FN(material_fma_lanes)(w->cz1, FN(load)(above) - t, sum);
+    return t + sum;
 }
 
 /* The uniform row by whole vectors, with streaming stores (out 64-byte aligned: a whole row) or through the
@@ -234,6 +287,19 @@ static inline __attribute__((always_inline)) void FN(material_row3_uniform_vec)(
         FN(store)(out + i, result, stream);
     }
     if (i < n) FN(material_row3_uniform)(out + i, below + i, c + i, above + i, n - i, sy, k);
+}
+
+/* The same with the weights in every lane already (w = lanes_of(k): a span's rows share them). */
+static inline __attribute__((always_inline)) void FN(material_row3_lanes_vec)(
+    REAL *restrict out, const REAL *restrict below, const REAL *restrict c, const REAL *restrict above, long n, long sy,
+    const FN(uniform_zone) *k, const FN(uniform_lanes) *w, int stream, int prefetch)
+{
+    long i = 0;
+    for (; i + FN(LANES) <= n; i += FN(LANES)) {
+        if (prefetch) FN(prefetch_next_row)(above + i, sy);
+        FN(store)(out + i, FN(material_lanes_vec)(below + i, c + i, above + i, sy, w), stream);
+    }
+    if (i < n) FN(material_row3_uniform)(out + i, below + i, c + i, above + i, n - i, sy, *k);
 }
 
 /* A uniform run of a row of several runs, through the cache: whole vectors, the last one ending at the
@@ -260,32 +326,18 @@ static inline void FN(stream_row)(REAL *restrict dst, const REAL *restrict src, 
     for (; i < n; ++i) dst[i] = src[i];
 }
 
-/* A mixed vector's run (material_mixed) at out, a vector's bound. */
-static inline __attribute__((always_inline)) void FN(material_mixed_run)(
-    REAL *restrict out, const REAL *restrict below, const REAL *restrict c, const REAL *restrict above, long sy,
-    const FN(material_tables) *m, const material_mixed *mixed, int stream, int prefetch)
+/* An aligned row (runs->aligned) by its vectors' weight sets, each stored straight into the row, streamed
+ * or not; the row's last vector, where shorter than the others, as the scalar row with its class's weights. */
+static inline __attribute__((always_inline)) void FN(material_row3_sets)(
+    REAL *restrict out, const REAL *restrict below, const REAL *restrict c, const REAL *restrict above, long n,
+    long sy, const FN(material_tables) *m, const int *set, int stream, int prefetch)
 {
-    if (prefetch) FN(prefetch_next_row)(above, sy);
-    FN(vec) result = FN(material_mixed_vec)(below, c, above, sy, m, mixed);
-    if (stream) FN(stream_store)(out, result);
-    else memcpy(out, &result, sizeof result);
-}
-
-/* A row whose runs are all whole vectors (runs->aligned): each stored straight into the row, streamed or not;
- * the last run may end short of a vector (the row's end: its tail as the scalar row). */
-static inline __attribute__((always_inline)) void FN(material_row3_aligned)(
-    REAL *restrict out, const REAL *restrict below, const REAL *restrict c, const REAL *restrict above, long sy,
-    const FN(material_tables) *m, const material_runs *runs, const material_run *run, int count, int stream,
-    int prefetch)
-{
-    for (int r = 0; r < count; ++r) {
-        const long b = run[r].begin;
-        if (run[r].stencil >= 0)
-            FN(material_row3_uniform_vec)(out + b, below + b, c + b, above + b, run[r].end - b, sy,
-                                          FN(uniform_of)(m, run[r].stencil), stream, prefetch);
-        else FN(material_mixed_run)(out + b, below + b, c + b, above + b, sy, m, runs->mixed + (-2 - run[r].stencil),
-                                    stream, prefetch);
+    long i = 0;
+    for (; i + FN(LANES) <= n; i += FN(LANES), ++set) {
+        if (prefetch) FN(prefetch_next_row)(above + i, sy);
+        FN(store)(out + i, FN(material_set_vec)(below + i, c + i, above + i, sy, m, *set), stream);
     }
+    if (i < n) FN(material_row3_uniform)(out + i, below + i, c + i, above + i, n - i, sy, FN(uniform_of)(m, *set));
 }
 
 /* Row `at` (z n[1] + y) of the step by its runs (material_runs): the uniform
@@ -305,22 +357,21 @@ static inline void FN(material_row3_at)(REAL *restrict out, const REAL *restrict
         else FN(material_row3_uniform_vec)(out, below, c, above, n, sy, k, 0, prefetch);
         return;
     }
-    const material_run *run = runs->run + runs->first[at];
-    const int count = (int)(runs->first[at + 1] - runs->first[at]);
-    if (runs->aligned[at] && runs->lanes == FN(LANES)) {
-        if (stream) FN(material_row3_aligned)(out, below, c, above, sy, m, runs, run, count, 1, prefetch);
-        else FN(material_row3_aligned)(out, below, c, above, sy, m, runs, run, count, 0, prefetch);
+    if (runs->aligned[at] && m->sets) {
+        const int *set = runs->vector_set + runs->set_first[at];
+        if (stream) FN(material_row3_sets)(out, below, c, above, n, sy, m, set, 1, prefetch);
+        else FN(material_row3_sets)(out, below, c, above, n, sy, m, set, 0, prefetch);
         return;
     }
+    const material_run *run = runs->run + runs->first[at];
+    const int count = (int)(runs->first[at + 1] - runs->first[at]);
     REAL *to = stream ? scratch : out;
     for (int r = 0; r < count; ++r) {
         const long b = run[r].begin, length = run[r].end - run[r].begin;
         if (run[r].stencil >= 0)
             FN(material_run_uniform_vec)(to + b, below + b, c + b, above + b, length, sy, FN(uniform_of)(m, run[r].stencil),
                                          prefetch);
-        else if (run[r].stencil == -1) FN(material_row3)(to + b, below + b, c + b, above + b, zone + b, length, sy, sz, m);
-        else FN(material_mixed_run)(to + b, below + b, c + b, above + b, sy, m, runs->mixed + (-2 - run[r].stencil), 0,
-                                    prefetch);
+        else FN(material_row3)(to + b, below + b, c + b, above + b, zone + b, length, sy, sz, m);
     }
     if (stream) FN(stream_row)(out, scratch, n);
 }
@@ -511,9 +562,10 @@ static void FN(captured_face_values)(FN(face_values) values[FACE_COUNT], REAL *c
  * face point's k_a (g - T_a) / h_d times its face's area, K and (g - T) as
  * the step takes them. kind[f] < 0: face f brings none (or is exchanged). A
  * brick adds its points face by face, each face's in row order: the same
- * order on any decomposition and any number of threads, which share the
- * bricks out. Worksharing without a barrier: called inside a parallel region
- * (material_sweep2) or by material_boundary_bricks. */
+ * order on any decomposition and any number of threads, which share each
+ * face's rows of bricks out. Worksharing with barriers of its own and none at
+ * its end: called by every thread of a parallel region (material_sweep2) or
+ * by material_boundary_bricks. */
 typedef struct FN(boundary_energy) {
     FN(face_values) values[FACE_COUNT];
     const unsigned char *const *face_zone;
@@ -523,38 +575,116 @@ typedef struct FN(boundary_energy) {
     double *bricks;
 } FN(boundary_energy);
 
+#ifndef FACE_BRICKS_DEFINED /* this file is included once per precision */
+#define FACE_BRICKS_DEFINED
+/* The bricks along a face's fast axis that one pass sums side by side (heat_brick_size: at most 32 along an
+ * axis), as many as FACE_TERMS values of a row hold. */
+enum { FACE_BRICKS_TOGETHER = 32, FACE_TERMS = 2048 };
+#endif
+
+/* A face point's power term k_a (g - T_a) / h_d times its face's area, as the step takes K and g - T. */
+static inline __attribute__((always_inline)) double FN(face_term)(REAL k, REAL scale, REAL shift, REAL t,
+                                                                  double volume)
+{
+    const REAL ghost = FN(ghost_by_rule)(scale, shift, t); /* as material_face_fill sets it */
+    return (double)(k * (ghost - t)) * volume;
+}
+
+/* The terms of a face row's points [a0, a1) (values t[a * fast], zones zones[a]) into terms[a - a0]: a vector
+ * loop where the points are of one zone (most rows), a zone's rule a point elsewhere; the same bits. */
+static void FN(face_row_terms)(double *restrict terms, const REAL *restrict t, long fast,
+                               const unsigned char *restrict zones, int a0, int a1, const REAL *k, long zone_pair,
+                               const REAL *scale, const REAL *shift, double volume)
+{
+    int uniform = 1;
+    for (int a = a0 + 1; a < a1; ++a) uniform &= zones[a] == zones[a0];
+    if (uniform) {
+        const int z = zones[a0];
+        const REAL kz = k[z * zone_pair], scale_z = scale[z], shift_z = shift[z];
+#pragma omp simd
+        for (int a = a0; a < a1; ++a) terms[a - a0] = FN(face_term)(kz, scale_z, shift_z, t[a * fast], volume);
+        return;
+    }
+    for (int a = a0; a < a1; ++a) {
+        const int z = zones[a];
+        terms[a - a0] = FN(face_term)(k[z * zone_pair], scale[z], shift[z], t[a * fast], volume);
+    }
+}
+
+/* Face `face`'s points in the bricks [i0, i1) along its fast axis and brick j along its slow one, each added to
+ * its brick's running sum of the face's kind in the brick's own order (rows b, then a along the row): a row's
+ * terms computed first (face_row_terms), then the bricks' chains of additions side by side in a vector, each
+ * lane waiting only on its own, where one brick after another waited on every addition before it. */
+static void FN(face_bricks_add)(const FN(boundary_energy) *e, const int n[3], const FN(material_tables) *m, int face,
+                                int i0, int i1, int j)
+{
+    const int *brick = e->brick, *own = e->own;
+    const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2, kind = e->kind[face];
+    const long zone_pair = m->zones + 1; /* a zone with itself: a * zones + a */
+    const FN(face_values) at = e->values[face];
+    int coords[3];
+    coords[axis] = (face % 2 ? n[axis] - 1 : 0) / brick[axis], coords[slow] = j;
+    double piece[FACE_BRICKS_TOGETHER], terms[FACE_TERMS];
+    long index[FACE_BRICKS_TOGETHER];
+    for (int i = i0; i < i1; ++i) {
+        coords[fast] = i;
+        index[i - i0] = (((long)coords[2] * own[1] + coords[1]) * own[0] + coords[0]) * HEAT_ENERGY_KINDS + kind;
+        piece[i - i0] = e->bricks[index[i - i0]];
+    }
+    const int a0 = i0 * brick[fast], a1 = i1 * brick[fast] < n[fast] ? i1 * brick[fast] : n[fast];
+    const int b0 = j * brick[slow], b1 = b0 + brick[slow] < n[slow] ? b0 + brick[slow] : n[slow];
+    for (int b = b0; b < b1; ++b) {
+        const REAL *t = at.base + b * at.slow;
+        const unsigned char *zones = e->face_zone[face] + (long)b * n[fast];
+        if (i1 - i0 == 1) { /* one brick (wider than FACE_TERMS / 2): its points in order, FACE_TERMS at a time */
+            for (int c0 = a0; c0 < a1; c0 += FACE_TERMS) {
+                const int c1 = c0 + FACE_TERMS < a1 ? c0 + FACE_TERMS : a1;
+                FN(face_row_terms)(terms, t, at.fast, zones, c0, c1, m->conductance[axis], zone_pair, m->scale[face],
+                                   m->shift[face], e->volume);
+                for (int a = c0; a < c1; ++a) piece[0] += terms[a - c0];
+            }
+            continue;
+        }
+        FN(face_row_terms)(terms, t, at.fast, zones, a0, a1, m->conductance[axis], zone_pair, m->scale[face],
+                           m->shift[face], e->volume);
+        /* A lane a brick: each brick's terms added in its order, the bricks' additions one vector a point of
+         * theirs; the face's last brick, where shorter, after them. */
+        const int whole = (a1 - a0) / brick[fast];
+        for (int offset = 0; offset < brick[fast]; ++offset) {
+#pragma omp simd
+            for (int i = 0; i < whole; ++i) piece[i] += terms[i * brick[fast] + offset];
+        }
+        for (int a = a0 + whole * brick[fast]; a < a1; ++a) piece[whole] += terms[a - a0];
+    }
+    for (int i = i0; i < i1; ++i) e->bricks[index[i - i0]] = piece[i - i0];
+}
+
 static void FN(material_boundary_bricks_share)(const FN(boundary_energy) *e, const int n[3],
                                                const FN(material_tables) *m)
 {
-    const int *brick = e->brick, *own = e->own;
-    const long count = (long)own[0] * own[1] * own[2];
-    const long zone_pair = m->zones + 1; /* a zone with itself: a * zones + a */
-#pragma omp for schedule(dynamic, 4) nowait
-    for (long index = 0; index < count; ++index) {
-        double *sums = e->bricks + index * HEAT_ENERGY_KINDS;
-        for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) sums[kind] = 0.0;
-        const int at_brick[3] = {(int)(index % own[0]), (int)(index / own[0] % own[1]), (int)(index / own[0] / own[1])};
-        for (int face = 0; face < FACE_COUNT; ++face) {
-            if (e->kind[face] < 0 || (m->exchanged & 1u << face)) continue;
-            const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
-            if ((face % 2 ? n[axis] - 1 : 0) / brick[axis] != at_brick[axis]) continue;
-            const REAL *k = m->conductance[axis], *scale = m->scale[face], *shift = m->shift[face];
-            const FN(face_values) at = e->values[face];
-            const int a0 = at_brick[fast] * brick[fast], b0 = at_brick[slow] * brick[slow];
-            const int a1 = a0 + brick[fast] < n[fast] ? a0 + brick[fast] : n[fast];
-            const int b1 = b0 + brick[slow] < n[slow] ? b0 + brick[slow] : n[slow];
-            double piece = sums[e->kind[face]]; /* the brick's running sum: its points added one by one, in order */
-            for (int b = b0; b < b1; ++b) {
-                const REAL *row = at.base + b * at.slow;
-                const unsigned char *zones = e->face_zone[face] + (long)b * n[fast];
-                for (int a = a0; a < a1; ++a) {
-                    const int z = zones[a];
-                    const REAL t = row[a * at.fast];
-                    const REAL ghost = FN(ghost_by_rule)(scale[z], shift[z], t); /* as material_face_fill sets it */
-                    piece += (double)(k[z * zone_pair] * (ghost - t)) * e->volume;
-                }
-            }
-            sums[e->kind[face]] = piece;
+    const int *own = e->own;
+    const long sums = (long)own[0] * own[1] * own[2] * HEAT_ENERGY_KINDS;
+#pragma omp for schedule(static) nowait
+    for (long sum = 0; sum < sums; ++sum) e->bricks[sum] = 0.0;
+    unsigned kinds_added = 0;
+    for (int face = 0; face < FACE_COUNT; ++face) {
+        if (e->kind[face] < 0 || (m->exchanged & 1u << face)) continue;
+        /* The bricks zeroed, or those along an edge with an earlier face of this kind added first: every brick's
+         * sum of a kind adds its faces in their order. */
+        if (!kinds_added || kinds_added & 1u << e->kind[face]) {
+#pragma omp barrier
+        }
+        kinds_added |= 1u << e->kind[face];
+        const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+        int together = FACE_TERMS / e->brick[fast]; /* bricks a pass: their row's terms fit */
+        if (together > FACE_BRICKS_TOGETHER) together = FACE_BRICKS_TOGETHER;
+        if (together < 1) together = 1;
+        const int groups = (own[fast] + together - 1) / together;
+#pragma omp for schedule(dynamic, 1) nowait
+        for (long item = 0; item < (long)own[slow] * groups; ++item) {
+            const int i0 = (int)(item % groups) * together;
+            const int i1 = i0 + together < own[fast] ? i0 + together : own[fast];
+            FN(face_bricks_add)(e, n, m, face, i0, i1, (int)(item / groups));
         }
     }
 }
@@ -606,13 +736,11 @@ static inline void FN(material_y_ghosts)(REAL *row, const unsigned char *zone, c
     if (y == 0 || y == n[1] - 1) FN(material_y_ghost_rows)(row, zone, runs, at, y, n, sy, m);
 }
 
-/* v's owned values of row (y, z) on the boundary faces, into the pair's captured planes. */
-static MATERIAL_FACE_ROWS void FN(material_capture_row)(REAL *const captured[FACE_COUNT], const REAL *row, int y,
-                                                       int z, const int n[3])
+/* v's owned values of row (y, z) on the y and z boundary faces (the rows next to them), into the pair's
+ * captured planes. */
+static MATERIAL_FACE_ROWS void FN(material_capture_face_rows)(REAL *const captured[FACE_COUNT], const REAL *row, int y,
+                                                             int z, const int n[3])
 {
-    const long yz = (long)z * n[1] + y;
-    if (captured[FACE_X_LOW]) captured[FACE_X_LOW][yz] = row[0];
-    if (captured[FACE_X_HIGH]) captured[FACE_X_HIGH][yz] = row[n[0] - 1];
     const size_t bytes = sizeof(REAL) * (size_t)n[0];
     if (y == 0 && captured[FACE_Y_LOW]) memcpy(captured[FACE_Y_LOW] + (long)z * n[0], row, bytes);
     if (y == n[1] - 1 && captured[FACE_Y_HIGH]) memcpy(captured[FACE_Y_HIGH] + (long)z * n[0], row, bytes);
@@ -620,12 +748,15 @@ static MATERIAL_FACE_ROWS void FN(material_capture_row)(REAL *const captured[FAC
     if (z == n[2] - 1 && captured[FACE_Z_HIGH]) memcpy(captured[FACE_Z_HIGH] + (long)y * n[0], row, bytes);
 }
 
-/* The same where the row has a value to capture: an x face's plane (every row), else a row next to a face. */
+/* The same for every row: an x face's two values inline (an x face has one in every row, where a call
+ * costs more than the two stores), the rows next to a y or z face out of line. */
 static inline void FN(material_capture)(REAL *const captured[FACE_COUNT], const REAL *row, int y, int z,
                                         const int n[3])
 {
-    if (captured[FACE_X_LOW] || captured[FACE_X_HIGH] || y == 0 || y == n[1] - 1 || z == 0 || z == n[2] - 1)
-        FN(material_capture_row)(captured, row, y, z, n);
+    const long yz = (long)z * n[1] + y;
+    if (captured[FACE_X_LOW]) captured[FACE_X_LOW][yz] = row[0];
+    if (captured[FACE_X_HIGH]) captured[FACE_X_HIGH][yz] = row[n[0] - 1];
+    if (y == 0 || y == n[1] - 1 || z == 0 || z == n[2] - 1) FN(material_capture_face_rows)(captured, row, y, z, n);
 }
 
 /* u's ghosts on every row of plane z (what material_sweep_row sets row by row). */
@@ -639,6 +770,42 @@ static void FN(material_plane_ghosts)(REAL *u, const unsigned char *zone, const 
     }
 }
 
+/* The end of the span of rows from row `at` (y) on, below y1, that are whole rows (material_runs.whole) of
+ * row y's zone; y where row y is not whole. A span's rows share its zone's weights, set once for the span
+ * (their broadcasts out of its loop) instead of once a row. */
+static inline int FN(whole_span_end)(const material_runs *runs, long at, int y, int y1)
+{
+    if (!runs->whole[at]) return y;
+    const unsigned char zone = runs->end_zone[0][at];
+    int end = y + 1;
+    while (end < y1 && runs->whole[at + end - y] && runs->end_zone[0][at + end - y] == zone) ++end;
+    return end;
+}
+
+/* Row y of plane z of v = the first step of u (material_first_step_plane); span: the row's weights where it
+ * is a whole row (whole_span_end), NULL: its runs'. */
+static inline __attribute__((always_inline)) void FN(material_first_step_row)(
+    FN(ring) *v, REAL *u, const unsigned char *zone, const material_runs *runs, long first, int z, int y, int y0,
+    int y1, int owned, int set_u_ghosts, const int n[3], long sz, const FN(material_pair) *pair,
+    const FN(uniform_zone) *span)
+{
+    const long sy = v->sy;
+    const FN(material_tables) *m = pair->first;
+    const long row = first + y * sy + z * sz, at = (long)z * n[1] + y;
+    REAL *out = FN(ring_row)(v, y, z);
+    if (set_u_ghosts) {
+        FN(material_x_ghosts)(u + row, runs, at, n[0], m);
+        FN(material_yz_ghosts)(u + row, zone + row, runs, at, y, z, n, sy, sz, m);
+    }
+    if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured[0], u + row, y, z, n);
+    if (span) FN(material_row3_uniform_vec)(out, u + row - sz, u + row, u + row + sz, n[0], sy, *span, 0, 1);
+    else FN(material_row3_at)(out, u + row - sz, u + row, u + row + sz, zone + row, n[0], sy, sz, m, runs, at, 0, 1,
+                              NULL);
+    FN(material_x_ghosts)(out, runs, at, n[0], pair->second);
+    FN(material_y_ghosts)(out, zone + row, runs, at, y, n, sy, pair->second);
+    if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured[1], out, y, z, n);
+}
+
 /* Rows [v->ya, yb) of plane z of v = the first step of u, with v's x and y
  * ghosts; set_u_ghosts: u's x ghosts of each row first (the planes no other
  * thread reads); owned: rows [y0, y1) of plane z are this block's own, whose
@@ -647,21 +814,19 @@ static void FN(material_first_step_plane)(FN(ring) *v, REAL *u, const unsigned c
                                           long first, int z, int y0, int y1, int yb, int owned, int set_u_ghosts,
                                           const int n[3], long sz, const FN(material_pair) *pair)
 {
-    const long sy = v->sy;
-    const FN(material_tables) *m = pair->first;
-    for (int y = v->ya; y < yb; ++y) {
-        const long row = first + y * sy + z * sz, at = (long)z * n[1] + y;
-        REAL *out = FN(ring_row)(v, y, z);
-        if (set_u_ghosts) {
-            FN(material_x_ghosts)(u + row, runs, at, n[0], m);
-            FN(material_yz_ghosts)(u + row, zone + row, runs, at, y, z, n, sy, sz, m);
+    for (int y = v->ya; y < yb;) {
+        const long at = (long)z * n[1] + y;
+        const int end = FN(whole_span_end)(runs, at, y, yb);
+        if (end == y) {
+            FN(material_first_step_row)(v, u, zone, runs, first, z, y++, y0, y1, owned, set_u_ghosts, n, sz, pair,
+                                        NULL);
+            continue;
         }
-        if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured[0], u + row, y, z, n);
-        FN(material_row3_at)(out, u + row - sz, u + row, u + row + sz, zone + row, n[0], sy, sz, m, runs, at, 0, 1,
-                             NULL);
-        FN(material_x_ghosts)(out, runs, at, n[0], pair->second);
-        FN(material_y_ghosts)(out, zone + row, runs, at, y, n, sy, pair->second);
-        if (owned && y >= y0 && y < y1) FN(material_capture)(pair->captured[1], out, y, z, n);
+        /* Each row broadcasts them: the weights in every lane kept across the span went to the stack (the face
+         * rows' calls in the loop), a load each an operation. */
+        const FN(uniform_zone) k = FN(uniform_of)(pair->first, runs->end_zone[0][at]);
+        for (; y < end; ++y)
+            FN(material_first_step_row)(v, u, zone, runs, first, z, y, y0, y1, owned, set_u_ghosts, n, sz, pair, &k);
     }
 }
 
@@ -683,10 +848,25 @@ static void FN(material_second_step_plane)(REAL *out, const FN(ring) *v, const u
                                            const int n[3], long sz, const FN(material_pair) *pair, int stream,
                                            REAL *scratch)
 {
-    for (int y = y0; y < y1; ++y) {
-        const long row = first + y * v->sy + z * sz, at = (long)z * n[1] + y;
-        FN(material_row3_at)(out + row, FN(ring_row)(v, y, z - 1), FN(ring_row)(v, y, z), FN(ring_row)(v, y, z + 1),
-                             zone + row, n[0], v->sy, sz, pair->second, runs, at, stream, 0, scratch);
+    for (int y = y0; y < y1;) {
+        const long at = (long)z * n[1] + y;
+        const int end = FN(whole_span_end)(runs, at, y, y1);
+        if (end == y) {
+            const long row = first + y * v->sy + z * sz;
+            FN(material_row3_at)(out + row, FN(ring_row)(v, y, z - 1), FN(ring_row)(v, y, z), FN(ring_row)(v, y, z + 1),
+                                 zone + row, n[0], v->sy, sz, pair->second, runs, at, stream, 0, scratch);
+            ++y;
+            continue;
+        }
+        const FN(uniform_zone) k = FN(uniform_of)(pair->second, runs->end_zone[0][at]);
+        const FN(uniform_lanes) w = FN(lanes_of)(k);
+        for (; y < end; ++y) { /* each store its own loop (material_row3_at's reasons) */
+            REAL *o = out + first + y * v->sy + z * sz;
+            if (stream) FN(material_row3_lanes_vec)(o, FN(ring_row)(v, y, z - 1), FN(ring_row)(v, y, z),
+                                                    FN(ring_row)(v, y, z + 1), n[0], v->sy, &k, &w, 1, 0);
+            else FN(material_row3_lanes_vec)(o, FN(ring_row)(v, y, z - 1), FN(ring_row)(v, y, z),
+                                             FN(ring_row)(v, y, z + 1), n[0], v->sy, &k, &w, 0, 0);
+        }
     }
 }
 
@@ -750,6 +930,34 @@ static void FN(material_sweep2)(REAL *restrict out, REAL *restrict u, const unsi
     }
 }
 
+/* The weight sets of material_runs (its vectors' sets where its lanes are this precision's; else none). */
+static int FN(material_sets_from)(FN(material_tables) *m, const material_runs *runs)
+{
+    if (runs->lanes != FN(LANES) || !runs->vector_set) return HEAT_OK;
+    const int sets = runs->stencils + runs->mixed_count;
+    const size_t weight_bytes = sizeof(FN(vec)) * 6 * (size_t)sets, wq_bytes = sizeof(REAL) * FN(LANES) * (size_t)sets;
+    m->set_weight = aligned_alloc(sizeof(FN(vec)), weight_bytes);
+    m->set_wq = aligned_alloc(sizeof(FN(vec)), 2 * wq_bytes);
+    m->set_zone = malloc((size_t)sets * FN(LANES));
+    HEAT_CHECK(m->set_weight && m->set_wq && m->set_zone, "out of memory for the materials' tables");
+    m->set_wq_other = m->set_wq + (size_t)sets * FN(LANES);
+    for (int set = 0; set < sets; ++set)
+        for (int lane = 0; lane < FN(LANES); ++lane) {
+            int k = set; /* the lane's class */
+            if (set >= runs->stencils) {
+                const material_mixed *mixed = &runs->mixed[set - runs->stencils];
+                for (int slot = 0; slot < mixed->classes; ++slot)
+                    if (mixed->lanes[slot] >> lane & 1) k = mixed->stencil[slot];
+            }
+            const FN(uniform_zone) u = m->uniform[k];
+            const REAL faces[6] = {u.cz0, u.cy0, u.cx0, u.cx1, u.cy1, u.cz1};
+            for (int f = 0; f < 6; ++f) m->set_weight[6 * set + f][lane] = faces[f];
+            m->set_zone[set * FN(LANES) + lane] = (unsigned char)u.zone;
+        }
+    m->sets = sets;
+    return HEAT_OK;
+}
+
 /* The precision's copy of the tables (conductances allocated: free with material_tables_free). */
 static int FN(material_tables_from)(FN(material_tables) *m, const heat_material_tables *t, double dt, double theta,
                                     unsigned exchanged, const material_runs *runs)
@@ -785,13 +993,15 @@ static int FN(material_tables_from)(FN(material_tables) *m, const heat_material_
                                            wy[row + material_stencil_zone(zones, 5)], wz[row + material_stencil_zone(zones, 6)],
                                            0, (int)a};
     }
-    return HEAT_OK;
+    return FN(material_sets_from)(m, runs);
 }
 
 static void FN(material_tables_free)(FN(material_tables) *m)
 {
     for (int d = 0; d < 3; ++d) free(m->conductance[d]), free(m->weight[d]), m->conductance[d] = m->weight[d] = NULL;
     free(m->uniform), m->uniform = NULL;
+    free(m->set_weight), free(m->set_wq), free(m->set_zone);
+    m->set_weight = NULL, m->set_wq = m->set_wq_other = NULL, m->set_zone = NULL, m->sets = 0;
 }
 
 /* The sources of the step starting at time t. */
@@ -802,6 +1012,8 @@ static void FN(material_sources_at)(FN(material_tables) *m, const heat_materials
         m->source[z] = (REAL)q;
         m->weighted_source[z] = (REAL)(m->step_weight[z] * q);
     }
+    for (long lane = 0; lane < (long)m->sets * FN(LANES); ++lane)
+        m->set_wq[lane] = m->weighted_source[m->set_zone[lane]];
 
 }
 

@@ -70,6 +70,7 @@ static void FN(material_sweep_typed)(cpu_state *s, int stream)
 static void FN(material_pair_typed)(cpu_state *s, int stream, double second_time, double *const bricks[2])
 {
     FN(material_tables) second = *FN(mat)(s); /* shares the conductances; its own sources */
+    second.set_wq = second.set_wq_other;
     FN(material_sources_at)(&second, s->problem.materials, second_time);
     FN(boundary_energy) energy[2] = {FN(boundary_energy_of)(s, NULL, 0, bricks[0]),
                                      FN(boundary_energy_of)(s, NULL, 1, bricks[1])};
