@@ -156,6 +156,9 @@ static inline __attribute__((always_inline)) FN(wide_splats) FN(wide_splats_make
 
 #ifndef WIDE_OPAQUE /* this file is included once per precision */
 #define WIDE_OPAQUE
+#ifndef WIDE_X_SHIFTED_64
+#define WIDE_X_SHIFTED_64 0
+#endif
 /* p, whose value the compiler can no longer see through: the arithmetic on it stays where it is
  * written. Rows y +- m and planes z +- m are 4R address streams; left to itself the compiler
  * keeps a pointer to each, more than the core's registers, and reloads them from the stack for
@@ -167,6 +170,35 @@ static inline __attribute__((always_inline)) const char *wide_opaque(const char 
     return p;
 }
 #endif
+
+/* How many of the 2R x terms (the outermost: |m| > R - shifted / 2) take their vector from the
+ * aligned vectors beside it (wide_x_term) instead of an unaligned load. A 64-byte load at an
+ * x offset that is not a multiple of the vector crosses a cache line and costs the load ports
+ * two loads; the shift costs a shuffle on a port that fused multiply-adds also take. */
+enum { FN(WIDE_X_SHIFTED) = CPU_VECTOR_BYTES == 64 ? WIDE_X_SHIFTED_64 : 0 };
+
+/* Lanes s .. s + LANES - 1 of lo then hi (s in 1 .. LANES - 1, a constant where inlined): one
+ * valignq / valignd, which takes s as an immediate (a general shuffle would hold an index vector
+ * in a register for each s). */
+static inline __attribute__((always_inline)) FN(vec) FN(wide_lanes_from)(FN(vec) lo, FN(vec) hi, int s)
+{
+#if CPU_VECTOR_BYTES == 64
+    if (sizeof(REAL) == 8) return (FN(vec))_mm512_alignr_epi64((__m512i)hi, (__m512i)lo, s);
+    return (FN(vec))_mm512_alignr_epi32((__m512i)hi, (__m512i)lo, s);
+#else
+    __typeof__(lo < hi) index;
+    for (int lane = 0; lane < FN(LANES); ++lane) index[lane] = lane + s;
+    return __builtin_shuffle(lo, hi, index);
+#endif
+}
+
+/* The vector of x term m (x + m, |m| <= R) of the vector at p: loaded, or shifted out of its
+ * aligned neighbours around[0] (p - vector), around[1] (p), around[2] (p + vector). */
+static inline __attribute__((always_inline)) FN(vec) FN(wide_x_term)(const char *p, const FN(vec) *around, int m, int R)
+{
+    if (2 * (m < 0 ? -m : m) <= 2 * R - FN(WIDE_X_SHIFTED)) return FN(load)((const REAL *)(p + m * (long)sizeof(REAL)));
+    return m < 0 ? FN(wide_lanes_from)(around[0], around[1], FN(LANES) + m) : FN(wide_lanes_from)(around[1], around[2], m);
+}
 
 /* V vectors' lap(u) at p, p + vector, ..., statement by statement (p: c + i as bytes; by, bz:
  * the strides in bytes): each lane's operations keep the order above (the same bits as
@@ -180,7 +212,10 @@ static inline __attribute__((always_inline)) void FN(wide_lap_vecs)(const char *
                                                                    const FN(wide_splats) *s, int R, int V,
                                                                    FN(vec) *lap)
 {
-    const long next = (long)sizeof(FN(vec)), point = (long)sizeof(REAL);
+    const long next = (long)sizeof(FN(vec));
+    FN(vec) aligned[FN(WIDE_VECTORS_MAX) + 2]; /* the turn's vectors and one each side (wide_x_term) */
+    if (FN(WIDE_X_SHIFTED) > 0)
+        for (int v = 0; v < V + 2; ++v) aligned[v] = FN(load)((const REAL *)(p + (v - 1) * next));
     const char *q = wide_opaque(p - R * bz);
     for (int v = 0; v < V; ++v) lap[v] = FN(load)((const REAL *)(q + v * next)) * k->w[2][R];
 #define WIDE_TERM(at, weight)                                                                                    \
@@ -196,9 +231,15 @@ static inline __attribute__((always_inline)) void FN(wide_lap_vecs)(const char *
         WIDE_TERM(q, s->w[1][m]);
         q = wide_opaque(q + by);
     }
-    for (int m = R; m >= 1; --m) WIDE_TERM(p - m * point, s->w[0][m]);
+#define WIDE_X_TERM(m, weight)                                                                                   \
+    do {                                                                                                         \
+        for (int v = 0; v < V; ++v)                                                                              \
+            lap[v] = FN(wide_fma_vec)(FN(wide_x_term)(p + v * next, aligned + v, m, R), weight, lap[v]);          \
+    } while (0)
+    for (int m = R; m >= 1; --m) WIDE_X_TERM(-m, s->w[0][m]);
     WIDE_TERM(p, s->diag);
-    for (int m = 1; m <= R; ++m) WIDE_TERM(p + m * point, s->w[0][m]);
+    for (int m = 1; m <= R; ++m) WIDE_X_TERM(m, s->w[0][m]);
+#undef WIDE_X_TERM
     for (int m = 1; m <= R; ++m) {
         q = wide_opaque(q + by);
         WIDE_TERM(q, s->w[1][m]);
