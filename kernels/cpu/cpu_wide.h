@@ -138,11 +138,24 @@ typedef struct FN(wide_splats) {
     FN(vec) w[3][HEAT_SPACE_RADIUS_MAX + 1], diag, alpha_dt;
 } FN(wide_splats);
 
+/* x in every lane: one broadcast (GCC vectorises a loop over the lanes into masked broadcasts,
+ * a row's prologue then costing more than a quarter of a float row). */
 static inline __attribute__((always_inline)) FN(vec) FN(wide_splat)(REAL x)
 {
+#if CPU_VECTOR_BYTES == 64
+    if (sizeof(REAL) == 8) return (FN(vec))_mm512_set1_pd((double)x);
+    return (FN(vec))_mm512_set1_ps((float)x);
+#elif CPU_VECTOR_BYTES == 32
+    if (sizeof(REAL) == 8) return (FN(vec))_mm256_set1_pd((double)x);
+    return (FN(vec))_mm256_set1_ps((float)x);
+#elif CPU_VECTOR_BYTES == 16
+    if (sizeof(REAL) == 8) return (FN(vec))_mm_set1_pd((double)x);
+    return (FN(vec))_mm_set1_ps((float)x);
+#else
     FN(vec) v;
     for (int lane = 0; lane < FN(LANES); ++lane) v[lane] = x;
     return v;
+#endif
 }
 
 static inline __attribute__((always_inline)) FN(wide_splats) FN(wide_splats_make)(const FN(wide_coeffs) *k, int R)
