@@ -322,34 +322,10 @@ static void FN(wide_row)(REAL *restrict out, const REAL *restrict c, long n, lon
 typedef struct FN(wide_job) {
     REAL *out, *u;
     long n0, sy, sz;
-    int n1, n2, block_rows; /* march_rows' blocks of y */
     const FN(wide_coeffs) *k;
     const FN(ghost_rule) *g;
     int mode, vectors;
 } FN(wide_job);
-
-#ifndef WIDE_HALO_PREFETCH
-#define WIDE_HALO_PREFETCH 0
-#endif
-
-/* Row (y, z) of a block of rows [y0, y1) asks for one of the rows that no row's prefetch of the
- * next row of plane z + R brings, ahead of the step that reads it: the first 2R rows of the block
- * ask for rows y0 - R .. y0 - 1 and y1 + 1 .. y1 + R - 1 of plane z + R (the y terms' rows beyond
- * the block, read R steps later) and for row y0 of plane z + R + 1 (the next step's first row of
- * its plane z + R). Without it each step begins and ends its block with loads from memory in the
- * middle of the rows' chains. Rows of the y ghosts and planes up to the last z ghost only. */
-static inline __attribute__((always_inline)) void FN(wide_prefetch_halo_row)(const FN(wide_job) *j, long row, int y,
-                                                                              int z)
-{
-    const int R = j->k->radius, y0 = y - y % j->block_rows, slot = y - y0;
-    if (!WIDE_HALO_PREFETCH || slot >= 2 * R) return;
-    const int y1 = y0 + j->block_rows < j->n1 ? y0 + j->block_rows : j->n1;
-    int ty = slot < R ? y0 - R + slot : y1 + 1 + (slot - R), tz = z + R;
-    if (slot == 2 * R - 1) ty = y0, tz = z + R + 1;
-    if (ty > j->n1 - 1 + R || tz > j->n2 - 1 + R) return;
-    const char *start = (const char *)(j->u + row + (long)(ty - y) * j->sy + (long)(tz - z) * j->sz - R);
-    for (long b = 0; b < (j->n0 + 2 * R) * (long)sizeof(REAL); b += 64) __builtin_prefetch(start + b, 0, 1);
-}
 
 /* A row's x ghosts are set just before it is swept, while it is in cache
  * (only that row reads them: the star reads rows y +- m and z +- m over
@@ -357,7 +333,7 @@ static inline __attribute__((always_inline)) void FN(wide_prefetch_halo_row)(con
 static inline __attribute__((always_inline)) void FN(wide_job_row)(const void *job, long row, int y, int z)
 {
     const FN(wide_job) *j = job;
-    FN(wide_prefetch_halo_row)(j, row, y, z);
+    (void)y, (void)z;
     FN(wide_x_ghosts)(j->u + row, j->n0, j->k->radius, j->g);
     FN(wide_row)(j->out + row, j->u + row, j->n0, j->sy, j->sz, j->k, j->mode, j->vectors);
 }
@@ -369,7 +345,7 @@ static void FN(wide_sweep_planes)(REAL *restrict out, REAL *restrict u, const in
                                   const FN(wide_coeffs) *k, const FN(ghost_rule) *g, int mode, int vectors,
                                   int block_rows, int z_begin, int z_end, const heat_halo_transport *travelling)
 {
-    const FN(wide_job) job = {out, u, n[0], l->stride_y, l->stride_z, n[1], n[2], block_rows, k, g, mode, vectors};
+    const FN(wide_job) job = {out, u, n[0], l->stride_y, l->stride_z, k, g, mode, vectors};
 #pragma omp parallel
     {
         FN(march_rows)(FN(wide_job_row), &job, n, l, block_rows, z_begin, z_end, travelling);
