@@ -187,8 +187,7 @@ static inline __attribute__((always_inline)) const char *wide_opaque(const char 
 /* How many of the 2R x terms (the outermost: |m| > R - shifted / 2) take their vector from the
  * aligned vectors beside it (wide_x_term) instead of an unaligned load. A 64-byte load at an
  * x offset that is not a multiple of the vector crosses a cache line and costs the load ports
- * two loads; the shift costs a shuffle, on a port that the order-8 loop leaves idle on the Xeons
- * of the GPU hosts (bound by about one 512-bit FMA a cycle). */
+ * two loads; the shift costs a shuffle (port 5, beside the loads and the FMAs' chains). */
 enum { FN(WIDE_X_SHIFTED) = CPU_VECTOR_BYTES == 64 ? WIDE_X_SHIFTED_64 : 0 };
 
 /* Lanes s .. s + LANES - 1 of lo then hi (s in 1 .. LANES - 1, a constant where inlined): one
