@@ -97,9 +97,9 @@ static int check_periodic(heat_precision precision)
     return failed;
 }
 
-/* Above order 2 each store has a row loop of 2 and one of 4 vectors a turn (cpu_wide.h): every
+/* Above order 2 each store has row loops of 2, 4 and 8 vectors a turn (cpu_wide.h): every
  * variant, on 1 and 2 threads, gives heat_step's bits on 1 thread, on rows whose length leaves
- * every remainder after the loops of 4 vectors (whole vectors of 2, single vectors, a scalar tail). */
+ * every remainder after the loops of 4 and 8 vectors (whole vectors, single vectors, a scalar tail). */
 static int check_wide(heat_precision precision, int order, int nx)
 {
     heat_problem p = test_problem(nx, 20, 18, 2.0, 3.0, 1.0, precision);
@@ -113,27 +113,27 @@ static int check_wide(heat_precision precision, int order, int nx)
     size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(p.precision);
     if (run_variant(&p, NULL, initial, "heat_step", 1, 7, reference)) return 1;
     EXPECT(memcmp(initial, reference, bytes) != 0, "order %d: the step changed nothing", order);
-    const char *const names[] = {"heat_step_nt", "heat_step_x4", "heat_step_nt_x4"};
-    for (int c = 0; c < 3; ++c)
+    const char *const names[] = {"heat_step_nt", "heat_step_x4", "heat_step_nt_x4", "heat_step_x8", "heat_step_nt_x8"};
+    for (int c = 0; c < 5; ++c)
         for (int threads = 1; threads <= 2; ++threads) {
             if (run_variant(&p, NULL, initial, names[c], threads, 7, other)) return 1;
             EXPECT(memcmp(reference, other, bytes) == 0, "%s, order %d, rows of %d: %s on %d threads differs from "
                    "heat_step", heat_precision_name(precision), order, nx, names[c], threads);
         }
-    printf("%s, order %d, rows of %d: heat_step_nt, heat_step_x4, heat_step_nt_x4 on 1 and 2 threads bitwise equal "
-           "to heat_step\n", heat_precision_name(precision), order, nx);
+    printf("%s, order %d, rows of %d: heat_step_nt, heat_step_x4, heat_step_nt_x4, heat_step_x8, heat_step_nt_x8 on 1 "
+           "and 2 threads bitwise equal to heat_step\n", heat_precision_name(precision), order, nx);
     free(initial), free(reference), free(other);
     return 0;
 }
 
-/* Row lengths past the loops of 4 vectors of 64 bytes (the widest the CPU kernels take): 0 to 3
+/* Row lengths past the loops of 8 vectors of 64 bytes (the widest the CPU kernels take): 0 to 7
  * whole vectors and a tail of several lengths beyond them. */
 static int check_wide_orders(void)
 {
     const int lanes_d = 64 / 8, lanes_f = 64 / 4;
     for (int order = 4; order <= 8; order += 2)
-        for (int extra = 0; extra < 4 * lanes_d; extra += lanes_d + 1) /* 0, 1 vector + 1, 2 vectors + 2, ... */
-            if (check_wide(HEAT_DOUBLE, order, 4 * lanes_d + extra) || check_wide(HEAT_FLOAT, order, 4 * lanes_f + 2 * extra + 1))
+        for (int extra = 0; extra < 8 * lanes_d; extra += lanes_d + 1) /* 0, 1 vector + 1, 2 vectors + 2, ... */
+            if (check_wide(HEAT_DOUBLE, order, 8 * lanes_d + extra) || check_wide(HEAT_FLOAT, order, 8 * lanes_f + 2 * extra + 1))
                 return 1;
     return 0;
 }

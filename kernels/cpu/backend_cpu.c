@@ -65,7 +65,7 @@ typedef struct cpu_state {
     int run_threads;   /* the run's OpenMP threads, for the tuning cache's keys: a trial that ends
                         * while a checkpoint write holds some cores (app/schedule.c, share_cores) runs on
                         * fewer, and its choice must still be found by the next run's lookup */
-    double trial_ms[4]; /* fastest trial step of each candidate */
+    double trial_ms[6]; /* fastest trial step of each candidate */
     int block_rows;    /* y rows per block of the sweep (block_rows_for) */
     int fused_rows;    /* the same for two steps in one sweep (stencil_sweep2_planes) */
     void *rings;       /* rings of planes for two steps a sweep, one for each of ring_threads; NULL: none */
@@ -407,22 +407,24 @@ static const heat_variant cpu_variants[] = {
 };
 enum { CPU_STEP_VARIANTS = 2 };
 
-/* Above order 2 (cpu_wide.h) each store has two row loops, 2 or 4 vectors a turn (the tile): which
- * one keeps the core busiest is the machine's business too. All four do the same arithmetic in the
- * same order. */
+/* Above order 2 (cpu_wide.h) each store has three row loops, 2, 4 or 8 vectors a turn (the tile):
+ * which one keeps the core busiest is the machine's business too. All six do the same arithmetic
+ * in the same order. */
 static const heat_variant wide_variants[] = {
     {"heat_step", 2, 0, 1},
     {"heat_step_nt", 2, 0, 1},
     {"heat_step_x4", 4, 0, 1},
     {"heat_step_nt_x4", 4, 0, 1},
+    {"heat_step_x8", 8, 0, 1},
+    {"heat_step_nt_x8", 8, 0, 1},
     {"laplacian", 2, 1, 1},
 };
-enum { WIDE_STEP_VARIANTS = 4 };
+enum { WIDE_STEP_VARIANTS = 6 };
 
 static int variant_streams(const heat_variant *v) { return strncmp(v->kernel, "heat_step_nt", 12) == 0; }
 
 /* The vectors a turn of the wide row loop (wide_row) that variant v takes. */
-static int variant_vectors(const heat_variant *v) { return v->tile == 4 ? 4 : 2; }
+static int variant_vectors(const heat_variant *v) { return v->tile == 8 ? 8 : v->tile == 4 ? 4 : 2; }
 
 /* The production step's candidates, and every variant the benchmark lists. */
 static void step_candidates(cpu_state *s)
@@ -448,10 +450,10 @@ static void describe_choice(cpu_state *s, const char *how)
 /* The step a trial times: the general step of materials runs chooses apart from the constant-coefficient one. */
 static const char *trial_what(const cpu_state *s)
 {
-    /* Each order's loads choose apart; the orders' keys name the loops of 4 vectors, which a choice
-     * stored before them (among 2 candidates) did not try. */
-    static const char *const wide[] = {"step", "step", "step of order 4, 2 or 4 vectors",
-                                       "step of order 6, 2 or 4 vectors", "step of order 8, 2 or 4 vectors"};
+    /* Each order's loads choose apart; the orders' keys name the row loops, which a choice stored
+     * before some of them (among fewer candidates) did not try. */
+    static const char *const wide[] = {"step", "step", "step of order 4, 2, 4 or 8 vectors",
+                                       "step of order 6, 2, 4 or 8 vectors", "step of order 8, 2, 4 or 8 vectors"};
     return s->materials ? "materials step" : wide[s->radius];
 }
 
@@ -970,7 +972,7 @@ static int setup_wide(cpu_state *s)
         s->wide_rows = aligned_alloc(CPU_ALIGN_BYTES, (bytes + CPU_ALIGN_BYTES - 1) / CPU_ALIGN_BYTES * CPU_ALIGN_BYTES);
         HEAT_CHECK(s->wide_rows, "out of memory for the operator's rows");
     }
-    snprintf(s->kernel, sizeof s->kernel, "heat_step or heat_step_nt of order %d, 2 or 4 vectors a turn, "
+    snprintf(s->kernel, sizeof s->kernel, "heat_step or heat_step_nt of order %d, 2, 4 or 8 vectors a turn, "
              "chosen by timing the first steps "
              "(C + OpenMP, %s, %d-byte vectors, blocks of %d rows)", 2 * s->radius, heat_precision_name(p->precision),
              CPU_VECTOR_BYTES, s->block_rows);
@@ -1272,7 +1274,7 @@ static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
  * beyond 4x the reported L2) goes wrong where sysconf misreports the L2
  * (as virtual machines do), so the first steps of the run decide: the
  * candidates (heat_step and heat_step_nt; above order 2 also their loops of 4
- * vectors a turn) take turns of three steps, twice each, and the fastest step
+ * and 8 vectors a turn) take turns of three steps, twice each, and the fastest step
  * that is not the first of its turn (whose input another variant left in
  * or out of the cache) wins. All do the same arithmetic in the same order, so
  * the trial steps are the run's own steps and nothing depends on the choice.

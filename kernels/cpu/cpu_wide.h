@@ -89,22 +89,22 @@ static inline __attribute__((always_inline)) REAL FN(wide_fma)(REAL u, REAL w, R
     return sizeof(REAL) == sizeof(double) ? (REAL)fma(u, w, acc) : (REAL)fmaf(u, w, acc);
 }
 
-/* The same lane by lane: the build's fused multiply-add (GCC's vectors have no generic one), or
- * where the build has none, C's fma a lane (the same bits, slowly). */
-static inline __attribute__((always_inline)) FN(vec) FN(wide_fma_vec)(FN(vec) u, REAL w, FN(vec) acc)
+/* The same lane by lane, w a vector: the build's fused multiply-add (GCC's vectors have no generic
+ * one), or where the build has none, C's fma a lane (the same bits, slowly). */
+static inline __attribute__((always_inline)) FN(vec) FN(wide_fma_vec)(FN(vec) u, FN(vec) w, FN(vec) acc)
 {
 #if CPU_VECTOR_BYTES == 64
-    if (sizeof(REAL) == 8) return (FN(vec))_mm512_fmadd_pd((__m512d)u, _mm512_set1_pd((double)w), (__m512d)acc);
-    return (FN(vec))_mm512_fmadd_ps((__m512)u, _mm512_set1_ps((float)w), (__m512)acc);
+    if (sizeof(REAL) == 8) return (FN(vec))_mm512_fmadd_pd((__m512d)u, (__m512d)w, (__m512d)acc);
+    return (FN(vec))_mm512_fmadd_ps((__m512)u, (__m512)w, (__m512)acc);
 #elif CPU_VECTOR_BYTES == 32 && defined(__FMA__)
-    if (sizeof(REAL) == 8) return (FN(vec))_mm256_fmadd_pd((__m256d)u, _mm256_set1_pd((double)w), (__m256d)acc);
-    return (FN(vec))_mm256_fmadd_ps((__m256)u, _mm256_set1_ps((float)w), (__m256)acc);
+    if (sizeof(REAL) == 8) return (FN(vec))_mm256_fmadd_pd((__m256d)u, (__m256d)w, (__m256d)acc);
+    return (FN(vec))_mm256_fmadd_ps((__m256)u, (__m256)w, (__m256)acc);
 #elif CPU_VECTOR_BYTES == 16 && defined(__FMA__)
-    if (sizeof(REAL) == 8) return (FN(vec))_mm_fmadd_pd((__m128d)u, _mm_set1_pd((double)w), (__m128d)acc);
-    return (FN(vec))_mm_fmadd_ps((__m128)u, _mm_set1_ps((float)w), (__m128)acc);
+    if (sizeof(REAL) == 8) return (FN(vec))_mm_fmadd_pd((__m128d)u, (__m128d)w, (__m128d)acc);
+    return (FN(vec))_mm_fmadd_ps((__m128)u, (__m128)w, (__m128)acc);
 #else
     FN(vec) sum;
-    for (int lane = 0; lane < FN(LANES); ++lane) sum[lane] = FN(wide_fma)(u[lane], w, acc[lane]);
+    for (int lane = 0; lane < FN(LANES); ++lane) sum[lane] = FN(wide_fma)(u[lane], w[lane], acc[lane]);
     return sum;
 #endif
 }
@@ -124,53 +124,161 @@ static inline __attribute__((always_inline)) REAL FN(wide_lap)(const REAL *c, lo
     return lap;
 }
 
-/* The same, a vector of points at c, lane by lane. */
-static inline __attribute__((always_inline)) FN(vec) FN(wide_lap_vec)(const REAL *c, long sy, long sz,
-                                                                      const FN(wide_coeffs) *k, int R)
-{
-    FN(vec) lap = FN(load)(c - R * sz) * k->w[2][R];
-    for (int m = R - 1; m >= 1; --m) lap = FN(wide_fma_vec)(FN(load)(c - m * sz), k->w[2][m], lap);
-    for (int m = R; m >= 1; --m) lap = FN(wide_fma_vec)(FN(load)(c - m * sy), k->w[1][m], lap);
-    for (int m = R; m >= 1; --m) lap = FN(wide_fma_vec)(FN(load)(c - m), k->w[0][m], lap);
-    lap = FN(wide_fma_vec)(FN(load)(c), k->diag, lap);
-    for (int m = 1; m <= R; ++m) lap = FN(wide_fma_vec)(FN(load)(c + m), k->w[0][m], lap);
-    for (int m = 1; m <= R; ++m) lap = FN(wide_fma_vec)(FN(load)(c + m * sy), k->w[1][m], lap);
-    for (int m = 1; m <= R; ++m) lap = FN(wide_fma_vec)(FN(load)(c + m * sz), k->w[2][m], lap);
-    return lap;
-}
-
 #ifndef WIDE_MODES /* this file is included once per precision */
 #define WIDE_MODES
 enum { WIDE_STEP = 0, WIDE_STEP_STREAM = 1, WIDE_LAPLACIAN = 2 };
 #endif
 
-/* The row loop's interleave (wide_row's `vectors`): 2 or 4 vectors a turn. */
-enum { FN(WIDE_VECTORS_MAX) = 4 };
+/* The row loop's interleave (wide_row's `vectors`): 2, 4 or 8 vectors a turn. */
+enum { FN(WIDE_VECTORS_MAX) = 8 };
 
-/* V vectors' lap(u) at c, c + LANES, ..., statement by statement: each lane's operations keep the
- * order above (the same bits as wide_lap_vec), but the V chains of 6R dependent multiply-adds
- * interleave, so that the core overlaps their latencies. Where the latency bounds a chain (each
- * fma waits 4 cycles for the one before it), V = 4 keeps the pipes busier than V = 2; where the
- * core is bound otherwise, more chains only hold more registers: the trial steps choose V (the
- * tile of heat_step_x4, backend_cpu.c's wide_variants). */
-static inline __attribute__((always_inline)) void FN(wide_lap_vecs)(const REAL *c, long sy, long sz,
-                                                                   const FN(wide_coeffs) *k, int R, int V,
+/* The weights splat into vectors once a row, held in registers across its loop (the loop
+ * broadcast them from memory a turn when it was short of registers). */
+typedef struct FN(wide_splats) {
+    FN(vec) w[3][HEAT_SPACE_RADIUS_MAX + 1], diag, alpha_dt;
+} FN(wide_splats);
+
+/* x in every lane: one broadcast (GCC vectorises a loop over the lanes into masked broadcasts,
+ * a row's prologue then costing more than a quarter of a float row). */
+static inline __attribute__((always_inline)) FN(vec) FN(wide_splat)(REAL x)
+{
+#if CPU_VECTOR_BYTES == 64
+    if (sizeof(REAL) == 8) return (FN(vec))_mm512_set1_pd((double)x);
+    return (FN(vec))_mm512_set1_ps((float)x);
+#elif CPU_VECTOR_BYTES == 32
+    if (sizeof(REAL) == 8) return (FN(vec))_mm256_set1_pd((double)x);
+    return (FN(vec))_mm256_set1_ps((float)x);
+#elif CPU_VECTOR_BYTES == 16
+    if (sizeof(REAL) == 8) return (FN(vec))_mm_set1_pd((double)x);
+    return (FN(vec))_mm_set1_ps((float)x);
+#else
+    FN(vec) v;
+    for (int lane = 0; lane < FN(LANES); ++lane) v[lane] = x;
+    return v;
+#endif
+}
+
+static inline __attribute__((always_inline)) FN(wide_splats) FN(wide_splats_make)(const FN(wide_coeffs) *k, int R)
+{
+    FN(wide_splats) s;
+    for (int d = 0; d < 3; ++d)
+        for (int m = 1; m <= R; ++m) s.w[d][m] = FN(wide_splat)(k->w[d][m]);
+    s.diag = FN(wide_splat)(k->diag), s.alpha_dt = FN(wide_splat)(k->alpha_dt);
+    return s;
+}
+
+#ifndef WIDE_OPAQUE /* this file is included once per precision */
+#define WIDE_OPAQUE
+#ifndef WIDE_X_SHIFTED_64 /* x terms +-(R - 1) and +-R: docs/PERFORMANCE.md, CPU space orders */
+#define WIDE_X_SHIFTED_64 4
+#endif
+/* p, whose value the compiler can no longer see through: the arithmetic on it stays where it is
+ * written. Rows y +- m and planes z +- m are 4R address streams; left to itself the compiler
+ * keeps a pointer to each, more than the core's registers, and reloads them from the stack for
+ * every load (12 to 14 reloads a vector at order 8). Walked from one opaque pointer a turn, each
+ * stream costs one addition a turn and the loads take their offsets as displacements. */
+static inline __attribute__((always_inline)) const char *wide_opaque(const char *p)
+{
+    __asm__ volatile("" : "+r"(p));
+    return p;
+}
+#endif
+
+/* How many of the 2R x terms (the outermost: |m| > R - shifted / 2) take their vector from the
+ * aligned vectors beside it (wide_x_term) instead of an unaligned load. A 64-byte load at an
+ * x offset that is not a multiple of the vector crosses a cache line and costs the load ports
+ * two loads; the shift costs a shuffle (port 5, beside the loads and the FMAs' chains). */
+enum { FN(WIDE_X_SHIFTED) = CPU_VECTOR_BYTES == 64 ? WIDE_X_SHIFTED_64 : 0 };
+
+/* Lanes s .. s + LANES - 1 of lo then hi (s in 1 .. LANES - 1, a constant where inlined): one
+ * valignq / valignd, which takes s as an immediate (a general shuffle would hold an index vector
+ * in a register for each s). */
+static inline __attribute__((always_inline)) FN(vec) FN(wide_lanes_from)(FN(vec) lo, FN(vec) hi, int s)
+{
+#if CPU_VECTOR_BYTES == 64
+    if (sizeof(REAL) == 8) return (FN(vec))_mm512_alignr_epi64((__m512i)hi, (__m512i)lo, s);
+    return (FN(vec))_mm512_alignr_epi32((__m512i)hi, (__m512i)lo, s);
+#else
+    __typeof__(lo < hi) index;
+    for (int lane = 0; lane < FN(LANES); ++lane) index[lane] = lane + s;
+    return __builtin_shuffle(lo, hi, index);
+#endif
+}
+
+/* The vector of x term m (x + m, |m| <= R) of the vector at p: loaded, or shifted out of its
+ * aligned neighbours around[0] (p - vector), around[1] (p), around[2] (p + vector). */
+static inline __attribute__((always_inline)) FN(vec) FN(wide_x_term)(const char *p, const FN(vec) *around, int m, int R)
+{
+    if (2 * (m < 0 ? -m : m) <= 2 * R - FN(WIDE_X_SHIFTED)) return FN(load)((const REAL *)(p + m * (long)sizeof(REAL)));
+    return m < 0 ? FN(wide_lanes_from)(around[0], around[1], FN(LANES) + m) : FN(wide_lanes_from)(around[1], around[2], m);
+}
+
+/* V vectors' lap(u) at p, p + vector, ..., statement by statement (p: c + i as bytes; by, bz:
+ * the strides in bytes): each lane's operations keep the order above (the same bits as
+ * wide_lap), but the V chains of 6R dependent multiply-adds interleave, so that the core
+ * overlaps their latencies. Where the latency bounds a chain (each fma waits 4 cycles for the
+ * one before it), V = 4 keeps the pipes busier than V = 2; where the core is bound otherwise,
+ * more chains only hold more registers: the trial steps choose V (the tile of heat_step_x4,
+ * backend_cpu.c's wide_variants). */
+static inline __attribute__((always_inline)) void FN(wide_lap_vecs)(const char *p, long by, long bz,
+                                                                   const FN(wide_coeffs) *k,
+                                                                   const FN(wide_splats) *s, int R, int V,
                                                                    FN(vec) *lap)
 {
-    const long next = FN(LANES);
-    for (int v = 0; v < V; ++v) lap[v] = FN(load)(c + v * next - R * sz) * k->w[2][R];
-#define WIDE_TERM(offset, weight)                                                                                \
+    const long next = (long)sizeof(FN(vec));
+    FN(vec) aligned[FN(WIDE_VECTORS_MAX) + 2]; /* the turn's vectors and one each side (wide_x_term) */
+    if (FN(WIDE_X_SHIFTED) > 0)
+        for (int v = 0; v < V + 2; ++v) aligned[v] = FN(load)((const REAL *)(p + (v - 1) * next));
+    const char *q = wide_opaque(p - R * bz);
+    for (int v = 0; v < V; ++v) lap[v] = FN(load)((const REAL *)(q + v * next)) * k->w[2][R];
+#define WIDE_TERM(at, weight)                                                                                    \
     do {                                                                                                         \
-        for (int v = 0; v < V; ++v) lap[v] = FN(wide_fma_vec)(FN(load)(c + v * next + (offset)), weight, lap[v]); \
+        for (int v = 0; v < V; ++v) lap[v] = FN(wide_fma_vec)(FN(load)((const REAL *)((at) + v * next)), weight, lap[v]); \
     } while (0)
-    for (int m = R - 1; m >= 1; --m) WIDE_TERM(-m * sz, k->w[2][m]);
-    for (int m = R; m >= 1; --m) WIDE_TERM(-m * sy, k->w[1][m]);
-    for (int m = R; m >= 1; --m) WIDE_TERM(-m, k->w[0][m]);
-    WIDE_TERM(0, k->diag);
-    for (int m = 1; m <= R; ++m) WIDE_TERM(m, k->w[0][m]);
-    for (int m = 1; m <= R; ++m) WIDE_TERM(m * sy, k->w[1][m]);
-    for (int m = 1; m <= R; ++m) WIDE_TERM(m * sz, k->w[2][m]);
+    for (int m = R - 1; m >= 1; --m) {
+        q = wide_opaque(q + bz);
+        WIDE_TERM(q, s->w[2][m]);
+    }
+    q = wide_opaque(p - R * by);
+    for (int m = R; m >= 1; --m) {
+        WIDE_TERM(q, s->w[1][m]);
+        q = wide_opaque(q + by);
+    }
+#define WIDE_X_TERM(m, weight)                                                                                   \
+    do {                                                                                                         \
+        for (int v = 0; v < V; ++v)                                                                              \
+            lap[v] = FN(wide_fma_vec)(FN(wide_x_term)(p + v * next, aligned + v, m, R), weight, lap[v]);          \
+    } while (0)
+    for (int m = R; m >= 1; --m) WIDE_X_TERM(-m, s->w[0][m]);
+    WIDE_TERM(p, s->diag);
+    for (int m = 1; m <= R; ++m) WIDE_X_TERM(m, s->w[0][m]);
+#undef WIDE_X_TERM
+    for (int m = 1; m <= R; ++m) {
+        q = wide_opaque(q + by);
+        WIDE_TERM(q, s->w[1][m]);
+    }
+    q = wide_opaque(p);
+    for (int m = 1; m <= R; ++m) {
+        q = wide_opaque(q + bz);
+        WIDE_TERM(q, s->w[2][m]);
+    }
 #undef WIDE_TERM
+}
+
+/* V vectors of a row from c + i: out = u + alpha_dt lap(u) or lap(u) (wide_row_r's mode). */
+static inline __attribute__((always_inline)) void FN(wide_turn)(REAL *restrict out, const REAL *restrict c, long i,
+                                                               long sy, long sz, const FN(wide_coeffs) *k,
+                                                               const FN(wide_splats) *s, int R, int mode, int V)
+{
+    const long by = sy * (long)sizeof(REAL), bz = sz * (long)sizeof(REAL);
+    for (int v = 0; v < V; ++v) FN(prefetch_next_row)(c + i + v * FN(LANES) + R * sz, sy);
+    FN(vec) lap[FN(WIDE_VECTORS_MAX)];
+    FN(wide_lap_vecs)((const char *)(c + i), by, bz, k, s, R, V, lap);
+    for (int v = 0; v < V; ++v) {
+        const long at = i + v * FN(LANES);
+        FN(vec) result = mode == WIDE_LAPLACIAN ? lap[v] : FN(load)(c + at) + s->alpha_dt * lap[v];
+        FN(store)(out + at, result, mode == WIDE_STEP_STREAM);
+    }
 }
 
 /* One row of n points: out = u + alpha_dt lap(u) (WIDE_STEP, through the
@@ -182,37 +290,24 @@ static inline __attribute__((always_inline)) void FN(wide_row_r)(REAL *restrict 
                                                                  long sy, long sz, const FN(wide_coeffs) *k, int R,
                                                                  int mode, int V)
 {
+    const FN(wide_splats) s = FN(wide_splats_make)(k, R);
     long i = 0;
-    for (; i + V * FN(LANES) <= n; i += V * FN(LANES)) {
-        for (int v = 0; v < V; ++v) FN(prefetch_next_row)(c + i + v * FN(LANES) + R * sz, sy);
-        FN(vec) lap[FN(WIDE_VECTORS_MAX)];
-        FN(wide_lap_vecs)(c + i, sy, sz, k, R, V, lap);
-        for (int v = 0; v < V; ++v) {
-            const long at = i + v * FN(LANES);
-            FN(vec) result = mode == WIDE_LAPLACIAN ? lap[v] : FN(load)(c + at) + k->alpha_dt * lap[v];
-            FN(store)(out + at, result, mode == WIDE_STEP_STREAM);
-        }
-    }
-    for (; i + FN(LANES) <= n; i += FN(LANES)) {
-        FN(prefetch_next_row)(c + i + R * sz, sy);
-        FN(vec) lap = FN(wide_lap_vec)(c + i, sy, sz, k, R);
-        FN(vec) result = mode == WIDE_LAPLACIAN ? lap : FN(load)(c + i) + k->alpha_dt * lap;
-        FN(store)(out + i, result, mode == WIDE_STEP_STREAM);
-    }
+    for (; i + V * FN(LANES) <= n; i += V * FN(LANES)) FN(wide_turn)(out, c, i, sy, sz, k, &s, R, mode, V);
+    for (; i + FN(LANES) <= n; i += FN(LANES)) FN(wide_turn)(out, c, i, sy, sz, k, &s, R, mode, 1);
     for (; i < n; ++i) {
         REAL lap = FN(wide_lap)(c + i, sy, sz, k, R);
         out[i] = mode == WIDE_LAPLACIAN ? lap : c[i] + k->alpha_dt * lap;
     }
 }
 
-/* wide_row_r with its radius, mode and interleave (2 or 4 vectors) as constants, one loop each. */
+/* wide_row_r with its radius, mode and interleave (2, 4 or 8 vectors) as constants, one loop each. */
 static void FN(wide_row)(REAL *restrict out, const REAL *restrict c, long n, long sy, long sz,
                          const FN(wide_coeffs) *k, int mode, int vectors)
 {
 #define WIDE_ROW_CASE(R, MODE, V)                                                                                \
-    case ((R) * 4 + (MODE)) * 2 + (V) / 4: FN(wide_row_r)(out, c, n, sy, sz, k, R, MODE, V); break;
-#define WIDE_ROW_CASES(R, MODE) WIDE_ROW_CASE(R, MODE, 2) WIDE_ROW_CASE(R, MODE, 4)
-    switch ((k->radius * 4 + mode) * 2 + (vectors == 4)) {
+    case ((R) * 4 + (MODE)) * 4 + (V) / 4 + (V) / 8: FN(wide_row_r)(out, c, n, sy, sz, k, R, MODE, V); break;
+#define WIDE_ROW_CASES(R, MODE) WIDE_ROW_CASE(R, MODE, 2) WIDE_ROW_CASE(R, MODE, 4) WIDE_ROW_CASE(R, MODE, 8)
+    switch ((k->radius * 4 + mode) * 4 + vectors / 4 + vectors / 8) {
         WIDE_ROW_CASES(2, WIDE_STEP) WIDE_ROW_CASES(2, WIDE_STEP_STREAM) WIDE_ROW_CASES(2, WIDE_LAPLACIAN)
         WIDE_ROW_CASES(3, WIDE_STEP) WIDE_ROW_CASES(3, WIDE_STEP_STREAM) WIDE_ROW_CASES(3, WIDE_LAPLACIAN)
         WIDE_ROW_CASES(4, WIDE_STEP) WIDE_ROW_CASES(4, WIDE_STEP_STREAM) WIDE_ROW_CASES(4, WIDE_LAPLACIAN)
