@@ -739,9 +739,8 @@ template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, int 
     /* VEC: 16-byte copies of V values, whose global columns start on 16 bytes. X > 1: a thread reads
      * its X columns and their x neighbours as shared vectors of VX values (at most 16 bytes). The
      * tile's columns start A >= R columns left of the block's, A a multiple of V and VX, so that
-     * every vector is aligned. Double only: float's copies of four values have not run on a GPU yet
-     * (value by value there). */
-    enum { V = VEC && sizeof(T) == 8 ? 2 : 1, VX = X * sizeof(T) <= 16 ? X : 16 / sizeof(T) };
+     * every vector is aligned. */
+    enum { V = VEC ? 16 / sizeof(T) : 1, VX = X * sizeof(T) <= 16 ? X : 16 / sizeof(T) };
     enum { ALIGN = V > VX ? V : VX, A = (R + ALIGN - 1) / ALIGN * ALIGN, RX = (R + VX - 1) / VX * VX };
     enum { ROWS = BY * M, COLS = BX * X, WIDE = COLS + 2 * A, TILE = (ROWS + 2 * R) * WIDE, S = R + (D + 1) * P };
     /* elements copied a plane: the rows with their side columns, then the rows above and below */
@@ -749,6 +748,7 @@ template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, int 
     /* the same counted in vectors of V values */
     enum { MIDDLE_V = MIDDLE / V, ELEMENTS_V = MIDDLE_V + 2 * R * COLS / V, PER_V = (ELEMENTS_V + THREADS - 1) / THREADS };
     static_assert(X % VX == 0 && WIDE % VX == 0 && RX <= A, "the shared vectors lie on their own alignment");
+    static_assert(COLS % V == 0 && WIDE % V == 0, "the copies' vectors tile the rows");
     static constexpr size_t bytes = (size_t)S * TILE * sizeof(T);
 };
 
@@ -865,7 +865,8 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
         order_async_place<R, COLS, ROWS, A, V>(e < ELEMENTS ? e : 0, row, col);
         const int gi = i0 - A + col, gj = j0 - R + row;
         tile_at[p] = row * WIDE + col, plane_at[p] = gi + gj * s.sy, xy_shift[p] = (T)0, xy_scale[p] = (T)1;
-        copied[p] = e < ELEMENTS && gi >= -R && gi < s.nx + R && gj < s.ny + R;
+        /* a vector of V values that reaches a ghost (a block at the x low face, FILLED) is copied whole */
+        copied[p] = e < ELEMENTS && gi + V - 1 >= -R && gi < s.nx + R && gj < s.ny + R;
         middle[p] = e < MIDDLE;
         xy[p] = EDGE && order_xy_mirror(gi, gj, s, h, plane_at[p], xy_shift[p], xy_scale[p]);
     }
@@ -989,17 +990,21 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
         for (int q = 0; q < P; ++q) {
             const T *tile = tiles + after(stage, q) * TILE;
             const int base = g_in_turn * P + q + R; /* (base + d) % L: the ring slot of plane k + q + d */
+            /* from the tile, once for all M rows: the R rows above this thread's first row and the R
+             * below its last (above[m]: row -1 - m, below[m]: row M + m), each a vector of X values */
+            const T *first = tile + (R + ty * M) * WIDE + A + tx * X;
+            T above[R][X], below[R][X];
+#pragma unroll
+            for (int m = 0; m < R; ++m) {
+                order_shared_values<X, VX>(first - (1 + m) * WIDE, above[m]);
+                order_shared_values<X, VX>(first + (M + m) * WIDE, below[m]);
+            }
 #pragma unroll
             for (int n = 0; n < M; ++n) {
-                /* from the tile: the y neighbours beyond this thread's rows, the x neighbours beyond its
-                 * columns (RX a side, whole vectors); the rest from the window's registers */
-                const T *at = tile + (R + ty * M + n) * WIDE + A + tx * X;
-                T above[R][X], below[R][X], left[RX], right[RX];
-#pragma unroll
-                for (int m = 0; m < R; ++m) {
-                    if (n - 1 - m < 0) order_shared_values<X, VX>(at - (1 + m) * WIDE, above[m]);
-                    if (n + 1 + m >= M) order_shared_values<X, VX>(at + (1 + m) * WIDE, below[m]);
-                }
+                /* y neighbours beyond this thread's rows from the strips, the x neighbours beyond its
+                 * columns from the tile (RX a side, whole vectors); the rest from the window's registers */
+                const T *at = first + n * WIDE;
+                T left[RX], right[RX];
                 order_shared_values<RX, VX>(at - RX, left);
                 order_shared_values<RX, VX>(at + X, right);
                 T next[X];
@@ -1010,8 +1015,9 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
 #pragma unroll
                     for (int m = 0; m < R; ++m) {
                         zlo[m] = ring[n][x][(base + L - 1 - m) % L], zhi[m] = ring[n][x][(base + 1 + m) % L];
-                        ylo[m] = n - 1 - m >= 0 ? ring[n - 1 - m < 0 ? 0 : n - 1 - m][x][base % L] : above[m][x];
-                        yhi[m] = n + 1 + m < M ? ring[n + 1 + m < M ? n + 1 + m : 0][x][base % L] : below[m][x];
+                        ylo[m] = n - 1 - m >= 0 ? ring[n - 1 - m < 0 ? 0 : n - 1 - m][x][base % L] : above[m - n < 0 ? 0 : m - n][x];
+                        yhi[m] = n + 1 + m < M ? ring[n + 1 + m < M ? n + 1 + m : 0][x][base % L]
+                                               : below[n + 1 + m - M < 0 ? 0 : n + 1 + m - M][x];
                         xlo[m] = x - 1 - m >= 0 ? ring[n][x - 1 - m < 0 ? 0 : x - 1 - m][base % L] : left[x - 1 - m < 0 ? RX + x - 1 - m : 0];
                         xhi[m] = x + 1 + m < X ? ring[n][x + 1 + m < X ? x + 1 + m : 0][base % L] : right[x + 1 + m < X ? 0 : x + 1 + m - X];
                     }
@@ -1042,8 +1048,11 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
 
 /* M rows and X columns a thread; P: planes a barrier; D: groups of P planes of copies in flight;
  * VEC: 16-byte copies (the field's rows start on 16 bytes); BLOCKS: the blocks an SM the registers
- * are kept to (NVIDIA). X > 1 also stores X values at once (the rows start on 16 bytes). */
-template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS>
+ * are kept to (NVIDIA). X > 1 also stores X values at once (the rows start on 16 bytes). FILLED:
+ * every ghost is read as stored (order_ghost_fill wrote those of the faces that are not exchanged)
+ * and the blocks tile the plane exactly, so that every block takes the interior march: no block
+ * pays the mirroring's copies and tests, and the kernel's registers are that march's alone. */
+template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false>
 __global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M, X, BLOCKS>::blocks))
     order_zasync(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
                  int zchunk)
@@ -1052,12 +1061,30 @@ __global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M
     T *tiles = reinterpret_cast<T *>(order_shared_words);
     const int i0 = blockIdx.x * COLS, j0 = blockIdx.y * ROWS;
     const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
-    const bool edge = i0 < R || i0 + COLS + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
-    const bool zface = k0 < R || k1 + R > s.nz;
     constexpr bool HOLD = order_async_occupancy<T, R, BX, BY, M, X, BLOCKS>::hold_ends;
-    if (edge) order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, true, true>(out, u, s, c, h, k0, k1, tiles);
-    else if (zface) order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, true>(out, u, s, c, h, k0, k1, tiles);
-    else order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false>(out, u, s, c, h, k0, k1, tiles);
+    if constexpr (FILLED) {
+        order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false>(out, u, s, c, h, k0, k1, tiles);
+    } else {
+        const bool edge = i0 < R || i0 + COLS + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
+        const bool zface = k0 < R || k1 + R > s.nz;
+        if (edge) order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, true, true>(out, u, s, c, h, k0, k1, tiles);
+        else if (zface) order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, true>(out, u, s, c, h, k0, k1, tiles);
+        else order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false>(out, u, s, c, h, k0, k1, tiles);
+    }
+}
+
+/* The R ghost layers past every face that is not exchanged, each the transform of its mirror
+ * image, ghost(-1 - m) = shift + scale u(m): order_fetch's expression, hence its bits, for the
+ * kernels that read every ghost as stored (order_zasync's FILLED). Faces 0 .. 5, one a blockIdx.z;
+ * every axis holds at least R points (check_order_fits). */
+template <typename T> __global__ void order_ghost_fill(T *u, stencil_shape s, halo_coeffs<T> h, int radius)
+{
+    const int face = blockIdx.z;
+    long inner, step, packed;
+    if (!applies(h, face) ||
+        !face_point(face, threadIdx.x + blockIdx.x * blockDim.x, threadIdx.y + blockIdx.y * blockDim.y, s, inner, step, packed))
+        return;
+    for (int m = 0; m < radius; ++m) u[inner + (m + 1) * step] = h.shift[face] + h.scale[face] * u[inner - m * step];
 }
 
 /* R ghost layers of the exchanged faces in `faces`, packed as layers of the
