@@ -865,8 +865,11 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
         order_async_place<R, COLS, ROWS, A, V>(e < ELEMENTS ? e : 0, row, col);
         const int gi = i0 - A + col, gj = j0 - R + row;
         tile_at[p] = row * WIDE + col, plane_at[p] = gi + gj * s.sy, xy_shift[p] = (T)0, xy_scale[p] = (T)1;
-        /* a vector of V values that reaches a ghost (a block at the x low face, FILLED) is copied whole */
-        copied[p] = e < ELEMENTS && gi + V - 1 >= -R && gi < s.nx + R && gj < s.ny + R;
+        /* away from the x and y faces every element is copied (a vector of V values whose first lies
+         * beyond the R ghosts, A > R, in a FILLED block at the x low face, too: its other values are
+         * needed and its first is never read); past a face, those that exist */
+        const bool exists = (p + 1) * THREADS <= ELEMENTS || e < ELEMENTS;
+        copied[p] = exists && (!EDGE || (gi >= -R && gi < s.nx + R && gj < s.ny + R));
         middle[p] = e < MIDDLE;
         xy[p] = EDGE && order_xy_mirror(gi, gj, s, h, plane_at[p], xy_shift[p], xy_scale[p]);
     }
@@ -893,7 +896,8 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
     auto after = [](int stage, int d) { return stage + d < S ? stage + d : stage + d - S; }; /* d < S */
 
     /* Planes t .. t + N - 1 into ring places stage, stage + 1, ..., one group of copies; planes from
-     * k1 on: the rows alone, none from k1 + R on (an empty group keeps the count). */
+     * k1 on: EDGE the rows alone (the others whole: fewer tests, and every value lies in the field
+     * or its ghosts), none from k1 + R on (an empty group keeps the count). */
     auto copy_planes = [&](int t, int N, int stage) {
         for (int q = 0; q < N; ++q, stage = after(stage, 1)) {
             if (t + q >= k1 + R) break;
@@ -904,7 +908,7 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
                 const int plane = (from - k0 + R) * sz, tile = stage * (int)(TILE * sizeof(T));
 #pragma unroll
                 for (int p = 0; p < PER; ++p)
-                    if (copied[p] && (t + q < k1 || middle[p])) {
+                    if (copied[p] && (!EDGE || t + q < k1 || middle[p])) {
                         if (VECTORS) order_copy_async16(copy_to[p] + tile, copy_from[p] + plane);
                         else order_copy_async(copy_to[p] + tile, copy_from[p] + plane);
                     }
@@ -913,7 +917,7 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
                 T *tile = tiles + stage * TILE;
 #pragma unroll
                 for (int p = 0; p < PER; ++p)
-                    if (copied[p] && (t + q < k1 || middle[p])) {
+                    if (copied[p] && (!EDGE || t + q < k1 || middle[p])) {
                         if (VECTORS) order_copy_async16(order_copy_target(tile + tile_at[p]), plane + plane_at[p]);
                         else order_copy_async(order_copy_target(tile + tile_at[p]), plane + plane_at[p]);
                     }
