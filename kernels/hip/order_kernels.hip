@@ -749,7 +749,7 @@ template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, int 
     enum { MIDDLE_V = MIDDLE / V, ELEMENTS_V = MIDDLE_V + 2 * R * COLS / V, PER_V = (ELEMENTS_V + THREADS - 1) / THREADS };
     static_assert(X % VX == 0 && WIDE % VX == 0 && RX <= A, "the shared vectors lie on their own alignment");
     static_assert(COLS % V == 0 && WIDE % V == 0, "the copies' vectors tile the rows");
-    static constexpr size_t bytes = (size_t)S * TILE * sizeof(T);
+    static constexpr size_t bytes = ((size_t)S * TILE + 8) * sizeof(T); /* and the FILLED kernels' face transforms */
 };
 
 /* Tile element (or vector of V values) e's row and column: e < MIDDLE (counted in vectors) the rows
@@ -830,7 +830,11 @@ template <typename T, int X> __device__ __forceinline__ void order_store_values(
     }
 }
 
-template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, bool HOLD, bool EDGE, bool ZFACE>
+/* FACES: every ghost read as stored (FILLED) but those past the x and y faces that are not
+ * exchanged, which blocks at such a face make in their tiles instead (order_zasync_body's
+ * make_faces): writing them in memory would take a scattered access a row at the x faces. */
+template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, bool HOLD, bool EDGE, bool ZFACE,
+          bool FACES = false>
 __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
                                                   const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
                                                   T *__restrict__ tiles)
@@ -958,11 +962,60 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
         }
     }
     /* The chunk's first R planes (their rows are in the window already), then D groups of P. */
+    /* FACES: the ghosts past the block's x and y faces that are not exchanged, made in the tile of a
+     * whole plane from its owned values (order_fetch's expression, hence its bits): the R columns
+     * beside the rows at an x face, the R rows above or below at a y face. Each thread makes up to
+     * ITEMS of them, each packed in an int (its place, its image's, its face; -1: none) so that the
+     * march keeps a few registers for them, the faces' transforms in shared memory after the ring.
+     * A thread writes values no thread reads before the next barrier and reads owned values no
+     * thread writes. */
+    constexpr int X_ITEMS = 2 * ROWS * R, ITEMS = FACES ? (X_ITEMS + 2 * R * COLS + THREADS - 1) / THREADS : 1;
+    static_assert(!FACES || TILE <= 1 << 14, "a tile place in 14 bits");
+    const bool x_low = FACES && i0 == 0 && applies(h, 0), x_high = FACES && i0 + COLS == s.nx && applies(h, 1);
+    const bool y_low = FACES && j0 == 0 && applies(h, 2), y_high = FACES && j0 + ROWS == s.ny && applies(h, 3);
+    const bool at_face = x_low || x_high || y_low || y_high;
+    T *transforms = tiles + S * TILE; /* shift of faces 0 .. 3, then their scale */
+    int face_item[ITEMS];
+#pragma unroll
+    for (int n = 0; n < ITEMS; ++n) {
+        int e = tid + n * THREADS, face, to, from;
+        bool made;
+        if (e < X_ITEMS) { /* row e / R % ROWS, ghost column e % R of face e / (ROWS R) */
+            face = e / (ROWS * R), made = face == 0 ? x_low : x_high;
+            const int row = (R + e / R % ROWS) * WIDE + A, m = e % R;
+            to = row + (face == 0 ? -1 - m : COLS + m), from = row + (face == 0 ? m : COLS - 1 - m);
+        } else { /* ghost row e / COLS % R, column e % COLS of face 2 + e / (R COLS) */
+            e -= X_ITEMS;
+            face = 2 + e / (R * COLS), made = face == 2 ? y_low : face == 3 && y_high;
+            const int m = e / COLS % R, col = A + e % COLS;
+            to = (face == 2 ? R - 1 - m : R + ROWS + m) * WIDE + col, from = (face == 2 ? R + m : R + ROWS - 1 - m) * WIDE + col;
+        }
+        face_item[n] = made ? to | from << 14 | face << 28 : -1;
+    }
+    if (FACES && at_face && tid == 0) {
+#pragma unroll
+        for (int f = 0; f < 4; ++f) transforms[f] = h.shift[f], transforms[4 + f] = h.scale[f];
+    }
+    auto make_faces = [&](int stage) {
+        T *tile = tiles + stage * TILE;
+#pragma unroll
+        for (int n = 0; n < ITEMS; ++n) {
+            const int item = face_item[n], face = item >> 28;
+            if (item >= 0) tile[item & 0x3fff] = transforms[face] + transforms[4 + face] * tile[item >> 14 & 0x3fff];
+        }
+    };
+
     copy_planes(k0, R, 0);
     for (int q = 0; q < D; ++q) copy_planes(k0 + R + q * P, P, R + q * P);
     if (EDGE) { /* the chunk's first R planes never enter a window through their tiles */
         order_copies_wait<D>();
         for (int t = 0; t < R; ++t) mirror_xy(t, k0 + t >= k1);
+    }
+    if (FACES && at_face) { /* the chunk's first R planes, whole once every thread's copies landed */
+        order_copies_wait<D>();
+        __syncthreads();
+        for (int t = 0; t < R; ++t)
+            if (k0 + t < k1) make_faces(t);
     }
 
     /* Planes k .. k + P - 1 (group g, its constant part g % U once unrolled), plane k in ring place `stage`. */
@@ -975,6 +1028,11 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
         }
         __syncthreads(); /* their tiles are whole; every thread is done with planes k - P .. k - 1 */
         copy_planes(k + R + D * P, P, after(stage, S - P));
+        if (FACES && at_face) { /* planes k + R ..: summed R groups on, after the next barrier */
+#pragma unroll
+            for (int q = 0; q < P; ++q)
+                if (k + R + q < k1) make_faces(after(stage, R + q));
+        }
 #pragma unroll
         for (int q = 0; q < P; ++q) {
             if (P > 1 && k + q >= k1) continue;
@@ -1053,9 +1111,10 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
 /* M rows and X columns a thread; P: planes a barrier; D: groups of P planes of copies in flight;
  * VEC: 16-byte copies (the field's rows start on 16 bytes); BLOCKS: the blocks an SM the registers
  * are kept to (NVIDIA). X > 1 also stores X values at once (the rows start on 16 bytes). FILLED:
- * every ghost is read as stored (order_ghost_fill wrote those of the faces that are not exchanged)
- * and the blocks tile the plane exactly, so that every block takes the interior march: no block
- * pays the mirroring's copies and tests, and the kernel's registers are that march's alone. */
+ * the blocks tile the plane exactly and every one takes the interior march, reading the z ghosts
+ * as stored (order_ghost_fill wrote those of the z faces that are not exchanged) and making those
+ * past the x and y faces in its tiles (FACES): no block pays the mirroring's copies and tests, and
+ * the kernel's registers are that march's alone. */
 template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false>
 __global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M, X, BLOCKS>::blocks))
     order_zasync(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
@@ -1067,7 +1126,7 @@ __global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M
     const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
     constexpr bool HOLD = order_async_occupancy<T, R, BX, BY, M, X, BLOCKS>::hold_ends;
     if constexpr (FILLED) {
-        order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false>(out, u, s, c, h, k0, k1, tiles);
+        order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false, true>(out, u, s, c, h, k0, k1, tiles);
     } else {
         const bool edge = i0 < R || i0 + COLS + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
         const bool zface = k0 < R || k1 + R > s.nz;
@@ -1077,13 +1136,14 @@ __global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M
     }
 }
 
-/* The R ghost layers past every face that is not exchanged, each the transform of its mirror
- * image, ghost(-1 - m) = shift + scale u(m): order_fetch's expression, hence its bits, for the
- * kernels that read every ghost as stored (order_zasync's FILLED). Faces 0 .. 5, one a blockIdx.z;
- * every axis holds at least R points (check_order_fits). */
-template <typename T> __global__ void order_ghost_fill(T *u, stencil_shape s, halo_coeffs<T> h, int radius)
+/* The R ghost layers past the faces first_face .. 5 (one a blockIdx.z) that are not exchanged,
+ * each the transform of its mirror image, ghost(-1 - m) = shift + scale u(m): order_fetch's
+ * expression, hence its bits, for the kernels that read those ghosts as stored (order_zasync's
+ * FILLED: the z faces, whose ghosts are whole planes). Every axis holds at least R points
+ * (check_order_fits). */
+template <typename T> __global__ void order_ghost_fill(T *u, stencil_shape s, halo_coeffs<T> h, int radius, int first_face)
 {
-    const int face = blockIdx.z;
+    const int face = (int)blockIdx.z + first_face;
     long inner, step, packed;
     if (!applies(h, face) ||
         !face_point(face, threadIdx.x + blockIdx.x * blockDim.x, threadIdx.y + blockIdx.y * blockDim.y, s, inner, step, packed))
