@@ -19,11 +19,13 @@ struct order_shape {
 };
 enum {
     ORDER_32x8_M2, ORDER_32x8_M2_C3, ORDER_32x8_M2_C3_B3, ORDER_32x8_M2_C3V, ORDER_32x8_M2_C3V_B3, ORDER_16x16_M1_X2_C3V,
-    ORDER_16x16_M1_X2_C3V_B3, ORDER_SHAPES
+    ORDER_16x16_M1_X2_C3V_B3, ORDER_16x16_M1_X2_C3V_B3_F, ORDER_16x8_M2_X2_C3V_B3_F, ORDER_16x8_M2_X2_C2V_B4_F,
+    ORDER_SHAPES
 };
 static const order_shape order_shapes[] = {
     {{32, 8, 1}, 2, 1, 0, 0},  {{32, 8, 1}, 2, 1, 0, 3},  {{32, 8, 1}, 2, 1, 0, 3}, {{32, 8, 1}, 2, 1, 0, 3},
-    {{32, 8, 1}, 2, 1, 0, 3},  {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3},
+    {{32, 8, 1}, 2, 1, 0, 3},  {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3},
+    {{16, 8, 1}, 2, 1, 0, 3},  {{16, 8, 1}, 2, 1, 0, 2},
 };
 static_assert(sizeof order_shapes / sizeof order_shapes[0] == ORDER_SHAPES, "a shape for every ORDER_*");
 
@@ -43,7 +45,8 @@ static const order_entry order_table[] = {
     {{{"order_point", 1, 0}, ORDER_POINT, 0, 1}, -1},
     ORDER_ZW(64, 32x8, 2), ORDER_ZA(64, 32x8, 2, C3, "3"), ORDER_ZA(64, 32x8, 2, C3_B3, "3b3"),
     ORDER_ZA(64, 32x8, 2, C3V, "3v"), ORDER_ZA(64, 32x8, 2, C3V_B3, "3vb3"), ORDER_ZA(64, 16x16, 1, X2_C3V, "3vx2"),
-    ORDER_ZA(64, 16x16, 1, X2_C3V_B3, "3vx2b3"),
+    ORDER_ZA(64, 16x16, 1, X2_C3V_B3, "3vx2b3"), ORDER_ZA(64, 16x16, 1, X2_C3V_B3_F, "3vx2b3f"),
+    ORDER_ZA(64, 16x8, 2, X2_C3V_B3_F, "3vx2b3f"), ORDER_ZA(64, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
 };
 #undef ORDER_ZW
 #undef ORDER_ZA
@@ -111,10 +114,15 @@ static void launch_order_zplanes(dim3 g, T *out, const T *in, const stencil_shap
  * planes and their halo, its vectors (VEC's copies, X > 1's stores) need rows that start on 16
  * bytes (the layout's are aligned); where either fails, order_zplanes' march (the same bits; for
  * X > 1 its 32 x 8 blocks of two rows, on their own grid). */
-template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS>
-static int launch_order_zasync(dim3 g, T *out, const T *in, const stencil_shape &p, const order_coeffs<T> &c,
+template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false>
+static int launch_order_zasync(dim3 g, T *out, T *in, const stencil_shape &p, const order_coeffs<T> &c,
                                const halo_coeffs<T> &h, int zchunk, hipStream_t q)
 {
+    if constexpr (FILLED) { /* where the blocks tile the plane; else the production march of the same tile */
+        static_assert(BX * X == 32 && BY * M == 16, "the fallback's tile: 32 columns, 16 rows");
+        if (p.nx % (BX * X) != 0 || p.ny % (BY * M) != 0)
+            return launch_order_zasync<T, R, 16, 16, 1, 2, 1, 3, true, 3>(g, out, in, p, c, h, zchunk, q);
+    }
     const bool aligned = (reinterpret_cast<uintptr_t>(in) % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0 &&
                           p.sy * sizeof(T) % 16 == 0) ||
                          (!VEC && X == 1);
@@ -126,16 +134,21 @@ static int launch_order_zasync(dim3 g, T *out, const T *in, const stencil_shape 
     g.x = (unsigned)((p.nx + BX * X - 1) / (BX * X)); /* X columns a thread */
     constexpr size_t bytes = order_async_tiles<T, R, BX, BY, M, P, D, VEC, X>::bytes;
     static_assert(bytes <= 64 * 1024, "shared memory a block may have on both vendors (AMD's LDS)");
-    auto kernel = order_zasync<T, R, BX, BY, M, X, P, D, VEC, BLOCKS>;
+    auto kernel = order_zasync<T, R, BX, BY, M, X, P, D, VEC, BLOCKS, FILLED>;
     if (bytes > 48 * 1024) /* beyond the default a block may have */
         HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize,
                                      (int)bytes));
+    if (FILLED) { /* the z faces' ghost planes (the x and y ghosts are made in the tiles) */
+        const dim3 block(32, 8, 1), faces((unsigned)((p.nx + 31) / 32), (unsigned)((p.ny + 7) / 8), 2);
+        order_ghost_fill<T><<<faces, block, 0, q>>>(in, p, h, R, FACE_Z_LOW);
+        HIP_CHECK_LAUNCH("order_ghost_fill");
+    }
     kernel<<<g, dim3(BX, BY, 1), bytes, q>>>(out, in, p, c, h, zchunk);
     return HEAT_OK;
 }
 
 template <typename T, int R>
-static int launch_order_radius(const hip_state *s, const kernel_entry *e, const int shape[3], T *out, const T *in,
+static int launch_order_radius(const hip_state *s, const kernel_entry *e, const int shape[3], T *out, T *in,
                                hipStream_t q)
 {
     const stencil_shape &p = s->shape;
@@ -157,6 +170,12 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
     case ORDER_16x16_M1_X2_C3V: return launch_order_zasync<T, R, 16, 16, 1, 2, 1, 3, true, 2>(g, out, in, p, c, h, e->zchunk, q);
     case ORDER_16x16_M1_X2_C3V_B3:
         return launch_order_zasync<T, R, 16, 16, 1, 2, 1, 3, true, 3>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_16x16_M1_X2_C3V_B3_F:
+        return launch_order_zasync<T, R, 16, 16, 1, 2, 1, 3, true, 3, true>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_16x8_M2_X2_C3V_B3_F:
+        return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 3, true, 3, true>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_16x8_M2_X2_C2V_B4_F:
+        return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 2, true, 4, true>(g, out, in, p, c, h, e->zchunk, q);
     }
     return HEAT_OK;
 }
@@ -165,8 +184,7 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
 template <typename T>
 static int launch_order(const hip_state *s, const kernel_entry *e, const int shape[3], int from, int to, hipStream_t q)
 {
-    T *out = owned<T>(s, to);
-    const T *in = owned<T>(s, from);
+    T *out = owned<T>(s, to), *in = owned<T>(s, from); /* in: its ghosts written by the FILLED kernels */
     switch (s->space.radius) {
     case 2: HEAT_CALL((launch_order_radius<T, 2>(s, e, shape, out, in, q))); break;
     case 3: HEAT_CALL((launch_order_radius<T, 3>(s, e, shape, out, in, q))); break;

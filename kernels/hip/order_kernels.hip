@@ -739,9 +739,8 @@ template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, int 
     /* VEC: 16-byte copies of V values, whose global columns start on 16 bytes. X > 1: a thread reads
      * its X columns and their x neighbours as shared vectors of VX values (at most 16 bytes). The
      * tile's columns start A >= R columns left of the block's, A a multiple of V and VX, so that
-     * every vector is aligned. Double only: float's copies of four values have not run on a GPU yet
-     * (value by value there). */
-    enum { V = VEC && sizeof(T) == 8 ? 2 : 1, VX = X * sizeof(T) <= 16 ? X : 16 / sizeof(T) };
+     * every vector is aligned. */
+    enum { V = VEC ? 16 / sizeof(T) : 1, VX = X * sizeof(T) <= 16 ? X : 16 / sizeof(T) };
     enum { ALIGN = V > VX ? V : VX, A = (R + ALIGN - 1) / ALIGN * ALIGN, RX = (R + VX - 1) / VX * VX };
     enum { ROWS = BY * M, COLS = BX * X, WIDE = COLS + 2 * A, TILE = (ROWS + 2 * R) * WIDE, S = R + (D + 1) * P };
     /* elements copied a plane: the rows with their side columns, then the rows above and below */
@@ -749,7 +748,8 @@ template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, int 
     /* the same counted in vectors of V values */
     enum { MIDDLE_V = MIDDLE / V, ELEMENTS_V = MIDDLE_V + 2 * R * COLS / V, PER_V = (ELEMENTS_V + THREADS - 1) / THREADS };
     static_assert(X % VX == 0 && WIDE % VX == 0 && RX <= A, "the shared vectors lie on their own alignment");
-    static constexpr size_t bytes = (size_t)S * TILE * sizeof(T);
+    static_assert(COLS % V == 0 && WIDE % V == 0, "the copies' vectors tile the rows");
+    static constexpr size_t bytes = ((size_t)S * TILE + 8) * sizeof(T); /* and the FILLED kernels' face transforms */
 };
 
 /* Tile element (or vector of V values) e's row and column: e < MIDDLE (counted in vectors) the rows
@@ -830,7 +830,11 @@ template <typename T, int X> __device__ __forceinline__ void order_store_values(
     }
 }
 
-template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, bool HOLD, bool EDGE, bool ZFACE>
+/* FACES: every ghost read as stored (FILLED) but those past the x and y faces that are not
+ * exchanged, which blocks at such a face make in their tiles instead (order_zasync_body's
+ * make_faces): writing them in memory would take a scattered access a row at the x faces. */
+template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, bool HOLD, bool EDGE, bool ZFACE,
+          bool FACES = false>
 __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
                                                   const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
                                                   T *__restrict__ tiles)
@@ -865,7 +869,11 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
         order_async_place<R, COLS, ROWS, A, V>(e < ELEMENTS ? e : 0, row, col);
         const int gi = i0 - A + col, gj = j0 - R + row;
         tile_at[p] = row * WIDE + col, plane_at[p] = gi + gj * s.sy, xy_shift[p] = (T)0, xy_scale[p] = (T)1;
-        copied[p] = e < ELEMENTS && gi >= -R && gi < s.nx + R && gj < s.ny + R;
+        /* away from the x and y faces every element is copied (a vector of V values whose first lies
+         * beyond the R ghosts, A > R, in a FILLED block at the x low face, too: its other values are
+         * needed and its first is never read); past a face, those that exist */
+        const bool exists = (p + 1) * THREADS <= ELEMENTS || e < ELEMENTS;
+        copied[p] = exists && (!EDGE || (gi >= -R && gi < s.nx + R && gj < s.ny + R));
         middle[p] = e < MIDDLE;
         xy[p] = EDGE && order_xy_mirror(gi, gj, s, h, plane_at[p], xy_shift[p], xy_scale[p]);
     }
@@ -892,7 +900,8 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
     auto after = [](int stage, int d) { return stage + d < S ? stage + d : stage + d - S; }; /* d < S */
 
     /* Planes t .. t + N - 1 into ring places stage, stage + 1, ..., one group of copies; planes from
-     * k1 on: the rows alone, none from k1 + R on (an empty group keeps the count). */
+     * k1 on: EDGE the rows alone (the others whole: fewer tests, and every value lies in the field
+     * or its ghosts), none from k1 + R on (an empty group keeps the count). */
     auto copy_planes = [&](int t, int N, int stage) {
         for (int q = 0; q < N; ++q, stage = after(stage, 1)) {
             if (t + q >= k1 + R) break;
@@ -903,7 +912,7 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
                 const int plane = (from - k0 + R) * sz, tile = stage * (int)(TILE * sizeof(T));
 #pragma unroll
                 for (int p = 0; p < PER; ++p)
-                    if (copied[p] && (t + q < k1 || middle[p])) {
+                    if (copied[p] && (!EDGE || t + q < k1 || middle[p])) {
                         if (VECTORS) order_copy_async16(copy_to[p] + tile, copy_from[p] + plane);
                         else order_copy_async(copy_to[p] + tile, copy_from[p] + plane);
                     }
@@ -912,7 +921,7 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
                 T *tile = tiles + stage * TILE;
 #pragma unroll
                 for (int p = 0; p < PER; ++p)
-                    if (copied[p] && (t + q < k1 || middle[p])) {
+                    if (copied[p] && (!EDGE || t + q < k1 || middle[p])) {
                         if (VECTORS) order_copy_async16(order_copy_target(tile + tile_at[p]), plane + plane_at[p]);
                         else order_copy_async(order_copy_target(tile + tile_at[p]), plane + plane_at[p]);
                     }
@@ -953,11 +962,60 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
         }
     }
     /* The chunk's first R planes (their rows are in the window already), then D groups of P. */
+    /* FACES: the ghosts past the block's x and y faces that are not exchanged, made in the tile of a
+     * whole plane from its owned values (order_fetch's expression, hence its bits): the R columns
+     * beside the rows at an x face, the R rows above or below at a y face. Each thread makes up to
+     * ITEMS of them, each packed in an int (its place, its image's, its face; -1: none) so that the
+     * march keeps a few registers for them, the faces' transforms in shared memory after the ring.
+     * A thread writes values no thread reads before the next barrier and reads owned values no
+     * thread writes. */
+    constexpr int X_ITEMS = 2 * ROWS * R, ITEMS = FACES ? (X_ITEMS + 2 * R * COLS + THREADS - 1) / THREADS : 1;
+    static_assert(!FACES || TILE <= 1 << 14, "a tile place in 14 bits");
+    const bool x_low = FACES && i0 == 0 && applies(h, 0), x_high = FACES && i0 + COLS == s.nx && applies(h, 1);
+    const bool y_low = FACES && j0 == 0 && applies(h, 2), y_high = FACES && j0 + ROWS == s.ny && applies(h, 3);
+    const bool at_face = x_low || x_high || y_low || y_high;
+    T *transforms = tiles + S * TILE; /* shift of faces 0 .. 3, then their scale */
+    int face_item[ITEMS];
+#pragma unroll
+    for (int n = 0; n < ITEMS; ++n) {
+        int e = tid + n * THREADS, face, to, from;
+        bool made;
+        if (e < X_ITEMS) { /* row e / R % ROWS, ghost column e % R of face e / (ROWS R) */
+            face = e / (ROWS * R), made = face == 0 ? x_low : x_high;
+            const int row = (R + e / R % ROWS) * WIDE + A, m = e % R;
+            to = row + (face == 0 ? -1 - m : COLS + m), from = row + (face == 0 ? m : COLS - 1 - m);
+        } else { /* ghost row e / COLS % R, column e % COLS of face 2 + e / (R COLS) */
+            e -= X_ITEMS;
+            face = 2 + e / (R * COLS), made = face == 2 ? y_low : face == 3 && y_high;
+            const int m = e / COLS % R, col = A + e % COLS;
+            to = (face == 2 ? R - 1 - m : R + ROWS + m) * WIDE + col, from = (face == 2 ? R + m : R + ROWS - 1 - m) * WIDE + col;
+        }
+        face_item[n] = made ? to | from << 14 | face << 28 : -1;
+    }
+    if (FACES && at_face && tid == 0) {
+#pragma unroll
+        for (int f = 0; f < 4; ++f) transforms[f] = h.shift[f], transforms[4 + f] = h.scale[f];
+    }
+    auto make_faces = [&](int stage) {
+        T *tile = tiles + stage * TILE;
+#pragma unroll
+        for (int n = 0; n < ITEMS; ++n) {
+            const int item = face_item[n], face = item >> 28;
+            if (item >= 0) tile[item & 0x3fff] = transforms[face] + transforms[4 + face] * tile[item >> 14 & 0x3fff];
+        }
+    };
+
     copy_planes(k0, R, 0);
     for (int q = 0; q < D; ++q) copy_planes(k0 + R + q * P, P, R + q * P);
     if (EDGE) { /* the chunk's first R planes never enter a window through their tiles */
         order_copies_wait<D>();
         for (int t = 0; t < R; ++t) mirror_xy(t, k0 + t >= k1);
+    }
+    if (FACES && at_face) { /* the chunk's first R planes, whole once every thread's copies landed */
+        order_copies_wait<D>();
+        __syncthreads();
+        for (int t = 0; t < R; ++t)
+            if (k0 + t < k1) make_faces(t);
     }
 
     /* Planes k .. k + P - 1 (group g, its constant part g % U once unrolled), plane k in ring place `stage`. */
@@ -970,6 +1028,11 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
         }
         __syncthreads(); /* their tiles are whole; every thread is done with planes k - P .. k - 1 */
         copy_planes(k + R + D * P, P, after(stage, S - P));
+        if (FACES && at_face) { /* planes k + R ..: summed R groups on, after the next barrier */
+#pragma unroll
+            for (int q = 0; q < P; ++q)
+                if (k + R + q < k1) make_faces(after(stage, R + q));
+        }
 #pragma unroll
         for (int q = 0; q < P; ++q) {
             if (P > 1 && k + q >= k1) continue;
@@ -989,17 +1052,21 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
         for (int q = 0; q < P; ++q) {
             const T *tile = tiles + after(stage, q) * TILE;
             const int base = g_in_turn * P + q + R; /* (base + d) % L: the ring slot of plane k + q + d */
+            /* from the tile, once for all M rows: the R rows above this thread's first row and the R
+             * below its last (above[m]: row -1 - m, below[m]: row M + m), each a vector of X values */
+            const T *first = tile + (R + ty * M) * WIDE + A + tx * X;
+            T above[R][X], below[R][X];
+#pragma unroll
+            for (int m = 0; m < R; ++m) {
+                order_shared_values<X, VX>(first - (1 + m) * WIDE, above[m]);
+                order_shared_values<X, VX>(first + (M + m) * WIDE, below[m]);
+            }
 #pragma unroll
             for (int n = 0; n < M; ++n) {
-                /* from the tile: the y neighbours beyond this thread's rows, the x neighbours beyond its
-                 * columns (RX a side, whole vectors); the rest from the window's registers */
-                const T *at = tile + (R + ty * M + n) * WIDE + A + tx * X;
-                T above[R][X], below[R][X], left[RX], right[RX];
-#pragma unroll
-                for (int m = 0; m < R; ++m) {
-                    if (n - 1 - m < 0) order_shared_values<X, VX>(at - (1 + m) * WIDE, above[m]);
-                    if (n + 1 + m >= M) order_shared_values<X, VX>(at + (1 + m) * WIDE, below[m]);
-                }
+                /* y neighbours beyond this thread's rows from the strips, the x neighbours beyond its
+                 * columns from the tile (RX a side, whole vectors); the rest from the window's registers */
+                const T *at = first + n * WIDE;
+                T left[RX], right[RX];
                 order_shared_values<RX, VX>(at - RX, left);
                 order_shared_values<RX, VX>(at + X, right);
                 T next[X];
@@ -1010,8 +1077,9 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
 #pragma unroll
                     for (int m = 0; m < R; ++m) {
                         zlo[m] = ring[n][x][(base + L - 1 - m) % L], zhi[m] = ring[n][x][(base + 1 + m) % L];
-                        ylo[m] = n - 1 - m >= 0 ? ring[n - 1 - m < 0 ? 0 : n - 1 - m][x][base % L] : above[m][x];
-                        yhi[m] = n + 1 + m < M ? ring[n + 1 + m < M ? n + 1 + m : 0][x][base % L] : below[m][x];
+                        ylo[m] = n - 1 - m >= 0 ? ring[n - 1 - m < 0 ? 0 : n - 1 - m][x][base % L] : above[m - n < 0 ? 0 : m - n][x];
+                        yhi[m] = n + 1 + m < M ? ring[n + 1 + m < M ? n + 1 + m : 0][x][base % L]
+                                               : below[n + 1 + m - M < 0 ? 0 : n + 1 + m - M][x];
                         xlo[m] = x - 1 - m >= 0 ? ring[n][x - 1 - m < 0 ? 0 : x - 1 - m][base % L] : left[x - 1 - m < 0 ? RX + x - 1 - m : 0];
                         xhi[m] = x + 1 + m < X ? ring[n][x + 1 + m < X ? x + 1 + m : 0][base % L] : right[x + 1 + m < X ? 0 : x + 1 + m - X];
                     }
@@ -1042,8 +1110,12 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
 
 /* M rows and X columns a thread; P: planes a barrier; D: groups of P planes of copies in flight;
  * VEC: 16-byte copies (the field's rows start on 16 bytes); BLOCKS: the blocks an SM the registers
- * are kept to (NVIDIA). X > 1 also stores X values at once (the rows start on 16 bytes). */
-template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS>
+ * are kept to (NVIDIA). X > 1 also stores X values at once (the rows start on 16 bytes). FILLED:
+ * the blocks tile the plane exactly and every one takes the interior march, reading the z ghosts
+ * as stored (order_ghost_fill wrote those of the z faces that are not exchanged) and making those
+ * past the x and y faces in its tiles (FACES): no block pays the mirroring's copies and tests, and
+ * the kernel's registers are that march's alone. */
+template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false>
 __global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M, X, BLOCKS>::blocks))
     order_zasync(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
                  int zchunk)
@@ -1052,12 +1124,31 @@ __global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M
     T *tiles = reinterpret_cast<T *>(order_shared_words);
     const int i0 = blockIdx.x * COLS, j0 = blockIdx.y * ROWS;
     const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
-    const bool edge = i0 < R || i0 + COLS + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
-    const bool zface = k0 < R || k1 + R > s.nz;
     constexpr bool HOLD = order_async_occupancy<T, R, BX, BY, M, X, BLOCKS>::hold_ends;
-    if (edge) order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, true, true>(out, u, s, c, h, k0, k1, tiles);
-    else if (zface) order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, true>(out, u, s, c, h, k0, k1, tiles);
-    else order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false>(out, u, s, c, h, k0, k1, tiles);
+    if constexpr (FILLED) {
+        order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false, true>(out, u, s, c, h, k0, k1, tiles);
+    } else {
+        const bool edge = i0 < R || i0 + COLS + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
+        const bool zface = k0 < R || k1 + R > s.nz;
+        if (edge) order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, true, true>(out, u, s, c, h, k0, k1, tiles);
+        else if (zface) order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, true>(out, u, s, c, h, k0, k1, tiles);
+        else order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false>(out, u, s, c, h, k0, k1, tiles);
+    }
+}
+
+/* The R ghost layers past the faces first_face .. 5 (one a blockIdx.z) that are not exchanged,
+ * each the transform of its mirror image, ghost(-1 - m) = shift + scale u(m): order_fetch's
+ * expression, hence its bits, for the kernels that read those ghosts as stored (order_zasync's
+ * FILLED: the z faces, whose ghosts are whole planes). Every axis holds at least R points
+ * (check_order_fits). */
+template <typename T> __global__ void order_ghost_fill(T *u, stencil_shape s, halo_coeffs<T> h, int radius, int first_face)
+{
+    const int face = (int)blockIdx.z + first_face;
+    long inner, step, packed;
+    if (!applies(h, face) ||
+        !face_point(face, threadIdx.x + blockIdx.x * blockDim.x, threadIdx.y + blockIdx.y * blockDim.y, s, inner, step, packed))
+        return;
+    for (int m = 0; m < radius; ++m) u[inner + (m + 1) * step] = h.shift[face] + h.scale[face] * u[inner - m * step];
 }
 
 /* R ghost layers of the exchanged faces in `faces`, packed as layers of the
