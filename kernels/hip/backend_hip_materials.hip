@@ -455,7 +455,7 @@ static int material_block_map_for(hip_state *s, const material_variant *v, dim3 
 }
 
 /* The mixed blocks of map b (material_step_listed on m->listed): blocks of up to 256 threads and
- * two rows a thread, each marching a whole number of sub-tiles of its tile. */
+ * two rows a thread, a block for each sub-tile of a listed tile. */
 template <typename T> static int launch_listed(hip_state *s, const material_variant *v, const material_launch &l,
                                                const material_block_map *b)
 {
@@ -464,16 +464,17 @@ template <typename T> static int launch_listed(hip_state *s, const material_vari
     HEAT_CHECK(b->cols % bx == 0 && b->rows % (MATERIAL_ROWS * by) == 0, "materials kernel %s: tiles of %d x %d points "
                "are no whole number of %d x %d", v->name, b->cols, b->rows, bx, MATERIAL_ROWS * by);
     const dim3 block((unsigned)bx, (unsigned)by, 1);
+    const dim3 grid((unsigned)b->mixed_count, (unsigned)((b->cols / bx) * (b->rows / (MATERIAL_ROWS * by))), 1);
     T *out = owned<T>(s, 1 - s->current);
     const T *in = owned<T>(s, s->current);
     const T *table = (const T *)m->table;
     const unsigned exchanged = s->problem.halo.exchanged;
     if (m->shared)
-        material_step_listed<T, true, MATERIAL_ROWS><<<(unsigned)b->mixed_count, block, l.shared, m->listed>>>(
+        material_step_listed<T, true, MATERIAL_ROWS><<<grid, block, l.shared, m->listed>>>(
             out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged, b->mixed, (int)l.grid.x, (int)l.grid.y,
             b->cols, b->rows, v->zchunk);
     else
-        material_step_listed<T, false, MATERIAL_ROWS><<<(unsigned)b->mixed_count, block, 0, m->listed>>>(
+        material_step_listed<T, false, MATERIAL_ROWS><<<grid, block, 0, m->listed>>>(
             out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged, b->mixed, (int)l.grid.x, (int)l.grid.y,
             b->cols, b->rows, v->zchunk);
     HIP_CHECK_LAUNCH("material_step_listed");

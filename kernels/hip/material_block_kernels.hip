@@ -75,9 +75,10 @@ __device__ __forceinline__ void material_march_general(T *__restrict__ out, cons
 }
 
 /* The tiles (cols x rows x zchunk points) of a grid of gx x gy tiles that meet a zone boundary,
- * listed (index (bz gy + by) gx + bx): material_step's march of each, in sub-tiles of the block's
- * blockDim.x x M blockDim.y points (the tile a whole number of them), beside the one-zone
- * kernels, which leave them. */
+ * listed (index (bz gy + by) gx + bx): material_step's march of each, beside the one-zone kernels,
+ * which leave them. Block (x, y) marches sub-tile y of tile blocks[x] (blockDim.x x M blockDim.y
+ * points, the tile a whole number of them, x fastest): a latency-bound few tiles in as many short
+ * marches as they hold sub-tiles, at 48 registers (a loop over a tile's sub-tiles needs 64 to 80). */
 template <typename T, bool SHARED, int M>
 __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
     material_step_listed(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
@@ -85,12 +86,10 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
                          const int *__restrict__ blocks, int gx, int gy, int cols, int rows, int zchunk)
 {
     const T *tab = material_tables_at<T, SHARED>(table, t);
-    const int b = blocks[blockIdx.x];
+    const int b = blocks[blockIdx.x], sub = (int)blockIdx.y;
     const int across = cols / (int)blockDim.x, along = rows / (M * (int)blockDim.y);
-    const int bx = b % gx * across, by = b / gx % gy * along, bz = b / (gx * gy);
-    for (int y = 0; y < along; ++y)
-        for (int x = 0; x < across; ++x)
-            material_march_general<T, SHARED, M>(out, u, zone, s, tab, t, exchanged, bx + x, by + y, bz, zchunk);
+    const int bx = b % gx * across + sub % across, by = b / gx % gy * along + sub / across, bz = b / (gx * gy);
+    material_march_general<T, SHARED, M>(out, u, zone, s, tab, t, exchanged, bx, by, bz, zchunk);
 }
 
 /* The ghost rules of zone a (scale by face, then shift by face) into the block's rule (zone_block). */

@@ -375,28 +375,32 @@ struct material_bricks {
 
 /* The energy kinds of solver/materials.h (sources, dirichlet, convective, flux), whose header
  * comes later in this translation unit, inside extern "C" (backend_hip_materials.hip checks it). */
-enum { MATERIAL_BRICK_THREADS = 128, MATERIAL_ENERGY_KINDS = 4 };
+enum { MATERIAL_BRICK_SUMS = 128, MATERIAL_BRICK_THREADS = 32, MATERIAL_ENERGY_KINDS = 4 };
+enum { MATERIAL_BRICK_SHARE = MATERIAL_BRICK_SUMS / MATERIAL_BRICK_THREADS };
 
 /* The power in through the boundary faces per brick and kind (out[item * 4 + kind]) of the bricks
- * bricks[item] (those on a face that brings some), one block a brick: each thread sums every
- * MATERIAL_BRICK_THREADS-th point of the brick's face points, face by face, then the block adds
- * the threads' sums in a fixed tree. The order depends on the brick alone, never on the ranks, so
- * every rank count and restart gives the same bits; against the CPU's row order it differs by
- * rounding. */
+ * bricks[item] (those on a face that brings some), one block a brick: each of MATERIAL_BRICK_SUMS
+ * partial sums takes every MATERIAL_BRICK_SUMS-th point of the brick's face points, face by face,
+ * then the block adds the partial sums in a fixed tree. The order depends on the brick alone, never
+ * on the ranks, so every rank count and restart gives the same bits; against the CPU's row order
+ * it differs by rounding. A thread forms MATERIAL_BRICK_SHARE of the sums (sum v = thread + q
+ * MATERIAL_BRICK_THREADS), their points' loads side by side: the work runs beside the step on a
+ * stream of the highest priority, and a block of 32 threads with four points' loads in flight each
+ * holds a quarter of the slots that 128 threads with one each held, for about as long. */
 template <typename T>
 __global__ void __launch_bounds__(MATERIAL_BRICK_THREADS)
     material_boundary_bricks(const T *__restrict__ u, const unsigned char *__restrict__ zone, stencil_shape s,
                              const T *__restrict__ table, material_table t, material_bricks g,
                              const int *__restrict__ bricks, int count, double *out)
 {
-    __shared__ double partial[MATERIAL_ENERGY_KINDS][MATERIAL_BRICK_THREADS];
+    __shared__ double partial[MATERIAL_ENERGY_KINDS][MATERIAL_BRICK_SUMS];
     const int item = blockIdx.x, thread = threadIdx.x;
     if (item >= count) return;
     const long b = bricks[item];
     const int at[3] = {(int)(b % g.own[0]), (int)(b / g.own[0] % g.own[1]), (int)(b / ((long)g.own[0] * g.own[1]))};
     const int n[3] = {s.nx, s.ny, s.nz};
     const long stride[3] = {1, s.sy, s.sz};
-    double power[MATERIAL_ENERGY_KINDS] = {0.0, 0.0, 0.0, 0.0};
+    double power[MATERIAL_BRICK_SHARE][MATERIAL_ENERGY_KINDS] = {};
     for (int face = 0; face < 6; ++face) {
         if (g.kind[face] < 0) continue;
         const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
@@ -405,19 +409,31 @@ __global__ void __launch_bounds__(MATERIAL_BRICK_THREADS)
         const T *k = table + t.conductance[axis];
         const int b0 = at[slow] * g.brick[slow], rows = min(b0 + g.brick[slow], n[slow]) - b0;
         const int a0 = at[fast] * g.brick[fast], columns = min(a0 + g.brick[fast], n[fast]) - a0;
-        for (int point = thread; point < rows * columns; point += MATERIAL_BRICK_THREADS) {
-            const long p = plane * stride[axis] + (long)(b0 + point / columns) * stride[slow] +
-                           (long)(a0 + point % columns) * stride[fast];
-            const int a = zone[p];
-            const T ghost = material_ghost(table, t, face, a, u[p]); /* the step's x ghosts are not stored */
-            power[g.kind[face]] += (double)(k[(long)a * (t.zones + 1)] * (ghost - u[p])) * g.volume;
+        const int kind = g.kind[face];
+        for (int first = 0; first < rows * columns; first += MATERIAL_BRICK_SUMS) {
+#pragma unroll
+            for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q) {
+                const int point = first + thread + q * MATERIAL_BRICK_THREADS;
+                if (point >= rows * columns) continue;
+                const long p = plane * stride[axis] + (long)(b0 + point / columns) * stride[slow] +
+                               (long)(a0 + point % columns) * stride[fast];
+                const int a = zone[p];
+                const T ghost = material_ghost(table, t, face, a, u[p]); /* the step's x ghosts are not stored */
+                const double in = (double)(k[(long)a * (t.zones + 1)] * (ghost - u[p])) * g.volume;
+#pragma unroll
+                for (int e = 0; e < MATERIAL_ENERGY_KINDS; ++e) /* a register index: no local memory */
+                    if (e == kind) power[q][e] += in;
+            }
         }
     }
-    for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind) partial[kind][thread] = power[kind];
+#pragma unroll
+    for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q)
+        for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind)
+            partial[kind][thread + q * MATERIAL_BRICK_THREADS] = power[q][kind];
     __syncthreads();
-    for (int half = MATERIAL_BRICK_THREADS / 2; half > 0; half /= 2) {
-        if (thread < half)
-            for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind) partial[kind][thread] += partial[kind][thread + half];
+    for (int half = MATERIAL_BRICK_SUMS / 2; half > 0; half /= 2) {
+        for (int v = thread; v < half; v += MATERIAL_BRICK_THREADS)
+            for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind) partial[kind][v] += partial[kind][v + half];
         __syncthreads();
     }
     if (thread < MATERIAL_ENERGY_KINDS) out[(long)item * MATERIAL_ENERGY_KINDS + thread] = partial[thread][0];
