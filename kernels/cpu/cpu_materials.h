@@ -211,23 +211,11 @@ static inline FN(uniform_zone) FN(uniform_of)(const FN(material_tables) *m, int 
     return weights;
 }
 
-/* acc + c d lane by lane with a weight a lane, rounded once (material_fma_vec's bits, lane by lane). */
+/* acc + c d lane by lane with a weight a lane, rounded once (material_fma_vec's bits, lane by lane):
+ * the order-2R stencil's fused multiply-add (cpu_wide.h), which rounds each lane as C's fma does. */
 static inline __attribute__((always_inline)) FN(vec) FN(material_fma_lanes)(FN(vec) c, FN(vec) d, FN(vec) acc)
 {
-#if CPU_VECTOR_BYTES == 64
-    if (sizeof(REAL) == 8) return (FN(vec))_mm512_fmadd_pd((__m512d)c, (__m512d)d, (__m512d)acc);
-    return (FN(vec))_mm512_fmadd_ps((__m512)c, (__m512)d, (__m512)acc);
-#elif CPU_VECTOR_BYTES == 32 && defined(__FMA__)
-    if (sizeof(REAL) == 8) return (FN(vec))_mm256_fmadd_pd((__m256d)c, (__m256d)d, (__m256d)acc);
-    return (FN(vec))_mm256_fmadd_ps((__m256)c, (__m256)d, (__m256)acc);
-#elif CPU_VECTOR_BYTES == 16 && defined(__FMA__)
-    if (sizeof(REAL) == 8) return (FN(vec))_mm_fmadd_pd((__m128d)c, (__m128d)d, (__m128d)acc);
-    return (FN(vec))_mm_fmadd_ps((__m128)c, (__m128)d, (__m128)acc);
-#else
-    FN(vec) sum;
-    for (int lane = 0; lane < FN(LANES); ++lane) sum[lane] = FN(material_fma)(c[lane], d[lane], acc[lane]);
-    return sum;
-#endif
+    return FN(wide_fma_vec)(c, d, acc);
 }
 
 /* One vector at c with weight set `set` (material_runs' sets): material_point's order, each lane with its own
