@@ -39,7 +39,7 @@ enum { CPU_ALIGN_BYTES = 64 }; /* one cache line */
 #include "for_each_precision.h"
 
 
-enum { TRIAL_CANDIDATES_MAX = 8 }; /* the most production candidates a trial times (wide_variants) */
+enum { TRIAL_CANDIDATES_MAX = 12 }; /* the most production candidates a trial times (wide_variants) */
 
 typedef struct cpu_state {
     heat_problem problem;
@@ -422,9 +422,13 @@ static const heat_variant wide_variants[] = {
     {"heat_step_nt_x8", 8, 0, 1},
     {"heat_step_x4_4x4", 4, 0, 1},
     {"heat_step_nt_x4_4x4", 4, 0, 1},
+    {"heat_step_nt_x4_2x2", 4, 0, 1},
+    {"heat_step_nt_x4_8x1", 4, 0, 1},
+    {"heat_step_nt_x4_8x2", 4, 0, 1},
+    {"heat_step_nt_x8_4x4", 8, 0, 1},
     {"laplacian", 2, 1, 1},
 };
-enum { WIDE_STEP_VARIANTS = 8 };
+enum { WIDE_STEP_VARIANTS = 12 };
 _Static_assert((int)WIDE_STEP_VARIANTS <= (int)TRIAL_CANDIDATES_MAX && (int)CPU_STEP_VARIANTS <= (int)TRIAL_CANDIDATES_MAX,
                "cpu_state.trial_ms holds a time for each candidate");
 

@@ -265,13 +265,14 @@ static inline __attribute__((always_inline)) void FN(wide_lap_vecs)(const char *
 #undef WIDE_TERM
 }
 
-/* V vectors of a row from c + i: out = u + alpha_dt lap(u) or lap(u) (wide_span's mode). */
+/* V vectors of a row from c + i: out = u + alpha_dt lap(u) or lap(u) (wide_span's mode); the same
+ * vectors of the row `ahead` values beyond plane z+R's asked for. */
 static inline __attribute__((always_inline)) void FN(wide_turn)(REAL *restrict out, const REAL *restrict c, long i,
-                                                               long sy, long sz, const FN(wide_coeffs) *k,
+                                                               long sy, long sz, long ahead, const FN(wide_coeffs) *k,
                                                                const FN(wide_splats) *s, int R, int mode, int V)
 {
     const long by = sy * (long)sizeof(REAL), bz = sz * (long)sizeof(REAL);
-    for (int v = 0; v < V; ++v) FN(prefetch_next_row)(c + i + v * FN(LANES) + R * sz, sy);
+    for (int v = 0; v < V; ++v) FN(prefetch_next_row)(c + i + v * FN(LANES) + R * sz, ahead);
     FN(vec) lap[FN(WIDE_VECTORS_MAX)];
     FN(wide_lap_vecs)((const char *)(c + i), by, bz, k, s, R, V, lap);
     for (int v = 0; v < V; ++v) {
@@ -284,15 +285,16 @@ static inline __attribute__((always_inline)) void FN(wide_turn)(REAL *restrict o
 /* One row of n points: out = u + alpha_dt lap(u) (WIDE_STEP, through the
  * cache; WIDE_STEP_STREAM, streaming stores of whole vectors, the rows
  * being 64-byte aligned) or out = lap(u) (WIDE_LAPLACIAN), the weights
- * splat in s. Each row asks for the next row of plane z+R (the one plane a
- * sweep up z brings from memory) while it computes, as stencil_row3_vec does. */
+ * splat in s. Each row asks for a row of plane z+R `ahead` values on (the
+ * one plane a sweep up z brings from memory; the next row where the sweep
+ * goes row by row) while it computes, as stencil_row3_vec does. */
 static inline __attribute__((always_inline)) void FN(wide_span)(REAL *restrict out, const REAL *restrict c, long n,
-                                                                long sy, long sz, const FN(wide_coeffs) *k,
+                                                                long sy, long sz, long ahead, const FN(wide_coeffs) *k,
                                                                 const FN(wide_splats) *s, int R, int mode, int V)
 {
     long i = 0;
-    for (; i + V * FN(LANES) <= n; i += V * FN(LANES)) FN(wide_turn)(out, c, i, sy, sz, k, s, R, mode, V);
-    for (; i + FN(LANES) <= n; i += FN(LANES)) FN(wide_turn)(out, c, i, sy, sz, k, s, R, mode, 1);
+    for (; i + V * FN(LANES) <= n; i += V * FN(LANES)) FN(wide_turn)(out, c, i, sy, sz, ahead, k, s, R, mode, V);
+    for (; i + FN(LANES) <= n; i += FN(LANES)) FN(wide_turn)(out, c, i, sy, sz, ahead, k, s, R, mode, 1);
     for (; i < n; ++i) {
         REAL lap = FN(wide_lap)(c + i, sy, sz, k, R);
         out[i] = mode == WIDE_LAPLACIAN ? lap : c[i] + k->alpha_dt * lap;
@@ -304,7 +306,8 @@ static inline __attribute__((always_inline)) void FN(wide_span)(REAL *restrict o
  * aligned), each span through every row of the tile before the next. A row alone reads 4R + 1 rows
  * of 64-byte lines from L2 for each vector, faster than the core's L2 feeds them; in a tile the
  * planes and rows a span reads are mostly in L1 from the tile's other rows. One row (1 x 1): the
- * row in one span. The same expression a point in every case: where rows are cut changes no bit. */
+ * row in one span. Each row asks for the row rows_y beyond it in plane z+R: the next tile's, which
+ * comes from memory. The same expression a point in every case: where rows are cut changes no bit. */
 #ifndef WIDE_TILE_SPAN_BYTES /* this file is included once per precision */
 #define WIDE_TILE_SPAN_BYTES 512
 #endif
@@ -319,7 +322,7 @@ static inline __attribute__((always_inline)) void FN(wide_tile_r)(REAL *restrict
         for (int dz = 0; dz < rows_z; ++dz)
             for (int dy = 0; dy < rows_y; ++dy) {
                 const long at = dy * sy + dz * sz + x;
-                FN(wide_span)(out + at, c + at, span, sy, sz, k, &s, R, mode, V);
+                FN(wide_span)(out + at, c + at, span, sy, sz, rows_y * sy, k, &s, R, mode, V);
             }
     }
 }
