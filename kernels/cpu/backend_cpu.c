@@ -39,7 +39,7 @@ enum { CPU_ALIGN_BYTES = 64 }; /* one cache line */
 #include "for_each_precision.h"
 
 
-enum { TRIAL_CANDIDATES_MAX = 12 }; /* the most production candidates a trial times (wide_variants) */
+enum { TRIAL_CANDIDATES_MAX = 9 }; /* the most production candidates a trial times (wide_variants) */
 
 typedef struct cpu_state {
     heat_problem problem;
@@ -410,9 +410,10 @@ static const heat_variant cpu_variants[] = {
 enum { CPU_STEP_VARIANTS = 2 };
 
 /* Above order 2 (cpu_wide.h) each store has three row loops, 2, 4 or 8 vectors a turn (the tile),
- * swept a row at a time or a tile of rows at a time (the name's last "_YxZ": Y rows by Z planes,
- * wide_march_tiles): which one keeps the core busiest is the machine's business too. All do the
- * same arithmetic in the same order. */
+ * swept a row at a time; the streaming store also a tile of rows at a time (the name's last "_YxZ":
+ * Y rows by Z planes, wide_march_tiles; the shapes that won a round on a Xeon, docs/PERFORMANCE.md):
+ * which one keeps the core busiest is the machine's business too. All do the same arithmetic in the
+ * same order. */
 static const heat_variant wide_variants[] = {
     {"heat_step", 2, 0, 1},
     {"heat_step_nt", 2, 0, 1},
@@ -420,15 +421,12 @@ static const heat_variant wide_variants[] = {
     {"heat_step_nt_x4", 4, 0, 1},
     {"heat_step_x8", 8, 0, 1},
     {"heat_step_nt_x8", 8, 0, 1},
-    {"heat_step_x4_4x4", 4, 0, 1},
     {"heat_step_nt_x4_4x4", 4, 0, 1},
-    {"heat_step_nt_x4_2x2", 4, 0, 1},
-    {"heat_step_nt_x4_8x1", 4, 0, 1},
-    {"heat_step_nt_x4_8x2", 4, 0, 1},
     {"heat_step_nt_x8_4x4", 8, 0, 1},
+    {"heat_step_nt_x4_2x2", 4, 0, 1},
     {"laplacian", 2, 1, 1},
 };
-enum { WIDE_STEP_VARIANTS = 12 };
+enum { WIDE_STEP_VARIANTS = 9 };
 _Static_assert((int)WIDE_STEP_VARIANTS <= (int)TRIAL_CANDIDATES_MAX && (int)CPU_STEP_VARIANTS <= (int)TRIAL_CANDIDATES_MAX,
                "cpu_state.trial_ms holds a time for each candidate");
 
