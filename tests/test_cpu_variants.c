@@ -97,9 +97,10 @@ static int check_periodic(heat_precision precision)
     return failed;
 }
 
-/* Above order 2 each store has row loops of 2, 4 and 8 vectors a turn (cpu_wide.h): every
- * variant, on 1 and 2 threads, gives heat_step's bits on 1 thread, on rows whose length leaves
- * every remainder after the loops of 4 and 8 vectors (whole vectors, single vectors, a scalar tail). */
+/* Above order 2 each store has row loops of 2, 4 and 8 vectors a turn (cpu_wide.h), row by row or
+ * in tiles of rows (wide_march_tiles): every variant, on 1 and 2 threads, gives heat_step's bits on
+ * 1 thread, on rows whose length leaves every remainder after the loops of 4 and 8 vectors (whole
+ * vectors, single vectors, a scalar tail) and after the tiles' spans. */
 static int check_wide(heat_precision precision, int order, int nx)
 {
     heat_problem p = test_problem(nx, 20, 18, 2.0, 3.0, 1.0, precision);
@@ -113,15 +114,19 @@ static int check_wide(heat_precision precision, int order, int nx)
     size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(p.precision);
     if (run_variant(&p, NULL, initial, "heat_step", 1, 7, reference)) return 1;
     EXPECT(memcmp(initial, reference, bytes) != 0, "order %d: the step changed nothing", order);
-    const char *const names[] = {"heat_step_nt", "heat_step_x4", "heat_step_nt_x4", "heat_step_x8", "heat_step_nt_x8"};
-    for (int c = 0; c < 5; ++c)
+    const char *const names[] = {"heat_step_nt",        "heat_step_x4",        "heat_step_nt_x4",
+                                 "heat_step_x8",        "heat_step_nt_x8",     "heat_step_nt_x4_4x4",
+                                 "heat_step_nt_x8_4x4", "heat_step_nt_x4_2x2"};
+    for (int c = 0; c < (int)(sizeof names / sizeof names[0]); ++c)
         for (int threads = 1; threads <= 2; ++threads) {
             if (run_variant(&p, NULL, initial, names[c], threads, 7, other)) return 1;
             EXPECT(memcmp(reference, other, bytes) == 0, "%s, order %d, rows of %d: %s on %d threads differs from "
                    "heat_step", heat_precision_name(precision), order, nx, names[c], threads);
         }
-    printf("%s, order %d, rows of %d: heat_step_nt, heat_step_x4, heat_step_nt_x4, heat_step_x8, heat_step_nt_x8 on 1 "
-           "and 2 threads bitwise equal to heat_step\n", heat_precision_name(precision), order, nx);
+    printf("%s, order %d, rows of %d: heat_step_nt, heat_step_x4, heat_step_nt_x4, heat_step_x8, heat_step_nt_x8 and "
+           "the tiles of rows heat_step_nt_x4_4x4, heat_step_nt_x8_4x4, heat_step_nt_x4_2x2 on 1 and 2 threads bitwise "
+           "equal to heat_step\n",
+           heat_precision_name(precision), order, nx);
     free(initial), free(reference), free(other);
     return 0;
 }

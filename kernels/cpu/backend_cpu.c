@@ -39,6 +39,8 @@ enum { CPU_ALIGN_BYTES = 64 }; /* one cache line */
 #include "for_each_precision.h"
 
 
+enum { TRIAL_CANDIDATES_MAX = 9 }; /* the most production candidates a trial times (wide_variants) */
+
 typedef struct cpu_state {
     heat_problem problem;
     heat_halo_transport transport; /* how the exchanged faces' ghosts travel */
@@ -65,7 +67,7 @@ typedef struct cpu_state {
     int run_threads;   /* the run's OpenMP threads, for the tuning cache's keys: a trial that ends
                         * while a checkpoint write holds some cores (app/schedule.c, share_cores) runs on
                         * fewer, and its choice must still be found by the next run's lookup */
-    double trial_ms[6]; /* fastest trial step of each candidate */
+    double trial_ms[TRIAL_CANDIDATES_MAX]; /* fastest trial step of each candidate */
     int block_rows;    /* y rows per block of the sweep (block_rows_for) */
     int fused_rows;    /* the same for two steps in one sweep (stencil_sweep2_planes) */
     void *rings;       /* rings of planes for two steps a sweep, one for each of ring_threads; NULL: none */
@@ -407,9 +409,11 @@ static const heat_variant cpu_variants[] = {
 };
 enum { CPU_STEP_VARIANTS = 2 };
 
-/* Above order 2 (cpu_wide.h) each store has three row loops, 2, 4 or 8 vectors a turn (the tile):
- * which one keeps the core busiest is the machine's business too. All six do the same arithmetic
- * in the same order. */
+/* Above order 2 (cpu_wide.h) each store has three row loops, 2, 4 or 8 vectors a turn (the tile),
+ * swept a row at a time; the streaming store also a tile of rows at a time (the name's last "_YxZ":
+ * Y rows by Z planes, wide_march_tiles; the shapes that won a round on a Xeon, docs/PERFORMANCE.md):
+ * which one keeps the core busiest is the machine's business too. All do the same arithmetic in the
+ * same order. */
 static const heat_variant wide_variants[] = {
     {"heat_step", 2, 0, 1},
     {"heat_step_nt", 2, 0, 1},
@@ -417,14 +421,27 @@ static const heat_variant wide_variants[] = {
     {"heat_step_nt_x4", 4, 0, 1},
     {"heat_step_x8", 8, 0, 1},
     {"heat_step_nt_x8", 8, 0, 1},
+    {"heat_step_nt_x4_4x4", 4, 0, 1},
+    {"heat_step_nt_x8_4x4", 8, 0, 1},
+    {"heat_step_nt_x4_2x2", 4, 0, 1},
     {"laplacian", 2, 1, 1},
 };
-enum { WIDE_STEP_VARIANTS = 6 };
+enum { WIDE_STEP_VARIANTS = 9 };
+_Static_assert((int)WIDE_STEP_VARIANTS <= (int)TRIAL_CANDIDATES_MAX && (int)CPU_STEP_VARIANTS <= (int)TRIAL_CANDIDATES_MAX,
+               "cpu_state.trial_ms holds a time for each candidate");
 
 static int variant_streams(const heat_variant *v) { return strncmp(v->kernel, "heat_step_nt", 12) == 0; }
 
 /* The vectors a turn of the wide row loop (wide_row) that variant v takes. */
 static int variant_vectors(const heat_variant *v) { return v->tile == 8 ? 8 : v->tile == 4 ? 4 : 2; }
+
+/* The rows a tile of variant v's march (wide_march_tiles), from its name's last "_YxZ"; 1 x 1 (row by row)
+ * where it has none. */
+static void variant_tile_rows(const heat_variant *v, int *rows_y, int *rows_z)
+{
+    const char *last = strrchr(v->kernel, '_');
+    if (!last || sscanf(last, "_%dx%d", rows_y, rows_z) != 2 || *rows_y < 1 || *rows_z < 1) *rows_y = *rows_z = 1;
+}
 
 /* The production step's candidates, and every variant the benchmark lists. */
 static void step_candidates(cpu_state *s)
@@ -452,8 +469,9 @@ static const char *trial_what(const cpu_state *s)
 {
     /* Each order's loads choose apart; the orders' keys name the row loops, which a choice stored
      * before some of them (among fewer candidates) did not try. */
-    static const char *const wide[] = {"step", "step", "step of order 4, 2, 4 or 8 vectors",
-                                       "step of order 6, 2, 4 or 8 vectors", "step of order 8, 2, 4 or 8 vectors"};
+    static const char *const wide[] = {"step", "step", "step of order 4, 2, 4 or 8 vectors, rows or tiles",
+                                       "step of order 6, 2, 4 or 8 vectors, rows or tiles",
+                                       "step of order 8, 2, 4 or 8 vectors, rows or tiles"};
     return s->materials ? "materials step" : wide[s->radius];
 }
 
@@ -973,7 +991,7 @@ static int setup_wide(cpu_state *s)
         HEAT_CHECK(s->wide_rows, "out of memory for the operator's rows");
     }
     snprintf(s->kernel, sizeof s->kernel, "heat_step or heat_step_nt of order %d, 2, 4 or 8 vectors a turn, "
-             "chosen by timing the first steps "
+             "a row or a tile of rows at a time, chosen by timing the first steps "
              "(C + OpenMP, %s, %d-byte vectors, blocks of %d rows)", 2 * s->radius, heat_precision_name(p->precision),
              CPU_VECTOR_BYTES, s->block_rows);
     choose_from_cache(s);

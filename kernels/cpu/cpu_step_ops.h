@@ -23,8 +23,10 @@ static void FN(sweep_planes_typed)(cpu_state *s, void *out, void *in, const heat
     if (s->radius > 1) {
         const int mode = v->laplacian ? WIDE_LAPLACIAN : variant_streams(v) ? WIDE_STEP_STREAM : WIDE_STEP;
         const FN(wide_coeffs) k = FN(wide_coeffs_cast)(&s->wide);
-        FN(wide_sweep_planes)(out, in, n, &s->layout, &k, FN(bc_rule)(s), mode, variant_vectors(v), s->block_rows,
-                              z_begin, z_end, travelling);
+        int rows_y, rows_z;
+        variant_tile_rows(v, &rows_y, &rows_z);
+        FN(wide_sweep_planes)(out, in, n, &s->layout, &k, FN(bc_rule)(s), mode, variant_vectors(v), rows_y, rows_z,
+                              s->block_rows, z_begin, z_end, travelling);
         return;
     }
     FN(stencil_sweep_planes)(out, in, n, &s->layout, FN(coeffs_cast)(&s->coeffs), FN(bc_rule)(s), v->laplacian,

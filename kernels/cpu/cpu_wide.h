@@ -265,13 +265,14 @@ static inline __attribute__((always_inline)) void FN(wide_lap_vecs)(const char *
 #undef WIDE_TERM
 }
 
-/* V vectors of a row from c + i: out = u + alpha_dt lap(u) or lap(u) (wide_row_r's mode). */
+/* V vectors of a row from c + i: out = u + alpha_dt lap(u) or lap(u) (wide_span's mode); the same
+ * vectors of the row `ahead` values beyond plane z+R's asked for. */
 static inline __attribute__((always_inline)) void FN(wide_turn)(REAL *restrict out, const REAL *restrict c, long i,
-                                                               long sy, long sz, const FN(wide_coeffs) *k,
+                                                               long sy, long sz, long ahead, const FN(wide_coeffs) *k,
                                                                const FN(wide_splats) *s, int R, int mode, int V)
 {
     const long by = sy * (long)sizeof(REAL), bz = sz * (long)sizeof(REAL);
-    for (int v = 0; v < V; ++v) FN(prefetch_next_row)(c + i + v * FN(LANES) + R * sz, sy);
+    for (int v = 0; v < V; ++v) FN(prefetch_next_row)(c + i + v * FN(LANES) + R * sz, ahead);
     FN(vec) lap[FN(WIDE_VECTORS_MAX)];
     FN(wide_lap_vecs)((const char *)(c + i), by, bz, k, s, R, V, lap);
     for (int v = 0; v < V; ++v) {
@@ -283,38 +284,73 @@ static inline __attribute__((always_inline)) void FN(wide_turn)(REAL *restrict o
 
 /* One row of n points: out = u + alpha_dt lap(u) (WIDE_STEP, through the
  * cache; WIDE_STEP_STREAM, streaming stores of whole vectors, the rows
- * being 64-byte aligned) or out = lap(u) (WIDE_LAPLACIAN). Each row asks
- * for the next row of plane z+R (the one plane a sweep up z brings from
- * memory) while it computes, as stencil_row3_vec does. */
-static inline __attribute__((always_inline)) void FN(wide_row_r)(REAL *restrict out, const REAL *restrict c, long n,
-                                                                 long sy, long sz, const FN(wide_coeffs) *k, int R,
-                                                                 int mode, int V)
+ * being 64-byte aligned) or out = lap(u) (WIDE_LAPLACIAN), the weights
+ * splat in s. Each row asks for a row of plane z+R `ahead` values on (the
+ * one plane a sweep up z brings from memory; the next row where the sweep
+ * goes row by row) while it computes, as stencil_row3_vec does. */
+static inline __attribute__((always_inline)) void FN(wide_span)(REAL *restrict out, const REAL *restrict c, long n,
+                                                                long sy, long sz, long ahead, const FN(wide_coeffs) *k,
+                                                                const FN(wide_splats) *s, int R, int mode, int V)
 {
-    const FN(wide_splats) s = FN(wide_splats_make)(k, R);
     long i = 0;
-    for (; i + V * FN(LANES) <= n; i += V * FN(LANES)) FN(wide_turn)(out, c, i, sy, sz, k, &s, R, mode, V);
-    for (; i + FN(LANES) <= n; i += FN(LANES)) FN(wide_turn)(out, c, i, sy, sz, k, &s, R, mode, 1);
+    for (; i + V * FN(LANES) <= n; i += V * FN(LANES)) FN(wide_turn)(out, c, i, sy, sz, ahead, k, s, R, mode, V);
+    for (; i + FN(LANES) <= n; i += FN(LANES)) FN(wide_turn)(out, c, i, sy, sz, ahead, k, s, R, mode, 1);
     for (; i < n; ++i) {
         REAL lap = FN(wide_lap)(c + i, sy, sz, k, R);
         out[i] = mode == WIDE_LAPLACIAN ? lap : c[i] + k->alpha_dt * lap;
     }
 }
 
-/* wide_row_r with its radius, mode and interleave (2, 4 or 8 vectors) as constants, one loop each. */
+/* A tile of rows_y x rows_z rows of n points from c (row (y, z); rows y + 1 .. sy apart, planes sz
+ * apart), swept in spans of WIDE_TILE_SPAN_BYTES along x (whole vectors: streaming stores stay
+ * aligned), each span through every row of the tile before the next. A row alone reads 4R + 1 rows
+ * of 64-byte lines from L2 for each vector, faster than the core's L2 feeds them; in a tile the
+ * planes and rows a span reads are mostly in L1 from the tile's other rows. One row (1 x 1): the
+ * row in one span. Each row asks for the row rows_y beyond it in plane z+R: the next tile's, which
+ * comes from memory. The same expression a point in every case: where rows are cut changes no bit. */
+#ifndef WIDE_TILE_SPAN_BYTES /* this file is included once per precision */
+#define WIDE_TILE_SPAN_BYTES 512
+#endif
+static inline __attribute__((always_inline)) void FN(wide_tile_r)(REAL *restrict out, const REAL *restrict c, long n,
+                                                                  long sy, long sz, const FN(wide_coeffs) *k,
+                                                                  int rows_y, int rows_z, int R, int mode, int V)
+{
+    const FN(wide_splats) s = FN(wide_splats_make)(k, R);
+    const long span_max = rows_y * rows_z == 1 ? n : WIDE_TILE_SPAN_BYTES / (long)sizeof(REAL);
+    for (long x = 0; x < n; x += span_max) {
+        const long span = n - x < span_max ? n - x : span_max;
+        for (int dz = 0; dz < rows_z; ++dz)
+            for (int dy = 0; dy < rows_y; ++dy) {
+                const long at = dy * sy + dz * sz + x;
+                FN(wide_span)(out + at, c + at, span, sy, sz, rows_y * sy, k, &s, R, mode, V);
+            }
+    }
+}
+
+/* wide_tile_r with its radius, mode and interleave (2, 4 or 8 vectors) as constants, one loop each. */
+static void FN(wide_tile)(REAL *restrict out, const REAL *restrict c, long n, long sy, long sz,
+                          const FN(wide_coeffs) *k, int rows_y, int rows_z, int mode, int vectors)
+{
+#define WIDE_TILE_CASE(R, MODE, V)                                                                               \
+    case ((R) * 4 + (MODE)) * 4 + (V) / 4 + (V) / 8:                                                             \
+        FN(wide_tile_r)(out, c, n, sy, sz, k, rows_y, rows_z, R, MODE, V);                                       \
+        break;
+#define WIDE_TILE_CASES(R, MODE) WIDE_TILE_CASE(R, MODE, 2) WIDE_TILE_CASE(R, MODE, 4) WIDE_TILE_CASE(R, MODE, 8)
+    switch ((k->radius * 4 + mode) * 4 + vectors / 4 + vectors / 8) {
+        WIDE_TILE_CASES(2, WIDE_STEP) WIDE_TILE_CASES(2, WIDE_STEP_STREAM) WIDE_TILE_CASES(2, WIDE_LAPLACIAN)
+        WIDE_TILE_CASES(3, WIDE_STEP) WIDE_TILE_CASES(3, WIDE_STEP_STREAM) WIDE_TILE_CASES(3, WIDE_LAPLACIAN)
+        WIDE_TILE_CASES(4, WIDE_STEP) WIDE_TILE_CASES(4, WIDE_STEP_STREAM) WIDE_TILE_CASES(4, WIDE_LAPLACIAN)
+    default: break; /* radius 1 takes the 7-point kernels */
+    }
+#undef WIDE_TILE_CASES
+#undef WIDE_TILE_CASE
+}
+
+/* One row (wide_tile_r's tile of 1 x 1). */
 static void FN(wide_row)(REAL *restrict out, const REAL *restrict c, long n, long sy, long sz,
                          const FN(wide_coeffs) *k, int mode, int vectors)
 {
-#define WIDE_ROW_CASE(R, MODE, V)                                                                                \
-    case ((R) * 4 + (MODE)) * 4 + (V) / 4 + (V) / 8: FN(wide_row_r)(out, c, n, sy, sz, k, R, MODE, V); break;
-#define WIDE_ROW_CASES(R, MODE) WIDE_ROW_CASE(R, MODE, 2) WIDE_ROW_CASE(R, MODE, 4) WIDE_ROW_CASE(R, MODE, 8)
-    switch ((k->radius * 4 + mode) * 4 + vectors / 4 + vectors / 8) {
-        WIDE_ROW_CASES(2, WIDE_STEP) WIDE_ROW_CASES(2, WIDE_STEP_STREAM) WIDE_ROW_CASES(2, WIDE_LAPLACIAN)
-        WIDE_ROW_CASES(3, WIDE_STEP) WIDE_ROW_CASES(3, WIDE_STEP_STREAM) WIDE_ROW_CASES(3, WIDE_LAPLACIAN)
-        WIDE_ROW_CASES(4, WIDE_STEP) WIDE_ROW_CASES(4, WIDE_STEP_STREAM) WIDE_ROW_CASES(4, WIDE_LAPLACIAN)
-    default: break; /* radius 1 takes the 7-point kernels */
-    }
-#undef WIDE_ROW_CASES
-#undef WIDE_ROW_CASE
+    FN(wide_tile)(out, c, n, sy, sz, k, 1, 1, mode, vectors);
 }
 
 /* What wide_sweep_planes' rows need. */
@@ -324,6 +360,7 @@ typedef struct FN(wide_job) {
     const FN(wide_coeffs) *k;
     const FN(ghost_rule) *g;
     int mode, vectors;
+    int rows_y, rows_z; /* wide_march_tiles' tile; 1 x 1: row by row (march_rows) */
 } FN(wide_job);
 
 /* A row's x ghosts are set just before it is swept, while it is in cache
@@ -337,17 +374,51 @@ static inline __attribute__((always_inline)) void FN(wide_job_row)(const void *j
     FN(wide_row)(j->out + row, j->u + row, j->n0, j->sy, j->sz, j->k, j->mode, j->vectors);
 }
 
+/* march_rows' march (each thread's slab of planes in blocks of block_rows rows of y, up z) taken a
+ * tile of j->rows_y x j->rows_z rows at a time (wide_tile), the x ghosts of a tile's rows set just
+ * before it; where the threads have few planes each, march_rows' rows. Run by each thread of the
+ * caller's parallel region. */
+static void FN(wide_march_tiles)(const FN(wide_job) *j, const int n[3], const heat_layout *l, int block_rows,
+                                 int z_begin, int z_end, const heat_halo_transport *travelling)
+{
+    const long sy = j->sy, sz = j->sz, first = heat_layout_first_owned(l);
+    int arrived = 0, z0, z1;
+    const heat_halo_transport *mover = omp_get_thread_num() == 0 ? travelling : NULL;
+    if (z_end - z_begin < 4 * omp_get_num_threads() || (j->rows_y == 1 && j->rows_z == 1)) {
+        FN(march_rows)(FN(wide_job_row), j, n, l, block_rows, z_begin, z_end, travelling);
+        return;
+    }
+    FN(thread_slab)(z_begin, z_end, &z0, &z1);
+    for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
+        const int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
+        for (int z = z0; z < z1; z += j->rows_z) {
+            const int rows_z = z1 - z < j->rows_z ? z1 - z : j->rows_z;
+            for (int y = y0; y < y1; y += j->rows_y) {
+                const int rows_y = y1 - y < j->rows_y ? y1 - y : j->rows_y;
+                const long row = first + y * sy + z * sz;
+                for (int dz = 0; dz < rows_z; ++dz)
+                    for (int dy = 0; dy < rows_y; ++dy)
+                        FN(wide_x_ghosts)(j->u + row + dy * sy + dz * sz, j->n0, j->k->radius, j->g);
+                FN(wide_tile)(j->out + row, j->u + row, j->n0, sy, sz, j->k, rows_y, rows_z, j->mode, j->vectors);
+            }
+            FN(let_travel)(mover, &arrived);
+        }
+    }
+}
+
 /* Rows of planes [z_begin, z_end) of the owned block, the y and z ghosts set
  * (wide_halo_fill, exchanges), marched as the 7-point sweep is (march_rows:
- * the 2R + 1 planes a row reads stay in L2). */
+ * the 2R + 1 planes a row reads stay in L2), a row or a tile of rows_y x
+ * rows_z rows at a time (wide_march_tiles). */
 static void FN(wide_sweep_planes)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
                                   const FN(wide_coeffs) *k, const FN(ghost_rule) *g, int mode, int vectors,
-                                  int block_rows, int z_begin, int z_end, const heat_halo_transport *travelling)
+                                  int rows_y, int rows_z, int block_rows, int z_begin, int z_end,
+                                  const heat_halo_transport *travelling)
 {
-    const FN(wide_job) job = {out, u, n[0], l->stride_y, l->stride_z, k, g, mode, vectors};
+    const FN(wide_job) job = {out, u, n[0], l->stride_y, l->stride_z, k, g, mode, vectors, rows_y, rows_z};
 #pragma omp parallel
     {
-        FN(march_rows)(FN(wide_job_row), &job, n, l, block_rows, z_begin, z_end, travelling);
+        FN(wide_march_tiles)(&job, n, l, block_rows, z_begin, z_end, travelling);
         if (mode == WIDE_STEP_STREAM) _mm_sfence();
     }
 }
