@@ -20,12 +20,12 @@ struct order_shape {
 enum {
     ORDER_32x8_M2, ORDER_32x8_M2_C3, ORDER_32x8_M2_C3_B3, ORDER_32x8_M2_C3V, ORDER_32x8_M2_C3V_B3, ORDER_16x16_M1_X2_C3V,
     ORDER_16x16_M1_X2_C3V_B3, ORDER_16x16_M1_X2_C3V_B3_F, ORDER_16x8_M2_X2_C3V_B3_F, ORDER_16x8_M2_X2_C2V_B4_F,
-    ORDER_SHAPES
+    ORDER_16x8_M2_X2_C3V_B3_FR, ORDER_16x8_M2_X2_C2V_B4_FR, ORDER_SHAPES
 };
 static const order_shape order_shapes[] = {
     {{32, 8, 1}, 2, 1, 0, 0},  {{32, 8, 1}, 2, 1, 0, 3},  {{32, 8, 1}, 2, 1, 0, 3}, {{32, 8, 1}, 2, 1, 0, 3},
     {{32, 8, 1}, 2, 1, 0, 3},  {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3},
-    {{16, 8, 1}, 2, 1, 0, 3},  {{16, 8, 1}, 2, 1, 0, 2},
+    {{16, 8, 1}, 2, 1, 0, 3},  {{16, 8, 1}, 2, 1, 0, 2},  {{16, 8, 1}, 2, 1, 0, 3}, {{16, 8, 1}, 2, 1, 0, 2},
 };
 static_assert(sizeof order_shapes / sizeof order_shapes[0] == ORDER_SHAPES, "a shape for every ORDER_*");
 
@@ -33,7 +33,9 @@ static_assert(sizeof order_shapes / sizeof order_shapes[0] == ORDER_SHAPES, "a s
  * thread marches through; fused = 1: no halo pass before a step.
  * order_zasync<D>[v][x<X>][b<B>]: D planes of copies in flight, v: 16-byte
  * copies in double, x: X columns a thread (16-byte shared loads and stores;
- * X = 4 lost in every row measured), b: registers kept to B blocks an SM. */
+ * X = 4 lost in every row measured), b: registers kept to B blocks an SM, f:
+ * FILLED (where the blocks tile the plane), r: a bulk copy a row of a tile
+ * (BULK); _<Z>_: planes a chunk. */
 struct order_entry {
     kernel_entry entry;
     int shape; /* ORDER_*, -1: the tuner's block candidates (order_point) */
@@ -47,6 +49,11 @@ static const order_entry order_table[] = {
     ORDER_ZA(64, 32x8, 2, C3V, "3v"), ORDER_ZA(64, 32x8, 2, C3V_B3, "3vb3"), ORDER_ZA(64, 16x16, 1, X2_C3V, "3vx2"),
     ORDER_ZA(64, 16x16, 1, X2_C3V_B3, "3vx2b3"), ORDER_ZA(64, 16x16, 1, X2_C3V_B3_F, "3vx2b3f"),
     ORDER_ZA(64, 16x8, 2, X2_C3V_B3_F, "3vx2b3f"), ORDER_ZA(64, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
+    ORDER_ZA(128, 16x8, 2, X2_C3V_B3_F, "3vx2b3f"), ORDER_ZA(128, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
+    ORDER_ZA(256, 16x8, 2, X2_C3V_B3_F, "3vx2b3f"), ORDER_ZA(256, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
+    ORDER_ZA(512, 16x8, 2, X2_C3V_B3_F, "3vx2b3f"), ORDER_ZA(512, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
+    ORDER_ZA(64, 16x8, 2, X2_C3V_B3_FR, "3vx2b3fr"), ORDER_ZA(64, 16x8, 2, X2_C2V_B4_FR, "2vx2b4fr"),
+    ORDER_ZA(128, 16x8, 2, X2_C3V_B3_FR, "3vx2b3fr"), ORDER_ZA(128, 16x8, 2, X2_C2V_B4_FR, "2vx2b4fr"),
 };
 #undef ORDER_ZW
 #undef ORDER_ZA
@@ -114,7 +121,8 @@ static void launch_order_zplanes(dim3 g, T *out, const T *in, const stencil_shap
  * planes and their halo, its vectors (VEC's copies, X > 1's stores) need rows that start on 16
  * bytes (the layout's are aligned); where either fails, order_zplanes' march (the same bits; for
  * X > 1 its 32 x 8 blocks of two rows, on their own grid). */
-template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false>
+template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false,
+          bool BULK = false>
 static int launch_order_zasync(dim3 g, T *out, T *in, const stencil_shape &p, const order_coeffs<T> &c,
                                const halo_coeffs<T> &h, int zchunk, hipStream_t q)
 {
@@ -132,17 +140,13 @@ static int launch_order_zasync(dim3 g, T *out, T *in, const stencil_shape &p, co
         return HEAT_OK;
     }
     g.x = (unsigned)((p.nx + BX * X - 1) / (BX * X)); /* X columns a thread */
-    constexpr size_t bytes = order_async_tiles<T, R, BX, BY, M, P, D, VEC, X>::bytes;
+    typedef order_async_tiles<T, R, BX, BY, M, P, D, VEC, X> tiles;
+    constexpr size_t bytes = BULK ? tiles::bulk_bytes : tiles::bytes;
     static_assert(bytes <= 64 * 1024, "shared memory a block may have on both vendors (AMD's LDS)");
-    auto kernel = order_zasync<T, R, BX, BY, M, X, P, D, VEC, BLOCKS, FILLED>;
+    auto kernel = order_zasync<T, R, BX, BY, M, X, P, D, VEC, BLOCKS, FILLED, BULK>;
     if (bytes > 48 * 1024) /* beyond the default a block may have */
         HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize,
                                      (int)bytes));
-    if (FILLED) { /* the z faces' ghost planes (the x and y ghosts are made in the tiles) */
-        const dim3 block(32, 8, 1), faces((unsigned)((p.nx + 31) / 32), (unsigned)((p.ny + 7) / 8), 2);
-        order_ghost_fill<T><<<faces, block, 0, q>>>(in, p, h, R, FACE_Z_LOW);
-        HIP_CHECK_LAUNCH("order_ghost_fill");
-    }
     kernel<<<g, dim3(BX, BY, 1), bytes, q>>>(out, in, p, c, h, zchunk);
     return HEAT_OK;
 }
@@ -176,6 +180,10 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
         return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 3, true, 3, true>(g, out, in, p, c, h, e->zchunk, q);
     case ORDER_16x8_M2_X2_C2V_B4_F:
         return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 2, true, 4, true>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_16x8_M2_X2_C3V_B3_FR:
+        return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 3, true, 3, true, true>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_16x8_M2_X2_C2V_B4_FR:
+        return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 2, true, 4, true, true>(g, out, in, p, c, h, e->zchunk, q);
     }
     return HEAT_OK;
 }
@@ -184,7 +192,7 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
 template <typename T>
 static int launch_order(const hip_state *s, const kernel_entry *e, const int shape[3], int from, int to, hipStream_t q)
 {
-    T *out = owned<T>(s, to), *in = owned<T>(s, from); /* in: its ghosts written by the FILLED kernels */
+    T *out = owned<T>(s, to), *in = owned<T>(s, from);
     switch (s->space.radius) {
     case 2: HEAT_CALL((launch_order_radius<T, 2>(s, e, shape, out, in, q))); break;
     case 3: HEAT_CALL((launch_order_radius<T, 3>(s, e, shape, out, in, q))); break;

@@ -732,6 +732,49 @@ __device__ __forceinline__ void order_copies_commit() {}
 template <int N> __device__ __forceinline__ void order_copies_wait() {}
 #endif
 
+/* Hopper's bulk copies (order_zasync's BULK): a row of a tile a copy, made by the copy engine, each
+ * plane's copies completing on the mbarrier of its ring place, which every thread waits on; the
+ * copy holds no thread and no register. Elsewhere (AMD, NVIDIA before sm_90) BULK takes the
+ * cp.async path above: ORDER_BULK = 0, and these are never called. */
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__) && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
+enum { ORDER_BULK = 1 };
+__device__ __forceinline__ void order_bar_init(order_copy_to bar)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+}
+/* the barriers' initialisation seen by the copy engine and by every thread after the block's barrier */
+__device__ __forceinline__ void order_bar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+/* the phase of `bar` completes once `bytes` have landed (its one arrival, made here) */
+__device__ __forceinline__ void order_bar_expect(order_copy_to bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void order_copy_bulk(order_copy_to to, const void *from, unsigned bytes, order_copy_to bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(to),
+                 "l"(from), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+/* until the phase of `bar` with this parity has completed */
+__device__ __forceinline__ void order_bar_wait(order_copy_to bar, unsigned parity)
+{
+    asm volatile("{\n .reg .pred done;\n wait:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 " @!done bra wait;\n}" ::"r"(bar),
+                 "r"(parity)
+                 : "memory");
+}
+/* this thread's earlier writes (shared or global) ordered before later bulk copies' accesses */
+__device__ __forceinline__ void order_fence_bulk() { asm volatile("fence.proxy.async;" ::: "memory"); }
+#else
+enum { ORDER_BULK = 0 };
+__device__ __forceinline__ void order_bar_init(order_copy_to) {}
+__device__ __forceinline__ void order_bar_init_fence() {}
+__device__ __forceinline__ void order_bar_expect(order_copy_to, unsigned) {}
+__device__ __forceinline__ void order_copy_bulk(order_copy_to, const void *, unsigned, order_copy_to) {}
+__device__ __forceinline__ void order_bar_wait(order_copy_to, unsigned) {}
+__device__ __forceinline__ void order_fence_bulk() {}
+#endif
+
 extern __shared__ double order_shared_words[] __attribute__((aligned(16)));
 
 /* A tile: ROWS + 2R rows of COLS + 2A (COLS = BX X: X columns a thread); S of them in the ring. */
@@ -750,6 +793,7 @@ template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, int 
     static_assert(X % VX == 0 && WIDE % VX == 0 && RX <= A, "the shared vectors lie on their own alignment");
     static_assert(COLS % V == 0 && WIDE % V == 0, "the copies' vectors tile the rows");
     static constexpr size_t bytes = ((size_t)S * TILE + 8) * sizeof(T); /* and the FILLED kernels' face transforms */
+    static constexpr size_t bulk_bytes = bytes + S * sizeof(unsigned long long); /* and BULK's mbarriers, one a ring place */
 };
 
 /* Tile element (or vector of V values) e's row and column: e < MIDDLE (counted in vectors) the rows
@@ -830,11 +874,12 @@ template <typename T, int X> __device__ __forceinline__ void order_store_values(
     }
 }
 
-/* FACES: every ghost read as stored (FILLED) but those past the x and y faces that are not
- * exchanged, which blocks at such a face make in their tiles instead (order_zasync_body's
- * make_faces): writing them in memory would take a scattered access a row at the x faces. */
+/* FACES (FILLED): the ghosts past the x and y faces that are not exchanged made in the tiles by
+ * the blocks at such a face (make_faces: writing them in memory would take a scattered access a
+ * row at the x faces), those past the high z face written by the chunks that read them, the
+ * exchanged ones read as stored. */
 template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, bool HOLD, bool EDGE, bool ZFACE,
-          bool FACES = false>
+          bool FACES = false, bool BULK = false>
 __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
                                                   const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
                                                   T *__restrict__ tiles)
@@ -847,6 +892,10 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
     constexpr bool VECTORS = VEC && !EDGE && shape::V > 1;
     constexpr int V = VECTORS ? shape::V : 1, PER = VECTORS ? shape::PER_V : shape::PER;
     constexpr int ELEMENTS = VECTORS ? shape::ELEMENTS_V : shape::ELEMENTS, MIDDLE = VECTORS ? shape::MIDDLE_V : shape::MIDDLE;
+    /* BULK (FACES alone, where the vendor has bulk copies): a plane's tile copied a row at a time by
+     * the first warp's lanes, one a row, landing on the mbarrier of its ring place */
+    constexpr bool BULKED = BULK && FACES && ORDER_BULK;
+    static_assert(!BULKED || ROWS + 2 * R <= 32, "a lane of the first warp a row of the tile");
     /* the window: ring[n][x][(t - k0 + R) % L] holds plane t of column i + x, row j + n; the march
      * unrolled by U groups of P planes, a whole number of turns of the ring, so that every slot is
      * a constant */
@@ -889,11 +938,28 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
     const T *planes_from = u + (long)(k0 - R) * s.sz;
     const T *copy_from[PER];
     order_copy_to copy_to[PER];
-    if constexpr (HOLD) {
+    if constexpr (HOLD && !BULKED) {
 #pragma unroll
         for (int p = 0; p < PER; ++p)
             copy_from[p] = order_opaque(planes_from + plane_at[p]), copy_to[p] = order_copy_target(tiles + tile_at[p]);
     } else planes_from = order_opaque(planes_from);
+    /* BULKED: the ring places' mbarriers (8 bytes each); this lane's row of a plane's tile: its first
+     * value's offset in a plane, its place in ring place 0 (shared bytes), its length in bytes */
+    order_copy_to bars{}, row_to{};
+    int row_from = 0;
+    unsigned row_bytes = 0;
+    if constexpr (BULKED) {
+        bars = order_copy_target(tiles + S * TILE + 8);
+        if (tid < ROWS + 2 * R) {
+            const int col = tid >= R && tid < R + ROWS ? 0 : A; /* the rows above and below: the block's columns */
+            row_from = i0 - A + col + (j0 - R + tid) * s.sy;
+            row_to = order_copy_target(tiles + tid * WIDE + col), row_bytes = (col ? COLS : WIDE) * sizeof(T);
+        }
+        if (tid == 0)
+            for (int t = 0; t < S; ++t) order_bar_init(bars + 8 * t);
+        order_bar_init_fence();
+        __syncthreads(); /* the mbarriers ready before any copy or wait */
+    }
     T *out_from[M];
 #pragma unroll
     for (int n = 0; n < M; ++n) out_from[n] = order_opaque(out + (long)k0 * s.sz + i + (j + n) * s.sy);
@@ -908,7 +974,15 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
             int from = t + q;
             T shift, scale;
             if (ZFACE) order_z_mirror(t + q, s, h, from, shift, scale); /* its transform: where the window reads it */
-            if constexpr (HOLD) {
+            if constexpr (BULKED) {
+                if (tid < 32) {
+                    const order_copy_to bar = bars + 8 * stage;
+                    if (tid == 0) order_bar_expect(bar, shape::ELEMENTS * sizeof(T));
+                    if (tid < ROWS + 2 * R)
+                        order_copy_bulk(row_to + stage * (int)(TILE * sizeof(T)), planes_from + (from - k0 + R) * sz + row_from,
+                                        row_bytes, bar);
+                }
+            } else if constexpr (HOLD) {
                 const int plane = (from - k0 + R) * sz, tile = stage * (int)(TILE * sizeof(T));
 #pragma unroll
                 for (int p = 0; p < PER; ++p)
@@ -927,7 +1001,7 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
                     }
             }
         }
-        order_copies_commit();
+        if constexpr (!BULKED) order_copies_commit();
     };
     /* EDGE: this thread's mirrored values of the tile in ring place `stage` once its copies landed
      * (rows_only: a plane past the chunk, whose other values were not copied). */
@@ -1005,22 +1079,45 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
         }
     };
 
+    /* FACES: the chunks whose window reaches past the high z face (where it is not exchanged) write
+     * their own columns of its R ghost planes first, each the transform of its mirror image
+     * (order_fetch's expression, hence its bits), and copy them as any plane: no ghost pass runs
+     * before the step and the march holds no transform. The low face's planes enter the window
+     * before the march, mirrored as they are loaded. Those ghosts are read only by the blocks that
+     * write them (the neighbours' copies take them into tile columns that are never read). */
+    if (FACES && k1 + R > s.nz && applies(h, 5)) {
+        T *ghosts = const_cast<T *>(u); /* the step's input: its owned points are never written */
+        for (int e = tid; e < R * ROWS * COLS; e += THREADS) {
+            const int m = e / (ROWS * COLS), at = i0 + e % COLS + (j0 + e / COLS % ROWS) * s.sy;
+            ghosts[at + (long)(s.nz + m) * s.sz] = h.shift[5] + h.scale[5] * u[at + (long)(s.nz - 1 - m) * s.sz];
+        }
+        if constexpr (BULKED) order_fence_bulk();
+        __syncthreads(); /* the ghosts written before any thread's copies read them */
+    }
     copy_planes(k0, R, 0);
     for (int q = 0; q < D; ++q) copy_planes(k0 + R + q * P, P, R + q * P);
+    if constexpr (BULKED) { /* the chunk's first R planes (a group waits only on the planes entering the window) */
+        for (int t = 0; t < R; ++t) order_bar_wait(bars + 8 * t, 0);
+    }
     if (EDGE) { /* the chunk's first R planes never enter a window through their tiles */
         order_copies_wait<D>();
         for (int t = 0; t < R; ++t) mirror_xy(t, k0 + t >= k1);
     }
     if (FACES && at_face) { /* the chunk's first R planes, whole once every thread's copies landed */
-        order_copies_wait<D>();
+        if constexpr (!BULKED) order_copies_wait<D>();
         __syncthreads();
         for (int t = 0; t < R; ++t)
             if (k0 + t < k1) make_faces(t);
+        if constexpr (BULKED) order_fence_bulk(); /* before the copies that later fill those places */
     }
 
     /* Planes k .. k + P - 1 (group g, its constant part g % U once unrolled), plane k in ring place `stage`. */
     auto group = [&](int g_in_turn, int k, int stage) {
-        order_copies_wait<D - 1>(); /* this thread's copies of planes k + R .. k + R + P - 1 have landed */
+        if constexpr (BULKED) { /* planes k + R .. k + R + P - 1 have landed, plane t's the (t - k0) / S-th use of its place */
+#pragma unroll
+            for (int q = 0; q < P; ++q)
+                if (P == 1 || k + q < k1) order_bar_wait(bars + 8 * after(stage, R + q), (k + R + q - k0) / S & 1);
+        } else order_copies_wait<D - 1>(); /* this thread's copies of planes k + R .. k + R + P - 1 have landed */
         if (EDGE) {
 #pragma unroll
             for (int q = 0; q < P; ++q)
@@ -1032,6 +1129,7 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
 #pragma unroll
             for (int q = 0; q < P; ++q)
                 if (k + R + q < k1) make_faces(after(stage, R + q));
+            if constexpr (BULKED) order_fence_bulk(); /* before the copies that later fill those places */
         }
 #pragma unroll
         for (int q = 0; q < P; ++q) {
@@ -1111,11 +1209,15 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
 /* M rows and X columns a thread; P: planes a barrier; D: groups of P planes of copies in flight;
  * VEC: 16-byte copies (the field's rows start on 16 bytes); BLOCKS: the blocks an SM the registers
  * are kept to (NVIDIA). X > 1 also stores X values at once (the rows start on 16 bytes). FILLED:
- * the blocks tile the plane exactly and every one takes the interior march, reading the z ghosts
- * as stored (order_ghost_fill wrote those of the z faces that are not exchanged) and making those
- * past the x and y faces in its tiles (FACES): no block pays the mirroring's copies and tests, and
- * the kernel's registers are that march's alone. */
-template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false>
+ * the blocks tile the plane exactly and every one takes the interior march, the planes past the
+ * low z face mirrored as the window is loaded, those past the high face written by the chunks
+ * that read them, and the ghosts past the x and y faces made in its tiles (FACES): no block pays
+ * the mirroring's copies and tests, no ghost pass runs before the step, and the kernel's
+ * registers are that march's alone. BULK (FILLED, NVIDIA sm_90): the tiles' copies a row at a
+ * time by the copy engine, each plane landing on an mbarrier (order_copy_bulk), instead of
+ * cp.async by every thread: the launcher gives it shared memory for the mbarriers. */
+template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false,
+          bool BULK = false>
 __global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M, X, BLOCKS>::blocks))
     order_zasync(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
                  int zchunk)
@@ -1126,7 +1228,7 @@ __global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M
     const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
     constexpr bool HOLD = order_async_occupancy<T, R, BX, BY, M, X, BLOCKS>::hold_ends;
     if constexpr (FILLED) {
-        order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false, true>(out, u, s, c, h, k0, k1, tiles);
+        order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false, true, BULK>(out, u, s, c, h, k0, k1, tiles);
     } else {
         const bool edge = i0 < R || i0 + COLS + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
         const bool zface = k0 < R || k1 + R > s.nz;
@@ -1134,21 +1236,6 @@ __global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M
         else if (zface) order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, true>(out, u, s, c, h, k0, k1, tiles);
         else order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false>(out, u, s, c, h, k0, k1, tiles);
     }
-}
-
-/* The R ghost layers past the faces first_face .. 5 (one a blockIdx.z) that are not exchanged,
- * each the transform of its mirror image, ghost(-1 - m) = shift + scale u(m): order_fetch's
- * expression, hence its bits, for the kernels that read those ghosts as stored (order_zasync's
- * FILLED: the z faces, whose ghosts are whole planes). Every axis holds at least R points
- * (check_order_fits). */
-template <typename T> __global__ void order_ghost_fill(T *u, stencil_shape s, halo_coeffs<T> h, int radius, int first_face)
-{
-    const int face = (int)blockIdx.z + first_face;
-    long inner, step, packed;
-    if (!applies(h, face) ||
-        !face_point(face, threadIdx.x + blockIdx.x * blockDim.x, threadIdx.y + blockIdx.y * blockDim.y, s, inner, step, packed))
-        return;
-    for (int m = 0; m < radius; ++m) u[inner + (m + 1) * step] = h.shift[face] + h.scale[face] * u[inner - m * step];
 }
 
 /* R ghost layers of the exchanged faces in `faces`, packed as layers of the
