@@ -20,12 +20,14 @@ struct order_shape {
 enum {
     ORDER_32x8_M2, ORDER_32x8_M2_C3, ORDER_32x8_M2_C3_B3, ORDER_32x8_M2_C3V, ORDER_32x8_M2_C3V_B3, ORDER_16x16_M1_X2_C3V,
     ORDER_16x16_M1_X2_C3V_B3, ORDER_16x16_M1_X2_C3V_B3_F, ORDER_16x8_M2_X2_C3V_B3_F, ORDER_16x8_M2_X2_C2V_B4_F,
-    ORDER_16x8_M2_X2_C3V_B3_FR, ORDER_16x8_M2_X2_C2V_B4_FR, ORDER_SHAPES
+    ORDER_16x8_M2_X2_C3V_B3_FR, ORDER_16x8_M2_X2_C2V_B4_FR, ORDER_16x8_M2_X2_C3V_B4_FW, ORDER_16x8_M2_X2_C4V_B4_FW,
+    ORDER_SHAPES
 };
 static const order_shape order_shapes[] = {
     {{32, 8, 1}, 2, 1, 0, 0},  {{32, 8, 1}, 2, 1, 0, 3},  {{32, 8, 1}, 2, 1, 0, 3}, {{32, 8, 1}, 2, 1, 0, 3},
     {{32, 8, 1}, 2, 1, 0, 3},  {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3},
     {{16, 8, 1}, 2, 1, 0, 3},  {{16, 8, 1}, 2, 1, 0, 2},  {{16, 8, 1}, 2, 1, 0, 3}, {{16, 8, 1}, 2, 1, 0, 2},
+    {{16, 8, 1}, 2, 1, 0, 3},  {{16, 8, 1}, 2, 1, 0, 4},
 };
 static_assert(sizeof order_shapes / sizeof order_shapes[0] == ORDER_SHAPES, "a shape for every ORDER_*");
 
@@ -35,7 +37,8 @@ static_assert(sizeof order_shapes / sizeof order_shapes[0] == ORDER_SHAPES, "a s
  * copies in double, x: X columns a thread (16-byte shared loads and stores;
  * X = 4 lost in every row measured), b: registers kept to B blocks an SM, f:
  * FILLED (where the blocks tile the plane), r: a bulk copy a row of a tile
- * (BULK); _<Z>_: planes a chunk. */
+ * (BULK), w: and the rows entering the window in a ring of their own (FRONT);
+ * _<Z>_: planes a chunk. */
 struct order_entry {
     kernel_entry entry;
     int shape; /* ORDER_*, -1: the tuner's block candidates (order_point) */
@@ -54,6 +57,8 @@ static const order_entry order_table[] = {
     ORDER_ZA(512, 16x8, 2, X2_C3V_B3_F, "3vx2b3f"), ORDER_ZA(512, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
     ORDER_ZA(64, 16x8, 2, X2_C3V_B3_FR, "3vx2b3fr"), ORDER_ZA(64, 16x8, 2, X2_C2V_B4_FR, "2vx2b4fr"),
     ORDER_ZA(128, 16x8, 2, X2_C3V_B3_FR, "3vx2b3fr"), ORDER_ZA(128, 16x8, 2, X2_C2V_B4_FR, "2vx2b4fr"),
+    ORDER_ZA(64, 16x8, 2, X2_C3V_B4_FW, "3vx2b4fw"), ORDER_ZA(64, 16x8, 2, X2_C4V_B4_FW, "4vx2b4fw"),
+    ORDER_ZA(128, 16x8, 2, X2_C3V_B4_FW, "3vx2b4fw"), ORDER_ZA(128, 16x8, 2, X2_C4V_B4_FW, "4vx2b4fw"),
 };
 #undef ORDER_ZW
 #undef ORDER_ZA
@@ -122,7 +127,7 @@ static void launch_order_zplanes(dim3 g, T *out, const T *in, const stencil_shap
  * bytes (the layout's are aligned); where either fails, order_zplanes' march (the same bits; for
  * X > 1 its 32 x 8 blocks of two rows, on their own grid). */
 template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false,
-          bool BULK = false>
+          bool BULK = false, bool FRONT = false>
 static int launch_order_zasync(dim3 g, T *out, T *in, const stencil_shape &p, const order_coeffs<T> &c,
                                const halo_coeffs<T> &h, int zchunk, hipStream_t q)
 {
@@ -140,10 +145,10 @@ static int launch_order_zasync(dim3 g, T *out, T *in, const stencil_shape &p, co
         return HEAT_OK;
     }
     g.x = (unsigned)((p.nx + BX * X - 1) / (BX * X)); /* X columns a thread */
-    typedef order_async_tiles<T, R, BX, BY, M, P, D, VEC, X> tiles;
+    typedef order_async_tiles<T, R, BX, BY, M, P, D, VEC, X, BULK && FRONT> tiles;
     constexpr size_t bytes = BULK ? tiles::bulk_bytes : tiles::bytes;
     static_assert(bytes <= 64 * 1024, "shared memory a block may have on both vendors (AMD's LDS)");
-    auto kernel = order_zasync<T, R, BX, BY, M, X, P, D, VEC, BLOCKS, FILLED, BULK>;
+    auto kernel = order_zasync<T, R, BX, BY, M, X, P, D, VEC, BLOCKS, FILLED, BULK, FRONT>;
     if (bytes > 48 * 1024) /* beyond the default a block may have */
         HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize,
                                      (int)bytes));
@@ -184,6 +189,10 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
         return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 3, true, 3, true, true>(g, out, in, p, c, h, e->zchunk, q);
     case ORDER_16x8_M2_X2_C2V_B4_FR:
         return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 2, true, 4, true, true>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_16x8_M2_X2_C3V_B4_FW:
+        return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 3, true, 4, true, true, true>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_16x8_M2_X2_C4V_B4_FW:
+        return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 4, true, 4, true, true, true>(g, out, in, p, c, h, e->zchunk, q);
     }
     return HEAT_OK;
 }
