@@ -975,6 +975,15 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
     for (int n = 0; n < M; ++n) out_from[n] = order_opaque(out + (long)k0 * s.sz + i + (j + n) * s.sy);
     auto after = [](int stage, int d) { return stage + d < S ? stage + d : stage + d - S; }; /* d < S */
 
+    /* BULKED: plane t's tile into ring place `stage`, a row a lane of the first warp */
+    auto copy_tile = [&](int t, int stage) {
+        if (tid < 32) {
+            const order_copy_to bar = bars + 8 * stage;
+            if (tid == 0) order_bar_expect(bar, shape::ELEMENTS * sizeof(T));
+            if (tid < ROWS + 2 * R)
+                order_copy_bulk(row_to + stage * (int)(TILE * sizeof(T)), planes_from + (t - k0 + R) * sz + row_from, row_bytes, bar);
+        }
+    };
     /* Planes t .. t + N - 1 into ring places stage, stage + 1, ..., one group of copies; planes from
      * k1 on: EDGE the rows alone (the others whole: fewer tests, and every value lies in the field
      * or its ghosts), none from k1 + R on (an empty group keeps the count). */
@@ -984,15 +993,8 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
             int from = t + q;
             T shift, scale;
             if (ZFACE) order_z_mirror(t + q, s, h, from, shift, scale); /* its transform: where the window reads it */
-            if constexpr (BULKED) {
-                if (tid < 32) {
-                    const order_copy_to bar = bars + 8 * stage;
-                    if (tid == 0) order_bar_expect(bar, shape::ELEMENTS * sizeof(T));
-                    if (tid < ROWS + 2 * R)
-                        order_copy_bulk(row_to + stage * (int)(TILE * sizeof(T)), planes_from + (from - k0 + R) * sz + row_from,
-                                        row_bytes, bar);
-                }
-            } else if constexpr (HOLD) {
+            if constexpr (BULKED) copy_tile(from, stage);
+            else if constexpr (HOLD) {
                 const int plane = (from - k0 + R) * sz, tile = stage * (int)(TILE * sizeof(T));
 #pragma unroll
                 for (int p = 0; p < PER; ++p)
@@ -1013,16 +1015,7 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
         }
         if constexpr (!BULKED) order_copies_commit();
     };
-    /* FRONTED: plane t's tile into ring place `stage` (the first warp), its rows alone into place
-     * `stage` of the rows' ring (the second warp) */
-    auto copy_tile = [&](int t, int stage) {
-        if (tid < 32) {
-            const order_copy_to bar = bars + 8 * stage;
-            if (tid == 0) order_bar_expect(bar, shape::ELEMENTS * sizeof(T));
-            if (tid < ROWS + 2 * R)
-                order_copy_bulk(row_to + stage * (int)(TILE * sizeof(T)), planes_from + (t - k0 + R) * sz + row_from, row_bytes, bar);
-        }
-    };
+    /* FRONTED: plane t's rows alone into place `stage` of the rows' ring, a row a lane of the second warp */
     auto copy_rows = [&](int t, int stage) {
         if (tid >= 32 && tid < 64) {
             const order_copy_to bar = bars + 8 * (S + stage);
