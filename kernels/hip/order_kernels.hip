@@ -1111,7 +1111,7 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
         T *ghosts = const_cast<T *>(u); /* the step's input: its owned points are never written */
         for (int e = tid; e < R * ROWS * COLS; e += THREADS) {
             const int m = e / (ROWS * COLS), at = i0 + e % COLS + (j0 + e / COLS % ROWS) * s.sy;
-            ghosts[at + (long)(s.nz + m) * s.sz] = h.shift[5] + h.scale[5] * u[at + (long)(s.nz - 1 - m) * s.sz];
+            nontemporal_store(h.shift[5] + h.scale[5] * u[at + (long)(s.nz - 1 - m) * s.sz], ghosts + at + (long)(s.nz + m) * s.sz);
         }
         if constexpr (BULKED) order_fence_bulk();
         __syncthreads(); /* the ghosts written before any thread's copies read them */
