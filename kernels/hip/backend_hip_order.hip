@@ -20,14 +20,13 @@ struct order_shape {
 enum {
     ORDER_32x8_M2, ORDER_32x8_M2_C3, ORDER_32x8_M2_C3_B3, ORDER_32x8_M2_C3V, ORDER_32x8_M2_C3V_B3, ORDER_16x16_M1_X2_C3V,
     ORDER_16x16_M1_X2_C3V_B3, ORDER_16x16_M1_X2_C3V_B3_F, ORDER_16x8_M2_X2_C3V_B3_F, ORDER_16x8_M2_X2_C2V_B4_F,
-    ORDER_16x8_M2_X2_C3V_B3_FR, ORDER_16x8_M2_X2_C2V_B4_FR, ORDER_16x8_M2_X2_C3V_B4_FW, ORDER_16x8_M2_X2_C4V_B4_FW,
-    ORDER_SHAPES
+    ORDER_16x8_M2_X2_C3V_B3_FR, ORDER_16x8_M2_X2_C2V_B4_FR, ORDER_16x8_M2_X2_C3V_B4_FW, ORDER_SHAPES
 };
 static const order_shape order_shapes[] = {
     {{32, 8, 1}, 2, 1, 0, 0},  {{32, 8, 1}, 2, 1, 0, 3},  {{32, 8, 1}, 2, 1, 0, 3}, {{32, 8, 1}, 2, 1, 0, 3},
     {{32, 8, 1}, 2, 1, 0, 3},  {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3},
     {{16, 8, 1}, 2, 1, 0, 3},  {{16, 8, 1}, 2, 1, 0, 2},  {{16, 8, 1}, 2, 1, 0, 3}, {{16, 8, 1}, 2, 1, 0, 2},
-    {{16, 8, 1}, 2, 1, 0, 3},  {{16, 8, 1}, 2, 1, 0, 4},
+    {{16, 8, 1}, 2, 1, 0, 3},
 };
 static_assert(sizeof order_shapes / sizeof order_shapes[0] == ORDER_SHAPES, "a shape for every ORDER_*");
 
@@ -57,8 +56,7 @@ static const order_entry order_table[] = {
     ORDER_ZA(512, 16x8, 2, X2_C3V_B3_F, "3vx2b3f"), ORDER_ZA(512, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
     ORDER_ZA(64, 16x8, 2, X2_C3V_B3_FR, "3vx2b3fr"), ORDER_ZA(64, 16x8, 2, X2_C2V_B4_FR, "2vx2b4fr"),
     ORDER_ZA(128, 16x8, 2, X2_C3V_B3_FR, "3vx2b3fr"), ORDER_ZA(128, 16x8, 2, X2_C2V_B4_FR, "2vx2b4fr"),
-    ORDER_ZA(64, 16x8, 2, X2_C3V_B4_FW, "3vx2b4fw"), ORDER_ZA(64, 16x8, 2, X2_C4V_B4_FW, "4vx2b4fw"),
-    ORDER_ZA(128, 16x8, 2, X2_C3V_B4_FW, "3vx2b4fw"), ORDER_ZA(128, 16x8, 2, X2_C4V_B4_FW, "4vx2b4fw"),
+    ORDER_ZA(64, 16x8, 2, X2_C3V_B4_FW, "3vx2b4fw"), ORDER_ZA(128, 16x8, 2, X2_C3V_B4_FW, "3vx2b4fw"),
 };
 #undef ORDER_ZW
 #undef ORDER_ZA
@@ -191,8 +189,6 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
         return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 2, true, 4, true, true>(g, out, in, p, c, h, e->zchunk, q);
     case ORDER_16x8_M2_X2_C3V_B4_FW:
         return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 3, true, 4, true, true, true>(g, out, in, p, c, h, e->zchunk, q);
-    case ORDER_16x8_M2_X2_C4V_B4_FW:
-        return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 4, true, 4, true, true, true>(g, out, in, p, c, h, e->zchunk, q);
     }
     return HEAT_OK;
 }
