@@ -20,24 +20,24 @@ struct order_shape {
 enum {
     ORDER_32x8_M2, ORDER_32x8_M2_C3, ORDER_32x8_M2_C3_B3, ORDER_32x8_M2_C3V, ORDER_32x8_M2_C3V_B3, ORDER_16x16_M1_X2_C3V,
     ORDER_16x16_M1_X2_C3V_B3, ORDER_16x16_M1_X2_C3V_B3_F, ORDER_16x8_M2_X2_C3V_B3_F, ORDER_16x8_M2_X2_C2V_B4_F,
-    ORDER_16x8_M2_X2_C3V_B3_FR, ORDER_16x8_M2_X2_C2V_B4_FR, ORDER_16x8_M2_X2_C3V_B4_FW, ORDER_SHAPES
+    ORDER_SHAPES
 };
 static const order_shape order_shapes[] = {
     {{32, 8, 1}, 2, 1, 0, 0},  {{32, 8, 1}, 2, 1, 0, 3},  {{32, 8, 1}, 2, 1, 0, 3}, {{32, 8, 1}, 2, 1, 0, 3},
     {{32, 8, 1}, 2, 1, 0, 3},  {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3},
-    {{16, 8, 1}, 2, 1, 0, 3},  {{16, 8, 1}, 2, 1, 0, 2},  {{16, 8, 1}, 2, 1, 0, 3}, {{16, 8, 1}, 2, 1, 0, 2},
-    {{16, 8, 1}, 2, 1, 0, 3},
+    {{16, 8, 1}, 2, 1, 0, 3},  {{16, 8, 1}, 2, 1, 0, 2},
 };
 static_assert(sizeof order_shapes / sizeof order_shapes[0] == ORDER_SHAPES, "a shape for every ORDER_*");
 
 /* The production candidates at orders above 2. zchunk: the planes each
- * thread marches through; fused = 1: no halo pass before a step.
- * order_zasync<D>[v][x<X>][b<B>]: D planes of copies in flight, v: 16-byte
+ * thread marches through (ORDER_WAVES, `_w_`: as many as fill whole waves of
+ * the kernel's resident blocks); fused = 1: no halo pass before a step.
+ * order_zasync<D>[v][x<X>][b<B>][f]: D planes of copies in flight, v: 16-byte
  * copies in double, x: X columns a thread (16-byte shared loads and stores;
- * X = 4 lost in every row measured), b: registers kept to B blocks an SM, f:
- * FILLED (where the blocks tile the plane), r: a bulk copy a row of a tile
- * (BULK), w: and the rows entering the window in a ring of their own (FRONT);
- * _<Z>_: planes a chunk. */
+ * X = 4 lost in every row measured), b: registers kept to B blocks an SM,
+ * f: FILLED (where the blocks tile the plane). Chunks of 64 planes re-read
+ * 2R / 64 of the planes; longer ones fewer, in fewer and longer waves. */
+enum { ORDER_WAVES = -1 };
 struct order_entry {
     kernel_entry entry;
     int shape; /* ORDER_*, -1: the tuner's block candidates (order_point) */
@@ -45,6 +45,7 @@ struct order_entry {
 
 #define ORDER_ZW(z, b, m) {{{"order_zwindow" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m}
 #define ORDER_ZA(z, b, m, d, name) {{{"order_zasync" name "_" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##_##d}
+#define ORDER_ZAW(b, m, d, name) {{{"order_zasync" name "_w_" #b, m, 0}, ORDER_ZWINDOW, ORDER_WAVES, 1}, ORDER_##b##_M##m##_##d}
 static const order_entry order_table[] = {
     {{{"order_point", 1, 0}, ORDER_POINT, 0, 1}, -1},
     ORDER_ZW(64, 32x8, 2), ORDER_ZA(64, 32x8, 2, C3, "3"), ORDER_ZA(64, 32x8, 2, C3_B3, "3b3"),
@@ -54,12 +55,11 @@ static const order_entry order_table[] = {
     ORDER_ZA(128, 16x8, 2, X2_C3V_B3_F, "3vx2b3f"), ORDER_ZA(128, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
     ORDER_ZA(256, 16x8, 2, X2_C3V_B3_F, "3vx2b3f"), ORDER_ZA(256, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
     ORDER_ZA(512, 16x8, 2, X2_C3V_B3_F, "3vx2b3f"), ORDER_ZA(512, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
-    ORDER_ZA(64, 16x8, 2, X2_C3V_B3_FR, "3vx2b3fr"), ORDER_ZA(64, 16x8, 2, X2_C2V_B4_FR, "2vx2b4fr"),
-    ORDER_ZA(128, 16x8, 2, X2_C3V_B3_FR, "3vx2b3fr"), ORDER_ZA(128, 16x8, 2, X2_C2V_B4_FR, "2vx2b4fr"),
-    ORDER_ZA(64, 16x8, 2, X2_C3V_B4_FW, "3vx2b4fw"), ORDER_ZA(128, 16x8, 2, X2_C3V_B4_FW, "3vx2b4fw"),
+    ORDER_ZAW(16x8, 2, X2_C3V_B3_F, "3vx2b3f"), ORDER_ZAW(16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
 };
 #undef ORDER_ZW
 #undef ORDER_ZA
+#undef ORDER_ZAW
 enum { ORDER_COUNT = sizeof order_table / sizeof order_table[0] };
 
 static const order_entry *order_of(const kernel_entry *e)
@@ -118,14 +118,29 @@ static void launch_order_zplanes(dim3 g, T *out, const T *in, const stencil_shap
     order_zplanes<T, R, BX, BY, M, P, 0><<<g, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk);
 }
 
+/* ORDER_WAVES: the planes a chunk of `tiles` blocks a chunk that fill whole waves of `resident`
+ * blocks (wave_zchunk, the 2R planes a chunk re-reads counted), in three waves at least: a single
+ * wave starts and ends every block at once. `resident`: the kernel's, asked once (blocks of one
+ * process may launch from threads of their own), not every step. */
+static int order_wave_zchunk(std::atomic<long> &resident, const void *kernel, int threads, size_t bytes, long tiles,
+                             int planes, int radius, int *zchunk)
+{
+    if (!resident.load()) {
+        long slots;
+        HEAT_CALL(resident_blocks(kernel, threads, bytes, &slots));
+        resident.store(slots);
+    }
+    *zchunk = wave_zchunk(tiles, planes, radius, resident.load(), 3);
+    return HEAT_OK;
+}
+
 /* order_zasync, M rows and X columns a thread, P planes a barrier, D groups of copies in flight,
  * VEC: 16-byte copies, registers kept to BLOCKS blocks an SM: its ring of tiles in dynamic shared
  * memory, beyond the 48 KB a block has by default in double. Its 32-bit offsets span a chunk's
  * planes and their halo, its vectors (VEC's copies, X > 1's stores) need rows that start on 16
  * bytes (the layout's are aligned); where either fails, order_zplanes' march (the same bits; for
  * X > 1 its 32 x 8 blocks of two rows, on their own grid). */
-template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false,
-          bool BULK = false, bool FRONT = false>
+template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false>
 static int launch_order_zasync(dim3 g, T *out, T *in, const stencil_shape &p, const order_coeffs<T> &c,
                                const halo_coeffs<T> &h, int zchunk, hipStream_t q)
 {
@@ -137,19 +152,26 @@ static int launch_order_zasync(dim3 g, T *out, T *in, const stencil_shape &p, co
     const bool aligned = (reinterpret_cast<uintptr_t>(in) % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0 &&
                           p.sy * sizeof(T) % 16 == 0) ||
                          (!VEC && X == 1);
-    if ((long)(zchunk + 2 * R + 2 * P) * p.sz > std::numeric_limits<int>::max() || !aligned) {
-        if constexpr (X == 1) launch_order_zplanes<T, R, BX, BY, M, P, 0>(g, out, in, p, c, h, zchunk, q);
-        else launch_order_zplanes<T, R, 32, 8, 2, P, 0>(grid_for(p, dim3(32, 8, 1), 2, zchunk), out, in, p, c, h, zchunk, q);
+    if ((long)((zchunk == ORDER_WAVES ? p.nz : zchunk) + 2 * R + 2 * P) * p.sz > std::numeric_limits<int>::max() || !aligned) {
+        const int chunk = zchunk == ORDER_WAVES ? 64 : zchunk;
+        g.z = (unsigned)((p.nz + chunk - 1) / chunk);
+        if constexpr (X == 1) launch_order_zplanes<T, R, BX, BY, M, P, 0>(g, out, in, p, c, h, chunk, q);
+        else launch_order_zplanes<T, R, 32, 8, 2, P, 0>(grid_for(p, dim3(32, 8, 1), 2, chunk), out, in, p, c, h, chunk, q);
         return HEAT_OK;
     }
     g.x = (unsigned)((p.nx + BX * X - 1) / (BX * X)); /* X columns a thread */
-    typedef order_async_tiles<T, R, BX, BY, M, P, D, VEC, X, BULK && FRONT> tiles;
-    constexpr size_t bytes = BULK ? tiles::bulk_bytes : tiles::bytes;
+    constexpr size_t bytes = order_async_tiles<T, R, BX, BY, M, P, D, VEC, X>::bytes;
     static_assert(bytes <= 64 * 1024, "shared memory a block may have on both vendors (AMD's LDS)");
-    auto kernel = order_zasync<T, R, BX, BY, M, X, P, D, VEC, BLOCKS, FILLED, BULK, FRONT>;
+    auto kernel = order_zasync<T, R, BX, BY, M, X, P, D, VEC, BLOCKS, FILLED>;
     if (bytes > 48 * 1024) /* beyond the default a block may have */
         HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize,
                                      (int)bytes));
+    if (zchunk == ORDER_WAVES) {
+        static std::atomic<long> resident{0};
+        HEAT_CALL(order_wave_zchunk(resident, reinterpret_cast<const void *>(kernel), BX * BY, bytes, (long)g.x * g.y, p.nz,
+                                    R, &zchunk));
+        g.z = (unsigned)((p.nz + zchunk - 1) / zchunk);
+    }
     kernel<<<g, dim3(BX, BY, 1), bytes, q>>>(out, in, p, c, h, zchunk);
     return HEAT_OK;
 }
@@ -183,12 +205,6 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
         return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 3, true, 3, true>(g, out, in, p, c, h, e->zchunk, q);
     case ORDER_16x8_M2_X2_C2V_B4_F:
         return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 2, true, 4, true>(g, out, in, p, c, h, e->zchunk, q);
-    case ORDER_16x8_M2_X2_C3V_B3_FR:
-        return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 3, true, 3, true, true>(g, out, in, p, c, h, e->zchunk, q);
-    case ORDER_16x8_M2_X2_C2V_B4_FR:
-        return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 2, true, 4, true, true>(g, out, in, p, c, h, e->zchunk, q);
-    case ORDER_16x8_M2_X2_C3V_B4_FW:
-        return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 3, true, 4, true, true, true>(g, out, in, p, c, h, e->zchunk, q);
     }
     return HEAT_OK;
 }
@@ -197,7 +213,7 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
 template <typename T>
 static int launch_order(const hip_state *s, const kernel_entry *e, const int shape[3], int from, int to, hipStream_t q)
 {
-    T *out = owned<T>(s, to), *in = owned<T>(s, from);
+    T *out = owned<T>(s, to), *in = owned<T>(s, from); /* in: the FILLED kernels write its high z face's ghosts */
     switch (s->space.radius) {
     case 2: HEAT_CALL((launch_order_radius<T, 2>(s, e, shape, out, in, q))); break;
     case 3: HEAT_CALL((launch_order_radius<T, 3>(s, e, shape, out, in, q))); break;

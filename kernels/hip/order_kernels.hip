@@ -732,74 +732,24 @@ __device__ __forceinline__ void order_copies_commit() {}
 template <int N> __device__ __forceinline__ void order_copies_wait() {}
 #endif
 
-/* Hopper's bulk copies (order_zasync's BULK): a row of a tile a copy, made by the copy engine, each
- * plane's copies completing on the mbarrier of its ring place, which every thread waits on; the
- * copy holds no thread and no register. Elsewhere (AMD, NVIDIA before sm_90) BULK takes the
- * cp.async path above: ORDER_BULK = 0, and these are never called. */
-#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__) && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
-enum { ORDER_BULK = 1 }; /* the build's sm_90 (a build for an older architecture would not compile these) */
-__device__ __forceinline__ void order_bar_init(order_copy_to bar)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
-}
-/* the barriers' initialisation seen by the copy engine and by every thread after the block's barrier */
-__device__ __forceinline__ void order_bar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
-/* the phase of `bar` completes once `bytes` have landed (its one arrival, made here) */
-__device__ __forceinline__ void order_bar_expect(order_copy_to bar, unsigned bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void order_copy_bulk(order_copy_to to, const void *from, unsigned bytes, order_copy_to bar)
-{
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(to),
-                 "l"(from), "r"(bytes), "r"(bar)
-                 : "memory");
-}
-/* until the phase of `bar` with this parity has completed */
-__device__ __forceinline__ void order_bar_wait(order_copy_to bar, unsigned parity)
-{
-    asm volatile("{\n .reg .pred done;\n wait:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-                 " @!done bra wait;\n}" ::"r"(bar),
-                 "r"(parity)
-                 : "memory");
-}
-/* this thread's earlier writes (shared or global) ordered before later bulk copies' accesses */
-__device__ __forceinline__ void order_fence_bulk() { asm volatile("fence.proxy.async;" ::: "memory"); }
-#else
-enum { ORDER_BULK = 0 };
-__device__ __forceinline__ void order_bar_init(order_copy_to) {}
-__device__ __forceinline__ void order_bar_init_fence() {}
-__device__ __forceinline__ void order_bar_expect(order_copy_to, unsigned) {}
-__device__ __forceinline__ void order_copy_bulk(order_copy_to, const void *, unsigned, order_copy_to) {}
-__device__ __forceinline__ void order_bar_wait(order_copy_to, unsigned) {}
-__device__ __forceinline__ void order_fence_bulk() {}
-#endif
-
 extern __shared__ double order_shared_words[] __attribute__((aligned(16)));
 
 /* A tile: ROWS + 2R rows of COLS + 2A (COLS = BX X: X columns a thread); S of them in the ring. */
-template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, int X, bool FRONT = false> struct order_async_tiles {
+template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, int X> struct order_async_tiles {
     /* VEC: 16-byte copies of V values, whose global columns start on 16 bytes. X > 1: a thread reads
      * its X columns and their x neighbours as shared vectors of VX values (at most 16 bytes). The
      * tile's columns start A >= R columns left of the block's, A a multiple of V and VX, so that
      * every vector is aligned. */
     enum { V = VEC ? 16 / sizeof(T) : 1, VX = X * sizeof(T) <= 16 ? X : 16 / sizeof(T) };
     enum { ALIGN = V > VX ? V : VX, A = (R + ALIGN - 1) / ALIGN * ALIGN, RX = (R + VX - 1) / VX * VX };
-    /* FRONT (bulk copies alone): the rows entering the window copied again into a ring of their own,
-     * so that the tiles' ring holds the D + 1 groups summed and in flight, not R planes more */
-    enum { FRONTED = FRONT && ORDER_BULK };
-    enum { ROWS = BY * M, COLS = BX * X, WIDE = COLS + 2 * A, TILE = (ROWS + 2 * R) * WIDE, S = (FRONTED ? 0 : R) + (D + 1) * P };
+    enum { ROWS = BY * M, COLS = BX * X, WIDE = COLS + 2 * A, TILE = (ROWS + 2 * R) * WIDE, S = R + (D + 1) * P };
     /* elements copied a plane: the rows with their side columns, then the rows above and below */
     enum { THREADS = BX * BY, MIDDLE = ROWS * WIDE, ELEMENTS = MIDDLE + 2 * R * COLS, PER = (ELEMENTS + THREADS - 1) / THREADS };
     /* the same counted in vectors of V values */
     enum { MIDDLE_V = MIDDLE / V, ELEMENTS_V = MIDDLE_V + 2 * R * COLS / V, PER_V = (ELEMENTS_V + THREADS - 1) / THREADS };
     static_assert(X % VX == 0 && WIDE % VX == 0 && RX <= A, "the shared vectors lie on their own alignment");
     static_assert(COLS % V == 0 && WIDE % V == 0, "the copies' vectors tile the rows");
-    /* the tiles, the FILLED kernels' face transforms, FRONT's ring of S planes' rows; then BULK's
-     * mbarriers, one a ring place (and one a place of FRONT's ring) */
-    enum { FRONT_AT = S * TILE + 8, BARS_AT = FRONT_AT + (FRONTED ? S * ROWS * COLS : 0) };
-    static constexpr size_t bytes = (size_t)BARS_AT * sizeof(T);
-    static constexpr size_t bulk_bytes = bytes + (FRONTED ? 2 : 1) * S * sizeof(unsigned long long);
+    static constexpr size_t bytes = ((size_t)S * TILE + 8) * sizeof(T); /* and the FILLED kernels' face transforms */
 };
 
 /* Tile element (or vector of V values) e's row and column: e < MIDDLE (counted in vectors) the rows
@@ -885,12 +835,12 @@ template <typename T, int X> __device__ __forceinline__ void order_store_values(
  * row at the x faces), those past the high z face written by the chunks that read them, the
  * exchanged ones read as stored. */
 template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, bool HOLD, bool EDGE, bool ZFACE,
-          bool FACES = false, bool BULK = false, bool FRONT = false>
+          bool FACES = false>
 __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
                                                   const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
                                                   T *__restrict__ tiles)
 {
-    typedef order_async_tiles<T, R, BX, BY, M, P, D, VEC, X, BULK && FRONT> shape;
+    typedef order_async_tiles<T, R, BX, BY, M, P, D, VEC, X> shape;
     constexpr int ROWS = shape::ROWS, COLS = shape::COLS, WIDE = shape::WIDE, TILE = shape::TILE, S = shape::S, A = shape::A;
     constexpr int THREADS = shape::THREADS, VX = shape::VX, RX = shape::RX;
     /* blocks away from the x and y faces copy vectors (VEC); the others value by value, each value
@@ -898,11 +848,6 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
     constexpr bool VECTORS = VEC && !EDGE && shape::V > 1;
     constexpr int V = VECTORS ? shape::V : 1, PER = VECTORS ? shape::PER_V : shape::PER;
     constexpr int ELEMENTS = VECTORS ? shape::ELEMENTS_V : shape::ELEMENTS, MIDDLE = VECTORS ? shape::MIDDLE_V : shape::MIDDLE;
-    /* BULK (FACES alone, where the vendor has bulk copies): a plane's tile copied a row at a time by
-     * the first warp's lanes, one a row, landing on the mbarrier of its ring place */
-    constexpr bool BULKED = BULK && FACES && ORDER_BULK, FRONTED = shape::FRONTED;
-    static_assert(!BULKED || ROWS + 2 * R <= 32, "a lane of the first warp a row of the tile");
-    static_assert(!FRONTED || (BULKED && P == 1 && ROWS <= 32 && BX * BY >= 64), "FRONT: the second warp's lanes a row");
     /* the window: ring[n][x][(t - k0 + R) % L] holds plane t of column i + x, row j + n; the march
      * unrolled by U groups of P planes, a whole number of turns of the ring, so that every slot is
      * a constant */
@@ -945,45 +890,16 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
     const T *planes_from = u + (long)(k0 - R) * s.sz;
     const T *copy_from[PER];
     order_copy_to copy_to[PER];
-    if constexpr (HOLD && !BULKED) {
+    if constexpr (HOLD) {
 #pragma unroll
         for (int p = 0; p < PER; ++p)
             copy_from[p] = order_opaque(planes_from + plane_at[p]), copy_to[p] = order_copy_target(tiles + tile_at[p]);
     } else planes_from = order_opaque(planes_from);
-    /* BULKED: the ring places' mbarriers (8 bytes each); this lane's row of a plane's tile: its first
-     * value's offset in a plane, its place in ring place 0 (shared bytes), its length in bytes */
-    order_copy_to bars{}, row_to{};
-    int row_from = 0;
-    unsigned row_bytes = 0;
-    if constexpr (BULKED) {
-        bars = order_copy_target(tiles + shape::BARS_AT);
-        if (tid < ROWS + 2 * R) {
-            const int col = tid >= R && tid < R + ROWS ? 0 : A; /* the rows above and below: the block's columns */
-            row_from = i0 - A + col + (j0 - R + tid) * s.sy;
-            row_to = order_copy_target(tiles + tid * WIDE + col), row_bytes = (col ? COLS : WIDE) * sizeof(T);
-        } else if (FRONTED && tid >= 32 && tid < 32 + ROWS) { /* FRONT: the second warp's lanes, a row of the block's */
-            row_from = i0 + (j0 + tid - 32) * s.sy;
-            row_to = order_copy_target(tiles + shape::FRONT_AT + (tid - 32) * COLS), row_bytes = COLS * sizeof(T);
-        }
-        if (tid == 0)
-            for (int t = 0; t < (FRONTED ? 2 : 1) * S; ++t) order_bar_init(bars + 8 * t);
-        order_bar_init_fence();
-        __syncthreads(); /* the mbarriers ready before any copy or wait */
-    }
     T *out_from[M];
 #pragma unroll
     for (int n = 0; n < M; ++n) out_from[n] = order_opaque(out + (long)k0 * s.sz + i + (j + n) * s.sy);
     auto after = [](int stage, int d) { return stage + d < S ? stage + d : stage + d - S; }; /* d < S */
 
-    /* BULKED: plane t's tile into ring place `stage`, a row a lane of the first warp */
-    auto copy_tile = [&](int t, int stage) {
-        if (tid < 32) {
-            const order_copy_to bar = bars + 8 * stage;
-            if (tid == 0) order_bar_expect(bar, shape::ELEMENTS * sizeof(T));
-            if (tid < ROWS + 2 * R)
-                order_copy_bulk(row_to + stage * (int)(TILE * sizeof(T)), planes_from + (t - k0 + R) * sz + row_from, row_bytes, bar);
-        }
-    };
     /* Planes t .. t + N - 1 into ring places stage, stage + 1, ..., one group of copies; planes from
      * k1 on: EDGE the rows alone (the others whole: fewer tests, and every value lies in the field
      * or its ghosts), none from k1 + R on (an empty group keeps the count). */
@@ -993,8 +909,7 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
             int from = t + q;
             T shift, scale;
             if (ZFACE) order_z_mirror(t + q, s, h, from, shift, scale); /* its transform: where the window reads it */
-            if constexpr (BULKED) copy_tile(from, stage);
-            else if constexpr (HOLD) {
+            if constexpr (HOLD) {
                 const int plane = (from - k0 + R) * sz, tile = stage * (int)(TILE * sizeof(T));
 #pragma unroll
                 for (int p = 0; p < PER; ++p)
@@ -1013,17 +928,7 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
                     }
             }
         }
-        if constexpr (!BULKED) order_copies_commit();
-    };
-    /* FRONTED: plane t's rows alone into place `stage` of the rows' ring, a row a lane of the second warp */
-    auto copy_rows = [&](int t, int stage) {
-        if (tid >= 32 && tid < 64) {
-            const order_copy_to bar = bars + 8 * (S + stage);
-            if (tid == 32) order_bar_expect(bar, ROWS * COLS * sizeof(T));
-            if (tid < 32 + ROWS)
-                order_copy_bulk(row_to + stage * (int)(ROWS * COLS * sizeof(T)), planes_from + (t - k0 + R) * sz + row_from,
-                                row_bytes, bar);
-        }
+        order_copies_commit();
     };
     /* EDGE: this thread's mirrored values of the tile in ring place `stage` once its copies landed
      * (rows_only: a plane past the chunk, whose other values were not copied). */
@@ -1113,62 +1018,35 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
             const int m = e / (ROWS * COLS), at = i0 + e % COLS + (j0 + e / COLS % ROWS) * s.sy;
             nontemporal_store(h.shift[5] + h.scale[5] * u[at + (long)(s.nz - 1 - m) * s.sz], ghosts + at + (long)(s.nz + m) * s.sz);
         }
-        if constexpr (BULKED) order_fence_bulk();
         __syncthreads(); /* the ghosts written before any thread's copies read them */
     }
-    if constexpr (FRONTED) { /* planes k0 .. k0 + D - 1 of the tiles, k0 + R .. of the rows */
-        for (int q = 0; q < D; ++q)
-            if (k0 + q < k1) copy_tile(k0 + q, q), copy_rows(k0 + R + q, q);
-    } else {
-        copy_planes(k0, R, 0);
-        for (int q = 0; q < D; ++q) copy_planes(k0 + R + q * P, P, R + q * P);
-    }
-    if constexpr (BULKED && !FRONTED) { /* the chunk's first R planes (a group waits only on the planes entering the window) */
-        for (int t = 0; t < R; ++t) order_bar_wait(bars + 8 * t, 0);
-    }
+    copy_planes(k0, R, 0);
+    for (int q = 0; q < D; ++q) copy_planes(k0 + R + q * P, P, R + q * P);
     if (EDGE) { /* the chunk's first R planes never enter a window through their tiles */
         order_copies_wait<D>();
         for (int t = 0; t < R; ++t) mirror_xy(t, k0 + t >= k1);
     }
-    if (FACES && !FRONTED && at_face) { /* the chunk's first R planes, whole once every thread's copies landed */
-        if constexpr (!BULKED) order_copies_wait<D>();
+    if (FACES && at_face) { /* the chunk's first R planes, whole once every thread's copies landed */
+        order_copies_wait<D>();
         __syncthreads();
         for (int t = 0; t < R; ++t)
             if (k0 + t < k1) make_faces(t);
-        if constexpr (BULKED) order_fence_bulk(); /* before the copies that later fill those places */
     }
 
     /* Planes k .. k + P - 1 (group g, its constant part g % U once unrolled), plane k in ring place `stage`. */
     auto group = [&](int g_in_turn, int k, int stage) {
-        if constexpr (FRONTED) { /* plane k's tile and plane k + R's rows, the ((k - k0) / S)-th use of place `stage` */
-            const unsigned parity = (k - k0) / S & 1;
-            order_bar_wait(bars + 8 * stage, parity);
-            order_bar_wait(bars + 8 * (S + stage), parity);
-            if (at_face) { /* read after the barrier below */
-                make_faces(stage);
-                order_fence_bulk();
-            }
-            __syncthreads(); /* every thread is done with plane k - 1's place */
-            if (k + D < k1) copy_tile(k + D, after(stage, S - 1)), copy_rows(k + R + D, after(stage, S - 1));
-        } else if constexpr (BULKED) { /* planes k + R .. k + R + P - 1 have landed, plane t's the (t - k0) / S-th use of its place */
-#pragma unroll
-            for (int q = 0; q < P; ++q)
-                if (P == 1 || k + q < k1) order_bar_wait(bars + 8 * after(stage, R + q), (k + R + q - k0) / S & 1);
-        } else order_copies_wait<D - 1>(); /* this thread's copies of planes k + R .. k + R + P - 1 have landed */
+        order_copies_wait<D - 1>(); /* this thread's copies of planes k + R .. k + R + P - 1 have landed */
         if (EDGE) {
 #pragma unroll
             for (int q = 0; q < P; ++q)
                 if (P == 1 || k + q < k1) mirror_xy(after(stage, R + q), k + R + q >= k1);
         }
-        if constexpr (!FRONTED) {
-            __syncthreads(); /* their tiles are whole; every thread is done with planes k - P .. k - 1 */
-            copy_planes(k + R + D * P, P, after(stage, S - P));
-        }
-        if (FACES && !FRONTED && at_face) { /* planes k + R ..: summed R groups on, after the next barrier */
+        __syncthreads(); /* their tiles are whole; every thread is done with planes k - P .. k - 1 */
+        copy_planes(k + R + D * P, P, after(stage, S - P));
+        if (FACES && at_face) { /* planes k + R ..: summed R groups on, after the next barrier */
 #pragma unroll
             for (int q = 0; q < P; ++q)
                 if (k + R + q < k1) make_faces(after(stage, R + q));
-            if constexpr (BULKED) order_fence_bulk(); /* before the copies that later fill those places */
         }
 #pragma unroll
         for (int q = 0; q < P; ++q) {
@@ -1176,13 +1054,11 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
             int from;
             T shift = (T)0, scale = (T)1;
             const bool mirrored = ZFACE && order_z_mirror(k + R + q, s, h, from, shift, scale);
-            /* FRONTED: plane k + R's rows in their ring; else in its tile */
-            const T *front = FRONTED ? tiles + shape::FRONT_AT + stage * ROWS * COLS + ty * M * COLS + tx * X
-                                     : tiles + after(stage, R + q) * TILE + (R + ty * M) * WIDE + A + tx * X;
+            const T *front = tiles + after(stage, R + q) * TILE;
 #pragma unroll
             for (int n = 0; n < M; ++n) {
                 T v[X];
-                order_shared_values<X, VX>(front + n * (FRONTED ? COLS : WIDE), v);
+                order_shared_values<X, VX>(front + (R + ty * M + n) * WIDE + A + tx * X, v);
 #pragma unroll
                 for (int x = 0; x < X; ++x) ring[n][x][(g_in_turn * P + q + 2 * R) % L] = mirrored ? shift + scale * v[x] : v[x];
             }
@@ -1254,11 +1130,8 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
  * low z face mirrored as the window is loaded, those past the high face written by the chunks
  * that read them, and the ghosts past the x and y faces made in its tiles (FACES): no block pays
  * the mirroring's copies and tests, no ghost pass runs before the step, and the kernel's
- * registers are that march's alone. BULK (FILLED, NVIDIA sm_90): the tiles' copies a row at a
- * time by the copy engine, each plane landing on an mbarrier (order_copy_bulk), instead of
- * cp.async by every thread: the launcher gives it shared memory for the mbarriers. */
-template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false,
-          bool BULK = false, bool FRONT = false>
+ * registers are that march's alone. */
+template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false>
 __global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M, X, BLOCKS>::blocks))
     order_zasync(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
                  int zchunk)
@@ -1269,7 +1142,7 @@ __global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M
     const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
     constexpr bool HOLD = order_async_occupancy<T, R, BX, BY, M, X, BLOCKS>::hold_ends;
     if constexpr (FILLED) {
-        order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false, true, BULK, FRONT>(out, u, s, c, h, k0, k1, tiles);
+        order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false, true>(out, u, s, c, h, k0, k1, tiles);
     } else {
         const bool edge = i0 < R || i0 + COLS + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
         const bool zface = k0 < R || k1 + R > s.nz;
