@@ -1010,8 +1010,9 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
      * their own columns of its R ghost planes first, each the transform of its mirror image
      * (order_fetch's expression, hence its bits), and copy them as any plane: no ghost pass runs
      * before the step and the march holds no transform. The low face's planes enter the window
-     * before the march, mirrored as they are loaded. Those ghosts are read only by the blocks that
-     * write them (the neighbours' copies take them into tile columns that are never read). */
+     * before the march, mirrored as they are loaded. Those ghosts are read only by chunks that
+     * write them, all the same values (the neighbours' copies take them into tile columns that are
+     * never read). */
     if (FACES && k1 + R > s.nz && applies(h, 5)) {
         T *ghosts = const_cast<T *>(u); /* the step's input: its owned points are never written */
         for (int e = tid; e < R * ROWS * COLS; e += THREADS) {
