@@ -5,7 +5,6 @@
  * at checkpoints and at the end (the stats reduction returns a few numbers).
  */
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -242,34 +241,6 @@ static dim3 grid_for(const stencil_shape &p, dim3 block, int tile, int zchunk)
 {
     unsigned zblocks = zchunk > 0 ? (unsigned)((p.nz + zchunk - 1) / zchunk) : (unsigned)((p.nz + block.z - 1) / block.z);
     return dim3((unsigned)((p.nx + block.x - 1) / block.x), (unsigned)((p.ny + block.y * tile - 1) / (block.y * tile)), zblocks);
-}
-
-/* Of `planes` output planes cut into chunks over `tiles` tiles, the chunk
- * that fills `slots` resident blocks best: a launch takes about its waves
- * times the planes a block loads (its chunk and the 2 K it recomputes), in
- * at least min_waves waves where the planes allow. */
-static int wave_zchunk(long tiles, int planes, int steps, long slots, int min_waves)
-{
-    int best = planes;
-    double least = 1e300;
-    for (int chunks = 1; chunks <= planes; ++chunks) {
-        const int chunk = (planes + chunks - 1) / chunks;
-        const long blocks = tiles * ((planes + chunk - 1) / chunk), waves = (blocks + slots - 1) / slots;
-        const double cost = (double)waves * (chunk + 2 * steps);
-        if (cost < least && (waves >= min_waves || chunks == planes)) least = cost, best = chunk;
-    }
-    return best;
-}
-
-/* Blocks of `kernel` resident on the whole GPU at once. */
-static int resident_blocks(const void *kernel, int threads, size_t shared, long *slots)
-{
-    int device = 0, sms = 0, per_sm = 0;
-    HIP_CALL(hipGetDevice(&device));
-    HIP_CALL(hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, device));
-    HIP_CALL(hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared));
-    *slots = (long)sms * (per_sm > 0 ? per_sm : 1);
-    return HEAT_OK;
 }
 
 template <typename T, int W, int M>

@@ -190,6 +190,33 @@ struct fused_range {
     hipStream_t stream;
 };
 
+/* Of `planes` output planes cut into chunks over `tiles` tiles, the chunk
+ * that fills `slots` resident blocks best: a launch takes about its waves
+ * times the planes a block loads (its chunk and the 2 K it recomputes). */
+static int wave_zchunk(long tiles, int planes, int steps, long slots)
+{
+    int best = planes;
+    double least = 1e300;
+    for (int chunks = 1; chunks <= planes; ++chunks) {
+        const int chunk = (planes + chunks - 1) / chunks;
+        const long blocks = tiles * ((planes + chunk - 1) / chunk);
+        const double cost = (double)((blocks + slots - 1) / slots) * (chunk + 2 * steps);
+        if (cost < least) least = cost, best = chunk;
+    }
+    return best;
+}
+
+/* Blocks of `kernel` resident on the whole GPU at once. */
+static int resident_blocks(const void *kernel, int threads, size_t shared, long *slots)
+{
+    int device = 0, sms = 0, per_sm = 0;
+    HIP_CALL(hipGetDevice(&device));
+    HIP_CALL(hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, device));
+    HIP_CALL(hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared));
+    *slots = (long)sms * (per_sm > 0 ? per_sm : 1);
+    return HEAT_OK;
+}
+
 template <typename T, int K, int BX, int BY, int R, int V, int PF, bool TOGETHER, bool INTERIOR = false,
           int BLOCKS = 0>
 static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const hip_state *s, const fused_range &z)
@@ -223,7 +250,7 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
                 HEAT_CALL(resident_blocks(reinterpret_cast<const void *>(kernel), BX * BY, bytes, &blocks));
                 resident.store(blocks);
             }
-            zchunk = wave_zchunk((long)tiles_x * tiles_y, count, K, resident.load(), 1);
+            zchunk = wave_zchunk((long)tiles_x * tiles_y, count, K, resident.load());
         }
         dim3 block(BX, BY, 1), grid(tiles_x, tiles_y, (unsigned)((count + zchunk - 1) / zchunk));
         kernel<<<grid, block, bytes, z.stream>>>(out, in, p, cast_coeffs<T>(s->coeffs), cast_halo<T>(s), zchunk,

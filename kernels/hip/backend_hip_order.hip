@@ -30,14 +30,13 @@ static const order_shape order_shapes[] = {
 static_assert(sizeof order_shapes / sizeof order_shapes[0] == ORDER_SHAPES, "a shape for every ORDER_*");
 
 /* The production candidates at orders above 2. zchunk: the planes each
- * thread marches through (ORDER_WAVES, `_w_`: as many as fill whole waves of
- * the kernel's resident blocks); fused = 1: no halo pass before a step.
+ * thread marches through; fused = 1: no halo pass before a step.
  * order_zasync<D>[v][x<X>][b<B>][f]: D planes of copies in flight, v: 16-byte
  * copies in double, x: X columns a thread (16-byte shared loads and stores;
  * X = 4 lost in every row measured), b: registers kept to B blocks an SM,
  * f: FILLED (where the blocks tile the plane). Chunks of 64 planes re-read
- * 2R / 64 of the planes; longer ones fewer, in fewer and longer waves. */
-enum { ORDER_WAVES = -1 };
+ * 2R / 64 of the planes; longer ones fewer, in fewer and longer waves of
+ * blocks, which suit some GPUs and precisions and not others. */
 struct order_entry {
     kernel_entry entry;
     int shape; /* ORDER_*, -1: the tuner's block candidates (order_point) */
@@ -45,21 +44,16 @@ struct order_entry {
 
 #define ORDER_ZW(z, b, m) {{{"order_zwindow" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m}
 #define ORDER_ZA(z, b, m, d, name) {{{"order_zasync" name "_" #z "_" #b, m, 0}, ORDER_ZWINDOW, z, 1}, ORDER_##b##_M##m##_##d}
-#define ORDER_ZAW(b, m, d, name) {{{"order_zasync" name "_w_" #b, m, 0}, ORDER_ZWINDOW, ORDER_WAVES, 1}, ORDER_##b##_M##m##_##d}
 static const order_entry order_table[] = {
     {{{"order_point", 1, 0}, ORDER_POINT, 0, 1}, -1},
     ORDER_ZW(64, 32x8, 2), ORDER_ZA(64, 32x8, 2, C3, "3"), ORDER_ZA(64, 32x8, 2, C3_B3, "3b3"),
     ORDER_ZA(64, 32x8, 2, C3V, "3v"), ORDER_ZA(64, 32x8, 2, C3V_B3, "3vb3"), ORDER_ZA(64, 16x16, 1, X2_C3V, "3vx2"),
     ORDER_ZA(64, 16x16, 1, X2_C3V_B3, "3vx2b3"), ORDER_ZA(64, 16x16, 1, X2_C3V_B3_F, "3vx2b3f"),
     ORDER_ZA(64, 16x8, 2, X2_C3V_B3_F, "3vx2b3f"), ORDER_ZA(64, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
-    ORDER_ZA(128, 16x8, 2, X2_C3V_B3_F, "3vx2b3f"), ORDER_ZA(128, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
-    ORDER_ZA(256, 16x8, 2, X2_C3V_B3_F, "3vx2b3f"), ORDER_ZA(256, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
-    ORDER_ZA(512, 16x8, 2, X2_C3V_B3_F, "3vx2b3f"), ORDER_ZA(512, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
-    ORDER_ZAW(16x8, 2, X2_C3V_B3_F, "3vx2b3f"), ORDER_ZAW(16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
+    ORDER_ZA(128, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"), ORDER_ZA(512, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
 };
 #undef ORDER_ZW
 #undef ORDER_ZA
-#undef ORDER_ZAW
 enum { ORDER_COUNT = sizeof order_table / sizeof order_table[0] };
 
 static const order_entry *order_of(const kernel_entry *e)
@@ -118,22 +112,6 @@ static void launch_order_zplanes(dim3 g, T *out, const T *in, const stencil_shap
     order_zplanes<T, R, BX, BY, M, P, 0><<<g, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk);
 }
 
-/* ORDER_WAVES: the planes a chunk of `tiles` blocks a chunk that fill whole waves of `resident`
- * blocks (wave_zchunk, the 2R planes a chunk re-reads counted), in three waves at least: a single
- * wave starts and ends every block at once. `resident`: the kernel's, asked once (blocks of one
- * process may launch from threads of their own), not every step. */
-static int order_wave_zchunk(std::atomic<long> &resident, const void *kernel, int threads, size_t bytes, long tiles,
-                             int planes, int radius, int *zchunk)
-{
-    if (!resident.load()) {
-        long slots;
-        HEAT_CALL(resident_blocks(kernel, threads, bytes, &slots));
-        resident.store(slots);
-    }
-    *zchunk = wave_zchunk(tiles, planes, radius, resident.load(), 3);
-    return HEAT_OK;
-}
-
 /* order_zasync, M rows and X columns a thread, P planes a barrier, D groups of copies in flight,
  * VEC: 16-byte copies, registers kept to BLOCKS blocks an SM: its ring of tiles in dynamic shared
  * memory, beyond the 48 KB a block has by default in double. Its 32-bit offsets span a chunk's
@@ -152,11 +130,9 @@ static int launch_order_zasync(dim3 g, T *out, T *in, const stencil_shape &p, co
     const bool aligned = (reinterpret_cast<uintptr_t>(in) % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0 &&
                           p.sy * sizeof(T) % 16 == 0) ||
                          (!VEC && X == 1);
-    if ((long)((zchunk == ORDER_WAVES ? p.nz : zchunk) + 2 * R + 2 * P) * p.sz > std::numeric_limits<int>::max() || !aligned) {
-        const int chunk = zchunk == ORDER_WAVES ? 64 : zchunk;
-        g.z = (unsigned)((p.nz + chunk - 1) / chunk);
-        if constexpr (X == 1) launch_order_zplanes<T, R, BX, BY, M, P, 0>(g, out, in, p, c, h, chunk, q);
-        else launch_order_zplanes<T, R, 32, 8, 2, P, 0>(grid_for(p, dim3(32, 8, 1), 2, chunk), out, in, p, c, h, chunk, q);
+    if ((long)(zchunk + 2 * R + 2 * P) * p.sz > std::numeric_limits<int>::max() || !aligned) {
+        if constexpr (X == 1) launch_order_zplanes<T, R, BX, BY, M, P, 0>(g, out, in, p, c, h, zchunk, q);
+        else launch_order_zplanes<T, R, 32, 8, 2, P, 0>(grid_for(p, dim3(32, 8, 1), 2, zchunk), out, in, p, c, h, zchunk, q);
         return HEAT_OK;
     }
     g.x = (unsigned)((p.nx + BX * X - 1) / (BX * X)); /* X columns a thread */
@@ -166,12 +142,6 @@ static int launch_order_zasync(dim3 g, T *out, T *in, const stencil_shape &p, co
     if (bytes > 48 * 1024) /* beyond the default a block may have */
         HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize,
                                      (int)bytes));
-    if (zchunk == ORDER_WAVES) {
-        static std::atomic<long> resident{0};
-        HEAT_CALL(order_wave_zchunk(resident, reinterpret_cast<const void *>(kernel), BX * BY, bytes, (long)g.x * g.y, p.nz,
-                                    R, &zchunk));
-        g.z = (unsigned)((p.nz + zchunk - 1) / zchunk);
-    }
     kernel<<<g, dim3(BX, BY, 1), bytes, q>>>(out, in, p, c, h, zchunk);
     return HEAT_OK;
 }
