@@ -31,9 +31,12 @@ static_assert(sizeof order_shapes / sizeof order_shapes[0] == ORDER_SHAPES, "a s
 
 /* The production candidates at orders above 2. zchunk: the planes each
  * thread marches through; fused = 1: no halo pass before a step.
- * order_zasync<D>[v][x<X>][b<B>]: D planes of copies in flight, v: 16-byte
+ * order_zasync<D>[v][x<X>][b<B>][f]: D planes of copies in flight, v: 16-byte
  * copies in double, x: X columns a thread (16-byte shared loads and stores;
- * X = 4 lost in every row measured), b: registers kept to B blocks an SM. */
+ * X = 4 lost in every row measured), b: registers kept to B blocks an SM,
+ * f: FILLED (where the blocks tile the plane). Chunks of 64 planes re-read
+ * 2R / 64 of the planes; longer ones fewer, in fewer and longer waves of
+ * blocks, which suit some GPUs and precisions and not others. */
 struct order_entry {
     kernel_entry entry;
     int shape; /* ORDER_*, -1: the tuner's block candidates (order_point) */
@@ -47,6 +50,7 @@ static const order_entry order_table[] = {
     ORDER_ZA(64, 32x8, 2, C3V, "3v"), ORDER_ZA(64, 32x8, 2, C3V_B3, "3vb3"), ORDER_ZA(64, 16x16, 1, X2_C3V, "3vx2"),
     ORDER_ZA(64, 16x16, 1, X2_C3V_B3, "3vx2b3"), ORDER_ZA(64, 16x16, 1, X2_C3V_B3_F, "3vx2b3f"),
     ORDER_ZA(64, 16x8, 2, X2_C3V_B3_F, "3vx2b3f"), ORDER_ZA(64, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
+    ORDER_ZA(128, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"), ORDER_ZA(512, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
 };
 #undef ORDER_ZW
 #undef ORDER_ZA
@@ -138,11 +142,6 @@ static int launch_order_zasync(dim3 g, T *out, T *in, const stencil_shape &p, co
     if (bytes > 48 * 1024) /* beyond the default a block may have */
         HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize,
                                      (int)bytes));
-    if (FILLED) { /* the z faces' ghost planes (the x and y ghosts are made in the tiles) */
-        const dim3 block(32, 8, 1), faces((unsigned)((p.nx + 31) / 32), (unsigned)((p.ny + 7) / 8), 2);
-        order_ghost_fill<T><<<faces, block, 0, q>>>(in, p, h, R, FACE_Z_LOW);
-        HIP_CHECK_LAUNCH("order_ghost_fill");
-    }
     kernel<<<g, dim3(BX, BY, 1), bytes, q>>>(out, in, p, c, h, zchunk);
     return HEAT_OK;
 }
@@ -184,7 +183,7 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
 template <typename T>
 static int launch_order(const hip_state *s, const kernel_entry *e, const int shape[3], int from, int to, hipStream_t q)
 {
-    T *out = owned<T>(s, to), *in = owned<T>(s, from); /* in: its ghosts written by the FILLED kernels */
+    T *out = owned<T>(s, to), *in = owned<T>(s, from); /* in: the FILLED kernels write its high z face's ghosts */
     switch (s->space.radius) {
     case 2: HEAT_CALL((launch_order_radius<T, 2>(s, e, shape, out, in, q))); break;
     case 3: HEAT_CALL((launch_order_radius<T, 3>(s, e, shape, out, in, q))); break;

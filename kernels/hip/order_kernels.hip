@@ -830,9 +830,10 @@ template <typename T, int X> __device__ __forceinline__ void order_store_values(
     }
 }
 
-/* FACES: every ghost read as stored (FILLED) but those past the x and y faces that are not
- * exchanged, which blocks at such a face make in their tiles instead (order_zasync_body's
- * make_faces): writing them in memory would take a scattered access a row at the x faces. */
+/* FACES (FILLED): the ghosts past the x and y faces that are not exchanged made in the tiles by
+ * the blocks at such a face (make_faces: writing them in memory would take a scattered access a
+ * row at the x faces), those past the high z face written by the chunks that read them, the
+ * exchanged ones read as stored. */
 template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, bool HOLD, bool EDGE, bool ZFACE,
           bool FACES = false>
 __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
@@ -1005,6 +1006,21 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
         }
     };
 
+    /* FACES: the chunks whose window reaches past the high z face (where it is not exchanged) write
+     * their own columns of its R ghost planes first, each the transform of its mirror image
+     * (order_fetch's expression, hence its bits), and copy them as any plane: no ghost pass runs
+     * before the step and the march holds no transform. The low face's planes enter the window
+     * before the march, mirrored as they are loaded. Those ghosts are read only by chunks that
+     * write them, all the same values (the neighbours' copies take them into tile columns that are
+     * never read). */
+    if (FACES && k1 + R > s.nz && applies(h, 5)) {
+        T *ghosts = const_cast<T *>(u); /* the step's input: its owned points are never written */
+        for (int e = tid; e < R * ROWS * COLS; e += THREADS) {
+            const int m = e / (ROWS * COLS), at = i0 + e % COLS + (j0 + e / COLS % ROWS) * s.sy;
+            nontemporal_store(h.shift[5] + h.scale[5] * u[at + (long)(s.nz - 1 - m) * s.sz], ghosts + at + (long)(s.nz + m) * s.sz);
+        }
+        __syncthreads(); /* the ghosts written before any thread's copies read them */
+    }
     copy_planes(k0, R, 0);
     for (int q = 0; q < D; ++q) copy_planes(k0 + R + q * P, P, R + q * P);
     if (EDGE) { /* the chunk's first R planes never enter a window through their tiles */
@@ -1111,10 +1127,11 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
 /* M rows and X columns a thread; P: planes a barrier; D: groups of P planes of copies in flight;
  * VEC: 16-byte copies (the field's rows start on 16 bytes); BLOCKS: the blocks an SM the registers
  * are kept to (NVIDIA). X > 1 also stores X values at once (the rows start on 16 bytes). FILLED:
- * the blocks tile the plane exactly and every one takes the interior march, reading the z ghosts
- * as stored (order_ghost_fill wrote those of the z faces that are not exchanged) and making those
- * past the x and y faces in its tiles (FACES): no block pays the mirroring's copies and tests, and
- * the kernel's registers are that march's alone. */
+ * the blocks tile the plane exactly and every one takes the interior march, the planes past the
+ * low z face mirrored as the window is loaded, those past the high face written by the chunks
+ * that read them, and the ghosts past the x and y faces made in its tiles (FACES): no block pays
+ * the mirroring's copies and tests, no ghost pass runs before the step, and the kernel's
+ * registers are that march's alone. */
 template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false>
 __global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M, X, BLOCKS>::blocks))
     order_zasync(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
@@ -1134,21 +1151,6 @@ __global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M
         else if (zface) order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, true>(out, u, s, c, h, k0, k1, tiles);
         else order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false>(out, u, s, c, h, k0, k1, tiles);
     }
-}
-
-/* The R ghost layers past the faces first_face .. 5 (one a blockIdx.z) that are not exchanged,
- * each the transform of its mirror image, ghost(-1 - m) = shift + scale u(m): order_fetch's
- * expression, hence its bits, for the kernels that read those ghosts as stored (order_zasync's
- * FILLED: the z faces, whose ghosts are whole planes). Every axis holds at least R points
- * (check_order_fits). */
-template <typename T> __global__ void order_ghost_fill(T *u, stencil_shape s, halo_coeffs<T> h, int radius, int first_face)
-{
-    const int face = (int)blockIdx.z + first_face;
-    long inner, step, packed;
-    if (!applies(h, face) ||
-        !face_point(face, threadIdx.x + blockIdx.x * blockDim.x, threadIdx.y + blockIdx.y * blockDim.y, s, inner, step, packed))
-        return;
-    for (int m = 0; m < radius; ++m) u[inner + (m + 1) * step] = h.shift[face] + h.scale[face] * u[inner - m * step];
 }
 
 /* R ghost layers of the exchanged faces in `faces`, packed as layers of the
