@@ -38,6 +38,8 @@ struct hip_materials {
     std::vector<double> host_bricks;
     int *boundary;               /* device: the bricks on a face that brings energy (boundary_list) */
     std::vector<int> boundary_list;
+    unsigned char *face_zone;    /* device: their face points' zones in material_boundary_bricks' order */
+    int *item_first;             /* device: where each item's zones start in face_zone */
     std::vector<double> boundary_powers;
     material_bricks geometry;
     double zone_volume[HEAT_ZONES_MAX];
@@ -56,8 +58,9 @@ struct hip_materials {
     double *energy;              /* device: energy_in */
     int *lane_first;             /* device: where each lane's items start in the boundary list */
     hipStream_t side;
-    hipEvent_t ghosts_set, energy_done; /* the step's start field is ready; the side stream read it */
+    hipEvent_t ghosts_set, field_read; /* the step's start field is ready; the side stream read it */
     int side_started;
+    int fork_at_start;           /* the step's mixed tiles start at ghosts_set (nothing queued since) */
     /* the explicit step by blocks of one zone (material_block_kernels.hip) and the mixed blocks beside them
      * (material_step_listed, on the stream `listed`, between the events fork and join) */
     material_block_map maps[MATERIAL_BLOCK_MAPS];
@@ -151,8 +154,8 @@ template <typename T> static int boundary_bricks(hip_state *s, int which, hipStr
     const int count = (int)m->boundary_list.size();
     if (count == 0) return HEAT_OK;
     material_boundary_bricks<T><<<(unsigned)count, MATERIAL_BRICK_THREADS, 0, stream>>>(
-        owned<T>(s, which), owned_zone<T>(s), s->shape, (const T *)m->table, m->layout, m->geometry, m->boundary,
-        count, m->bricks);
+        owned<T>(s, which), m->face_zone, m->item_first, s->shape, (const T *)m->table, m->layout, m->geometry,
+        m->boundary, count, m->bricks);
     HIP_CHECK_LAUNCH("material_boundary_bricks");
     return HEAT_OK;
 }
@@ -194,30 +197,33 @@ template <typename T> static int prepare_step(hip_state *s, double power[HEAT_EN
 
 /* prepare_step with the energy kept on the device: the powers the step takes go into energy_in there,
  * on the side stream, while the step runs (side_energy_step, queued after the step: the host issues
- * the step first). The step writes the field the previous step's side work read: it waits for that
- * first. */
+ * the step first). */
 template <typename T> static int prepare_step_on_device(hip_state *s)
 {
     hip_materials *m = s->mat;
     HEAT_CALL(exchange_ghosts(s, s->current));
     HEAT_CALL(set_sources<T>(s, material_step_time(s)));
     if (s->halo_valid == HALO_NONE) HEAT_CALL(material_fill_typed<T>(s, s->current)); /* else the last step's */
-    if (m->side_started) HIP_CALL(hipStreamWaitEvent(0, m->energy_done, 0));
     HIP_CALL(hipEventRecord(m->ghosts_set, 0));
     return HEAT_OK;
 }
 
 /* The side stream's part of prepare_step_on_device: from the field as it was when ghosts_set was
- * recorded, whatever the default stream has queued since. */
+ * recorded, whatever the default stream has queued since. The next step writes the field the
+ * boundary bricks read, so the default stream waits for them; the wait is queued here, while the
+ * device runs this step, and not before the next step's launches, which it would delay. Only the
+ * bricks: the energy kernel reads their sums, not the field, and the next step's bricks follow it on
+ * the side stream. */
 template <typename T> static int side_energy_step(hip_state *s)
 {
     hip_materials *m = s->mat;
     HIP_CALL(hipStreamWaitEvent(m->side, m->ghosts_set, 0));
     HEAT_CALL(boundary_bricks<T>(s, s->current, m->side));
+    HIP_CALL(hipEventRecord(m->field_read, m->side));
     material_energy_step<<<1, MATERIAL_ENERGY_KINDS * MATERIAL_LANES, 0, m->side>>>(
         m->bricks, m->lane_first, s->problem.dt, source_power<T>(s), m->energy);
     HIP_CHECK_LAUNCH("material_energy_step");
-    HIP_CALL(hipEventRecord(m->energy_done, m->side));
+    HIP_CALL(hipStreamWaitEvent(0, m->field_read, 0));
     m->side_started = 1;
     return HEAT_OK;
 }
@@ -570,8 +576,10 @@ template <typename T> static int launch_material_zones(hip_state *s, const mater
     for (int a = 0; by_zone && a < m->tables.zones; ++a) others += a != b->largest && b->blocks_of[a] > 0;
     const bool beside = b->mixed_count > 0 || others > 0;
     if (beside) {
-        HIP_CALL(hipEventRecord(m->fork, 0));
-        HIP_CALL(hipStreamWaitEvent(m->listed, m->fork, 0));
+        /* ghosts_set, where recorded just before, marks the same point of the default stream: one call fewer
+         * before the grid's launch */
+        if (!m->fork_at_start) HIP_CALL(hipEventRecord(m->fork, 0));
+        HIP_CALL(hipStreamWaitEvent(m->listed, m->fork_at_start ? m->ghosts_set : m->fork, 0));
         if (b->mixed_count > 0) HEAT_CALL(launch_listed<T>(s, v, l, b));
         for (int a = 0; by_zone && a < m->tables.zones; ++a)
             if (a != b->largest && b->blocks_of[a] > 0) HEAT_CALL(launch_zone_instance<T>(s, v, l, b, a, m->listed));
@@ -697,10 +705,14 @@ template <typename T> static int material_step_typed(hip_state *s)
 {
     hip_materials *m = s->mat;
     double power[HEAT_ENERGY_KINDS];
+    const bool chosen = m->variant != NULL; /* else the choice's trials come between ghosts_set and the step */
     if (m->energy_on_device) HEAT_CALL(prepare_step_on_device<T>(s));
     else HEAT_CALL(prepare_step<T>(s, power));
-    if (!m->variant) HEAT_CALL(material_choose<T>(s));
-    HEAT_CALL(launch_material_variant<T>(s, m->variant));
+    if (!chosen) HEAT_CALL(material_choose<T>(s));
+    m->fork_at_start = m->energy_on_device && chosen;
+    const int launched = launch_material_variant<T>(s, m->variant);
+    m->fork_at_start = 0;
+    HEAT_CALL(launched);
     if (m->energy_on_device) HEAT_CALL(side_energy_step<T>(s)); /* reads field[current]: before the swap */
     if (!m->energy_on_device)
         for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) m->energy_in[kind] += s->problem.dt * power[kind];
@@ -801,7 +813,7 @@ static int setup_energy_on_device(hip_state *s)
     HIP_CALL(hipDeviceGetStreamPriorityRange(&least, &greatest));
     HIP_CALL(hipStreamCreateWithPriority(&m->side, hipStreamNonBlocking, greatest));
     HIP_CALL(hipEventCreateWithFlags(&m->ghosts_set, hipEventDisableTiming));
-    HIP_CALL(hipEventCreateWithFlags(&m->energy_done, hipEventDisableTiming));
+    HIP_CALL(hipEventCreateWithFlags(&m->field_read, hipEventDisableTiming));
     return HEAT_OK;
 }
 
@@ -831,18 +843,54 @@ static int list_boundary_bricks(hip_state *s)
     return HEAT_OK;
 }
 
+/* The zones of the boundary items' face points in material_boundary_bricks' order (item after item
+ * of boundary_list, face by face, each face's points padded to material_face_padded), from the
+ * host's zone index in the fields' layout. */
+static int setup_face_zones(hip_state *s, const std::vector<unsigned char> &zone)
+{
+    hip_materials *m = s->mat;
+    const material_bricks &g = m->geometry;
+    const stencil_shape &p = s->shape;
+    const int n[3] = {p.nx, p.ny, p.nz};
+    const long stride[3] = {1, p.sy, p.sz}, owned = heat_layout_first_owned(&s->layout);
+    std::vector<unsigned char> faces;
+    std::vector<int> first;
+    for (int b : m->boundary_list) {
+        first.push_back((int)faces.size());
+        const int at[3] = {b % g.own[0], b / g.own[0] % g.own[1], b / (g.own[0] * g.own[1])};
+        for (int face = 0; face < FACE_COUNT; ++face) {
+            const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+            const int plane = face % 2 ? n[axis] - 1 : 0;
+            if (g.kind[face] < 0 || plane / g.brick[axis] != at[axis]) continue;
+            const int b0 = at[slow] * g.brick[slow], rows = std::min(b0 + g.brick[slow], n[slow]) - b0;
+            const int a0 = at[fast] * g.brick[fast], columns = std::min(a0 + g.brick[fast], n[fast]) - a0;
+            const size_t start = faces.size();
+            for (int point = 0; point < rows * columns; ++point)
+                faces.push_back(zone[(size_t)(owned + plane * stride[axis] + (long)(b0 + point / columns) * stride[slow] +
+                                              (long)(a0 + point % columns) * stride[fast])]);
+            faces.resize(start + (size_t)material_face_padded(rows * columns), 0);
+        }
+    }
+    if (first.empty()) return HEAT_OK;
+    HIP_CALL(hipMalloc((void **)&m->face_zone, faces.size()));
+    HIP_CALL(hipMemcpy(m->face_zone, faces.data(), faces.size(), hipMemcpyHostToDevice));
+    HIP_CALL(hipMalloc((void **)&m->item_first, first.size() * sizeof(int)));
+    HIP_CALL(hipMemcpy(m->item_first, first.data(), first.size() * sizeof(int), hipMemcpyHostToDevice));
+    return HEAT_OK;
+}
+
 static void free_materials(hip_state *s)
 {
     hip_materials *m = s->mat;
     if (!m) return;
     (void)side_wait(m);
     (void)hipFree(m->zone), (void)hipFree(m->segments), (void)hipFree(m->table), (void)hipFree(m->heat_capacity), (void)hipFree(m->bricks);
-    (void)hipFree(m->boundary);
+    (void)hipFree(m->boundary), (void)hipFree(m->face_zone), (void)hipFree(m->item_first);
     free_material_cg(m);
     (void)hipFree(m->energy), (void)hipFree(m->lane_first);
     if (m->side) (void)hipStreamDestroy(m->side);
     if (m->ghosts_set) (void)hipEventDestroy(m->ghosts_set);
-    if (m->energy_done) (void)hipEventDestroy(m->energy_done);
+    if (m->field_read) (void)hipEventDestroy(m->field_read);
     if (m->listed) (void)hipStreamSynchronize(m->listed), (void)hipStreamDestroy(m->listed);
     if (m->fork) (void)hipEventDestroy(m->fork);
     if (m->join) (void)hipEventDestroy(m->join);
@@ -898,6 +946,7 @@ static int setup_materials(hip_state *s)
     for (int f = 0; f < FACE_COUNT; ++f) m->geometry.kind[f] = face_kind[f];
     m->geometry.volume = p->grid.h[0] * p->grid.h[1] * p->grid.h[2];
     HEAT_CALL(list_boundary_bricks(s));
+    HEAT_CALL(setup_face_zones(s, zone));
     HEAT_CALL(heat_zone_volumes(p, &s->transport, m->zone_volume));
     if (p->implicit.scheme != HEAT_EULER) return setup_material_cg(s);
     snprintf(s->description, sizeof s->description, "material_step, %d zones (tables in %s memory)", m->tables.zones,

@@ -378,6 +378,13 @@ struct material_bricks {
 enum { MATERIAL_BRICK_SUMS = 128, MATERIAL_BRICK_THREADS = 32, MATERIAL_ENERGY_KINDS = 4 };
 enum { MATERIAL_BRICK_SHARE = MATERIAL_BRICK_SUMS / MATERIAL_BRICK_THREADS };
 
+/* A brick face's points in the boundary items' zone list (material_boundary_bricks' face_zone): a whole
+ * number of MATERIAL_BRICK_SUMS, so that every face's first point starts partial sum 0. */
+__host__ __device__ __forceinline__ int material_face_padded(int points)
+{
+    return (points + MATERIAL_BRICK_SUMS - 1) / MATERIAL_BRICK_SUMS * MATERIAL_BRICK_SUMS;
+}
+
 /* The power in through the boundary faces per brick and kind (out[item * 4 + kind]) of the bricks
  * bricks[item] (those on a face that brings some), one block a brick: each of MATERIAL_BRICK_SUMS
  * partial sums takes every MATERIAL_BRICK_SUMS-th point of the brick's face points, face by face,
@@ -386,17 +393,22 @@ enum { MATERIAL_BRICK_SHARE = MATERIAL_BRICK_SUMS / MATERIAL_BRICK_THREADS };
  * it differs by rounding. A thread forms MATERIAL_BRICK_SHARE of the sums (sum v = thread + q
  * MATERIAL_BRICK_THREADS), their points' loads side by side: the work runs beside the step on a
  * stream of the highest priority, and a block of 32 threads with four points' loads in flight each
- * holds a quarter of the slots that 128 threads with one each held, for about as long. */
+ * holds a quarter of the slots that 128 threads with one each held, for about as long. The points'
+ * zones come from face_zone (setup_face_zones: item `item`'s from item_first[item], face by face
+ * in this order, each face's points padded to a whole number of MATERIAL_BRICK_SUMS), side by side,
+ * where the zone index would cost a 32-byte sector a point on the x faces. */
 template <typename T>
 __global__ void __launch_bounds__(MATERIAL_BRICK_THREADS)
-    material_boundary_bricks(const T *__restrict__ u, const unsigned char *__restrict__ zone, stencil_shape s,
-                             const T *__restrict__ table, material_table t, material_bricks g,
-                             const int *__restrict__ bricks, int count, double *out)
+    material_boundary_bricks(const T *__restrict__ u, const unsigned char *__restrict__ face_zone,
+                             const int *__restrict__ item_first, stencil_shape s, const T *__restrict__ table,
+                             material_table t, material_bricks g, const int *__restrict__ bricks, int count,
+                             double *out)
 {
     __shared__ double partial[MATERIAL_ENERGY_KINDS][MATERIAL_BRICK_SUMS];
     const int item = blockIdx.x, thread = threadIdx.x;
-    if (item >= count) return;
+    if (item >= count) return; /* never: one block an item */
     const long b = bricks[item];
+    const unsigned char *zone = face_zone + item_first[item]; /* the face's points' zones, in point order */
     const int at[3] = {(int)(b % g.own[0]), (int)(b / g.own[0] % g.own[1]), (int)(b / ((long)g.own[0] * g.own[1]))};
     const int n[3] = {s.nx, s.ny, s.nz};
     const long stride[3] = {1, s.sy, s.sz};
@@ -409,22 +421,30 @@ __global__ void __launch_bounds__(MATERIAL_BRICK_THREADS)
         const T *k = table + t.conductance[axis];
         const int b0 = at[slow] * g.brick[slow], rows = min(b0 + g.brick[slow], n[slow]) - b0;
         const int a0 = at[fast] * g.brick[fast], columns = min(a0 + g.brick[fast], n[fast]) - a0;
-        const int kind = g.kind[face];
-        for (int first = 0; first < rows * columns; first += MATERIAL_BRICK_SUMS) {
+        const int kind = g.kind[face], points = rows * columns;
+        for (int first = 0; first < points; first += MATERIAL_BRICK_SUMS) {
+            /* the round's loads first, then its terms in order */
+            T value[MATERIAL_BRICK_SHARE] = {};
+            int a[MATERIAL_BRICK_SHARE] = {};
 #pragma unroll
             for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q) {
                 const int point = first + thread + q * MATERIAL_BRICK_THREADS;
-                if (point >= rows * columns) continue;
+                if (point >= points) continue;
                 const long p = plane * stride[axis] + (long)(b0 + point / columns) * stride[slow] +
                                (long)(a0 + point % columns) * stride[fast];
-                const int a = zone[p];
-                const T ghost = material_ghost(table, t, face, a, u[p]); /* the step's x ghosts are not stored */
-                const double in = (double)(k[(long)a * (t.zones + 1)] * (ghost - u[p])) * g.volume;
+                a[q] = zone[point], value[q] = u[p];
+            }
+#pragma unroll
+            for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q) {
+                if (first + thread + q * MATERIAL_BRICK_THREADS >= points) continue;
+                const T ghost = material_ghost(table, t, face, a[q], value[q]); /* the step's x ghosts are not stored */
+                const double in = (double)(k[(long)a[q] * (t.zones + 1)] * (ghost - value[q])) * g.volume;
 #pragma unroll
                 for (int e = 0; e < MATERIAL_ENERGY_KINDS; ++e) /* a register index: no local memory */
                     if (e == kind) power[q][e] += in;
             }
         }
+        zone += material_face_padded(points);
     }
 #pragma unroll
     for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q)
