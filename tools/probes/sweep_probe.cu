@@ -55,53 +55,31 @@ template <typename F> static double median_ms(int reps, F f)
 
 /* load policies: 0 ld.global, 1 ld.global.cs, 2 ld.global.nc, 3 ld.global.L1::no_allocate,
  * 4 ld.global.L2::256B, 5 ld.global.L1::no_allocate.L2::256B, 6 ld.global.L1::evict_last */
-template <int P> __device__ __forceinline__ float4 load4(const float4 *a)
-{
-    float4 v;
-    if constexpr (P == 0) v = *a;
-    else if constexpr (P == 1) v = __ldcs(a);
-    else if constexpr (P == 2) v = __ldg(a);
-    else if constexpr (P == 3)
-        asm volatile("ld.global.L1::no_allocate.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(a));
-    else if constexpr (P == 4)
-        asm volatile("ld.global.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(a));
-    else if constexpr (P == 5)
-        asm volatile("ld.global.L1::no_allocate.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
-                     : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(a));
-    else
-        asm volatile("ld.global.L1::evict_last.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(a));
-    return v;
-}
-template <int P> __device__ __forceinline__ float2 load2(const float2 *a)
-{
-    float2 v;
-    if constexpr (P == 0) v = *a;
-    else if constexpr (P == 1) v = __ldcs(a);
-    else if constexpr (P == 2) v = __ldg(a);
-    else if constexpr (P == 3) asm volatile("ld.global.L1::no_allocate.v2.f32 {%0,%1}, [%2];" : "=f"(v.x), "=f"(v.y) : "l"(a));
-    else if constexpr (P == 4) asm volatile("ld.global.L2::256B.v2.f32 {%0,%1}, [%2];" : "=f"(v.x), "=f"(v.y) : "l"(a));
-    else if constexpr (P == 5)
-        asm volatile("ld.global.L1::no_allocate.L2::256B.v2.f32 {%0,%1}, [%2];" : "=f"(v.x), "=f"(v.y) : "l"(a));
-    else asm volatile("ld.global.L1::evict_last.v2.f32 {%0,%1}, [%2];" : "=f"(v.x), "=f"(v.y) : "l"(a));
-    return v;
-}
-template <int P> __device__ __forceinline__ float load1(const float *a)
-{
-    float v;
-    if constexpr (P == 0) v = *a;
-    else if constexpr (P == 1) v = __ldcs(a);
-    else if constexpr (P == 2) v = __ldg(a);
-    else if constexpr (P == 3) asm volatile("ld.global.L1::no_allocate.f32 %0, [%1];" : "=f"(v) : "l"(a));
-    else if constexpr (P == 4) asm volatile("ld.global.L2::256B.f32 %0, [%1];" : "=f"(v) : "l"(a));
-    else if constexpr (P == 5) asm volatile("ld.global.L1::no_allocate.L2::256B.f32 %0, [%1];" : "=f"(v) : "l"(a));
-    else asm volatile("ld.global.L1::evict_last.f32 %0, [%1];" : "=f"(v) : "l"(a));
-    return v;
-}
+#define PTX_LOAD(QUALIFIERS)                                                                                 \
+    do {                                                                                                     \
+        if constexpr (sizeof(V) == 16)                                                                       \
+            asm volatile("ld.global" QUALIFIERS ".v4.f32 {%0,%1,%2,%3}, [%4];"                               \
+                         : "=f"(w[0]), "=f"(w[1]), "=f"(w[2]), "=f"(w[3]) : "l"(a));                         \
+        else if constexpr (sizeof(V) == 8)                                                                   \
+            asm volatile("ld.global" QUALIFIERS ".v2.f32 {%0,%1}, [%2];" : "=f"(w[0]), "=f"(w[1]) : "l"(a)); \
+        else asm volatile("ld.global" QUALIFIERS ".f32 %0, [%1];" : "=f"(w[0]) : "l"(a));                   \
+    } while (0)
+
 template <int P, typename V> __device__ __forceinline__ V load_any(const V *a)
 {
-    if constexpr (sizeof(V) == 16) return load4<P>(a);
-    else if constexpr (sizeof(V) == 8) return load2<P>(a);
-    else return load1<P>(a);
+    if constexpr (P == 0) return *a;
+    else if constexpr (P == 1) return __ldcs(a);
+    else if constexpr (P == 2) return __ldg(a);
+    else {
+        float w[4];
+        if constexpr (P == 3) PTX_LOAD(".L1::no_allocate");
+        else if constexpr (P == 4) PTX_LOAD(".L2::256B");
+        else if constexpr (P == 5) PTX_LOAD(".L1::no_allocate.L2::256B");
+        else PTX_LOAD(".L1::evict_last");
+        V v;
+        memcpy(&v, w, sizeof v);
+        return v;
+    }
 }
 
 /* store policies: 0 st.global, 1 st.global.cs, 2 st.global with an L2 evict_first policy */
