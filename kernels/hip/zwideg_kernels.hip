@@ -1,14 +1,16 @@
 /*
  * heat_zwideg<W, M>: heat_zwindowg's march (every ghost of a physical face
  * made on the fly, none read or written, no halo pass) with W points along x
- * a thread, each row of a plane one aligned W-vector load and one streaming
- * vector store. A thread then moves W times the bytes a load instruction and
- * spends its address, loop and ghost-test instructions on W points: a float
- * march of one point a thread issues about as many instructions a byte as
- * twice the double one, and keeps half the bytes in flight a warp.
- * Every point is heat_point's expression, so the bits are
- * every other heat kernel's. Needs heat_kernels.hip and zahead_kernels.hip
- * (row_values, heat_point, made_ghost, store_row) before it.
+ * a thread: each row of a plane is one aligned W-vector load and one
+ * streaming vector store. A march of 4-byte accesses a thread falls short of
+ * a faster memory's copy bandwidth (the H200's) however many loads are in
+ * flight, where 8- and 16-byte accesses reach it (docs/PERFORMANCE.md, the
+ * single sweep's model); and a thread spends its address, loop and
+ * ghost-test instructions on W points instead of one. Every point is
+ * heat_point's expression, so the bits are every other heat kernel's.
+ * BLOCKS_PER_SM: a register cap (float's one row: 8 blocks, 32 registers).
+ * Needs heat_kernels.hip and zahead_kernels.hip (row_values, heat_point,
+ * made_ghost, store_row) before it.
  */
 
 /* Row n's W new values: x_low / x_high are the neighbours west of point 0 and
