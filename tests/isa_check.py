@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The `isa` test: the production heat-step kernels (heat_tiled_nt, heat_zwindow, heat_fused, and
+"""The `isa` test: the production heat-step kernels (heat_tiled_nt, heat_zwindow, heat_zwideg, heat_fused, and
 order_zwindow and order_zplanes of the space orders above 2) must store with nontemporal stores and use no scratch memory; the plain
 heat_tiled kernel serves as the control that must not.
 
@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 
-PRODUCTION = re.compile(r"heat_tiled_nt|heat_zwindow|heat_zahead|heat_fused|material_step|order_zwindow|order_zplanes|order_zasync")
+PRODUCTION = re.compile(r"heat_tiled_nt|heat_zwindow|heat_zahead|heat_zwideg|heat_fused|material_step|order_zwindow|order_zplanes|order_zasync")
 CONTROL = re.compile(r"heat_tiledI")
 
 

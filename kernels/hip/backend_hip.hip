@@ -14,6 +14,7 @@
 
 #include "heat_kernels.hip" /* one translation unit: kernels and launchers */
 #include "zahead_kernels.hip"
+#include "zwideg_kernels.hip"
 #include "cg_kernels.hip"
 #include "material_block_kernels.hip" /* and material_wide_kernels.hip, material_kernels.hip */
 #include "order_kernels.hip"
@@ -64,18 +65,18 @@ static int halo_ready(int halo, int fused)
 /* Implicit schemes' vectors; x is the second field. */
 enum { CG_R, CG_P, CG_Q, CG_Z, CG_W, CG_VECTORS };
 
-typedef enum { LAP_BASELINE, LAP_TILED, LAP_TILED_NT, HEAT_TILED, HEAT_TILED_NT, HEAT_ZWINDOW, HEAT_WIDE_NT, HEAT_ZAHEAD, ORDER_POINT, ORDER_ZWINDOW } kernel_kind;
+typedef enum { LAP_BASELINE, LAP_TILED, LAP_TILED_NT, HEAT_TILED, HEAT_TILED_NT, HEAT_ZWINDOW, HEAT_WIDE_NT, HEAT_ZAHEAD, HEAT_ZWIDEG, ORDER_POINT, ORDER_ZWINDOW } kernel_kind;
 
 struct kernel_entry {
     heat_variant variant;
     kernel_kind kind;
-    int zchunk; /* heat_zwindow, heat_zwide: planes each thread marches through */
+    int zchunk; /* heat_zwindow, heat_zwide, heat_zahead, heat_zwideg: planes each thread marches through */
     int fused;  /* GHOSTS_* (heat_kernels.hip): 1: makes x ghosts on the fly and writes its output's y/z ghosts: no halo pass before the
                    next step (the order kernels mirror them as they read); 2: makes x ghosts on the fly only: a y/z halo pass before each step (no strided
                    x-face stores); 3: makes every ghost on the fly: no halo pass, none written; 0: a halo pass of all six faces before each step */
-    int width;  /* heat_wide_nt, heat_zahead: points along x a thread (one vector load) */
+    int width;  /* heat_wide_nt, heat_zahead, heat_zwideg: points along x a thread (one vector load) */
     int ahead;  /* heat_zahead: planes loaded beyond the window before a plane's arithmetic */
-    int ordered; /* heat_zwindow, heat_zahead: blocks take their tiles and chunks in a march_order (order_for) */
+    int ordered; /* heat_zwindow, heat_zahead, heat_zwideg: blocks take their tiles and chunks in a march_order (order_for) */
     int untuned; /* UNTUNED_*: precisions whose automatic choice does not time it (it never won there on the
                     H100 or the H200); `heatsolve bench` lists it and solver.kernel names it all the same */
 };
@@ -139,6 +140,11 @@ static const kernel_entry kernel_table[] = {
     /* every ghost made on the fly: no halo pass before them */
     {{"heat_zwindowg64r", 2, 0}, HEAT_ZWINDOW, 64, 3, 0, 0, 1}, {{"heat_zwindowg32r", 2, 0}, HEAT_ZWINDOW, 32, 3, 0, 0, 1},
     {{"heat_zwindowg16r", 2, 0}, HEAT_ZWINDOW, 16, 3, 0, 0, 1}, {{"heat_zwindowg8r", 2, 0}, HEAT_ZWINDOW, 8, 3, 0, 0, 1},
+    /* the same march with 4 points along x a thread: 16-byte rows in float (in double the 16-byte rows
+     * of heat_zwideg<2> run no faster than heat_zwindowg8r) */
+    {{"heat_zwide4g8r", 1, 0}, HEAT_ZWIDEG, 8, 3, 4, 0, 1, UNTUNED_DOUBLE},
+    {{"heat_zwide4g8r", 2, 0}, HEAT_ZWIDEG, 8, 3, 4, 0, 1, UNTUNED_DOUBLE},
+    {{"heat_zwide4g32r", 2, 0}, HEAT_ZWIDEG, 32, 3, 4, 0, 1, UNTUNED_DOUBLE},
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
@@ -328,6 +334,20 @@ static int launch_zahead(const kernel_entry *e, dim3 g, dim3 b, T *out, const T 
     return HEAT_OK;
 }
 
+/* The table's heat_zwideg entries: 4 points a thread, one or two rows. Float's one row is held to 8
+ * blocks an SM (32 registers, no spills); double's would spill there. */
+template <typename T, int M>
+static int launch_zwideg(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
+                         const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
+{
+    constexpr int blocks_per_sm = M == 1 && sizeof(T) == 4 ? HEAT_FUSED_OCCUPANCY : 0;
+    if constexpr (M <= 2)
+        if (e->width == 4)
+            return launch_marching(e, heat_zwideg<T, 4, M, true, blocks_per_sm>, g, b, q, out, in, p, c, h,
+                                   e->zchunk);
+    return HEAT_OK;
+}
+
 template <typename T, int M>
 static int launch_zwindow(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
                           const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
@@ -367,6 +387,7 @@ static int launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *
             if (e->width == 4) launch_wide<T, 4, M>(e, g, b, out, in, p, c, h, q);
         break;
     case HEAT_ZAHEAD: return launch_zahead<T, M>(e, g, b, out, in, p, c, h, q);
+    case HEAT_ZWIDEG: return launch_zwideg<T, M>(e, g, b, out, in, p, c, h, q);
     case LAP_BASELINE: lap_baseline<T><<<g, b, 0, q>>>(out, in, p, c); break;
     case ORDER_POINT:
     case ORDER_ZWINDOW: break; /* launch_order's */
@@ -389,10 +410,11 @@ static int launch_typed(const hip_state *s, const kernel_entry *e, const int sha
         p.nz = r->count;
         offset = (long)r->first * p.sz;
     }
-    const bool marching = e->zchunk > 0; /* heat_zwindow, heat_zwide, heat_zahead: one block along z a chunk */
+    const bool marching = e->zchunk > 0; /* heat_zwindow, heat_zwide, heat_zahead, heat_zwideg: one block along z a chunk */
     dim3 block((unsigned)shape[0], (unsigned)shape[1], marching ? 1u : (unsigned)shape[2]);
     stencil_shape threads = p; /* points along x that get a thread of their own */
-    if (e->kind == HEAT_WIDE_NT || e->kind == HEAT_ZAHEAD) threads.nx = (p.nx + e->width - 1) / e->width;
+    if (e->kind == HEAT_WIDE_NT || e->kind == HEAT_ZAHEAD || e->kind == HEAT_ZWIDEG)
+        threads.nx = (p.nx + e->width - 1) / e->width;
     dim3 grid = grid_for(threads, block, e->variant.tile, marching ? e->zchunk : 0);
     T *out = owned<T>(s, to) + offset;
     const T *in = owned<T>(s, from) + offset;
@@ -589,7 +611,7 @@ static int tune(hip_state *s)
                           "heat_pairs_ntx (tile 1, 2, 4), heat_zpairsf32 or heat_zquadsf32 (tile 1, 2), heat_zahead1 or "
                           "heat_zahead1z16 (tile 2), heat_zahead1r, heat_zahead1z16r, heat_zahead1z8r, heat_zwindowf32r, "
                           "heat_zwindowf16r, heat_zwindowf8r, heat_zwindow16r, heat_zwindowg64r, heat_zwindowg32r, "
-                          "heat_zwindowg16r or heat_zwindowg8r (tile 2)",
+                          "heat_zwindowg16r or heat_zwindowg8r (tile 2), heat_zwide4g8r (tile 1, 2) or heat_zwide4g32r (tile 2)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
     snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s)", s->kernel->variant.kernel,

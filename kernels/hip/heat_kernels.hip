@@ -22,6 +22,8 @@
  *   heat_zwindowg<Z>r    heat_zwindow making every ghost of a physical face on
  *                        the fly from the owned value beside it (GHOSTS_MADE):
  *                        no halo pass before it, none written by it
+ *   heat_zwideg<W, M>    (zwideg_kernels.hip) heat_zwindowg's march with W points
+ *                        along x a thread, a row one vector load and store
  * FUSED heat kernels also write the ghosts of the field they produce, so a
  * time step is one kernel; the others need a halo_fill launch before each step.
  */
