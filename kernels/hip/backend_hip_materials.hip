@@ -248,8 +248,8 @@ struct material_variant {
     int segments;  /* material_step_segments: by the zone map by row segments */
     int only;      /* bytes of a value of the one precision it is built for; 0: both */
     int blocks;    /* by the blocks' zones (material_step_listed for the mixed ones): 1: material_step_wide_zones;
-                      MATERIAL_MADE: material_step_zone_made, a launch a zone, every boundary ghost made, none
-                      written */
+                      MATERIAL_MADE: material_step_zone_made (lanes 1) or material_step_zone_wide (lanes 4, float),
+                      a launch a zone, every boundary ghost made, none written */
 };
 
 enum { MATERIAL_MADE = 5 };
@@ -274,6 +274,11 @@ static const material_variant material_variants[] = {
     {"material_zoneg_64x4z32", 1, 2, 64, 4, 32, 0, 0, 0, 0, MATERIAL_MADE},
     {"material_zoneg_128x2z16", 1, 2, 128, 2, 16, 0, 0, 0, 0, MATERIAL_MADE},
     {"material_zoneg_128x2z32", 1, 2, 128, 2, 32, 0, 0, 0, 0, MATERIAL_MADE},
+    /* material_step_zone_wide: four floats a thread, one row under the 8-block cap or two */
+    {"material_zonegw4_16x16z16", 4, 1, 16, 16, 16, 0, 8, 0, 4, MATERIAL_MADE},
+    {"material_zonegw4_32x8z8", 4, 1, 32, 8, 8, 0, 8, 0, 4, MATERIAL_MADE},
+    {"material_zonegw4_32x8z16", 4, 1, 32, 8, 16, 0, 8, 0, 4, MATERIAL_MADE},
+    {"material_zonegw4_32x4z8", 4, 2, 32, 4, 8, 0, 0, 0, 4, MATERIAL_MADE},
 };
 enum { MATERIAL_VARIANTS = sizeof material_variants / sizeof material_variants[0] };
 
@@ -540,11 +545,32 @@ static int launch_made_kernel(hip_state *s, K kernel, const material_variant *v,
     return HEAT_OK;
 }
 
+/* The instantiation of material_step_zone_wide that v names (four floats a thread, one row under the 8-block
+ * cap or two rows), for the blocks of zone a as launch_zone_instance launches them. */
+template <typename T> static int launch_zone_wide_instance(hip_state *s, const material_variant *v,
+                                                           const material_launch &l, const material_block_map *b, int a,
+                                                           hipStream_t stream)
+{
+    if constexpr (sizeof(T) == 4) {
+        const bool listed = a != b->largest;
+        if (v->rows == 1 && v->occupancy == 8)
+            return listed
+                       ? launch_made_kernel<T, true>(s, material_step_zone_wide<T, 4, 1, true, 8>, v, l, b, a, stream)
+                       : launch_made_kernel<T, false>(s, material_step_zone_wide<T, 4, 1, false, 8>, v, l, b, a, stream);
+        if (v->rows == 2 && v->occupancy == 0)
+            return listed
+                       ? launch_made_kernel<T, true>(s, material_step_zone_wide<T, 4, 2, true, 0>, v, l, b, a, stream)
+                       : launch_made_kernel<T, false>(s, material_step_zone_wide<T, 4, 2, false, 0>, v, l, b, a, stream);
+    }
+    return heat_internal_error("materials kernel %s has no instantiation in this precision", v->name);
+}
+
 /* The instantiation of material_step_zone_made that v names, for the blocks of zone a: the largest
  * zone's over the grid, the others' over their lists. */
 template <typename T> static int launch_zone_instance(hip_state *s, const material_variant *v, const material_launch &l,
                                                       const material_block_map *b, int a, hipStream_t stream)
 {
+    if (v->lanes == 4) return launch_zone_wide_instance<T>(s, v, l, b, a, stream);
     if (v->rows != MATERIAL_ROWS || v->lanes != 1 || v->occupancy != 0)
         return heat_internal_error("materials kernel %s has no instantiation", v->name);
     if (a != b->largest)

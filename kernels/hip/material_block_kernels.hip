@@ -271,3 +271,127 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_C
         for (int n = 0; n < M; ++n) c.here[n] = c.above[n];
     }
 }
+
+/* The ghosts of a row's W values beyond face f, by zone_fixed's rule (material_step_zone_made's). */
+template <typename T, int W>
+__device__ __forceinline__ row_values<T, W> zone_ghosts(const zone_fixed<T> &k, int f, const row_values<T, W> &v)
+{
+    row_values<T, W> g;
+#pragma unroll
+    for (int w = 0; w < W; ++w) g.v[w] = k.ghost(nullptr, material_table(), f, 0, v.v[w]);
+    return g;
+}
+
+/* Row `here`'s W new values by material_plane's terms in its order, with zone_fixed's coefficients:
+ * z_low and y_low are the points' low faces' terms (0 minus the high term of the plane below or of
+ * the row beside), left holding 0 minus this row's z-high and y-high terms for the next plane and
+ * row; x_low / x_high the neighbours west of point 0 and east of point W - 1; `last` the index of
+ * the thread's point at nx - 1 (W or more where it holds none), whose east ghost is made here
+ * where nx is not a multiple of W (zwideg_row's rule). */
+template <typename T, int W>
+__device__ __forceinline__ row_values<T, W> material_zonew_row(row_values<T, W> &z_low, row_values<T, W> &y_low,
+                                                               const row_values<T, W> &here, const row_values<T, W> &yn,
+                                                               const row_values<T, W> &above, T x_low, T x_high,
+                                                               int last, const zone_fixed<T> &k)
+{
+    row_values<T, W> out;
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+        const T centre = here.v[w];
+        const T west = w == 0 ? x_low : here.v[w - 1];
+        T east = w == W - 1 ? x_high : here.v[w + 1];
+        if (w < W - 1 && w == last) east = k.ghost(nullptr, material_table(), 1, 0, centre);
+        T flux = z_low.v[w];
+        flux += y_low.v[w];
+        flux += k.x(0, 0) * (west - centre);
+        flux += k.x(0, 0) * (east - centre);
+        const T y_high = k.y(0, 0) * (yn.v[w] - centre);
+        flux += y_high;
+        const T z_high = k.z(0, 0) * (above.v[w] - centre);
+        flux += z_high;
+        out.v[w] = centre + k.w(0) * (flux + k.q(0));
+        y_low.v[w] = (T)0 - y_high;
+        z_low.v[w] = (T)0 - z_high;
+    }
+    return out;
+}
+
+/* material_step_zone_made (its tiles, parameters and made ghosts, none written) marching as
+ * heat_zwideg marches: W points along x a thread, each row of a plane one aligned W-vector load
+ * and one streaming vector store, the planes above loaded in the iteration that uses them (no
+ * plane ahead in registers). Float's march of one value a thread falls short of a faster
+ * memory's copy bandwidth where 16-byte rows reach it (zwideg_kernels.hip says why). Every point
+ * is material_plane's arithmetic in its order (material_zonew_row), so material_step's bits.
+ * Needs heat_kernels.hip's row_values and zahead_kernels.hip's store_row before it. */
+template <typename T, int W, int M, bool LISTED, int MIN_BLOCKS>
+__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
+    material_step_zone_wide(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__,
+                            material_zone_tiles tiles, stencil_shape s, material_zone_params<T> z, material_table,
+                            unsigned exchanged, int zchunk, march_order o)
+{
+    using V = row_values<T, W>;
+    int bx = (int)blockIdx.x, by = (int)blockIdx.y, bz = (int)blockIdx.z;
+    if (LISTED) {
+        const int b = tiles.list[blockIdx.x];
+        bx = b % tiles.gx, by = b / tiles.gx % tiles.gy, bz = b / (tiles.gx * tiles.gy);
+    } else march_tile(o, bx, by, bz);
+    const int i = W * (int)(threadIdx.x + bx * blockDim.x);
+    const int j = M * (int)(threadIdx.y + by * blockDim.y);
+    const int k0 = bz * zchunk, k1 = min(k0 + zchunk, s.nz);
+    if (i >= s.nx || j >= s.ny) return;
+    /* the map's byte on its way beside the first plane's loads, not before them */
+    const int tile_zone = LISTED ? z.zone : tiles.map[((long)bz * gridDim.y + by) * gridDim.x + bx];
+    const zone_fixed<T> k = {z};
+    const int valid = min(W, s.nx - i);
+    const long start = i + (long)j * s.sy + (long)k0 * s.sz;
+    const T *p = u + start;
+    T *q = out + start;
+    auto row = [&](const T *at) { return *reinterpret_cast<const V *>(at); };
+    const bool made_below = k0 == 0 && !(exchanged & 16u), made_south = j == 0 && !(exchanged & 4u);
+    const bool made_top = !(exchanged & 32u), made_north = !(exchanged & 8u);
+    const bool made_west = i == 0 && !(exchanged & 1u);
+    const int last = exchanged & 2u ? W : s.nx - 1 - i; /* the thread's point whose east ghost it makes */
+    V here[M], z_low[M];
+#pragma unroll
+    for (int n = 0; n < M; ++n) {
+        here[n] = row(p + n * s.sy);
+        /* the plane below, for now */
+        z_low[n] = made_below ? zone_ghosts<T, W>(k, 4, here[n]) : row(p + n * s.sy - s.sz);
+    }
+    if (tile_zone != z.zone) return;
+#pragma unroll
+    for (int n = 0; n < M; ++n)
+#pragma unroll
+        for (int w = 0; w < W; ++w) z_low[n].v[w] = k.z(0, 0) * (z_low[n].v[w] - here[n].v[w]);
+#pragma unroll 1
+    for (int kz = k0; kz < k1; ++kz, p += s.sz, q += s.sz) {
+        const V south = made_south ? zone_ghosts<T, W>(k, 2, here[0]) : row(p - s.sy);
+        T west[M], east[M];
+#pragma unroll
+        for (int n = 0; n < M; ++n) {
+            west[n] = made_west ? k.ghost(nullptr, material_table(), 0, 0, here[n].v[0]) : p[n * s.sy - 1];
+            east[n] = last == W - 1 ? k.ghost(nullptr, material_table(), 1, 0, here[n].v[W - 1]) : p[n * s.sy + W];
+        }
+        const V north = row(p + M * s.sy);
+        V above[M];
+        if (made_top && kz == s.nz - 1) {
+#pragma unroll
+            for (int n = 0; n < M; ++n) above[n] = zone_ghosts<T, W>(k, 5, here[n]);
+        } else {
+#pragma unroll
+            for (int n = 0; n < M; ++n) above[n] = row(p + n * s.sy + s.sz);
+        }
+        V y_low;
+#pragma unroll
+        for (int w = 0; w < W; ++w) y_low.v[w] = k.y(0, 0) * (south.v[w] - here[0].v[w]);
+#pragma unroll
+        for (int n = 0; n < M; ++n) {
+            V yn = n == M - 1 ? north : here[n + 1];
+            if (made_north && j + n == s.ny - 1) yn = zone_ghosts<T, W>(k, 3, here[n]);
+            const V v = material_zonew_row<T, W>(z_low[n], y_low, here[n], yn, above[n], west[n], east[n], last, k);
+            if (j + n < s.ny) store_row<T, W>(v, q + n * s.sy, valid);
+        }
+#pragma unroll
+        for (int n = 0; n < M; ++n) here[n] = above[n];
+    }
+}
