@@ -412,7 +412,9 @@ __global__ void __launch_bounds__(MATERIAL_BRICK_THREADS)
     const int at[3] = {(int)(b % g.own[0]), (int)(b / g.own[0] % g.own[1]), (int)(b / ((long)g.own[0] * g.own[1]))};
     const int n[3] = {s.nx, s.ny, s.nz};
     const long stride[3] = {1, s.sy, s.sz};
-    double power[MATERIAL_BRICK_SHARE][MATERIAL_ENERGY_KINDS] = {};
+#pragma unroll
+    for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q)
+        for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind) partial[kind][thread + q * MATERIAL_BRICK_THREADS] = 0.0;
     for (int face = 0; face < 6; ++face) {
         if (g.kind[face] < 0) continue;
         const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
@@ -422,6 +424,10 @@ __global__ void __launch_bounds__(MATERIAL_BRICK_THREADS)
         const int b0 = at[slow] * g.brick[slow], rows = min(b0 + g.brick[slow], n[slow]) - b0;
         const int a0 = at[fast] * g.brick[fast], columns = min(a0 + g.brick[fast], n[fast]) - a0;
         const int kind = g.kind[face], points = rows * columns;
+        /* the face's kind's sums go on from where the faces before left them */
+        double power[MATERIAL_BRICK_SHARE];
+#pragma unroll
+        for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q) power[q] = partial[kind][thread + q * MATERIAL_BRICK_THREADS];
         for (int first = 0; first < points; first += MATERIAL_BRICK_SUMS) {
             /* the round's loads first, then its terms in order */
             T value[MATERIAL_BRICK_SHARE] = {};
@@ -438,18 +444,13 @@ __global__ void __launch_bounds__(MATERIAL_BRICK_THREADS)
             for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q) {
                 if (first + thread + q * MATERIAL_BRICK_THREADS >= points) continue;
                 const T ghost = material_ghost(table, t, face, a[q], value[q]); /* the step's x ghosts are not stored */
-                const double in = (double)(k[(long)a[q] * (t.zones + 1)] * (ghost - value[q])) * g.volume;
-#pragma unroll
-                for (int e = 0; e < MATERIAL_ENERGY_KINDS; ++e) /* a register index: no local memory */
-                    if (e == kind) power[q][e] += in;
+                power[q] += (double)(k[(long)a[q] * (t.zones + 1)] * (ghost - value[q])) * g.volume;
             }
         }
+#pragma unroll
+        for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q) partial[kind][thread + q * MATERIAL_BRICK_THREADS] = power[q];
         zone += material_face_padded(points);
     }
-#pragma unroll
-    for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q)
-        for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind)
-            partial[kind][thread + q * MATERIAL_BRICK_THREADS] = power[q][kind];
     __syncthreads();
     for (int half = MATERIAL_BRICK_SUMS / 2; half > 0; half /= 2) {
         for (int v = thread; v < half; v += MATERIAL_BRICK_THREADS)
