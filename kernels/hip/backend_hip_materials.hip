@@ -473,6 +473,30 @@ static int material_block_map_for(hip_state *s, const material_variant *v, dim3 
     return HEAT_OK;
 }
 
+/* material_step_wide_listed, four floats a thread, over the mixed blocks of map b (launch_listed's grid). */
+template <typename T> static int launch_wide_listed(hip_state *s, const material_variant *v, const material_launch &l,
+                                                    const material_block_map *b, dim3 grid, dim3 block)
+{
+    if constexpr (sizeof(T) == 4) {
+        hip_materials *m = s->mat;
+        T *out = owned<T>(s, 1 - s->current);
+        const T *in = owned<T>(s, s->current);
+        const T *table = (const T *)m->table;
+        const unsigned exchanged = s->problem.halo.exchanged;
+        if (m->shared)
+            material_step_wide_listed<T, 4, MATERIAL_ROWS, true><<<grid, block, l.shared, m->listed>>>(
+                out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged, b->mixed, (int)l.grid.x,
+                (int)l.grid.y, b->cols, b->rows, v->zchunk);
+        else
+            material_step_wide_listed<T, 4, MATERIAL_ROWS, false><<<grid, block, 0, m->listed>>>(
+                out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged, b->mixed, (int)l.grid.x,
+                (int)l.grid.y, b->cols, b->rows, v->zchunk);
+        HIP_CHECK_LAUNCH("material_step_wide_listed");
+        return HEAT_OK;
+    }
+    return heat_internal_error("materials kernel %s has no instantiation in this precision", v->name);
+}
+
 /* The mixed blocks of map b on m->listed: blocks of up to 256 threads and two rows a thread, a block for each
  * sub-tile of a listed tile; material_step_listed, or (v->mixed_lanes V > 1) material_step_wide_listed with V
  * points of a row a thread. */
@@ -488,28 +512,13 @@ template <typename T> static int launch_listed(hip_state *s, const material_vari
                v->name, b->cols, b->rows, lanes * bx, MATERIAL_ROWS * by);
     const dim3 block((unsigned)bx, (unsigned)by, 1);
     const dim3 grid((unsigned)b->mixed_count, (unsigned)((across / bx) * (b->rows / (MATERIAL_ROWS * by))), 1);
+    if (lanes > 1) return launch_wide_listed<T>(s, v, l, b, grid, block);
     T *out = owned<T>(s, 1 - s->current);
     const T *in = owned<T>(s, s->current);
     const T *table = (const T *)m->table;
     const unsigned exchanged = s->problem.halo.exchanged;
-    const size_t shared = m->shared ? l.shared : 0;
-    if (lanes > 1) {
-        if constexpr (sizeof(T) == 4) {
-            if (m->shared)
-                material_step_wide_listed<T, 4, MATERIAL_ROWS, true><<<grid, block, shared, m->listed>>>(
-                    out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged, b->mixed, (int)l.grid.x,
-                    (int)l.grid.y, b->cols, b->rows, v->zchunk);
-            else
-                material_step_wide_listed<T, 4, MATERIAL_ROWS, false><<<grid, block, 0, m->listed>>>(
-                    out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged, b->mixed, (int)l.grid.x,
-                    (int)l.grid.y, b->cols, b->rows, v->zchunk);
-        } else
-            return heat_internal_error("materials kernel %s has no instantiation in this precision", v->name);
-        HIP_CHECK_LAUNCH("material_step_wide_listed");
-        return HEAT_OK;
-    }
     if (m->shared)
-        material_step_listed<T, true, MATERIAL_ROWS><<<grid, block, shared, m->listed>>>(
+        material_step_listed<T, true, MATERIAL_ROWS><<<grid, block, l.shared, m->listed>>>(
             out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged, b->mixed, (int)l.grid.x, (int)l.grid.y,
             b->cols, b->rows, v->zchunk);
     else

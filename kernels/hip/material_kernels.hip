@@ -378,6 +378,16 @@ struct material_bricks {
 enum { MATERIAL_BRICK_SUMS = 128, MATERIAL_BRICK_THREADS = 32, MATERIAL_ENERGY_KINDS = 4 };
 enum { MATERIAL_BRICK_SHARE = MATERIAL_BRICK_SUMS / MATERIAL_BRICK_THREADS };
 
+/* material_boundary_bricks' blocks run beside a step whose blocks fill the register file: a brick
+ * block takes registers that a step block freed, for its whole life, so its few threads are held
+ * to 32 registers each (the compiler's choice would take 50 to 54: half as many brick blocks in
+ * a step block's place); on AMD the launch bound of its threads alone. */
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
+#define MATERIAL_BRICK_BOUNDS __maxnreg__(32)
+#else
+#define MATERIAL_BRICK_BOUNDS __launch_bounds__(MATERIAL_BRICK_THREADS)
+#endif
+
 /* A brick face's points in the boundary items' zone list (material_boundary_bricks' face_zone): a whole
  * number of MATERIAL_BRICK_SUMS, so that every face's first point starts partial sum 0. */
 __host__ __device__ __forceinline__ int material_face_padded(int points)
@@ -398,7 +408,7 @@ __host__ __device__ __forceinline__ int material_face_padded(int points)
  * in this order, each face's points padded to a whole number of MATERIAL_BRICK_SUMS), side by side,
  * where the zone index would cost a 32-byte sector a point on the x faces. */
 template <typename T>
-__global__ void __launch_bounds__(MATERIAL_BRICK_THREADS)
+__global__ void MATERIAL_BRICK_BOUNDS
     material_boundary_bricks(const T *__restrict__ u, const unsigned char *__restrict__ face_zone,
                              const int *__restrict__ item_first, stencil_shape s, const T *__restrict__ table,
                              material_table t, material_bricks g, const int *__restrict__ bricks, int count,
@@ -424,6 +434,7 @@ __global__ void __launch_bounds__(MATERIAL_BRICK_THREADS)
         const int b0 = at[slow] * g.brick[slow], rows = min(b0 + g.brick[slow], n[slow]) - b0;
         const int a0 = at[fast] * g.brick[fast], columns = min(a0 + g.brick[fast], n[fast]) - a0;
         const int kind = g.kind[face], points = rows * columns;
+        const T *corner = u + plane * stride[axis] + (long)b0 * stride[slow] + (long)a0 * stride[fast];
         /* the face's kind's sums go on from where the faces before left them */
         double power[MATERIAL_BRICK_SHARE];
 #pragma unroll
@@ -436,9 +447,7 @@ __global__ void __launch_bounds__(MATERIAL_BRICK_THREADS)
             for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q) {
                 const int point = first + thread + q * MATERIAL_BRICK_THREADS;
                 if (point >= points) continue;
-                const long p = plane * stride[axis] + (long)(b0 + point / columns) * stride[slow] +
-                               (long)(a0 + point % columns) * stride[fast];
-                a[q] = zone[point], value[q] = u[p];
+                a[q] = zone[point], value[q] = corner[(long)(point / columns) * stride[slow] + (point % columns) * stride[fast]];
             }
 #pragma unroll
             for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q) {
