@@ -469,6 +469,70 @@ __global__ void MATERIAL_BRICK_BOUNDS
     if (thread < MATERIAL_ENERGY_KINDS) out[(long)item * MATERIAL_ENERGY_KINDS + thread] = partial[thread][0];
 }
 
+/* PROBE (round R1 only, not for merging): main's kernel, registers for the sums */
+template <typename T>
+__global__ void __launch_bounds__(MATERIAL_BRICK_THREADS)
+    material_boundary_bricks_old(const T *__restrict__ u, const unsigned char *__restrict__ face_zone,
+                             const int *__restrict__ item_first, stencil_shape s, const T *__restrict__ table,
+                             material_table t, material_bricks g, const int *__restrict__ bricks, int count,
+                             double *out)
+{
+    __shared__ double partial[MATERIAL_ENERGY_KINDS][MATERIAL_BRICK_SUMS];
+    const int item = blockIdx.x, thread = threadIdx.x;
+    if (item >= count) return; /* never: one block an item */
+    const long b = bricks[item];
+    const unsigned char *zone = face_zone + item_first[item]; /* the face's points' zones, in point order */
+    const int at[3] = {(int)(b % g.own[0]), (int)(b / g.own[0] % g.own[1]), (int)(b / ((long)g.own[0] * g.own[1]))};
+    const int n[3] = {s.nx, s.ny, s.nz};
+    const long stride[3] = {1, s.sy, s.sz};
+    double power[MATERIAL_BRICK_SHARE][MATERIAL_ENERGY_KINDS] = {};
+    for (int face = 0; face < 6; ++face) {
+        if (g.kind[face] < 0) continue;
+        const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+        const int plane = face % 2 ? n[axis] - 1 : 0;
+        if (plane / g.brick[axis] != at[axis]) continue;
+        const T *k = table + t.conductance[axis];
+        const int b0 = at[slow] * g.brick[slow], rows = min(b0 + g.brick[slow], n[slow]) - b0;
+        const int a0 = at[fast] * g.brick[fast], columns = min(a0 + g.brick[fast], n[fast]) - a0;
+        const int kind = g.kind[face], points = rows * columns;
+        for (int first = 0; first < points; first += MATERIAL_BRICK_SUMS) {
+            /* the round's loads first, then its terms in order */
+            T value[MATERIAL_BRICK_SHARE] = {};
+            int a[MATERIAL_BRICK_SHARE] = {};
+#pragma unroll
+            for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q) {
+                const int point = first + thread + q * MATERIAL_BRICK_THREADS;
+                if (point >= points) continue;
+                const long p = plane * stride[axis] + (long)(b0 + point / columns) * stride[slow] +
+                               (long)(a0 + point % columns) * stride[fast];
+                a[q] = zone[point], value[q] = u[p];
+            }
+#pragma unroll
+            for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q) {
+                if (first + thread + q * MATERIAL_BRICK_THREADS >= points) continue;
+                const T ghost = material_ghost(table, t, face, a[q], value[q]); /* the step's x ghosts are not stored */
+                const double in = (double)(k[(long)a[q] * (t.zones + 1)] * (ghost - value[q])) * g.volume;
+#pragma unroll
+                for (int e = 0; e < MATERIAL_ENERGY_KINDS; ++e) /* a register index: no local memory */
+                    if (e == kind) power[q][e] += in;
+            }
+        }
+        zone += material_face_padded(points);
+    }
+#pragma unroll
+    for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q)
+        for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind)
+            partial[kind][thread + q * MATERIAL_BRICK_THREADS] = power[q][kind];
+    __syncthreads();
+    for (int half = MATERIAL_BRICK_SUMS / 2; half > 0; half /= 2) {
+        for (int v = thread; v < half; v += MATERIAL_BRICK_THREADS)
+            for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind) partial[kind][v] += partial[kind][v + half];
+        __syncthreads();
+    }
+    if (thread < MATERIAL_ENERGY_KINDS) out[(long)item * MATERIAL_ENERGY_KINDS + thread] = partial[thread][0];
+}
+
+
 /* sum of rho c T V per brick, one thread a brick, rows in order (the CPU's material_heat_bricks). */
 template <typename T>
 __global__ void material_heat_bricks(const T *__restrict__ u, const unsigned char *__restrict__ zone, stencil_shape s,
