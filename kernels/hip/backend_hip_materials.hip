@@ -299,6 +299,7 @@ static const material_variant material_variants[] = {
     {"material_zonegw4_16x16z16m4", 4, 1, 16, 16, 16, 0, 8, 0, 4, MATERIAL_MADE, 4},
     {"material_zonegw4_32x8z8m4", 4, 1, 32, 8, 8, 0, 8, 0, 4, MATERIAL_MADE, 4},
     {"material_zonegw4_32x8z16m4", 4, 1, 32, 8, 16, 0, 8, 0, 4, MATERIAL_MADE, 4},
+    {"material_zonegw4_16x16z8m4", 4, 1, 16, 16, 8, 0, 8, 0, 4, MATERIAL_MADE, 4},
     {"material_zonegw4_32x4z8m4", 4, 2, 32, 4, 8, 0, 0, 0, 4, MATERIAL_MADE, 4},
 };
 enum { MATERIAL_VARIANTS = sizeof material_variants / sizeof material_variants[0] };
