@@ -259,7 +259,7 @@ struct material_variant {
     int lanes, rows, bx, by, zchunk;
     int prefetch;  /* planes ahead hinted into L2; 0: none */
     int occupancy; /* blocks a multiprocessor the registers must allow; 0: the compiler's choice */
-    int segments;  /* material_step_segments: by the zone map by row segments (with mixed_lanes > 1: the mixed tiles' march) */
+    int segments;  /* material_step_segments: by the zone map by row segments */
     int only;      /* bytes of a value of the one precision it is built for; 0: both */
     int blocks;    /* by the blocks' zones (material_step_listed for the mixed ones): 1: material_step_wide_zones;
                       MATERIAL_MADE: material_step_zone_made (lanes 1) or material_step_zone_wide (lanes 4, float),
@@ -300,10 +300,6 @@ static const material_variant material_variants[] = {
     {"material_zonegw4_32x8z8m4", 4, 1, 32, 8, 8, 0, 8, 0, 4, MATERIAL_MADE, 4},
     {"material_zonegw4_32x8z16m4", 4, 1, 32, 8, 16, 0, 8, 0, 4, MATERIAL_MADE, 4},
     {"material_zonegw4_16x16z8m4", 4, 1, 16, 16, 8, 0, 8, 0, 4, MATERIAL_MADE, 4},
-    /* ... by the zone map by row segments (material_march_wide_segments) */
-    {"material_zonegw4_16x16z8m4s", 4, 1, 16, 16, 8, 0, 8, 1, 4, MATERIAL_MADE, 4},
-    {"material_zonegw4_16x16z16m4s", 4, 1, 16, 16, 16, 0, 8, 1, 4, MATERIAL_MADE, 4},
-    {"material_zonegw4_32x8z8m4s", 4, 1, 32, 8, 8, 0, 8, 1, 4, MATERIAL_MADE, 4},
     {"material_zonegw4_32x4z8m4", 4, 2, 32, 4, 8, 0, 0, 0, 4, MATERIAL_MADE, 4},
 };
 enum { MATERIAL_VARIANTS = sizeof material_variants / sizeof material_variants[0] };
@@ -492,8 +488,7 @@ static int material_block_map_for(hip_state *s, const material_variant *v, dim3 
     return HEAT_OK;
 }
 
-/* material_step_wide_listed, four floats a thread, over the mixed blocks of map b (launch_listed's grid): by the
- * zone map by row segments where v->segments. */
+/* material_step_wide_listed, four floats a thread, over the mixed blocks of map b (launch_listed's grid). */
 template <typename T> static int launch_wide_listed(hip_state *s, const material_variant *v, const material_launch &l,
                                                     const material_block_map *b, dim3 grid, dim3 block)
 {
@@ -503,13 +498,14 @@ template <typename T> static int launch_wide_listed(hip_state *s, const material
         const T *in = owned<T>(s, s->current);
         const T *table = (const T *)m->table;
         const unsigned exchanged = s->problem.halo.exchanged;
-        auto kernel = m->shared ? (v->segments ? material_step_wide_listed<T, 4, MATERIAL_ROWS, true, true>
-                                               : material_step_wide_listed<T, 4, MATERIAL_ROWS, true, false>)
-                                : (v->segments ? material_step_wide_listed<T, 4, MATERIAL_ROWS, false, true>
-                                               : material_step_wide_listed<T, 4, MATERIAL_ROWS, false, false>);
-        kernel<<<grid, block, m->shared ? l.shared : 0, m->listed>>>(
-            out, in, owned_zone<T>(s), m->segments, m->segments_per_row, s->shape, table, m->layout, exchanged,
-            b->mixed, (int)l.grid.x, (int)l.grid.y, b->cols, b->rows, v->zchunk);
+        if (m->shared)
+            material_step_wide_listed<T, 4, MATERIAL_ROWS, true><<<grid, block, l.shared, m->listed>>>(
+                out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged, b->mixed, (int)l.grid.x,
+                (int)l.grid.y, b->cols, b->rows, v->zchunk);
+        else
+            material_step_wide_listed<T, 4, MATERIAL_ROWS, false><<<grid, block, 0, m->listed>>>(
+                out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged, b->mixed, (int)l.grid.x,
+                (int)l.grid.y, b->cols, b->rows, v->zchunk);
         HIP_CHECK_LAUNCH("material_step_wide_listed");
         return HEAT_OK;
     }

@@ -95,25 +95,19 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
 /* material_step_listed with V points of a row a thread (material_march_wide: one V-wide load of a
  * row's temperatures and one word of its zone bytes where the scalar march issues V of each): for
  * the tiles of the one-zone kernels that march V points a thread, whose mixed tiles are as wide
- * and would otherwise take a quarter of a row a thread in a load of their own. SEGMENTS: by the
- * zone map by row segments (material_march_wide_segments), so that the planes of a mixed tile
- * that one zone fills read no zone word and look nothing up. Block (x, y) marches sub-tile y of
- * tile blocks[x] (V blockDim.x x M blockDim.y points, x fastest). */
-template <typename T, int V, int M, bool SHARED, bool SEGMENTS>
+ * and would otherwise take a quarter of a row a thread in a load of their own. Block (x, y)
+ * marches sub-tile y of tile blocks[x] (V blockDim.x x M blockDim.y points, x fastest). */
+template <typename T, int V, int M, bool SHARED>
 __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
     material_step_wide_listed(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
-                              const unsigned char *__restrict__ segments, int per_row, stencil_shape s,
-                              const T *__restrict__ table, material_table t, unsigned exchanged,
+                              stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged,
                               const int *__restrict__ blocks, int gx, int gy, int cols, int rows, int zchunk)
 {
     const T *tab = material_tables_at<T, SHARED>(table, t);
     const int b = blocks[blockIdx.x], sub = (int)blockIdx.y;
     const int across = cols / (V * (int)blockDim.x), along = rows / (M * (int)blockDim.y);
     const int bx = b % gx * across + sub % across, by = b / gx % gy * along + sub / across, bz = b / (gx * gy);
-    if (SEGMENTS)
-        material_march_wide_segments<T, V, M, 0>(out, u, zone, segments, per_row, s, tab, t, exchanged, zchunk, bx, by, bz);
-    else
-        material_march_wide<T, V, M, 0>(out, u, zone, s, tab, t, exchanged, zchunk, bx, by, bz);
+    material_march_wide<T, V, M, 0>(out, u, zone, s, tab, t, exchanged, zchunk, bx, by, bz);
 }
 
 /* The ghost rules of zone a (scale by face, then shift by face) into the block's rule (zone_block). */

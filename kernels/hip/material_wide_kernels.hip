@@ -259,24 +259,23 @@ __device__ __forceinline__ void material_wide_plane(const material_lanes<T, V> h
     }
 }
 
-/* material_march_wide reading the zone map by row segments first, as material_step_segments does:
+/* material_step_wide reading the zone map by row segments first, as material_step_segments does:
  * a plane whose segments are one zone takes its coefficients for every face and reads no zone
  * word; the others read theirs. The same arithmetic, so the same bits. A thread's V points lie in
  * one segment (MATERIAL_SEGMENT a multiple of V); a warp may span several, each thread choosing
  * for its own. Both paths share one store a value (material_store_plane says why). */
-template <typename T, int V, int M, int PREFETCH>
-__device__ __forceinline__ void material_march_wide_segments(T *__restrict__ out, const T *__restrict__ u,
-                                                             const unsigned char *__restrict__ zone,
-                                                             const unsigned char *__restrict__ segments, int per_row,
-                                                             const stencil_shape &s, const T *tab,
-                                                             const material_table &t, unsigned exchanged, int zchunk,
-                                                             int bx, int by, int bz)
+template <typename T, int V, int M, bool SHARED, int PREFETCH, int MIN_BLOCKS>
+__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
+    material_step_wide_segments(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
+                                const unsigned char *__restrict__ segments, int per_row, stencil_shape s,
+                                const T *__restrict__ table, material_table t, unsigned exchanged, int zchunk)
 {
     typedef material_lanes<T, V> lanes;
     static_assert(MATERIAL_SEGMENT % V == 0, "a thread's points lie in one segment");
-    const int i0 = V * (threadIdx.x + bx * blockDim.x);
-    const int j = M * (threadIdx.y + by * blockDim.y);
-    const int k0 = bz * zchunk, k1 = min(k0 + zchunk, s.nz);
+    const T *tab = material_tables_at<T, SHARED>(table, t);
+    const int i0 = V * (threadIdx.x + blockIdx.x * blockDim.x);
+    const int j = M * (threadIdx.y + blockIdx.y * blockDim.y);
+    const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
     if (i0 >= s.nx || j >= s.ny) return;
     const int sy = (int)s.sy, valid = min(V, s.nx - i0);
     const bool west_ghost = i0 == 0 && !(exchanged & 1u), east_ghost = !(exchanged & 2u);
@@ -344,16 +343,4 @@ __device__ __forceinline__ void material_march_wide_segments(T *__restrict__ out
 #pragma unroll
         for (int n = 0; n < M; ++n) here[n] = above[n], above[n] = ahead[n];
     }
-}
-
-/* material_march_wide_segments over the grid, a tile a block. */
-template <typename T, int V, int M, bool SHARED, int PREFETCH, int MIN_BLOCKS>
-__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
-    material_step_wide_segments(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
-                                const unsigned char *__restrict__ segments, int per_row, stencil_shape s,
-                                const T *__restrict__ table, material_table t, unsigned exchanged, int zchunk)
-{
-    const T *tab = material_tables_at<T, SHARED>(table, t);
-    material_march_wide_segments<T, V, M, PREFETCH>(out, u, zone, segments, per_row, s, tab, t, exchanged, zchunk,
-                                                    (int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z);
 }
