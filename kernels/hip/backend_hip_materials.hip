@@ -69,14 +69,6 @@ struct hip_materials {
     hipEvent_t fork, join;
 };
 
-/* PROBE (round R1 only, not for merging): HEATSOLVE_MATF4_PROBE holds tokens noside, nomixed, oldbricks,
- * kernel=NAME */
-static bool matf4_probe(const char *token)
-{
-    const char *p = getenv("HEATSOLVE_MATF4_PROBE");
-    return p && strstr(p, token) != NULL;
-}
-
 static double material_step_time(const hip_state *s)
 {
     const hip_materials *m = s->mat;
@@ -161,11 +153,6 @@ template <typename T> static int boundary_bricks(hip_state *s, int which, hipStr
     hip_materials *m = s->mat;
     const int count = (int)m->boundary_list.size();
     if (count == 0) return HEAT_OK;
-    if (matf4_probe("oldbricks"))
-        material_boundary_bricks_old<T><<<(unsigned)count, MATERIAL_BRICK_THREADS, 0, stream>>>(
-            owned<T>(s, which), m->face_zone, m->item_first, s->shape, (const T *)m->table, m->layout, m->geometry,
-            m->boundary, count, m->bricks);
-    else
     material_boundary_bricks<T><<<(unsigned)count, MATERIAL_BRICK_THREADS, 0, stream>>>(
         owned<T>(s, which), m->face_zone, m->item_first, s->shape, (const T *)m->table, m->layout, m->geometry,
         m->boundary, count, m->bricks);
@@ -230,7 +217,6 @@ template <typename T> static int prepare_step_on_device(hip_state *s)
 template <typename T> static int side_energy_step(hip_state *s)
 {
     hip_materials *m = s->mat;
-    if (matf4_probe("noside")) return HEAT_OK;
     HIP_CALL(hipStreamWaitEvent(m->side, m->ghosts_set, 0));
     HEAT_CALL(boundary_bricks<T>(s, s->current, m->side));
     HIP_CALL(hipEventRecord(m->field_read, m->side));
@@ -658,7 +644,7 @@ template <typename T> static int launch_material_zones(hip_state *s, const mater
          * before the grid's launch */
         if (!m->fork_at_start) HIP_CALL(hipEventRecord(m->fork, 0));
         HIP_CALL(hipStreamWaitEvent(m->listed, m->fork_at_start ? m->ghosts_set : m->fork, 0));
-        if (b->mixed_count > 0 && !matf4_probe("nomixed")) HEAT_CALL(launch_listed<T>(s, v, l, b));
+        if (b->mixed_count > 0) HEAT_CALL(launch_listed<T>(s, v, l, b));
         for (int a = 0; by_zone && a < m->tables.zones; ++a)
             if (a != b->largest && b->blocks_of[a] > 0) HEAT_CALL(launch_zone_instance<T>(s, v, l, b, a, m->listed));
         HIP_CALL(hipEventRecord(m->join, m->listed));
@@ -732,13 +718,6 @@ template <typename T> static int material_choose(hip_state *s)
     material_cache_key(s, key, sizeof key);
     const char *how = "named";
     m->variant = find_material_variant(s->problem.kernel.name, sizeof(T));
-    const char *probe = getenv("HEATSOLVE_MATF4_PROBE"), *named = probe ? strstr(probe, "kernel=") : NULL;
-    if (!m->variant && named) {
-        char name[96];
-        snprintf(name, sizeof name, "%s", named + 7);
-        name[strcspn(name, ",")] = 0;
-        m->variant = find_material_variant(name, sizeof(T)), how = "probe";
-    }
     if (!m->variant && tuning_cache_lookup(key, value, sizeof value))
         m->variant = find_material_variant(value, sizeof(T)), how = "from the tuning cache";
     if (!m->variant) {
