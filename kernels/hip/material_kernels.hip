@@ -378,16 +378,6 @@ struct material_bricks {
 enum { MATERIAL_BRICK_SUMS = 128, MATERIAL_BRICK_THREADS = 32, MATERIAL_ENERGY_KINDS = 4 };
 enum { MATERIAL_BRICK_SHARE = MATERIAL_BRICK_SUMS / MATERIAL_BRICK_THREADS };
 
-/* material_boundary_bricks' blocks run beside a step whose blocks fill the register file: a brick
- * block takes registers that a step block freed, for its whole life, so its few threads are held
- * to 32 registers each (the compiler's choice would take 50 to 54: half as many brick blocks in
- * a step block's place); on AMD the launch bound of its threads alone. */
-#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
-#define MATERIAL_BRICK_BOUNDS __maxnreg__(32)
-#else
-#define MATERIAL_BRICK_BOUNDS __launch_bounds__(MATERIAL_BRICK_THREADS)
-#endif
-
 /* A brick face's points in the boundary items' zone list (material_boundary_bricks' face_zone): a whole
  * number of MATERIAL_BRICK_SUMS, so that every face's first point starts partial sum 0. */
 __host__ __device__ __forceinline__ int material_face_padded(int points)
@@ -408,7 +398,7 @@ __host__ __device__ __forceinline__ int material_face_padded(int points)
  * in this order, each face's points padded to a whole number of MATERIAL_BRICK_SUMS), side by side,
  * where the zone index would cost a 32-byte sector a point on the x faces. */
 template <typename T>
-__global__ void MATERIAL_BRICK_BOUNDS
+__global__ void __launch_bounds__(MATERIAL_BRICK_THREADS)
     material_boundary_bricks(const T *__restrict__ u, const unsigned char *__restrict__ face_zone,
                              const int *__restrict__ item_first, stencil_shape s, const T *__restrict__ table,
                              material_table t, material_bricks g, const int *__restrict__ bricks, int count,
@@ -422,9 +412,7 @@ __global__ void MATERIAL_BRICK_BOUNDS
     const int at[3] = {(int)(b % g.own[0]), (int)(b / g.own[0] % g.own[1]), (int)(b / ((long)g.own[0] * g.own[1]))};
     const int n[3] = {s.nx, s.ny, s.nz};
     const long stride[3] = {1, s.sy, s.sz};
-#pragma unroll
-    for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q)
-        for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind) partial[kind][thread + q * MATERIAL_BRICK_THREADS] = 0.0;
+    double power[MATERIAL_BRICK_SHARE][MATERIAL_ENERGY_KINDS] = {};
     for (int face = 0; face < 6; ++face) {
         if (g.kind[face] < 0) continue;
         const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
@@ -434,11 +422,6 @@ __global__ void MATERIAL_BRICK_BOUNDS
         const int b0 = at[slow] * g.brick[slow], rows = min(b0 + g.brick[slow], n[slow]) - b0;
         const int a0 = at[fast] * g.brick[fast], columns = min(a0 + g.brick[fast], n[fast]) - a0;
         const int kind = g.kind[face], points = rows * columns;
-        const T *corner = u + plane * stride[axis] + (long)b0 * stride[slow] + (long)a0 * stride[fast];
-        /* the face's kind's sums go on from where the faces before left them */
-        double power[MATERIAL_BRICK_SHARE];
-#pragma unroll
-        for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q) power[q] = partial[kind][thread + q * MATERIAL_BRICK_THREADS];
         for (int first = 0; first < points; first += MATERIAL_BRICK_SUMS) {
             /* the round's loads first, then its terms in order */
             T value[MATERIAL_BRICK_SHARE] = {};
@@ -447,19 +430,26 @@ __global__ void MATERIAL_BRICK_BOUNDS
             for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q) {
                 const int point = first + thread + q * MATERIAL_BRICK_THREADS;
                 if (point >= points) continue;
-                a[q] = zone[point], value[q] = corner[(long)(point / columns) * stride[slow] + (point % columns) * stride[fast]];
+                const long p = plane * stride[axis] + (long)(b0 + point / columns) * stride[slow] +
+                               (long)(a0 + point % columns) * stride[fast];
+                a[q] = zone[point], value[q] = u[p];
             }
 #pragma unroll
             for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q) {
                 if (first + thread + q * MATERIAL_BRICK_THREADS >= points) continue;
                 const T ghost = material_ghost(table, t, face, a[q], value[q]); /* the step's x ghosts are not stored */
-                power[q] += (double)(k[(long)a[q] * (t.zones + 1)] * (ghost - value[q])) * g.volume;
+                const double in = (double)(k[(long)a[q] * (t.zones + 1)] * (ghost - value[q])) * g.volume;
+#pragma unroll
+                for (int e = 0; e < MATERIAL_ENERGY_KINDS; ++e) /* a register index: no local memory */
+                    if (e == kind) power[q][e] += in;
             }
         }
-#pragma unroll
-        for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q) partial[kind][thread + q * MATERIAL_BRICK_THREADS] = power[q];
         zone += material_face_padded(points);
     }
+#pragma unroll
+    for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q)
+        for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind)
+            partial[kind][thread + q * MATERIAL_BRICK_THREADS] = power[q][kind];
     __syncthreads();
     for (int half = MATERIAL_BRICK_SUMS / 2; half > 0; half /= 2) {
         for (int v = thread; v < half; v += MATERIAL_BRICK_THREADS)
