@@ -252,7 +252,10 @@ struct material_variant {
                       a launch a zone, every boundary ghost made, none written */
     int mixed_lanes; /* points of a row a thread of the mixed tiles' march: 0 or 1, material_step_listed;
                         16 bytes / the value's, material_step_wide_listed */
+    int mixed_rows;  /* rows a thread of material_step_wide_listed: 0, MATERIAL_ROWS; 1: one, registers capped */
 };
+
+enum { MATERIAL_LISTED_ONE_ROW_BLOCKS = 5 }; /* material_step_wide_listed's one row a thread: 48 registers */
 
 enum { MATERIAL_MADE = 5 };
 
@@ -282,11 +285,13 @@ static const material_variant material_variants[] = {
     {"material_zonegw4_32x8z16", 4, 1, 32, 8, 16, 0, 8, 0, 4, MATERIAL_MADE},
     {"material_zonegw4_32x4z8", 4, 2, 32, 4, 8, 0, 0, 0, 4, MATERIAL_MADE},
     /* the same, the mixed tiles marched four floats a thread too (material_step_wide_listed) */
-    {"material_zonegw4_16x16z16m4", 4, 1, 16, 16, 16, 0, 8, 0, 4, MATERIAL_MADE, 4},
     {"material_zonegw4_32x8z8m4", 4, 1, 32, 8, 8, 0, 8, 0, 4, MATERIAL_MADE, 4},
     {"material_zonegw4_32x8z16m4", 4, 1, 32, 8, 16, 0, 8, 0, 4, MATERIAL_MADE, 4},
     {"material_zonegw4_16x16z8m4", 4, 1, 16, 16, 8, 0, 8, 0, 4, MATERIAL_MADE, 4},
-    {"material_zonegw4_32x4z8m4", 4, 2, 32, 4, 8, 0, 0, 0, 4, MATERIAL_MADE, 4},
+    /* ... and one row a thread in the mixed tiles */
+    {"material_zonegw4_32x8z8m4r1", 4, 1, 32, 8, 8, 0, 8, 0, 4, MATERIAL_MADE, 4, 1},
+    {"material_zonegw4_32x8z16m4r1", 4, 1, 32, 8, 16, 0, 8, 0, 4, MATERIAL_MADE, 4, 1},
+    {"material_zonegw4_16x16z8m4r1", 4, 1, 16, 16, 8, 0, 8, 0, 4, MATERIAL_MADE, 4, 1},
 };
 enum { MATERIAL_VARIANTS = sizeof material_variants / sizeof material_variants[0] };
 
@@ -484,14 +489,14 @@ template <typename T> static int launch_wide_listed(hip_state *s, const material
         const T *in = owned<T>(s, s->current);
         const T *table = (const T *)m->table;
         const unsigned exchanged = s->problem.halo.exchanged;
-        if (m->shared)
-            material_step_wide_listed<T, 4, MATERIAL_ROWS, true><<<grid, block, l.shared, m->listed>>>(
-                out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged, b->mixed, (int)l.grid.x,
-                (int)l.grid.y, b->cols, b->rows, v->zchunk);
-        else
-            material_step_wide_listed<T, 4, MATERIAL_ROWS, false><<<grid, block, 0, m->listed>>>(
-                out, in, owned_zone<T>(s), s->shape, table, m->layout, exchanged, b->mixed, (int)l.grid.x,
-                (int)l.grid.y, b->cols, b->rows, v->zchunk);
+        constexpr int ONE = MATERIAL_LISTED_ONE_ROW_BLOCKS;
+        auto kernel = v->mixed_rows == 1 ? (m->shared ? material_step_wide_listed<T, 4, 1, true, ONE>
+                                                      : material_step_wide_listed<T, 4, 1, false, ONE>)
+                                         : (m->shared ? material_step_wide_listed<T, 4, MATERIAL_ROWS, true, 0>
+                                                      : material_step_wide_listed<T, 4, MATERIAL_ROWS, false, 0>);
+        kernel<<<grid, block, m->shared ? l.shared : 0, m->listed>>>(out, in, owned_zone<T>(s), s->shape, table, m->layout,
+                                                                     exchanged, b->mixed, (int)l.grid.x, (int)l.grid.y,
+                                                                     b->cols, b->rows, v->zchunk);
         HIP_CHECK_LAUNCH("material_step_wide_listed");
         return HEAT_OK;
     }
@@ -500,19 +505,19 @@ template <typename T> static int launch_wide_listed(hip_state *s, const material
 
 /* The mixed blocks of map b on m->listed: blocks of up to 256 threads and two rows a thread, a block for each
  * sub-tile of a listed tile; material_step_listed, or (v->mixed_lanes V > 1) material_step_wide_listed with V
- * points of a row a thread. */
+ * points of a row a thread (and one row where v->mixed_rows is 1). */
 template <typename T> static int launch_listed(hip_state *s, const material_variant *v, const material_launch &l,
                                                const material_block_map *b)
 {
     hip_materials *m = s->mat;
-    const int lanes = std::max(v->mixed_lanes, 1);
+    const int lanes = std::max(v->mixed_lanes, 1), rows = lanes > 1 && v->mixed_rows == 1 ? 1 : MATERIAL_ROWS;
     const int across = b->cols / lanes;
-    const int bx = std::min(across, 256), by = std::max(1, std::min(b->rows / MATERIAL_ROWS, 256 / bx));
-    HEAT_CHECK(b->cols % lanes == 0 && across % bx == 0 && b->rows % (MATERIAL_ROWS * by) == 0,
+    const int bx = std::min(across, 256), by = std::max(1, std::min(b->rows / rows, 256 / bx));
+    HEAT_CHECK(b->cols % lanes == 0 && across % bx == 0 && b->rows % (rows * by) == 0,
                "materials kernel %s: tiles of %d x %d points are no whole number of %d x %d",
-               v->name, b->cols, b->rows, lanes * bx, MATERIAL_ROWS * by);
+               v->name, b->cols, b->rows, lanes * bx, rows * by);
     const dim3 block((unsigned)bx, (unsigned)by, 1);
-    const dim3 grid((unsigned)b->mixed_count, (unsigned)((across / bx) * (b->rows / (MATERIAL_ROWS * by))), 1);
+    const dim3 grid((unsigned)b->mixed_count, (unsigned)((across / bx) * (b->rows / (rows * by))), 1);
     if (lanes > 1) return launch_wide_listed<T>(s, v, l, b, grid, block);
     T *out = owned<T>(s, 1 - s->current);
     const T *in = owned<T>(s, s->current);

@@ -96,9 +96,12 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
  * row's temperatures and one word of its zone bytes where the scalar march issues V of each): for
  * the tiles of the one-zone kernels that march V points a thread, whose mixed tiles are as wide
  * and would otherwise take a quarter of a row a thread in a load of their own. Block (x, y)
- * marches sub-tile y of tile blocks[x] (V blockDim.x x M blockDim.y points, x fastest). */
-template <typename T, int V, int M, bool SHARED>
-__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
+ * marches sub-tile y of tile blocks[x] (V blockDim.x x M blockDim.y points, x fastest). The
+ * mixed blocks start first and hold the multiprocessors until the last is placed: one row a
+ * thread under a register cap (MIN_BLOCKS blocks a multiprocessor) keeps more of a row's
+ * latency-bound marches in flight there than two rows a thread at the compiler's registers. */
+template <typename T, int V, int M, bool SHARED, int MIN_BLOCKS>
+__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
     material_step_wide_listed(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
                               stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged,
                               const int *__restrict__ blocks, int gx, int gy, int cols, int rows, int zchunk)
