@@ -250,7 +250,12 @@ struct material_variant {
     int blocks;    /* by the blocks' zones (material_step_listed for the mixed ones): 1: material_step_wide_zones;
                       MATERIAL_MADE: material_step_zone_made (lanes 1) or material_step_zone_wide (lanes 4, float),
                       a launch a zone, every boundary ghost made, none written */
+    int mixed_lanes; /* points of a row a thread of the mixed tiles' march: 0 or 1, material_step_listed;
+                        16 bytes / the value's, material_step_wide_listed */
+    int mixed_rows;  /* rows a thread of material_step_wide_listed: 0, MATERIAL_ROWS; 1: one, registers capped */
 };
+
+enum { MATERIAL_LISTED_ONE_ROW_BLOCKS = 5 }; /* material_step_wide_listed's one row a thread: 48 registers */
 
 enum { MATERIAL_MADE = 5 };
 
@@ -279,14 +284,23 @@ static const material_variant material_variants[] = {
     {"material_zonegw4_32x8z8", 4, 1, 32, 8, 8, 0, 8, 0, 4, MATERIAL_MADE},
     {"material_zonegw4_32x8z16", 4, 1, 32, 8, 16, 0, 8, 0, 4, MATERIAL_MADE},
     {"material_zonegw4_32x4z8", 4, 2, 32, 4, 8, 0, 0, 0, 4, MATERIAL_MADE},
+    /* the same, the mixed tiles marched four floats a thread too (material_step_wide_listed) */
+    {"material_zonegw4_32x8z8m4", 4, 1, 32, 8, 8, 0, 8, 0, 4, MATERIAL_MADE, 4},
+    {"material_zonegw4_32x8z16m4", 4, 1, 32, 8, 16, 0, 8, 0, 4, MATERIAL_MADE, 4},
+    {"material_zonegw4_16x16z8m4", 4, 1, 16, 16, 8, 0, 8, 0, 4, MATERIAL_MADE, 4},
+    /* ... and one row a thread in the mixed tiles */
+    {"material_zonegw4_32x8z8m4r1", 4, 1, 32, 8, 8, 0, 8, 0, 4, MATERIAL_MADE, 4, 1},
+    {"material_zonegw4_32x8z16m4r1", 4, 1, 32, 8, 16, 0, 8, 0, 4, MATERIAL_MADE, 4, 1},
+    {"material_zonegw4_16x16z8m4r1", 4, 1, 16, 16, 8, 0, 8, 0, 4, MATERIAL_MADE, 4, 1},
 };
 enum { MATERIAL_VARIANTS = sizeof material_variants / sizeof material_variants[0] };
 
 /* Whether v runs in the run's precision: built for it, and one point a thread or a thread's points of a row one
- * 16-byte load. */
+ * 16-byte load, in the one-zone tiles and in the mixed ones. */
 static bool material_variant_fits(const material_variant *v, size_t elem)
 {
-    return (v->only == 0 || (size_t)v->only == elem) && (v->lanes == 1 || v->lanes * elem == 16);
+    return (v->only == 0 || (size_t)v->only == elem) && (v->lanes == 1 || v->lanes * elem == 16) &&
+           (v->mixed_lanes <= 1 || v->mixed_lanes * elem == 16);
 }
 
 /* The launch geometry of kernel v on the block s: grid, block and the tables' shared bytes. */
@@ -465,17 +479,46 @@ static int material_block_map_for(hip_state *s, const material_variant *v, dim3 
     return HEAT_OK;
 }
 
-/* The mixed blocks of map b (material_step_listed on m->listed): blocks of up to 256 threads and
- * two rows a thread, a block for each sub-tile of a listed tile. */
+/* material_step_wide_listed, four floats a thread, over the mixed blocks of map b (launch_listed's grid). */
+template <typename T> static int launch_wide_listed(hip_state *s, const material_variant *v, const material_launch &l,
+                                                    const material_block_map *b, dim3 grid, dim3 block)
+{
+    if constexpr (sizeof(T) == 4) {
+        hip_materials *m = s->mat;
+        T *out = owned<T>(s, 1 - s->current);
+        const T *in = owned<T>(s, s->current);
+        const T *table = (const T *)m->table;
+        const unsigned exchanged = s->problem.halo.exchanged;
+        constexpr int ONE = MATERIAL_LISTED_ONE_ROW_BLOCKS;
+        auto kernel = v->mixed_rows == 1 ? (m->shared ? material_step_wide_listed<T, 4, 1, true, ONE>
+                                                      : material_step_wide_listed<T, 4, 1, false, ONE>)
+                                         : (m->shared ? material_step_wide_listed<T, 4, MATERIAL_ROWS, true, 0>
+                                                      : material_step_wide_listed<T, 4, MATERIAL_ROWS, false, 0>);
+        kernel<<<grid, block, m->shared ? l.shared : 0, m->listed>>>(out, in, owned_zone<T>(s), s->shape, table, m->layout,
+                                                                     exchanged, b->mixed, (int)l.grid.x, (int)l.grid.y,
+                                                                     b->cols, b->rows, v->zchunk);
+        HIP_CHECK_LAUNCH("material_step_wide_listed");
+        return HEAT_OK;
+    }
+    return heat_internal_error("materials kernel %s has no instantiation in this precision", v->name);
+}
+
+/* The mixed blocks of map b on m->listed: blocks of up to 256 threads and two rows a thread, a block for each
+ * sub-tile of a listed tile; material_step_listed, or (v->mixed_lanes V > 1) material_step_wide_listed with V
+ * points of a row a thread (and one row where v->mixed_rows is 1). */
 template <typename T> static int launch_listed(hip_state *s, const material_variant *v, const material_launch &l,
                                                const material_block_map *b)
 {
     hip_materials *m = s->mat;
-    const int bx = std::min(b->cols, 256), by = std::max(1, std::min(b->rows / MATERIAL_ROWS, 256 / bx));
-    HEAT_CHECK(b->cols % bx == 0 && b->rows % (MATERIAL_ROWS * by) == 0, "materials kernel %s: tiles of %d x %d points "
-               "are no whole number of %d x %d", v->name, b->cols, b->rows, bx, MATERIAL_ROWS * by);
+    const int lanes = std::max(v->mixed_lanes, 1), rows = lanes > 1 && v->mixed_rows == 1 ? 1 : MATERIAL_ROWS;
+    const int across = b->cols / lanes;
+    const int bx = std::min(across, 256), by = std::max(1, std::min(b->rows / rows, 256 / bx));
+    HEAT_CHECK(b->cols % lanes == 0 && across % bx == 0 && b->rows % (rows * by) == 0,
+               "materials kernel %s: tiles of %d x %d points are no whole number of %d x %d",
+               v->name, b->cols, b->rows, lanes * bx, rows * by);
     const dim3 block((unsigned)bx, (unsigned)by, 1);
-    const dim3 grid((unsigned)b->mixed_count, (unsigned)((b->cols / bx) * (b->rows / (MATERIAL_ROWS * by))), 1);
+    const dim3 grid((unsigned)b->mixed_count, (unsigned)((across / bx) * (b->rows / (rows * by))), 1);
+    if (lanes > 1) return launch_wide_listed<T>(s, v, l, b, grid, block);
     T *out = owned<T>(s, 1 - s->current);
     const T *in = owned<T>(s, s->current);
     const T *table = (const T *)m->table;

@@ -92,6 +92,27 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y)
     material_march_general<T, SHARED, M>(out, u, zone, s, tab, t, exchanged, bx, by, bz, zchunk);
 }
 
+/* material_step_listed with V points of a row a thread (material_march_wide: one V-wide load of a
+ * row's temperatures and one word of its zone bytes where the scalar march issues V of each): for
+ * the tiles of the one-zone kernels that march V points a thread, whose mixed tiles are as wide
+ * and would otherwise take a quarter of a row a thread in a load of their own. Block (x, y)
+ * marches sub-tile y of tile blocks[x] (V blockDim.x x M blockDim.y points, x fastest). The
+ * mixed blocks start first and hold the multiprocessors until the last is placed: one row a
+ * thread under a register cap (MIN_BLOCKS blocks a multiprocessor) keeps more of a row's
+ * latency-bound marches in flight there than two rows a thread at the compiler's registers. */
+template <typename T, int V, int M, bool SHARED, int MIN_BLOCKS>
+__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
+    material_step_wide_listed(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
+                              stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged,
+                              const int *__restrict__ blocks, int gx, int gy, int cols, int rows, int zchunk)
+{
+    const T *tab = material_tables_at<T, SHARED>(table, t);
+    const int b = blocks[blockIdx.x], sub = (int)blockIdx.y;
+    const int across = cols / (V * (int)blockDim.x), along = rows / (M * (int)blockDim.y);
+    const int bx = b % gx * across + sub % across, by = b / gx % gy * along + sub / across, bz = b / (gx * gy);
+    material_march_wide<T, V, M, 0>(out, u, zone, s, tab, t, exchanged, zchunk, bx, by, bz);
+}
+
 /* The ghost rules of zone a (scale by face, then shift by face) into the block's rule (zone_block). */
 template <typename T>
 __device__ __forceinline__ void block_ghost_rules(T *rule, const T *__restrict__ table, const material_table &t, int a)

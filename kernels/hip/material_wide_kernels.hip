@@ -85,22 +85,21 @@ __device__ __forceinline__ material_lanes<T, V> ghost_lanes(const K &k, const T 
     return g;
 }
 
-/* One general step as material_step does it, with V points a row a thread (x: i0 = V thread), M
- * rows a thread and a chunk of zchunk planes a block, marching up z with each row's points here
- * and above and the next plane's (loaded one plane ahead) in registers; PREFETCH > 0 also hints
- * the plane that many ahead into L2, and MIN_BLOCKS > 0 caps the registers, as material_step
- * does. It writes its output's y and z boundary ghosts and forms the x faces' where it reads
- * them, as material_step does. */
-template <typename T, int V, int M, bool SHARED, int PREFETCH, int MIN_BLOCKS>
-__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
-    material_step_wide(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
-                       stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged, int zchunk)
+/* One general step as material_step does it over the tile (bx, by, bz) of blockDim x M rows of V
+ * points (x: i0 = V thread) and zchunk planes, marching up z with each row's points here and above
+ * and the next plane's (loaded one plane ahead) in registers; PREFETCH > 0 also hints the plane
+ * that many ahead into L2. It writes its output's y and z boundary ghosts and forms the x faces'
+ * where it reads them, as material_step does. */
+template <typename T, int V, int M, int PREFETCH>
+__device__ __forceinline__ void material_march_wide(T *__restrict__ out, const T *__restrict__ u,
+                                                    const unsigned char *__restrict__ zone, const stencil_shape &s,
+                                                    const T *tab, const material_table &t, unsigned exchanged,
+                                                    int zchunk, int bx, int by, int bz)
 {
     typedef material_lanes<T, V> lanes;
-    const T *tab = material_tables_at<T, SHARED>(table, t);
-    const int i0 = V * (threadIdx.x + blockIdx.x * blockDim.x);
-    const int j = M * (threadIdx.y + blockIdx.y * blockDim.y);
-    const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
+    const int i0 = V * (threadIdx.x + bx * blockDim.x);
+    const int j = M * (threadIdx.y + by * blockDim.y);
+    const int k0 = bz * zchunk, k1 = min(k0 + zchunk, s.nz);
     if (i0 >= s.nx || j >= s.ny) return;
     const int zones = t.zones, sy = (int)s.sy, valid = min(V, s.nx - i0);
     const bool west_ghost = i0 == 0 && !(exchanged & 1u), east_ghost = !(exchanged & 2u);
@@ -192,6 +191,18 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_C
 #pragma unroll
         for (int n = 0; n < M; ++n) here[n] = above[n], a[n] = a_above[n], above[n] = ahead[n], a_above[n] = a_ahead[n];
     }
+}
+
+/* material_march_wide over the grid, a tile a block; MIN_BLOCKS > 0 caps the registers, as
+ * material_step does. */
+template <typename T, int V, int M, bool SHARED, int PREFETCH, int MIN_BLOCKS>
+__global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
+    material_step_wide(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__ zone,
+                       stencil_shape s, const T *__restrict__ table, material_table t, unsigned exchanged, int zchunk)
+{
+    const T *tab = material_tables_at<T, SHARED>(table, t);
+    material_march_wide<T, V, M, PREFETCH>(out, u, zone, s, tab, t, exchanged, zchunk, (int)blockIdx.x, (int)blockIdx.y,
+                                           (int)blockIdx.z);
 }
 
 /* One plane of material_step_wide's M rows of V points (p, zp at the first row's first point):
