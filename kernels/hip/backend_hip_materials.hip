@@ -153,7 +153,8 @@ template <typename T> static int boundary_bricks(hip_state *s, int which, hipStr
     hip_materials *m = s->mat;
     const int count = (int)m->boundary_list.size();
     if (count == 0) return HEAT_OK;
-    material_boundary_bricks<T><<<(unsigned)count, MATERIAL_BRICK_THREADS, 0, stream>>>(
+    const unsigned blocks = (unsigned)((count + MATERIAL_BRICK_WARPS - 1) / MATERIAL_BRICK_WARPS);
+    material_boundary_bricks<T, MATERIAL_BRICK_WARPS><<<blocks, MATERIAL_BRICK_THREADS * MATERIAL_BRICK_WARPS, 0, stream>>>(
         owned<T>(s, which), m->face_zone, m->item_first, s->shape, (const T *)m->table, m->layout, m->geometry,
         m->boundary, count, m->bricks);
     HIP_CHECK_LAUNCH("material_boundary_bricks");
