@@ -147,16 +147,33 @@ template <typename T> static int material_fill_typed(hip_state *s, int which)
 static unsigned brick_blocks(const hip_state *s) { return (unsigned)((stats_brick_count(s) + 127) / 128); }
 
 /* The power in through the boundary faces by kind, from field `which` (ghosts set); collective. */
+/* PROBE (not for merging): HEATSOLVE_MATSIDE_PROBE words w1, w4 (bricks a block), low (side stream's
+ * priority), off (no side work: timing only) */
+static int matside_probe(const char *word)
+{
+    const char *p = getenv("HEATSOLVE_MATSIDE_PROBE");
+    return p && strstr(p, word);
+}
+
+template <typename T, int WARPS> static void launch_boundary_bricks(hip_state *s, int which, hipStream_t stream)
+{
+    hip_materials *m = s->mat;
+    const int count = (int)m->boundary_list.size();
+    const unsigned blocks = (unsigned)((count + WARPS - 1) / WARPS);
+    material_boundary_bricks<T, WARPS><<<blocks, MATERIAL_BRICK_THREADS * WARPS, 0, stream>>>(
+        owned<T>(s, which), m->face_zone, m->item_first, s->shape, (const T *)m->table, m->layout, m->geometry,
+        m->boundary, count, m->bricks);
+}
+
 /* The boundary bricks' powers by kind into m->bricks ([item][kind]), from field `which` (ghosts set). */
 template <typename T> static int boundary_bricks(hip_state *s, int which, hipStream_t stream = 0)
 {
     hip_materials *m = s->mat;
     const int count = (int)m->boundary_list.size();
     if (count == 0) return HEAT_OK;
-    const unsigned blocks = (unsigned)((count + MATERIAL_BRICK_WARPS - 1) / MATERIAL_BRICK_WARPS);
-    material_boundary_bricks<T, MATERIAL_BRICK_WARPS><<<blocks, MATERIAL_BRICK_THREADS * MATERIAL_BRICK_WARPS, 0, stream>>>(
-        owned<T>(s, which), m->face_zone, m->item_first, s->shape, (const T *)m->table, m->layout, m->geometry,
-        m->boundary, count, m->bricks);
+    if (matside_probe("w1")) launch_boundary_bricks<T, 1>(s, which, stream);
+    else if (matside_probe("w4")) launch_boundary_bricks<T, 4>(s, which, stream);
+    else launch_boundary_bricks<T, MATERIAL_BRICK_WARPS>(s, which, stream);
     HIP_CHECK_LAUNCH("material_boundary_bricks");
     return HEAT_OK;
 }
@@ -219,6 +236,12 @@ template <typename T> static int side_energy_step(hip_state *s)
 {
     hip_materials *m = s->mat;
     HIP_CALL(hipStreamWaitEvent(m->side, m->ghosts_set, 0));
+    if (matside_probe("off")) {
+        HIP_CALL(hipEventRecord(m->field_read, m->side));
+        HIP_CALL(hipStreamWaitEvent(0, m->field_read, 0));
+        m->side_started = 1;
+        return HEAT_OK;
+    }
     HEAT_CALL(boundary_bricks<T>(s, s->current, m->side));
     HIP_CALL(hipEventRecord(m->field_read, m->side));
     material_energy_step<<<1, MATERIAL_ENERGY_KINDS * MATERIAL_LANES, 0, m->side>>>(
@@ -838,7 +861,7 @@ static int setup_energy_on_device(hip_state *s)
      * after its last, where the next step would wait for them */
     int least = 0, greatest = 0;
     HIP_CALL(hipDeviceGetStreamPriorityRange(&least, &greatest));
-    HIP_CALL(hipStreamCreateWithPriority(&m->side, hipStreamNonBlocking, greatest));
+    HIP_CALL(hipStreamCreateWithPriority(&m->side, hipStreamNonBlocking, matside_probe("low") ? least : greatest));
     HIP_CALL(hipEventCreateWithFlags(&m->ghosts_set, hipEventDisableTiming));
     HIP_CALL(hipEventCreateWithFlags(&m->field_read, hipEventDisableTiming));
     return HEAT_OK;
