@@ -462,8 +462,18 @@ __global__ void __launch_bounds__(MATERIAL_BRICK_THREADS *WARPS, MATERIAL_BRICK_
     const int b = bricks[item];
     const unsigned char *zones = face_zone + item_first[item]; /* the faces' points' zones, in point order */
     const int bx = b % g.own[0], by = b / g.own[0] % g.own[1], bz = b / (g.own[0] * g.own[1]);
+    unsigned kinds = 0; /* those of the faces the brick meets: most bricks meet one face */
+#pragma unroll 1
+    for (int face = 0; face < 6; ++face) {
+        material_brick_face f;
+        if (material_brick_meets(face, bx, by, bz, s, g, f)) kinds |= 1u << f.kind;
+    }
 #pragma unroll 1
     for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind) {
+        if (!(kinds & 1u << kind)) { /* the tree over sums of no term: +0 */
+            if (thread == 0) out[(long)item * MATERIAL_ENERGY_KINDS + kind] = 0.0;
+            continue;
+        }
         double power[MATERIAL_BRICK_SHARE] = {};
         const unsigned char *zone = zones;
 #pragma unroll 1
