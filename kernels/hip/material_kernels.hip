@@ -376,7 +376,7 @@ struct material_bricks {
 /* The energy kinds of solver/materials.h (sources, dirichlet, convective, flux), whose header
  * comes later in this translation unit, inside extern "C" (backend_hip_materials.hip checks it). */
 enum { MATERIAL_BRICK_SUMS = 128, MATERIAL_BRICK_THREADS = 32, MATERIAL_ENERGY_KINDS = 4 };
-enum { MATERIAL_BRICK_SHARE = MATERIAL_BRICK_SUMS / MATERIAL_BRICK_THREADS, MATERIAL_BRICK_WARPS = 2 };
+enum { MATERIAL_BRICK_SHARE = MATERIAL_BRICK_SUMS / MATERIAL_BRICK_THREADS, MATERIAL_BRICK_WARPS = 1 };
 /* material_boundary_bricks' blocks of `warps` bricks at 32 registers a thread, 64 / warps blocks an
  * SM: where a block of the step at 64 registers frees its registers, twice its threads of bricks fit */
 #define MATERIAL_BRICK_CAP(warps) MATERIAL_CAP((warps) > 1 ? 64 / (warps) : 0)
@@ -450,7 +450,7 @@ __device__ __forceinline__ double material_brick_tree(double (&power)[MATERIAL_B
  * item_first[item], face by face in this order, each face's points padded to a whole number of
  * MATERIAL_BRICK_SUMS), side by side, where the zone index would cost a 32-byte sector a point on the
  * x faces. */
-template <typename T, int WARPS>
+template <typename T, int WARPS, int ROUNDS>
 __global__ void __launch_bounds__(MATERIAL_BRICK_THREADS *WARPS, MATERIAL_BRICK_CAP(WARPS))
     material_boundary_bricks(const T *__restrict__ u, const unsigned char *__restrict__ face_zone,
                              const int *__restrict__ item_first, stencil_shape s, const T *__restrict__ table,
@@ -484,23 +484,24 @@ __global__ void __launch_bounds__(MATERIAL_BRICK_THREADS *WARPS, MATERIAL_BRICK_
             if (f.kind == kind) {
                 const T *k = table + (face < 2 ? t.conductance[0] : face < 4 ? t.conductance[1] : t.conductance[2]);
                 const T *corner = u + f.corner;
-                for (int first = 0; first < points; first += MATERIAL_BRICK_SUMS) {
-                    /* the round's loads first, then its terms in order */
-                    T value[MATERIAL_BRICK_SHARE] = {};
-                    int a[MATERIAL_BRICK_SHARE] = {};
+                for (int first = 0; first < points; first += ROUNDS * MATERIAL_BRICK_SUMS) {
+                    /* ROUNDS rounds' loads first, then their terms in order (round after round) */
+                    enum { LOADS = ROUNDS * MATERIAL_BRICK_SHARE };
+                    T value[LOADS] = {};
+                    int a[LOADS] = {};
 #pragma unroll
-                    for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q) {
+                    for (int q = 0; q < LOADS; ++q) {
                         const int point = first + thread + q * MATERIAL_BRICK_THREADS;
                         if (point >= points) continue;
                         a[q] = zone[point];
                         value[q] = corner[(long)(point / f.columns) * f.slow + (long)(point % f.columns) * f.fast];
                     }
 #pragma unroll
-                    for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q) {
+                    for (int q = 0; q < LOADS; ++q) {
                         if (first + thread + q * MATERIAL_BRICK_THREADS >= points) continue;
                         const T ghost = material_ghost(table, t, face, a[q], value[q]); /* the step's x ghosts are not stored */
                         const double in = (double)(k[(long)a[q] * (t.zones + 1)] * (ghost - value[q])) * g.volume;
-                        power[q] += in;
+                        power[q % MATERIAL_BRICK_SHARE] += in;
                     }
                 }
             }
