@@ -147,7 +147,8 @@ template <typename T> static int material_fill_typed(hip_state *s, int which)
 static unsigned brick_blocks(const hip_state *s) { return (unsigned)((stats_brick_count(s) + 127) / 128); }
 
 /* The power in through the boundary faces by kind, from field `which` (ghosts set); collective. */
-/* PROBE (not for merging): HEATSOLVE_MATSIDE_PROBE words r2 (two rounds' loads together), w2 (two
+/* PROBE (not for merging): HEATSOLVE_MATSIDE_PROBE words r2 (two rounds' loads together), ts (the
+ * coefficients staged in shared memory beside the points' loads), r2ts (both), w2 (two
  * bricks a block at 32 registers), off (no side work: timing only) */
 static int matside_probe(const char *word)
 {
@@ -155,12 +156,13 @@ static int matside_probe(const char *word)
     return p && strstr(p, word);
 }
 
-template <typename T, int WARPS, int ROUNDS> static void launch_boundary_bricks(hip_state *s, int which, hipStream_t stream)
+template <typename T, int WARPS, int ROUNDS, bool STAGED = false>
+static void launch_boundary_bricks(hip_state *s, int which, hipStream_t stream)
 {
     hip_materials *m = s->mat;
     const int count = (int)m->boundary_list.size();
     const unsigned blocks = (unsigned)((count + WARPS - 1) / WARPS);
-    material_boundary_bricks<T, WARPS, ROUNDS><<<blocks, MATERIAL_BRICK_THREADS * WARPS, 0, stream>>>(
+    material_boundary_bricks<T, WARPS, ROUNDS, STAGED><<<blocks, MATERIAL_BRICK_THREADS * WARPS, 0, stream>>>(
         owned<T>(s, which), m->face_zone, m->item_first, s->shape, (const T *)m->table, m->layout, m->geometry,
         m->boundary, count, m->bricks);
 }
@@ -171,7 +173,9 @@ template <typename T> static int boundary_bricks(hip_state *s, int which, hipStr
     hip_materials *m = s->mat;
     const int count = (int)m->boundary_list.size();
     if (count == 0) return HEAT_OK;
-    if (matside_probe("r2")) launch_boundary_bricks<T, 1, 2>(s, which, stream);
+    if (matside_probe("r2ts")) launch_boundary_bricks<T, 1, 2, true>(s, which, stream);
+    else if (matside_probe("ts")) launch_boundary_bricks<T, 1, 1, true>(s, which, stream);
+    else if (matside_probe("r2")) launch_boundary_bricks<T, 1, 2>(s, which, stream);
     else if (matside_probe("w2")) launch_boundary_bricks<T, 2, 1>(s, which, stream);
     else launch_boundary_bricks<T, MATERIAL_BRICK_WARPS, 1>(s, which, stream);
     HIP_CHECK_LAUNCH("material_boundary_bricks");

@@ -450,13 +450,18 @@ __device__ __forceinline__ double material_brick_tree(double (&power)[MATERIAL_B
  * item_first[item], face by face in this order, each face's points padded to a whole number of
  * MATERIAL_BRICK_SUMS), side by side, where the zone index would cost a 32-byte sector a point on the
  * x faces. */
-template <typename T, int WARPS, int ROUNDS>
+template <typename T, int WARPS, int ROUNDS, bool STAGED>
 __global__ void __launch_bounds__(MATERIAL_BRICK_THREADS *WARPS, MATERIAL_BRICK_CAP(WARPS))
     material_boundary_bricks(const T *__restrict__ u, const unsigned char *__restrict__ face_zone,
                              const int *__restrict__ item_first, stencil_shape s, const T *__restrict__ table,
                              material_table t, material_bricks g, const int *__restrict__ bricks, int count,
                              double *out)
 {
+    static_assert(!STAGED || WARPS == 1, "the staged coefficients are a block's: one brick a block");
+    /* STAGED: the face's coefficients by zone (ghost scale, shift, conductance), loaded beside the
+     * points' loads instead of after their zones arrive; up to a lane a zone */
+    __shared__ T staged[STAGED ? 3 : 1][STAGED ? MATERIAL_BRICK_THREADS : 1];
+    const bool stage = STAGED && t.zones <= MATERIAL_BRICK_THREADS;
     const int item = blockIdx.x * WARPS + threadIdx.x / MATERIAL_BRICK_THREADS, thread = threadIdx.x % MATERIAL_BRICK_THREADS;
     if (item >= count) return; /* the last block's spare warps, whole */
     const int b = bricks[item];
@@ -489,6 +494,14 @@ __global__ void __launch_bounds__(MATERIAL_BRICK_THREADS *WARPS, MATERIAL_BRICK_
                     enum { LOADS = ROUNDS * MATERIAL_BRICK_SHARE };
                     T value[LOADS] = {};
                     int a[LOADS] = {};
+                    T coefficient[3] = {};
+                    if (stage) {
+                        __syncthreads(); /* the last face's lookups are done */
+                        if (thread < t.zones)
+                            coefficient[0] = table[(int)t.scale + face * t.zones + thread],
+                            coefficient[1] = table[(int)t.shift + face * t.zones + thread],
+                            coefficient[2] = k[(long)thread * (t.zones + 1)];
+                    }
 #pragma unroll
                     for (int q = 0; q < LOADS; ++q) {
                         const int point = first + thread + q * MATERIAL_BRICK_THREADS;
@@ -496,11 +509,20 @@ __global__ void __launch_bounds__(MATERIAL_BRICK_THREADS *WARPS, MATERIAL_BRICK_
                         a[q] = zone[point];
                         value[q] = corner[(long)(point / f.columns) * f.slow + (long)(point % f.columns) * f.fast];
                     }
+                    if (stage) {
+                        if (thread < t.zones)
+                            staged[0][thread] = coefficient[0], staged[1][thread] = coefficient[1], staged[2][thread] = coefficient[2];
+                        __syncthreads();
+                    }
 #pragma unroll
                     for (int q = 0; q < LOADS; ++q) {
                         if (first + thread + q * MATERIAL_BRICK_THREADS >= points) continue;
-                        const T ghost = material_ghost(table, t, face, a[q], value[q]); /* the step's x ghosts are not stored */
-                        const double in = (double)(k[(long)a[q] * (t.zones + 1)] * (ghost - value[q])) * g.volume;
+                        T ghost, conductance;
+                        if (stage) /* the same values: the same bits */
+                            ghost = staged[0][a[q]] * value[q] + staged[1][a[q]], conductance = staged[2][a[q]];
+                        else /* the step's x ghosts are not stored */
+                            ghost = material_ghost(table, t, face, a[q], value[q]), conductance = k[(long)a[q] * (t.zones + 1)];
+                        const double in = (double)(conductance * (ghost - value[q])) * g.volume;
                         power[q % MATERIAL_BRICK_SHARE] += in;
                     }
                 }
