@@ -147,37 +147,15 @@ template <typename T> static int material_fill_typed(hip_state *s, int which)
 static unsigned brick_blocks(const hip_state *s) { return (unsigned)((stats_brick_count(s) + 127) / 128); }
 
 /* The power in through the boundary faces by kind, from field `which` (ghosts set); collective. */
-/* PROBE (not for merging): HEATSOLVE_MATSIDE_PROBE words r2 (two rounds' loads together), ts (the
- * coefficients staged in shared memory beside the points' loads), r2ts (both), w2 (two
- * bricks a block at 32 registers), off (no side work: timing only) */
-static int matside_probe(const char *word)
-{
-    const char *p = getenv("HEATSOLVE_MATSIDE_PROBE");
-    return p && strstr(p, word);
-}
-
-template <typename T, int WARPS, int ROUNDS, bool STAGED = false>
-static void launch_boundary_bricks(hip_state *s, int which, hipStream_t stream)
-{
-    hip_materials *m = s->mat;
-    const int count = (int)m->boundary_list.size();
-    const unsigned blocks = (unsigned)((count + WARPS - 1) / WARPS);
-    material_boundary_bricks<T, WARPS, ROUNDS, STAGED><<<blocks, MATERIAL_BRICK_THREADS * WARPS, 0, stream>>>(
-        owned<T>(s, which), m->face_zone, m->item_first, s->shape, (const T *)m->table, m->layout, m->geometry,
-        m->boundary, count, m->bricks);
-}
-
 /* The boundary bricks' powers by kind into m->bricks ([item][kind]), from field `which` (ghosts set). */
 template <typename T> static int boundary_bricks(hip_state *s, int which, hipStream_t stream = 0)
 {
     hip_materials *m = s->mat;
     const int count = (int)m->boundary_list.size();
     if (count == 0) return HEAT_OK;
-    if (matside_probe("r2ts")) launch_boundary_bricks<T, 1, 2, true>(s, which, stream);
-    else if (matside_probe("ts")) launch_boundary_bricks<T, 1, 1, true>(s, which, stream);
-    else if (matside_probe("r2")) launch_boundary_bricks<T, 1, 2>(s, which, stream);
-    else if (matside_probe("w2")) launch_boundary_bricks<T, 2, 1>(s, which, stream);
-    else launch_boundary_bricks<T, MATERIAL_BRICK_WARPS, 1>(s, which, stream);
+    material_boundary_bricks<T><<<(unsigned)count, MATERIAL_BRICK_THREADS, 0, stream>>>(
+        owned<T>(s, which), m->face_zone, m->item_first, s->shape, (const T *)m->table, m->layout, m->geometry,
+        m->boundary, count, m->bricks);
     HIP_CHECK_LAUNCH("material_boundary_bricks");
     return HEAT_OK;
 }
@@ -240,12 +218,6 @@ template <typename T> static int side_energy_step(hip_state *s)
 {
     hip_materials *m = s->mat;
     HIP_CALL(hipStreamWaitEvent(m->side, m->ghosts_set, 0));
-    if (matside_probe("off")) {
-        HIP_CALL(hipEventRecord(m->field_read, m->side));
-        HIP_CALL(hipStreamWaitEvent(0, m->field_read, 0));
-        m->side_started = 1;
-        return HEAT_OK;
-    }
     HEAT_CALL(boundary_bricks<T>(s, s->current, m->side));
     HIP_CALL(hipEventRecord(m->field_read, m->side));
     material_energy_step<<<1, MATERIAL_ENERGY_KINDS * MATERIAL_LANES, 0, m->side>>>(

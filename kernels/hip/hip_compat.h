@@ -86,12 +86,6 @@ __device__ __forceinline__ void nontemporal_store_wide(float a, float b, float c
 {
     __stcs(reinterpret_cast<float4 *>(address), make_float4(a, b, c, d));
 }
-/* Lane + delta's value within a warp of 32 lanes, every lane taking part (lanes past the warp's
- * end get their own). */
-__device__ __forceinline__ double lane_down(double value, int delta)
-{
-    return __shfl_down_sync(0xffffffffu, value, delta);
-}
 #else
 #include <hip/hip_runtime.h>
 #define HEAT_GPU_PLATFORM "ROCm"
@@ -116,7 +110,4 @@ template <typename T> __device__ __forceinline__ void nontemporal_store_wide(T a
 {
     nontemporal_store_wide(a, b, address), nontemporal_store_wide(c, d, address + 2);
 }
-/* Lane + delta's value within the wavefront (a block of 32 threads leaves the upper lanes of a
- * wavefront of 64 idle: lanes that read past the block's lanes get values nobody uses). */
-__device__ __forceinline__ double lane_down(double value, int delta) { return __shfl_down(value, delta); }
 #endif

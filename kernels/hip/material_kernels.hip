@@ -376,10 +376,7 @@ struct material_bricks {
 /* The energy kinds of solver/materials.h (sources, dirichlet, convective, flux), whose header
  * comes later in this translation unit, inside extern "C" (backend_hip_materials.hip checks it). */
 enum { MATERIAL_BRICK_SUMS = 128, MATERIAL_BRICK_THREADS = 32, MATERIAL_ENERGY_KINDS = 4 };
-enum { MATERIAL_BRICK_SHARE = MATERIAL_BRICK_SUMS / MATERIAL_BRICK_THREADS, MATERIAL_BRICK_WARPS = 1 };
-/* material_boundary_bricks' blocks of `warps` bricks at 32 registers a thread, 64 / warps blocks an
- * SM: where a block of the step at 64 registers frees its registers, twice its threads of bricks fit */
-#define MATERIAL_BRICK_CAP(warps) MATERIAL_CAP((warps) > 1 ? 64 / (warps) : 0)
+enum { MATERIAL_BRICK_SHARE = MATERIAL_BRICK_SUMS / MATERIAL_BRICK_THREADS };
 
 /* A brick face's points in the boundary items' zone list (material_boundary_bricks' face_zone): a whole
  * number of MATERIAL_BRICK_SUMS, so that every face's first point starts partial sum 0. */
@@ -388,150 +385,78 @@ __host__ __device__ __forceinline__ int material_face_padded(int points)
     return (points + MATERIAL_BRICK_SUMS - 1) / MATERIAL_BRICK_SUMS * MATERIAL_BRICK_SUMS;
 }
 
-/* Where the brick at (bx, by, bz) (in bricks) meets face `face` of the block's box: its points there,
- * rows from the point `corner` (an index into the field) `slow` apart and columns `fast` apart,
- * and the face's energy kind; false where the brick does not touch the face or the face brings
- * none. By selects, not arrays indexed by the face: those would go to local memory. */
-struct material_brick_face {
-    long corner, slow, fast;
-    int rows, columns, kind;
-};
-
-__device__ __forceinline__ bool material_brick_meets(int face, int bx, int by, int bz, const stencil_shape &s,
-                                                     const material_bricks &g, material_brick_face &f)
-{
-    const int axis = face / 2;
-    f.kind = face < 2 ? (face == 0 ? g.kind[0] : g.kind[1])
-                      : face < 4 ? (face == 2 ? g.kind[2] : g.kind[3]) : (face == 4 ? g.kind[4] : g.kind[5]);
-    const int n = axis == 0 ? s.nx : axis == 1 ? s.ny : s.nz;
-    const int brick = axis == 0 ? g.brick[0] : axis == 1 ? g.brick[1] : g.brick[2];
-    const int at = axis == 0 ? bx : axis == 1 ? by : bz;
-    const int plane = face % 2 ? n - 1 : 0;
-    if (f.kind < 0 || plane / brick != at) return false;
-    /* the fast axis: y on the x faces, else x; the slow one: y on the z faces, else z */
-    const int fast_n = axis == 0 ? s.ny : s.nx, fast_brick = axis == 0 ? g.brick[1] : g.brick[0], fast_at = axis == 0 ? by : bx;
-    const int slow_n = axis == 2 ? s.ny : s.nz, slow_brick = axis == 2 ? g.brick[1] : g.brick[2], slow_at = axis == 2 ? by : bz;
-    const int a0 = fast_at * fast_brick, b0 = slow_at * slow_brick;
-    f.columns = min(a0 + fast_brick, fast_n) - a0, f.rows = min(b0 + slow_brick, slow_n) - b0;
-    f.fast = axis == 0 ? s.sy : 1, f.slow = axis == 2 ? s.sy : s.sz;
-    f.corner = plane * (axis == 0 ? 1 : axis == 1 ? s.sy : s.sz) + b0 * f.slow + a0 * f.fast;
-    return true;
-}
-
-/* The fixed tree over a brick's MATERIAL_BRICK_SUMS partial sums (partial sum v gains v + half, for
- * half = MATERIAL_BRICK_SUMS / 2 down to 1), a thread holding sums thread + q MATERIAL_BRICK_THREADS:
- * the levels across a thread's own sums in registers, then across the lanes. The same additions of
- * the same operands as the tree in shared memory: the same bits, without shared memory (which a
- * block beside the step would take from the step's blocks) or a barrier. Lane 0 holds the sum. */
-__device__ __forceinline__ double material_brick_tree(double (&power)[MATERIAL_BRICK_SHARE])
-{
-#pragma unroll
-    for (int span = MATERIAL_BRICK_SHARE / 2; span > 0; span /= 2)
-#pragma unroll
-        for (int q = 0; q < span; ++q) power[q] += power[q + span];
-    double sum = power[0];
-#pragma unroll
-    for (int half = MATERIAL_BRICK_THREADS / 2; half > 0; half /= 2) sum += lane_down(sum, half);
-    return sum;
-}
-
 /* The power in through the boundary faces per brick and kind (out[item * 4 + kind]) of the bricks
  * bricks[item] (those on a face that brings some), one block a brick: each of MATERIAL_BRICK_SUMS
- * partial sums takes every MATERIAL_BRICK_SUMS-th point of the brick's face points of the kind,
- * face by face, then the block adds the partial sums in a fixed tree. The order depends on the brick
- * alone, never on the ranks, so every rank count and restart gives the same bits; against the CPU's
- * row order it differs by rounding. A thread forms MATERIAL_BRICK_SHARE of the sums (sum v = thread
- * + q MATERIAL_BRICK_THREADS), their points' loads side by side: the work runs beside the step on a
+ * partial sums takes every MATERIAL_BRICK_SUMS-th point of the brick's face points, face by face,
+ * then the block adds the partial sums in a fixed tree. The order depends on the brick alone, never
+ * on the ranks, so every rank count and restart gives the same bits; against the CPU's row order
+ * it differs by rounding. A thread forms MATERIAL_BRICK_SHARE of the sums (sum v = thread + q
+ * MATERIAL_BRICK_THREADS), their points' loads side by side: the work runs beside the step on a
  * stream of the highest priority, and a block of 32 threads with four points' loads in flight each
- * holds a quarter of the slots that 128 threads with one each held, for about as long. Kind by kind,
- * so that a thread holds one kind's sums (a kind's sums see the same terms in the same order as all
- * four kinds' sums side by side would): fewer registers, so more of the blocks fit where a step's
- * block was. The points' zones come from face_zone (setup_face_zones: item `item`'s from
- * item_first[item], face by face in this order, each face's points padded to a whole number of
- * MATERIAL_BRICK_SUMS), side by side, where the zone index would cost a 32-byte sector a point on the
- * x faces. */
-template <typename T, int WARPS, int ROUNDS, bool STAGED>
-__global__ void __launch_bounds__(MATERIAL_BRICK_THREADS *WARPS, MATERIAL_BRICK_CAP(WARPS))
+ * holds a quarter of the slots that 128 threads with one each held, for about as long. The points'
+ * zones come from face_zone (setup_face_zones: item `item`'s from item_first[item], face by face
+ * in this order, each face's points padded to a whole number of MATERIAL_BRICK_SUMS), side by side,
+ * where the zone index would cost a 32-byte sector a point on the x faces. */
+template <typename T>
+__global__ void __launch_bounds__(MATERIAL_BRICK_THREADS)
     material_boundary_bricks(const T *__restrict__ u, const unsigned char *__restrict__ face_zone,
                              const int *__restrict__ item_first, stencil_shape s, const T *__restrict__ table,
                              material_table t, material_bricks g, const int *__restrict__ bricks, int count,
                              double *out)
 {
-    static_assert(!STAGED || WARPS == 1, "the staged coefficients are a block's: one brick a block");
-    /* STAGED: the face's coefficients by zone (ghost scale, shift, conductance), loaded beside the
-     * points' loads instead of after their zones arrive; up to a lane a zone */
-    __shared__ T staged[STAGED ? 3 : 1][STAGED ? MATERIAL_BRICK_THREADS : 1];
-    const bool stage = STAGED && t.zones <= MATERIAL_BRICK_THREADS;
-    const int item = blockIdx.x * WARPS + threadIdx.x / MATERIAL_BRICK_THREADS, thread = threadIdx.x % MATERIAL_BRICK_THREADS;
-    if (item >= count) return; /* the last block's spare warps, whole */
-    const int b = bricks[item];
-    const unsigned char *zones = face_zone + item_first[item]; /* the faces' points' zones, in point order */
-    const int bx = b % g.own[0], by = b / g.own[0] % g.own[1], bz = b / (g.own[0] * g.own[1]);
-    unsigned kinds = 0; /* those of the faces the brick meets: most bricks meet one face */
-#pragma unroll 1
+    __shared__ double partial[MATERIAL_ENERGY_KINDS][MATERIAL_BRICK_SUMS];
+    const int item = blockIdx.x, thread = threadIdx.x;
+    if (item >= count) return; /* never: one block an item */
+    const long b = bricks[item];
+    const unsigned char *zone = face_zone + item_first[item]; /* the face's points' zones, in point order */
+    const int at[3] = {(int)(b % g.own[0]), (int)(b / g.own[0] % g.own[1]), (int)(b / ((long)g.own[0] * g.own[1]))};
+    const int n[3] = {s.nx, s.ny, s.nz};
+    const long stride[3] = {1, s.sy, s.sz};
+    double power[MATERIAL_BRICK_SHARE][MATERIAL_ENERGY_KINDS] = {};
     for (int face = 0; face < 6; ++face) {
-        material_brick_face f;
-        if (material_brick_meets(face, bx, by, bz, s, g, f)) kinds |= 1u << f.kind;
-    }
-#pragma unroll 1
-    for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind) {
-        if (!(kinds & 1u << kind)) { /* the tree over sums of no term: +0 */
-            if (thread == 0) out[(long)item * MATERIAL_ENERGY_KINDS + kind] = 0.0;
-            continue;
-        }
-        double power[MATERIAL_BRICK_SHARE] = {};
-        const unsigned char *zone = zones;
-#pragma unroll 1
-        for (int face = 0; face < 6; ++face) {
-            material_brick_face f;
-            if (!material_brick_meets(face, bx, by, bz, s, g, f)) continue;
-            const int points = f.rows * f.columns;
-            if (f.kind == kind) {
-                const T *k = table + (face < 2 ? t.conductance[0] : face < 4 ? t.conductance[1] : t.conductance[2]);
-                const T *corner = u + f.corner;
-                for (int first = 0; first < points; first += ROUNDS * MATERIAL_BRICK_SUMS) {
-                    /* ROUNDS rounds' loads first, then their terms in order (round after round) */
-                    enum { LOADS = ROUNDS * MATERIAL_BRICK_SHARE };
-                    T value[LOADS] = {};
-                    int a[LOADS] = {};
-                    T coefficient[3] = {};
-                    if (stage) {
-                        __syncthreads(); /* the last face's lookups are done */
-                        if (thread < t.zones)
-                            coefficient[0] = table[(int)t.scale + face * t.zones + thread],
-                            coefficient[1] = table[(int)t.shift + face * t.zones + thread],
-                            coefficient[2] = k[(long)thread * (t.zones + 1)];
-                    }
+        if (g.kind[face] < 0) continue;
+        const int axis = face / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+        const int plane = face % 2 ? n[axis] - 1 : 0;
+        if (plane / g.brick[axis] != at[axis]) continue;
+        const T *k = table + t.conductance[axis];
+        const int b0 = at[slow] * g.brick[slow], rows = min(b0 + g.brick[slow], n[slow]) - b0;
+        const int a0 = at[fast] * g.brick[fast], columns = min(a0 + g.brick[fast], n[fast]) - a0;
+        const int kind = g.kind[face], points = rows * columns;
+        for (int first = 0; first < points; first += MATERIAL_BRICK_SUMS) {
+            /* the round's loads first, then its terms in order */
+            T value[MATERIAL_BRICK_SHARE] = {};
+            int a[MATERIAL_BRICK_SHARE] = {};
 #pragma unroll
-                    for (int q = 0; q < LOADS; ++q) {
-                        const int point = first + thread + q * MATERIAL_BRICK_THREADS;
-                        if (point >= points) continue;
-                        a[q] = zone[point];
-                        value[q] = corner[(long)(point / f.columns) * f.slow + (long)(point % f.columns) * f.fast];
-                    }
-                    if (stage) {
-                        if (thread < t.zones)
-                            staged[0][thread] = coefficient[0], staged[1][thread] = coefficient[1], staged[2][thread] = coefficient[2];
-                        __syncthreads();
-                    }
-#pragma unroll
-                    for (int q = 0; q < LOADS; ++q) {
-                        if (first + thread + q * MATERIAL_BRICK_THREADS >= points) continue;
-                        T ghost, conductance;
-                        if (stage) /* the same values: the same bits */
-                            ghost = staged[0][a[q]] * value[q] + staged[1][a[q]], conductance = staged[2][a[q]];
-                        else /* the step's x ghosts are not stored */
-                            ghost = material_ghost(table, t, face, a[q], value[q]), conductance = k[(long)a[q] * (t.zones + 1)];
-                        const double in = (double)(conductance * (ghost - value[q])) * g.volume;
-                        power[q % MATERIAL_BRICK_SHARE] += in;
-                    }
-                }
+            for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q) {
+                const int point = first + thread + q * MATERIAL_BRICK_THREADS;
+                if (point >= points) continue;
+                const long p = plane * stride[axis] + (long)(b0 + point / columns) * stride[slow] +
+                               (long)(a0 + point % columns) * stride[fast];
+                a[q] = zone[point], value[q] = u[p];
             }
-            zone += material_face_padded(points);
+#pragma unroll
+            for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q) {
+                if (first + thread + q * MATERIAL_BRICK_THREADS >= points) continue;
+                const T ghost = material_ghost(table, t, face, a[q], value[q]); /* the step's x ghosts are not stored */
+                const double in = (double)(k[(long)a[q] * (t.zones + 1)] * (ghost - value[q])) * g.volume;
+#pragma unroll
+                for (int e = 0; e < MATERIAL_ENERGY_KINDS; ++e) /* a register index: no local memory */
+                    if (e == kind) power[q][e] += in;
+            }
         }
-        const double sum = material_brick_tree(power);
-        if (thread == 0) out[(long)item * MATERIAL_ENERGY_KINDS + kind] = sum;
+        zone += material_face_padded(points);
     }
+#pragma unroll
+    for (int q = 0; q < MATERIAL_BRICK_SHARE; ++q)
+        for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind)
+            partial[kind][thread + q * MATERIAL_BRICK_THREADS] = power[q][kind];
+    __syncthreads();
+    for (int half = MATERIAL_BRICK_SUMS / 2; half > 0; half /= 2) {
+        for (int v = thread; v < half; v += MATERIAL_BRICK_THREADS)
+            for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind) partial[kind][v] += partial[kind][v + half];
+        __syncthreads();
+    }
+    if (thread < MATERIAL_ENERGY_KINDS) out[(long)item * MATERIAL_ENERGY_KINDS + thread] = partial[thread][0];
 }
 
 /* sum of rho c T V per brick, one thread a brick, rows in order (the CPU's material_heat_bricks). */
