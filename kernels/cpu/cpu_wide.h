@@ -382,16 +382,19 @@ static inline __attribute__((always_inline)) void FN(wide_job_row)(const void *j
 }
 
 /* The y faces' ghost rows of planes [z, z + planes) that the rows of block [y0, y1) read: the low
- * face's where the block starts at row 0, the high face's where it ends at row n[1]. Only the rows of
- * their own plane read them (the star reads no edge ghost): set by the thread that sweeps the plane,
- * just before, its owned rows 0 .. R-1 then in cache from the z terms of the planes below. */
+ * face's where the block holds one of rows 0 .. R-1, the high face's where it holds one of rows
+ * n[1]-R .. n[1]-1 (a block of fewer than R rows at a face sets them again: the same values, by the
+ * same thread). Only the rows of their own plane read them (the star reads no edge ghost): set by
+ * the thread that sweeps the plane, just before, its owned rows 0 .. R-1 then in cache from the z
+ * terms of the planes below. */
 static inline void FN(wide_block_y_ghosts)(const FN(wide_job) *j, long first, const int n[3], int y0, int y1, int z,
                                            int planes)
 {
+    const int R = j->k->radius;
     for (int p = z; p < z + planes; ++p) {
         REAL *plane = j->u + first + p * j->sz;
-        if (y0 == 0) FN(wide_face_layers)(plane, j->n0, n[1], j->sy, j->k->radius, FACE_Y_LOW, j->g);
-        if (y1 == n[1]) FN(wide_face_layers)(plane, j->n0, n[1], j->sy, j->k->radius, FACE_Y_HIGH, j->g);
+        if (y0 < R) FN(wide_face_layers)(plane, j->n0, n[1], j->sy, R, FACE_Y_LOW, j->g);
+        if (y1 > n[1] - R) FN(wide_face_layers)(plane, j->n0, n[1], j->sy, R, FACE_Y_HIGH, j->g);
     }
 }
 
