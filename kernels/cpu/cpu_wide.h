@@ -5,11 +5,13 @@
  * cpu_cg_kernels.h, which includes this, come from there). Order 2 keeps
  * the 7-point kernels above and their bits.
  *
- * Fields carry R ghost layers (heat_layout_make_ghost). One pass sets the
- * ghosts of every face that is not exchanged before a sweep (wide_halo_fill):
- * ghost(-1-m) = shift + scale u(m), the reflection of solver/problem.h. The
- * stencil is a star: it reads no edge or corner ghost, so the pass sets the
- * faces over the owned extent of the other two axes only.
+ * Fields carry R ghost layers (heat_layout_make_ghost). The ghosts of every
+ * face that is not exchanged are ghost(-1-m) = shift + scale u(m), the
+ * reflection of solver/problem.h: the explicit sweep sets those it reads as
+ * it goes (wide_march_tiles), the implicit operators' vectors get them from
+ * one pass before (wide_halo_fill). The stencil is a star: it reads no edge
+ * or corner ghost, so the faces are set over the owned extent of the other
+ * two axes only.
  *
  * Operation order (heat_space_coeffs; the HIP kernels' order_sum too):
  * loads in ascending address order, z-R .. z-1, y-R .. y-1, x-R .. x-1, the
