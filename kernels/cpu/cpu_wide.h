@@ -316,13 +316,16 @@ static inline __attribute__((always_inline)) void FN(wide_span)(REAL *restrict o
  * of 64-byte lines from L2 for each vector, faster than the core's L2 feeds them; in a tile the
  * planes and rows a span reads are mostly in L1 from the tile's other rows. One row (1 x 1): the
  * row in one span. Each row asks for the row rows_y beyond it in plane z+R: the next tile's, which
- * comes from memory. The same expression a point in every case: where rows are cut changes no bit. */
+ * comes from memory; a row with fewer than rows_y rows left before `rows_left` (the march's block
+ * ends there) asks for the one `wrap` values further, in the march's next group of planes. The same
+ * expression a point in every case: where rows are cut changes no bit. */
 #ifndef WIDE_TILE_SPAN_BYTES /* this file is included once per precision */
 #define WIDE_TILE_SPAN_BYTES 512
 #endif
 static inline __attribute__((always_inline)) void FN(wide_tile_r)(REAL *restrict out, const REAL *restrict c, long n,
                                                                   long sy, long sz, const FN(wide_coeffs) *k,
-                                                                  int rows_y, int rows_z, int R, int mode, int V)
+                                                                  int rows_y, int rows_z, int rows_left, long wrap,
+                                                                  int R, int mode, int V)
 {
     const FN(wide_splats) s = FN(wide_splats_make)(k, R);
     const long span_max = rows_y * rows_z == 1 ? n : WIDE_TILE_SPAN_BYTES / (long)sizeof(REAL);
@@ -330,19 +333,20 @@ static inline __attribute__((always_inline)) void FN(wide_tile_r)(REAL *restrict
         const long span = n - x < span_max ? n - x : span_max;
         for (int dz = 0; dz < rows_z; ++dz)
             for (int dy = 0; dy < rows_y; ++dy) {
-                const long at = dy * sy + dz * sz + x;
-                FN(wide_span)(out + at, c + at, span, sy, sz, rows_y * sy, k, &s, R, mode, V);
+                const long at = dy * sy + dz * sz + x, ahead = rows_y * sy + (dy + rows_y >= rows_left ? wrap : 0);
+                FN(wide_span)(out + at, c + at, span, sy, sz, ahead, k, &s, R, mode, V);
             }
     }
 }
 
 /* wide_tile_r with its radius, mode and interleave (2, 4 or 8 vectors) as constants, one loop each. */
-static void FN(wide_tile)(REAL *restrict out, const REAL *restrict c, long n, long sy, long sz,
-                          const FN(wide_coeffs) *k, int rows_y, int rows_z, int mode, int vectors)
+static void FN(wide_tile_ahead)(REAL *restrict out, const REAL *restrict c, long n, long sy, long sz,
+                                const FN(wide_coeffs) *k, int rows_y, int rows_z, int rows_left, long wrap, int mode,
+                                int vectors)
 {
 #define WIDE_TILE_CASE(R, MODE, V)                                                                               \
     case ((R) * 4 + (MODE)) * 4 + (V) / 4 + (V) / 8:                                                             \
-        FN(wide_tile_r)(out, c, n, sy, sz, k, rows_y, rows_z, R, MODE, V);                                       \
+        FN(wide_tile_r)(out, c, n, sy, sz, k, rows_y, rows_z, rows_left, wrap, R, MODE, V);                      \
         break;
 #define WIDE_TILE_CASES(R, MODE) WIDE_TILE_CASE(R, MODE, 2) WIDE_TILE_CASE(R, MODE, 4) WIDE_TILE_CASE(R, MODE, 8)
     switch ((k->radius * 4 + mode) * 4 + vectors / 4 + vectors / 8) {
@@ -353,6 +357,13 @@ static void FN(wide_tile)(REAL *restrict out, const REAL *restrict c, long n, lo
     }
 #undef WIDE_TILE_CASES
 #undef WIDE_TILE_CASE
+}
+
+/* A tile whose rows all ask for the rows rows_y beyond them. */
+static void FN(wide_tile)(REAL *restrict out, const REAL *restrict c, long n, long sy, long sz,
+                          const FN(wide_coeffs) *k, int rows_y, int rows_z, int mode, int vectors)
+{
+    FN(wide_tile_ahead)(out, c, n, sy, sz, k, rows_y, rows_z, rows_y + 1, 0, mode, vectors);
 }
 
 /* One row (wide_tile_r's tile of 1 x 1). */
@@ -451,7 +462,9 @@ static void FN(wide_march_tiles)(const FN(wide_job) *j, const int n[3], const he
                 for (int dz = 0; dz < rows_z; ++dz)
                     for (int dy = 0; dy < rows_y; ++dy)
                         FN(wide_x_ghosts)(j->u + row + dy * sy + dz * sz, j->n0, R, j->g);
-                FN(wide_tile)(j->out + row, j->u + row, j->n0, sy, sz, j->k, rows_y, rows_z, j->mode, j->vectors);
+                /* the rows past the block's end ask for the next group's first rows instead */
+                FN(wide_tile_ahead)(j->out + row, j->u + row, j->n0, sy, sz, j->k, rows_y, rows_z, y1 - y,
+                                    (long)(y0 - y1) * sy + (long)j->rows_z * sz, j->mode, j->vectors);
             }
             FN(let_travel)(mover, &arrived);
         }
