@@ -1078,7 +1078,6 @@ static int overlapped_sweep(cpu_state *s, const heat_variant *v)
     const int nz = s->problem.grid.n[2], r = s->radius;
     size_t bytes[FACE_COUNT];
     for (int f = 0; f < FACE_COUNT; ++f) bytes[f] = (size_t)r * s->face_bytes[f];
-    if (r > 1) fill_halo_yz(s, s->current);
     pack_faces(s, s->current, r);
     HEAT_CALL(t->exchange_start(t->context, s->send, s->recv, bytes));
     sweep_planes(s, s->next, s->current, v, r, nz - r, t);
@@ -1274,8 +1273,7 @@ static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
         if (pair) HEAT_CALL(sweep2(s, s->next, s->current, variant_streams(variant)));
         else if (overlappable(s)) HEAT_CALL(overlapped_sweep(s, variant));
         else {
-            HEAT_CALL(exchange_ghosts(s, s->current));
-            if (s->radius > 1) fill_halo_yz(s, s->current); /* the 7-point sweep sets them row by row */
+            HEAT_CALL(exchange_ghosts(s, s->current)); /* the sweeps set the other faces' ghosts as they go */
             sweep_planes(s, s->next, s->current, variant, 0, s->problem.grid.n[2], NULL);
         }
         void *t = s->current;

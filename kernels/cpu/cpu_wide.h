@@ -5,11 +5,13 @@
  * cpu_cg_kernels.h, which includes this, come from there). Order 2 keeps
  * the 7-point kernels above and their bits.
  *
- * Fields carry R ghost layers (heat_layout_make_ghost). One pass sets the
- * ghosts of every face that is not exchanged before a sweep (wide_halo_fill):
- * ghost(-1-m) = shift + scale u(m), the reflection of solver/problem.h. The
- * stencil is a star: it reads no edge or corner ghost, so the pass sets the
- * faces over the owned extent of the other two axes only.
+ * Fields carry R ghost layers (heat_layout_make_ghost). The ghosts of every
+ * face that is not exchanged are ghost(-1-m) = shift + scale u(m), the
+ * reflection of solver/problem.h: the explicit sweep sets those it reads as
+ * it goes (wide_march_tiles), the implicit operators' vectors get them from
+ * one pass before (wide_halo_fill). The stencil is a star: it reads no edge
+ * or corner ghost, so the faces are set over the owned extent of the other
+ * two axes only.
  *
  * Operation order (heat_space_coeffs; the HIP kernels' order_sum too):
  * loads in ascending address order, z-R .. z-1, y-R .. y-1, x-R .. x-1, the
@@ -51,18 +53,25 @@ static inline void FN(wide_x_ghosts)(REAL *row, long n, int radius, const FN(gho
     }
 }
 
-/* Ghost rows -1-m and n+m of an axis (rows `step` apart) in one plane, from
- * owned rows m and n-1-m: the faces low and low + 1 where they apply. */
+/* Ghost rows of one face of an axis (rows `step` apart), where it applies: -1-m from owned row m
+ * (a low face), n+m from n-1-m (a high face), m < radius. */
+static inline void FN(wide_face_layers)(REAL *first_row, long count, int n_axis, long step, int radius, int face,
+                                        const FN(ghost_rule) *g)
+{
+    if (!FN(applies)(g, face)) return;
+    for (int m = 0; m < radius; ++m) {
+        if (face % 2 == 0) FN(set_ghost_row)(first_row - (1 + m) * step, first_row + m * step, count, g, face);
+        else FN(set_ghost_row)(first_row + (long)(n_axis + m) * step, first_row + (long)(n_axis - 1 - m) * step,
+                               count, g, face);
+    }
+}
+
+/* The same on both faces of an axis (low: its low face) in one plane. */
 static inline void FN(wide_face_rows)(REAL *first_row, long count, int n_axis, long step, int radius, int low,
                                       const FN(ghost_rule) *g)
 {
-    for (int m = 0; m < radius; ++m) {
-        if (FN(applies)(g, low))
-            FN(set_ghost_row)(first_row - (1 + m) * step, first_row + m * step, count, g, low);
-        if (FN(applies)(g, low + 1))
-            FN(set_ghost_row)(first_row + (long)(n_axis + m) * step, first_row + (long)(n_axis - 1 - m) * step, count,
-                              g, low + 1);
-    }
+    FN(wide_face_layers)(first_row, count, n_axis, step, radius, low, g);
+    FN(wide_face_layers)(first_row, count, n_axis, step, radius, low + 1, g);
 }
 
 /* Every face's R ghost layers that apply (not exchanged), by the rule; the
@@ -307,13 +316,16 @@ static inline __attribute__((always_inline)) void FN(wide_span)(REAL *restrict o
  * of 64-byte lines from L2 for each vector, faster than the core's L2 feeds them; in a tile the
  * planes and rows a span reads are mostly in L1 from the tile's other rows. One row (1 x 1): the
  * row in one span. Each row asks for the row rows_y beyond it in plane z+R: the next tile's, which
- * comes from memory. The same expression a point in every case: where rows are cut changes no bit. */
+ * comes from memory; a row with fewer than rows_y rows left before `rows_left` (the march's block
+ * ends there) asks for the one `wrap` values further, in the march's next group of planes. The same
+ * expression a point in every case: where rows are cut changes no bit. */
 #ifndef WIDE_TILE_SPAN_BYTES /* this file is included once per precision */
 #define WIDE_TILE_SPAN_BYTES 512
 #endif
 static inline __attribute__((always_inline)) void FN(wide_tile_r)(REAL *restrict out, const REAL *restrict c, long n,
                                                                   long sy, long sz, const FN(wide_coeffs) *k,
-                                                                  int rows_y, int rows_z, int R, int mode, int V)
+                                                                  int rows_y, int rows_z, int rows_left, long wrap,
+                                                                  int R, int mode, int V)
 {
     const FN(wide_splats) s = FN(wide_splats_make)(k, R);
     const long span_max = rows_y * rows_z == 1 ? n : WIDE_TILE_SPAN_BYTES / (long)sizeof(REAL);
@@ -321,19 +333,20 @@ static inline __attribute__((always_inline)) void FN(wide_tile_r)(REAL *restrict
         const long span = n - x < span_max ? n - x : span_max;
         for (int dz = 0; dz < rows_z; ++dz)
             for (int dy = 0; dy < rows_y; ++dy) {
-                const long at = dy * sy + dz * sz + x;
-                FN(wide_span)(out + at, c + at, span, sy, sz, rows_y * sy, k, &s, R, mode, V);
+                const long at = dy * sy + dz * sz + x, ahead = rows_y * sy + (dy + rows_y >= rows_left ? wrap : 0);
+                FN(wide_span)(out + at, c + at, span, sy, sz, ahead, k, &s, R, mode, V);
             }
     }
 }
 
 /* wide_tile_r with its radius, mode and interleave (2, 4 or 8 vectors) as constants, one loop each. */
-static void FN(wide_tile)(REAL *restrict out, const REAL *restrict c, long n, long sy, long sz,
-                          const FN(wide_coeffs) *k, int rows_y, int rows_z, int mode, int vectors)
+static void FN(wide_tile_ahead)(REAL *restrict out, const REAL *restrict c, long n, long sy, long sz,
+                                const FN(wide_coeffs) *k, int rows_y, int rows_z, int rows_left, long wrap, int mode,
+                                int vectors)
 {
 #define WIDE_TILE_CASE(R, MODE, V)                                                                               \
     case ((R) * 4 + (MODE)) * 4 + (V) / 4 + (V) / 8:                                                             \
-        FN(wide_tile_r)(out, c, n, sy, sz, k, rows_y, rows_z, R, MODE, V);                                       \
+        FN(wide_tile_r)(out, c, n, sy, sz, k, rows_y, rows_z, rows_left, wrap, R, MODE, V);                      \
         break;
 #define WIDE_TILE_CASES(R, MODE) WIDE_TILE_CASE(R, MODE, 2) WIDE_TILE_CASE(R, MODE, 4) WIDE_TILE_CASE(R, MODE, 8)
     switch ((k->radius * 4 + mode) * 4 + vectors / 4 + vectors / 8) {
@@ -344,6 +357,13 @@ static void FN(wide_tile)(REAL *restrict out, const REAL *restrict c, long n, lo
     }
 #undef WIDE_TILE_CASES
 #undef WIDE_TILE_CASE
+}
+
+/* A tile whose rows all ask for the rows rows_y beyond them. */
+static void FN(wide_tile)(REAL *restrict out, const REAL *restrict c, long n, long sy, long sz,
+                          const FN(wide_coeffs) *k, int rows_y, int rows_z, int mode, int vectors)
+{
+    FN(wide_tile_ahead)(out, c, n, sy, sz, k, rows_y, rows_z, rows_y + 1, 0, mode, vectors);
 }
 
 /* One row (wide_tile_r's tile of 1 x 1). */
@@ -374,42 +394,88 @@ static inline __attribute__((always_inline)) void FN(wide_job_row)(const void *j
     FN(wide_row)(j->out + row, j->u + row, j->n0, j->sy, j->sz, j->k, j->mode, j->vectors);
 }
 
+/* The y faces' ghost rows of planes [z, z + planes) that the rows of block [y0, y1) read: the low
+ * face's where the block holds one of rows 0 .. R-1, the high face's where it holds one of rows
+ * n[1]-R .. n[1]-1 (a block of fewer than R rows at a face sets them again: the same values, by the
+ * same thread). Only the rows of their own plane read them (the star reads no edge ghost): set by
+ * the thread that sweeps the plane, just before, its owned rows 0 .. R-1 then in cache from the z
+ * terms of the planes below. */
+static inline void FN(wide_block_y_ghosts)(const FN(wide_job) *j, long first, const int n[3], int y0, int y1, int z,
+                                           int planes)
+{
+    const int R = j->k->radius;
+    for (int p = z; p < z + planes; ++p) {
+        REAL *plane = j->u + first + p * j->sz;
+        if (y0 < R) FN(wide_face_layers)(plane, j->n0, n[1], j->sy, R, FACE_Y_LOW, j->g);
+        if (y1 > n[1] - R) FN(wide_face_layers)(plane, j->n0, n[1], j->sy, R, FACE_Y_HIGH, j->g);
+    }
+}
+
+/* z face `face`'s ghost planes over rows [y0, y1): only those rows of planes 0 .. R-1 (low) or
+ * n[2]-R .. n[2]-1 (high) read them. */
+static inline void FN(wide_block_z_ghosts)(const FN(wide_job) *j, long first, const int n[3], int y0, int y1, int face)
+{
+    for (int y = y0; y < y1; ++y) FN(wide_face_layers)(j->u + first + y * j->sy, j->n0, n[2], j->sz, j->k->radius, face, j->g);
+}
+
 /* march_rows' march (each thread's slab of planes in blocks of block_rows rows of y, up z) taken a
- * tile of j->rows_y x j->rows_z rows at a time (wide_tile), the x ghosts of a tile's rows set just
- * before it; where the threads have few planes each, march_rows' rows. Run by each thread of the
- * caller's parallel region. */
+ * tile of j->rows_y x j->rows_z rows at a time (wide_tile; 1 x 1: a row at a time), each ghost that
+ * a tile reads set just before it by the thread that sweeps it: the x ghosts of its rows, the y faces'
+ * rows of its planes, and at the start of a block whose rows read them, the z faces' planes over the
+ * block's rows. A separate fill pass would bring those faces from memory once more, and the ghost
+ * lines it wrote would have left the cache before the sweep reads them. Where the threads have few
+ * planes each, march_rows' rows, after a fill of the ghosts of the planes swept. Run by each thread
+ * of the caller's parallel region. */
 static void FN(wide_march_tiles)(const FN(wide_job) *j, const int n[3], const heat_layout *l, int block_rows,
                                  int z_begin, int z_end, const heat_halo_transport *travelling)
 {
     const long sy = j->sy, sz = j->sz, first = heat_layout_first_owned(l);
+    const int R = j->k->radius;
     int arrived = 0, z0, z1;
     const heat_halo_transport *mover = omp_get_thread_num() == 0 ? travelling : NULL;
-    if (z_end - z_begin < 4 * omp_get_num_threads() || (j->rows_y == 1 && j->rows_z == 1)) {
+    if (z_end - z_begin < 4 * omp_get_num_threads()) {
+#pragma omp for schedule(static)
+        for (int z = z_begin; z < z_end; ++z) FN(wide_block_y_ghosts)(j, first, n, 0, n[1], z, 1);
+#pragma omp for schedule(static)
+        for (int y = 0; y < n[1]; ++y) {
+            if (z_begin == 0) FN(wide_block_z_ghosts)(j, first, n, y, y + 1, FACE_Z_LOW);
+            if (z_end == n[2]) FN(wide_block_z_ghosts)(j, first, n, y, y + 1, FACE_Z_HIGH);
+        }
         FN(march_rows)(FN(wide_job_row), j, n, l, block_rows, z_begin, z_end, travelling);
         return;
     }
-    FN(thread_slab)(z_begin, z_end, &z0, &z1);
+    FN(thread_slab)(z_begin, z_end, &z0, &z1); /* at least 4 >= R planes: a z face's readers are in one slab */
     for (int y0 = 0; y0 < n[1]; y0 += block_rows) {
         const int y1 = y0 + block_rows < n[1] ? y0 + block_rows : n[1];
+        int high_ghosts_due = z1 == n[2];
+        if (z0 == 0) FN(wide_block_z_ghosts)(j, first, n, y0, y1, FACE_Z_LOW);
         for (int z = z0; z < z1; z += j->rows_z) {
             const int rows_z = z1 - z < j->rows_z ? z1 - z : j->rows_z;
+            if (high_ghosts_due && z + rows_z + R > n[2]) { /* the first tiles whose z terms reach them */
+                FN(wide_block_z_ghosts)(j, first, n, y0, y1, FACE_Z_HIGH);
+                high_ghosts_due = 0;
+            }
+            FN(wide_block_y_ghosts)(j, first, n, y0, y1, z, rows_z);
             for (int y = y0; y < y1; y += j->rows_y) {
                 const int rows_y = y1 - y < j->rows_y ? y1 - y : j->rows_y;
                 const long row = first + y * sy + z * sz;
                 for (int dz = 0; dz < rows_z; ++dz)
                     for (int dy = 0; dy < rows_y; ++dy)
-                        FN(wide_x_ghosts)(j->u + row + dy * sy + dz * sz, j->n0, j->k->radius, j->g);
-                FN(wide_tile)(j->out + row, j->u + row, j->n0, sy, sz, j->k, rows_y, rows_z, j->mode, j->vectors);
+                        FN(wide_x_ghosts)(j->u + row + dy * sy + dz * sz, j->n0, R, j->g);
+                /* the rows past the block's end ask for the next group's first rows instead */
+                FN(wide_tile_ahead)(j->out + row, j->u + row, j->n0, sy, sz, j->k, rows_y, rows_z, y1 - y,
+                                    (long)(y0 - y1) * sy + (long)j->rows_z * sz, j->mode, j->vectors);
             }
             FN(let_travel)(mover, &arrived);
         }
     }
 }
 
-/* Rows of planes [z_begin, z_end) of the owned block, the y and z ghosts set
- * (wide_halo_fill, exchanges), marched as the 7-point sweep is (march_rows:
- * the 2R + 1 planes a row reads stay in L2), a row or a tile of rows_y x
- * rows_z rows at a time (wide_march_tiles). */
+/* Rows of planes [z_begin, z_end) of the owned block, marched as the 7-point
+ * sweep is (march_rows: the 2R + 1 planes a row reads stay in L2), a row or a
+ * tile of rows_y x rows_z rows at a time (wide_march_tiles), which sets the
+ * ghosts of the faces that are not exchanged as it reads them (the exchanged
+ * ones: set beforehand). */
 static void FN(wide_sweep_planes)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
                                   const FN(wide_coeffs) *k, const FN(ghost_rule) *g, int mode, int vectors,
                                   int rows_y, int rows_z, int block_rows, int z_begin, int z_end,
