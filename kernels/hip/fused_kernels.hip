@@ -376,7 +376,10 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
 #pragma unroll
         for (int l = 1; l <= LEVELS; ++l) {
             const int p = t - l; /* level l's plane */
-            const bool z_low = F && p == 0 && z_low_face, z_high = F && p == s.nz - 1 && z_high_face;
+            /* FACE_MARCH: the march starts at t > K (p > 0) and loads planes t + 1 < nz (p < nz - 1) with march 1,
+             * which no z face's ghosts reach (fewer live flags for the faces beside x and y) */
+            const bool z_low = F && !(FACE_MARCH && M) && p == 0 && z_low_face;
+            const bool z_high = F && !(FACE_MARCH && decltype(march)::value == 1) && p == s.nz - 1 && z_high_face;
             const T *level = read + (l - 1) * PLANE;
 #pragma unroll
             for (int r = 0; r < R; ++r) {
