@@ -27,8 +27,8 @@
  * waves of blocks, wave_zchunk, where the tuner finds that faster), the
  * plane `prefetch` beyond the next hinted into L2 (0: none); `interior`:
  * the interior march (fused_kernels.hip: heat_fused's INTERIOR); `blocks`
- * > 0: kept to the registers of that many blocks an SM, float only
- * (BLOCKS); `faces`: tiles beside faces whose ghosts are made march too
+ * > 0: kept to the registers of that many blocks an SM, in the precision
+ * the shape was sized for (fused_fits; BLOCKS); `faces`: tiles beside faces whose ghosts are made march too
  * (FACE_MARCH). */
 struct fused_entry {
     heat_variant variant;
@@ -60,11 +60,11 @@ static const fused_entry fused_table[] = {FUSED_SHAPES(2),
                                           FUSED_WIDE(2, 32, 32, 1, 2, 64),
                                           FUSED_SHAPES(3),
                                           FUSED_WIDE(3, 16, 32, 1, 4, 64),
-                                          FUSED_ENTRY_B("w4iz64b2", 2, 16, 32, 1, 4, 64, 0, false, true, 2),
                                           FUSED_ENTRY_F("w4ifz64b2", 2, 16, 32, 1, 4, 64, 0, false, true, 2, true),
                                           FUSED_ENTRY_B("w4iz64b2", 3, 16, 32, 1, 4, 64, 0, false, true, 2),
-                                          FUSED_ENTRY_B("cw4iz64b2", 3, 16, 16, 2, 4, 64, 0, true, true, 2),
-                                          FUSED_ENTRY("cw2iz64", 3, 32, 16, 2, 2, 64, 0, true, true),
+                                          FUSED_ENTRY_F("w4ifz64b2", 3, 16, 32, 1, 4, 64, 0, false, true, 2, true),
+                                          FUSED_ENTRY_F("w4ifz64b2", 3, 16, 28, 1, 4, 64, 0, false, true, 2, true),
+                                          FUSED_ENTRY_F("w2ifz64b2", 2, 16, 32, 1, 2, 64, 0, false, true, 2, true),
                                           FUSED_ENTRY_F("cifz64", 3, 32, 16, 2, 1, 64, 0, true, true, 0, true),
                                           FUSED(4, 32, 16, 2, 64),
                                           FUSED(4, 32, 16, 2, 128)};
@@ -293,12 +293,14 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
     }
 }
 
-/* Whether e runs in `precision`: its planes fit in a block's shared memory. */
+/* Whether e runs in `precision`: its planes fit in a block's shared memory, and a register cap
+ * (blocks > 0) is the one of the precision it was sized for: double for two columns a thread (one
+ * 16-byte row), float otherwise (under it the other precision would spill). */
 static bool fused_fits(const fused_entry *e, heat_precision precision)
 {
     size_t bytes = heat_precision_size(precision) * e->steps * (size_t)(e->by * e->rows + 2) *
                    (size_t)(e->bx * e->cols + 2 * e->cols);
-    return bytes <= FUSED_SHARED_LIMIT && (e->blocks == 0 || precision == HEAT_FLOAT);
+    return bytes <= FUSED_SHARED_LIMIT && (e->blocks == 0 || (precision == HEAT_DOUBLE) == (e->cols == 2));
 }
 
 template <typename T, int K>
@@ -319,11 +321,11 @@ static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const h
         SHAPE(64, 8, 4, 1, 0, false) SHAPE(32, 32, 1, 2, 0, false)
         if constexpr (sizeof(T) == 4) SHAPE_B(32, 16, 2, 1, 0, true, true, 3)
     }
-    if constexpr (sizeof(T) == 4 && K < 4) SHAPE_B(16, 32, 1, 4, 0, false, true, 2)
-    if constexpr (sizeof(T) == 4 && K == 2) SHAPE_F(16, 32, 1, 4, 0, false, true, 2, true)
+    if constexpr (sizeof(T) == 4 && K == 3) SHAPE_B(16, 32, 1, 4, 0, false, true, 2)
+    if constexpr (sizeof(T) == 4 && K < 4) SHAPE_F(16, 32, 1, 4, 0, false, true, 2, true)
+    if constexpr (sizeof(T) == 4 && K == 3) SHAPE_F(16, 28, 1, 4, 0, false, true, 2, true)
+    if constexpr (sizeof(T) == 8 && K == 2) SHAPE_F(16, 32, 1, 2, 0, false, true, 2, true)
     if constexpr (K == 3) SHAPE_F(32, 16, 2, 1, 0, true, true, 0, true)
-    if constexpr (sizeof(T) == 4 && K == 3) SHAPE_B(16, 16, 2, 4, 0, true, true, 2)
-    if constexpr (K == 3) SHAPE_B(32, 16, 2, 2, 0, true, true, 0)
     if constexpr (K == 3) {
         SHAPE(16, 32, 1, 4, 0, false)
     }
