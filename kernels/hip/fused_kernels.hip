@@ -477,22 +477,22 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
         if (t + 1 < z1 + K) plane_step(t + 1, fused_constant<1>());
     }
     if (t >= z1 + K) return;
-    /* the march of a tile beside an x or y face (FACES: the ghosts of those faces in every point), or not */
-    auto march = [&](auto faces) {
-        const long first = FACE_MARCH ? 0 : column[0][0];
-        march_in = in + first + (long)(t + 1) * s.sz;
-        march_out = out + first + (long)(t - K) * s.sz;
-        const bool x_stores = x_out[0];
-        /* level K of plane t - K to the field (the chunk's first K planes store nothing); one store after
-         * both parities' paths at the top face, since stores in each the AMD compiler merges into plain ones */
-        auto march_store = [&](int plane) {
-            const bool stores = x_stores && plane - K >= z0;
+    const long first = FACE_MARCH ? 0 : column[0][0];
+    march_in = in + first + (long)(t + 1) * s.sz;
+    march_out = out + first + (long)(t - K) * s.sz;
+    const bool x_stores = x_out[0];
+    /* level K of plane t - K to the field (the chunk's first K planes store nothing); one store after
+     * both parities' paths at the top face, since stores in each the AMD compiler merges into plain ones */
+    auto march_store = [&](int plane) {
+        const bool stores = x_stores && plane - K >= z0;
 #pragma unroll
-            for (int r = 0; r < R; ++r)
-                if (stores && y_out[r]) store_row_points<T, V>(fresh[K][r], march_out + march_at[r]);
-            march_out += s.sz;
-        };
-        const int loaded_end = min(z1 + K, s.nz - 1); /* planes t whose t + 1 lies in the field */
+        for (int r = 0; r < R; ++r)
+            if (stores && y_out[r]) store_row_points<T, V>(fresh[K][r], march_out + march_at[r]);
+        march_out += s.sz;
+    };
+    const int loaded_end = min(z1 + K, s.nz - 1); /* planes t whose t + 1 lies in the field */
+    /* the planes that load, in a tile beside an x or y face (FACES: those ghosts in every point) or not */
+    auto march = [&](auto faces) {
         /* A march from the chunk's first loaded plane z0 - K: at t = z0 - K + j, level l's plane t - l lies
          * below z0 - K + l, where no output reads it, unless j >= 2 l, so the first 2 K planes compute levels
          * up to j / 2 only (K = 3: 12 of their 18 level-planes skipped, 6% of a 64-plane chunk's) */
@@ -512,12 +512,14 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
             advance_plane(t, fused_constant<0>(), faces, fused_constant<1>());
             march_store(t++);
         }
-        for (; t < z1 + K; ++t) { /* at the top z face, where the march goes on only if it is not exchanged */
-            if ((t - (z0 - K)) & 1) advance_plane(t, fused_constant<1>(), fused_constant<1>(), fused_constant<2>());
-            else advance_plane(t, fused_constant<0>(), fused_constant<1>(), fused_constant<2>());
-            march_store(t);
-        }
     };
     if (FACE_MARCH && tile_faces) march(fused_constant<1>());
     else march(fused_constant<0>());
+    /* then, at a top z face that is not exchanged, the planes that load nothing, once for both marches
+     * (the AMD compiler would not inline two copies of them) */
+    for (; t < z1 + K; ++t) {
+        if ((t - (z0 - K)) & 1) advance_plane(t, fused_constant<1>(), fused_constant<1>(), fused_constant<2>());
+        else advance_plane(t, fused_constant<0>(), fused_constant<1>(), fused_constant<2>());
+        march_store(t);
+    }
 }
