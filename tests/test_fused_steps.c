@@ -10,7 +10,11 @@
  * so tile and chunk edges cross the faces. A 60 x 60 x 150 grid (mixed
  * faces) has tiles that touch no face, which march their inner planes on
  * the interior path (fused_kernels.hip: INTERIOR) between planes near the
- * z faces on the general one. Then
+ * z faces on the general one. Kernels of several columns a thread take their
+ * aligned path (ALIGNED: nx a multiple of the columns) on the 60-wide grid
+ * and on a 128 x 60 x 150 grid with each face type, whose middle tiles march
+ * the interior with one vector a row; the 37-wide grids take their general
+ * path of separate columns. Then
  * the time loop's path: advance() with solver.kernel = "heat_fusedK", called
  * for 7, 2 and 4 steps (sweeps, the remainders' sweeps of 2 and 3 steps and
  * single steps mixed), against the same reference.
@@ -120,12 +124,14 @@ static int check_precision(heat_precision precision)
     static const heat_bc_type kinds[] = {HEAT_BC_DIRICHLET, HEAT_BC_NEUMANN, HEAT_BC_PERIODIC};
     static const char *const names[] = {"Dirichlet", "Neumann", "periodic"};
     char what[64];
-    for (int b = 0; b < 3; ++b) {
-        heat_problem p = test_problem(37, 29, 150, 1.3, 1.0, 4.0, precision);
-        for (int f = 0; f < FACE_COUNT; ++f) p.bc[f] = (heat_bc){.type = kinds[b], .value = 0.5 * f - 1.0};
-        snprintf(what, sizeof what, "%s, all faces %s", heat_precision_name(precision), names[b]);
-        if (check(&p, what)) return 1;
-    }
+    for (int b = 0; b < 3; ++b)
+        for (int nx = 37; nx <= 128; nx += 128 - 37) {
+            heat_problem p = test_problem(nx, nx == 37 ? 29 : 60, 150, 1.3, 1.0, 4.0, precision);
+            for (int f = 0; f < FACE_COUNT; ++f) p.bc[f] = (heat_bc){.type = kinds[b], .value = 0.5 * f - 1.0};
+            snprintf(what, sizeof what, "%s, %d x %d x 150, all faces %s", heat_precision_name(precision), nx,
+                     p.grid.n[1], names[b]);
+            if (check(&p, what)) return 1;
+        }
     heat_problem p = test_problem(37, 29, 150, 1.3, 1.0, 4.0, precision);
     p.bc[FACE_X_LOW] = p.bc[FACE_X_HIGH] = (heat_bc){.type = HEAT_BC_PERIODIC};
     p.bc[FACE_Y_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 3.0};

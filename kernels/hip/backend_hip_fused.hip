@@ -27,20 +27,25 @@
  * waves of blocks, wave_zchunk, where the tuner finds that faster), the
  * plane `prefetch` beyond the next hinted into L2 (0: none); `interior`:
  * the interior march (fused_kernels.hip: heat_fused's INTERIOR); `blocks`
- * > 0: kept to the registers of that many blocks an SM, float only
- * (BLOCKS). */
+ * > 0: kept to the registers of that many blocks an SM, in the precision
+ * the shape was sized for (fused_fits; BLOCKS); `faces`: tiles beside faces whose ghosts are made march too
+ * (FACE_MARCH). */
 struct fused_entry {
     heat_variant variant;
     int steps, bx, by, rows, cols, zchunk, prefetch;
     bool together, interior;
     int blocks;
+    bool faces;
 };
 
-/* Names: heat_fusedK_BXxBYxROWS, then w COLS (columns a thread) or c (rows together), i (the interior
- * march), z and the planes a block, p and the plane hinted, b and the blocks an SM */
-#define FUSED_ENTRY_B(name, k, bx, by, rows, cols, z, pf, together, interior, blocks)                         \
+/* Names: heat_fusedK_BXxBYxROWS, then c (rows together) and w COLS (columns a thread), i (the interior
+ * march), f (so do the tiles beside faces), z and the planes a block, p and the plane hinted, b and the
+ * blocks an SM */
+#define FUSED_ENTRY_F(name, k, bx, by, rows, cols, z, pf, together, interior, blocks, faces)                  \
     {{"heat_fused" #k "_" #bx "x" #by "x" #rows name, rows, 0, k}, k, bx, by, rows, cols, z, pf, together,   \
-     interior, blocks}
+     interior, blocks, faces}
+#define FUSED_ENTRY_B(name, k, bx, by, rows, cols, z, pf, together, interior, blocks)                         \
+    FUSED_ENTRY_F(name, k, bx, by, rows, cols, z, pf, together, interior, blocks, false)
 #define FUSED_ENTRY(name, k, bx, by, rows, cols, z, pf, together, interior)                                   \
     FUSED_ENTRY_B(name, k, bx, by, rows, cols, z, pf, together, interior, 0)
 #define FUSED(k, bx, by, rows, z) FUSED_ENTRY("z" #z, k, bx, by, rows, 1, z, 0, false, false)
@@ -55,6 +60,12 @@ static const fused_entry fused_table[] = {FUSED_SHAPES(2),
                                           FUSED_WIDE(2, 32, 32, 1, 2, 64),
                                           FUSED_SHAPES(3),
                                           FUSED_WIDE(3, 16, 32, 1, 4, 64),
+                                          FUSED_ENTRY_F("w4ifz64b2", 2, 16, 32, 1, 4, 64, 0, false, true, 2, true),
+                                          FUSED_ENTRY_B("w4iz64b2", 3, 16, 32, 1, 4, 64, 0, false, true, 2),
+                                          FUSED_ENTRY_F("w4ifz64b2", 3, 16, 32, 1, 4, 64, 0, false, true, 2, true),
+                                          FUSED_ENTRY_F("w4ifz64b2", 3, 16, 28, 1, 4, 64, 0, false, true, 2, true),
+                                          FUSED_ENTRY_F("w2ifz64b2", 2, 16, 32, 1, 2, 64, 0, false, true, 2, true),
+                                          FUSED_ENTRY_F("cifz64", 3, 32, 16, 2, 1, 64, 0, true, true, 0, true),
                                           FUSED(4, 32, 16, 2, 64),
                                           FUSED(4, 32, 16, 2, 128)};
 #undef FUSED_SHAPES
@@ -63,6 +74,7 @@ static const fused_entry fused_table[] = {FUSED_SHAPES(2),
 #undef FUSED
 #undef FUSED_ENTRY
 #undef FUSED_ENTRY_B
+#undef FUSED_ENTRY_F
 enum { FUSED_COUNT = sizeof fused_table / sizeof fused_table[0] };
 
 static const fused_entry *find_fused(const char *name)
@@ -217,8 +229,27 @@ static int resident_blocks(const void *kernel, int threads, size_t shared, long 
     return HEAT_OK;
 }
 
+/* The kernel of a shape for this sweep: with the deep ghosts where a face is cut; where a thread's V > 1
+ * columns are one aligned vector (nx a multiple of V: fused_kernels.hip's ALIGNED, the only one with the
+ * interior march and the register cap for V > 1), that one, else the general path of V columns, which
+ * needs more registers than the cap leaves (it would spill). */
+template <typename T, int K, int BX, int BY, int R, int V, bool PAIRED, int PF, bool TOGETHER, bool INTERIOR,
+          int BLOCKS, bool FACES>
+static auto fused_kernel_for(bool deep, bool aligned)
+{
+    constexpr bool MARCH = INTERIOR && V == 1, MARCH_FACES = FACES && MARCH;
+    constexpr int CAP = V == 1 ? BLOCKS : 0;
+    auto kernel = deep ? heat_fused<T, K, BX, BY, R, V, PAIRED, true, PF, TOGETHER, MARCH, CAP, false, MARCH_FACES>
+                       : heat_fused<T, K, BX, BY, R, V, PAIRED, false, PF, TOGETHER, MARCH, CAP, false, MARCH_FACES>;
+    if constexpr (V > 1)
+        if (aligned)
+            kernel = deep ? heat_fused<T, K, BX, BY, R, V, PAIRED, true, PF, TOGETHER, INTERIOR, BLOCKS, true, FACES>
+                          : heat_fused<T, K, BX, BY, R, V, PAIRED, false, PF, TOGETHER, INTERIOR, BLOCKS, true, FACES>;
+    return kernel;
+}
+
 template <typename T, int K, int BX, int BY, int R, int V, int PF, bool TOGETHER, bool INTERIOR = false,
-          int BLOCKS = 0>
+          int BLOCKS = 0, bool FACES = false>
 static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const hip_state *s, const fused_range &z)
 {
     constexpr size_t planes = fused_plane_bytes<T, K, BX, BY, R, V>();
@@ -229,22 +260,25 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
     } else {
         constexpr bool paired = fused_paired<T, K, BX, BY, R, V>();
         constexpr size_t bytes = paired ? 2 * planes : planes;
-        auto kernel = s->deep.faces ? heat_fused<T, K, BX, BY, R, V, paired, true, PF, TOGETHER, INTERIOR, BLOCKS>
-                                    : heat_fused<T, K, BX, BY, R, V, paired, false, PF, TOGETHER, INTERIOR, BLOCKS>;
+        const stencil_shape &p = s->shape;
+        /* kernels of several columns a thread take no cut along x (fused_cut_supported) */
+        const bool aligned = V > 1 && p.nx % V == 0 && !(s->deep.faces && s->deep.axis == 0);
+        auto kernel =
+            fused_kernel_for<T, K, BX, BY, R, V, paired, PF, TOGETHER, INTERIOR, BLOCKS, FACES>(s->deep.faces != 0,
+                                                                                              aligned);
         if (bytes > 48 * 1024) /* beyond the default a block may have */
             HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
                                          hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-        const stencil_shape &p = s->shape;
         constexpr int TX = BX * V, TY = BY * R, KX = fused_halo_columns(K, V);
         const unsigned tiles_x = (unsigned)((p.nx + TX - 2 * KX - 1) / (TX - 2 * KX));
         const unsigned tiles_y = (unsigned)((p.ny + TY - 2 * K - 1) / (TY - 2 * K));
         const int count = z.end - z.begin;
         int zchunk = e->zchunk;
         if (z.waves) {
-            /* of the kernel without and with deep ghosts on this process's GPU, asked once, not every sweep
-             * (blocks of one process may launch from threads of their own) */
-            static std::atomic<long> slots[2];
-            std::atomic<long> &resident = slots[s->deep.faces ? 1 : 0];
+            /* of the kernel without and with deep ghosts, aligned or not, on this process's GPU, asked once,
+             * not every sweep (blocks of one process may launch from threads of their own) */
+            static std::atomic<long> slots[4];
+            std::atomic<long> &resident = slots[(s->deep.faces ? 1 : 0) + (aligned ? 2 : 0)];
             if (!resident.load()) {
                 long blocks;
                 HEAT_CALL(resident_blocks(reinterpret_cast<const void *>(kernel), BX * BY, bytes, &blocks));
@@ -259,21 +293,25 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
     }
 }
 
-/* Whether e runs in `precision`: its planes fit in a block's shared memory. */
+/* Whether e runs in `precision`: its planes fit in a block's shared memory, and a register cap
+ * (blocks > 0) is the one of the precision it was sized for: double for two columns a thread (one
+ * 16-byte row), float otherwise (under it the other precision would spill). */
 static bool fused_fits(const fused_entry *e, heat_precision precision)
 {
     size_t bytes = heat_precision_size(precision) * e->steps * (size_t)(e->by * e->rows + 2) *
                    (size_t)(e->bx * e->cols + 2 * e->cols);
-    return bytes <= FUSED_SHARED_LIMIT && (e->blocks == 0 || precision == HEAT_FLOAT);
+    return bytes <= FUSED_SHARED_LIMIT && (e->blocks == 0 || (precision == HEAT_DOUBLE) == (e->cols == 2));
 }
 
 template <typename T, int K>
 static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const hip_state *s, const fused_range &z)
 {
-#define SHAPE_B(X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS)                                            \
+#define SHAPE_F(X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS, FACES)                                    \
     if (e->bx == X && e->by == Y && e->rows == ROWS && e->cols == COLS && e->prefetch == PF &&               \
-        e->together == TOGETHER && e->interior == INTERIOR && e->blocks == BLOCKS)                            \
-        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS>(e, out, in, s, z);
+        e->together == TOGETHER && e->interior == INTERIOR && e->blocks == BLOCKS && e->faces == FACES)       \
+        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS, FACES>(e, out, in, s, z);
+#define SHAPE_B(X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS)                                            \
+    SHAPE_F(X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS, false)
 #define SHAPE(X, Y, ROWS, COLS, PF, TOGETHER) SHAPE_B(X, Y, ROWS, COLS, PF, TOGETHER, false, 0)
     SHAPE(32, 16, 2, 1, 0, false)
     if constexpr (K < 4) {
@@ -283,11 +321,17 @@ static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const h
         SHAPE(64, 8, 4, 1, 0, false) SHAPE(32, 32, 1, 2, 0, false)
         if constexpr (sizeof(T) == 4) SHAPE_B(32, 16, 2, 1, 0, true, true, 3)
     }
+    if constexpr (sizeof(T) == 4 && K == 3) SHAPE_B(16, 32, 1, 4, 0, false, true, 2)
+    if constexpr (sizeof(T) == 4 && K < 4) SHAPE_F(16, 32, 1, 4, 0, false, true, 2, true)
+    if constexpr (sizeof(T) == 4 && K == 3) SHAPE_F(16, 28, 1, 4, 0, false, true, 2, true)
+    if constexpr (sizeof(T) == 8 && K == 2) SHAPE_F(16, 32, 1, 2, 0, false, true, 2, true)
+    if constexpr (K == 3) SHAPE_F(32, 16, 2, 1, 0, true, true, 0, true)
     if constexpr (K == 3) {
         SHAPE(16, 32, 1, 4, 0, false)
     }
 #undef SHAPE
 #undef SHAPE_B
+#undef SHAPE_F
     return heat_internal_error("fused kernel %s has no instantiation", e->variant.kernel);
 }
 

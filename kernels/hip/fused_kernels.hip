@@ -121,9 +121,16 @@ template <typename T, int K, int BX, int BY, int R, int V = 1> constexpr size_t 
     return sizeof(T) * K * (size_t)(BY * R + 2) * (BX * V + 2 * V);
 }
 enum { FUSED_SHARED_LIMIT = 64 * 1024 }; /* shared memory a block may have on both vendors (AMD's LDS) */
+/* Double-buffered planes where both copies fit a block: AMD's 64 KB, or on NVIDIA the half of an SM's
+ * 228 KB that still lets two blocks share it (a second barrier a plane costs more than shared memory). */
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
+enum { FUSED_PAIRED_LIMIT = 112 * 1024 };
+#else
+enum { FUSED_PAIRED_LIMIT = FUSED_SHARED_LIMIT };
+#endif
 template <typename T, int K, int BX, int BY, int R, int V = 1> constexpr bool fused_paired()
 {
-    return 2 * fused_plane_bytes<T, K, BX, BY, R, V>() <= FUSED_SHARED_LIMIT;
+    return 2 * fused_plane_bytes<T, K, BX, BY, R, V>() <= FUSED_PAIRED_LIMIT;
 }
 
 /* A thread's V neighbouring points of a plane in shared memory, moved as one access. */
@@ -134,14 +141,33 @@ template <typename T, int V> struct alignas(V * sizeof(T)) fused_points {
 /* The halo columns on each side of a tile of V columns a thread: K rounded up to a multiple of V. */
 __host__ __device__ constexpr int fused_halo_columns(int K, int V) { return (K + V - 1) / V * V; }
 
+/* V points of a row, aligned, from the field as one access. */
+template <typename T, int V> __device__ __forceinline__ void load_points(const T *at, T (&p)[V])
+{
+    const fused_points<T, V> row = *reinterpret_cast<const fused_points<T, V> *>(at);
+#pragma unroll
+    for (int v = 0; v < V; ++v) p[v] = row.at[v];
+}
+
 /* V points of a row, aligned, to the field as streaming stores. */
 template <typename T, int V> __device__ __forceinline__ void store_points(const T (&p)[V], T *at)
 {
-    if constexpr (V == 2) nontemporal_store_wide(p[0], p[1], at);
+    if constexpr (V == 1) nontemporal_store(p[0], at);
+    else if constexpr (V == 2) nontemporal_store_wide(p[0], p[1], at);
     else if constexpr (V == 4 && sizeof(T) == 4) nontemporal_store_wide(p[0], p[1], p[2], p[3], at);
     else
 #pragma unroll
         for (int v = 0; v < V; v += 2) nontemporal_store_wide(p[v], p[v + 1], at + v);
+}
+
+/* The same V points as the general path stores them: one vector store where the platform has one
+ * (HEAT_WIDE_STORES), else a streaming store each (AMD would merge a mix of both into plain stores). */
+template <typename T, int V> __device__ __forceinline__ void store_row_points(const T (&p)[V], T *at)
+{
+    if (HEAT_WIDE_STORES) store_points<T, V>(p, at);
+    else
+#pragma unroll
+        for (int v = 0; v < V; ++v) nontemporal_store(p[v], at + v);
 }
 
 extern __shared__ double fused_shared_words[] __attribute__((aligned(16)));
@@ -176,12 +202,21 @@ extern __shared__ double fused_shared_words[] __attribute__((aligned(16)));
  * planes whose levels reach no z face on a path of its own, its loads and
  * stores by row pointers moved a plane at a time: none of the per-plane
  * tests of the general path (where a plane lies, which rows load, whether a
- * face's ghosts apply), the same arithmetic. BLOCKS > 0: kept to the
+ * face's ghosts apply), the same arithmetic. FACE_MARCH: so does a tile
+ * whose sides lie in the field or beyond faces whose ghosts are made (no
+ * wrap, no cut), making those ghosts in every plane of its march (the
+ * flags' registers: only where they fit without spilling). BLOCKS > 0: kept to the
  * registers that let BLOCKS blocks share an SM (float, K R V <= 6: 3 blocks
  * of 512 threads at 40 registers, 48 warps to cover the barrier and the
- * loads instead of 32). */
+ * loads instead of 32). ALIGNED (V > 1, the host's promise that nx is a
+ * multiple of V and no x face is cut between ranks): a thread's V columns
+ * are one aligned vector of the field, or lie wholly beyond a face, so the
+ * per-column state collapses to the first column's (registers for the
+ * levels instead), only the first column can be beside the low x face and
+ * only the last beside the high one, and tiles away from the faces take the
+ * interior march with one vector load and store a row. */
 template <typename T, int K, int BX, int BY, int R, int V, bool PAIRED, bool DEEP, int PF, bool TOGETHER, bool INTERIOR,
-          int BLOCKS = 0>
+          int BLOCKS = 0, bool ALIGNED = false, bool FACE_MARCH = false>
 __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                             ? BLOCKS
                                           : K *R *V <= 6 && BX * BY < 1024 ? 1024 / (BX * BY)
                                                                             : 1)
@@ -192,12 +227,13 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
      * start at a multiple of V and are one aligned vector in the field */
     constexpr int TX = BX * V, TY = BY * R, PX = TX + 2 * V, PLANE = (TY + 2) * PX, KX = fused_halo_columns(K, V);
     static_assert(TX > 2 * KX && TY > 2 * K, "a tile wider than its halo");
-    static_assert(!INTERIOR || V == 1, "the interior march: one column a thread");
+    static_assert(!INTERIOR || V == 1 || ALIGNED, "the interior march: one column a thread, or aligned vectors");
+    static_assert(!ALIGNED || V > 1, "aligned vectors of several columns");
     typedef fused_points<T, V> points;
     T *const shared = reinterpret_cast<T *>(fused_shared_words);
     const int tx = threadIdx.x, ty = threadIdx.y;
     auto tile_row = [&](int r) { return TOGETHER ? R * ty + r : ty + BY * r; }; /* the tile's row of the thread's row r */
-    const bool deep_x = DEEP && d.axis == 0, deep_z = DEEP && d.axis == 2;
+    const bool deep_x = DEEP && !ALIGNED && d.axis == 0, deep_z = DEEP && d.axis == 2;
     const bool wrap_x = (h.exchanged & 1u) && !deep_x, wrap_y = h.exchanged & 4u, wrap_z = (h.exchanged & 16u) && !deep_z;
     const int x0 = (int)blockIdx.x * (TX - 2 * KX) - KX, y0 = (int)blockIdx.y * (TY - 2 * K) - K;
     /* each of the thread's columns: where it lies, and whether a point of it is written or beside a face */
@@ -208,6 +244,12 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
 #pragma unroll
     for (int v = 0; v < V; ++v) {
         const int gx = x0 + V * tx + v;
+        if (ALIGNED && v > 0) { /* the first column's, moved by v (x0 and nx are multiples of V) */
+            x_in[v] = x_in[0], x_at[v] = x_at[0] + v, src[v] = in, sy[v] = s.sy, sz[v] = s.sz;
+            x_low[v] = false, x_high[v] = v == V - 1 && gx == s.nx - 1 && applies(h, 1);
+            x_out[v] = x_out[0];
+            continue;
+        }
         x_in[v] = place_on_axis<false>(gx, s.nx, wrap_x, x_at[v]);
         /* a column beyond a cut x face: the neighbour's, from the packed ghosts (the field's own columns elsewhere) */
         const T *x_ghosts = deep_x ? (gx < 0 ? d.low : gx >= s.nx && gx < s.nx + K ? d.high : nullptr) : nullptr;
@@ -222,9 +264,11 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
     bool vector = V > 1 && src[0] == in && x_at[0] % V == 0;
 #pragma unroll
     for (int v = 0; v < V; ++v) vector = vector && src[v] == in && x_in[v] && x_at[v] == x_at[0] + v;
+    if (ALIGNED) vector = x_in[0];
     bool vector_out = vector;
 #pragma unroll
     for (int v = 0; v < V; ++v) vector_out = vector_out && x_out[v];
+    if (ALIGNED) vector_out = x_in[0] && x_out[0];
     /* the tile reaches a face whose ghosts are boundary values: the same for every thread */
     const bool tile_faces = (x0 <= 0 && applies(h, 0)) || (x0 + TX > s.nx - 1 && applies(h, 1)) ||
                             (y0 <= 0 && applies(h, 2)) || (y0 + TY > s.ny - 1 && applies(h, 3));
@@ -239,6 +283,7 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
         for (int v = 0; v < V; ++v) {
             loads[r][v] = x_in[v] && y_in;
             column[r][v] = loads[r][v] ? x_at[v] + y_at * sy[v] : 0;
+            if (ALIGNED) loads[r][v] = loads[r][0], column[r][v] = column[r][0] + v; /* beside the first */
         }
         y_low[r] = gy == 0 && applies(h, 2), y_high[r] = gy == s.ny - 1 && applies(h, 3);
         y_out[r] = ly >= K && ly < TY - K && gy < s.ny;
@@ -295,20 +340,28 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
         for (int r = 0; r < R; ++r)
             if (hints[r]) l2_prefetch(in + column[r][0] + (long)t * s.sz);
     };
-    /* the interior march's next load and store of the thread's row 0, and each row's from it (INTERIOR: the
-     * tile lies in the field, so its rows are s.sy apart) */
+    /* the interior march's next load and store of the thread's row 0 (FACE_MARCH: of the plane), and each
+     * row's from it: rows s.sy apart in a tile that lies in the field; FACE_MARCH, the row's own place where
+     * it lies in the field, else the nearest in the field (what a tile beside a face whose ghosts are made
+     * loads beyond the face only feeds points beyond it, which no point in the field reads, so any value of
+     * the field will do, and nothing is read outside the field) */
     const T *march_in = in;
     T *march_out = out;
-    auto march_row = [&](int r) { return (long)(tile_row(r) - tile_row(0)) * s.sy; };
+    long march_at[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int gx = min(max(x0 + V * tx, 0), s.nx - V), gy = min(max(y0 + tile_row(r), 0), s.ny - 1);
+        march_at[r] = FACE_MARCH ? gx + (long)gy * s.sy : (long)(tile_row(r) - tile_row(0)) * s.sy;
+    }
     /* Plane t: every level one plane on (level K in fresh[K]); parity P as above, faces: FACES of fused_point;
-     * march 1: the interior march (its tile beside no x or y face), plane t + 1 loaded by pointer (it lies in
-     * the field); 2: the same beyond the field's last plane (t + 1 >= nz), nothing loaded, since only the
-     * ghosts of the top z face (FACES) read the planes beyond it. Levels above `levels` are left as they
-     * were (advance_levels: where nothing reads them). */
+     * march 1: the interior march, plane t + 1 loaded by pointer (it lies in the field); 2: the same beyond
+     * the field's last plane (t + 1 >= nz), nothing loaded, since only the ghosts of the top z face (FACES)
+     * read the planes beyond it. Levels above `levels` are left as they were (advance_levels: where nothing
+     * reads them). */
     auto advance_levels = [&](int t, auto parity, auto faces, auto march, auto levels) {
         constexpr int P = decltype(parity)::value, LEVELS = decltype(levels)::value;
         constexpr bool F = decltype(faces)::value != 0, M = decltype(march)::value != 0;
-        constexpr bool LOADS = decltype(march)::value != 2, XY = F && !M; /* XY: faces beside x or y */
+        constexpr bool LOADS = decltype(march)::value != 2, XY = F && (!M || FACE_MARCH); /* faces beside x or y */
         const T *read = shared + (PAIRED ? (1 - P) * K * PLANE : 0);
 #pragma unroll
         for (int r = 0; r < R; ++r)
@@ -316,14 +369,17 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
             for (int v = 0; v < V; ++v) fresh[0][r][v] = ahead[P][r][v];
         if (M && LOADS) {
 #pragma unroll
-            for (int r = 0; r < R; ++r) ahead[1 - P][r][0] = march_in[march_row(r)];
+            for (int r = 0; r < R; ++r) load_points<T, V>(march_in + march_at[r], ahead[1 - P][r]);
             march_in += s.sz;
         } else if (!M && t + 1 < z1 + K) load_plane(t + 1, ahead[1 - P]); /* in flight while the levels are computed */
         if (PF > 0) hint_plane(t + 1 + PF);
 #pragma unroll
         for (int l = 1; l <= LEVELS; ++l) {
             const int p = t - l; /* level l's plane */
-            const bool z_low = F && p == 0 && z_low_face, z_high = F && p == s.nz - 1 && z_high_face;
+            /* FACE_MARCH: the march starts at t > K (p > 0) and loads planes t + 1 < nz (p < nz - 1) with march 1,
+             * which no z face's ghosts reach (fewer live flags for the faces beside x and y) */
+            const bool z_low = F && !(FACE_MARCH && M) && p == 0 && z_low_face;
+            const bool z_high = F && !(FACE_MARCH && decltype(march)::value == 1) && p == s.nz - 1 && z_high_face;
             const T *level = read + (l - 1) * PLANE;
 #pragma unroll
             for (int r = 0; r < R; ++r) {
@@ -390,11 +446,11 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
                     if (x_out[v]) nontemporal_store(fresh[K][r][v], out + column[r][v] + (long)(t - K) * s.sz);
         }
     };
-    /* The interior march, in tiles beside no x or y face, from the first plane t whose levels reach no low
-     * z face (t > K: fused_point's z_low is at t <= K; from z0 - K in every chunk but the lowest), at an
-     * even distance from z0 - K (the parities stay where the general loop has them), to the chunk's end:
-     * planes t + 1 < nz by pointer, then (a chunk at a top z face that is not exchanged) the last planes
-     * with that face's ghosts and no loads. Chunks that reach an exchanged top face (periodic, or cut
+    /* The interior march, in tiles beside no x or y face (FACE_MARCH: sides_march), from the first plane t
+     * whose levels reach no low z face (t > K: fused_point's z_low is at t <= K; from z0 - K in every chunk
+     * but the lowest), at an even distance from z0 - K (the parities stay where the general loop has them),
+     * to the chunk's end: planes t + 1 < nz by pointer, then (a chunk at a top z face that is not
+     * exchanged) the last planes with that face's ghosts and no loads. Chunks that reach an exchanged top face (periodic, or cut
      * between ranks) take the general loop throughout. Nothing follows the march, so none of the general
      * path's state lives through it. */
     if constexpr (!INTERIOR) {
@@ -406,7 +462,11 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
         return;
     }
     int march_begin = z1 + K;
-    if (x0 > 0 && x0 + TX < s.nx && y0 > 0 && y0 + TY < s.ny && (z1 + K < s.nz || z_high_face)) {
+    /* each side of the tile: inside the field, or beyond a face whose ghosts are made (not wrapped, not cut) */
+    auto made = [&](int face) { return FACE_MARCH && applies(h, face); };
+    const bool sides_march =
+        (x0 > 0 || made(0)) && (x0 + TX < s.nx || made(1)) && (y0 > 0 || made(2)) && (y0 + TY < s.ny || made(3));
+    if (sides_march && (z1 + K < s.nz || z_high_face)) {
         int b = max(z0 - K, K + 1);
         march_begin = min(b + ((b - (z0 - K)) & 1), z1 + K); /* z1 + K: none (the loop below runs to the end) */
     }
@@ -416,44 +476,50 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
         plane_step(t, fused_constant<0>());
         if (t + 1 < z1 + K) plane_step(t + 1, fused_constant<1>());
     }
-    if (t < z1 + K) {
-        march_in = in + column[0][0] + (long)(t + 1) * s.sz;
-        march_out = out + column[0][0] + (long)(t - K) * s.sz;
-        const bool x_stores = x_out[0];
-        /* level K of plane t - K to the field (the chunk's first K planes store nothing); one store after
-         * both parities' paths at the top face, since stores in each the AMD compiler merges into plain ones */
-        auto march_store = [&](int plane) {
-            const bool stores = x_stores && plane - K >= z0;
+    if (t >= z1 + K) return;
+    const long first = FACE_MARCH ? 0 : column[0][0];
+    march_in = in + first + (long)(t + 1) * s.sz;
+    march_out = out + first + (long)(t - K) * s.sz;
+    const bool x_stores = x_out[0];
+    /* level K of plane t - K to the field (the chunk's first K planes store nothing); one store after
+     * both parities' paths at the top face, since stores in each the AMD compiler merges into plain ones */
+    auto march_store = [&](int plane) {
+        const bool stores = x_stores && plane - K >= z0;
 #pragma unroll
-            for (int r = 0; r < R; ++r)
-                if (stores && y_out[r]) nontemporal_store(fresh[K][r][0], march_out + march_row(r));
-            march_out += s.sz;
-        };
-        const int loaded_end = min(z1 + K, s.nz - 1); /* planes t whose t + 1 lies in the field */
+        for (int r = 0; r < R; ++r)
+            if (stores && y_out[r]) store_row_points<T, V>(fresh[K][r], march_out + march_at[r]);
+        march_out += s.sz;
+    };
+    const int loaded_end = min(z1 + K, s.nz - 1); /* planes t whose t + 1 lies in the field */
+    /* the planes that load, in a tile beside an x or y face (FACES: those ghosts in every point) or not */
+    auto march = [&](auto faces) {
         /* A march from the chunk's first loaded plane z0 - K: at t = z0 - K + j, level l's plane t - l lies
          * below z0 - K + l, where no output reads it, unless j >= 2 l, so the first 2 K planes compute levels
          * up to j / 2 only (K = 3: 12 of their 18 level-planes skipped, 6% of a 64-plane chunk's) */
         if (t == z0 - K && z0 + K < loaded_end)
             fused_unroll<2 * K>([&](auto j) {
                 constexpr int J = decltype(j)::value;
-                advance_levels(t, fused_constant<J & 1>(), fused_constant<0>(), fused_constant<1>(),
-                               fused_constant<J / 2>());
+                advance_levels(t, fused_constant<J & 1>(), faces, fused_constant<1>(), fused_constant<J / 2>());
                 march_store(t++);
             });
         for (; t + 1 < loaded_end; t += 2) {
-            advance_plane(t, fused_constant<0>(), fused_constant<0>(), fused_constant<1>());
+            advance_plane(t, fused_constant<0>(), faces, fused_constant<1>());
             march_store(t);
-            advance_plane(t + 1, fused_constant<1>(), fused_constant<0>(), fused_constant<1>());
+            advance_plane(t + 1, fused_constant<1>(), faces, fused_constant<1>());
             march_store(t + 1);
         }
         if (t < loaded_end) {
-            advance_plane(t, fused_constant<0>(), fused_constant<0>(), fused_constant<1>());
+            advance_plane(t, fused_constant<0>(), faces, fused_constant<1>());
             march_store(t++);
         }
-        for (; t < z1 + K; ++t) { /* at the top z face, where the march goes on only if it is not exchanged */
-            if ((t - (z0 - K)) & 1) advance_plane(t, fused_constant<1>(), fused_constant<1>(), fused_constant<2>());
-            else advance_plane(t, fused_constant<0>(), fused_constant<1>(), fused_constant<2>());
-            march_store(t);
-        }
+    };
+    if (FACE_MARCH && tile_faces) march(fused_constant<1>());
+    else march(fused_constant<0>());
+    /* then, at a top z face that is not exchanged, the planes that load nothing, once for both marches
+     * (the AMD compiler would not inline two copies of them) */
+    for (; t < z1 + K; ++t) {
+        if ((t - (z0 - K)) & 1) advance_plane(t, fused_constant<1>(), fused_constant<1>(), fused_constant<2>());
+        else advance_plane(t, fused_constant<0>(), fused_constant<1>(), fused_constant<2>());
+        march_store(t);
     }
 }
