@@ -773,32 +773,11 @@ template <typename T> __device__ __forceinline__ void order_copy_async16(order_c
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(from) : "memory");
 }
-/* An L2 policy that evicts the lines it reads first: for values no other block reads. */
-typedef unsigned long long order_l2_policy;
-__device__ __forceinline__ order_l2_policy order_evict_first_policy()
-{
-    order_l2_policy policy;
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-    return policy;
-}
-/* order_copy_async16 under that policy */
-template <typename T>
-__device__ __forceinline__ void order_copy_async16_once(order_copy_to to, const T *from, order_l2_policy policy)
-{
-    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(to), "l"(from), "l"(policy) : "memory");
-}
 #else
 template <typename T> __device__ __forceinline__ void order_copy_async16(order_copy_to to, const T *from)
 {
 #pragma unroll
     for (int v = 0; v < 16 / (int)sizeof(T); ++v) reinterpret_cast<T *>(to)[v] = from[v];
-}
-typedef int order_l2_policy; /* no hint: a plain copy */
-__device__ __forceinline__ order_l2_policy order_evict_first_policy() { return 0; }
-template <typename T>
-__device__ __forceinline__ void order_copy_async16_once(order_copy_to to, const T *from, order_l2_policy)
-{
-    order_copy_async16(to, from);
 }
 #endif
 
@@ -854,11 +833,9 @@ template <typename T, int X> __device__ __forceinline__ void order_store_values(
 /* FACES (FILLED): the ghosts past the x and y faces that are not exchanged made in the tiles by
  * the blocks at such a face (make_faces: writing them in memory would take a scattered access a
  * row at the x faces), those past the high z face written by the chunks that read them, the
- * exchanged ones read as stored. ONCE: the vectors no other block reads (owned, R or more from
- * every side of the tile) copied under an L2 policy that evicts them first, so that L2 keeps the
- * halo values the neighbouring blocks read longer (NVIDIA; elsewhere plain copies). */
+ * exchanged ones read as stored. */
 template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, bool HOLD, bool EDGE, bool ZFACE,
-          bool FACES = false, bool ONCE = false>
+          bool FACES = false>
 __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
                                                   const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
                                                   T *__restrict__ tiles)
@@ -884,7 +861,7 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
      * mirrored owned point past an x or y face, and its transform), whether it exists, whether it
      * is one of the rows' (the only ones copied of planes past the chunk, read only into windows). */
     int tile_at[PER], plane_at[PER];
-    bool copied[PER], middle[PER], xy[PER], once[PER];
+    bool copied[PER], middle[PER], xy[PER];
     T xy_shift[PER], xy_scale[PER];
 #pragma unroll
     for (int p = 0; p < PER; ++p) {
@@ -899,7 +876,6 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
         const bool exists = (p + 1) * THREADS <= ELEMENTS || e < ELEMENTS;
         copied[p] = exists && (!EDGE || (gi >= -R && gi < s.nx + R && gj < s.ny + R));
         middle[p] = e < MIDDLE;
-        once[p] = ONCE && VECTORS && row >= 2 * R && row < ROWS && col >= A + R && col + V <= A + COLS - R;
         xy[p] = EDGE && order_xy_mirror(gi, gj, s, h, plane_at[p], xy_shift[p], xy_scale[p]);
     }
     if (EDGE) { /* elements past the field's ghosts are never copied: zero, as order_zroll reads them */
@@ -927,8 +903,6 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
     /* Planes t .. t + N - 1 into ring places stage, stage + 1, ..., one group of copies; planes from
      * k1 on: EDGE the rows alone (the others whole: fewer tests, and every value lies in the field
      * or its ghosts), none from k1 + R on (an empty group keeps the count). */
-    order_l2_policy evict_first = 0;
-    if constexpr (ONCE) evict_first = order_evict_first_policy();
     auto copy_planes = [&](int t, int N, int stage) {
         for (int q = 0; q < N; ++q, stage = after(stage, 1)) {
             if (t + q >= k1 + R) break;
@@ -940,8 +914,7 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
 #pragma unroll
                 for (int p = 0; p < PER; ++p)
                     if (copied[p] && (!EDGE || t + q < k1 || middle[p])) {
-                        if (VECTORS && ONCE && once[p]) order_copy_async16_once(copy_to[p] + tile, copy_from[p] + plane, evict_first);
-                        else if (VECTORS) order_copy_async16(copy_to[p] + tile, copy_from[p] + plane);
+                        if (VECTORS) order_copy_async16(copy_to[p] + tile, copy_from[p] + plane);
                         else order_copy_async(copy_to[p] + tile, copy_from[p] + plane);
                     }
             } else {
@@ -950,9 +923,7 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
 #pragma unroll
                 for (int p = 0; p < PER; ++p)
                     if (copied[p] && (!EDGE || t + q < k1 || middle[p])) {
-                        if (VECTORS && ONCE && once[p])
-                            order_copy_async16_once(order_copy_target(tile + tile_at[p]), plane + plane_at[p], evict_first);
-                        else if (VECTORS) order_copy_async16(order_copy_target(tile + tile_at[p]), plane + plane_at[p]);
+                        if (VECTORS) order_copy_async16(order_copy_target(tile + tile_at[p]), plane + plane_at[p]);
                         else order_copy_async(order_copy_target(tile + tile_at[p]), plane + plane_at[p]);
                     }
             }
@@ -1160,10 +1131,8 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
  * low z face mirrored as the window is loaded, those past the high face written by the chunks
  * that read them, and the ghosts past the x and y faces made in its tiles (FACES): no block pays
  * the mirroring's copies and tests, no ghost pass runs before the step, and the kernel's
- * registers are that march's alone. ONCE (FILLED): the values no other block reads copied under
- * an L2 policy that evicts them first (order_zasync_body). */
-template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false,
-          bool ONCE = false>
+ * registers are that march's alone. */
+template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false>
 __global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M, X, BLOCKS>::blocks))
     order_zasync(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
                  int zchunk)
@@ -1174,7 +1143,7 @@ __global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M
     const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
     constexpr bool HOLD = order_async_occupancy<T, R, BX, BY, M, X, BLOCKS>::hold_ends;
     if constexpr (FILLED) {
-        order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false, true, ONCE>(out, u, s, c, h, k0, k1, tiles);
+        order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false, true>(out, u, s, c, h, k0, k1, tiles);
     } else {
         const bool edge = i0 < R || i0 + COLS + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
         const bool zface = k0 < R || k1 + R > s.nz;
