@@ -5,9 +5,10 @@
  * float, with faces all Dirichlet (each its own value), all Neumann, all
  * periodic, and a mix (and the mix on 140 x 76 x 136, whose middle blocks
  * run each variant's interior loop, without the faces' tests; all Dirichlet
- * and the mix on 128 x 64 x 136, which the tiles of 32 columns and 16 rows,
- * 32 and 32, and 64 and 16 tile exactly: the kernels that write the ghosts
- * and then run every block's interior loop take that path there alone):
+ * and the mix on 128 x 64 x 136, which the FILLED kernels' tiles (columns x
+ * rows: 32 x 16, 32 x 32, 64 x 16, 64 x 32) tile exactly: the kernels that
+ * write the ghosts and then run every block's interior loop take that path
+ * there alone):
  *   - one explicit step of every variant against the definition evaluated
  *     here (solver/space_order.h's weights, problem.h's mirrored ghosts), so
  *     a wrong coefficient or reflection fails whatever the CPU does;
