@@ -1663,7 +1663,7 @@ def test_space_order_kernel_names():
     """Every kernel of the GPU's order table is a name solver.kernel takes: at space order 2 each
     is refused as a kernel of the higher orders (an unknown name reads "is not a heat kernel")."""
     names = order_table_names()
-    expect(len(names) >= 20 and "order_point" in names and "order_zasync2vx2b4f_128_16x8" in names,
+    expect(len(names) >= 15 and "order_point" in names and "order_zasync2vx2b4f_128_16x8" in names,
            f"the table's names not found: {names}")
     folder = fresh_dir("space_order_kernel_names")
     cfg = write(os.path.join(folder, "order2.cfg"), "grid = { n = [8, 8, 8]; };")

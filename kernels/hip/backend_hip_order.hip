@@ -20,13 +20,12 @@ struct order_shape {
 enum {
     ORDER_32x8_M2, ORDER_32x8_M2_C3, ORDER_32x8_M2_C3_B3, ORDER_32x8_M2_C3V, ORDER_32x8_M2_C3V_B3, ORDER_16x16_M1_X2_C3V,
     ORDER_16x16_M1_X2_C3V_B3, ORDER_16x16_M1_X2_C3V_B3_F, ORDER_16x8_M2_X2_C3V_B3_F, ORDER_16x8_M2_X2_C2V_B4_F,
-    ORDER_16x16_M2_X2_C2V_B2_F, ORDER_32x8_M2_X2_C2V_B2_F, ORDER_32x16_M2_X2_C2V_B1_F, ORDER_SHAPES
+    ORDER_16x16_M2_X2_C2V_B2_F, ORDER_32x8_M2_X2_C2V_B2_F, ORDER_SHAPES
 };
 static const order_shape order_shapes[] = {
     {{32, 8, 1}, 2, 1, 0, 0},  {{32, 8, 1}, 2, 1, 0, 3},  {{32, 8, 1}, 2, 1, 0, 3}, {{32, 8, 1}, 2, 1, 0, 3},
     {{32, 8, 1}, 2, 1, 0, 3},  {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3},
     {{16, 8, 1}, 2, 1, 0, 3},  {{16, 8, 1}, 2, 1, 0, 2},  {{16, 16, 1}, 2, 1, 0, 2}, {{32, 8, 1}, 2, 1, 0, 2},
-    {{32, 16, 1}, 2, 1, 0, 2},
 };
 static_assert(sizeof order_shapes / sizeof order_shapes[0] == ORDER_SHAPES, "a shape for every ORDER_*");
 
@@ -40,9 +39,8 @@ static_assert(sizeof order_shapes / sizeof order_shapes[0] == ORDER_SHAPES, "a s
  * blocks, which suit some GPUs and precisions and not others. The b2 kernels'
  * tiles of 32 x 32 (16x16 threads) and 64 x 16 (32x8) read 50% and 62.5% more
  * than their points through L2 at order 8 in double (a halo sector of 32 bytes
- * at each row's ends, R rows above and below), where 32 x 16 tiles read 75%
- * (b1: 64 x 32 tiles of 512 threads, 37.5%): halo values that reach L2 after
- * it dropped them are read from DRAM again. */
+ * at each row's ends, R rows above and below), where 32 x 16 tiles read 75%:
+ * halo values that reach L2 after it dropped them are read from DRAM again. */
 struct order_entry {
     kernel_entry entry;
     int shape; /* ORDER_*, -1: the tuner's block candidates (order_point) */
@@ -60,7 +58,6 @@ static const order_entry order_table[] = {
     ORDER_ZA(128, 16x16, 2, X2_C2V_B2_F, "2vx2b2f"), ORDER_ZA(256, 16x16, 2, X2_C2V_B2_F, "2vx2b2f"),
     ORDER_ZA(512, 16x16, 2, X2_C2V_B2_F, "2vx2b2f"), ORDER_ZA(128, 32x8, 2, X2_C2V_B2_F, "2vx2b2f"),
     ORDER_ZA(256, 32x8, 2, X2_C2V_B2_F, "2vx2b2f"), ORDER_ZA(512, 32x8, 2, X2_C2V_B2_F, "2vx2b2f"),
-    ORDER_ZA(256, 32x16, 2, X2_C2V_B1_F, "2vx2b1f"), ORDER_ZA(512, 32x16, 2, X2_C2V_B1_F, "2vx2b1f"),
 };
 #undef ORDER_ZW
 #undef ORDER_ZA
@@ -203,8 +200,6 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
         return launch_order_zasync<T, R, 16, 16, 2, 2, 1, 2, true, 2, true>(g, out, in, p, c, h, e->zchunk, q);
     case ORDER_32x8_M2_X2_C2V_B2_F:
         return launch_order_zasync<T, R, 32, 8, 2, 2, 1, 2, true, 2, true>(g, out, in, p, c, h, e->zchunk, q);
-    case ORDER_32x16_M2_X2_C2V_B1_F:
-        return launch_order_zasync<T, R, 32, 16, 2, 2, 1, 2, true, 1, true>(g, out, in, p, c, h, e->zchunk, q);
     }
     return HEAT_OK;
 }
