@@ -6,7 +6,7 @@
  * periodic, and a mix (and the mix on 140 x 76 x 136, whose middle blocks
  * run each variant's interior loop, without the faces' tests; all Dirichlet
  * and the mix on 128 x 64 x 136, which the FILLED kernels' tiles (columns x
- * rows: 32 x 16, 32 x 32, 64 x 16, 64 x 32) tile exactly: the kernels that
+ * rows: 32 x 16, 32 x 32, 64 x 16) tile exactly: the kernels that
  * write the ghosts and then run every block's interior loop take that path
  * there alone):
  *   - one explicit step of every variant against the definition evaluated
