@@ -1648,6 +1648,32 @@ def test_space_order_errors():
     expect("--order 5" in proc.stderr, proc.stderr)
 
 
+def order_table_names():
+    """The kernel names of kernels/hip/backend_hip_order.hip's order_table, as its macros spell them."""
+    text = open(os.path.join(SOURCE, "kernels", "hip", "backend_hip_order.hip")).read()
+    table = text[text.index("static const order_entry order_table[]"):]
+    table = table[:table.index("};")]
+    names = re.findall(r'\{\{\{"(order_\w+)"', table)
+    names += [f"order_zwindow{z}_{b}" for z, b in re.findall(r"ORDER_ZW\((\d+), (\w+), \d+\)", table)]
+    names += [f"order_zasync{n}_{z}_{b}" for z, b, n in re.findall(r'ORDER_ZA\((\d+), (\w+), \d+, \w+, "(\w+)"\)', table)]
+    return names
+
+
+def test_space_order_kernel_names():
+    """Every kernel of the GPU's order table is a name solver.kernel takes: at space order 2 each
+    is refused as a kernel of the higher orders (an unknown name reads "is not a heat kernel")."""
+    names = order_table_names()
+    expect(len(names) >= 15 and "order_point" in names and "order_zasync2vx2b4f_128_16x8" in names,
+           f"the table's names not found: {names}")
+    folder = fresh_dir("space_order_kernel_names")
+    cfg = write(os.path.join(folder, "order2.cfg"), "grid = { n = [8, 8, 8]; };")
+    for name in names:
+        proc = run([cfg, "-q", "--backend", "cpu", "--set", f'solver.kernel="{name}"', "--set",
+                    f'output.dir="{folder}/out"'], expect_status=2)
+        expect("is a kernel of space order 4, 6 or 8" in proc.stderr, f"{name}: {proc.stderr}")
+    print(f"{len(names)} order kernels known to solver.kernel")
+
+
 def space_order_restart(order, extra, tag):
     """30 steps straight, and from a copy of the step-10 checkpoint: the same bits; the checkpoints
     say the order; restarting with another order is refused (exit 2, naming both) unless

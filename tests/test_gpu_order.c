@@ -5,9 +5,10 @@
  * float, with faces all Dirichlet (each its own value), all Neumann, all
  * periodic, and a mix (and the mix on 140 x 76 x 136, whose middle blocks
  * run each variant's interior loop, without the faces' tests; all Dirichlet
- * and the mix on 96 x 48 x 136, which the blocks of 32 columns and 16 rows
- * tile exactly: the kernels that write the ghosts and then run every block's
- * interior loop take that path there alone):
+ * and the mix on 128 x 64 x 136, which the FILLED kernels' tiles (columns x
+ * rows: 32 x 16, 32 x 32, 64 x 16) tile exactly: the kernels that
+ * write the ghosts and then run every block's interior loop take that path
+ * there alone):
  *   - one explicit step of every variant against the definition evaluated
  *     here (solver/space_order.h's weights, problem.h's mirrored ghosts), so
  *     a wrong coefficient or reflection fails whatever the CPU does;
@@ -216,7 +217,7 @@ static int checks(int argc, char **argv)
     const int implicit = !(argc > 2 && strcmp(argv[2], "explicit") == 0);
     variant_filter = argc > 3 ? argv[3] : NULL;
     int failed = 0;
-    static const int rough[3] = {43, 29, 150}, interior[3] = {140, 76, 136}, tiled[3] = {96, 48, 136};
+    static const int rough[3] = {43, 29, 150}, interior[3] = {140, 76, 136}, tiled[3] = {128, 64, 136};
     for (int order = 4; order <= 8; order += 2) {
         if (only && order != only) continue;
         for (int precision = HEAT_DOUBLE; precision <= HEAT_FLOAT; ++precision) {

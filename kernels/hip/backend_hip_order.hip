@@ -20,12 +20,12 @@ struct order_shape {
 enum {
     ORDER_32x8_M2, ORDER_32x8_M2_C3, ORDER_32x8_M2_C3_B3, ORDER_32x8_M2_C3V, ORDER_32x8_M2_C3V_B3, ORDER_16x16_M1_X2_C3V,
     ORDER_16x16_M1_X2_C3V_B3, ORDER_16x16_M1_X2_C3V_B3_F, ORDER_16x8_M2_X2_C3V_B3_F, ORDER_16x8_M2_X2_C2V_B4_F,
-    ORDER_SHAPES
+    ORDER_16x16_M2_X2_C2V_B2_F, ORDER_32x8_M2_X2_C2V_B2_F, ORDER_SHAPES
 };
 static const order_shape order_shapes[] = {
     {{32, 8, 1}, 2, 1, 0, 0},  {{32, 8, 1}, 2, 1, 0, 3},  {{32, 8, 1}, 2, 1, 0, 3}, {{32, 8, 1}, 2, 1, 0, 3},
     {{32, 8, 1}, 2, 1, 0, 3},  {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3},
-    {{16, 8, 1}, 2, 1, 0, 3},  {{16, 8, 1}, 2, 1, 0, 2},
+    {{16, 8, 1}, 2, 1, 0, 3},  {{16, 8, 1}, 2, 1, 0, 2},  {{16, 16, 1}, 2, 1, 0, 2}, {{32, 8, 1}, 2, 1, 0, 2},
 };
 static_assert(sizeof order_shapes / sizeof order_shapes[0] == ORDER_SHAPES, "a shape for every ORDER_*");
 
@@ -36,7 +36,11 @@ static_assert(sizeof order_shapes / sizeof order_shapes[0] == ORDER_SHAPES, "a s
  * X = 4 lost in every row measured), b: registers kept to B blocks an SM,
  * f: FILLED (where the blocks tile the plane). Chunks of 64 planes re-read
  * 2R / 64 of the planes; longer ones fewer, in fewer and longer waves of
- * blocks, which suit some GPUs and precisions and not others. */
+ * blocks, which suit some GPUs and precisions and not others. The b2 kernels'
+ * tiles of 32 x 32 (16x16 threads) and 64 x 16 (32x8) read 50% and 62.5% more
+ * than their points through L2 at order 8 in double (a halo sector of 32 bytes
+ * at each row's ends, R rows above and below), where 32 x 16 tiles read 75%:
+ * halo values that reach L2 after it dropped them are read from DRAM again. */
 struct order_entry {
     kernel_entry entry;
     int shape; /* ORDER_*, -1: the tuner's block candidates (order_point) */
@@ -51,6 +55,9 @@ static const order_entry order_table[] = {
     ORDER_ZA(64, 16x16, 1, X2_C3V_B3, "3vx2b3"), ORDER_ZA(64, 16x16, 1, X2_C3V_B3_F, "3vx2b3f"),
     ORDER_ZA(64, 16x8, 2, X2_C3V_B3_F, "3vx2b3f"), ORDER_ZA(64, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
     ORDER_ZA(128, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"), ORDER_ZA(512, 16x8, 2, X2_C2V_B4_F, "2vx2b4f"),
+    ORDER_ZA(128, 16x16, 2, X2_C2V_B2_F, "2vx2b2f"), ORDER_ZA(256, 16x16, 2, X2_C2V_B2_F, "2vx2b2f"),
+    ORDER_ZA(512, 16x16, 2, X2_C2V_B2_F, "2vx2b2f"), ORDER_ZA(128, 32x8, 2, X2_C2V_B2_F, "2vx2b2f"),
+    ORDER_ZA(256, 32x8, 2, X2_C2V_B2_F, "2vx2b2f"), ORDER_ZA(512, 32x8, 2, X2_C2V_B2_F, "2vx2b2f"),
 };
 #undef ORDER_ZW
 #undef ORDER_ZA
@@ -112,20 +119,39 @@ static void launch_order_zplanes(dim3 g, T *out, const T *in, const stencil_shap
     order_zplanes<T, R, BX, BY, M, P, 0><<<g, dim3(BX, BY, 1), 0, q>>>(out, in, p, c, h, zchunk);
 }
 
+/* Whether `kernel` may take `bytes` of dynamic shared memory on this device: beyond the 48 KB a
+ * block has by default it must be granted (Hopper grants up to 227 KB, AMD's LDS holds 64 KB). */
+static bool order_shared_granted(const void *kernel, size_t bytes)
+{
+    if (bytes <= 48 * 1024) return true;
+#if defined(__HIP_PLATFORM_AMD__)
+    if (bytes > 64 * 1024) return false;
+#endif
+    if (hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes) == hipSuccess) return true;
+    (void)hipGetLastError(); /* the refusal is not the next launch's error */
+    return false;
+}
+
 /* order_zasync, M rows and X columns a thread, P planes a barrier, D groups of copies in flight,
  * VEC: 16-byte copies, registers kept to BLOCKS blocks an SM: its ring of tiles in dynamic shared
  * memory, beyond the 48 KB a block has by default in double. Its 32-bit offsets span a chunk's
  * planes and their halo, its vectors (VEC's copies, X > 1's stores) need rows that start on 16
  * bytes (the layout's are aligned); where either fails, order_zplanes' march (the same bits; for
- * X > 1 its 32 x 8 blocks of two rows, on their own grid). */
+ * X > 1 its 32 x 8 blocks of two rows, on their own grid). FILLED: where its blocks do not tile
+ * the plane, or the device does not grant its tiles (the larger tiles' ring in double takes more
+ * than AMD's 64 KB), the production march of 32 x 16 tiles (the same bits, on its own grid). */
 template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false>
 static int launch_order_zasync(dim3 g, T *out, T *in, const stencil_shape &p, const order_coeffs<T> &c,
                                const halo_coeffs<T> &h, int zchunk, hipStream_t q)
 {
-    if constexpr (FILLED) { /* where the blocks tile the plane; else the production march of the same tile */
-        static_assert(BX * X == 32 && BY * M == 16, "the fallback's tile: 32 columns, 16 rows");
-        if (p.nx % (BX * X) != 0 || p.ny % (BY * M) != 0)
-            return launch_order_zasync<T, R, 16, 16, 1, 2, 1, 3, true, 3>(g, out, in, p, c, h, zchunk, q);
+    constexpr size_t bytes = order_async_tiles<T, R, BX, BY, M, P, D, VEC, X>::bytes;
+    static_assert(FILLED || bytes <= 64 * 1024, "shared memory a block may have on both vendors (AMD's LDS)");
+    auto kernel = order_zasync<T, R, BX, BY, M, X, P, D, VEC, BLOCKS, FILLED>;
+    const bool granted = order_shared_granted(reinterpret_cast<const void *>(kernel), bytes);
+    if constexpr (FILLED) {
+        if (p.nx % (BX * X) != 0 || p.ny % (BY * M) != 0 || !granted)
+            return launch_order_zasync<T, R, 16, 16, 1, 2, 1, 3, true, 3>(grid_for(p, dim3(16, 16, 1), 1, zchunk), out, in, p,
+                                                                          c, h, zchunk, q);
     }
     const bool aligned = (reinterpret_cast<uintptr_t>(in) % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 16 == 0 &&
                           p.sy * sizeof(T) % 16 == 0) ||
@@ -135,13 +161,8 @@ static int launch_order_zasync(dim3 g, T *out, T *in, const stencil_shape &p, co
         else launch_order_zplanes<T, R, 32, 8, 2, P, 0>(grid_for(p, dim3(32, 8, 1), 2, zchunk), out, in, p, c, h, zchunk, q);
         return HEAT_OK;
     }
+    if (!granted) return heat_internal_error("order_zasync: %zu bytes of shared memory refused", bytes);
     g.x = (unsigned)((p.nx + BX * X - 1) / (BX * X)); /* X columns a thread */
-    constexpr size_t bytes = order_async_tiles<T, R, BX, BY, M, P, D, VEC, X>::bytes;
-    static_assert(bytes <= 64 * 1024, "shared memory a block may have on both vendors (AMD's LDS)");
-    auto kernel = order_zasync<T, R, BX, BY, M, X, P, D, VEC, BLOCKS, FILLED>;
-    if (bytes > 48 * 1024) /* beyond the default a block may have */
-        HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)bytes));
     kernel<<<g, dim3(BX, BY, 1), bytes, q>>>(out, in, p, c, h, zchunk);
     return HEAT_OK;
 }
@@ -175,6 +196,10 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
         return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 3, true, 3, true>(g, out, in, p, c, h, e->zchunk, q);
     case ORDER_16x8_M2_X2_C2V_B4_F:
         return launch_order_zasync<T, R, 16, 8, 2, 2, 1, 2, true, 4, true>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_16x16_M2_X2_C2V_B2_F:
+        return launch_order_zasync<T, R, 16, 16, 2, 2, 1, 2, true, 2, true>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_32x8_M2_X2_C2V_B2_F:
+        return launch_order_zasync<T, R, 32, 8, 2, 2, 1, 2, true, 2, true>(g, out, in, p, c, h, e->zchunk, q);
     }
     return HEAT_OK;
 }
