@@ -414,9 +414,13 @@ template <typename T> static void run_stencil(const int n[3], int reps)
     const bool big = n[0] > 600;
     const bool every = n[0] * (long)n[1] * n[2] < 1000000; /* small: check the bits of every row */
     const std::vector<int> zs = big ? std::vector<int>{8, 16, 32} : std::vector<int>{4, 8, 16, 32, 64};
-    const std::vector<std::pair<int, int>> shapes = {{256, 1}, {128, 2}, {64, 4}};
+    const std::vector<std::pair<int, int>> shapes = {{256, 1}, {128, 2}, {64, 4}, {32, 8}};
     for (int z : zs)
         for (auto &b : shapes) stencil_row<T>(F, "heat_zwindowg m=2", ref, b.first, b.second, 1, 2, z, reps, every || z == 16);
+    /* the rows 4 planes ahead hinted into L2 (heat_zwindowg<Z>p4r) */
+    auto hinted = heat_zwindow<T, 2, GHOSTS_MADE, true, 4>;
+    for (int z : zs)
+        for (auto &b : shapes) stencil_row<T>(F, "heat_zwindowg p4 m=2", hinted, b.first, b.second, 1, 2, z, reps, every || z == 16);
     const std::vector<std::pair<int, int>> wshapes =
         big ? std::vector<std::pair<int, int>>{{32, 8}, {64, 4}, {128, 2}}
             : std::vector<std::pair<int, int>>{{32, 8}, {64, 4}, {128, 2}, {32, 4}, {256, 1}};
@@ -428,10 +432,13 @@ template <typename T> static void run_stencil(const int n[3], int reps)
     if constexpr (sizeof(T) == 4) {
         sweep_w("zwideg W4 M1 b8", heat_zwideg<T, 4, 1, true, 8>, 4, 1);
         sweep_w("zwideg W4 M2", heat_zwideg<T, 4, 2, true>, 4, 2);
+        sweep_w("zwideg W4 M2 p4", heat_zwideg<T, 4, 2, true, 0, 4>, 4, 2);
         if (!big) sweep_w("zwideg W4 M1", heat_zwideg<T, 4, 1, true>, 4, 1);
     } else {
         sweep_w("zwideg W1 M2 b8", heat_zwideg<T, 1, 2, true, 8>, 1, 2);
         sweep_w("zwideg W2 M2", heat_zwideg<T, 2, 2, true>, 2, 2);
+        sweep_w("zwideg W2 M2 p4", heat_zwideg<T, 2, 2, true, 0, 4>, 2, 2);
+        sweep_w("zwideg W2 M1 b8 p4", heat_zwideg<T, 2, 1, true, 8, 4>, 2, 1);
         if (!big) sweep_w("zwideg W2 M1", heat_zwideg<T, 2, 1, true>, 2, 1);
         if (!big) sweep_w("zwideg W1 M4", heat_zwideg<T, 1, 4, true>, 1, 4);
     }
