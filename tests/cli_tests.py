@@ -1503,10 +1503,11 @@ def expect_kernels_bitwise(label, config, checkpoint, variants, summary, extra=(
         print(f"{precision}: {summary}")
 
 
-# heat_zwindowg's march in 4-plane chunks, with the rows 4 planes ahead hinted into L2 (p4), and with 2
+# heat_zwindowg's march in 4-plane chunks, with the rows 2, 4 or 8 planes ahead hinted into L2 (p2, p4, p8), and with 2
 # doubles a thread as one 16-byte row (heat_zwide2g)
 HINTED_AND_WIDE_MARCHES = [("heat_zwindowg4r", 2), ("heat_zwindowg8p4r", 2), ("heat_zwindowg16p4r", 2),
-                           ("heat_zwindowg32p4r", 2), ("heat_zwide2g8r", 1), ("heat_zwide2g8r", 2),
+                           ("heat_zwindowg32p4r", 2), ("heat_zwindowg8p2r", 2), ("heat_zwindowg32p8r", 2),
+                           ("heat_zwide2g8r", 1), ("heat_zwide2g8r", 2),
                            ("heat_zwide2g16p4r", 1), ("heat_zwide2g16p4r", 2), ("heat_zwide4g16p4r", 2),
                            ("heat_zwide4g32p4r", 2)]
 

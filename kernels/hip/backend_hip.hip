@@ -79,7 +79,8 @@ struct kernel_entry {
     int ordered; /* heat_zwindow, heat_zahead, heat_zwideg: blocks take their tiles and chunks in a march_order (order_for) */
     int untuned; /* UNTUNED_*: precisions whose automatic choice does not time it (it never won there on the
                     H100 or the H200); `heatsolve bench` lists it and solver.kernel names it all the same */
-    int hint;    /* heat_zwindowg, heat_zwideg: the rows this many planes ahead hinted into L2 (0: none; 4) */
+    int hint;    /* heat_zwindowg, heat_zwideg: the rows this many planes ahead hinted into L2 (0: none; 4;
+                    heat_zwindowg also 2 and 8) */
 };
 
 enum { UNTUNED_DOUBLE = 1, UNTUNED_FLOAT = 2, UNTUNED = 3 };
@@ -152,6 +153,8 @@ static const kernel_entry kernel_table[] = {
     {{"heat_zwindowg8p4r", 2, 0}, HEAT_ZWINDOW, 8, 3, 0, 0, 1, UNTUNED_FLOAT, 4},
     {{"heat_zwindowg16p4r", 2, 0}, HEAT_ZWINDOW, 16, 3, 0, 0, 1, UNTUNED_FLOAT, 4},
     {{"heat_zwindowg32p4r", 2, 0}, HEAT_ZWINDOW, 32, 3, 0, 0, 1, UNTUNED_FLOAT, 4},
+    {{"heat_zwindowg8p2r", 2, 0}, HEAT_ZWINDOW, 8, 3, 0, 0, 1, UNTUNED, 2},
+    {{"heat_zwindowg32p8r", 2, 0}, HEAT_ZWINDOW, 32, 3, 0, 0, 1, UNTUNED, 8},
     {{"heat_zwide2g8r", 1, 0}, HEAT_ZWIDEG, 8, 3, 2, 0, 1, UNTUNED_FLOAT},
     {{"heat_zwide2g8r", 2, 0}, HEAT_ZWIDEG, 8, 3, 2, 0, 1, UNTUNED_FLOAT},
     {{"heat_zwide2g16p4r", 1, 0}, HEAT_ZWIDEG, 16, 3, 2, 0, 1, UNTUNED_FLOAT, 4},
@@ -380,9 +383,12 @@ static int launch_zwindow(const kernel_entry *e, dim3 g, dim3 b, T *out, const T
 {
     if constexpr (M == 2) /* the table's ordered entries */
         if (e->ordered) {
-            if (e->fused == GHOSTS_MADE && e->hint == 4)
-                return launch_marching(e, heat_zwindow<T, M, GHOSTS_MADE, true, 4>, g, b, q, out, in, p, c, h,
-                                       e->zchunk);
+            if (e->fused == GHOSTS_MADE && e->hint > 0) {
+                auto hinted = e->hint == 2 ? heat_zwindow<T, M, GHOSTS_MADE, true, 2>
+                              : e->hint == 8 ? heat_zwindow<T, M, GHOSTS_MADE, true, 8>
+                                             : heat_zwindow<T, M, GHOSTS_MADE, true, 4>;
+                return launch_marching(e, hinted, g, b, q, out, in, p, c, h, e->zchunk);
+            }
             if (e->fused == GHOSTS_MADE)
                 return launch_marching(e, heat_zwindow<T, M, GHOSTS_MADE, true>, g, b, q, out, in, p, c, h, e->zchunk);
             return e->fused
@@ -683,7 +689,7 @@ static int tune(hip_state *s)
                           "heat_zahead1z16 (tile 2), heat_zahead1r, heat_zahead1z16r, heat_zahead1z8r, heat_zwindowf32r, "
                           "heat_zwindowf16r, heat_zwindowf8r, heat_zwindow16r, heat_zwindowg64r, heat_zwindowg32r, "
                           "heat_zwindowg16r, heat_zwindowg8r, heat_zwindowg4r, heat_zwindowg8p4r, heat_zwindowg16p4r or "
-                          "heat_zwindowg32p4r (tile 2), heat_zwide4g8r, heat_zwide2g8r or heat_zwide2g16p4r (tile 1, 2), "
+                          "heat_zwindowg32p4r, heat_zwindowg8p2r, heat_zwindowg32p8r (tile 2), heat_zwide4g8r, heat_zwide2g8r or heat_zwide2g16p4r (tile 1, 2), "
                           "heat_zwide4g32r, heat_zwide4g16p4r or heat_zwide4g32p4r (tile 2)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
