@@ -79,8 +79,6 @@ struct kernel_entry {
     int ordered; /* heat_zwindow, heat_zahead, heat_zwideg: blocks take their tiles and chunks in a march_order (order_for) */
     int untuned; /* UNTUNED_*: precisions whose automatic choice does not time it (it never won there on the
                     H100 or the H200); `heatsolve bench` lists it and solver.kernel names it all the same */
-    int hint;    /* heat_zwindowg, heat_zwideg: the rows this many planes ahead hinted into L2 (0: none; 4;
-                    heat_zwindowg also 2 and 8) */
 };
 
 enum { UNTUNED_DOUBLE = 1, UNTUNED_FLOAT = 2, UNTUNED = 3 };
@@ -146,22 +144,13 @@ static const kernel_entry kernel_table[] = {
     {{"heat_zwide4g8r", 1, 0}, HEAT_ZWIDEG, 8, 3, 4, 0, 1, UNTUNED_DOUBLE},
     {{"heat_zwide4g8r", 2, 0}, HEAT_ZWIDEG, 8, 3, 4, 0, 1, UNTUNED_DOUBLE},
     {{"heat_zwide4g32r", 2, 0}, HEAT_ZWIDEG, 32, 3, 4, 0, 1, UNTUNED_DOUBLE},
-    /* double's march at the H200's latency: shorter chunks (a shorter last block a column of SMs waits
-     * for), the rows 4 planes ahead hinted into L2 (more bytes on their way than registers hold), and
-     * 2 doubles a thread as one 16-byte row */
-    {{"heat_zwindowg4r", 2, 0}, HEAT_ZWINDOW, 4, 3, 0, 0, 1, UNTUNED_FLOAT},
-    {{"heat_zwindowg8p4r", 2, 0}, HEAT_ZWINDOW, 8, 3, 0, 0, 1, UNTUNED_FLOAT, 4},
-    {{"heat_zwindowg16p4r", 2, 0}, HEAT_ZWINDOW, 16, 3, 0, 0, 1, UNTUNED_FLOAT, 4},
-    {{"heat_zwindowg32p4r", 2, 0}, HEAT_ZWINDOW, 32, 3, 0, 0, 1, UNTUNED_FLOAT, 4},
-    {{"heat_zwindowg8p2r", 2, 0}, HEAT_ZWINDOW, 8, 3, 0, 0, 1, UNTUNED, 2},
-    {{"heat_zwindowg32p8r", 2, 0}, HEAT_ZWINDOW, 32, 3, 0, 0, 1, UNTUNED, 8},
+    /* and with 2 doubles a thread as one 16-byte row, double's rows as float's 4 (in float 8-byte rows,
+     * slower than 4 floats) */
     {{"heat_zwide2g8r", 1, 0}, HEAT_ZWIDEG, 8, 3, 2, 0, 1, UNTUNED_FLOAT},
     {{"heat_zwide2g8r", 2, 0}, HEAT_ZWIDEG, 8, 3, 2, 0, 1, UNTUNED_FLOAT},
-    {{"heat_zwide2g16p4r", 1, 0}, HEAT_ZWIDEG, 16, 3, 2, 0, 1, UNTUNED_FLOAT, 4},
-    {{"heat_zwide2g16p4r", 2, 0}, HEAT_ZWIDEG, 16, 3, 2, 0, 1, UNTUNED_FLOAT, 4},
-    /* float's 16-byte march with the hint, for the longer marches of large grids */
-    {{"heat_zwide4g16p4r", 2, 0}, HEAT_ZWIDEG, 16, 3, 4, 0, 1, UNTUNED_DOUBLE, 4},
-    {{"heat_zwide4g32p4r", 2, 0}, HEAT_ZWIDEG, 32, 3, 4, 0, 1, UNTUNED_DOUBLE, 4},
+    {{"heat_zwide2g16r", 2, 0}, HEAT_ZWIDEG, 16, 3, 2, 0, 1, UNTUNED_FLOAT},
+    {{"heat_zwide2g32r", 1, 0}, HEAT_ZWIDEG, 32, 3, 2, 0, 1, UNTUNED_FLOAT},
+    {{"heat_zwide2g32r", 2, 0}, HEAT_ZWIDEG, 32, 3, 2, 0, 1, UNTUNED_FLOAT},
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
@@ -358,10 +347,6 @@ static int launch_zwideg_wide(const kernel_entry *e, dim3 g, dim3 b, T *out, con
                               const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
 {
     constexpr int blocks_per_sm = M == 1 && W * sizeof(T) == 16 ? HEAT_FUSED_OCCUPANCY : 0;
-    if constexpr (W == 2 || M == 2) /* the table's hinted entries (4 floats, one row: spills at the cap) */
-        if (e->hint == 4)
-            return launch_marching(e, heat_zwideg<T, W, M, true, blocks_per_sm, 4>, g, b, q, out, in, p, c, h,
-                                   e->zchunk);
     return launch_marching(e, heat_zwideg<T, W, M, true, blocks_per_sm>, g, b, q, out, in, p, c, h, e->zchunk);
 }
 
@@ -383,12 +368,6 @@ static int launch_zwindow(const kernel_entry *e, dim3 g, dim3 b, T *out, const T
 {
     if constexpr (M == 2) /* the table's ordered entries */
         if (e->ordered) {
-            if (e->fused == GHOSTS_MADE && e->hint > 0) {
-                auto hinted = e->hint == 2 ? heat_zwindow<T, M, GHOSTS_MADE, true, 2>
-                              : e->hint == 8 ? heat_zwindow<T, M, GHOSTS_MADE, true, 8>
-                                             : heat_zwindow<T, M, GHOSTS_MADE, true, 4>;
-                return launch_marching(e, hinted, g, b, q, out, in, p, c, h, e->zchunk);
-            }
             if (e->fused == GHOSTS_MADE)
                 return launch_marching(e, heat_zwindow<T, M, GHOSTS_MADE, true>, g, b, q, out, in, p, c, h, e->zchunk);
             return e->fused
@@ -688,9 +667,8 @@ static int tune(hip_state *s)
                           "heat_pairs_ntx (tile 1, 2, 4), heat_zpairsf32 or heat_zquadsf32 (tile 1, 2), heat_zahead1 or "
                           "heat_zahead1z16 (tile 2), heat_zahead1r, heat_zahead1z16r, heat_zahead1z8r, heat_zwindowf32r, "
                           "heat_zwindowf16r, heat_zwindowf8r, heat_zwindow16r, heat_zwindowg64r, heat_zwindowg32r, "
-                          "heat_zwindowg16r, heat_zwindowg8r, heat_zwindowg4r, heat_zwindowg8p4r, heat_zwindowg16p4r or "
-                          "heat_zwindowg32p4r, heat_zwindowg8p2r, heat_zwindowg32p8r (tile 2), heat_zwide4g8r, heat_zwide2g8r or heat_zwide2g16p4r (tile 1, 2), "
-                          "heat_zwide4g32r, heat_zwide4g16p4r or heat_zwide4g32p4r (tile 2)",
+                          "heat_zwindowg16r or heat_zwindowg8r (tile 2), heat_zwide4g8r, heat_zwide2g8r or heat_zwide2g32r "
+                          "(tile 1, 2), heat_zwide4g32r or heat_zwide2g16r (tile 2)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
     snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s)", s->kernel->variant.kernel,

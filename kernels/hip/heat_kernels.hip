@@ -187,15 +187,10 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, FUSED && M * sizeof(T) <= 1
 
 /* Sliding window along z over planes [blockIdx.z * zchunk, + zchunk) (ORDERED:
  * the blocks take their tiles and chunks in march_order o's order). GHOSTS:
- * GHOSTS_READ, GHOSTS_WRITTEN or GHOSTS_MADE. HINT > 0: the thread's rows
- * HINT planes ahead hinted into L2 (l2_prefetch), bytes on their way that
- * hold no register, where the registers' one plane ahead leaves a faster
- * memory waiting on latency (a template parameter, as material_step's; held
- * to the 8 blocks an SM of the march without it). */
-template <typename T, int M, int GHOSTS, bool ORDERED, int HINT = 0>
-__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, GHOSTS != GHOSTS_READ && (M * sizeof(T) <= 8 || HINT > 0)
-                                                         ? HEAT_FUSED_OCCUPANCY
-                                                         : 0)
+ * GHOSTS_READ, GHOSTS_WRITTEN or GHOSTS_MADE. */
+template <typename T, int M, int GHOSTS, bool ORDERED>
+__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND,
+                                  GHOSTS != GHOSTS_READ && M * sizeof(T) <= 8 ? HEAT_FUSED_OCCUPANCY : 0)
     heat_zwindow(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
                  int zchunk, march_order o)
 {
@@ -222,10 +217,6 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, GHOSTS != GHOSTS_READ && (M
         } else below[n] = p[n * s.sy - s.sz], here[n] = p[n * s.sy];
     }
     for (int k = k0; k < k1; ++k, p += s.sz, q += s.sz) {
-        if (HINT > 0 && k + HINT <= k1) {
-#pragma unroll
-            for (int n = 0; n < M; ++n) l2_prefetch(p + n * s.sy + HINT * s.sz);
-        }
         const T south = made_south ? made_ghost(h, 2, here[0]) : p[-s.sy];
         T west[M], east[M];
 #pragma unroll

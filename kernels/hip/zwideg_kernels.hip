@@ -43,9 +43,8 @@ __device__ __forceinline__ row_values<T, W> made_ghosts(const halo_coeffs<T> &h,
     return g;
 }
 
-/* ORDERED: the blocks take their tiles and chunks in march_order o's order; HINT > 0: the rows HINT planes
- * ahead hinted into L2, as heat_zwindow's. */
-template <typename T, int W, int M, bool ORDERED, int BLOCKS_PER_SM = 0, int HINT = 0>
+/* ORDERED: the blocks take their tiles and chunks in march_order o's order. */
+template <typename T, int W, int M, bool ORDERED, int BLOCKS_PER_SM = 0>
 __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, BLOCKS_PER_SM)
     heat_zwideg(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
                 int zchunk, march_order o)
@@ -72,10 +71,6 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, BLOCKS_PER_SM)
         below[n] = made_below ? made_ghosts<T, W>(h, 4, here[n]) : row(p + n * s.sy - s.sz);
     }
     for (int k = k0; k < k1; ++k, p += s.sz, q += s.sz) {
-        if (HINT > 0 && k + HINT <= k1) {
-#pragma unroll
-            for (int n = 0; n < M; ++n) l2_prefetch(p + n * s.sy + HINT * s.sz);
-        }
         const V south = made_south ? made_ghosts<T, W>(h, 2, here[0]) : row(p - s.sy);
         T west[M], east[M];
 #pragma unroll

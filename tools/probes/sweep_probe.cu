@@ -417,10 +417,6 @@ template <typename T> static void run_stencil(const int n[3], int reps)
     const std::vector<std::pair<int, int>> shapes = {{256, 1}, {128, 2}, {64, 4}, {32, 8}};
     for (int z : zs)
         for (auto &b : shapes) stencil_row<T>(F, "heat_zwindowg m=2", ref, b.first, b.second, 1, 2, z, reps, every || z == 16);
-    /* the rows 4 planes ahead hinted into L2 (heat_zwindowg<Z>p4r) */
-    auto hinted = heat_zwindow<T, 2, GHOSTS_MADE, true, 4>;
-    for (int z : zs)
-        for (auto &b : shapes) stencil_row<T>(F, "heat_zwindowg p4 m=2", hinted, b.first, b.second, 1, 2, z, reps, every || z == 16);
     const std::vector<std::pair<int, int>> wshapes =
         big ? std::vector<std::pair<int, int>>{{32, 8}, {64, 4}, {128, 2}}
             : std::vector<std::pair<int, int>>{{32, 8}, {64, 4}, {128, 2}, {32, 4}, {256, 1}};
@@ -432,13 +428,11 @@ template <typename T> static void run_stencil(const int n[3], int reps)
     if constexpr (sizeof(T) == 4) {
         sweep_w("zwideg W4 M1 b8", heat_zwideg<T, 4, 1, true, 8>, 4, 1);
         sweep_w("zwideg W4 M2", heat_zwideg<T, 4, 2, true>, 4, 2);
-        sweep_w("zwideg W4 M2 p4", heat_zwideg<T, 4, 2, true, 0, 4>, 4, 2);
         if (!big) sweep_w("zwideg W4 M1", heat_zwideg<T, 4, 1, true>, 4, 1);
     } else {
         sweep_w("zwideg W1 M2 b8", heat_zwideg<T, 1, 2, true, 8>, 1, 2);
         sweep_w("zwideg W2 M2", heat_zwideg<T, 2, 2, true>, 2, 2);
-        sweep_w("zwideg W2 M2 p4", heat_zwideg<T, 2, 2, true, 0, 4>, 2, 2);
-        sweep_w("zwideg W2 M1 b8 p4", heat_zwideg<T, 2, 1, true, 8, 4>, 2, 1);
+        sweep_w("zwideg W2 M1 b8", heat_zwideg<T, 2, 1, true, 8>, 2, 1);
         if (!big) sweep_w("zwideg W2 M1", heat_zwideg<T, 2, 1, true>, 2, 1);
         if (!big) sweep_w("zwideg W1 M4", heat_zwideg<T, 1, 4, true>, 1, 4);
     }
