@@ -140,11 +140,17 @@ static const kernel_entry kernel_table[] = {
     /* every ghost made on the fly: no halo pass before them */
     {{"heat_zwindowg64r", 2, 0}, HEAT_ZWINDOW, 64, 3, 0, 0, 1}, {{"heat_zwindowg32r", 2, 0}, HEAT_ZWINDOW, 32, 3, 0, 0, 1},
     {{"heat_zwindowg16r", 2, 0}, HEAT_ZWINDOW, 16, 3, 0, 0, 1}, {{"heat_zwindowg8r", 2, 0}, HEAT_ZWINDOW, 8, 3, 0, 0, 1},
-    /* the same march with 4 points along x a thread: 16-byte rows in float (in double the 16-byte rows
-     * of heat_zwideg<2> run no faster than heat_zwindowg8r) */
+    /* the same march with 4 points along x a thread: 16-byte rows in float */
     {{"heat_zwide4g8r", 1, 0}, HEAT_ZWIDEG, 8, 3, 4, 0, 1, UNTUNED_DOUBLE},
     {{"heat_zwide4g8r", 2, 0}, HEAT_ZWIDEG, 8, 3, 4, 0, 1, UNTUNED_DOUBLE},
     {{"heat_zwide4g32r", 2, 0}, HEAT_ZWIDEG, 32, 3, 4, 0, 1, UNTUNED_DOUBLE},
+    /* and with 2 doubles a thread as one 16-byte row, double's rows as float's 4 (in float 8-byte rows,
+     * slower than 4 floats) */
+    {{"heat_zwide2g8r", 1, 0}, HEAT_ZWIDEG, 8, 3, 2, 0, 1, UNTUNED_FLOAT},
+    {{"heat_zwide2g8r", 2, 0}, HEAT_ZWIDEG, 8, 3, 2, 0, 1, UNTUNED_FLOAT},
+    {{"heat_zwide2g16r", 2, 0}, HEAT_ZWIDEG, 16, 3, 2, 0, 1, UNTUNED_FLOAT},
+    {{"heat_zwide2g32r", 1, 0}, HEAT_ZWIDEG, 32, 3, 2, 0, 1, UNTUNED_FLOAT},
+    {{"heat_zwide2g32r", 2, 0}, HEAT_ZWIDEG, 32, 3, 2, 0, 1, UNTUNED_FLOAT},
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
@@ -334,17 +340,25 @@ static int launch_zahead(const kernel_entry *e, dim3 g, dim3 b, T *out, const T 
     return HEAT_OK;
 }
 
-/* The table's heat_zwideg entries: 4 points a thread, one or two rows. Float's one row is held to 8
- * blocks an SM (32 registers, no spills); double's would spill there. */
+/* A heat_zwideg entry of W points a thread. One 16-byte row a thread is held to 8 blocks an SM (32
+ * registers, no spills); wider work a thread would spill there. */
+template <typename T, int W, int M>
+static int launch_zwideg_wide(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
+                              const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
+{
+    constexpr int blocks_per_sm = M == 1 && W * sizeof(T) == 16 ? HEAT_FUSED_OCCUPANCY : 0;
+    return launch_marching(e, heat_zwideg<T, W, M, true, blocks_per_sm>, g, b, q, out, in, p, c, h, e->zchunk);
+}
+
+/* The table's heat_zwideg entries: 4 or 2 points a thread, one or two rows. */
 template <typename T, int M>
 static int launch_zwideg(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
                          const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
 {
-    constexpr int blocks_per_sm = M == 1 && sizeof(T) == 4 ? HEAT_FUSED_OCCUPANCY : 0;
-    if constexpr (M <= 2)
-        if (e->width == 4)
-            return launch_marching(e, heat_zwideg<T, 4, M, true, blocks_per_sm>, g, b, q, out, in, p, c, h,
-                                   e->zchunk);
+    if constexpr (M <= 2) {
+        if (e->width == 4) return launch_zwideg_wide<T, 4, M>(e, g, b, out, in, p, c, h, q);
+        if (e->width == 2) return launch_zwideg_wide<T, 2, M>(e, g, b, out, in, p, c, h, q);
+    }
     return HEAT_OK;
 }
 
@@ -499,20 +513,25 @@ static const kernel_entry *find_variant(const char *name, int tile)
     return find_kernel(name, tile);
 }
 
-/* Median device time of `reps` launches of e (out of place: the solution is
- * untouched); with_halo: a whole step, the halo pass included where e needs one. */
+/* Device time of one launch of e (out of place: the solution is untouched); with_halo: a whole
+ * step, the halo pass included where e needs one. */
+static int time_launch(hip_state *s, const kernel_entry *e, const int shape[3], int with_halo, float *ms)
+{
+    HIP_CALL(hipEventRecord(s->start, 0));
+    if (with_halo && e->fused != GHOSTS_WRITTEN && e->fused != GHOSTS_MADE) HEAT_CALL(fill_halo_for(s, e));
+    HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current));
+    HIP_CALL(hipEventRecord(s->stop, 0));
+    HIP_CALL(hipEventSynchronize(s->stop));
+    HIP_CALL(hipEventElapsedTime(ms, s->start, s->stop));
+    return HEAT_OK;
+}
+
+/* Median device time of `reps` launches of e after a warm-up (time_launch). */
 static int time_kernel(hip_state *s, const kernel_entry *e, const int shape[3], int reps, int with_halo, double *ms)
 {
     std::vector<float> times((size_t)reps);
     HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current)); /* warm-up */
-    for (int r = 0; r < reps; ++r) {
-        HIP_CALL(hipEventRecord(s->start, 0));
-        if (with_halo && e->fused != GHOSTS_WRITTEN && e->fused != GHOSTS_MADE) HEAT_CALL(fill_halo_for(s, e));
-        HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current));
-        HIP_CALL(hipEventRecord(s->stop, 0));
-        HIP_CALL(hipEventSynchronize(s->stop));
-        HIP_CALL(hipEventElapsedTime(&times[(size_t)r], s->start, s->stop));
-    }
+    for (int r = 0; r < reps; ++r) HEAT_CALL(time_launch(s, e, shape, with_halo, &times[(size_t)r]));
     std::sort(times.begin(), times.end());
     *ms = times[(size_t)reps / 2];
     return HEAT_OK;
@@ -557,6 +576,42 @@ static void cache_store(const hip_state *s)
     tuning_cache_store(key, value);
 }
 
+/* A kernel, tile and block shape of the start-up tuning, and its time. */
+struct tune_candidate {
+    const kernel_entry *entry;
+    const int *shape;
+    double ms;
+};
+
+/* The first pass times each candidate's median of TUNE_REPS launches; the candidates within
+ * REFINE_WITHIN of the fastest (REFINE_MOST at most) are then timed REFINE_REPS launches more each,
+ * taken in turn, and the fastest median wins: three launches alone picked a chunk length 1-2%
+ * slower at times, and in turn a drift of the machine's clocks weighs on them all alike. */
+enum { TUNE_REPS = 3, REFINE_REPS = 9, REFINE_MOST = 6 };
+static const double REFINE_WITHIN = 0.03;
+
+/* The fastest of the first pass's candidates (ms), timed again in turn against its close rivals. */
+static int refine_choice(hip_state *s, std::vector<tune_candidate> &all, double *best)
+{
+    std::sort(all.begin(), all.end(), [](const tune_candidate &a, const tune_candidate &b) { return a.ms < b.ms; });
+    size_t close = 1;
+    while (close < all.size() && close < REFINE_MOST && all[close].ms <= all[0].ms * (1.0 + REFINE_WITHIN)) ++close;
+    std::vector<std::vector<float>> times(close, std::vector<float>(REFINE_REPS));
+    for (int r = 0; r < REFINE_REPS && close > 1; ++r)
+        for (size_t c = 0; c < close; ++c) HEAT_CALL(time_launch(s, all[c].entry, all[c].shape, 1, &times[c][(size_t)r]));
+    size_t chosen = 0;
+    if (close > 1) {
+        for (size_t c = 0; c < close; ++c) {
+            std::sort(times[c].begin(), times[c].end());
+            all[c].ms = times[c][REFINE_REPS / 2];
+            if (all[c].ms < all[chosen].ms) chosen = c;
+        }
+    }
+    s->kernel = all[chosen].entry, memcpy(s->block, all[chosen].shape, sizeof s->block);
+    *best = all[chosen].ms;
+    return HEAT_OK;
+}
+
 /* Fastest of the candidate heat kernels, tiles and block shapes, timed on
  * the actual problem (out of place: the solution is untouched). */
 static int tune_by_timing(hip_state *s, double *best)
@@ -564,6 +619,7 @@ static int tune_by_timing(hip_state *s, double *best)
     const heat_kernel_choice &want = s->problem.kernel;
     int fixed_block = want.block[0] > 0;
     const int automatic_name = strcmp(want.name, "auto") == 0;
+    std::vector<tune_candidate> timed;
     *best = 1e300;
     for (int i = 0; i < (s->space.radius > 1 ? (int)ORDER_COUNT : (int)KERNEL_COUNT); ++i) {
         const kernel_entry &e = s->space.radius > 1 ? order_table[i].entry : kernel_table[i];
@@ -576,11 +632,11 @@ static int tune_by_timing(hip_state *s, double *best)
         for (int c = 0; c < (fixed_block || own_shape ? 1 : TUNE_BLOCKS); ++c) {
             const int *shape = own_shape ? order_block(&e, NULL) : fixed_block ? want.block : block_candidates[c];
             double ms;
-            HEAT_CALL(time_kernel(s, &e, shape, 3, 1, &ms));
-            if (ms < *best) *best = ms, s->kernel = &e, memcpy(s->block, shape, sizeof s->block);
+            HEAT_CALL(time_kernel(s, &e, shape, TUNE_REPS, 1, &ms));
+            timed.push_back({&e, shape, ms});
         }
     }
-    return HEAT_OK;
+    return timed.empty() ? HEAT_OK : refine_choice(s, timed, best);
 }
 
 /* Picks kernel, tile and block: solver.kernel / tile / block where given,
@@ -611,7 +667,8 @@ static int tune(hip_state *s)
                           "heat_pairs_ntx (tile 1, 2, 4), heat_zpairsf32 or heat_zquadsf32 (tile 1, 2), heat_zahead1 or "
                           "heat_zahead1z16 (tile 2), heat_zahead1r, heat_zahead1z16r, heat_zahead1z8r, heat_zwindowf32r, "
                           "heat_zwindowf16r, heat_zwindowf8r, heat_zwindow16r, heat_zwindowg64r, heat_zwindowg32r, "
-                          "heat_zwindowg16r or heat_zwindowg8r (tile 2), heat_zwide4g8r (tile 1, 2) or heat_zwide4g32r (tile 2)",
+                          "heat_zwindowg16r or heat_zwindowg8r (tile 2), heat_zwide4g8r, heat_zwide2g8r or heat_zwide2g32r "
+                          "(tile 1, 2), heat_zwide4g32r or heat_zwide2g16r (tile 2)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
     snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s)", s->kernel->variant.kernel,

@@ -414,7 +414,7 @@ template <typename T> static void run_stencil(const int n[3], int reps)
     const bool big = n[0] > 600;
     const bool every = n[0] * (long)n[1] * n[2] < 1000000; /* small: check the bits of every row */
     const std::vector<int> zs = big ? std::vector<int>{8, 16, 32} : std::vector<int>{4, 8, 16, 32, 64};
-    const std::vector<std::pair<int, int>> shapes = {{256, 1}, {128, 2}, {64, 4}};
+    const std::vector<std::pair<int, int>> shapes = {{256, 1}, {128, 2}, {64, 4}, {32, 8}};
     for (int z : zs)
         for (auto &b : shapes) stencil_row<T>(F, "heat_zwindowg m=2", ref, b.first, b.second, 1, 2, z, reps, every || z == 16);
     const std::vector<std::pair<int, int>> wshapes =
@@ -432,6 +432,7 @@ template <typename T> static void run_stencil(const int n[3], int reps)
     } else {
         sweep_w("zwideg W1 M2 b8", heat_zwideg<T, 1, 2, true, 8>, 1, 2);
         sweep_w("zwideg W2 M2", heat_zwideg<T, 2, 2, true>, 2, 2);
+        sweep_w("zwideg W2 M1 b8", heat_zwideg<T, 2, 1, true, 8>, 2, 1);
         if (!big) sweep_w("zwideg W2 M1", heat_zwideg<T, 2, 1, true>, 2, 1);
         if (!big) sweep_w("zwideg W1 M4", heat_zwideg<T, 1, 4, true>, 1, 4);
     }
