@@ -102,6 +102,22 @@ static int check_periodic(heat_precision precision)
     return failed;
 }
 
+/* Whether each of the `count` variants `names`, on 1 to `most_threads` threads, takes `initial` 7 steps to
+ * `reference`'s bits; `what` says in a failure's message which case and which reference. */
+static int variants_match(const heat_problem *p, const void *initial, const void *reference, const char *const *names,
+                          int count, int most_threads, const char *what)
+{
+    size_t bytes = (size_t)heat_grid_points(&p->grid) * heat_precision_size(p->precision);
+    void *other = test_alloc_field(p);
+    for (int c = 0; c < count; ++c)
+        for (int threads = 1; threads <= most_threads; ++threads) {
+            if (run_variant(p, NULL, initial, names[c], threads, 7, other)) return 1;
+            EXPECT(memcmp(reference, other, bytes) == 0, "%s: %s on %d threads differs", what, names[c], threads);
+        }
+    free(other);
+    return 0;
+}
+
 /* Above order 2 each store has row loops of 2, 4 and 8 vectors a turn (cpu_wide.h), row by row or
  * in tiles of rows (wide_march_tiles): every variant, on 1 and 2 threads, gives heat_step's bits on
  * 1 thread, on rows whose length leaves every remainder after the loops of 4 and 8 vectors (whole
@@ -112,27 +128,21 @@ static int check_wide(heat_precision precision, int order, int nx)
     p.space_order = order;
     p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.0};
     p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 2.0};
-    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 5.0, .background = 1.0, .center = {0.3, 0.6, 0.4},
-                         .width = 0.3};
-    void *initial = test_alloc_field(&p), *reference = test_alloc_field(&p), *other = test_alloc_field(&p);
-    heat_initial_fill(&init, &p.grid, p.precision, initial);
+    void *initial = test_gaussian_field(&p, 0.3), *reference = test_alloc_field(&p);
     size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(p.precision);
     if (run_variant(&p, NULL, initial, "heat_step", 1, 7, reference)) return 1;
     EXPECT(memcmp(initial, reference, bytes) != 0, "order %d: the step changed nothing", order);
     const char *const names[] = {"heat_step_nt",        "heat_step_x4",        "heat_step_nt_x4",
                                  "heat_step_x8",        "heat_step_nt_x8",     "heat_step_nt_x4_4x4",
                                  "heat_step_nt_x8_4x4", "heat_step_nt_x4_2x2"};
-    for (int c = 0; c < (int)(sizeof names / sizeof names[0]); ++c)
-        for (int threads = 1; threads <= 2; ++threads) {
-            if (run_variant(&p, NULL, initial, names[c], threads, 7, other)) return 1;
-            EXPECT(memcmp(reference, other, bytes) == 0, "%s, order %d, rows of %d: %s on %d threads differs from "
-                   "heat_step", heat_precision_name(precision), order, nx, names[c], threads);
-        }
+    char what[96];
+    snprintf(what, sizeof what, "%s, order %d, rows of %d, against heat_step", heat_precision_name(precision), order, nx);
+    if (variants_match(&p, initial, reference, names, (int)(sizeof names / sizeof names[0]), 2, what)) return 1;
     printf("%s, order %d, rows of %d: heat_step_nt, heat_step_x4, heat_step_nt_x4, heat_step_x8, heat_step_nt_x8 and "
            "the tiles of rows heat_step_nt_x4_4x4, heat_step_nt_x8_4x4, heat_step_nt_x4_2x2 on 1 and 2 threads bitwise "
            "equal to heat_step\n",
            heat_precision_name(precision), order, nx);
-    free(initial), free(reference), free(other);
+    free(initial), free(reference);
     return 0;
 }
 
@@ -206,23 +216,17 @@ static int check_wide_definition(heat_precision precision)
     p.bc[FACE_X_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.0};
     p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 2.0};
     p.bc[FACE_Z_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 0.5};
-    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 5.0, .background = 1.0, .center = {0.3, 0.6, 0.4},
-                         .width = 0.3};
-    void *initial = test_alloc_field(&p), *reference = test_alloc_field(&p), *other = test_alloc_field(&p);
-    heat_initial_fill(&init, &p.grid, p.precision, initial);
+    void *initial = test_gaussian_field(&p, 0.3), *reference = test_alloc_field(&p);
     size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(p.precision);
     definition_steps(&p, initial, 7, reference);
     EXPECT(memcmp(initial, reference, bytes) != 0, "order 8, the definition: the step changed nothing");
     const char *const names[] = {"heat_step", "heat_step_nt_x4", "heat_step_nt_x4_4x4", "heat_step_nt_x4_2x2"};
-    for (int c = 0; c < (int)(sizeof names / sizeof names[0]); ++c)
-        for (int threads = 1; threads <= 3; ++threads) {
-            if (run_variant(&p, NULL, initial, names[c], threads, 7, other)) return 1;
-            EXPECT(memcmp(reference, other, bytes) == 0, "%s, order 8, %d x 9 x 10: %s on %d threads differs from the "
-                   "definition", heat_precision_name(precision), nx, names[c], threads);
-        }
+    char what[96];
+    snprintf(what, sizeof what, "%s, order 8, %d x 9 x 10, against the definition", heat_precision_name(precision), nx);
+    if (variants_match(&p, initial, reference, names, (int)(sizeof names / sizeof names[0]), 3, what)) return 1;
     printf("%s, order 8, %d x 9 x 10 (blocks of 4 rows): heat_step, heat_step_nt_x4 and the tiles heat_step_nt_x4_4x4, "
            "heat_step_nt_x4_2x2 on 1 to 3 threads bitwise equal to the definition\n", heat_precision_name(precision), nx);
-    free(initial), free(reference), free(other);
+    free(initial), free(reference);
     return 0;
 }
 

@@ -140,16 +140,6 @@ static int count_zone(const heat_problem *p, int zone)
     return count;
 }
 
-/* An initial field that is not steady, so that the fluxes inside work too. */
-static void *gaussian_field(const heat_problem *p)
-{
-    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 5.0, .background = 1.0, .center = {0.3, 0.6, 0.4},
-                         .width = 0.3};
-    void *field = test_alloc_field(p);
-    heat_initial_fill(&init, &p->grid, p->precision, field);
-    return field;
-}
-
 /* The box of the source tests: materials a and b painted by powered_blocks, zone 1 powered
  * (POWERED_Q), a third zone as the caller says, flux POWERED_F_IN into the x-low face and
  * POWERED_F_OUT into the z-high face; m holds the materials for as long as the problem lives. */
@@ -177,7 +167,7 @@ typedef struct {
 static int start_powered_run(const heat_problem *p, powered_run *run)
 {
     EXPECT_OK(heat_solver_create(p, HEAT_SELECT_CPU, &run->solver));
-    run->field = gaussian_field(p);
+    run->field = test_gaussian_field(p, 0.3);
     run->heat0 = test_heat(p, run->field);
     run->cell_volume = p->grid.h[0] * p->grid.h[1] * p->grid.h[2];
     EXPECT_OK(heat_solver_set_field(run->solver, run->field, 0));
@@ -283,7 +273,7 @@ static int one_material_precision(heat_precision precision, double tolerance)
     p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.0};
     p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 3.0};
     p.dt = 0.9 * heat_dt_max(&p.grid, p.alpha);
-    void *initial = gaussian_field(&p), *constant = test_alloc_field(&p), *general = test_alloc_field(&p);
+    void *initial = test_gaussian_field(&p, 0.3), *constant = test_alloc_field(&p), *general = test_alloc_field(&p);
     const long steps = 25;
     if (test_run(&p, HEAT_SELECT_CPU, initial, steps, constant)) return 1;
     heat_materials m = {.material_count = 1, .material = {test_material("alpha", p.alpha, 1.0)}, .zone_count = 1,
@@ -325,7 +315,7 @@ static int restart_clock(void)
     p.zones = test_paint_zones(&p, powered_blocks);
     p.dt = 0.9 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
     m.zone[2].source_on = 7.5 * p.dt, m.zone[2].source_off = 13.5 * p.dt; /* on from step 8 to step 13 */
-    void *initial = gaussian_field(&p), *whole = test_alloc_field(&p), *half = test_alloc_field(&p);
+    void *initial = test_gaussian_field(&p, 0.3), *whole = test_alloc_field(&p), *half = test_alloc_field(&p);
     if (test_run(&p, HEAT_SELECT_CPU, initial, 20, whole)) return 1;
     heat_solver *s;
     if (test_run(&p, HEAT_SELECT_CPU, initial, 10, half)) return 1;
@@ -448,7 +438,7 @@ static int implicit_one_material_kind(const implicit_kind *kind)
     p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 3.0};
     p.dt = 30.0 * heat_dt_max(&p.grid, p.alpha);
     p.implicit = implicit_settings(kind, 1e-12);
-    void *initial = gaussian_field(&p), *constant = test_alloc_field(&p), *general = test_alloc_field(&p);
+    void *initial = test_gaussian_field(&p, 0.3), *constant = test_alloc_field(&p), *general = test_alloc_field(&p);
     if (test_run(&p, HEAT_SELECT_CPU, initial, 6, constant)) return 1;
     heat_materials m = {.material_count = 1, .material = {test_material("alpha", p.alpha, 1.0)}, .zone_count = 1,
                         .zone = {test_zone(0, 0.0)}};
@@ -484,7 +474,7 @@ static int balance_run(heat_scheme scheme, double dt_factor, long steps, double 
     m.zone[2].source_on = 3.5 * p.dt, m.zone[2].source_off = 9.5 * p.dt;
     heat_solver *s;
     EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
-    void *field = gaussian_field(&p);
+    void *field = test_gaussian_field(&p, 0.3);
     EXPECT_OK(heat_solver_set_field(s, field, 0));
     heat_energy before, after;
     EXPECT_OK(heat_solver_energy(s, &before));
@@ -543,7 +533,7 @@ static int uniform_rows_scheme(heat_scheme scheme, heat_preconditioner precondit
     p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 3.0, .ambient = 2.0};
     p.bc[FACE_Y_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.5};
     p.dt = (scheme == HEAT_EULER ? 0.9 : 20.0) * heat_materials_dt_max(&p.grid, p.bc, p.materials);
-    void *initial = gaussian_field(&p), *uniform = test_alloc_field(&p), *mixed = test_alloc_field(&p);
+    void *initial = test_gaussian_field(&p, 0.3), *uniform = test_alloc_field(&p), *mixed = test_alloc_field(&p);
     p.zones = test_paint_zones(&p, everywhere_zero);
     if (test_run(&p, HEAT_SELECT_CPU, initial, 15, uniform)) return 1;
     free((void *)p.zones);
@@ -625,7 +615,7 @@ static int gpu_against_cpu(const gpu_case *c)
     heat_materials m;
     heat_problem p = gpu_case_problem(c, &m);
     const int explicit_euler = c->scheme == HEAT_EULER;
-    void *initial = gaussian_field(&p), *fields[2] = {test_alloc_field(&p), test_alloc_field(&p)};
+    void *initial = test_gaussian_field(&p, 0.3), *fields[2] = {test_alloc_field(&p), test_alloc_field(&p)};
     heat_energy energy[2], start;
     const heat_backend_request backends[2] = {HEAT_SELECT_CPU, HEAT_SELECT_HIP};
     for (int b = 0; b < 2; ++b) {
@@ -722,7 +712,7 @@ static int gpu_kernels_bitwise(void)
         heat_materials m;
         heat_problem p = gpu_case_problem_rows(&c, &m, painting == 2 ? 46 : 45);
         if (painting > 0) free((void *)p.zones), p.zones = test_paint_zones(&p, painting == 1 ? wide_blocks : slab_blocks);
-        void *initial = gaussian_field(&p), *reference = test_alloc_field(&p), *field = test_alloc_field(&p);
+        void *initial = test_gaussian_field(&p, 0.3), *reference = test_alloc_field(&p), *field = test_alloc_field(&p);
         const size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(p.precision);
         heat_variant kernels[32];
         int count = 0;

@@ -68,18 +68,26 @@ static inline int test_run(const heat_problem *p, heat_backend_request backend, 
     return 0;
 }
 
+/* A field of p holding a Gaussian bump of the given width on a background of 1, its peak off every
+ * axis' centre (no symmetry hides a wrong neighbour, and the field is not steady). */
+static inline void *test_gaussian_field(const heat_problem *p, double width)
+{
+    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 5.0, .background = 1.0, .center = {0.3, 0.6, 0.4},
+                         .width = width};
+    void *field = test_alloc_field(p);
+    heat_initial_fill(&init, &p->grid, p->precision, field);
+    return field;
+}
+
 /* A run from a Gaussian bump of the given width on a background of 1: the
  * field's statistics before and after `steps`, and the CG iterations they
  * took (0 for explicit schemes). The conservation tests compare the sums. */
 static inline int test_gaussian_run(const heat_problem *p, heat_backend_request backend, double width, long steps,
                                     heat_field_stats *before, heat_field_stats *after, long *cg_iterations)
 {
-    heat_initial init = {.type = INITIAL_GAUSSIAN, .amplitude = 5.0, .background = 1.0, .center = {0.3, 0.6, 0.4},
-                         .width = width};
     heat_solver *s;
     EXPECT_OK(heat_solver_create(p, backend, &s));
-    void *field = test_alloc_field(p);
-    heat_initial_fill(&init, &p->grid, p->precision, field);
+    void *field = test_gaussian_field(p, width);
     EXPECT_OK(heat_solver_set_field(s, field, 0));
     EXPECT_OK(heat_solver_stats(s, before));
     EXPECT_OK(heat_solver_advance(s, steps));
