@@ -335,9 +335,9 @@ static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const h
     if constexpr (sizeof(T) == 4 && K < 4) SHAPE_F(16, 32, 1, 4, 0, false, true, 2, true)
     if constexpr (sizeof(T) == 4 && K == 3) SHAPE_F(16, 28, 1, 4, 0, false, true, 2, true)
     if constexpr (sizeof(T) == 8 && K < 4) SHAPE_F(16, 32, 1, 2, 0, false, true, 2, true)
-    if constexpr (K == 3) SHAPE_F(32, 16, 2, 1, 0, true, true, 0, true) SHAPE_F(32, 32, 2, 1, 0, true, true, 0, true)
-    if constexpr (K == 3) SHAPE_E(32, 16, 2, 1, 0, true, true, 0, false, true) SHAPE_E(32, 32, 2, 1, 0, true, true, 0, true, true)
     if constexpr (K == 3) {
+        SHAPE_F(32, 16, 2, 1, 0, true, true, 0, true) SHAPE_F(32, 32, 2, 1, 0, true, true, 0, true)
+        SHAPE_E(32, 16, 2, 1, 0, true, true, 0, false, true) SHAPE_E(32, 32, 2, 1, 0, true, true, 0, true, true)
         SHAPE(16, 32, 1, 4, 0, false)
     }
 #undef SHAPE
