@@ -29,23 +29,21 @@
  * the interior march (fused_kernels.hip: heat_fused's INTERIOR); `blocks`
  * > 0: kept to the registers of that many blocks an SM, in the precision
  * the shape was sized for (fused_fits; BLOCKS); `faces`: tiles beside faces whose ghosts are made march too
- * (FACE_MARCH); `edge_skip`: warps skip the levels their rows need not (EDGE_SKIP). */
+ * (FACE_MARCH). */
 struct fused_entry {
     heat_variant variant;
     int steps, bx, by, rows, cols, zchunk, prefetch;
     bool together, interior;
     int blocks;
-    bool faces, edge_skip;
+    bool faces;
 };
 
 /* Names: heat_fusedK_BXxBYxROWS, then c (rows together) and w COLS (columns a thread), i (the interior
  * march), f (so do the tiles beside faces), z and the planes a block, p and the plane hinted, b and the
- * blocks an SM, e (the warps of the tile's edge rows skip the levels no output needs there: EDGE_SKIP) */
-#define FUSED_ENTRY_E(name, k, bx, by, rows, cols, z, pf, together, interior, blocks, faces, edge_skip)       \
-    {{"heat_fused" #k "_" #bx "x" #by "x" #rows name, rows, 0, k}, k, bx, by, rows, cols, z, pf, together,   \
-     interior, blocks, faces, edge_skip}
+ * blocks an SM */
 #define FUSED_ENTRY_F(name, k, bx, by, rows, cols, z, pf, together, interior, blocks, faces)                  \
-    FUSED_ENTRY_E(name, k, bx, by, rows, cols, z, pf, together, interior, blocks, faces, false)
+    {{"heat_fused" #k "_" #bx "x" #by "x" #rows name, rows, 0, k}, k, bx, by, rows, cols, z, pf, together,   \
+     interior, blocks, faces}
 #define FUSED_ENTRY_B(name, k, bx, by, rows, cols, z, pf, together, interior, blocks)                         \
     FUSED_ENTRY_F(name, k, bx, by, rows, cols, z, pf, together, interior, blocks, false)
 #define FUSED_ENTRY(name, k, bx, by, rows, cols, z, pf, together, interior)                                   \
@@ -67,11 +65,10 @@ static const fused_entry fused_table[] = {FUSED_SHAPES(2),
                                           FUSED_ENTRY_F("w4ifz64b2", 3, 16, 32, 1, 4, 64, 0, false, true, 2, true),
                                           FUSED_ENTRY_F("w4ifz64b2", 3, 16, 28, 1, 4, 64, 0, false, true, 2, true),
                                           FUSED_ENTRY_F("w2ifz64b2", 2, 16, 32, 1, 2, 64, 0, false, true, 2, true),
-                                          FUSED_ENTRY_F("w2ifz64b2", 3, 16, 32, 1, 2, 64, 0, false, true, 2, true),
                                           FUSED_ENTRY_F("cifz64", 3, 32, 16, 2, 1, 64, 0, true, true, 0, true),
-                                          FUSED_ENTRY_F("cifz64", 3, 32, 32, 2, 1, 64, 0, true, true, 0, true),
-                                          FUSED_ENTRY_E("ciz64e", 3, 32, 16, 2, 1, 64, 0, true, true, 0, false, true),
-                                          FUSED_ENTRY_E("cifz64e", 3, 32, 32, 2, 1, 64, 0, true, true, 0, true, true),
+                                          FUSED_ENTRY("ciz64", 3, 32, 14, 2, 1, 64, 0, true, true),
+                                          FUSED_ENTRY_F("cifz64", 3, 32, 14, 2, 1, 64, 0, true, true, 0, true),
+                                          FUSED_ENTRY_F("cifz64", 3, 32, 12, 2, 1, 64, 0, true, true, 0, true),
                                           FUSED(4, 32, 16, 2, 64),
                                           FUSED(4, 32, 16, 2, 128)};
 #undef FUSED_SHAPES
@@ -81,7 +78,6 @@ static const fused_entry fused_table[] = {FUSED_SHAPES(2),
 #undef FUSED_ENTRY
 #undef FUSED_ENTRY_B
 #undef FUSED_ENTRY_F
-#undef FUSED_ENTRY_E
 enum { FUSED_COUNT = sizeof fused_table / sizeof fused_table[0] };
 
 static const fused_entry *find_fused(const char *name)
@@ -241,22 +237,22 @@ static int resident_blocks(const void *kernel, int threads, size_t shared, long 
  * interior march and the register cap for V > 1), that one, else the general path of V columns, which
  * needs more registers than the cap leaves (it would spill). */
 template <typename T, int K, int BX, int BY, int R, int V, bool PAIRED, int PF, bool TOGETHER, bool INTERIOR,
-          int BLOCKS, bool FACES, bool SKIP>
+          int BLOCKS, bool FACES>
 static auto fused_kernel_for(bool deep, bool aligned)
 {
     constexpr bool MARCH = INTERIOR && V == 1, MARCH_FACES = FACES && MARCH;
     constexpr int CAP = V == 1 ? BLOCKS : 0;
-    auto kernel = deep ? heat_fused<T, K, BX, BY, R, V, PAIRED, true, PF, TOGETHER, MARCH, CAP, false, MARCH_FACES, SKIP>
-                       : heat_fused<T, K, BX, BY, R, V, PAIRED, false, PF, TOGETHER, MARCH, CAP, false, MARCH_FACES, SKIP>;
+    auto kernel = deep ? heat_fused<T, K, BX, BY, R, V, PAIRED, true, PF, TOGETHER, MARCH, CAP, false, MARCH_FACES>
+                       : heat_fused<T, K, BX, BY, R, V, PAIRED, false, PF, TOGETHER, MARCH, CAP, false, MARCH_FACES>;
     if constexpr (V > 1)
         if (aligned)
-            kernel = deep ? heat_fused<T, K, BX, BY, R, V, PAIRED, true, PF, TOGETHER, INTERIOR, BLOCKS, true, FACES, SKIP>
-                          : heat_fused<T, K, BX, BY, R, V, PAIRED, false, PF, TOGETHER, INTERIOR, BLOCKS, true, FACES, SKIP>;
+            kernel = deep ? heat_fused<T, K, BX, BY, R, V, PAIRED, true, PF, TOGETHER, INTERIOR, BLOCKS, true, FACES>
+                          : heat_fused<T, K, BX, BY, R, V, PAIRED, false, PF, TOGETHER, INTERIOR, BLOCKS, true, FACES>;
     return kernel;
 }
 
 template <typename T, int K, int BX, int BY, int R, int V, int PF, bool TOGETHER, bool INTERIOR = false,
-          int BLOCKS = 0, bool FACES = false, bool SKIP = false>
+          int BLOCKS = 0, bool FACES = false>
 static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const hip_state *s, const fused_range &z)
 {
     constexpr size_t planes = fused_plane_bytes<T, K, BX, BY, R, V>();
@@ -271,8 +267,8 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
         /* kernels of several columns a thread take no cut along x (fused_cut_supported) */
         const bool aligned = V > 1 && p.nx % V == 0 && !(s->deep.faces && s->deep.axis == 0);
         auto kernel =
-            fused_kernel_for<T, K, BX, BY, R, V, paired, PF, TOGETHER, INTERIOR, BLOCKS, FACES, SKIP>(s->deep.faces != 0,
-                                                                                                    aligned);
+            fused_kernel_for<T, K, BX, BY, R, V, paired, PF, TOGETHER, INTERIOR, BLOCKS, FACES>(s->deep.faces != 0,
+                                                                                              aligned);
         if (bytes > 48 * 1024) /* beyond the default a block may have */
             HIP_CALL(hipFuncSetAttribute(reinterpret_cast<const void *>(kernel),
                                          hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
@@ -313,13 +309,10 @@ static bool fused_fits(const fused_entry *e, heat_precision precision)
 template <typename T, int K>
 static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const hip_state *s, const fused_range &z)
 {
-#define SHAPE_E(X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS, FACES, SKIP)                              \
-    if (e->bx == X && e->by == Y && e->rows == ROWS && e->cols == COLS && e->prefetch == PF &&               \
-        e->together == TOGETHER && e->interior == INTERIOR && e->blocks == BLOCKS && e->faces == FACES &&     \
-        e->edge_skip == SKIP)                                                                                 \
-        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS, FACES, SKIP>(e, out, in, s, z);
 #define SHAPE_F(X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS, FACES)                                    \
-    SHAPE_E(X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS, FACES, false)
+    if (e->bx == X && e->by == Y && e->rows == ROWS && e->cols == COLS && e->prefetch == PF &&               \
+        e->together == TOGETHER && e->interior == INTERIOR && e->blocks == BLOCKS && e->faces == FACES)       \
+        return launch_fused_shape<T, K, X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS, FACES>(e, out, in, s, z);
 #define SHAPE_B(X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS)                                            \
     SHAPE_F(X, Y, ROWS, COLS, PF, TOGETHER, INTERIOR, BLOCKS, false)
 #define SHAPE(X, Y, ROWS, COLS, PF, TOGETHER) SHAPE_B(X, Y, ROWS, COLS, PF, TOGETHER, false, 0)
@@ -334,16 +327,15 @@ static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const h
     if constexpr (sizeof(T) == 4 && K == 3) SHAPE_B(16, 32, 1, 4, 0, false, true, 2)
     if constexpr (sizeof(T) == 4 && K < 4) SHAPE_F(16, 32, 1, 4, 0, false, true, 2, true)
     if constexpr (sizeof(T) == 4 && K == 3) SHAPE_F(16, 28, 1, 4, 0, false, true, 2, true)
-    if constexpr (sizeof(T) == 8 && K < 4) SHAPE_F(16, 32, 1, 2, 0, false, true, 2, true)
+    if constexpr (sizeof(T) == 8 && K == 2) SHAPE_F(16, 32, 1, 2, 0, false, true, 2, true)
     if constexpr (K == 3) {
-        SHAPE_F(32, 16, 2, 1, 0, true, true, 0, true) SHAPE_F(32, 32, 2, 1, 0, true, true, 0, true)
-        SHAPE_E(32, 16, 2, 1, 0, true, true, 0, false, true) SHAPE_E(32, 32, 2, 1, 0, true, true, 0, true, true)
-        SHAPE(16, 32, 1, 4, 0, false)
+        SHAPE_F(32, 16, 2, 1, 0, true, true, 0, true) SHAPE(16, 32, 1, 4, 0, false)
+        SHAPE_B(32, 14, 2, 1, 0, true, true, 0) SHAPE_F(32, 14, 2, 1, 0, true, true, 0, true)
+        SHAPE_F(32, 12, 2, 1, 0, true, true, 0, true)
     }
 #undef SHAPE
 #undef SHAPE_B
 #undef SHAPE_F
-#undef SHAPE_E
     return heat_internal_error("fused kernel %s has no instantiation", e->variant.kernel);
 }
 

@@ -216,7 +216,7 @@ extern __shared__ double fused_shared_words[] __attribute__((aligned(16)));
  * only the last beside the high one, and tiles away from the faces take the
  * interior march with one vector load and store a row. */
 template <typename T, int K, int BX, int BY, int R, int V, bool PAIRED, bool DEEP, int PF, bool TOGETHER, bool INTERIOR,
-          int BLOCKS = 0, bool ALIGNED = false, bool FACE_MARCH = false, bool EDGE_SKIP = false>
+          int BLOCKS = 0, bool ALIGNED = false, bool FACE_MARCH = false>
 __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                             ? BLOCKS
                                           : K *R *V <= 6 && BX * BY < 1024 ? 1024 / (BX * BY)
                                                                             : 1)
@@ -290,16 +290,6 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
     }
     const int z0 = z_begin + (int)blockIdx.z * zchunk, z1 = z0 + zchunk < z_end ? z0 + zchunk : z_end;
     const bool z_low_face = applies(h, 4), z_high_face = applies(h, 5);
-    /* EDGE_SKIP: level l is read only on rows [l, TY - l) (the output's rows [K, TY - K), a row more each
-     * side a level down), so a thread none of whose rows lies there computes and publishes no level from l
-     * on: the warps of the tile's first and last rows (a row of threads a warp, or rows together) skip
-     * levels 2 .. K whole, a branch the warp takes alike. Their stale planes feed only rows no output reads. */
-    int levels_read = EDGE_SKIP ? 1 : K;
-#pragma unroll
-    for (int l = 2; l <= (EDGE_SKIP ? K : 1); ++l)
-#pragma unroll
-        for (int r = 0; r < R; ++r)
-            if (tile_row(r) >= l && tile_row(r) < TY - l) levels_read = l;
 
     /* With P = (t - z0 + K) & 1 at plane t: win[m][r][v][P], level m two planes behind its newest, and
      * win[m][r][v][1 - P] one plane behind; ahead[P], the level-0 plane t, and ahead[1 - P] the next, in flight */
@@ -385,7 +375,6 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
         if (PF > 0) hint_plane(t + 1 + PF);
 #pragma unroll
         for (int l = 1; l <= LEVELS; ++l) {
-            if (EDGE_SKIP && l > levels_read) continue;
             const int p = t - l; /* level l's plane */
             /* FACE_MARCH: the march starts at t > K (p > 0) and loads planes t + 1 < nz (p < nz - 1) with march 1,
              * which no z face's ghosts reach (fewer live flags for the faces beside x and y) */
@@ -429,8 +418,7 @@ __global__ void __launch_bounds__(BX *BY, BLOCKS > 0                            
                     newest.at[v] = fresh[m][r][v];
                     win[m][r][v][P] = fresh[m][r][v]; /* the oldest plane gives way to the newest */
                 }
-                if (!EDGE_SKIP || m <= levels_read)
-                    *reinterpret_cast<points *>(write + m * PLANE + (tile_row(r) + 1) * PX + V * (tx + 1)) = newest;
+                *reinterpret_cast<points *>(write + m * PLANE + (tile_row(r) + 1) * PX + V * (tx + 1)) = newest;
             }
         __syncthreads(); /* the new planes are published */
     };
