@@ -66,9 +66,6 @@ static const fused_entry fused_table[] = {FUSED_SHAPES(2),
                                           FUSED_ENTRY_F("w4ifz64b2", 3, 16, 28, 1, 4, 64, 0, false, true, 2, true),
                                           FUSED_ENTRY_F("w2ifz64b2", 2, 16, 32, 1, 2, 64, 0, false, true, 2, true),
                                           FUSED_ENTRY_F("cifz64", 3, 32, 16, 2, 1, 64, 0, true, true, 0, true),
-                                          FUSED_ENTRY("ciz64", 3, 32, 14, 2, 1, 64, 0, true, true),
-                                          FUSED_ENTRY_F("cifz64", 3, 32, 14, 2, 1, 64, 0, true, true, 0, true),
-                                          FUSED_ENTRY_F("cifz64", 3, 32, 12, 2, 1, 64, 0, true, true, 0, true),
                                           FUSED(4, 32, 16, 2, 64),
                                           FUSED(4, 32, 16, 2, 128)};
 #undef FUSED_SHAPES
@@ -328,10 +325,9 @@ static int launch_fused_steps(const fused_entry *e, T *out, const T *in, const h
     if constexpr (sizeof(T) == 4 && K < 4) SHAPE_F(16, 32, 1, 4, 0, false, true, 2, true)
     if constexpr (sizeof(T) == 4 && K == 3) SHAPE_F(16, 28, 1, 4, 0, false, true, 2, true)
     if constexpr (sizeof(T) == 8 && K == 2) SHAPE_F(16, 32, 1, 2, 0, false, true, 2, true)
+    if constexpr (K == 3) SHAPE_F(32, 16, 2, 1, 0, true, true, 0, true)
     if constexpr (K == 3) {
-        SHAPE_F(32, 16, 2, 1, 0, true, true, 0, true) SHAPE(16, 32, 1, 4, 0, false)
-        SHAPE_B(32, 14, 2, 1, 0, true, true, 0) SHAPE_F(32, 14, 2, 1, 0, true, true, 0, true)
-        SHAPE_F(32, 12, 2, 1, 0, true, true, 0, true)
+        SHAPE(16, 32, 1, 4, 0, false)
     }
 #undef SHAPE
 #undef SHAPE_B
