@@ -16,6 +16,7 @@ struct material_block_map {
     int *mixed;         /* device: the indices of the mixed blocks */
     int mixed_count;
     int largest;        /* the zone of the most blocks */
+    int faces_one_zone; /* every block at a face that brings energy holds zone `largest` */
     std::vector<int> blocks_of; /* blocks by zone */
     int *by_zone;       /* device: the one-zone blocks' indices, zone after zone */
     std::vector<int> zone_first; /* zone a's blocks: by_zone[zone_first[a] .. zone_first[a + 1]) */
@@ -61,6 +62,20 @@ struct hip_materials {
     hipEvent_t ghosts_set, field_read; /* the step's start field is ready; the side stream read it */
     int side_started;
     int fork_at_start;           /* the step's mixed tiles start at ghosts_set (nothing queued since) */
+    /* the boundary power formed by the grid's tiles (material_face_sums; setup_face_sums): the faces' terms,
+     * the items' counts (and the count that completes each, for the tile shape face_tile), the bricks' items,
+     * and the powers by item of two steps in turn, each read by the energy kernel on the side stream
+     * (face_read) before the step after next writes it again */
+    double *face_terms[FACE_COUNT];
+    unsigned *face_arrivals, *face_tiles;
+    int face_tile[3];
+    int *face_item_of;
+    double *face_out[2];
+    hipEvent_t face_read[2], grid_done;
+    int face_read_queued[2];
+    int face_sums_allowed;       /* this launch is a step's (material_step_typed): it may form the face's power */
+    int face_sums_formed;        /* the launch formed it into face_out[step % 2] */
+    int face_sums_described;     /* the kernel's description says so */
     /* the explicit step by blocks of one zone (material_block_kernels.hip) and the mixed blocks beside them
      * (material_step_listed, on the stream `listed`, between the events fork and join) */
     material_block_map maps[MATERIAL_BLOCK_MAPS];
@@ -224,6 +239,25 @@ template <typename T> static int side_energy_step(hip_state *s)
         m->bricks, m->lane_first, s->problem.dt, source_power<T>(s), m->energy);
     HIP_CHECK_LAUNCH("material_energy_step");
     HIP_CALL(hipStreamWaitEvent(0, m->field_read, 0));
+    m->side_started = 1;
+    return HEAT_OK;
+}
+
+/* side_energy_step where the step's grid formed the face's power (material_face_sums) into
+ * face_out[step % 2]: the energy kernel alone on the side stream, after the grid. It reads no field,
+ * so the next step waits for nothing; the step after next, which writes the same buffer, waits for
+ * face_read (face_sums_for). */
+template <typename T> static int face_energy_step(hip_state *s)
+{
+    hip_materials *m = s->mat;
+    const int parity = (int)(m->step & 1);
+    HIP_CALL(hipEventRecord(m->grid_done, 0));
+    HIP_CALL(hipStreamWaitEvent(m->side, m->grid_done, 0));
+    material_energy_step<<<1, MATERIAL_ENERGY_KINDS * MATERIAL_LANES, 0, m->side>>>(
+        m->face_out[parity], m->lane_first, s->problem.dt, source_power<T>(s), m->energy);
+    HIP_CHECK_LAUNCH("material_energy_step");
+    HIP_CALL(hipEventRecord(m->face_read[parity], m->side));
+    m->face_read_queued[parity] = 1;
     m->side_started = 1;
     return HEAT_OK;
 }
@@ -455,7 +489,7 @@ static int material_block_map_for(hip_state *s, const material_variant *v, dim3 
         HIP_CALL(hipEventCreateWithFlags(&m->join, hipEventDisableTiming));
     }
     material_block_map &b = m->maps[m->map_count++];
-    b = material_block_map{cols, rows, v->zchunk, NULL, NULL, 0, 0, std::vector<int>(HEAT_ZONES_MAX, 0), NULL,
+    b = material_block_map{cols, rows, v->zchunk, NULL, NULL, 0, 0, 0, std::vector<int>(HEAT_ZONES_MAX, 0), NULL,
                            std::vector<int>(HEAT_ZONES_MAX + 1, 0)};
     const size_t count = (size_t)grid.x * grid.y * grid.z;
     HIP_CALL(hipMalloc((void **)&b.map, count));
@@ -469,6 +503,14 @@ static int material_block_map_for(hip_state *s, const material_variant *v, dim3 
         else b.blocks_of[zones[n]] += 1;
     for (int a = 0; a < HEAT_ZONES_MAX; ++a)
         if (b.blocks_of[a] > b.blocks_of[b.largest]) b.largest = a;
+    b.faces_one_zone = 1;
+    for (size_t n = 0; n < count; ++n) {
+        const unsigned at[3] = {(unsigned)(n % grid.x), (unsigned)(n / grid.x % grid.y), (unsigned)(n / ((size_t)grid.x * grid.y))};
+        const unsigned last[3] = {grid.x - 1, grid.y - 1, grid.z - 1};
+        for (int f = 0; f < FACE_COUNT; ++f)
+            if (m->geometry.kind[f] >= 0 && at[f / 2] == (f % 2 ? last[f / 2] : 0u) && zones[n] != b.largest)
+                b.faces_one_zone = 0;
+    }
     b.mixed_count = (int)mixed.size();
     if (!mixed.empty()) {
         HIP_CALL(hipMalloc((void **)&b.mixed, mixed.size() * sizeof(int)));
@@ -566,9 +608,9 @@ template <typename T> static material_zone_params<T> zone_params(const hip_mater
 
 /* material_step_zone_made's instantiation K for the blocks of zone a, on `stream`: the grid in a
  * march_order, the map choosing the zone's blocks, or (LISTED) the zone's list of blocks. */
-template <typename T, bool LISTED, typename K>
+template <typename T, bool LISTED, typename K, typename... A>
 static int launch_made_kernel(hip_state *s, K kernel, const material_variant *v, const material_launch &l,
-                              const material_block_map *b, int a, hipStream_t stream)
+                              const material_block_map *b, int a, hipStream_t stream, A... face_sums)
 {
     const hip_materials *m = s->mat;
     const material_zone_tiles tiles = {b->map, b->by_zone ? b->by_zone + b->zone_first[a] : NULL, (int)l.grid.x,
@@ -583,8 +625,74 @@ static int launch_made_kernel(hip_state *s, K kernel, const material_variant *v,
     }
     kernel<<<grid, l.block, 0, stream>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current), owned_zone<T>(s), tiles,
                                          s->shape, zone_params<T>(m, a), m->layout, s->problem.halo.exchanged,
-                                         v->zchunk, o);
+                                         v->zchunk, o, face_sums...);
     HIP_CHECK_LAUNCH(v->name);
+    return HEAT_OK;
+}
+
+/* The tiles of `size` points along an axis of n points that cover brick b of `brick` points. */
+static unsigned tiles_over(int b, int brick, int size, int n)
+{
+    return (unsigned)((std::min((b + 1) * brick, n) - 1) / size - b * brick / size + 1);
+}
+
+/* Each boundary item's count of material_face_bricks that completes it with tiles of cols x rows x zchunk
+ * points: the tiles meeting each of its faces that bring energy, summed over those faces. */
+static int set_face_tiles(hip_state *s, int cols, int rows, int zchunk)
+{
+    hip_materials *m = s->mat;
+    const material_bricks &g = m->geometry;
+    const int n[3] = {s->shape.nx, s->shape.ny, s->shape.nz}, size[3] = {cols, rows, zchunk};
+    std::vector<unsigned> tiles;
+    for (int b : m->boundary_list) {
+        const int at[3] = {b % g.own[0], b / g.own[0] % g.own[1], b / (g.own[0] * g.own[1])};
+        unsigned count = 0;
+        for (int f = 0; f < FACE_COUNT; ++f) {
+            const int axis = f / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+            if (g.kind[f] >= 0 && (f % 2 ? n[axis] - 1 : 0) / g.brick[axis] == at[axis])
+                count += tiles_over(at[fast], g.brick[fast], size[fast], n[fast]) *
+                         tiles_over(at[slow], g.brick[slow], size[slow], n[slow]);
+        }
+        tiles.push_back(count);
+    }
+    HIP_CALL(hipMemcpy(m->face_tiles, tiles.data(), tiles.size() * sizeof(unsigned), hipMemcpyHostToDevice));
+    m->face_tile[0] = cols, m->face_tile[1] = rows, m->face_tile[2] = zchunk;
+    return HEAT_OK;
+}
+
+/* The (face, brick) pairs a tile of cols x rows x zchunk points meets at most (material_face_bricks). */
+static int face_pairs_most(const material_bricks &g, const int n[3], const int size[3])
+{
+    int most = 0;
+    for (int axis = 0; axis < 3; ++axis) {
+        const int fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+        const int low = g.kind[2 * axis] >= 0, high = g.kind[2 * axis + 1] >= 0;
+        const int faces = low + high - (low && high && n[axis] > size[axis]); /* a tile meets both where it spans the axis */
+        most += faces * (size[fast] / g.brick[fast] + 2) * (size[slow] / g.brick[slow] + 2);
+    }
+    return most;
+}
+
+/* Whether the step's grid launch of v's largest zone forms the boundary power (material_face_sums, set in
+ * *f, the default stream made to wait until the energy kernel read its buffer two steps ago): a step's
+ * launch (not a trial's) in a run prepared for it (setup_face_sums), with tiles that divide the x and y
+ * extents and, at the faces that bring energy, all hold that zone. */
+static int face_sums_for(hip_state *s, const material_variant *v, const material_block_map *b, material_face_sums *f,
+                         bool *fits)
+{
+    hip_materials *m = s->mat;
+    const material_bricks &g = m->geometry;
+    const int cols = v->bx * v->lanes, rows = v->by * v->rows, parity = (int)(m->step & 1);
+    const int n[3] = {s->shape.nx, s->shape.ny, s->shape.nz}, size[3] = {cols, rows, v->zchunk};
+    *fits = m->face_sums_allowed && m->face_arrivals && b->faces_one_zone && n[0] % cols == 0 && n[1] % rows == 0 &&
+            face_pairs_most(g, n, size) <= MATERIAL_FACE_TILE_BRICKS;
+    if (!*fits) return HEAT_OK;
+    if (m->face_tile[0] != cols || m->face_tile[1] != rows || m->face_tile[2] != v->zchunk)
+        HEAT_CALL(set_face_tiles(s, cols, rows, v->zchunk));
+    if (m->face_read_queued[parity]) HIP_CALL(hipStreamWaitEvent(0, m->face_read[parity], 0));
+    *f = material_face_sums{{}, m->face_arrivals, m->face_tiles, m->face_item_of, m->face_out[parity], g};
+    for (int face = 0; face < FACE_COUNT; ++face) f->terms[face] = m->face_terms[face];
+    m->face_sums_formed = 1;
     return HEAT_OK;
 }
 
@@ -596,14 +704,21 @@ template <typename T> static int launch_zone_wide_instance(hip_state *s, const m
 {
     if constexpr (sizeof(T) == 4) {
         const bool listed = a != b->largest;
+        material_face_sums sums = {};
+        bool face = false;
+        if (!listed) HEAT_CALL(face_sums_for(s, v, b, &sums, &face));
         if (v->rows == 1 && v->occupancy == 8)
-            return listed
-                       ? launch_made_kernel<T, true>(s, material_step_zone_wide<T, 4, 1, true, 8>, v, l, b, a, stream)
-                       : launch_made_kernel<T, false>(s, material_step_zone_wide<T, 4, 1, false, 8>, v, l, b, a, stream);
+            return listed ? launch_made_kernel<T, true>(s, material_step_zone_wide<T, 4, 1, true, 8>, v, l, b, a, stream, sums)
+                   : face ? launch_made_kernel<T, false>(s, material_step_zone_wide<T, 4, 1, false, 8, true>, v, l, b, a,
+                                                         stream, sums)
+                          : launch_made_kernel<T, false>(s, material_step_zone_wide<T, 4, 1, false, 8>, v, l, b, a, stream,
+                                                         sums);
         if (v->rows == 2 && v->occupancy == 0)
-            return listed
-                       ? launch_made_kernel<T, true>(s, material_step_zone_wide<T, 4, 2, true, 0>, v, l, b, a, stream)
-                       : launch_made_kernel<T, false>(s, material_step_zone_wide<T, 4, 2, false, 0>, v, l, b, a, stream);
+            return listed ? launch_made_kernel<T, true>(s, material_step_zone_wide<T, 4, 2, true, 0>, v, l, b, a, stream, sums)
+                   : face ? launch_made_kernel<T, false>(s, material_step_zone_wide<T, 4, 2, false, 0, true>, v, l, b, a,
+                                                         stream, sums)
+                          : launch_made_kernel<T, false>(s, material_step_zone_wide<T, 4, 2, false, 0>, v, l, b, a, stream,
+                                                         sums);
     }
     return heat_internal_error("materials kernel %s has no instantiation in this precision", v->name);
 }
@@ -779,10 +894,19 @@ template <typename T> static int material_step_typed(hip_state *s)
     else HEAT_CALL(prepare_step<T>(s, power));
     if (!chosen) HEAT_CALL(material_choose<T>(s));
     m->fork_at_start = m->energy_on_device && chosen;
+    m->face_sums_allowed = m->energy_on_device && chosen, m->face_sums_formed = 0;
+    static const char *probe = getenv("HEATSOLVE_MATF5_PROBE"); /* PROBE */
+    if (probe && strstr(probe, "nofuse")) m->face_sums_allowed = 0;
     const int launched = launch_material_variant<T>(s, m->variant);
-    m->fork_at_start = 0;
+    m->fork_at_start = 0, m->face_sums_allowed = 0;
     HEAT_CALL(launched);
-    if (m->energy_on_device) HEAT_CALL(side_energy_step<T>(s)); /* reads field[current]: before the swap */
+    if (m->face_sums_formed && !m->face_sums_described) {
+        const size_t used = strlen(s->description);
+        snprintf(s->description + used, sizeof s->description - used, "; boundary power in the tiles");
+        m->face_sums_described = 1;
+    }
+    if (m->face_sums_formed) HEAT_CALL(face_energy_step<T>(s));
+    else if (m->energy_on_device && !(probe && strstr(probe, "noside"))) HEAT_CALL(side_energy_step<T>(s)); /* reads field[current]: before the swap */
     if (!m->energy_on_device)
         for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) m->energy_in[kind] += s->problem.dt * power[kind];
     s->current = 1 - s->current;
@@ -856,6 +980,35 @@ static int hip_supports(const heat_problem *p)
 
 #include "backend_hip_materials_cg.hip"
 
+/* The buffers of material_face_sums (explicit Euler on one process, the boundary list in lane order): each
+ * face that brings energy its points' terms, each boundary item its counts, each brick its item. */
+static int setup_face_sums(hip_state *s)
+{
+    hip_materials *m = s->mat;
+    const material_bricks &g = m->geometry;
+    const size_t items = m->boundary_list.size(), bricks = (size_t)g.own[0] * g.own[1] * g.own[2];
+    if (items == 0) return HEAT_OK;
+    const long n[3] = {s->shape.nx, s->shape.ny, s->shape.nz};
+    for (int f = 0; f < FACE_COUNT; ++f)
+        if (g.kind[f] >= 0) {
+            const int axis = f / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+            HIP_CALL(hipMalloc((void **)&m->face_terms[f], sizeof(double) * (size_t)(n[fast] * n[slow])));
+        }
+    std::vector<int> item_of(bricks, -1);
+    for (size_t item = 0; item < items; ++item) item_of[(size_t)m->boundary_list[item]] = (int)item;
+    HIP_CALL(hipMalloc((void **)&m->face_arrivals, sizeof(unsigned) * items));
+    HIP_CALL(hipMemset(m->face_arrivals, 0, sizeof(unsigned) * items));
+    HIP_CALL(hipMalloc((void **)&m->face_tiles, sizeof(unsigned) * items));
+    HIP_CALL(hipMalloc((void **)&m->face_item_of, sizeof(int) * bricks));
+    HIP_CALL(hipMemcpy(m->face_item_of, item_of.data(), sizeof(int) * bricks, hipMemcpyHostToDevice));
+    for (int k = 0; k < 2; ++k) {
+        HIP_CALL(hipMalloc((void **)&m->face_out[k], sizeof(double) * MATERIAL_ENERGY_KINDS * items));
+        HIP_CALL(hipEventCreateWithFlags(&m->face_read[k], hipEventDisableTiming));
+    }
+    HIP_CALL(hipEventCreateWithFlags(&m->grid_done, hipEventDisableTiming));
+    return HEAT_OK;
+}
+
 /* Explicit Euler on one process: energy_in on the device, zero, the boundary list in lane order
  * (material_energy_step) and the side stream. Several processes sum their powers on the host,
  * across processes. */
@@ -883,7 +1036,7 @@ static int setup_energy_on_device(hip_state *s)
     HIP_CALL(hipStreamCreateWithPriority(&m->side, hipStreamNonBlocking, greatest));
     HIP_CALL(hipEventCreateWithFlags(&m->ghosts_set, hipEventDisableTiming));
     HIP_CALL(hipEventCreateWithFlags(&m->field_read, hipEventDisableTiming));
-    return HEAT_OK;
+    return setup_face_sums(s);
 }
 
 /* The bricks that hold a point of a face bringing energy (face_kind >= 0), in brick order. */
@@ -957,6 +1110,13 @@ static void free_materials(hip_state *s)
     (void)hipFree(m->boundary), (void)hipFree(m->face_zone), (void)hipFree(m->item_first);
     free_material_cg(m);
     (void)hipFree(m->energy), (void)hipFree(m->lane_first);
+    for (int f = 0; f < FACE_COUNT; ++f) (void)hipFree(m->face_terms[f]);
+    (void)hipFree(m->face_arrivals), (void)hipFree(m->face_tiles), (void)hipFree(m->face_item_of);
+    for (int n = 0; n < 2; ++n) {
+        (void)hipFree(m->face_out[n]);
+        if (m->face_read[n]) (void)hipEventDestroy(m->face_read[n]);
+    }
+    if (m->grid_done) (void)hipEventDestroy(m->grid_done);
     if (m->side) (void)hipStreamDestroy(m->side);
     if (m->ghosts_set) (void)hipEventDestroy(m->ghosts_set);
     if (m->field_read) (void)hipEventDestroy(m->field_read);
