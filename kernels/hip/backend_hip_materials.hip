@@ -62,14 +62,10 @@ struct hip_materials {
     hipEvent_t ghosts_set, field_read; /* the step's start field is ready; the side stream read it */
     int side_started;
     int fork_at_start;           /* the step's mixed tiles start at ghosts_set (nothing queued since) */
-    /* the boundary power formed by the grid's tiles (material_face_sums; setup_face_sums): the faces' terms,
-     * the items' counts (and the count that completes each, for the tile shape face_tile), the bricks' items,
-     * and the powers by item of two steps in turn, each read by the energy kernel on the side stream
-     * (face_read) before the step after next writes it again */
-    double *face_terms[FACE_COUNT];
-    unsigned *face_arrivals, *face_tiles;
-    int face_tile[3];
-    int *face_item_of;
+    /* the boundary power's terms formed by the grid's tiles (material_face_sums; setup_face_sums): the faces'
+     * terms and the powers by item, of two steps in turn, each read on the side stream (material_face_items,
+     * material_energy_step: face_read) before the step after next writes it again */
+    double *face_terms[2][FACE_COUNT];
     double *face_out[2];
     hipEvent_t face_read[2], grid_done;
     int face_read_queued[2];
@@ -243,16 +239,31 @@ template <typename T> static int side_energy_step(hip_state *s)
     return HEAT_OK;
 }
 
-/* side_energy_step where the step's grid formed the face's power (material_face_sums) into
- * face_out[step % 2]: the energy kernel alone on the side stream, after the grid. It reads no field,
- * so the next step waits for nothing; the step after next, which writes the same buffer, waits for
+/* The buffers of material_face_sums of the steps of one parity. */
+static material_face_sums face_sums_of(const hip_materials *m, int parity)
+{
+    material_face_sums f = {{}, m->face_out[parity], m->geometry};
+    for (int face = 0; face < FACE_COUNT; ++face) f.terms[face] = m->face_terms[parity][face];
+    return f;
+}
+
+/* side_energy_step where the step's grid stored the faces' terms (material_face_sums) into
+ * face_terms[step % 2]: on the side stream after the grid, the items' powers from them
+ * (material_face_items, into face_out[step % 2]) and the energy kernel. They read no field, so the
+ * next step waits for nothing; the step after next, which writes the same buffers, waits for
  * face_read (face_sums_for). */
 template <typename T> static int face_energy_step(hip_state *s)
 {
     hip_materials *m = s->mat;
-    const int parity = (int)(m->step & 1);
+    const int parity = (int)(m->step & 1), count = (int)m->boundary_list.size();
     HIP_CALL(hipEventRecord(m->grid_done, 0));
     HIP_CALL(hipStreamWaitEvent(m->side, m->grid_done, 0));
+    static const char *probe = getenv("HEATSOLVE_MATF5_PROBE"); /* PROBE */
+    if (!(probe && strstr(probe, "noitems")))
+    material_face_items<<<(unsigned)((count + MATERIAL_FACE_ITEMS - 1) / MATERIAL_FACE_ITEMS),
+                          MATERIAL_FACE_ITEMS * MATERIAL_BRICK_THREADS, 0, m->side>>>(face_sums_of(m, parity), s->shape,
+                                                                                      m->boundary, count);
+    HIP_CHECK_LAUNCH("material_face_items");
     material_energy_step<<<1, MATERIAL_ENERGY_KINDS * MATERIAL_LANES, 0, m->side>>>(
         m->face_out[parity], m->lane_first, s->problem.dt, source_power<T>(s), m->energy);
     HIP_CHECK_LAUNCH("material_energy_step");
@@ -630,68 +641,23 @@ static int launch_made_kernel(hip_state *s, K kernel, const material_variant *v,
     return HEAT_OK;
 }
 
-/* The tiles of `size` points along an axis of n points that cover brick b of `brick` points. */
-static unsigned tiles_over(int b, int brick, int size, int n)
-{
-    return (unsigned)((std::min((b + 1) * brick, n) - 1) / size - b * brick / size + 1);
-}
-
-/* Each boundary item's count of material_face_bricks that completes it with tiles of cols x rows x zchunk
- * points: the tiles meeting each of its faces that bring energy, summed over those faces. */
-static int set_face_tiles(hip_state *s, int cols, int rows, int zchunk)
-{
-    hip_materials *m = s->mat;
-    const material_bricks &g = m->geometry;
-    const int n[3] = {s->shape.nx, s->shape.ny, s->shape.nz}, size[3] = {cols, rows, zchunk};
-    std::vector<unsigned> tiles;
-    for (int b : m->boundary_list) {
-        const int at[3] = {b % g.own[0], b / g.own[0] % g.own[1], b / (g.own[0] * g.own[1])};
-        unsigned count = 0;
-        for (int f = 0; f < FACE_COUNT; ++f) {
-            const int axis = f / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
-            if (g.kind[f] >= 0 && (f % 2 ? n[axis] - 1 : 0) / g.brick[axis] == at[axis])
-                count += tiles_over(at[fast], g.brick[fast], size[fast], n[fast]) *
-                         tiles_over(at[slow], g.brick[slow], size[slow], n[slow]);
-        }
-        tiles.push_back(count);
-    }
-    HIP_CALL(hipMemcpy(m->face_tiles, tiles.data(), tiles.size() * sizeof(unsigned), hipMemcpyHostToDevice));
-    m->face_tile[0] = cols, m->face_tile[1] = rows, m->face_tile[2] = zchunk;
-    return HEAT_OK;
-}
-
-/* The (face, brick) pairs a tile of cols x rows x zchunk points meets at most (material_face_bricks). */
-static int face_pairs_most(const material_bricks &g, const int n[3], const int size[3])
-{
-    int most = 0;
-    for (int axis = 0; axis < 3; ++axis) {
-        const int fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
-        const int low = g.kind[2 * axis] >= 0, high = g.kind[2 * axis + 1] >= 0;
-        const int faces = low + high - (low && high && n[axis] > size[axis]); /* a tile meets both where it spans the axis */
-        most += faces * (size[fast] / g.brick[fast] + 2) * (size[slow] / g.brick[slow] + 2);
-    }
-    return most;
-}
-
-/* Whether the step's grid launch of v's largest zone forms the boundary power (material_face_sums, set in
- * *f, the default stream made to wait until the energy kernel read its buffer two steps ago): a step's
+/* Whether the step's grid launch of v's largest zone stores the boundary power's terms (material_face_sums,
+ * set in *f, the default stream made to wait until the side stream read the buffers two steps ago): a step's
  * launch (not a trial's) in a run prepared for it (setup_face_sums), with tiles that divide the x and y
- * extents and, at the faces that bring energy, all hold that zone. */
+ * extents (every thread of a tile present) and, at the faces that bring energy, all hold that zone. */
 static int face_sums_for(hip_state *s, const material_variant *v, const material_block_map *b, material_face_sums *f,
                          bool *fits)
 {
     hip_materials *m = s->mat;
-    const material_bricks &g = m->geometry;
-    const int cols = v->bx * v->lanes, rows = v->by * v->rows, parity = (int)(m->step & 1);
-    const int n[3] = {s->shape.nx, s->shape.ny, s->shape.nz}, size[3] = {cols, rows, v->zchunk};
-    *fits = m->face_sums_allowed && m->face_arrivals && b->faces_one_zone && n[0] % cols == 0 && n[1] % rows == 0 &&
-            face_pairs_most(g, n, size) <= MATERIAL_FACE_TILE_BRICKS;
+    const int parity = (int)(m->step & 1);
+    *fits = m->face_sums_allowed && m->face_out[0] && b->faces_one_zone && s->shape.nx % (v->bx * v->lanes) == 0 &&
+            s->shape.ny % (v->by * v->rows) == 0;
     if (!*fits) return HEAT_OK;
-    if (m->face_tile[0] != cols || m->face_tile[1] != rows || m->face_tile[2] != v->zchunk)
-        HEAT_CALL(set_face_tiles(s, cols, rows, v->zchunk));
     if (m->face_read_queued[parity]) HIP_CALL(hipStreamWaitEvent(0, m->face_read[parity], 0));
-    *f = material_face_sums{{}, m->face_arrivals, m->face_tiles, m->face_item_of, m->face_out[parity], g};
-    for (int face = 0; face < FACE_COUNT; ++face) f->terms[face] = m->face_terms[face];
+    *f = face_sums_of(m, parity);
+    static const char *probe = getenv("HEATSOLVE_MATF5_PROBE"); /* PROBE */
+    if (probe && strstr(probe, "noterms"))
+        for (int face = 0; face < FACE_COUNT; ++face) f->g.kind[face] = -1;
     m->face_sums_formed = 1;
     return HEAT_OK;
 }
@@ -980,28 +946,21 @@ static int hip_supports(const heat_problem *p)
 
 #include "backend_hip_materials_cg.hip"
 
-/* The buffers of material_face_sums (explicit Euler on one process, the boundary list in lane order): each
- * face that brings energy its points' terms, each boundary item its counts, each brick its item. */
+/* The buffers of material_face_sums (explicit Euler on one process, the boundary list in lane order), two
+ * steps' worth: each face that brings energy its points' terms, the items' powers. */
 static int setup_face_sums(hip_state *s)
 {
     hip_materials *m = s->mat;
     const material_bricks &g = m->geometry;
-    const size_t items = m->boundary_list.size(), bricks = (size_t)g.own[0] * g.own[1] * g.own[2];
+    const size_t items = m->boundary_list.size();
     if (items == 0) return HEAT_OK;
     const long n[3] = {s->shape.nx, s->shape.ny, s->shape.nz};
-    for (int f = 0; f < FACE_COUNT; ++f)
-        if (g.kind[f] >= 0) {
-            const int axis = f / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
-            HIP_CALL(hipMalloc((void **)&m->face_terms[f], sizeof(double) * (size_t)(n[fast] * n[slow])));
-        }
-    std::vector<int> item_of(bricks, -1);
-    for (size_t item = 0; item < items; ++item) item_of[(size_t)m->boundary_list[item]] = (int)item;
-    HIP_CALL(hipMalloc((void **)&m->face_arrivals, sizeof(unsigned) * items));
-    HIP_CALL(hipMemset(m->face_arrivals, 0, sizeof(unsigned) * items));
-    HIP_CALL(hipMalloc((void **)&m->face_tiles, sizeof(unsigned) * items));
-    HIP_CALL(hipMalloc((void **)&m->face_item_of, sizeof(int) * bricks));
-    HIP_CALL(hipMemcpy(m->face_item_of, item_of.data(), sizeof(int) * bricks, hipMemcpyHostToDevice));
     for (int k = 0; k < 2; ++k) {
+        for (int f = 0; f < FACE_COUNT; ++f)
+            if (g.kind[f] >= 0) {
+                const int axis = f / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
+                HIP_CALL(hipMalloc((void **)&m->face_terms[k][f], sizeof(double) * (size_t)(n[fast] * n[slow])));
+            }
         HIP_CALL(hipMalloc((void **)&m->face_out[k], sizeof(double) * MATERIAL_ENERGY_KINDS * items));
         HIP_CALL(hipEventCreateWithFlags(&m->face_read[k], hipEventDisableTiming));
     }
@@ -1110,9 +1069,8 @@ static void free_materials(hip_state *s)
     (void)hipFree(m->boundary), (void)hipFree(m->face_zone), (void)hipFree(m->item_first);
     free_material_cg(m);
     (void)hipFree(m->energy), (void)hipFree(m->lane_first);
-    for (int f = 0; f < FACE_COUNT; ++f) (void)hipFree(m->face_terms[f]);
-    (void)hipFree(m->face_arrivals), (void)hipFree(m->face_tiles), (void)hipFree(m->face_item_of);
     for (int n = 0; n < 2; ++n) {
+        for (int f = 0; f < FACE_COUNT; ++f) (void)hipFree(m->face_terms[n][f]);
         (void)hipFree(m->face_out[n]);
         if (m->face_read[n]) (void)hipEventDestroy(m->face_read[n]);
     }

@@ -337,25 +337,20 @@ __device__ __forceinline__ row_values<T, W> material_zonew_row(row_values<T, W> 
     return out;
 }
 
-/* The boundary power formed by the one-zone grid's tiles at the faces that bring energy
- * (material_step_zone_wide's FACE_SUMS), so that no brick kernel beside the step holds slots of the
- * grid's blocks: each such tile stores its face points' terms (material_boundary_bricks' `in`, the
- * same arithmetic on the same ghost) and counts itself at each brick of those faces it meets; the
- * tile that completes a brick adds the brick's terms as material_boundary_bricks adds them (its
+/* The boundary power's terms formed by the one-zone grid's tiles at the faces that bring energy
+ * (material_step_zone_wide's FACE_SUMS): each such tile stores its face points' terms
+ * (material_boundary_bricks' `in`, the same arithmetic on the same ghost) after its march, and
+ * material_face_items then adds each brick's terms as material_boundary_bricks adds them (its
  * partial sums and tree, a group of MATERIAL_BRICK_THREADS threads in the place of that kernel's
- * block), so the energy history keeps that kernel's bits. For explicit Euler on one process, on
- * tiles that divide the x and y extents and, at those faces, all hold the grid's zone (the host
- * checks). */
+ * block), so the energy history keeps that kernel's bits: no zone byte, table lookup or ghost
+ * beside the step, and each face point's temperature read while its tile still holds it in L1.
+ * For explicit Euler on one process, on tiles that divide the x and y extents and, at those faces,
+ * all hold the grid's zone (the host checks). */
 struct material_face_sums {
-    double *terms[6];       /* face f's points' terms (f bringing energy), slow axis x fast axis, the brick kernel's axes */
-    unsigned *arrivals;     /* a boundary item: its tiles counted this step, one a face of it they meet; 0 between steps */
-    const unsigned *tiles;  /* a boundary item: the count that completes it */
-    const int *item_of;     /* a brick (bx + own[0] (by + own[1] bz)): its item in the boundary list */
-    double *out;            /* [item][kind], as material_boundary_bricks' out */
+    double *terms[6]; /* face f's points' terms (f bringing energy), slow axis x fast axis, the brick kernel's axes */
+    double *out;      /* [item][kind], as material_boundary_bricks' out */
     material_bricks g;
 };
-
-enum { MATERIAL_FACE_TILE_BRICKS = 64 }; /* (face, brick) pairs a tile may meet (the host checks) */
 
 /* Face F's axis and the brick kernel's fast and slow axes across it, as constants: the face loops
  * below call their body once a face (material_each_face), so that every index by axis is a constant
@@ -388,15 +383,14 @@ __device__ __forceinline__ double material_lane_down(double v, int delta)
 
 /* A face's points of a brick (rows x columns from (b0, a0) of a face `stride` points wide) added into a
  * group's partial sums as material_boundary_bricks adds them: partial v = lane + q MATERIAL_BRICK_THREADS
- * takes every MATERIAL_BRICK_SUMS-th point from v on. Other tiles' terms are read past L1 (volatile),
- * where an earlier step's may lie. */
-__device__ __forceinline__ void material_face_partials(const volatile double *terms, int stride, int b0, int a0, int rows,
+ * takes every MATERIAL_BRICK_SUMS-th point from v on. */
+__device__ __forceinline__ void material_face_partials(const double *__restrict__ terms, int stride, int b0, int a0, int rows,
                                                        int columns, int lane, double power[MATERIAL_BRICK_SHARE])
 {
     const int points = rows * columns;
     for (int first = 0; first < points; first += MATERIAL_BRICK_SUMS)
 #pragma unroll
-        for (int q = 0; q < MATERIAL_BRICK_SHARE; q += 2) { /* two loads in flight: the registers of the 32-register march */
+        for (int q = 0; q < MATERIAL_BRICK_SHARE; q += 2) { /* two loads in flight */
             const int point = first + lane + q * MATERIAL_BRICK_THREADS, next = point + MATERIAL_BRICK_THREADS;
             const double term = point < points ? terms[(long)(b0 + point / columns) * stride + a0 + point % columns] : 0.0;
             const double term_next = next < points ? terms[(long)(b0 + next / columns) * stride + a0 + next % columns] : 0.0;
@@ -432,49 +426,40 @@ __device__ __forceinline__ double material_face_kind_sum(const material_face_sum
     return power[0];
 }
 
-/* Brick `brick` (its index among all bricks) summed by one group, every kind, into its item's out. */
+/* Boundary item `item` (brick `brick`, its index among all bricks) summed by one group, every kind, into
+ * its out. */
 __device__ __forceinline__ void material_face_brick(const material_face_sums &f, const stencil_shape &s, int brick,
-                                                    int lane)
+                                                    int item, int lane)
 {
     const material_bricks &g = f.g;
     const int at[3] = {brick % g.own[0], brick / g.own[0] % g.own[1], brick / (g.own[0] * g.own[1])};
-    double *out = f.out + (long)f.item_of[brick] * MATERIAL_ENERGY_KINDS;
+    double *out = f.out + (long)item * MATERIAL_ENERGY_KINDS;
 #pragma unroll
     for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind) {
         bool present = false; /* a kind no face brings: the brick kernel's sum of zeros */
         material_each_face([&](auto x) { present |= g.kind[x.face] == kind; });
         const double power = present ? material_face_kind_sum(f, s, at, kind, lane) : 0.0;
-        if (lane == 0) nontemporal_store(power, out + kind);
+        if (lane == 0) out[kind] = power;
     }
 }
 
-/* The (face, brick) pairs of tile [lo, hi] (its first and last points by axis) on the faces that bring
- * energy: pair `pair`'s brick (its index among all bricks), or the count of pairs (pair < 0). */
-__device__ __forceinline__ int material_tile_bricks(const material_bricks &g, const int n[3], const int lo[3],
-                                                    const int hi[3], int pair)
+enum { MATERIAL_FACE_ITEMS = 8 }; /* boundary items a block of material_face_items */
+
+/* The boundary items' powers (count items: bricks[item]) from the terms the step's grid stored
+ * (material_face_sums), a group of MATERIAL_BRICK_THREADS threads an item: MATERIAL_FACE_ITEMS
+ * items a block, so that the few blocks beside the next step's grid hold few of its slots. */
+__global__ void __launch_bounds__(MATERIAL_FACE_ITEMS *MATERIAL_BRICK_THREADS)
+    material_face_items(material_face_sums f, stencil_shape s, const int *__restrict__ bricks, int count)
 {
-    int count = 0, found = -1;
-    material_each_face([&](auto x) {
-        const int plane = material_face_plane(x, n);
-        if (g.kind[x.face] < 0 || plane < lo[x.axis] || plane > hi[x.axis]) return;
-        const int f0 = lo[x.fast] / g.brick[x.fast], across = hi[x.fast] / g.brick[x.fast] - f0 + 1;
-        const int s0 = lo[x.slow] / g.brick[x.slow], here = across * (hi[x.slow] / g.brick[x.slow] - s0 + 1);
-        if (pair >= count && pair < count + here) {
-            int at[3];
-            at[x.axis] = plane / g.brick[x.axis];
-            at[x.fast] = f0 + (pair - count) % across, at[x.slow] = s0 + (pair - count) / across;
-            found = at[0] + g.own[0] * (at[1] + g.own[1] * at[2]);
-        }
-        count += here;
-    });
-    return pair < 0 ? count : found;
+    const int item = (int)blockIdx.x * MATERIAL_FACE_ITEMS + (int)threadIdx.x / MATERIAL_BRICK_THREADS;
+    if (item < count) material_face_brick(f, s, bricks[item], item, (int)threadIdx.x % MATERIAL_BRICK_THREADS);
 }
 
 /* Tile [lo, hi]'s points on the faces that bring energy: their terms (material_boundary_bricks' `in`:
  * the ghost by the zone's rule, as the march made it, the same arithmetic), read again after the march
- * (from L1 or L2), which then holds no register for them. Whether this thread stored any. */
+ * (from L1 or L2), which then holds no register for them. */
 template <typename T>
-__device__ __forceinline__ bool material_face_tile_terms(const material_face_sums &f, const T *__restrict__ u,
+__device__ __forceinline__ void material_face_tile_terms(const material_face_sums &f, const T *__restrict__ u,
                                                          const material_zone_params<T> &z, const stencil_shape &s,
                                                          const int lo[3], const int hi[3])
 {
@@ -482,12 +467,10 @@ __device__ __forceinline__ bool material_face_tile_terms(const material_face_sum
     const long stride[3] = {1, s.sy, s.sz};
     const T conductance[3] = {z.kx, z.ky, z.kz};
     const int thread = (int)(threadIdx.x + blockDim.x * threadIdx.y), threads = (int)(blockDim.x * blockDim.y);
-    bool stored = false;
     material_each_face([&](auto x) {
         const int plane = material_face_plane(x, n);
         if (f.g.kind[x.face] < 0 || plane < lo[x.axis] || plane > hi[x.axis]) return;
         const int across = hi[x.fast] - lo[x.fast] + 1, points = across * (hi[x.slow] - lo[x.slow] + 1);
-        stored |= thread < points;
         for (int point = thread; point < points; point += threads) {
             const int fast = lo[x.fast] + point % across, slow = lo[x.slow] + point / across;
             const T value = u[plane * stride[x.axis] + fast * stride[x.fast] + slow * stride[x.slow]];
@@ -496,36 +479,6 @@ __device__ __forceinline__ bool material_face_tile_terms(const material_face_sum
                               f.terms[x.face] + (long)slow * n[x.fast] + fast);
         }
     });
-    return stored;
-}
-
-/* After tile [lo, hi]'s march: its face points' terms stored, the tile counted at each brick it meets
- * on a face that brings energy, and the bricks it completes summed, a group of MATERIAL_BRICK_THREADS
- * threads each. */
-template <typename T>
-__device__ __forceinline__ void material_face_bricks(const material_face_sums &f, const T *__restrict__ u,
-                                                     const material_zone_params<T> &z, const stencil_shape &s,
-                                                     const int lo[3], const int hi[3])
-{
-    __shared__ int completed[MATERIAL_FACE_TILE_BRICKS];
-    const int n[3] = {s.nx, s.ny, s.nz};
-    const int thread = (int)(threadIdx.x + blockDim.x * threadIdx.y);
-    const int pairs = material_tile_bricks(f.g, n, lo, hi, -1);
-    if (pairs == 0) return; /* the block's: no face of this tile brings energy */
-    if (material_face_tile_terms(f, u, z, s, lo, hi))
-        __threadfence(); /* this thread's terms visible to every block before the counts that announce them */
-    __syncthreads();
-    if (thread < pairs) {
-        const int brick = material_tile_bricks(f.g, n, lo, hi, thread), item = f.item_of[brick];
-        /* the count back to 0 at the brick's last tile (atomicInc wraps there): the next step's starts there */
-        const bool last = atomicInc(f.arrivals + item, f.tiles[item] - 1) == f.tiles[item] - 1;
-        if (last) __threadfence(); /* the other tiles' terms, announced by their counts, read after this one */
-        completed[thread] = last ? brick : -1;
-    }
-    __syncthreads();
-    const int groups = (int)(blockDim.x * blockDim.y) / MATERIAL_BRICK_THREADS;
-    for (int pair = thread / MATERIAL_BRICK_THREADS; pair < pairs; pair += groups)
-        if (completed[pair] >= 0) material_face_brick(f, s, completed[pair], thread % MATERIAL_BRICK_THREADS);
 }
 
 /* material_step_zone_made (its tiles, parameters and made ghosts, none written) marching as
@@ -611,6 +564,6 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_C
         const int lo[3] = {bx * W * (int)blockDim.x, by * M * (int)blockDim.y, bz * zchunk};
         const int hi[3] = {min(lo[0] + W * (int)blockDim.x, s.nx) - 1, min(lo[1] + M * (int)blockDim.y, s.ny) - 1,
                            min(lo[2] + zchunk, s.nz) - 1};
-        material_face_bricks(sums, u, z, s, lo, hi);
+        material_face_tile_terms(sums, u, z, s, lo, hi);
     }
 }
