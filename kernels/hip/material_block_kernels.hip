@@ -487,7 +487,10 @@ __device__ __forceinline__ void material_face_tile_terms(const material_face_sum
  * plane ahead in registers). Float's march of one value a thread falls short of a faster
  * memory's copy bandwidth where 16-byte rows reach it (zwideg_kernels.hip says why). Every point
  * is material_plane's arithmetic in its order (material_zonew_row), so material_step's bits.
- * Needs heat_kernels.hip's row_values and zahead_kernels.hip's store_row before it. */
+ * FACE_SUMS: a tile on a face that brings energy then stores its face points' terms (sums,
+ * material_face_sums), the tile found again from the block's index (march_tile) rather than
+ * kept in registers through the march. Needs heat_kernels.hip's row_values and
+ * zahead_kernels.hip's store_row before it. */
 template <typename T, int W, int M, bool LISTED, int MIN_BLOCKS, bool FACE_SUMS = false>
 __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
     material_step_zone_wide(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__,
@@ -560,7 +563,7 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_C
         for (int n = 0; n < M; ++n) here[n] = above[n];
     }
     if (FACE_SUMS) {
-        march_tile(o, bx, by, bz); /* again: no register holds the tile through the march */
+        march_tile(o, bx, by, bz);
         const int lo[3] = {bx * W * (int)blockDim.x, by * M * (int)blockDim.y, bz * zchunk};
         const int hi[3] = {min(lo[0] + W * (int)blockDim.x, s.nx) - 1, min(lo[1] + M * (int)blockDim.y, s.ny) - 1,
                            min(lo[2] + zchunk, s.nz) - 1};
