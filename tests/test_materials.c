@@ -698,8 +698,6 @@ static int slab_blocks(const heat_problem *p, int i, int j, int k)
     return 0;
 }
 
-static int gpu_face_sums_bitwise(void);
-
 /* The explicit step's GPU kernels (the materials solver's bench list: backend_hip_materials.hip's
  * material_variants), each named through problem.kernel.name, give the bits of the first
  * (material_step), on a grid whose rows are no multiple of a thread's points, with every kind of
@@ -750,76 +748,6 @@ static int gpu_kernels_bitwise(void)
         }
         free(initial), free(reference), free(field), free((void *)p.zones);
     }
-    return gpu_face_sums_bitwise();
-}
-
-/* A block of zone 1 (powered) clear of the tiles at the x-low, y-low and z-high faces (tiles up to 128
- * points wide, 16 rows, chunks of 16 planes, and the layer beside them). */
-static int block_off_faces(const heat_problem *p, int i, int j, int k)
-{
-    (void)p;
-    return i >= 140 && i < 200 && j >= 18 && j < 28 && k >= 5 && k < 20;
-}
-
-/* The energy in by kind and the heat, bit for bit. */
-static int same_energy(const heat_energy *a, const heat_energy *b)
-{
-    return memcmp(a->energy, b->energy, sizeof a->energy) == 0 && memcmp(&a->heat, &b->heat, sizeof a->heat) == 0;
-}
-
-/* Energy through the x-low (Dirichlet), y-low and z-high (convective) faces alone, on 256 x 32 x 40
- * points (rows the tiles divide; bricks on an edge or corner meet two or three of those faces, two of
- * one kind): the float kernels whose one-zone grid forms the boundary power in its tiles
- * (material_face_sums: the description says so) give material_step's temperatures and energy history
- * (its brick kernel's sums) bit for bit, every kernel of the list. */
-static int gpu_face_sums_bitwise(void)
-{
-    heat_problem p = test_problem(256, 32, 40, 2.56, 0.32, 0.4, HEAT_FLOAT);
-    heat_materials m = {.material_count = 2, .material = {test_material("a", 1.0, 2.0), test_material("b", 20.0, 5.0)},
-                        .zone_count = 2, .zone = {test_zone(0, 0.0), test_zone(1, 5.0)}};
-    p.materials = &m;
-    p.zones = test_paint_zones(&p, block_off_faces);
-    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 0.5};
-    p.bc[FACE_Y_LOW] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 4.0, .ambient = 2.0};
-    p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 0.5, .ambient = -1.0};
-    p.dt = 0.9 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
-    const long steps = 40;
-    void *initial = test_gaussian_field(&p, 0.3), *reference = test_alloc_field(&p), *field = test_alloc_field(&p);
-    const size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(p.precision);
-    heat_variant kernels[32];
-    int count = 0, formed = 0;
-    heat_energy first, energy;
-    for (int k = 0; k == 0 || k < count; ++k) {
-        heat_problem q = p;
-        heat_solver *s;
-        if (k == 0) {
-            EXPECT_OK(heat_solver_create(&q, HEAT_SELECT_HIP, &s));
-            const heat_variant *list;
-            EXPECT_OK(s->ops->bench->variants(s->state, &list, &count));
-            EXPECT(count >= 2 && count <= 32, "%d materials kernels listed", count);
-            memcpy(kernels, list, (size_t)count * sizeof *list);
-            heat_solver_destroy(&s);
-        }
-        memcpy(q.kernel.name, kernels[k].kernel, sizeof q.kernel.name);
-        EXPECT_OK(heat_solver_create(&q, HEAT_SELECT_HIP, &s));
-        EXPECT_OK(heat_solver_set_field(s, initial, 0));
-        EXPECT_OK(heat_solver_advance(s, steps));
-        EXPECT_OK(heat_solver_get_field(s, k == 0 ? reference : field));
-        EXPECT_OK(heat_solver_energy(s, k == 0 ? &first : &energy));
-        const int in_tiles = strstr(s->ops->kernel_description(s->state), "boundary power in the tiles") != NULL;
-        heat_solver_destroy(&s);
-        formed += in_tiles;
-        if (k == 0) continue;
-        EXPECT(memcmp(field, reference, bytes) == 0 && same_energy(&energy, &first), "x-low, y-low, z-high faces, %s%s: the "
-               "temperatures or the energy history differ from %s's (convective %.17g against %.17g)", kernels[k].kernel,
-               in_tiles ? " (boundary power in the tiles)" : "", kernels[0].kernel, energy.energy[HEAT_ENERGY_CONVECTIVE],
-               first.energy[HEAT_ENERGY_CONVECTIVE]);
-        printf("materials, float, x-low, y-low and z-high faces: %s%s bitwise equal to %s after %ld steps, energy history too\n",
-               kernels[k].kernel, in_tiles ? " (boundary power in the tiles)" : "", kernels[0].kernel, steps);
-    }
-    EXPECT(formed > 0 && first.energy[HEAT_ENERGY_CONVECTIVE] != 0.0 && first.energy[HEAT_ENERGY_DIRICHLET] != 0.0,
-           "no kernel formed the boundary power in its tiles, or no energy came in");
-    free(initial), free(reference), free(field), free((void *)p.zones);
     return 0;
 }
 

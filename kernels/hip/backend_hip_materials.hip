@@ -16,7 +16,6 @@ struct material_block_map {
     int *mixed;         /* device: the indices of the mixed blocks */
     int mixed_count;
     int largest;        /* the zone of the most blocks */
-    int faces_one_zone; /* every block at a face that brings energy holds zone `largest` */
     std::vector<int> blocks_of; /* blocks by zone */
     int *by_zone;       /* device: the one-zone blocks' indices, zone after zone */
     std::vector<int> zone_first; /* zone a's blocks: by_zone[zone_first[a] .. zone_first[a + 1]) */
@@ -62,16 +61,6 @@ struct hip_materials {
     hipEvent_t ghosts_set, field_read; /* the step's start field is ready; the side stream read it */
     int side_started;
     int fork_at_start;           /* the step's mixed tiles start at ghosts_set (nothing queued since) */
-    /* the boundary power's terms formed by the grid's tiles (material_face_sums; setup_face_sums): the faces'
-     * terms and the powers by item, of two steps in turn, each read on the side stream (material_face_items,
-     * material_energy_step: face_read) before the step after next writes it again */
-    double *face_terms[2][FACE_COUNT];
-    double *face_out[2];
-    hipEvent_t face_read[2], grid_done;
-    int face_read_queued[2];
-    int face_sums_allowed;       /* this launch is a step's (material_step_typed): it may form the face's power */
-    int face_sums_formed;        /* the launch formed it into face_out[step % 2] */
-    int face_sums_described;     /* the kernel's description says so */
     /* the explicit step by blocks of one zone (material_block_kernels.hip) and the mixed blocks beside them
      * (material_step_listed, on the stream `listed`, between the events fork and join) */
     material_block_map maps[MATERIAL_BLOCK_MAPS];
@@ -235,40 +224,6 @@ template <typename T> static int side_energy_step(hip_state *s)
         m->bricks, m->lane_first, s->problem.dt, source_power<T>(s), m->energy);
     HIP_CHECK_LAUNCH("material_energy_step");
     HIP_CALL(hipStreamWaitEvent(0, m->field_read, 0));
-    m->side_started = 1;
-    return HEAT_OK;
-}
-
-/* The buffers of material_face_sums of the steps of one parity. */
-static material_face_sums face_sums_of(const hip_materials *m, int parity)
-{
-    material_face_sums f = {{}, m->face_out[parity], m->geometry};
-    for (int face = 0; face < FACE_COUNT; ++face) f.terms[face] = m->face_terms[parity][face];
-    return f;
-}
-
-/* side_energy_step where the step's grid stored the faces' terms (material_face_sums) into
- * face_terms[step % 2]: on the side stream after the grid, the items' powers from them
- * (material_face_items, into face_out[step % 2]) and the energy kernel. They read no field, so the
- * next step waits for nothing; the step after next, which writes the same buffers, waits for
- * face_read (face_sums_for). */
-template <typename T> static int face_energy_step(hip_state *s)
-{
-    hip_materials *m = s->mat;
-    const int parity = (int)(m->step & 1), count = (int)m->boundary_list.size();
-    HIP_CALL(hipEventRecord(m->grid_done, 0));
-    HIP_CALL(hipStreamWaitEvent(m->side, m->grid_done, 0));
-    static const char *probe = getenv("HEATSOLVE_MATF5_PROBE"); /* PROBE */
-    if (!(probe && strstr(probe, "noitems")))
-    material_face_items<<<(unsigned)((count + MATERIAL_FACE_ITEMS - 1) / MATERIAL_FACE_ITEMS),
-                          MATERIAL_FACE_ITEMS * MATERIAL_BRICK_THREADS, 0, m->side>>>(face_sums_of(m, parity), s->shape,
-                                                                                      m->boundary, count);
-    HIP_CHECK_LAUNCH("material_face_items");
-    material_energy_step<<<1, MATERIAL_ENERGY_KINDS * MATERIAL_LANES, 0, m->side>>>(
-        m->face_out[parity], m->lane_first, s->problem.dt, source_power<T>(s), m->energy);
-    HIP_CHECK_LAUNCH("material_energy_step");
-    HIP_CALL(hipEventRecord(m->face_read[parity], m->side));
-    m->face_read_queued[parity] = 1;
     m->side_started = 1;
     return HEAT_OK;
 }
@@ -500,7 +455,7 @@ static int material_block_map_for(hip_state *s, const material_variant *v, dim3 
         HIP_CALL(hipEventCreateWithFlags(&m->join, hipEventDisableTiming));
     }
     material_block_map &b = m->maps[m->map_count++];
-    b = material_block_map{cols, rows, v->zchunk, NULL, NULL, 0, 0, 0, std::vector<int>(HEAT_ZONES_MAX, 0), NULL,
+    b = material_block_map{cols, rows, v->zchunk, NULL, NULL, 0, 0, std::vector<int>(HEAT_ZONES_MAX, 0), NULL,
                            std::vector<int>(HEAT_ZONES_MAX + 1, 0)};
     const size_t count = (size_t)grid.x * grid.y * grid.z;
     HIP_CALL(hipMalloc((void **)&b.map, count));
@@ -514,14 +469,6 @@ static int material_block_map_for(hip_state *s, const material_variant *v, dim3 
         else b.blocks_of[zones[n]] += 1;
     for (int a = 0; a < HEAT_ZONES_MAX; ++a)
         if (b.blocks_of[a] > b.blocks_of[b.largest]) b.largest = a;
-    b.faces_one_zone = 1;
-    for (size_t n = 0; n < count; ++n) {
-        const unsigned at[3] = {(unsigned)(n % grid.x), (unsigned)(n / grid.x % grid.y), (unsigned)(n / ((size_t)grid.x * grid.y))};
-        const unsigned last[3] = {grid.x - 1, grid.y - 1, grid.z - 1};
-        for (int f = 0; f < FACE_COUNT; ++f)
-            if (m->geometry.kind[f] >= 0 && at[f / 2] == (f % 2 ? last[f / 2] : 0u) && zones[n] != b.largest)
-                b.faces_one_zone = 0;
-    }
     b.mixed_count = (int)mixed.size();
     if (!mixed.empty()) {
         HIP_CALL(hipMalloc((void **)&b.mixed, mixed.size() * sizeof(int)));
@@ -619,9 +566,9 @@ template <typename T> static material_zone_params<T> zone_params(const hip_mater
 
 /* material_step_zone_made's instantiation K for the blocks of zone a, on `stream`: the grid in a
  * march_order, the map choosing the zone's blocks, or (LISTED) the zone's list of blocks. */
-template <typename T, bool LISTED, typename K, typename... A>
+template <typename T, bool LISTED, typename K>
 static int launch_made_kernel(hip_state *s, K kernel, const material_variant *v, const material_launch &l,
-                              const material_block_map *b, int a, hipStream_t stream, A... face_sums)
+                              const material_block_map *b, int a, hipStream_t stream)
 {
     const hip_materials *m = s->mat;
     const material_zone_tiles tiles = {b->map, b->by_zone ? b->by_zone + b->zone_first[a] : NULL, (int)l.grid.x,
@@ -636,29 +583,8 @@ static int launch_made_kernel(hip_state *s, K kernel, const material_variant *v,
     }
     kernel<<<grid, l.block, 0, stream>>>(owned<T>(s, 1 - s->current), owned<T>(s, s->current), owned_zone<T>(s), tiles,
                                          s->shape, zone_params<T>(m, a), m->layout, s->problem.halo.exchanged,
-                                         v->zchunk, o, face_sums...);
+                                         v->zchunk, o);
     HIP_CHECK_LAUNCH(v->name);
-    return HEAT_OK;
-}
-
-/* Whether the step's grid launch of v's largest zone stores the boundary power's terms (material_face_sums,
- * set in *f, the default stream made to wait until the side stream read the buffers two steps ago): a step's
- * launch (not a trial's) in a run prepared for it (setup_face_sums), with tiles that divide the x and y
- * extents (every thread of a tile present) and, at the faces that bring energy, all hold that zone. */
-static int face_sums_for(hip_state *s, const material_variant *v, const material_block_map *b, material_face_sums *f,
-                         bool *fits)
-{
-    hip_materials *m = s->mat;
-    const int parity = (int)(m->step & 1);
-    *fits = m->face_sums_allowed && m->face_out[0] && b->faces_one_zone && s->shape.nx % (v->bx * v->lanes) == 0 &&
-            s->shape.ny % (v->by * v->rows) == 0;
-    if (!*fits) return HEAT_OK;
-    if (m->face_read_queued[parity]) HIP_CALL(hipStreamWaitEvent(0, m->face_read[parity], 0));
-    *f = face_sums_of(m, parity);
-    static const char *probe = getenv("HEATSOLVE_MATF5_PROBE"); /* PROBE */
-    if (probe && strstr(probe, "noterms"))
-        for (int face = 0; face < FACE_COUNT; ++face) f->g.kind[face] = -1;
-    m->face_sums_formed = 1;
     return HEAT_OK;
 }
 
@@ -670,21 +596,14 @@ template <typename T> static int launch_zone_wide_instance(hip_state *s, const m
 {
     if constexpr (sizeof(T) == 4) {
         const bool listed = a != b->largest;
-        material_face_sums sums = {};
-        bool face = false;
-        if (!listed) HEAT_CALL(face_sums_for(s, v, b, &sums, &face));
         if (v->rows == 1 && v->occupancy == 8)
-            return listed ? launch_made_kernel<T, true>(s, material_step_zone_wide<T, 4, 1, true, 8>, v, l, b, a, stream, sums)
-                   : face ? launch_made_kernel<T, false>(s, material_step_zone_wide<T, 4, 1, false, 8, true>, v, l, b, a,
-                                                         stream, sums)
-                          : launch_made_kernel<T, false>(s, material_step_zone_wide<T, 4, 1, false, 8>, v, l, b, a, stream,
-                                                         sums);
+            return listed
+                       ? launch_made_kernel<T, true>(s, material_step_zone_wide<T, 4, 1, true, 8>, v, l, b, a, stream)
+                       : launch_made_kernel<T, false>(s, material_step_zone_wide<T, 4, 1, false, 8>, v, l, b, a, stream);
         if (v->rows == 2 && v->occupancy == 0)
-            return listed ? launch_made_kernel<T, true>(s, material_step_zone_wide<T, 4, 2, true, 0>, v, l, b, a, stream, sums)
-                   : face ? launch_made_kernel<T, false>(s, material_step_zone_wide<T, 4, 2, false, 0, true>, v, l, b, a,
-                                                         stream, sums)
-                          : launch_made_kernel<T, false>(s, material_step_zone_wide<T, 4, 2, false, 0>, v, l, b, a, stream,
-                                                         sums);
+            return listed
+                       ? launch_made_kernel<T, true>(s, material_step_zone_wide<T, 4, 2, true, 0>, v, l, b, a, stream)
+                       : launch_made_kernel<T, false>(s, material_step_zone_wide<T, 4, 2, false, 0>, v, l, b, a, stream);
     }
     return heat_internal_error("materials kernel %s has no instantiation in this precision", v->name);
 }
@@ -860,19 +779,10 @@ template <typename T> static int material_step_typed(hip_state *s)
     else HEAT_CALL(prepare_step<T>(s, power));
     if (!chosen) HEAT_CALL(material_choose<T>(s));
     m->fork_at_start = m->energy_on_device && chosen;
-    m->face_sums_allowed = m->energy_on_device && chosen, m->face_sums_formed = 0;
-    static const char *probe = getenv("HEATSOLVE_MATF5_PROBE"); /* PROBE */
-    if (probe && strstr(probe, "nofuse")) m->face_sums_allowed = 0;
     const int launched = launch_material_variant<T>(s, m->variant);
-    m->fork_at_start = 0, m->face_sums_allowed = 0;
+    m->fork_at_start = 0;
     HEAT_CALL(launched);
-    if (m->face_sums_formed && !m->face_sums_described) {
-        const size_t used = strlen(s->description);
-        snprintf(s->description + used, sizeof s->description - used, "; boundary power in the tiles");
-        m->face_sums_described = 1;
-    }
-    if (m->face_sums_formed) HEAT_CALL(face_energy_step<T>(s));
-    else if (m->energy_on_device && !(probe && strstr(probe, "noside"))) HEAT_CALL(side_energy_step<T>(s)); /* reads field[current]: before the swap */
+    if (m->energy_on_device) HEAT_CALL(side_energy_step<T>(s)); /* reads field[current]: before the swap */
     if (!m->energy_on_device)
         for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) m->energy_in[kind] += s->problem.dt * power[kind];
     s->current = 1 - s->current;
@@ -946,28 +856,6 @@ static int hip_supports(const heat_problem *p)
 
 #include "backend_hip_materials_cg.hip"
 
-/* The buffers of material_face_sums (explicit Euler on one process, the boundary list in lane order), two
- * steps' worth: each face that brings energy its points' terms, the items' powers. */
-static int setup_face_sums(hip_state *s)
-{
-    hip_materials *m = s->mat;
-    const material_bricks &g = m->geometry;
-    const size_t items = m->boundary_list.size();
-    if (items == 0) return HEAT_OK;
-    const long n[3] = {s->shape.nx, s->shape.ny, s->shape.nz};
-    for (int k = 0; k < 2; ++k) {
-        for (int f = 0; f < FACE_COUNT; ++f)
-            if (g.kind[f] >= 0) {
-                const int axis = f / 2, fast = axis == 0 ? 1 : 0, slow = axis == 2 ? 1 : 2;
-                HIP_CALL(hipMalloc((void **)&m->face_terms[k][f], sizeof(double) * (size_t)(n[fast] * n[slow])));
-            }
-        HIP_CALL(hipMalloc((void **)&m->face_out[k], sizeof(double) * MATERIAL_ENERGY_KINDS * items));
-        HIP_CALL(hipEventCreateWithFlags(&m->face_read[k], hipEventDisableTiming));
-    }
-    HIP_CALL(hipEventCreateWithFlags(&m->grid_done, hipEventDisableTiming));
-    return HEAT_OK;
-}
-
 /* Explicit Euler on one process: energy_in on the device, zero, the boundary list in lane order
  * (material_energy_step) and the side stream. Several processes sum their powers on the host,
  * across processes. */
@@ -995,7 +883,7 @@ static int setup_energy_on_device(hip_state *s)
     HIP_CALL(hipStreamCreateWithPriority(&m->side, hipStreamNonBlocking, greatest));
     HIP_CALL(hipEventCreateWithFlags(&m->ghosts_set, hipEventDisableTiming));
     HIP_CALL(hipEventCreateWithFlags(&m->field_read, hipEventDisableTiming));
-    return setup_face_sums(s);
+    return HEAT_OK;
 }
 
 /* The bricks that hold a point of a face bringing energy (face_kind >= 0), in brick order. */
@@ -1069,12 +957,6 @@ static void free_materials(hip_state *s)
     (void)hipFree(m->boundary), (void)hipFree(m->face_zone), (void)hipFree(m->item_first);
     free_material_cg(m);
     (void)hipFree(m->energy), (void)hipFree(m->lane_first);
-    for (int n = 0; n < 2; ++n) {
-        for (int f = 0; f < FACE_COUNT; ++f) (void)hipFree(m->face_terms[n][f]);
-        (void)hipFree(m->face_out[n]);
-        if (m->face_read[n]) (void)hipEventDestroy(m->face_read[n]);
-    }
-    if (m->grid_done) (void)hipEventDestroy(m->grid_done);
     if (m->side) (void)hipStreamDestroy(m->side);
     if (m->ghosts_set) (void)hipEventDestroy(m->ghosts_set);
     if (m->field_read) (void)hipEventDestroy(m->field_read);

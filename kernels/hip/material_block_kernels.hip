@@ -337,165 +337,18 @@ __device__ __forceinline__ row_values<T, W> material_zonew_row(row_values<T, W> 
     return out;
 }
 
-/* The boundary power's terms formed by the one-zone grid's tiles at the faces that bring energy
- * (material_step_zone_wide's FACE_SUMS): each such tile stores its face points' terms
- * (material_boundary_bricks' `in`, the same arithmetic on the same ghost) after its march, and
- * material_face_items then adds each brick's terms as material_boundary_bricks adds them (its
- * partial sums and tree, a group of MATERIAL_BRICK_THREADS threads in the place of that kernel's
- * block), so the energy history keeps that kernel's bits: no zone byte, table lookup or ghost
- * beside the step, and each face point's temperature read while its tile still holds it in L1.
- * For explicit Euler on one process, on tiles that divide the x and y extents and, at those faces,
- * all hold the grid's zone (the host checks). */
-struct material_face_sums {
-    double *terms[6]; /* face f's points' terms (f bringing energy), slow axis x fast axis, the brick kernel's axes */
-    double *out;      /* [item][kind], as material_boundary_bricks' out */
-    material_bricks g;
-};
-
-/* Face F's axis and the brick kernel's fast and slow axes across it, as constants: the face loops
- * below call their body once a face (material_each_face), so that every index by axis is a constant
- * (registers, no stack). */
-template <int F> struct material_face_axes {
-    static constexpr int face = F, axis = F / 2, fast = F / 2 == 0 ? 1 : 0, slow = F / 2 == 2 ? 1 : 2;
-};
-
-template <typename B> __device__ __forceinline__ void material_each_face(B body)
-{
-    body(material_face_axes<0>()), body(material_face_axes<1>()), body(material_face_axes<2>());
-    body(material_face_axes<3>()), body(material_face_axes<4>()), body(material_face_axes<5>());
-}
-
-/* Face x's plane: 0 or its axis's last point. */
-template <typename X> __device__ __forceinline__ int material_face_plane(X x, const int n[3])
-{
-    return x.face % 2 ? n[x.axis] - 1 : 0;
-}
-
-/* Lane `lane` + delta's value of a group of MATERIAL_BRICK_THREADS lanes (a warp, or half an AMD wavefront). */
-__device__ __forceinline__ double material_lane_down(double v, int delta)
-{
-#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
-    return __shfl_down_sync(0xffffffffu, v, delta, MATERIAL_BRICK_THREADS);
-#else
-    return __shfl_down(v, delta, MATERIAL_BRICK_THREADS);
-#endif
-}
-
-/* A face's points of a brick (rows x columns from (b0, a0) of a face `stride` points wide) added into a
- * group's partial sums as material_boundary_bricks adds them: partial v = lane + q MATERIAL_BRICK_THREADS
- * takes every MATERIAL_BRICK_SUMS-th point from v on. */
-__device__ __forceinline__ void material_face_partials(const double *__restrict__ terms, int stride, int b0, int a0, int rows,
-                                                       int columns, int lane, double power[MATERIAL_BRICK_SHARE])
-{
-    const int points = rows * columns;
-    for (int first = 0; first < points; first += MATERIAL_BRICK_SUMS)
-#pragma unroll
-        for (int q = 0; q < MATERIAL_BRICK_SHARE; q += 2) { /* two loads in flight */
-            const int point = first + lane + q * MATERIAL_BRICK_THREADS, next = point + MATERIAL_BRICK_THREADS;
-            const double term = point < points ? terms[(long)(b0 + point / columns) * stride + a0 + point % columns] : 0.0;
-            const double term_next = next < points ? terms[(long)(b0 + next / columns) * stride + a0 + next % columns] : 0.0;
-            if (point < points) power[q] += term;
-            if (next < points) power[q + 1] += term_next;
-        }
-}
-
-/* Brick `at`'s power of one energy kind, summed by a group of MATERIAL_BRICK_THREADS threads as
- * material_boundary_bricks' block sums it: the faces of that kind in face order (each from partial 0:
- * that kernel pads them so), then its fixed tree (the halves of a lane's sums, then across the lanes).
- * In lane 0. */
-__device__ __forceinline__ double material_face_kind_sum(const material_face_sums &f, const stencil_shape &s,
-                                                         const int at[3], int kind, int lane)
-{
-    const int n[3] = {s.nx, s.ny, s.nz};
-    const material_bricks &g = f.g;
-    double power[MATERIAL_BRICK_SHARE] = {};
-    material_each_face([&](auto x) {
-        if (g.kind[x.face] != kind || material_face_plane(x, n) / g.brick[x.axis] != at[x.axis]) return;
-        const int b0 = at[x.slow] * g.brick[x.slow], a0 = at[x.fast] * g.brick[x.fast];
-        material_face_partials(f.terms[x.face], n[x.fast], b0, a0, min(b0 + g.brick[x.slow], n[x.slow]) - b0,
-                               min(a0 + g.brick[x.fast], n[x.fast]) - a0, lane, power);
-    });
-    static_assert(MATERIAL_BRICK_SHARE == 4, "the tree's first two levels are a thread's four sums");
-    power[0] += power[2], power[1] += power[3]; /* halves 64 and 32 of the kernel's 128 sums */
-    power[0] += power[1];
-#pragma unroll
-    for (int half = MATERIAL_BRICK_THREADS / 2; half > 0; half /= 2) {
-        const double other = material_lane_down(power[0], half);
-        if (lane < half) power[0] += other;
-    }
-    return power[0];
-}
-
-/* Boundary item `item` (brick `brick`, its index among all bricks) summed by one group, every kind, into
- * its out. */
-__device__ __forceinline__ void material_face_brick(const material_face_sums &f, const stencil_shape &s, int brick,
-                                                    int item, int lane)
-{
-    const material_bricks &g = f.g;
-    const int at[3] = {brick % g.own[0], brick / g.own[0] % g.own[1], brick / (g.own[0] * g.own[1])};
-    double *out = f.out + (long)item * MATERIAL_ENERGY_KINDS;
-#pragma unroll
-    for (int kind = 0; kind < MATERIAL_ENERGY_KINDS; ++kind) {
-        bool present = false; /* a kind no face brings: the brick kernel's sum of zeros */
-        material_each_face([&](auto x) { present |= g.kind[x.face] == kind; });
-        const double power = present ? material_face_kind_sum(f, s, at, kind, lane) : 0.0;
-        if (lane == 0) out[kind] = power;
-    }
-}
-
-enum { MATERIAL_FACE_ITEMS = 8 }; /* boundary items a block of material_face_items */
-
-/* The boundary items' powers (count items: bricks[item]) from the terms the step's grid stored
- * (material_face_sums), a group of MATERIAL_BRICK_THREADS threads an item: MATERIAL_FACE_ITEMS
- * items a block, so that the few blocks beside the next step's grid hold few of its slots. */
-__global__ void __launch_bounds__(MATERIAL_FACE_ITEMS *MATERIAL_BRICK_THREADS)
-    material_face_items(material_face_sums f, stencil_shape s, const int *__restrict__ bricks, int count)
-{
-    const int item = (int)blockIdx.x * MATERIAL_FACE_ITEMS + (int)threadIdx.x / MATERIAL_BRICK_THREADS;
-    if (item < count) material_face_brick(f, s, bricks[item], item, (int)threadIdx.x % MATERIAL_BRICK_THREADS);
-}
-
-/* Tile [lo, hi]'s points on the faces that bring energy: their terms (material_boundary_bricks' `in`:
- * the ghost by the zone's rule, as the march made it, the same arithmetic), read again after the march
- * (from L1 or L2), which then holds no register for them. */
-template <typename T>
-__device__ __forceinline__ void material_face_tile_terms(const material_face_sums &f, const T *__restrict__ u,
-                                                         const material_zone_params<T> &z, const stencil_shape &s,
-                                                         const int lo[3], const int hi[3])
-{
-    const int n[3] = {s.nx, s.ny, s.nz};
-    const long stride[3] = {1, s.sy, s.sz};
-    const T conductance[3] = {z.kx, z.ky, z.kz};
-    const int thread = (int)(threadIdx.x + blockDim.x * threadIdx.y), threads = (int)(blockDim.x * blockDim.y);
-    material_each_face([&](auto x) {
-        const int plane = material_face_plane(x, n);
-        if (f.g.kind[x.face] < 0 || plane < lo[x.axis] || plane > hi[x.axis]) return;
-        const int across = hi[x.fast] - lo[x.fast] + 1, points = across * (hi[x.slow] - lo[x.slow] + 1);
-        for (int point = thread; point < points; point += threads) {
-            const int fast = lo[x.fast] + point % across, slow = lo[x.slow] + point / across;
-            const T value = u[plane * stride[x.axis] + fast * stride[x.fast] + slow * stride[x.slow]];
-            const T ghost = z.rule[x.face] * value + z.rule[6 + x.face];
-            nontemporal_store((double)(conductance[x.axis] * (ghost - value)) * f.g.volume,
-                              f.terms[x.face] + (long)slow * n[x.fast] + fast);
-        }
-    });
-}
-
 /* material_step_zone_made (its tiles, parameters and made ghosts, none written) marching as
  * heat_zwideg marches: W points along x a thread, each row of a plane one aligned W-vector load
  * and one streaming vector store, the planes above loaded in the iteration that uses them (no
  * plane ahead in registers). Float's march of one value a thread falls short of a faster
  * memory's copy bandwidth where 16-byte rows reach it (zwideg_kernels.hip says why). Every point
  * is material_plane's arithmetic in its order (material_zonew_row), so material_step's bits.
- * FACE_SUMS: a tile on a face that brings energy then stores its face points' terms (sums,
- * material_face_sums), the tile found again from the block's index (march_tile) rather than
- * kept in registers through the march. Needs heat_kernels.hip's row_values and
- * zahead_kernels.hip's store_row before it. */
-template <typename T, int W, int M, bool LISTED, int MIN_BLOCKS, bool FACE_SUMS = false>
+ * Needs heat_kernels.hip's row_values and zahead_kernels.hip's store_row before it. */
+template <typename T, int W, int M, bool LISTED, int MIN_BLOCKS>
 __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_CAP(MIN_BLOCKS))
     material_step_zone_wide(T *__restrict__ out, const T *__restrict__ u, const unsigned char *__restrict__,
                             material_zone_tiles tiles, stencil_shape s, material_zone_params<T> z, material_table,
-                            unsigned exchanged, int zchunk, march_order o, material_face_sums sums)
+                            unsigned exchanged, int zchunk, march_order o)
 {
     using V = row_values<T, W>;
     int bx = (int)blockIdx.x, by = (int)blockIdx.y, bz = (int)blockIdx.z;
@@ -561,12 +414,5 @@ __global__ void __launch_bounds__(MATERIAL_BLOCK_X *MATERIAL_BLOCK_Y, MATERIAL_C
         }
 #pragma unroll
         for (int n = 0; n < M; ++n) here[n] = above[n];
-    }
-    if (FACE_SUMS) {
-        march_tile(o, bx, by, bz);
-        const int lo[3] = {bx * W * (int)blockDim.x, by * M * (int)blockDim.y, bz * zchunk};
-        const int hi[3] = {min(lo[0] + W * (int)blockDim.x, s.nx) - 1, min(lo[1] + M * (int)blockDim.y, s.ny) - 1,
-                           min(lo[2] + zchunk, s.nz) - 1};
-        material_face_tile_terms(sums, u, z, s, lo, hi);
     }
 }
