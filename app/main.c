@@ -341,6 +341,7 @@ static int prepare_stepping(heat_run *r, run_totals *totals)
 static int collect_totals(heat_run *r, run_totals *totals, double loop_start)
 {
     totals->wall_seconds = progress_now() - loop_start;
+    totals->stepping_seconds = r->schedule.stepping_seconds;
     totals->snapshot_seconds = snapshots_seconds(r->snapshots);
     totals->clock_checkpoints = r->schedule.clock_checkpoints;
     if (r->history) totals->history_path = history_path(r->history), totals->history_rows = history_rows(r->history);
