@@ -559,8 +559,8 @@ def test_letters_run():
     expect(startup, f"start-up line missing:\n{proc.stdout[-600:]}")
     whole, backend, field, rest = (float(g) for g in startup.groups())
     expect(abs(backend + field + rest - whole) <= 0.002, f"start-up parts do not add up: {startup.group(0)}")
-    loop = re.search(r"summary: 40 steps \(to step 40, t = \S+\) in ([0-9.]+) s, [0-9.]+ GLUP/s \(stepping ([0-9.]+) s;",
-                     proc.stdout)
+    loop = re.search(r"summary: 40 steps \(to step 40, t = \S+\) in ([0-9.]+) s, [0-9.]+ GLUP/s "
+                     r"\(stepping ([0-9.]+) s;", proc.stdout)
     expect(loop and float(loop.group(2)) <= float(loop.group(1)), f"summary's stepping missing or over its loop:\n"
            f"{proc.stdout[-600:]}")
     initial = read_field(os.path.join(out, names[0]))  # written from the buffer the field was loaded into

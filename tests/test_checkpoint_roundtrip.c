@@ -31,7 +31,8 @@ static int roundtrip_grid(const int n[3], heat_precision precision, int level, c
     memcpy(m.energy_in, energy_in, sizeof energy_in);
     char path[512];
     snprintf(path, sizeof path, "%s/roundtrip_%dx%dx%d_%d_%d_%d.hdf", dir, n[0], n[1], n[2], precision, level, method);
-    EXPECT_OK(ckpt_write(path, &m, &(ckpt_source){field, precision, NULL}, &(ckpt_codec){.level = level, .method = method}, NULL));
+    ckpt_codec codec = {.level = level, .method = method};
+    EXPECT_OK(ckpt_write(path, &m, &(ckpt_source){field, precision, NULL}, &codec, NULL));
     ckpt_meta r;
     EXPECT_OK(ckpt_read(path, &r, back));
     size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(precision);
@@ -133,7 +134,8 @@ static int random_planes_stored(const char *dir)
     ckpt_meta m = {.step = 1, .dt = 1e-3, .precision = HEAT_DOUBLE, .grid = p.grid, .alpha = 1.0, .config_text = ""};
     char path[512];
     snprintf(path, sizeof path, "%s/random_planes.hdf", dir);
-    EXPECT_OK(ckpt_write(path, &m, &(ckpt_source){field, HEAT_DOUBLE, NULL}, &(ckpt_codec){.level = 1, .method = CKPT_PARALLEL_RLE}, NULL));
+    ckpt_codec codec = {.level = 1, .method = CKPT_PARALLEL_RLE};
+    EXPECT_OK(ckpt_write(path, &m, &(ckpt_source){field, HEAT_DOUBLE, NULL}, &codec, NULL));
     ckpt_meta r;
     EXPECT_OK(ckpt_read(path, &r, back));
     ckpt_meta_free(&r);
@@ -269,7 +271,8 @@ static int frame_from_doubles(const char *dir)
             if (level == 0 && method == CKPT_HDF5_FILTER) continue;
             char path[512];
             snprintf(path, sizeof path, "%s/frame_from_doubles_%d_%d.hdf", dir, level, method);
-            EXPECT_OK(ckpt_write(path, &m, &doubles, &(ckpt_codec){.level = level, .method = (ckpt_method)method}, NULL));
+            ckpt_codec codec = {.level = level, .method = (ckpt_method)method};
+            EXPECT_OK(ckpt_write(path, &m, &doubles, &codec, NULL));
             ckpt_meta r;
             EXPECT_OK(ckpt_read(path, &r, back));
             EXPECT(r.precision == HEAT_FLOAT && r.frame, "the frame reads back as %s, frame %d",
@@ -322,7 +325,8 @@ static int ahead_writes_same_file(const char *dir)
                 unsigned char *bytes[2];
                 long size[2] = {0, 0};
                 for (int ahead = 0; ahead < 2; ++ahead) {
-                    snprintf(path[ahead], sizeof path[ahead], "%s/ahead_%d_%d_%d_%d.hdf", dir, kind, level, method, ahead);
+                    snprintf(path[ahead], sizeof path[ahead], "%s/ahead_%d_%d_%d_%d.hdf", dir, kind, level, method,
+                             ahead);
                     ckpt_codec codec = {.level = level, .method = (ckpt_method)method, .ahead = ahead};
                     EXPECT_OK(ckpt_write(path[ahead], &m, &source, &codec, NULL));
                     bytes[ahead] = file_bytes(path[ahead], &size[ahead]);
