@@ -188,13 +188,11 @@ static png_slice quick_look_slice(const heat_config *c, const heat_field_stats *
 static int create_writer(heat_run *r, const heat_field_stats *initial)
 {
     const heat_config *c = &r->config;
-    int jobs = schedule_writes_in_flight(&r->schedule, c, snapshot_bytes(r));
     ckpt_writer_options o = {
         .dir = c->output.dir,
         .name = c->output.name,
         .codec = {.level = c->output.compression,
-                  .method = c->output.strategy == 0 ? CKPT_PARALLEL_RLE : CKPT_PARALLEL_ZLIB,
-                  .ahead = schedule_compresses_ahead(&r->schedule, jobs, snapshot_bytes(r))},
+                  .method = c->output.strategy == 0 ? CKPT_PARALLEL_RLE : CKPT_PARALLEL_ZLIB},
         .keep = c->output.keep,
         .png = c->output.png,
         .slice = quick_look_slice(c, initial),
@@ -202,7 +200,7 @@ static int create_writer(heat_run *r, const heat_field_stats *initial)
         .frame_full = c->output.frame_full,
         .parts = r->parts,
         .buffer = snapshots_host_field(r->snapshots),
-        .jobs = jobs,
+        .jobs = schedule_writes_in_flight(&r->schedule, c, snapshot_bytes(r)),
     };
     ckpt_meta meta = {0};
     meta.dt = r->solver->problem.dt;

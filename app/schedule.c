@@ -64,21 +64,6 @@ int schedule_writes_in_flight(const run_schedule *s, const heat_config *c, size_
     return fit < 1 ? 1 : fit > CKPT_WRITER_MAX_JOBS ? CKPT_WRITER_MAX_JOBS : (int)fit;
 }
 
-/* Several writes in flight on the GPU backend compress their snapshots as
- * soon as they are submitted, not in their files' turns: a file's chunks
- * are too few to keep every core busy to the end of its compression (the
- * demo's 32 chunks on 15 threads), and the next write's then fill the idle
- * ones instead of waiting for the file. The compressed copy costs a
- * snapshot's memory again, so only small snapshots do so. On the CPU
- * backend the stencil keeps the cores a write does not take, and a second
- * compression beside the first would take them from it. */
-static const double AHEAD_MOST_BYTES = 128.0 * (1 << 20);
-
-int schedule_compresses_ahead(const run_schedule *s, int writes_in_flight, size_t snapshot_bytes)
-{
-    return !s->cpu && writes_in_flight > 1 && (double)snapshot_bytes <= AHEAD_MOST_BYTES;
-}
-
 void schedule_start(run_schedule *s, ckpt_writer *writer, double now)
 {
     s->writer = writer;

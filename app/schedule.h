@@ -50,10 +50,6 @@ void schedule_plan(run_schedule *s, const heat_config *c, int cpu, int writes);
  * snapshot_bytes: the whole field. */
 int schedule_writes_in_flight(const run_schedule *s, const heat_config *c, size_t snapshot_bytes);
 
-/* Whether those writes compress their snapshots before their files' turns
- * (ckpt_codec.ahead). */
-int schedule_compresses_ahead(const run_schedule *s, int writes_in_flight, size_t snapshot_bytes);
-
 /* The time loop begins at now (progress_now) with this rank's writer (NULL: none). */
 void schedule_start(run_schedule *s, ckpt_writer *writer, double now);
 

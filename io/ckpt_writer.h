@@ -18,7 +18,7 @@
 
 typedef struct ckpt_writer_options {
     const char *dir, *name;
-    ckpt_codec codec;   /* zlib level, strategy and compression ahead, as ckpt_write takes them */
+    ckpt_codec codec;   /* zlib level and strategy, as ckpt_write takes them */
     int keep;           /* newest checkpoints to keep; 0 = all */
     int png;            /* write a PNG beside each checkpoint */
     png_slice slice;
