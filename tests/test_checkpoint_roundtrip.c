@@ -4,8 +4,7 @@
  * next to chunks compressed in place. A field whose low bytes are random
  * is written with those byte planes in stored deflate blocks, and HDF5's
  * own filter reads it. A chunk's compressed bytes do not depend on what
- * the stack held. A file whose chunks were compressed ahead of its HDF5
- * turn (several writes in flight) holds the bytes of one compressed as written. */
+ * the stack held. */
 #include <hdf5.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -291,57 +290,6 @@ static int frame_from_doubles(const char *dir)
     return 0;
 }
 
-static unsigned char *file_bytes(const char *path, long *size)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *bytes = NULL;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (*size = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (bytes = malloc((size_t)*size)) && fread(bytes, 1, (size_t)*size, f) != (size_t)*size)
-        free(bytes), bytes = NULL;
-    if (f) fclose(f);
-    return bytes;
-}
-
-/* The same checkpoint written with its chunks compressed ahead (ckpt_codec.ahead) and as written, in
- * both precisions, at levels 0 and 1, both parallel methods, on a grid whose last chunks stick out
- * of the field; a float32 frame of doubles too: byte for byte the same files. */
-static int ahead_writes_same_file(const char *dir)
-{
-    heat_problem p = test_problem(96, 80, 40, 1.0, 1.0, 1.0, HEAT_DOUBLE);
-    long points = heat_grid_points(&p.grid);
-    double *field = test_alloc_field(&p);
-    float *floats = malloc(sizeof *floats * (size_t)points);
-    EXPECT(floats, "out of memory");
-    fill_noisy_doubles(field, points);
-    for (long at = 0; at < points; ++at) floats[at] = (float)field[at];
-    for (int kind = 0; kind < 3; ++kind) /* double, float, a float32 frame of doubles */
-        for (int level = 0; level <= 1; ++level)
-            for (int method = 0; method < 2; ++method) {
-                ckpt_meta m = {.step = 9, .dt = 1e-3, .precision = kind ? HEAT_FLOAT : HEAT_DOUBLE, .grid = p.grid,
-                               .alpha = 1.0, .config_text = "output = { every = 9; };", .frame = kind == 2};
-                ckpt_source source = {kind == 1 ? (void *)floats : (void *)field, kind == 1 ? HEAT_FLOAT : HEAT_DOUBLE,
-                                      NULL};
-                char path[2][512];
-                unsigned char *bytes[2];
-                long size[2] = {0, 0};
-                for (int ahead = 0; ahead < 2; ++ahead) {
-                    snprintf(path[ahead], sizeof path[ahead], "%s/ahead_%d_%d_%d_%d.hdf", dir, kind, level, method,
-                             ahead);
-                    ckpt_codec codec = {.level = level, .method = (ckpt_method)method, .ahead = ahead};
-                    EXPECT_OK(ckpt_write(path[ahead], &m, &source, &codec, NULL));
-                    bytes[ahead] = file_bytes(path[ahead], &size[ahead]);
-                    EXPECT(bytes[ahead], "cannot read %s back", path[ahead]);
-                }
-                EXPECT(size[0] == size[1] && memcmp(bytes[0], bytes[1], (size_t)size[0]) == 0,
-                       "kind %d level %d method %d: compressed ahead, the file differs (%ld against %ld bytes)", kind,
-                       level, method, size[1], size[0]);
-                free(bytes[0]), free(bytes[1]);
-            }
-    printf("chunks compressed ahead: the same files, byte for byte (double, float, frames; levels 0, 1)\n");
-    free(field), free(floats);
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : ".";
@@ -353,7 +301,6 @@ int main(int argc, char **argv)
     failed |= roundtrip_partial_chunks(dir);
     failed |= random_planes_stored(dir);
     failed |= frame_from_doubles(dir);
-    failed |= ahead_writes_same_file(dir);
     failed |= compression_ignores_stack();
     failed |= compression_ignores_work();
     return failed;
