@@ -87,7 +87,7 @@ static double best_write(const char *path, const ckpt_meta *m, const void *field
 {
     double best = -1.0;
     ckpt_source whole = {field, m->precision, NULL};
-    ckpt_codec codec = {.level = level, .method = method};
+    ckpt_codec codec = {level, method};
     for (int rep = 0; rep < repeats; ++rep) {
         ckpt_write_stats stats;
         double start = progress_now();

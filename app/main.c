@@ -191,8 +191,7 @@ static int create_writer(heat_run *r, const heat_field_stats *initial)
     ckpt_writer_options o = {
         .dir = c->output.dir,
         .name = c->output.name,
-        .codec = {.level = c->output.compression,
-                  .method = c->output.strategy == 0 ? CKPT_PARALLEL_RLE : CKPT_PARALLEL_ZLIB},
+        .codec = {c->output.compression, c->output.strategy == 0 ? CKPT_PARALLEL_RLE : CKPT_PARALLEL_ZLIB},
         .keep = c->output.keep,
         .png = c->output.png,
         .slice = quick_look_slice(c, initial),

@@ -276,9 +276,8 @@ static int create_field_dataset(h5_scope *s, hid_t file, const ckpt_meta *m, con
 typedef struct field_source {
     const void *field;
     ckpt_parts *parts;
-    int shuffle;              /* with parts or ready: decided already */
+    int shuffle;
     int from_doubles;
-    const chunk_data *ready;  /* every chunk compressed ahead (ckpt_codec.ahead); NULL: compressed as written */
 } field_source;
 
 /* The root's slab first (it starts at plane 0, so its chunks are the
@@ -317,14 +316,13 @@ static int write_field(h5_scope *s, hid_t file, int fd, const ckpt_meta *m, cons
     chunk_plan plan = field_plan(m, src->from_doubles);
     chunk_codec codec = chunk_codec_of(how);
     const void *field = src->field;
-    int shuffle = src->parts || src->ready ? src->shuffle : chunk_should_shuffle(&plan, field, codec);
+    int shuffle = src->parts ? src->shuffle : chunk_should_shuffle(&plan, field, codec);
     hid_t dset = -1;
     HEAT_CALL(create_field_dataset(s, file, m, &plan, how->level, shuffle, &dset));
     if (src->parts) {
         HEAT_CHECK(how->method != CKPT_HDF5_FILTER, "HDF5's own filter cannot write a field in parts");
         return write_parts(s, dset, fd, &plan, src, codec, crcs, stats);
     }
-    if (src->ready) return chunk_stream_write_ready(s->path, dset, fd, &plan, src->ready, crcs, &stats->stored_bytes);
     if (how->method != CKPT_HDF5_FILTER) {
         chunk_stream_result r;
         HEAT_CALL(chunk_stream_write(s->path, dset, fd, &plan, field, codec, shuffle, crcs, &r));
@@ -422,33 +420,8 @@ static int seal_file(const char *tmp, const char *path)
 /* HDF5 1.10 is thread-safe only where it was built so (Debian's is; a
  * serial build elsewhere may not be), and several writes may be in flight
  * (io/ckpt_writer.h): their HDF5 phases, creating and filling a file or
- * reading one, take turns. Compressing ahead (ckpt_codec.ahead), sealing and
- * the fsync run beside each other. */
+ * reading one, take turns. Sealing and the fsync run beside each other. */
 static pthread_mutex_t hdf5_turn = PTHREAD_MUTEX_INITIALIZER;
-
-/* ckpt_codec.ahead: the whole field's chunks, compressed before the file's
- * turn into *chunks (the caller frees them with chunks_free), and the shuffle
- * decided as write_field would. */
-static int compress_ahead(const ckpt_meta *m, const field_source *field, const ckpt_codec *codec,
-                          field_source *ready, chunk_data **chunks, ckpt_write_stats *stats)
-{
-    chunk_plan plan = field_plan(m, field->from_doubles);
-    chunk_codec how = chunk_codec_of(codec);
-    *ready = *field;
-    ready->shuffle = chunk_should_shuffle(&plan, field->field, how);
-    *chunks = calloc((size_t)chunk_plan_total(&plan), sizeof **chunks);
-    HEAT_CHECK(*chunks, "out of memory for %d checkpoint chunks", chunk_plan_total(&plan));
-    chunk_stream_result r;
-    HEAT_CALL(chunk_stream_compress_ahead(&plan, field->field, how, ready->shuffle, *chunks, &r));
-    stats->compress_seconds = r.compress_seconds, stats->threads = r.threads;
-    ready->ready = *chunks;
-    return HEAT_OK;
-}
-
-static int compresses_ahead(const field_source *field, const ckpt_codec *codec)
-{
-    return codec->ahead && !field->parts && codec->method != CKPT_HDF5_FILTER;
-}
 
 static int write_checkpoint(const char *path, const ckpt_meta *m, const field_source *field,
                             const ckpt_codec *codec, ckpt_write_stats *stats)
@@ -458,19 +431,11 @@ static int write_checkpoint(const char *path, const ckpt_meta *m, const field_so
     int slot = fs_temp_track(tmp);
     h5_scope s = {.path = path};
     double start = monotonic_seconds();
-    field_source ready = *field;
-    chunk_data *chunks = NULL;
-    int status = compresses_ahead(field, codec) ? compress_ahead(m, field, codec, &ready, &chunks, stats) : HEAT_OK;
     pthread_mutex_lock(&hdf5_turn);
     quiet_hdf5();
-    if (status == HEAT_OK) status = write_file(&s, tmp, m, &ready, codec, stats);
+    int status = write_file(&s, tmp, m, field, codec, stats);
     h5_scope_close(&s);
     pthread_mutex_unlock(&hdf5_turn);
-    if (chunks) {
-        chunk_plan plan = field_plan(m, field->from_doubles);
-        chunks_free(chunks, chunk_plan_total(&plan));
-        free(chunks);
-    }
     double written = monotonic_seconds();
     if (status == HEAT_OK) status = seal_file(tmp, path);
     double sealed = monotonic_seconds();
@@ -513,7 +478,7 @@ static int write_in_parts(const char *path, const ckpt_meta *m, const ckpt_sourc
     }
     ckpt_parts_begin(parts);
     if (status == HEAT_OK) {
-        field_source mine = {.field = slab, .parts = parts, .shuffle = shuffle, .from_doubles = from_doubles};
+        field_source mine = {slab, parts, shuffle, from_doubles};
         status = write_checkpoint(path, m, &mine, codec, stats);
     }
     ckpt_parts_drain(parts, &whole, chunk_codec_of(codec));
@@ -527,7 +492,7 @@ int ckpt_write(const char *path, const ckpt_meta *m, const ckpt_source *source, 
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
     if (source->parts) return write_in_parts(path, m, source, codec, stats);
-    field_source whole = {.field = source->field};
+    field_source whole = {source->field, NULL, 0, 0};
     HEAT_CALL(narrowing(m, source->precision, &whole.from_doubles));
     return write_checkpoint(path, m, &whole, codec, stats);
 }

@@ -51,9 +51,6 @@ typedef enum {
 typedef struct ckpt_codec {
     int level;          /* deflate level 0-9 (0: uncompressed, no copy of the field) */
     ckpt_method method;
-    int ahead;          /* 1: every chunk compressed before the file's turn among writes in flight (memory: the
-                           compressed field), so that their compressions overlap; 0: compressed as the file is
-                           written, a window of chunks at a time. The file's bytes are the same. */
 } ckpt_codec;
 
 /* Where the field comes from: compact, x fastest, the whole field or, with

@@ -199,48 +199,6 @@ int chunk_stream_write(const char *path, hid_t dset, int fd, const chunk_plan *p
     return status;
 }
 
-int chunk_stream_compress_ahead(const chunk_plan *plan, const void *field, chunk_codec codec, int shuffle,
-                                chunk_data *chunks, chunk_stream_result *result)
-{
-    memset(result, 0, sizeof *result);
-    int total = chunk_plan_total(plan), failed = 0;
-    size_t bound = chunk_bound(plan, codec);
-    double busy = 0.0;
-#pragma omp parallel reduction(+ : failed, busy)
-    {
-        unsigned char *work = malloc(chunk_work_bytes(plan));
-#pragma omp master
-        result->threads = omp_get_num_threads();
-#pragma omp for schedule(dynamic)
-        for (int c = 0; c < total; ++c) {
-            double start = omp_get_wtime();
-            chunks[c].bytes = malloc(bound);
-            failed += !(work && chunks[c].bytes && chunk_compress(plan, field, c, codec, shuffle, work, &chunks[c]));
-            busy += omp_get_wtime() - start;
-        }
-        free(work);
-    }
-    result->compress_seconds = busy;
-    return failed ? heat_error(HEAT_ERR_RUNTIME, "compressing a checkpoint's chunks failed (out of memory?)") : HEAT_OK;
-}
-
-int chunk_stream_write_ready(const char *path, hid_t dset, int fd, const chunk_plan *plan, const chunk_data *chunks,
-                             uint32_t *crcs, size_t *stored_bytes)
-{
-    flusher flush = {.fd = fd};
-    flush.started = fd >= 0 && pthread_create(&flush.thread, NULL, flusher_main, &flush) == 0;
-    file_sink file = {path, plan, dset, flush.started ? &flush : NULL, 0};
-    int status = HEAT_OK;
-    for (int c = 0; c < chunk_plan_total(plan) && status == HEAT_OK; ++c) {
-        crcs[c] = chunks[c].crc;
-        status = write_one(&file, c, &chunks[c]);
-    }
-    atomic_store(&flush.done, 1);
-    if (flush.started) pthread_join(flush.thread, NULL);
-    *stored_bytes = file.stored;
-    return status;
-}
-
 int chunk_stream_each(const chunk_plan *plan, const void *field, chunk_codec codec, int shuffle, uint32_t *crcs,
                       int (*put)(void *context, int chunk, const chunk_data *data), void *context,
                       chunk_stream_result *result)

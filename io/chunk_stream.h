@@ -35,20 +35,6 @@ typedef struct chunk_stream_result {
 int chunk_stream_write(const char *path, hid_t dset, int fd, const chunk_plan *plan, const void *field,
                        chunk_codec codec, int shuffle, uint32_t *crcs, chunk_stream_result *result);
 
-/* Compressing ahead, for a file written later: every chunk of field on
- * every thread of the calling context into chunks[] (chunk_plan_total
- * entries; each one's bytes allocated here, freed with chunks_free), the
- * same bytes the stream would write. Several small checkpoints in flight
- * then compress side by side, while only their files take turns. */
-int chunk_stream_compress_ahead(const chunk_plan *plan, const void *field, chunk_codec codec, int shuffle,
-                                chunk_data *chunks, chunk_stream_result *result);
-
-/* Writes chunks compressed ahead into dset in chunk order, as
- * chunk_stream_write would, with its writeback hints; crcs[c] from each
- * chunk; *stored_bytes: the chunk bytes written. */
-int chunk_stream_write_ready(const char *path, hid_t dset, int fd, const chunk_plan *plan, const chunk_data *chunks,
-                             uint32_t *crcs, size_t *stored_bytes);
-
 /* The same pipeline with another destination: every chunk of field,
  * compressed, goes to put(context, chunk number, data) in chunk order on the
  * calling thread (a rank's writer sending its part to the root). */

@@ -74,15 +74,6 @@ static int allocate_jobs(ckpt_writer *w, int count, void *first_buffer)
     return HEAT_OK;
 }
 
-/* Several writes in flight each compress their snapshot before their file's
- * turn: a file's chunks are too few to keep every core busy to the end of
- * its compression, and the next write's then fill the idle ones instead of
- * waiting for the file (the demo's 32 chunks on 15 threads). The compressed
- * copy costs a snapshot's memory again, so only small snapshots do so. */
-enum { AHEAD_MOST_BYTES = 128 << 20 };
-
-static int compresses_ahead(const ckpt_writer *w) { return w->job_count > 1 && w->bytes <= AHEAD_MOST_BYTES; }
-
 int ckpt_writer_create(const ckpt_writer_options *o, const ckpt_meta *meta, heat_series *series, ckpt_writer **out)
 {
     *out = NULL;
@@ -108,7 +99,6 @@ int ckpt_writer_create(const ckpt_writer_options *o, const ckpt_meta *meta, heat
     w->stats.jobs = jobs;
     *out = w;
     HEAT_CALL(allocate_jobs(w, jobs, o->buffer));
-    w->options.codec.ahead = compresses_ahead(w);
     if (parts && o->png) {
         w->plane = malloc(sizeof *w->plane * (size_t)(heat_grid_points(&meta->grid) / meta->grid.n[o->slice.axis]));
         HEAT_CHECK(w->plane, "cannot allocate the quick-look slice");
