@@ -7,9 +7,8 @@
  * file; then, in the order the writes were submitted, updates the series
  * file, writes the optional PNG and prunes old restart checkpoints
  * (output.keep; frames stay). With one job, as with several ranks, at most
- * one write is in flight; with several, each small one compresses its
- * snapshot as soon as it is submitted (ckpt_codec.ahead), beside the others'
- * files, fsyncs and listings; the files' HDF5 phases take turns.
+ * one write is in flight; with several, one write's fsync overlaps the next
+ * one's compression (the file's HDF5 phase itself is one at a time).
  */
 #include "checkpoint.h"
 #include "ckpt_parts.h"

@@ -30,8 +30,7 @@ static int roundtrip_grid(const int n[3], heat_precision precision, int level, c
     memcpy(m.energy_in, energy_in, sizeof energy_in);
     char path[512];
     snprintf(path, sizeof path, "%s/roundtrip_%dx%dx%d_%d_%d_%d.hdf", dir, n[0], n[1], n[2], precision, level, method);
-    ckpt_codec codec = {.level = level, .method = method};
-    EXPECT_OK(ckpt_write(path, &m, &(ckpt_source){field, precision, NULL}, &codec, NULL));
+    EXPECT_OK(ckpt_write(path, &m, &(ckpt_source){field, precision, NULL}, &(ckpt_codec){level, method}, NULL));
     ckpt_meta r;
     EXPECT_OK(ckpt_read(path, &r, back));
     size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(precision);
@@ -133,8 +132,7 @@ static int random_planes_stored(const char *dir)
     ckpt_meta m = {.step = 1, .dt = 1e-3, .precision = HEAT_DOUBLE, .grid = p.grid, .alpha = 1.0, .config_text = ""};
     char path[512];
     snprintf(path, sizeof path, "%s/random_planes.hdf", dir);
-    ckpt_codec codec = {.level = 1, .method = CKPT_PARALLEL_RLE};
-    EXPECT_OK(ckpt_write(path, &m, &(ckpt_source){field, HEAT_DOUBLE, NULL}, &codec, NULL));
+    EXPECT_OK(ckpt_write(path, &m, &(ckpt_source){field, HEAT_DOUBLE, NULL}, &(ckpt_codec){1, CKPT_PARALLEL_RLE}, NULL));
     ckpt_meta r;
     EXPECT_OK(ckpt_read(path, &r, back));
     ckpt_meta_free(&r);
@@ -270,8 +268,7 @@ static int frame_from_doubles(const char *dir)
             if (level == 0 && method == CKPT_HDF5_FILTER) continue;
             char path[512];
             snprintf(path, sizeof path, "%s/frame_from_doubles_%d_%d.hdf", dir, level, method);
-            ckpt_codec codec = {.level = level, .method = (ckpt_method)method};
-            EXPECT_OK(ckpt_write(path, &m, &doubles, &codec, NULL));
+            EXPECT_OK(ckpt_write(path, &m, &doubles, &(ckpt_codec){level, (ckpt_method)method}, NULL));
             ckpt_meta r;
             EXPECT_OK(ckpt_read(path, &r, back));
             EXPECT(r.precision == HEAT_FLOAT && r.frame, "the frame reads back as %s, frame %d",
@@ -283,7 +280,7 @@ static int frame_from_doubles(const char *dir)
     m.frame = 0;
     char path[512];
     snprintf(path, sizeof path, "%s/narrowed_restart.hdf", dir);
-    EXPECT(ckpt_write(path, &m, &doubles, &(ckpt_codec){.level = 1, .method = CKPT_PARALLEL_RLE}, NULL) != HEAT_OK,
+    EXPECT(ckpt_write(path, &m, &doubles, &(ckpt_codec){1, CKPT_PARALLEL_RLE}, NULL) != HEAT_OK,
            "a double field was written as a float32 restart checkpoint");
     printf("frames from doubles: converted chunk by chunk, (float) of every value, all methods\n");
     free(field), free(back), free(expected);

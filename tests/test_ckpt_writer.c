@@ -59,8 +59,8 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s/writer_snapshots", argc > 1 ? argv[1] : ".");
     mkdir(dir, 0755);
     heat_problem p = test_problem(40, 24, 16, 1.0, 0.6, 0.4, HEAT_DOUBLE);
-    ckpt_writer_options o = {.dir = dir, .name = "snap", .codec = {.level = 1, .method = CKPT_PARALLEL_ZLIB},
-                             .threads = 1, .frame_full = 1, .jobs = WRITES_AT_ONCE};
+    ckpt_writer_options o = {.dir = dir, .name = "snap", .codec = {1, CKPT_PARALLEL_ZLIB}, .threads = 1,
+                             .frame_full = 1, .jobs = WRITES_AT_ONCE};
     ckpt_meta meta = {.dt = p.dt, .precision = p.precision, .grid = p.grid, .alpha = 1.0, .config_text = ""};
     heat_series series;
     series_init(&series, dir, "snap");
