@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "solver/backend.h"
+
 static int narrowed;
 
 static int launcher_chose_gpus(void)
@@ -22,4 +24,24 @@ const char *gpu_visibility_note(void)
 {
     return narrowed ? "GPU runtime: shown device 0 only (one process uses one GPU; set CUDA_VISIBLE_DEVICES to choose)"
                     : NULL;
+}
+
+static void *start_runtime(void *unused)
+{
+    (void)unused;
+    heat_hip_start_runtime();
+    return NULL;
+}
+
+void gpu_runtime_start_beside(gpu_runtime_start *start, int processes, int gpu_wanted)
+{
+    start->running = 0;
+    /* Ranks choose their devices by node-local rank, after MPI is up. */
+    if (!gpu_wanted || processes != 1 || !heat_backend_hip) return;
+    start->running = pthread_create(&start->thread, NULL, start_runtime, NULL) == 0; /* else: the backend starts it */
+}
+
+void gpu_runtime_started(gpu_runtime_start *start)
+{
+    if (start->running) pthread_join(start->thread, NULL), start->running = 0;
 }

@@ -52,6 +52,7 @@ typedef struct heat_run {
     heat_energy energy;     /* materials runs: the energy balance at the last statistics */
     ckpt_materials *zone_fields; /* materials runs, the root: what its checkpoints add (app/zones.h) */
     unsigned char *zones;   /* materials runs: this block's zone index, ghosts included (app/zones.h); NULL: none */
+    gpu_runtime_start gpu_start; /* the GPU runtime starting beside the host's start-up (app/gpu_visibility.h) */
     int quiet;
     int agreed;           /* a failure every rank knows of (no rank is left waiting) */
 } heat_run;
@@ -76,6 +77,7 @@ static size_t snapshot_bytes(const heat_run *r)
 
 static void run_destroy(heat_run *r)
 {
+    gpu_runtime_started(&r->gpu_start); /* a run that failed before its backend */
     snapshots_destroy(&r->snapshots); /* the GPU's copies and the writes end before their buffers go */
     ckpt_writer_destroy(&r->writer);
     run_start_destroy(&r->start);
@@ -339,6 +341,7 @@ static int prepare_stepping(heat_run *r, run_totals *totals)
 static int collect_totals(heat_run *r, run_totals *totals, double loop_start)
 {
     totals->wall_seconds = progress_now() - loop_start;
+    totals->stepping_seconds = r->schedule.stepping_seconds;
     totals->snapshot_seconds = snapshots_seconds(r->snapshots);
     totals->clock_checkpoints = r->schedule.clock_checkpoints;
     if (r->history) totals->history_path = history_path(r->history), totals->history_rows = history_rows(r->history);
@@ -384,9 +387,11 @@ static int run(const heat_cli *cli, heat_run *r)
     r->quiet = cli->quiet || !par_is_root();
     run_start_decide(cli, &r->start);
     HEAT_CALL(agree(r, load_configuration(cli, r)));
+    gpu_runtime_start_beside(&r->gpu_start, par_size(), r->config.backend != BACKEND_CPU);
     HEAT_CALL(agree(r, par_is_root() ? claim_output(r) : HEAT_OK));
     threads_fit_ranks(par_node_size(), par_node_cores());
     HEAT_CALL(create_solver(r, cli->verbose));
+    gpu_runtime_started(&r->gpu_start);
     run_totals totals = {.backend_seconds = progress_now() - begun};
     int status = agree(r, load_field(r));
     totals.field_seconds = progress_now() - begun - totals.backend_seconds;

@@ -130,10 +130,13 @@ void report_summary(const heat_solver *s, const ckpt_writer_stats *w, const run_
 {
     double points = t->points;
     long steps = s->step - t->first_step;
-    printf("summary: %ld steps (to step %ld, t = %.6g) in %.3f s, %.3f GLUP/s\n", steps, s->step, s->time,
-           t->wall_seconds, t->wall_seconds > 0 ? points * (double)steps / t->wall_seconds / 1e9 : 0.0);
-    printf("start-up: %.3f s before the first step (configuration and backend %.3f s, %s field %.3f s)\n",
-           t->startup_seconds, t->backend_seconds, t->first_step > 0 ? "restart" : "initial", t->field_seconds);
+    printf("summary: %ld steps (to step %ld, t = %.6g) in %.3f s, %.3f GLUP/s (stepping %.3f s; the rest field "
+           "checks, snapshots and waiting for writes)\n", steps, s->step, s->time, t->wall_seconds,
+           t->wall_seconds > 0 ? points * (double)steps / t->wall_seconds / 1e9 : 0.0, t->stepping_seconds);
+    double rest = t->startup_seconds - t->backend_seconds - t->field_seconds;
+    printf("start-up: %.3f s before the first step (configuration and backend %.3f s, %s field %.3f s, statistics, "
+           "writer and history %.3f s)\n", t->startup_seconds, t->backend_seconds,
+           t->first_step > 0 ? "restart" : "initial", t->field_seconds, rest);
     printf("temperature: min %.6g  max %.6g  mean %.6g; ", t->final.min, t->final.max, t->final.sum / points);
     print_heat_change(t);
     if (t->materials) print_energy_balance(t);

@@ -14,7 +14,8 @@ void report_output_plan(const heat_config *config, long first_step, int fresh, i
 
 typedef struct run_totals {
     long first_step;            /* where this run segment started (0, or the restart's step) */
-    double wall_seconds;        /* time loop */
+    double wall_seconds;        /* time loop, the last writes included */
+    double stepping_seconds;    /* of it, in the batches' steps (a GPU's first batch tunes without a cached choice) */
     double startup_seconds;     /* from reading the configuration to the first step */
     double backend_seconds;     /* of which: the configuration and the backend's start (a GPU's context) */
     double field_seconds;       /* and the initial field (or the restart's) filled and handed to the solver */

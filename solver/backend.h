@@ -168,3 +168,9 @@ extern const heat_backend_ops *const heat_backend_hip;
 
 /* Is a usable GPU present? Fills reason (when non-NULL) with why not. */
 int heat_hip_available(char *reason, size_t len);
+
+/* Starts the GPU runtime and device 0's context, the one-time set-up that
+ * the first GPU call of a process otherwise pays. Safe on any thread beside
+ * other GPU calls (those wait for the set-up, then find it done); a failure
+ * is left for those calls to report. */
+void heat_hip_start_runtime(void);

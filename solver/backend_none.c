@@ -10,3 +10,5 @@ int heat_hip_available(char *reason, size_t len)
     if (reason) snprintf(reason, len, "heatsolve was built without a GPU platform (-DHEATSOLVE_GPU=off)");
     return 0;
 }
+
+void heat_hip_start_runtime(void) {}

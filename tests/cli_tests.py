@@ -555,10 +555,14 @@ def test_letters_run():
     expect(cost.group(4) == "1.2", f"the writes' mean cores: {cost.group(4)}, expected (4 x 1 + 2) / 5 = 1.2")
     expect(float(cost.group(3)) <= float(cost.group(2)), f"listing costs more than the whole: {cost.group(0)}")
     startup = re.search(r"start-up: ([0-9.]+) s before the first step \(configuration and backend ([0-9.]+) s, "
-                        r"initial field ([0-9.]+) s\)", proc.stdout)
+                        r"initial field ([0-9.]+) s, statistics, writer and history ([0-9.]+) s\)", proc.stdout)
     expect(startup, f"start-up line missing:\n{proc.stdout[-600:]}")
-    whole, backend, field = (float(g) for g in startup.groups())
-    expect(backend + field <= whole + 0.002, f"start-up parts exceed the whole: {startup.group(0)}")
+    whole, backend, field, rest = (float(g) for g in startup.groups())
+    expect(abs(backend + field + rest - whole) <= 0.002, f"start-up parts do not add up: {startup.group(0)}")
+    loop = re.search(r"summary: 40 steps \(to step 40, t = \S+\) in ([0-9.]+) s, [0-9.]+ GLUP/s "
+                     r"\(stepping ([0-9.]+) s;", proc.stdout)
+    expect(loop and float(loop.group(2)) <= float(loop.group(1)), f"summary's stepping missing or over its loop:\n"
+           f"{proc.stdout[-600:]}")
     initial = read_field(os.path.join(out, names[0]))  # written from the buffer the field was loaded into
     expect(initial.max() == 100.0 and initial.min() == 0.0, f"step 0: range {initial.min()}..{initial.max()}")
 

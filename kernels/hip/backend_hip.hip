@@ -1375,4 +1375,13 @@ extern "C" int heat_hip_available(char *reason, size_t len)
     }
     return 1;
 }
+
+/* Device 0, as a process alone takes it (describe_device): its primary
+ * context is the one every thread of the process then shares. */
+extern "C" void heat_hip_start_runtime(void)
+{
+    int count = 0;
+    if (hipGetDeviceCount(&count) == hipSuccess && count > 0 && hipSetDevice(0) == hipSuccess) (void)hipFree(nullptr);
+    (void)hipGetLastError();
+}
 #endif
