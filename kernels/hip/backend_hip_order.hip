@@ -21,14 +21,15 @@ enum {
     ORDER_32x8_M2, ORDER_32x8_M2_C3, ORDER_32x8_M2_C3_B3, ORDER_32x8_M2_C3V, ORDER_32x8_M2_C3V_B3, ORDER_16x16_M1_X2_C3V,
     ORDER_16x16_M1_X2_C3V_B3, ORDER_16x16_M1_X2_C3V_B3_F, ORDER_16x8_M2_X2_C3V_B3_F, ORDER_16x8_M2_X2_C2V_B4_F,
     ORDER_16x16_M2_X2_C2V_B2_F, ORDER_32x8_M2_X2_C2V_B2_F, ORDER_16x16_M2_X2_C2V_B3_F, ORDER_32x8_M2_X2_C2V_B3_F,
-    ORDER_32x8_M2_X2_P2_C1V_B3_F, ORDER_32x8_M2_X2_C2V_B2_FS, ORDER_32x8_M2_X2_C2V_B3_FS, ORDER_SHAPES
+    ORDER_32x8_M2_X2_P2_C1V_B3_F, ORDER_32x8_M2_X2_C2V_B2_FS, ORDER_32x8_M2_X2_C2V_B3_FS,
+    ORDER_16x16_M1_X4_C2V_B3_F, ORDER_16x16_M1_X4_C2V_B3_FS, ORDER_SHAPES
 };
 static const order_shape order_shapes[] = {
     {{32, 8, 1}, 2, 1, 0, 0},  {{32, 8, 1}, 2, 1, 0, 3},  {{32, 8, 1}, 2, 1, 0, 3}, {{32, 8, 1}, 2, 1, 0, 3},
     {{32, 8, 1}, 2, 1, 0, 3},  {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3},
     {{16, 8, 1}, 2, 1, 0, 3},  {{16, 8, 1}, 2, 1, 0, 2},  {{16, 16, 1}, 2, 1, 0, 2}, {{32, 8, 1}, 2, 1, 0, 2},
     {{16, 16, 1}, 2, 1, 0, 2}, {{32, 8, 1}, 2, 1, 0, 2},  {{32, 8, 1}, 2, 2, 0, 1},  {{32, 8, 1}, 2, 1, 0, 2},
-    {{32, 8, 1}, 2, 1, 0, 2},
+    {{32, 8, 1}, 2, 1, 0, 2},  {{16, 16, 1}, 1, 1, 0, 2}, {{16, 16, 1}, 1, 1, 0, 2},
 };
 static_assert(sizeof order_shapes / sizeof order_shapes[0] == ORDER_SHAPES, "a shape for every ORDER_*");
 
@@ -37,7 +38,7 @@ static_assert(sizeof order_shapes / sizeof order_shapes[0] == ORDER_SHAPES, "a s
  * order_zasync<D>[p<P>][v][x<X>][b<B>][f][s]: D groups of copies in flight,
  * p: P planes a group (1 where absent), v: 16-byte copies in double, x: X
  * columns a thread (16-byte shared loads and stores; X = 4 lost in every row
- * measured), b: registers kept to B blocks an SM (b3 with 64 x 16 tiles: 24
+ * measured before FILLED), b: registers kept to B blocks an SM (b3 with 64 x 16 tiles: 24
  * warps an SM in float, 16 in double, whose ring spills under 80 registers),
  * f: FILLED (where the blocks tile the plane), s: SPLIT (barriers a ring place
  * instead of a block barrier a plane). Chunks of 64 planes re-read
@@ -68,6 +69,7 @@ static const order_entry order_table[] = {
     ORDER_ZA(512, 32x8, 2, X2_C2V_B3_F, "2vx2b3f"), ORDER_ZA(256, 32x8, 2, X2_P2_C1V_B3_F, "1p2vx2b3f"),
     ORDER_ZA(512, 32x8, 2, X2_P2_C1V_B3_F, "1p2vx2b3f"), ORDER_ZA(256, 32x8, 2, X2_C2V_B2_FS, "2vx2b2fs"),
     ORDER_ZA(512, 32x8, 2, X2_C2V_B2_FS, "2vx2b2fs"), ORDER_ZA(512, 32x8, 2, X2_C2V_B3_FS, "2vx2b3fs"),
+    ORDER_ZA(512, 16x16, 1, X4_C2V_B3_F, "2vx4b3f"), ORDER_ZA(512, 16x16, 1, X4_C2V_B3_FS, "2vx4b3fs"),
 };
 #undef ORDER_ZW
 #undef ORDER_ZA
@@ -221,6 +223,10 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
         return launch_order_zasync<T, R, 32, 8, 2, 2, 1, 2, true, 2, true, true>(g, out, in, p, c, h, e->zchunk, q);
     case ORDER_32x8_M2_X2_C2V_B3_FS:
         return launch_order_zasync<T, R, 32, 8, 2, 2, 1, 2, true, 3, true, true>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_16x16_M1_X4_C2V_B3_F:
+        return launch_order_zasync<T, R, 16, 16, 1, 4, 1, 2, true, 3, true>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_16x16_M1_X4_C2V_B3_FS:
+        return launch_order_zasync<T, R, 16, 16, 1, 4, 1, 2, true, 3, true, true>(g, out, in, p, c, h, e->zchunk, q);
     }
     return HEAT_OK;
 }

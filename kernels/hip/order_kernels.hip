@@ -733,7 +733,7 @@ template <int N> __device__ __forceinline__ void order_copies_wait() {}
 #endif
 
 /* A ring place's two barriers in shared memory (order_zasync's SPLIT march): `landed` completes
- * once every thread's copies into the place have landed, `read` once every warp is done with the
+ * once every thread's copies into the place have landed, `read` once every thread is done with the
  * plane it held. NVIDIA: mbarriers, whose phases complete apart from the threads that arrive on
  * them (cp.async arrives as the copies land), each waited on by the parity of the phase, so that a
  * thread waits for the slowest one only where it would overwrite a tile that one may still read,
@@ -752,12 +752,11 @@ __device__ __forceinline__ void order_stage_copied(unsigned long long *landed)
     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"((unsigned)__cvta_generic_to_shared(landed))
                  : "memory");
 }
-/* this warp is done with the plane (one arrival a warp) */
+/* this thread is done with the plane (every thread arrives, as CUTLASS's consumers do: one
+ * arrival a warp after __syncwarp left racecheck hazards in the single sweep's rings) */
 __device__ __forceinline__ void order_stage_read(unsigned long long *read)
 {
-    __syncwarp();
-    if ((threadIdx.x + blockDim.x * threadIdx.y) % 32 == 0)
-        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"((unsigned)__cvta_generic_to_shared(read)) : "memory");
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"((unsigned)__cvta_generic_to_shared(read)) : "memory");
 }
 /* until the phase of `barrier` of this parity has completed */
 __device__ __forceinline__ void order_stage_wait(unsigned long long *barrier, unsigned parity)
@@ -1084,9 +1083,8 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
      * write them, all the same values (the neighbours' copies take them into tile columns that are
      * never read). */
     if (SPLIT) {
-        static_assert(THREADS % 32 == 0, "whole warps");
         if (tid == 0)
-            for (int t = 0; t < S; ++t) order_stage_init(landed + t, THREADS), order_stage_init(read + t, THREADS / 32);
+            for (int t = 0; t < S; ++t) order_stage_init(landed + t, THREADS), order_stage_init(read + t, THREADS);
         __syncthreads();
     }
     if (FACES && k1 + R > s.nz && applies(h, 5)) {
@@ -1117,7 +1115,7 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
     /* Planes k .. k + P - 1 (group g, its constant part g % U once unrolled), plane k in ring place `stage`. */
     auto group = [&](int g_in_turn, int k, int stage) {
         if constexpr (SPLIT) {
-            /* planes k + R + D P .. go where planes k - 2P .. were: every warp must be done with those
+            /* planes k + R + D P .. go where planes k - 2P .. were: every thread must be done with those
              * (a group before this one's), then planes k + R .. must have landed, all threads' copies */
             if (k - 2 * P >= k0) {
 #pragma unroll
@@ -1204,7 +1202,7 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
                 }
             }
         }
-        if (SPLIT) { /* this warp is done with planes k .. k + P - 1 (rows read R groups ago) */
+        if (SPLIT) { /* this thread is done with planes k .. k + P - 1 (rows read R groups ago) */
 #pragma unroll
             for (int q = 0; q < P; ++q) order_stage_read(read + after(stage, q));
         }
