@@ -20,16 +20,15 @@ struct order_shape {
 enum {
     ORDER_32x8_M2, ORDER_32x8_M2_C3, ORDER_32x8_M2_C3_B3, ORDER_32x8_M2_C3V, ORDER_32x8_M2_C3V_B3, ORDER_16x16_M1_X2_C3V,
     ORDER_16x16_M1_X2_C3V_B3, ORDER_16x16_M1_X2_C3V_B3_F, ORDER_16x8_M2_X2_C3V_B3_F, ORDER_16x8_M2_X2_C2V_B4_F,
-    ORDER_16x16_M2_X2_C2V_B2_F, ORDER_32x8_M2_X2_C2V_B2_F, ORDER_16x16_M2_X2_C2V_B3_F, ORDER_32x8_M2_X2_C2V_B3_F,
-    ORDER_32x8_M2_X2_P2_C1V_B3_F, ORDER_32x8_M2_X2_C2V_B2_FS, ORDER_32x8_M2_X2_C2V_B3_FS,
-    ORDER_16x16_M1_X4_C2V_B3_F, ORDER_16x16_M1_X4_C2V_B3_FS, ORDER_SHAPES
+    ORDER_16x16_M2_X2_C2V_B2_F, ORDER_32x8_M2_X2_C2V_B2_F, ORDER_32x8_M2_X2_C2V_B3_F, ORDER_32x8_M2_X2_C2V_B2_FS,
+    ORDER_32x8_M2_X2_C2V_B3_FS, ORDER_16x16_M1_X4_C2V_B3_F, ORDER_16x16_M1_X4_C2V_B3_FS, ORDER_SHAPES
 };
 static const order_shape order_shapes[] = {
     {{32, 8, 1}, 2, 1, 0, 0},  {{32, 8, 1}, 2, 1, 0, 3},  {{32, 8, 1}, 2, 1, 0, 3}, {{32, 8, 1}, 2, 1, 0, 3},
     {{32, 8, 1}, 2, 1, 0, 3},  {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3},
     {{16, 8, 1}, 2, 1, 0, 3},  {{16, 8, 1}, 2, 1, 0, 2},  {{16, 16, 1}, 2, 1, 0, 2}, {{32, 8, 1}, 2, 1, 0, 2},
-    {{16, 16, 1}, 2, 1, 0, 2}, {{32, 8, 1}, 2, 1, 0, 2},  {{32, 8, 1}, 2, 2, 0, 1},  {{32, 8, 1}, 2, 1, 0, 2},
-    {{32, 8, 1}, 2, 1, 0, 2},  {{16, 16, 1}, 1, 1, 0, 2}, {{16, 16, 1}, 1, 1, 0, 2},
+    {{32, 8, 1}, 2, 1, 0, 2},  {{32, 8, 1}, 2, 1, 0, 2},  {{32, 8, 1}, 2, 1, 0, 2},  {{16, 16, 1}, 1, 1, 0, 2},
+    {{16, 16, 1}, 1, 1, 0, 2},
 };
 static_assert(sizeof order_shapes / sizeof order_shapes[0] == ORDER_SHAPES, "a shape for every ORDER_*");
 
@@ -65,11 +64,9 @@ static const order_entry order_table[] = {
     ORDER_ZA(128, 16x16, 2, X2_C2V_B2_F, "2vx2b2f"), ORDER_ZA(256, 16x16, 2, X2_C2V_B2_F, "2vx2b2f"),
     ORDER_ZA(512, 16x16, 2, X2_C2V_B2_F, "2vx2b2f"), ORDER_ZA(128, 32x8, 2, X2_C2V_B2_F, "2vx2b2f"),
     ORDER_ZA(256, 32x8, 2, X2_C2V_B2_F, "2vx2b2f"), ORDER_ZA(512, 32x8, 2, X2_C2V_B2_F, "2vx2b2f"),
-    ORDER_ZA(512, 16x16, 2, X2_C2V_B3_F, "2vx2b3f"), ORDER_ZA(256, 32x8, 2, X2_C2V_B3_F, "2vx2b3f"),
-    ORDER_ZA(512, 32x8, 2, X2_C2V_B3_F, "2vx2b3f"), ORDER_ZA(256, 32x8, 2, X2_P2_C1V_B3_F, "1p2vx2b3f"),
-    ORDER_ZA(512, 32x8, 2, X2_P2_C1V_B3_F, "1p2vx2b3f"), ORDER_ZA(256, 32x8, 2, X2_C2V_B2_FS, "2vx2b2fs"),
-    ORDER_ZA(512, 32x8, 2, X2_C2V_B2_FS, "2vx2b2fs"), ORDER_ZA(512, 32x8, 2, X2_C2V_B3_FS, "2vx2b3fs"),
-    ORDER_ZA(512, 16x16, 1, X4_C2V_B3_F, "2vx4b3f"), ORDER_ZA(512, 16x16, 1, X4_C2V_B3_FS, "2vx4b3fs"),
+    ORDER_ZA(512, 32x8, 2, X2_C2V_B2_FS, "2vx2b2fs"), ORDER_ZA(86, 32x8, 2, X2_C2V_B3_F, "2vx2b3f"),
+    ORDER_ZA(171, 32x8, 2, X2_C2V_B3_F, "2vx2b3f"), ORDER_ZA(171, 32x8, 2, X2_C2V_B3_FS, "2vx2b3fs"),
+    ORDER_ZA(171, 16x16, 1, X4_C2V_B3_F, "2vx4b3f"), ORDER_ZA(171, 16x16, 1, X4_C2V_B3_FS, "2vx4b3fs"),
 };
 #undef ORDER_ZW
 #undef ORDER_ZA
@@ -213,12 +210,8 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
         return launch_order_zasync<T, R, 16, 16, 2, 2, 1, 2, true, 2, true>(g, out, in, p, c, h, e->zchunk, q);
     case ORDER_32x8_M2_X2_C2V_B2_F:
         return launch_order_zasync<T, R, 32, 8, 2, 2, 1, 2, true, 2, true>(g, out, in, p, c, h, e->zchunk, q);
-    case ORDER_16x16_M2_X2_C2V_B3_F:
-        return launch_order_zasync<T, R, 16, 16, 2, 2, 1, 2, true, 3, true>(g, out, in, p, c, h, e->zchunk, q);
     case ORDER_32x8_M2_X2_C2V_B3_F:
         return launch_order_zasync<T, R, 32, 8, 2, 2, 1, 2, true, 3, true>(g, out, in, p, c, h, e->zchunk, q);
-    case ORDER_32x8_M2_X2_P2_C1V_B3_F:
-        return launch_order_zasync<T, R, 32, 8, 2, 2, 2, 1, true, 3, true>(g, out, in, p, c, h, e->zchunk, q);
     case ORDER_32x8_M2_X2_C2V_B2_FS:
         return launch_order_zasync<T, R, 32, 8, 2, 2, 1, 2, true, 2, true, true>(g, out, in, p, c, h, e->zchunk, q);
     case ORDER_32x8_M2_X2_C2V_B3_FS:

@@ -841,9 +841,8 @@ template <typename T> __device__ __forceinline__ void order_copy_async16(order_c
  * thread sums more than 16 bytes a plane of one row (four columns of doubles: 152 bytes under 128
  * registers). FILLED kernels run the interior march alone, which holds its ring of M X (2R + P)
  * values a thread in 80 registers up to 160 bytes (ptxas: order 8 in float, two rows of two
- * columns, one or two planes a barrier; order 4 in double, one plane), 144 with SPLIT's barriers
- * (order 4 in double: 4 bytes of spill at 160), so they keep BLOCKS there, and take no limit
- * beyond 288 bytes, which spill under 128 (order 8 in double, two planes a barrier: 12 bytes). hold_ends: the copies' ends held for the thread (order_zasync_body), but
+ * columns or one of four; order 4 in double), 144 with SPLIT's barriers (order 4 in double: 4
+ * bytes of spill at 160), so they keep BLOCKS there. hold_ends: the copies' ends held for the thread (order_zasync_body), but
  * where 80 registers already hold a window of 48 bytes (order 6 in double, two rows a thread: 32
  * to 48 bytes of spill with them). M rows and X columns a thread, P planes a barrier. */
 template <typename T, int R, int BX, int BY, int M, int X, int P, int BLOCKS, bool FILLED, bool SPLIT>
@@ -852,7 +851,7 @@ struct order_async_occupancy {
         window = sizeof(T) * M * X * R,
         ring = sizeof(T) * M * X * (2 * R + P),
         blocks = !ORDER_OCCUPANCY_HINTS                                                    ? 0
-                 : X * sizeof(T) > 16 || (FILLED && ring > 288)                            ? 1
+                 : X * sizeof(T) > 16                                                      ? 1
                  : FILLED && ring <= (SPLIT ? 144 : 160)                                   ? BLOCKS
                  : BLOCKS * BX * BY > 512 && (window > 48 || (X > 1 && window >= 48)) ? 512 / (BX * BY)
                                                                                            : BLOCKS,
