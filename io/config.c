@@ -537,7 +537,9 @@ static int check_gpu_keys(const heat_config *c)
         "order_zasync3vx2b3_64_16x16", "order_zasync3vx2b3f_64_16x16", "order_zasync3vx2b3f_64_16x8",
         "order_zasync2vx2b4f_64_16x8", "order_zasync2vx2b4f_128_16x8", "order_zasync2vx2b4f_512_16x8",
         "order_zasync2vx2b2f_128_16x16", "order_zasync2vx2b2f_256_16x16", "order_zasync2vx2b2f_512_16x16",
-        "order_zasync2vx2b2f_128_32x8", "order_zasync2vx2b2f_256_32x8", "order_zasync2vx2b2f_512_32x8", NULL};
+        "order_zasync2vx2b2f_128_32x8", "order_zasync2vx2b2f_256_32x8", "order_zasync2vx2b2f_512_32x8",
+        "order_zasync2vx2b2fs_512_32x8", "order_zasync2vx2b3f_86_32x8", "order_zasync2vx2b3f_171_32x8",
+        "order_zasync2vx2b3fs_171_32x8", "order_zasync2vx4b3f_171_16x16", "order_zasync2vx4b3fs_171_16x16", NULL};
     int known = 0, known_order = 0;
     for (int k = 0; kernels[k]; ++k) known |= strcmp(c->kernel.name, kernels[k]) == 0;
     for (int k = 0; order_kernels[k]; ++k) known_order |= strcmp(c->kernel.name, order_kernels[k]) == 0;

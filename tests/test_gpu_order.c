@@ -20,8 +20,8 @@
  *     Chebyshev and Jacobi) against the CPU backend within the CG tolerance.
  * max |gpu - ref| / max |ref| <= 1e-13 (double), 1e-5 (float) for the
  * explicit steps; 1e-8 and 1e-4 for the implicit ones.
- * usage: test_gpu_order [ORDER [explicit [NAME]]]   (one order; the explicit steps alone; of the
- *        variants after the first, whose bits the others must equal, those whose name holds NAME)
+ * usage: test_gpu_order [ORDER [explicit [NAME[,NAME...]]]]   (one order; the explicit steps alone; of
+ *        the variants after the first, whose bits the others must equal, those whose name holds a NAME)
  */
 #include <stdint.h>
 
@@ -105,8 +105,21 @@ static int run_block(order_case *c, const heat_problem *p, heat_backend_request 
     return 0;
 }
 
-/* Of the variants after the first, those whose name holds it (NULL: all). */
+/* Of the variants after the first, those whose name holds one of its comma-separated parts (NULL: all). */
 static const char *variant_filter;
+
+static int variant_wanted(const char *kernel)
+{
+    if (!variant_filter) return 1;
+    for (const char *at = variant_filter; *at;) {
+        const size_t len = strcspn(at, ",");
+        char part[64];
+        snprintf(part, sizeof part, "%.*s", (int)len, at);
+        if (len > 0 && strstr(kernel, part)) return 1;
+        at += len + (at[len] == ',');
+    }
+    return 0;
+}
 
 /* Every GPU variant: one step against the definition, `steps` against the CPU. */
 static int check_explicit(order_case *c, const char *what)
@@ -129,7 +142,7 @@ static int check_explicit(order_case *c, const char *what)
     int count, failed = 0, checked = 0;
     EXPECT_OK(s->ops->bench->variants(s->state, &variants, &count));
     for (int v = 0; v < count; ++v) {
-        if (variants[v].laplacian || (first_name && variant_filter && !strstr(variants[v].kernel, variant_filter))) continue;
+        if (variants[v].laplacian || (first_name && !variant_wanted(variants[v].kernel))) continue;
         double one, many;
         EXPECT_OK(heat_solver_set_field(s, initial, 0));
         EXPECT_OK(s->ops->bench->run_variant(s->state, &variants[v], 1));

@@ -20,21 +20,27 @@ struct order_shape {
 enum {
     ORDER_32x8_M2, ORDER_32x8_M2_C3, ORDER_32x8_M2_C3_B3, ORDER_32x8_M2_C3V, ORDER_32x8_M2_C3V_B3, ORDER_16x16_M1_X2_C3V,
     ORDER_16x16_M1_X2_C3V_B3, ORDER_16x16_M1_X2_C3V_B3_F, ORDER_16x8_M2_X2_C3V_B3_F, ORDER_16x8_M2_X2_C2V_B4_F,
-    ORDER_16x16_M2_X2_C2V_B2_F, ORDER_32x8_M2_X2_C2V_B2_F, ORDER_SHAPES
+    ORDER_16x16_M2_X2_C2V_B2_F, ORDER_32x8_M2_X2_C2V_B2_F, ORDER_32x8_M2_X2_C2V_B3_F, ORDER_32x8_M2_X2_C2V_B2_FS,
+    ORDER_32x8_M2_X2_C2V_B3_FS, ORDER_16x16_M1_X4_C2V_B3_F, ORDER_16x16_M1_X4_C2V_B3_FS, ORDER_SHAPES
 };
 static const order_shape order_shapes[] = {
     {{32, 8, 1}, 2, 1, 0, 0},  {{32, 8, 1}, 2, 1, 0, 3},  {{32, 8, 1}, 2, 1, 0, 3}, {{32, 8, 1}, 2, 1, 0, 3},
     {{32, 8, 1}, 2, 1, 0, 3},  {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3}, {{16, 16, 1}, 1, 1, 0, 3},
     {{16, 8, 1}, 2, 1, 0, 3},  {{16, 8, 1}, 2, 1, 0, 2},  {{16, 16, 1}, 2, 1, 0, 2}, {{32, 8, 1}, 2, 1, 0, 2},
+    {{32, 8, 1}, 2, 1, 0, 2},  {{32, 8, 1}, 2, 1, 0, 2},  {{32, 8, 1}, 2, 1, 0, 2},  {{16, 16, 1}, 1, 1, 0, 2},
+    {{16, 16, 1}, 1, 1, 0, 2},
 };
 static_assert(sizeof order_shapes / sizeof order_shapes[0] == ORDER_SHAPES, "a shape for every ORDER_*");
 
 /* The production candidates at orders above 2. zchunk: the planes each
  * thread marches through; fused = 1: no halo pass before a step.
- * order_zasync<D>[v][x<X>][b<B>][f]: D planes of copies in flight, v: 16-byte
- * copies in double, x: X columns a thread (16-byte shared loads and stores;
- * X = 4 lost in every row measured), b: registers kept to B blocks an SM,
- * f: FILLED (where the blocks tile the plane). Chunks of 64 planes re-read
+ * order_zasync<D>[p<P>][v][x<X>][b<B>][f][s]: D groups of copies in flight,
+ * p: P planes a group (1 where absent), v: 16-byte copies in double, x: X
+ * columns a thread (16-byte shared loads and stores; X = 4 lost in every row
+ * measured before FILLED), b: registers kept to B blocks an SM (b3 with 64 x 16 tiles: 24
+ * warps an SM in float, 16 in double, whose ring spills under 80 registers),
+ * f: FILLED (where the blocks tile the plane), s: SPLIT (barriers a ring place
+ * instead of a block barrier a plane). Chunks of 64 planes re-read
  * 2R / 64 of the planes; longer ones fewer, in fewer and longer waves of
  * blocks, which suit some GPUs and precisions and not others. The b2 kernels'
  * tiles of 32 x 32 (16x16 threads) and 64 x 16 (32x8) read 50% and 62.5% more
@@ -58,6 +64,9 @@ static const order_entry order_table[] = {
     ORDER_ZA(128, 16x16, 2, X2_C2V_B2_F, "2vx2b2f"), ORDER_ZA(256, 16x16, 2, X2_C2V_B2_F, "2vx2b2f"),
     ORDER_ZA(512, 16x16, 2, X2_C2V_B2_F, "2vx2b2f"), ORDER_ZA(128, 32x8, 2, X2_C2V_B2_F, "2vx2b2f"),
     ORDER_ZA(256, 32x8, 2, X2_C2V_B2_F, "2vx2b2f"), ORDER_ZA(512, 32x8, 2, X2_C2V_B2_F, "2vx2b2f"),
+    ORDER_ZA(512, 32x8, 2, X2_C2V_B2_FS, "2vx2b2fs"), ORDER_ZA(86, 32x8, 2, X2_C2V_B3_F, "2vx2b3f"),
+    ORDER_ZA(171, 32x8, 2, X2_C2V_B3_F, "2vx2b3f"), ORDER_ZA(171, 32x8, 2, X2_C2V_B3_FS, "2vx2b3fs"),
+    ORDER_ZA(171, 16x16, 1, X4_C2V_B3_F, "2vx4b3f"), ORDER_ZA(171, 16x16, 1, X4_C2V_B3_FS, "2vx4b3fs"),
 };
 #undef ORDER_ZW
 #undef ORDER_ZA
@@ -140,13 +149,14 @@ static bool order_shared_granted(const void *kernel, size_t bytes)
  * X > 1 its 32 x 8 blocks of two rows, on their own grid). FILLED: where its blocks do not tile
  * the plane, or the device does not grant its tiles (the larger tiles' ring in double takes more
  * than AMD's 64 KB), the production march of 32 x 16 tiles (the same bits, on its own grid). */
-template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false>
+template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false,
+          bool SPLIT = false>
 static int launch_order_zasync(dim3 g, T *out, T *in, const stencil_shape &p, const order_coeffs<T> &c,
                                const halo_coeffs<T> &h, int zchunk, hipStream_t q)
 {
-    constexpr size_t bytes = order_async_tiles<T, R, BX, BY, M, P, D, VEC, X>::bytes;
+    constexpr size_t bytes = order_async_tiles<T, R, BX, BY, M, P, D, VEC, X, SPLIT>::bytes;
     static_assert(FILLED || bytes <= 64 * 1024, "shared memory a block may have on both vendors (AMD's LDS)");
-    auto kernel = order_zasync<T, R, BX, BY, M, X, P, D, VEC, BLOCKS, FILLED>;
+    auto kernel = order_zasync<T, R, BX, BY, M, X, P, D, VEC, BLOCKS, FILLED, SPLIT>;
     const bool granted = order_shared_granted(reinterpret_cast<const void *>(kernel), bytes);
     if constexpr (FILLED) {
         if (p.nx % (BX * X) != 0 || p.ny % (BY * M) != 0 || !granted)
@@ -200,6 +210,16 @@ static int launch_order_radius(const hip_state *s, const kernel_entry *e, const 
         return launch_order_zasync<T, R, 16, 16, 2, 2, 1, 2, true, 2, true>(g, out, in, p, c, h, e->zchunk, q);
     case ORDER_32x8_M2_X2_C2V_B2_F:
         return launch_order_zasync<T, R, 32, 8, 2, 2, 1, 2, true, 2, true>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_32x8_M2_X2_C2V_B3_F:
+        return launch_order_zasync<T, R, 32, 8, 2, 2, 1, 2, true, 3, true>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_32x8_M2_X2_C2V_B2_FS:
+        return launch_order_zasync<T, R, 32, 8, 2, 2, 1, 2, true, 2, true, true>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_32x8_M2_X2_C2V_B3_FS:
+        return launch_order_zasync<T, R, 32, 8, 2, 2, 1, 2, true, 3, true, true>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_16x16_M1_X4_C2V_B3_F:
+        return launch_order_zasync<T, R, 16, 16, 1, 4, 1, 2, true, 3, true>(g, out, in, p, c, h, e->zchunk, q);
+    case ORDER_16x16_M1_X4_C2V_B3_FS:
+        return launch_order_zasync<T, R, 16, 16, 1, 4, 1, 2, true, 3, true, true>(g, out, in, p, c, h, e->zchunk, q);
     }
     return HEAT_OK;
 }

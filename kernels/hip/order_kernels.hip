@@ -732,24 +732,82 @@ __device__ __forceinline__ void order_copies_commit() {}
 template <int N> __device__ __forceinline__ void order_copies_wait() {}
 #endif
 
+/* A ring place's two barriers in shared memory (order_zasync's SPLIT march): `landed` completes
+ * once every thread's copies into the place have landed, `read` once every thread is done with the
+ * plane it held. NVIDIA: mbarriers, whose phases complete apart from the threads that arrive on
+ * them (cp.async arrives as the copies land), each waited on by the parity of the phase, so that a
+ * thread waits for the slowest one only where it would overwrite a tile that one may still read,
+ * a group later; elsewhere the copies are plain loads and stores: a block barrier where their
+ * plane is first read, none other (the barrier before a group also ends the reads of the group
+ * two before, whose place the group fills). */
+#if defined(__CUDACC__) && !defined(__HIP_PLATFORM_AMD__)
+__device__ __forceinline__ void order_stage_init(unsigned long long *barrier, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"((unsigned)__cvta_generic_to_shared(barrier)), "r"(count)
+                 : "memory");
+}
+/* arrives on `landed` once this thread's copies so far have landed */
+__device__ __forceinline__ void order_stage_copied(unsigned long long *landed)
+{
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"((unsigned)__cvta_generic_to_shared(landed))
+                 : "memory");
+}
+/* this thread is done with the plane (every thread arrives, as CUTLASS's consumers do: one
+ * arrival a warp after __syncwarp left racecheck hazards in the single sweep's rings) */
+__device__ __forceinline__ void order_stage_read(unsigned long long *read)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"((unsigned)__cvta_generic_to_shared(read)) : "memory");
+}
+/* until the phase of `barrier` of this parity has completed */
+__device__ __forceinline__ void order_stage_wait(unsigned long long *barrier, unsigned parity)
+{
+    const unsigned at = (unsigned)__cvta_generic_to_shared(barrier);
+    unsigned done;
+    do {
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done)
+                     : "r"(at), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+__device__ __forceinline__ void order_stage_landed_wait(unsigned long long *landed, unsigned parity)
+{
+    order_stage_wait(landed, parity);
+}
+__device__ __forceinline__ void order_stage_read_wait(unsigned long long *read, unsigned parity) { order_stage_wait(read, parity); }
+#else
+__device__ __forceinline__ void order_stage_init(unsigned long long *, unsigned) {}
+__device__ __forceinline__ void order_stage_copied(unsigned long long *) {}
+__device__ __forceinline__ void order_stage_read(unsigned long long *) {}
+__device__ __forceinline__ void order_stage_landed_wait(unsigned long long *, unsigned) { __syncthreads(); }
+__device__ __forceinline__ void order_stage_read_wait(unsigned long long *, unsigned) {}
+#endif
+
 extern __shared__ double order_shared_words[] __attribute__((aligned(16)));
 
 /* A tile: ROWS + 2R rows of COLS + 2A (COLS = BX X: X columns a thread); S of them in the ring. */
-template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, int X> struct order_async_tiles {
+template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, int X, bool SPLIT = false> struct order_async_tiles {
     /* VEC: 16-byte copies of V values, whose global columns start on 16 bytes. X > 1: a thread reads
      * its X columns and their x neighbours as shared vectors of VX values (at most 16 bytes). The
      * tile's columns start A >= R columns left of the block's, A a multiple of V and VX, so that
-     * every vector is aligned. */
-    enum { V = VEC ? 16 / sizeof(T) : 1, VX = X * sizeof(T) <= 16 ? X : 16 / sizeof(T) };
-    enum { ALIGN = V > VX ? V : VX, A = (R + ALIGN - 1) / ALIGN * ALIGN, RX = (R + VX - 1) / VX * VX };
-    enum { ROWS = BY * M, COLS = BX * X, WIDE = COLS + 2 * A, TILE = (ROWS + 2 * R) * WIDE, S = R + (D + 1) * P };
+     * every vector is aligned, and with VEC of a 32-byte sector (SECTOR values), so that each row's
+     * copies start on one (float's started 16 bytes into one, and read twice the L2 sectors a byte
+     * of double's: 55.0 M against 59.2 M at 64 x 16, where counting its copies' sectors gives 29 M).
+     * The columns between R and A left of the block are copied (the row's own sectors, never read). */
+    enum { V = VEC ? 16 / sizeof(T) : 1, VX = X * sizeof(T) <= 16 ? X : 16 / sizeof(T), SECTOR = VEC ? 32 / sizeof(T) : 1 };
+    enum { ALIGN = SECTOR > V && SECTOR > VX ? SECTOR : V > VX ? V : VX, A = (R + ALIGN - 1) / ALIGN * ALIGN };
+    enum { RX = (R + VX - 1) / VX * VX };
+    /* SPLIT: a group more of places, which the group after next fills (order_zasync_body) */
+    enum { ROWS = BY * M, COLS = BX * X, WIDE = COLS + 2 * A, TILE = (ROWS + 2 * R) * WIDE, S = R + (D + 1 + SPLIT) * P };
     /* elements copied a plane: the rows with their side columns, then the rows above and below */
     enum { THREADS = BX * BY, MIDDLE = ROWS * WIDE, ELEMENTS = MIDDLE + 2 * R * COLS, PER = (ELEMENTS + THREADS - 1) / THREADS };
     /* the same counted in vectors of V values */
     enum { MIDDLE_V = MIDDLE / V, ELEMENTS_V = MIDDLE_V + 2 * R * COLS / V, PER_V = (ELEMENTS_V + THREADS - 1) / THREADS };
     static_assert(X % VX == 0 && WIDE % VX == 0 && RX <= A, "the shared vectors lie on their own alignment");
     static_assert(COLS % V == 0 && WIDE % V == 0, "the copies' vectors tile the rows");
-    static constexpr size_t bytes = ((size_t)S * TILE + 8) * sizeof(T); /* and the FILLED kernels' face transforms */
+    /* and the FILLED kernels' face transforms; SPLIT: then two barriers a place (order_stage_*) */
+    static constexpr size_t barriers_at = (((size_t)S * TILE + 8) * sizeof(T) + 7) / 8 * 8;
+    static constexpr size_t bytes = barriers_at + (SPLIT ? 2 * S * sizeof(unsigned long long) : 0);
 };
 
 /* Tile element (or vector of V values) e's row and column: e < MIDDLE (counted in vectors) the rows
@@ -785,14 +843,20 @@ template <typename T> __device__ __forceinline__ void order_copy_async16(order_c
  * under 768 threads' 80 registers (ptxas, the march near the x and y faces: order 8 in double 20
  * bytes with two rows a thread, order 6 in double 4 bytes with two columns), and none where a
  * thread sums more than 16 bytes a plane of one row (four columns of doubles: 152 bytes under 128
- * registers). hold_ends: the copies' ends held for the thread (order_zasync_body), but where 80
- * registers already hold a window of 48 bytes (order 6 in double, two rows a thread: 32 to 48
- * bytes of spill with them). M rows and X columns a thread. */
-template <typename T, int R, int BX, int BY, int M, int X, int BLOCKS> struct order_async_occupancy {
+ * registers). FILLED kernels run the interior march alone, which holds its ring of M X (2R + P)
+ * values a thread in 80 registers up to 160 bytes (ptxas: order 8 in float, two rows of two
+ * columns or one of four; order 4 in double), 144 with SPLIT's barriers (order 4 in double: 4
+ * bytes of spill at 160), so they keep BLOCKS there. hold_ends: the copies' ends held for the thread (order_zasync_body), but
+ * where 80 registers already hold a window of 48 bytes (order 6 in double, two rows a thread: 32
+ * to 48 bytes of spill with them). M rows and X columns a thread, P planes a barrier. */
+template <typename T, int R, int BX, int BY, int M, int X, int P, int BLOCKS, bool FILLED, bool SPLIT>
+struct order_async_occupancy {
     enum {
         window = sizeof(T) * M * X * R,
+        ring = sizeof(T) * M * X * (2 * R + P),
         blocks = !ORDER_OCCUPANCY_HINTS                                                    ? 0
                  : X * sizeof(T) > 16                                                      ? 1
+                 : FILLED && ring <= (SPLIT ? 144 : 160)                                   ? BLOCKS
                  : BLOCKS * BX * BY > 512 && (window > 48 || (X > 1 && window >= 48)) ? 512 / (BX * BY)
                                                                                            : BLOCKS,
         hold_ends = !(blocks * BX * BY > 512 && window >= 48)
@@ -835,12 +899,14 @@ template <typename T, int X> __device__ __forceinline__ void order_store_values(
  * row at the x faces), those past the high z face written by the chunks that read them, the
  * exchanged ones read as stored. */
 template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, bool HOLD, bool EDGE, bool ZFACE,
-          bool FACES = false>
+          bool FACES = false, bool SPLIT = false>
 __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *__restrict__ u, const stencil_shape &s,
                                                   const order_coeffs<T> &c, const halo_coeffs<T> &h, int k0, int k1,
                                                   T *__restrict__ tiles)
 {
-    typedef order_async_tiles<T, R, BX, BY, M, P, D, VEC, X> shape;
+    typedef order_async_tiles<T, R, BX, BY, M, P, D, VEC, X, SPLIT> shape;
+    static_assert(!SPLIT || (FACES && !EDGE && !ZFACE), "the SPLIT march is the FILLED kernels' interior march");
+    static_assert(!SPLIT || R >= 2 * P, "a group's faces made before the reads' barrier its readers wait on");
     constexpr int ROWS = shape::ROWS, COLS = shape::COLS, WIDE = shape::WIDE, TILE = shape::TILE, S = shape::S, A = shape::A;
     constexpr int THREADS = shape::THREADS, VX = shape::VX, RX = shape::RX;
     /* blocks away from the x and y faces copy vectors (VEC); the others value by value, each value
@@ -899,6 +965,11 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
 #pragma unroll
     for (int n = 0; n < M; ++n) out_from[n] = order_opaque(out + (long)k0 * s.sz + i + (j + n) * s.sy);
     auto after = [](int stage, int d) { return stage + d < S ? stage + d : stage + d - S; }; /* d < S */
+    /* SPLIT: the ring places' barriers, after the tiles and the face transforms; plane t (t >= k0)
+     * fills place (t - k0) % S, so its phase of the place's barriers is the parity of (t - k0) / S */
+    unsigned long long *landed = reinterpret_cast<unsigned long long *>(reinterpret_cast<char *>(tiles) + shape::barriers_at);
+    unsigned long long *read = landed + S;
+    auto phase = [&](int t) { return (unsigned)((t - k0) / S) & 1u; };
 
     /* Planes t .. t + N - 1 into ring places stage, stage + 1, ..., one group of copies; planes from
      * k1 on: EDGE the rows alone (the others whole: fewer tests, and every value lies in the field
@@ -927,8 +998,9 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
                         else order_copy_async(order_copy_target(tile + tile_at[p]), plane + plane_at[p]);
                     }
             }
+            if (SPLIT) order_stage_copied(landed + stage); /* the place's copies, as they land */
         }
-        order_copies_commit();
+        if (!SPLIT) order_copies_commit();
     };
     /* EDGE: this thread's mirrored values of the tile in ring place `stage` once its copies landed
      * (rows_only: a plane past the chunk, whose other values were not copied). */
@@ -1013,6 +1085,11 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
      * before the march, mirrored as they are loaded. Those ghosts are read only by chunks that
      * write them, all the same values (the neighbours' copies take them into tile columns that are
      * never read). */
+    if (SPLIT) {
+        if (tid == 0)
+            for (int t = 0; t < S; ++t) order_stage_init(landed + t, THREADS), order_stage_init(read + t, THREADS);
+        __syncthreads();
+    }
     if (FACES && k1 + R > s.nz && applies(h, 5)) {
         T *ghosts = const_cast<T *>(u); /* the step's input: its owned points are never written */
         for (int e = tid; e < R * ROWS * COLS; e += THREADS) {
@@ -1027,23 +1104,40 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
         order_copies_wait<D>();
         for (int t = 0; t < R; ++t) mirror_xy(t, k0 + t >= k1);
     }
+    if (SPLIT) { /* the chunk's first R planes, whole once every thread's copies landed */
+        for (int t = 0; t < R; ++t) order_stage_landed_wait(landed + t, 0);
+    }
     if (FACES && at_face) { /* the chunk's first R planes, whole once every thread's copies landed */
-        order_copies_wait<D>();
+        if (!SPLIT) order_copies_wait<D>();
         __syncthreads();
         for (int t = 0; t < R; ++t)
             if (k0 + t < k1) make_faces(t);
+        if (SPLIT) __syncthreads(); /* the first groups wait on no reads' barrier */
     }
 
     /* Planes k .. k + P - 1 (group g, its constant part g % U once unrolled), plane k in ring place `stage`. */
     auto group = [&](int g_in_turn, int k, int stage) {
-        order_copies_wait<D - 1>(); /* this thread's copies of planes k + R .. k + R + P - 1 have landed */
-        if (EDGE) {
+        if constexpr (SPLIT) {
+            /* planes k + R + D P .. go where planes k - 2P .. were: every thread must be done with those
+             * (a group before this one's), then planes k + R .. must have landed, all threads' copies */
+            if (k - 2 * P >= k0) {
+#pragma unroll
+                for (int q = 0; q < P; ++q) order_stage_read_wait(read + after(stage, S - 2 * P + q), phase(k - 2 * P + q));
+            }
+            copy_planes(k + R + D * P, P, after(stage, S - 2 * P));
 #pragma unroll
             for (int q = 0; q < P; ++q)
-                if (P == 1 || k + q < k1) mirror_xy(after(stage, R + q), k + R + q >= k1);
+                if (P == 1 || k + q < k1) order_stage_landed_wait(landed + after(stage, R + q), phase(k + R + q));
+        } else {
+            order_copies_wait<D - 1>(); /* this thread's copies of planes k + R .. k + R + P - 1 have landed */
+            if (EDGE) {
+#pragma unroll
+                for (int q = 0; q < P; ++q)
+                    if (P == 1 || k + q < k1) mirror_xy(after(stage, R + q), k + R + q >= k1);
+            }
+            __syncthreads(); /* their tiles are whole; every thread is done with planes k - P .. k - 1 */
+            copy_planes(k + R + D * P, P, after(stage, S - P));
         }
-        __syncthreads(); /* their tiles are whole; every thread is done with planes k - P .. k - 1 */
-        copy_planes(k + R + D * P, P, after(stage, S - P));
         if (FACES && at_face) { /* planes k + R ..: summed R groups on, after the next barrier */
 #pragma unroll
             for (int q = 0; q < P; ++q)
@@ -1111,6 +1205,10 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
                 }
             }
         }
+        if (SPLIT) { /* this thread is done with planes k .. k + P - 1 (rows read R groups ago) */
+#pragma unroll
+            for (int q = 0; q < P; ++q) order_stage_read(read + after(stage, q));
+        }
     };
     const int groups = (k1 - k0 + P - 1) / P;
     int stage = 0;
@@ -1131,9 +1229,14 @@ __device__ __forceinline__ void order_zasync_body(T *__restrict__ out, const T *
  * low z face mirrored as the window is loaded, those past the high face written by the chunks
  * that read them, and the ghosts past the x and y faces made in its tiles (FACES): no block pays
  * the mirroring's copies and tests, no ghost pass runs before the step, and the kernel's
- * registers are that march's alone. */
-template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false>
-__global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M, X, BLOCKS>::blocks))
+ * registers are that march's alone. SPLIT (FILLED, R >= 2P): no block barrier a group but two
+ * barriers a ring place (order_stage_*): a thread waits for its plane's copies, every thread's, as
+ * they land, and, before it fills a place, for the warps still reading it; the ring holds a group
+ * more so that those are a group behind, and the warps drift apart by up to a group instead of
+ * meeting at every plane. */
+template <typename T, int R, int BX, int BY, int M, int X, int P, int D, bool VEC, int BLOCKS, bool FILLED = false,
+          bool SPLIT = false>
+__global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M, X, P, BLOCKS, FILLED, SPLIT>::blocks))
     order_zasync(T *__restrict__ out, const T *__restrict__ u, stencil_shape s, order_coeffs<T> c, halo_coeffs<T> h,
                  int zchunk)
 {
@@ -1141,9 +1244,9 @@ __global__ void __launch_bounds__(BX *BY, (order_async_occupancy<T, R, BX, BY, M
     T *tiles = reinterpret_cast<T *>(order_shared_words);
     const int i0 = blockIdx.x * COLS, j0 = blockIdx.y * ROWS;
     const int k0 = blockIdx.z * zchunk, k1 = min(k0 + zchunk, s.nz);
-    constexpr bool HOLD = order_async_occupancy<T, R, BX, BY, M, X, BLOCKS>::hold_ends;
+    constexpr bool HOLD = order_async_occupancy<T, R, BX, BY, M, X, P, BLOCKS, FILLED, SPLIT>::hold_ends;
     if constexpr (FILLED) {
-        order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false, true>(out, u, s, c, h, k0, k1, tiles);
+        order_zasync_body<T, R, BX, BY, M, X, P, D, VEC, HOLD, false, false, true, SPLIT>(out, u, s, c, h, k0, k1, tiles);
     } else {
         const bool edge = i0 < R || i0 + COLS + R > s.nx || j0 < R || j0 + ROWS + R > s.ny;
         const bool zface = k0 < R || k1 + R > s.nz;
