@@ -79,8 +79,6 @@ struct kernel_entry {
     int ordered; /* heat_zwindow, heat_zahead, heat_zwideg: blocks take their tiles and chunks in a march_order (order_for) */
     int untuned; /* UNTUNED_*: precisions whose automatic choice does not time it (it never won there on the
                     H100 or the H200); `heatsolve bench` lists it and solver.kernel names it all the same */
-    int blocks;  /* heat_zwideg: resident 256-thread blocks an SM its registers are held to (launch_zwideg_wide);
-                    0: the width's own rule */
 };
 
 enum { UNTUNED_DOUBLE = 1, UNTUNED_FLOAT = 2, UNTUNED = 3 };
@@ -153,10 +151,6 @@ static const kernel_entry kernel_table[] = {
     {{"heat_zwide2g16r", 2, 0}, HEAT_ZWIDEG, 16, 3, 2, 0, 1, UNTUNED_FLOAT},
     {{"heat_zwide2g32r", 1, 0}, HEAT_ZWIDEG, 32, 3, 2, 0, 1, UNTUNED_FLOAT},
     {{"heat_zwide2g32r", 2, 0}, HEAT_ZWIDEG, 32, 3, 2, 0, 1, UNTUNED_FLOAT},
-    /* and held to 6 blocks an SM (40 registers) */
-    {{"heat_zwide2g8b6r", 1, 0}, HEAT_ZWIDEG, 8, 3, 2, 0, 1, UNTUNED_FLOAT, 6},
-    {{"heat_zwide2g16b6r", 1, 0}, HEAT_ZWIDEG, 16, 3, 2, 0, 1, UNTUNED_FLOAT, 6},
-    {{"heat_zwide2g32b6r", 1, 0}, HEAT_ZWIDEG, 32, 3, 2, 0, 1, UNTUNED_FLOAT, 6},
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
@@ -347,16 +341,11 @@ static int launch_zahead(const kernel_entry *e, dim3 g, dim3 b, T *out, const T 
 }
 
 /* A heat_zwideg entry of W points a thread. One 16-byte row a thread is held to 8 blocks an SM (32
- * registers, no spills); wider work a thread would spill there. Entries that name their blocks an SM
- * (two doubles, one row: 6) hold the march to fewer rows in flight an SM: on the H200 a march of 8- and
- * 16-byte accesses streams faster with fewer loads in flight than 8 blocks of them keep (docs/PERFORMANCE.md,
- * the single sweep's model). */
+ * registers, no spills); wider work a thread would spill there. */
 template <typename T, int W, int M>
 static int launch_zwideg_wide(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
                               const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
 {
-    if constexpr (W == 2 && M == 1)
-        if (e->blocks == 6) return launch_marching(e, heat_zwideg<T, W, M, true, 6>, g, b, q, out, in, p, c, h, e->zchunk);
     constexpr int blocks_per_sm = M == 1 && W * sizeof(T) == 16 ? HEAT_FUSED_OCCUPANCY : 0;
     return launch_marching(e, heat_zwideg<T, W, M, true, blocks_per_sm>, g, b, q, out, in, p, c, h, e->zchunk);
 }
@@ -679,8 +668,7 @@ static int tune(hip_state *s)
                           "heat_zahead1z16 (tile 2), heat_zahead1r, heat_zahead1z16r, heat_zahead1z8r, heat_zwindowf32r, "
                           "heat_zwindowf16r, heat_zwindowf8r, heat_zwindow16r, heat_zwindowg64r, heat_zwindowg32r, "
                           "heat_zwindowg16r or heat_zwindowg8r (tile 2), heat_zwide4g8r, heat_zwide2g8r or heat_zwide2g32r "
-                          "(tile 1, 2), heat_zwide4g32r or heat_zwide2g16r (tile 2), heat_zwide2g8b6r, heat_zwide2g16b6r "
-                          "or heat_zwide2g32b6r (tile 1)",
+                          "(tile 1, 2), heat_zwide4g32r or heat_zwide2g16r (tile 2)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
     snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s)", s->kernel->variant.kernel,
