@@ -622,7 +622,7 @@ struct tune_candidate {
 
 /* The first pass times each candidate's median of TUNE_REPS launches; the candidates within
  * REFINE_WITHIN of the fastest (REFINE_MOST at most) are then timed REFINE_REPS launches more each,
- * taken in turn, and the fastest median wins: three launches alone picked a chunk length 1-2%
+ * taken in turn (each timed launch after an untimed one of its own), and the fastest median wins: three launches alone picked a chunk length 1-2%
  * slower at times, and in turn a drift of the machine's clocks weighs on them all alike. */
 enum { TUNE_REPS = 3, REFINE_REPS = 9, REFINE_MOST = 6 };
 static const double REFINE_WITHIN = 0.03;
@@ -635,7 +635,10 @@ static int refine_choice(hip_state *s, std::vector<tune_candidate> &all, double 
     while (close < all.size() && close < REFINE_MOST && all[close].ms <= all[0].ms * (1.0 + REFINE_WITHIN)) ++close;
     std::vector<std::vector<float>> times(close, std::vector<float>(REFINE_REPS));
     for (int r = 0; r < REFINE_REPS && close > 1; ++r)
-        for (size_t c = 0; c < close; ++c) HEAT_CALL(time_launch(s, all[c].entry, all[c].shape, 1, &times[c][(size_t)r]));
+        for (size_t c = 0; c < close; ++c) { /* each timed launch after one of its own, as a run's steps follow */
+            HEAT_CALL(launch_timed(s, all[c].entry, all[c].shape));
+            HEAT_CALL(time_launch(s, all[c].entry, all[c].shape, 1, &times[c][(size_t)r]));
+        }
     size_t chosen = 0;
     if (close > 1) {
         for (size_t c = 0; c < close; ++c) {
