@@ -1521,7 +1521,8 @@ def test_kernels_bitwise_gpu():
                 ("heat_zwindow16r", 2), ("heat_zwindowg64r", 2), ("heat_zwindowg32r", 2), ("heat_zwindowg16r", 2),
                 ("heat_zwindowg8r", 2), ("heat_zwide4g8r", 1), ("heat_zwide4g8r", 2), ("heat_zwide4g32r", 2),
                 ("heat_zwide2g8r", 1), ("heat_zwide2g8r", 2), ("heat_zwide2g16r", 2), ("heat_zwide2g32r", 1),
-                ("heat_zwide2g32r", 2)]
+                ("heat_zwide2g32r", 2), ("heat_zwide2g8tr", 1), ("heat_zwide2g16tr", 1),
+                ("heat_zwide2g32tr", 1), ("heat_zwide4g8tr", 1), ("heat_zwide4g16tr", 1), ("heat_zwide4g32tr", 2)]
     config = """
 grid = { n = [80, 48, 40]; length = [2.0, 1.2, 1.0]; };
 time = { steps = 30; };
@@ -1545,7 +1546,8 @@ def test_march_order_bitwise_gpu():
                 ("heat_zwindowg64r", 2), ("heat_zwindowg32r", 2), ("heat_zwindowg16r", 2),
                 ("heat_zwindowg8r", 2), ("heat_zwide4g8r", 1), ("heat_zwide4g8r", 2), ("heat_zwide4g32r", 2),
                 ("heat_zwide2g8r", 1), ("heat_zwide2g8r", 2), ("heat_zwide2g16r", 2), ("heat_zwide2g32r", 1),
-                ("heat_zwide2g32r", 2)]
+                ("heat_zwide2g32r", 2), ("heat_zwide2g8tr", 1), ("heat_zwide2g16tr", 1),
+                ("heat_zwide2g32tr", 1), ("heat_zwide4g8tr", 1), ("heat_zwide4g16tr", 1), ("heat_zwide4g32tr", 2)]
     config = """
 grid = { n = [40, 4400, 24]; length = [0.4, 44.0, 0.24]; };
 time = { steps = 6; };

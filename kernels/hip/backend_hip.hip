@@ -79,6 +79,8 @@ struct kernel_entry {
     int ordered; /* heat_zwindow, heat_zahead, heat_zwideg: blocks take their tiles and chunks in a march_order (order_for) */
     int untuned; /* UNTUNED_*: precisions whose automatic choice does not time it (it never won there on the
                     H100 or the H200); `heatsolve bench` lists it and solver.kernel names it all the same */
+    int turning; /* heat_zwideg: every other launch marches down the field (launch_zwideg_wide), so that a step
+                    starts on the planes the step before wrote last, while L2 still holds them */
 };
 
 enum { UNTUNED_DOUBLE = 1, UNTUNED_FLOAT = 2, UNTUNED = 3 };
@@ -151,6 +153,14 @@ static const kernel_entry kernel_table[] = {
     {{"heat_zwide2g16r", 2, 0}, HEAT_ZWIDEG, 16, 3, 2, 0, 1, UNTUNED_FLOAT},
     {{"heat_zwide2g32r", 1, 0}, HEAT_ZWIDEG, 32, 3, 2, 0, 1, UNTUNED_FLOAT},
     {{"heat_zwide2g32r", 2, 0}, HEAT_ZWIDEG, 32, 3, 2, 0, 1, UNTUNED_FLOAT},
+    /* the same marches turning: up the field, then down, in turn (two doubles a thread spill 36 bytes
+     * down the field under the 8-block cap: out of the tuner's timing) */
+    {{"heat_zwide2g8tr", 1, 0}, HEAT_ZWIDEG, 8, 3, 2, 0, 1, UNTUNED, 1},
+    {{"heat_zwide2g16tr", 1, 0}, HEAT_ZWIDEG, 16, 3, 2, 0, 1, UNTUNED, 1},
+    {{"heat_zwide2g32tr", 1, 0}, HEAT_ZWIDEG, 32, 3, 2, 0, 1, UNTUNED, 1},
+    {{"heat_zwide4g8tr", 1, 0}, HEAT_ZWIDEG, 8, 3, 4, 0, 1, 0, 1},
+    {{"heat_zwide4g16tr", 1, 0}, HEAT_ZWIDEG, 16, 3, 4, 0, 1, 0, 1},
+    {{"heat_zwide4g32tr", 2, 0}, HEAT_ZWIDEG, 32, 3, 4, 0, 1, UNTUNED_DOUBLE, 1},
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
@@ -168,6 +178,9 @@ struct hip_state {
     heat_space_coeffs space;    /* the order-2R stencil; radius 1: the 7-point kernels (coeffs) */
     double shift[6], scale[6];
     const kernel_entry *kernel; /* production kernel; NULL until tuned */
+    mutable unsigned turning_launches; /* launches of turning entries so far: the odd ones march down (a
+                                          launch changes nothing else of the state, hence mutable) */
+    char *tuning_aside;         /* while the tuner steps as a run does: the solution it restores; else NULL */
     int halo_valid;             /* HALO_*: which ghosts of field[current] are up to date */
     int block[3];
     block_stats *d_partials;        /* the field's statistics per reduction brick (brick_stats) */
@@ -340,24 +353,40 @@ static int launch_zahead(const kernel_entry *e, dim3 g, dim3 b, T *out, const T 
     return HEAT_OK;
 }
 
-/* A heat_zwideg entry of W points a thread. One 16-byte row a thread is held to 8 blocks an SM (32
- * registers, no spills); wider work a thread would spill there. */
-template <typename T, int W, int M>
-static int launch_zwideg_wide(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
-                              const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
+/* The field seen from its top, for a march down it (heat_zwideg's MIRRORED): plane k of the launch is
+ * plane nz - 1 - k of the field, the z faces' ghost rules swapped. */
+template <typename T> static void mirror_z(T *&out, const T *&in, stencil_shape &p, halo_coeffs<T> &h)
 {
-    constexpr int blocks_per_sm = M == 1 && W * sizeof(T) == 16 ? HEAT_FUSED_OCCUPANCY : 0;
-    return launch_marching(e, heat_zwideg<T, W, M, true, blocks_per_sm>, g, b, q, out, in, p, c, h, e->zchunk);
+    const long top = (long)(p.nz - 1) * p.sz;
+    out += top, in += top, p.sz = -p.sz;
+    std::swap(h.shift[FACE_Z_LOW], h.shift[FACE_Z_HIGH]), std::swap(h.scale[FACE_Z_LOW], h.scale[FACE_Z_HIGH]);
+    const unsigned low = h.exchanged >> FACE_Z_LOW & 1u, high = h.exchanged >> FACE_Z_HIGH & 1u;
+    h.exchanged = (h.exchanged & ~(1u << FACE_Z_LOW | 1u << FACE_Z_HIGH)) | low << FACE_Z_HIGH | high << FACE_Z_LOW;
 }
 
-/* The table's heat_zwideg entries: 4 or 2 points a thread, one or two rows. */
-template <typename T, int M>
-static int launch_zwideg(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
-                         const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
+/* A heat_zwideg entry of W points a thread, marching up the field or (down) down it. One 16-byte row a
+ * thread is held to 8 blocks an SM (32 registers, no spills); wider work a thread would spill there. */
+template <typename T, int W, int M>
+static int launch_zwideg_wide(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, stencil_shape p,
+                              const stencil_coeffs<T> &c, halo_coeffs<T> h, bool down, hipStream_t q)
 {
+    constexpr int blocks_per_sm = M == 1 && W * sizeof(T) == 16 ? HEAT_FUSED_OCCUPANCY : 0;
+    if (!down) return launch_marching(e, heat_zwideg<T, W, M, true, blocks_per_sm>, g, b, q, out, in, p, c, h, e->zchunk);
+    mirror_z(out, in, p, h);
+    return launch_marching(e, heat_zwideg<T, W, M, true, blocks_per_sm, true>, g, b, q, out, in, p, c, h, e->zchunk);
+}
+
+/* The table's heat_zwideg entries: 4 or 2 points a thread, one or two rows; a turning entry's odd
+ * launches march down the field, beginning where the launch before ended (march_order's last blocks
+ * are its streams' top chunks, a mirrored launch's first ones the same chunks). */
+template <typename T, int M>
+static int launch_zwideg(const hip_state *s, const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in,
+                         const stencil_shape &p, const stencil_coeffs<T> &c, const halo_coeffs<T> &h, hipStream_t q)
+{
+    const bool down = e->turning && s->turning_launches++ % 2 == 1;
     if constexpr (M <= 2) {
-        if (e->width == 4) return launch_zwideg_wide<T, 4, M>(e, g, b, out, in, p, c, h, q);
-        if (e->width == 2) return launch_zwideg_wide<T, 2, M>(e, g, b, out, in, p, c, h, q);
+        if (e->width == 4) return launch_zwideg_wide<T, 4, M>(e, g, b, out, in, p, c, h, down, q);
+        if (e->width == 2) return launch_zwideg_wide<T, 2, M>(e, g, b, out, in, p, c, h, down, q);
     }
     return HEAT_OK;
 }
@@ -401,7 +430,7 @@ static int launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *
             if (e->width == 4) launch_wide<T, 4, M>(e, g, b, out, in, p, c, h, q);
         break;
     case HEAT_ZAHEAD: return launch_zahead<T, M>(e, g, b, out, in, p, c, h, q);
-    case HEAT_ZWIDEG: return launch_zwideg<T, M>(e, g, b, out, in, p, c, h, q);
+    case HEAT_ZWIDEG: return launch_zwideg<T, M>(s, e, g, b, out, in, p, c, h, q);
     case LAP_BASELINE: lap_baseline<T><<<g, b, 0, q>>>(out, in, p, c); break;
     case ORDER_POINT:
     case ORDER_ZWINDOW: break; /* launch_order's */
@@ -513,13 +542,22 @@ static const kernel_entry *find_variant(const char *name, int tile)
     return find_kernel(name, tile);
 }
 
-/* Device time of one launch of e (out of place: the solution is untouched); with_halo: a whole
- * step, the halo pass included where e needs one. */
+/* One launch of e from the current field into the other; while the tuner has the solution aside
+ * (tuning_aside), the other becomes the current one, as a run steps. */
+static int launch_timed(hip_state *s, const kernel_entry *e, const int shape[3])
+{
+    HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current));
+    if (s->tuning_aside) s->current = 1 - s->current, s->halo_valid = HALO_NONE;
+    return HEAT_OK;
+}
+
+/* Device time of one launch of e (out of place: the solution is untouched, or set aside by the tuner);
+ * with_halo: a whole step, the halo pass included where e needs one. */
 static int time_launch(hip_state *s, const kernel_entry *e, const int shape[3], int with_halo, float *ms)
 {
     HIP_CALL(hipEventRecord(s->start, 0));
     if (with_halo && e->fused != GHOSTS_WRITTEN && e->fused != GHOSTS_MADE) HEAT_CALL(fill_halo_for(s, e));
-    HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current));
+    HEAT_CALL(launch_timed(s, e, shape));
     HIP_CALL(hipEventRecord(s->stop, 0));
     HIP_CALL(hipEventSynchronize(s->stop));
     HIP_CALL(hipEventElapsedTime(ms, s->start, s->stop));
@@ -530,7 +568,7 @@ static int time_launch(hip_state *s, const kernel_entry *e, const int shape[3], 
 static int time_kernel(hip_state *s, const kernel_entry *e, const int shape[3], int reps, int with_halo, double *ms)
 {
     std::vector<float> times((size_t)reps);
-    HEAT_CALL(launch(s, e, shape, s->current, 1 - s->current)); /* warm-up */
+    HEAT_CALL(launch_timed(s, e, shape)); /* warm-up */
     for (int r = 0; r < reps; ++r) HEAT_CALL(time_launch(s, e, shape, with_halo, &times[(size_t)r]));
     std::sort(times.begin(), times.end());
     *ms = times[(size_t)reps / 2];
@@ -585,7 +623,7 @@ struct tune_candidate {
 
 /* The first pass times each candidate's median of TUNE_REPS launches; the candidates within
  * REFINE_WITHIN of the fastest (REFINE_MOST at most) are then timed REFINE_REPS launches more each,
- * taken in turn, and the fastest median wins: three launches alone picked a chunk length 1-2%
+ * taken in turn (each timed launch after an untimed one of its own), and the fastest median wins: three launches alone picked a chunk length 1-2%
  * slower at times, and in turn a drift of the machine's clocks weighs on them all alike. */
 enum { TUNE_REPS = 3, REFINE_REPS = 9, REFINE_MOST = 6 };
 static const double REFINE_WITHIN = 0.03;
@@ -598,7 +636,10 @@ static int refine_choice(hip_state *s, std::vector<tune_candidate> &all, double 
     while (close < all.size() && close < REFINE_MOST && all[close].ms <= all[0].ms * (1.0 + REFINE_WITHIN)) ++close;
     std::vector<std::vector<float>> times(close, std::vector<float>(REFINE_REPS));
     for (int r = 0; r < REFINE_REPS && close > 1; ++r)
-        for (size_t c = 0; c < close; ++c) HEAT_CALL(time_launch(s, all[c].entry, all[c].shape, 1, &times[c][(size_t)r]));
+        for (size_t c = 0; c < close; ++c) { /* each timed launch after one of its own, as a run's steps follow */
+            HEAT_CALL(launch_timed(s, all[c].entry, all[c].shape));
+            HEAT_CALL(time_launch(s, all[c].entry, all[c].shape, 1, &times[c][(size_t)r]));
+        }
     size_t chosen = 0;
     if (close > 1) {
         for (size_t c = 0; c < close; ++c) {
@@ -612,9 +653,35 @@ static int refine_choice(hip_state *s, std::vector<tune_candidate> &all, double 
     return HEAT_OK;
 }
 
-/* Fastest of the candidate heat kernels, tiles and block shapes, timed on
- * the actual problem (out of place: the solution is untouched). */
-static int tune_by_timing(hip_state *s, double *best)
+/* The solution set aside while the tuner steps as a run does, each launch reading the one before's
+ * output: a launch that reads what the one before wrote times otherwise than one that reads the same
+ * input again (what L2 holds at its start; which way a turning march runs), by several percent on the
+ * H200. Where the device has no room for the copy, the tuner times out of place (tuning_aside NULL). */
+static int set_solution_aside(hip_state *s)
+{
+    const size_t bytes = (size_t)s->layout.total * s->elem;
+    if (hipMalloc(&s->tuning_aside, bytes) != hipSuccess) {
+        (void)hipGetLastError(); /* the failed allocation is no error of the run */
+        s->tuning_aside = NULL;
+        return HEAT_OK;
+    }
+    HIP_CALL(hipMemcpy(s->tuning_aside, s->field[s->current], bytes, hipMemcpyDeviceToDevice));
+    return HEAT_OK;
+}
+
+/* The solution back in field `current` with its halo state, the copy freed. */
+static int restore_solution(hip_state *s, int current, int halo_valid)
+{
+    if (!s->tuning_aside) return HEAT_OK;
+    s->current = current, s->halo_valid = halo_valid;
+    HIP_CALL(hipMemcpy(s->field[current], s->tuning_aside, (size_t)s->layout.total * s->elem, hipMemcpyDeviceToDevice));
+    HIP_CALL(hipFree(s->tuning_aside));
+    s->tuning_aside = NULL;
+    return HEAT_OK;
+}
+
+/* Fastest of the candidate heat kernels, tiles and block shapes (tune_by_timing). */
+static int time_candidates(hip_state *s, double *best)
 {
     const heat_kernel_choice &want = s->problem.kernel;
     int fixed_block = want.block[0] > 0;
@@ -637,6 +704,17 @@ static int tune_by_timing(hip_state *s, double *best)
         }
     }
     return timed.empty() ? HEAT_OK : refine_choice(s, timed, best);
+}
+
+/* Fastest of the candidate heat kernels, tiles and block shapes, timed on the actual problem stepping as
+ * a run does (the solution set aside and restored), or out of place. */
+static int tune_by_timing(hip_state *s, double *best)
+{
+    const int current = s->current, halo_valid = s->halo_valid;
+    HEAT_CALL(set_solution_aside(s));
+    const int status = time_candidates(s, best);
+    const int restored = restore_solution(s, current, halo_valid);
+    return status != HEAT_OK ? status : restored;
 }
 
 /* Picks kernel, tile and block: solver.kernel / tile / block where given,
@@ -668,7 +746,8 @@ static int tune(hip_state *s)
                           "heat_zahead1z16 (tile 2), heat_zahead1r, heat_zahead1z16r, heat_zahead1z8r, heat_zwindowf32r, "
                           "heat_zwindowf16r, heat_zwindowf8r, heat_zwindow16r, heat_zwindowg64r, heat_zwindowg32r, "
                           "heat_zwindowg16r or heat_zwindowg8r (tile 2), heat_zwide4g8r, heat_zwide2g8r or heat_zwide2g32r "
-                          "(tile 1, 2), heat_zwide4g32r or heat_zwide2g16r (tile 2)",
+                          "(tile 1, 2), heat_zwide4g32r or heat_zwide2g16r (tile 2), heat_zwide2g8tr, heat_zwide2g16tr, "
+                          "heat_zwide2g32tr, heat_zwide4g8tr or heat_zwide4g16tr (tile 1), heat_zwide4g32tr (tile 2)",
                           want.name, want.tile);
     if (automatic && best > 0.0) cache_store(s);
     snprintf(s->description, sizeof s->description, "%s m=%d block %dx%dx%d (%s)", s->kernel->variant.kernel,

@@ -23,7 +23,8 @@
  *                        the fly from the owned value beside it (GHOSTS_MADE):
  *                        no halo pass before it, none written by it
  *   heat_zwideg<W, M>    (zwideg_kernels.hip) heat_zwindowg's march with W points
- *                        along x a thread, a row one vector load and store
+ *                        along x a thread, a row one vector load and store; MIRRORED:
+ *                        down the field (the turning entries' every other launch)
  * FUSED heat kernels also write the ghosts of the field they produce, so a
  * time step is one kernel; the others need a halo_fill launch before each step.
  */

@@ -43,8 +43,11 @@ __device__ __forceinline__ row_values<T, W> made_ghosts(const halo_coeffs<T> &h,
     return g;
 }
 
-/* ORDERED: the blocks take their tiles and chunks in march_order o's order. */
-template <typename T, int W, int M, bool ORDERED, int BLOCKS_PER_SM = 0>
+/* ORDERED: the blocks take their tiles and chunks in march_order o's order. MIRRORED: the field seen
+ * from its top (launch_zwideg_mirrored passes the top plane's addresses, a negative plane stride and the
+ * z faces' ghost rules swapped), so the march runs down the field; the z neighbours go into heat_point in
+ * the field's order, so the bits are the upward march's. */
+template <typename T, int W, int M, bool ORDERED, int BLOCKS_PER_SM = 0, bool MIRRORED = false>
 __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, BLOCKS_PER_SM)
     heat_zwideg(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
                 int zchunk, march_order o)
@@ -90,8 +93,8 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, BLOCKS_PER_SM)
         for (int n = 0; n < M; ++n) {
             V yn = n == M - 1 ? north : here[n + 1];
             if (made_north && j + n == s.ny - 1) yn = made_ghosts<T, W>(h, 3, here[n]);
-            const V v = zwideg_row<T, W>(below[n], n == 0 ? south : here[n - 1], here[n], yn, above[n], west[n],
-                                         east[n], last, c, h);
+            const V v = zwideg_row<T, W>(MIRRORED ? above[n] : below[n], n == 0 ? south : here[n - 1], here[n], yn,
+                                         MIRRORED ? below[n] : above[n], west[n], east[n], last, c, h);
             if (j + n < s.ny) store_row<T, W>(v, q + n * s.sy, valid);
         }
 #pragma unroll

@@ -6,6 +6,9 @@
  *   nvcc -std=c++17 -O3 -fmad=false -arch=sm_90 -Xcompiler -fopenmp -I kernels/hip tools/probes/sweep_probe.cu -o sweep_probe -lgomp
  *   sweep_probe stream             read+write streams: bytes a thread, loads in flight, occupancy, cache policies
  *   sweep_probe stencil N|NXxNYxNZ float|double [reps]   heat_zwindowg against heat_zwideg, bits first
+ *   sweep_probe march N|NXxNYxNZ double|float [reps [NAME]]  the production marches stepping as a run does (each
+ *                                                         launch reads the one before's output) at 8 down to 4
+ *                                                         blocks an SM, block shapes and z chunks
  *
  * -fmad=false as the project's build: the kernels' bits are compared.
  */
@@ -443,10 +446,245 @@ template <typename T> static void run_stencil(const int n[3], int reps)
     CHECK(cudaFree(F.out));
 }
 
+/* ---- a step that starts where the one before ended ------------------------------------------- */
+
+/* heat_zwideg<T, W, 1> with DOWN: the blocks take march_order o's order from its end and march their
+ * chunk from its top plane down, the mirror in time of the upward march. Steps taken upward and downward
+ * in turn begin on the planes the previous step wrote last, which L2 may still hold. The same points and
+ * expression: heat_zwideg's bits. */
+template <typename T, int W, int BLOCKS_PER_SM, bool DOWN>
+__global__ void __launch_bounds__(HEAT_LAUNCH_BOUND, BLOCKS_PER_SM)
+    zwideg_turning(T *__restrict__ f, const T *__restrict__ u, stencil_shape s, stencil_coeffs<T> c, halo_coeffs<T> h,
+                   int zchunk, march_order o)
+{
+    using V = row_values<T, W>;
+    int bx, by, bz;
+    {
+        const int columns = (int)(gridDim.x * gridDim.y), chunks = (int)gridDim.z;
+        long index = blockIdx.x + (long)gridDim.x * (blockIdx.y + (long)gridDim.y * blockIdx.z);
+        if (DOWN) index = (long)columns * chunks - 1 - index;
+        const long span = (long)o.group * chunks;
+        const int g = (int)(index / span), first = g * o.group;
+        const int width = min(o.group, columns - first);
+        const long r = index - g * span;
+        const int column = first + (int)(r % width), step = (int)(r / width);
+        bz = (step % o.streams) * (chunks / o.streams) + step / o.streams;
+        bx = column % (int)gridDim.x, by = column / (int)gridDim.x;
+    }
+    const int i = W * (int)(threadIdx.x + bx * blockDim.x);
+    const int j = (int)(threadIdx.y + by * blockDim.y);
+    const int k0 = bz * zchunk, k1 = k0 + zchunk < s.nz ? k0 + zchunk : s.nz;
+    if (i >= s.nx || j >= s.ny) return;
+    const int valid = s.nx - i < W ? s.nx - i : W, last = s.nx - 1 - i;
+    const int kfirst = DOWN ? k1 - 1 : k0;
+    const long start = i + (long)j * s.sy + (long)kfirst * s.sz;
+    const long dz = DOWN ? -s.sz : s.sz;
+    const T *p = u + start;
+    T *q = f + start;
+    auto row = [&](const T *at) { return *reinterpret_cast<const V *>(at); };
+    const bool made_south = j == 0 && applies(h, 2), made_north = j == s.ny - 1 && applies(h, 3);
+    const bool made_west = i == 0 && applies(h, 0), made_east = last == W - 1 && applies(h, 1);
+    const int end_face = DOWN ? 4 : 5, end_plane = DOWN ? 0 : s.nz - 1, start_plane = DOWN ? s.nz - 1 : 0;
+    V behind, here = row(p), ahead;
+    behind = kfirst == start_plane && applies(h, 9 - end_face) ? made_ghosts<T, W>(h, 9 - end_face, here) : row(p - dz);
+    for (int n = k1 - k0, k = kfirst; n > 0; --n, k += DOWN ? -1 : 1, p += dz, q += dz) {
+        const V south = made_south ? made_ghosts<T, W>(h, 2, here) : row(p - s.sy);
+        const T west = made_west ? made_ghost(h, 0, here.v[0]) : p[-1];
+        const T east = made_east ? made_ghost(h, 1, here.v[W - 1]) : p[W];
+        const V north = made_north ? made_ghosts<T, W>(h, 3, here) : row(p + s.sy);
+        ahead = k == end_plane && applies(h, end_face) ? made_ghosts<T, W>(h, end_face, here) : row(p + dz);
+        const V v = DOWN ? zwideg_row<T, W>(ahead, south, here, north, behind, west, east, last, c, h)
+                         : zwideg_row<T, W>(behind, south, here, north, ahead, west, east, last, c, h);
+        store_row<T, W>(v, q, valid);
+        behind = here, here = ahead;
+    }
+}
+
+/* ---- the production marches stepping as a run does ----------------------------------------- */
+
+/* Dynamic shared bytes a block that leave `blocks` 256-thread blocks an SM within a shared-memory
+ * carve-out of `carve` KB (64: L1 keeps 192 KB; 228: 28 KB); blocks 0: none asked, the whole L1. */
+static size_t limiter_bytes(int blocks, int carve) { return blocks > 0 ? (size_t)(carve * 1024 / blocks - 1024 - 64) : 0; }
+
+struct march_row {
+    std::string label;
+    double ms, pct;
+};
+
+/* Median of `reps` launches, each reading the previous launch's output (a and b in turn, as a run
+ * steps), at `blocks` blocks an SM (limiter_bytes); the bits of one launch from F.u against F.ref first. */
+template <typename T, typename K>
+static void march_row_of(field_set<T> &F, T *a, T *b, std::vector<march_row> &rows, const char *name, K kernel, int bx,
+                         int by, int W, int M, int zchunk, int blocks, int carve, int reps, bool check, K odd = nullptr)
+{
+    const size_t smem = limiter_bytes(blocks, carve);
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                               !smem ? 0 : carve == 64 ? 28 : 100));
+    int per = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kernel, bx * by, smem));
+    if (blocks > 0 && per != blocks) return; /* the registers allow fewer: the row of the kernel's own limit */
+    dim3 block(bx, by, 1);
+    const int tx = (F.n[0] + W - 1) / W;
+    dim3 grid((tx + bx - 1) / bx, (F.n[1] + by * M - 1) / (by * M), (F.n[2] + zchunk - 1) / zchunk);
+    const march_order o = order_for(grid, (long)per * sm_count);
+    const long first = F.l.origin + 1 + F.l.sy + F.l.sz;
+    if (odd) {
+        CHECK(cudaFuncSetAttribute(odd, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+        CHECK(cudaFuncSetAttribute(odd, cudaFuncAttributePreferredSharedMemoryCarveout, !smem ? 0 : carve == 64 ? 28 : 100));
+    }
+    K now = kernel;
+    auto go = [&](T *out, const T *in) { now<<<grid, block, smem>>>(out + first, in + first, F.s, F.c, F.h, zchunk, o); };
+    const char *bits = "";
+    if (check) {
+        CHECK(cudaMemset(F.out, 0xff, F.l.total * sizeof(T)));
+        go(F.out, F.u);
+        CHECK(cudaDeviceSynchronize());
+        bits = same_bits(F) ? "bits=ref" : "BITS DIFFER";
+        if (odd) {
+            now = odd;
+            CHECK(cudaMemset(F.out, 0xff, F.l.total * sizeof(T)));
+            go(F.out, F.u);
+            CHECK(cudaDeviceSynchronize());
+            if (!same_bits(F)) bits = "BITS DIFFER (odd)";
+            now = kernel;
+        }
+    }
+    CHECK(cudaMemcpy(a, F.u, F.l.total * sizeof(T), cudaMemcpyDeviceToDevice));
+    int turn = 0;
+    const double ms = median_ms(reps, [&] {
+        now = odd && turn % 2 ? odd : kernel;
+        if (turn++ % 2) go(a, b);
+        else go(b, a);
+    });
+    cudaFuncAttributes attr;
+    CHECK(cudaFuncGetAttributes(&attr, kernel));
+    const double pct = 100.0 * F.bytes / (ms * 1e-3) / 1e9 / F.copy_gbs;
+    const long blocks_all = (long)grid.x * grid.y * grid.z, slots = (long)per * sm_count;
+    char label[200];
+    snprintf(label, sizeof label, "%-18s %3dx%d z%-3d regs %3d blocks/SM %d c%-3d waves %6.2f", name, bx, by, zchunk,
+             attr.numRegs, per, smem ? carve : 0, (double)blocks_all / slots);
+    printf("march %s %8.4f ms %6.2f%% of copy %s\n", label, ms, pct, bits);
+    fflush(stdout);
+    rows.push_back({label, ms, pct});
+}
+
+template <typename T> static void run_march(const int n[3], int reps, const char *only)
+{
+    field_set<T> F;
+    memcpy(F.n, n, sizeof F.n);
+    F.l = layout_for(n, sizeof(T));
+    F.s = {n[0], n[1], n[2], F.l.sy, F.l.sz};
+    const double hx = (double)n[0] * n[0], hy = (double)n[1] * n[1], hz = (double)n[2] * n[2];
+    F.c = {(T)hx, (T)hy, (T)hz, (T)(-2.0 * (hx + hy + hz)), (T)(0.45 / (hx + hy + hz))};
+    const double shift[6] = {0.6, 0.0, 0.0, 2.0, 1.0, 0.0}, scale[6] = {-1, 1, 1, -1, -1, 1};
+    for (int f = 0; f < 6; ++f) F.h.shift[f] = (T)shift[f], F.h.scale[f] = (T)scale[f];
+    F.h.exchanged = 0;
+    const size_t bytes = F.l.total * sizeof(T);
+    T *a, *b;
+    CHECK(cudaMalloc(&F.u, bytes));
+    CHECK(cudaMalloc(&F.ref, bytes));
+    CHECK(cudaMalloc(&F.out, bytes));
+    CHECK(cudaMalloc(&a, bytes));
+    CHECK(cudaMalloc(&b, bytes));
+    {
+        std::vector<T> h(F.l.total);
+#pragma omp parallel for
+        for (long e = 0; e < F.l.total; ++e) {
+            const long k = e / F.l.sz, j = e % F.l.sz / F.l.sy, i = e % F.l.sy;
+            h[e] = (T)(1.0 + 0.5 * sin(0.013 * i + 0.3) * cos(0.021 * j) + 0.25 * sin(0.017 * k + 0.1 * i) +
+                       1e-3 * (double)((e * 2654435761u) % 1000) / 1000.0);
+        }
+        CHECK(cudaMemcpy(F.u, h.data(), bytes, cudaMemcpyHostToDevice));
+    }
+    CHECK(cudaMemcpy(a, F.u, bytes, cudaMemcpyDeviceToDevice));
+    CHECK(cudaMemcpy(b, F.u, bytes, cudaMemcpyDeviceToDevice));
+    const double X = n[0] + 2.0, Y = n[1] + 2.0, Z = n[2] + 2.0;
+    F.bytes = sizeof(T) * (X * Y * Z - 8.0 - 4.0 * (n[0] + n[1] + n[2]) + (double)n[0] * n[1] * n[2]);
+    /* the bench's copy: the faster of one before and one after the kernels */
+    auto copy = [&] { return median_ms(reps, [&] { CHECK(cudaMemcpy(a, b, bytes, cudaMemcpyDeviceToDevice)); }); };
+    const double before = copy();
+    F.copy_gbs = 2.0 * bytes / (before * 1e-3) / 1e9;
+    auto ref = heat_zwindow<T, 2, GHOSTS_MADE, true>;
+    CHECK(cudaMemset(F.ref, 0xff, bytes));
+    launch_march<T>(ref, F, F.ref, 64, 4, 1, 2, 8);
+    CHECK(cudaDeviceSynchronize());
+    std::vector<march_row> rows;
+    const std::vector<std::pair<int, int>> shapes = {{64, 4}, {128, 2}, {32, 8}};
+    const bool big = n[0] > 600; /* 1024: fewer rows, no bits (the host's compare of 9 GB) */
+    auto sweep = [&](const char *name, auto kernel, int W, int M, std::vector<int> zs) {
+        if (only && !strstr(name, only)) return;
+        bool check = !big;
+        for (int blocks : {0, 7, 6, 5, 4})
+            for (int carve : {64, 228})
+                for (int z : zs)
+                    for (auto &s : shapes)
+                        if ((blocks || carve == 64) && (!big || ((blocks == 0 || blocks == 6) && z >= 8 && s.second != 8)))
+                            march_row_of<T>(F, a, b, rows, name, kernel, s.first, s.second, W, M, z, blocks, carve, reps,
+                                            std::exchange(check, false));
+    };
+    /* the fixed cost of a launch (ramp and tail): the same march over the first 128, 256 and 512 planes */
+    if (!only || !strcmp(only, "fixed"))
+        for (int planes : {64, 128, 256, 512, 1024})
+            if (planes <= n[2]) {
+                const int nz = F.s.nz;
+                F.s.nz = planes;
+                const double bytes_all = F.bytes;
+                F.bytes = bytes_all * planes / nz;
+                char name[64];
+                snprintf(name, sizeof name, "fixed nz=%d", planes);
+                march_row_of<T>(F, a, b, rows, name, heat_zwideg<T, 16 / sizeof(T), 1, true, 8>, 64, 4, 16 / sizeof(T), 1, 8,
+                                0, 64, reps, false);
+                F.s.nz = nz, F.bytes = bytes_all;
+            }
+    if (only && !strcmp(only, "fixed")) rows.clear();
+    if constexpr (sizeof(T) == 8)
+        if (!only || strstr("turning", only)) {
+            /* upward only, then upward and downward in turn: the same kernel, bits first */
+            for (int blocks : {0, 5}) /* downward: 48 registers, 5 blocks; upward 32, 8 */
+                for (int z : {8, 16, 32})
+                    for (auto &sh : std::vector<std::pair<int, int>>{{64, 4}, {128, 2}}) {
+                        march_row_of<T>(F, a, b, rows, "turning up only", zwideg_turning<T, 2, 0, false>, sh.first,
+                                        sh.second, 2, 1, z, blocks, 64, reps, z == 8 && blocks == 0);
+                        march_row_of<T>(F, a, b, rows, "turning up/down", zwideg_turning<T, 2, 0, false>, sh.first,
+                                        sh.second, 2, 1, z, blocks, 64, reps, z == 8 && blocks == 0,
+                                        zwideg_turning<T, 2, 0, true>);
+                    }
+        }
+    if constexpr (sizeof(T) == 8) {
+        sweep("zwide2g m=1 b8", heat_zwideg<T, 2, 1, true, 8>, 2, 1, {6, 8, 11, 12, 15, 16, 24, 32});
+        sweep("zwindowg m=2", ref, 1, 2, {8, 12, 15, 16});
+        sweep("zwide2g m=2 b6", heat_zwideg<T, 2, 2, true, 6>, 2, 2, {8, 16, 32});
+        sweep("zwide2g m=2 b5", heat_zwideg<T, 2, 2, true, 5>, 2, 2, {8, 16, 32});
+        sweep("zwide1g m=2 b8", heat_zwideg<T, 1, 2, true, 8>, 1, 2, {8, 16});
+        sweep("zwide1g m=1 b8", heat_zwideg<T, 1, 1, true, 8>, 1, 1, {8, 16});
+        sweep("zwide2g m=2", heat_zwideg<T, 2, 2, true>, 2, 2, {8, 16, 32});
+        sweep("zwide2g m=1 b6", heat_zwideg<T, 2, 1, true, 6>, 2, 1, {8, 16, 32});
+        sweep("zwide4g m=1", heat_zwideg<T, 4, 1, true>, 4, 1, {8, 16, 32});
+        sweep("zwide4g m=1 b6", heat_zwideg<T, 4, 1, true, 6>, 4, 1, {8, 16, 32});
+    } else {
+        sweep("zwide4g m=1 b8", heat_zwideg<T, 4, 1, true, 8>, 4, 1, {8, 16, 32});
+        sweep("zwide4g m=2", heat_zwideg<T, 4, 2, true>, 4, 2, {8, 16, 32});
+    }
+    const double after = copy();
+    const double best_copy = std::min(before, after);
+    printf("march copy %.4f ms before, %.4f after: %.1f / %.1f GB/s (rows against the first)\n", before, after,
+           2.0 * bytes / (before * 1e-3) / 1e9, 2.0 * bytes / (after * 1e-3) / 1e9);
+    std::sort(rows.begin(), rows.end(), [](const march_row &x, const march_row &y) { return x.ms < y.ms; });
+    for (size_t r = 0; r < rows.size() && r < 15; ++r)
+        printf("best %2zu %s %8.4f ms %6.2f%% of the first copy, %6.2f%% of the faster\n", r + 1, rows[r].label.c_str(),
+               rows[r].ms, rows[r].pct, 100.0 * F.bytes / (rows[r].ms * 1e-3) / 1e9 / (2.0 * bytes / (best_copy * 1e-3) / 1e9));
+    CHECK(cudaFree(F.u));
+    CHECK(cudaFree(F.ref));
+    CHECK(cudaFree(F.out));
+    CHECK(cudaFree(a));
+    CHECK(cudaFree(b));
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s stream | stencil N float|double [reps]\n", argv[0]);
+        fprintf(stderr, "usage: %s stream | stencil|march N float|double [reps]\n", argv[0]);
         return 2;
     }
     cudaDeviceProp prop;
@@ -462,6 +700,13 @@ int main(int argc, char **argv)
         const int reps = argc > 4 ? atoi(argv[4]) : 15;
         if (strcmp(argv[3], "float") == 0) run_stencil<float>(n, reps);
         else run_stencil<double>(n, reps);
+    } else if (strcmp(argv[1], "march") == 0 && argc >= 4) {
+        int n[3];
+        if (sscanf(argv[2], "%dx%dx%d", &n[0], &n[1], &n[2]) != 3) n[0] = n[1] = n[2] = atoi(argv[2]);
+        const int reps = argc > 4 ? atoi(argv[4]) : 15;
+        const char *only = argc > 5 ? argv[5] : NULL;
+        if (strcmp(argv[3], "float") == 0) run_march<float>(n, reps, only);
+        else run_march<double>(n, reps, only);
     } else return 2;
     return 0;
 }
