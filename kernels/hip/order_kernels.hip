@@ -791,8 +791,8 @@ template <typename T, int R, int BX, int BY, int M, int P, int D, bool VEC, int 
      * its X columns and their x neighbours as shared vectors of VX values (at most 16 bytes). The
      * tile's columns start A >= R columns left of the block's, A a multiple of V and VX, so that
      * every vector is aligned, and with VEC of a 32-byte sector (SECTOR values), so that each row's
-     * copies start on one (float's started 16 bytes into one, and read twice the L2 sectors a byte
-     * of double's: 55.0 M against 59.2 M at 64 x 16, where counting its copies' sectors gives 29 M).
+     * copies start on one (a row starting mid-sector makes every copy touch one sector more: float's
+     * rows read about twice the L2 sectors they need; PERFORMANCE.md, space orders on the GPU).
      * The columns between R and A left of the block are copied (the row's own sectors, never read). */
     enum { V = VEC ? 16 / sizeof(T) : 1, VX = X * sizeof(T) <= 16 ? X : 16 / sizeof(T), SECTOR = VEC ? 32 / sizeof(T) : 1 };
     enum { ALIGN = SECTOR > V && SECTOR > VX ? SECTOR : V > VX ? V : VX, A = (R + ALIGN - 1) / ALIGN * ALIGN };

@@ -376,15 +376,16 @@ static void stencil_row(field_set<T> &F, const char *name, K kernel, int bx, int
     fflush(stdout);
 }
 
-template <typename T> static void run_stencil(const int n[3], int reps)
+/* The probe's field: n points, the stencil of a unit box at dt = 0.45 of the stable one, and every face
+ * type once (x low Dirichlet 0.3, x high Neumann, y low Neumann, y high Dirichlet 1, z low Dirichlet 0.5,
+ * z high Neumann); u, ref and out allocated. */
+template <typename T> static void field_set_create(field_set<T> &F, const int n[3])
 {
-    field_set<T> F;
     memcpy(F.n, n, sizeof F.n);
     F.l = layout_for(n, sizeof(T));
     F.s = {n[0], n[1], n[2], F.l.sy, F.l.sz};
     const double hx = (double)n[0] * n[0], hy = (double)n[1] * n[1], hz = (double)n[2] * n[2];
     F.c = {(T)hx, (T)hy, (T)hz, (T)(-2.0 * (hx + hy + hz)), (T)(0.45 / (hx + hy + hz))};
-    /* x low Dirichlet 0.3, x high Neumann, y low Neumann, y high Dirichlet 1, z low Dirichlet 0.5, z high Neumann */
     const double shift[6] = {0.6, 0.0, 0.0, 2.0, 1.0, 0.0}, scale[6] = {-1, 1, 1, -1, -1, 1};
     for (int f = 0; f < 6; ++f) F.h.shift[f] = (T)shift[f], F.h.scale[f] = (T)scale[f];
     F.h.exchanged = 0;
@@ -392,6 +393,13 @@ template <typename T> static void run_stencil(const int n[3], int reps)
     CHECK(cudaMalloc(&F.u, bytes));
     CHECK(cudaMalloc(&F.ref, bytes));
     CHECK(cudaMalloc(&F.out, bytes));
+}
+
+template <typename T> static void run_stencil(const int n[3], int reps)
+{
+    field_set<T> F;
+    field_set_create(F, n);
+    const size_t bytes = F.l.total * sizeof(T);
     {
         std::vector<T> h(F.l.total);
 #pragma omp parallel for
@@ -572,19 +580,9 @@ static void march_row_of(field_set<T> &F, T *a, T *b, std::vector<march_row> &ro
 template <typename T> static void run_march(const int n[3], int reps, const char *only)
 {
     field_set<T> F;
-    memcpy(F.n, n, sizeof F.n);
-    F.l = layout_for(n, sizeof(T));
-    F.s = {n[0], n[1], n[2], F.l.sy, F.l.sz};
-    const double hx = (double)n[0] * n[0], hy = (double)n[1] * n[1], hz = (double)n[2] * n[2];
-    F.c = {(T)hx, (T)hy, (T)hz, (T)(-2.0 * (hx + hy + hz)), (T)(0.45 / (hx + hy + hz))};
-    const double shift[6] = {0.6, 0.0, 0.0, 2.0, 1.0, 0.0}, scale[6] = {-1, 1, 1, -1, -1, 1};
-    for (int f = 0; f < 6; ++f) F.h.shift[f] = (T)shift[f], F.h.scale[f] = (T)scale[f];
-    F.h.exchanged = 0;
+    field_set_create(F, n);
     const size_t bytes = F.l.total * sizeof(T);
     T *a, *b;
-    CHECK(cudaMalloc(&F.u, bytes));
-    CHECK(cudaMalloc(&F.ref, bytes));
-    CHECK(cudaMalloc(&F.out, bytes));
     CHECK(cudaMalloc(&a, bytes));
     CHECK(cudaMalloc(&b, bytes));
     {
