@@ -71,10 +71,12 @@ int par_device_select(par_transport wanted)
     HEAT_CALL(par_max_longs(lacking, 3));
     int mpi = !lacking[0], nccl = !lacking[1];
     if (wanted == TRANSPORT_MPI && !mpi)
-        return refuse("mpi", "this MPI library is not GPU-aware (MPIX_Query_cuda_support)", ", \"nccl\" or \"host\"");
+        return refuse("mpi", "this MPI library is not GPU-aware (MPIX_Query_cuda_support)",
+                      ", \"nccl\", \"ipc\" or \"host\"");
 #ifdef HEATSOLVE_NCCL
     if (wanted == TRANSPORT_NCCL && !nccl)
-        return refuse("nccl", "NCCL needs a GPU for each rank, and some ranks share one", ", \"mpi\" or \"host\"");
+        return refuse("nccl", "NCCL needs a GPU for each rank, and some ranks share one",
+                      ", \"ipc\", \"mpi\" or \"host\"");
 #else
     if (wanted == TRANSPORT_NCCL)
         return refuse("nccl", "this heatsolve was built without NCCL (CMake did not find nccl.h)", ", \"mpi\" or \"host\"");
