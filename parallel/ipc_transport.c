@@ -58,6 +58,7 @@ typedef struct ipc_mapping {
 
 static MPI_Comm comm_ = MPI_COMM_NULL;
 static int ready_ = 0;
+static heat_decomp connected_; /* the faces and neighbours the events were traded for */
 static cudaEvent_t own_ready_[FACE_COUNT], own_sent_[FACE_COUNT];   /* this rank's, recorded here */
 static cudaEvent_t peer_ready_[FACE_COUNT], peer_sent_[FACE_COUNT]; /* the neighbours', waited for here */
 static ipc_mapping mapped_[MAX_MAPPED];
@@ -83,10 +84,30 @@ static int trade_event_handles(const heat_decomp *d, int f)
     return HEAT_OK;
 }
 
-/* Collective, at the first exchange, which every rank reaches together. */
+static void destroy_events(void)
+{
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        if (own_ready_[f]) (void)cudaEventDestroy(own_ready_[f]), own_ready_[f] = NULL;
+        if (own_sent_[f]) (void)cudaEventDestroy(own_sent_[f]), own_sent_[f] = NULL;
+        if (peer_ready_[f]) (void)cudaEventDestroy(peer_ready_[f]), peer_ready_[f] = NULL;
+        if (peer_sent_[f]) (void)cudaEventDestroy(peer_sent_[f]), peer_sent_[f] = NULL;
+    }
+}
+
+static int same_neighbours(const heat_decomp *a, const heat_decomp *b)
+{
+    if (a->exchanged != b->exchanged) return 0;
+    for (int f = 0; f < FACE_COUNT; ++f)
+        if (a->exchanged & 1u << f && a->neighbour[f] != b->neighbour[f]) return 0;
+    return 1;
+}
+
+/* Collective, at the first exchange, which every rank reaches together, and
+ * again where the layout changed (bench times several in one process). */
 static int connect(const heat_decomp *d)
 {
-    MPI_CALL(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
+    if (comm_ == MPI_COMM_NULL) MPI_CALL(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
+    destroy_events();
     for (int f = 0; f < FACE_COUNT; ++f) {
         if (!(d->exchanged & 1u << f)) continue;
         HEAT_CALL(create_shared_event(&own_ready_[f]));
@@ -94,6 +115,7 @@ static int connect(const heat_decomp *d)
     }
     for (int f = 0; f < FACE_COUNT; ++f)
         if (d->exchanged & 1u << f) HEAT_CALL(trade_event_handles(d, f));
+    connected_ = *d;
     ready_ = 1;
     return HEAT_OK;
 }
@@ -194,7 +216,7 @@ static int copy_faces(const heat_decomp *d, void *const send[FACE_COUNT], const 
 int ipc_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
                  const size_t bytes[FACE_COUNT], void *stream)
 {
-    if (!ready_) HEAT_CALL(connect(d));
+    if (!ready_ || !same_neighbours(d, &connected_)) HEAT_CALL(connect(d));
     cudaStream_t on = (cudaStream_t)stream;
     ipc_place mine[FACE_COUNT], theirs[FACE_COUNT];
     MPI_Request requests[4 * FACE_COUNT];
@@ -227,12 +249,7 @@ void ipc_release(void)
     if (!ready_) return;
     for (int m = 0; m < MAX_MAPPED; ++m)
         if (mapped_[m].at) (void)cudaIpcCloseMemHandle(mapped_[m].at), mapped_[m].at = NULL;
-    for (int f = 0; f < FACE_COUNT; ++f) {
-        if (own_ready_[f]) (void)cudaEventDestroy(own_ready_[f]), own_ready_[f] = NULL;
-        if (own_sent_[f]) (void)cudaEventDestroy(own_sent_[f]), own_sent_[f] = NULL;
-        if (peer_ready_[f]) (void)cudaEventDestroy(peer_ready_[f]), peer_ready_[f] = NULL;
-        if (peer_sent_[f]) (void)cudaEventDestroy(peer_sent_[f]), peer_sent_[f] = NULL;
-    }
+    destroy_events();
     (void)MPI_Comm_free(&comm_);
     ready_ = 0;
 }
