@@ -47,7 +47,7 @@ void cli_print_help(void)
            "  --level N              --io: deflate level 0-9 (default 1, as output.compression)\n"
            "  --cg                   measure the implicit solver instead: CG operator and whole iteration\n"
            "  --io-dir DIR           folder for the --io files (default /tmp)\n"
-           "  --transport auto|mpi|nccl|host  under mpirun: how GPU halos travel (as parallel.transport)\n"
+           "  --transport auto|mpi|nccl|host|ipc  under mpirun: how GPU halos travel (as parallel.transport)\n"
            "  under mpirun (a -DHEATSOLVE_MPI=ON build), bench times strong and weak scaling of the\n"
            "  production step against one rank alone: mpirun -np N heatsolve bench --size S\n\n"
            "exit status: 0 success, 1 runtime failure (or the final state could not be written),\n"
@@ -159,10 +159,10 @@ static const struct option bench_options[] = {
 /* --transport: parallel.transport's words, in par_transport's order. */
 static int parse_transport(const char *text, int *transport)
 {
-    static const char *const words[] = {"auto", "mpi", "nccl", "host"};
-    for (int i = 0; i < 4; ++i)
+    static const char *const words[] = {"auto", "mpi", "nccl", "host", "ipc"};
+    for (int i = 0; i < (int)(sizeof words / sizeof *words); ++i)
         if (strcmp(text, words[i]) == 0) return *transport = i, HEAT_OK;
-    return heat_error(HEAT_ERR_CONFIG, "--transport %s: expected auto, mpi, nccl or host", text);
+    return heat_error(HEAT_ERR_CONFIG, "--transport %s: expected auto, mpi, nccl, host or ipc", text);
 }
 
 static int handle_option(int opt, heat_cli *cli)

@@ -45,7 +45,7 @@ static const char *const frame_precision_words[] = {"float", "full", NULL};
 static const char *const strategy_words[] = {"rle", "default", NULL};
 static const char *const scheme_words[] = {"euler", "backward_euler", "crank_nicolson", NULL};
 static const char *const preconditioner_words[] = {"chebyshev", "jacobi", "none", NULL};
-static const char *const transport_words[] = {"auto", "mpi", "nccl", "host", NULL}; /* par_transport's order */
+static const char *const transport_words[] = {"auto", "mpi", "nccl", "host", "ipc", NULL}; /* par_transport's order */
 
 enum { OPEN_MIN = 1, OPEN_MAX = 2 };
 
@@ -104,7 +104,7 @@ static const config_key keys[] = {
     {"output.png_index", K_INT, F(output.png_index), 0, -1, 1 << 20, 0, NULL, "index of the PNG slice (-1: automatic)"},
     {"output.writes_in_flight", K_INT, F(output.writes_in_flight), 0, 0, 4, 0, NULL, "checkpoints written at once, 0-4 (0: automatic; one process only)"},
     {"parallel.ranks", K_INT3, F(ranks), 0, 0, 1 << 20, 0, NULL, "MPI ranks along x, y, z (zeros: chosen by MPI_Dims_create)"},
-    {"parallel.transport", K_WORD, F(transport), 0, 0, 0, 0, transport_words, "GPU halos: auto, mpi (GPU-aware MPI), nccl or host (page-locked host memory)"},
+    {"parallel.transport", K_WORD, F(transport), 0, 0, 0, 0, transport_words, "GPU halos: auto, mpi (GPU-aware MPI), nccl, host (page-locked host memory) or ipc (copy engines, one node)"},
     {"solver.backend", K_WORD, F(backend), 0, 0, 0, 0, backend_words, "auto, cpu or hip"},
     {"solver.precision", K_WORD, F(precision), 0, 0, 0, 0, precision_words, "double or float"},
     {"solver.kernel", K_STRING, F(kernel.name), sizeof(((heat_kernel_choice *)0)->name), 0, 0, 0, NULL, "GPU kernel variant or auto"},

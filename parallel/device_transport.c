@@ -7,6 +7,7 @@
  * of the exchange exposed than a CUDA-built MPI (docs/PERFORMANCE.md): MPI
  * must wait for the faces' stream on the host, NCCL runs on it. Every
  * rank takes the same one: the messages of two transports never meet.
+ * The copy engines (ipc_transport.c) when asked for, on one node.
  */
 #include <cuda_runtime.h>
 #include <mpi.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 
 #include "../solver/error.h"
+#include "ipc_transport.h"
 #ifdef HEATSOLVE_NCCL
 #include "nccl_transport.h"
 #endif
@@ -65,18 +67,23 @@ int par_device_select(par_transport wanted)
     chosen_ = TRANSPORT_HOST;
     if (par_size() < 2 || wanted == TRANSPORT_HOST) return HEAT_OK;
     /* a transport counts only where every rank has it (a node may have fewer GPUs than ranks) */
-    long lacking[2] = {!mpi_gpu_aware(), !nccl_usable()};
-    HEAT_CALL(par_max_longs(lacking, 2));
+    long lacking[3] = {!mpi_gpu_aware(), !nccl_usable(), !ipc_usable()};
+    HEAT_CALL(par_max_longs(lacking, 3));
     int mpi = !lacking[0], nccl = !lacking[1];
     if (wanted == TRANSPORT_MPI && !mpi)
-        return refuse("mpi", "this MPI library is not GPU-aware (MPIX_Query_cuda_support)", ", \"nccl\" or \"host\"");
+        return refuse("mpi", "this MPI library is not GPU-aware (MPIX_Query_cuda_support)",
+                      ", \"nccl\", \"ipc\" or \"host\"");
 #ifdef HEATSOLVE_NCCL
     if (wanted == TRANSPORT_NCCL && !nccl)
-        return refuse("nccl", "NCCL needs a GPU for each rank, and some ranks share one", ", \"mpi\" or \"host\"");
+        return refuse("nccl", "NCCL needs a GPU for each rank, and some ranks share one",
+                      ", \"ipc\", \"mpi\" or \"host\"");
 #else
     if (wanted == TRANSPORT_NCCL)
         return refuse("nccl", "this heatsolve was built without NCCL (CMake did not find nccl.h)", ", \"mpi\" or \"host\"");
 #endif
+    if (wanted == TRANSPORT_IPC && lacking[2])
+        return refuse("ipc", "CUDA IPC maps memory between processes of one node, and the ranks run on several",
+                      ", \"nccl\", \"mpi\" or \"host\"");
     chosen_ = wanted != TRANSPORT_AUTO ? wanted : nccl ? TRANSPORT_NCCL : mpi ? TRANSPORT_MPI : TRANSPORT_HOST;
     return HEAT_OK;
 }
@@ -97,6 +104,7 @@ int par_device_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void
                         const size_t bytes[FACE_COUNT], void *stream)
 {
     if (chosen_ == TRANSPORT_MPI) return mpi_exchange(d, send, recv, bytes, stream);
+    if (chosen_ == TRANSPORT_IPC) return ipc_exchange(d, send, recv, bytes, stream);
 #ifdef HEATSOLVE_NCCL
     if (chosen_ == TRANSPORT_NCCL) return nccl_exchange(d, send, recv, bytes, stream);
 #endif
@@ -106,6 +114,7 @@ int par_device_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void
 const char *par_device_transport(void)
 {
     if (chosen_ == TRANSPORT_MPI) return "GPU to GPU through GPU-aware MPI";
+    if (chosen_ == TRANSPORT_IPC) return ipc_transport_name();
     return chosen_ == TRANSPORT_NCCL ? nccl_name() : NULL;
 }
 
@@ -132,6 +141,7 @@ int par_device_free(void *buffer)
 
 void par_device_release(void)
 {
+    ipc_release();
 #ifdef HEATSOLVE_NCCL
     nccl_release();
 #endif

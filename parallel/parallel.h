@@ -54,6 +54,7 @@ typedef enum par_transport {
     TRANSPORT_MPI,  /* device buffers handed to a GPU-aware MPI (MPIX_Query_cuda_support) */
     TRANSPORT_NCCL, /* NCCL on the GPUs' streams: needs a GPU per rank */
     TRANSPORT_HOST, /* the backend stages the faces through page-locked host memory */
+    TRANSPORT_IPC,  /* the GPUs' copy engines into the neighbours' memory (CUDA IPC): ranks of one node */
 } par_transport;
 
 /* Chooses the transport, the same on every rank (collective): `wanted`, or

@@ -1349,7 +1349,7 @@ def test_bench_io_json():
     proc = run(["bench", "--io", "--level", "12"], expect_status=2)
     expect("--level 12" in proc.stderr and "0-9" in proc.stderr, proc.stderr)
     proc = run(["bench", "--transport", "fast"], expect_status=2)
-    expect("--transport fast" in proc.stderr and "auto, mpi, nccl or host" in proc.stderr, proc.stderr)
+    expect("--transport fast" in proc.stderr and "auto, mpi, nccl, host or ipc" in proc.stderr, proc.stderr)
     print(f"bench --io: {r['checkpoint_s']:.4f} s, {r['checkpoint_over_floor']:.2f}x its floor")
 
 

@@ -449,7 +449,7 @@ def test_threads_per_rank():
 
 
 # What each parallel.transport prints on the "halos:" line of the layout.
-TRANSPORT_WORDS = {"mpi": "GPU-aware MPI", "nccl": "NCCL", "host": "page-locked host memory"}
+TRANSPORT_WORDS = {"mpi": "GPU-aware MPI", "nccl": "NCCL", "host": "page-locked host memory", "ipc": "copy engines"}
 
 
 def halos_line(stdout):
@@ -465,9 +465,10 @@ def require_gpu_ranks(folder, cfg, gpu):
 
 
 def test_gpu_transports():
-    """GPU build: every halo transport that this machine has (GPU-aware MPI, NCCL, host memory)
-    gives 2 ranks the bits of one process, explicit and implicit; a transport it lacks is refused
-    with exit 2; "auto" takes the first it has of nccl, mpi, host (the fastest measured first)."""
+    """GPU build: every halo transport that this machine has (GPU-aware MPI, NCCL, host memory,
+    copy engines) gives 2 ranks the bits of one process, explicit and implicit, and the copy
+    engines also with fused sweeps' deep halos; a transport it lacks is refused with exit 2;
+    "auto" takes the first it has of nccl, mpi, host (the fastest measured first)."""
     folder = fresh_dir("transports")
     cfg = config(folder, steps=12, every=0)
     gpu = ["--set", 'solver.backend="hip"']
@@ -500,6 +501,21 @@ def test_gpu_transports():
     print(f"auto takes {preferred} of {available}")
     if "nccl" in available:
         nccl_registered_buffers(folder, cfg, gpu)
+    if "ipc" in available:
+        copy_engine_deep_halos(folder, cfg, gpu)
+
+
+def copy_engine_deep_halos(folder, cfg, gpu):
+    """The copy engines under fused sweeps: z slabs taking 3 steps a sweep, halos 3 planes deep copied
+    once a sweep beside the inner planes, bitwise equal to one process's single steps."""
+    serial([cfg, "-q", "--set", 'solver.kernel="heat_tiled_ntf"'] + gpu + out(folder, "ipc_one"))
+    chosen = ["--set", "parallel.ranks=[1, 1, 2]", "--set", 'solver.kernel="heat_fused3"',
+              "--set", 'parallel.transport="ipc"']
+    proc = mpirun(2, [cfg] + gpu + chosen + out(folder, "ipc_fused3"))
+    expect("halos 3 deep across the cut along z" in proc.stdout, proc.stdout)
+    same_bits(os.path.join(folder, "ipc_one", "run_000012.hdf"), os.path.join(folder, "ipc_fused3", "run_000012.hdf"),
+              "2 GPU ranks, copy engines, heat_fused3")
+    print("ipc: heat_fused3 on z slabs bitwise equal to single steps on one process")
 
 
 def test_fused_sweeps_gpu():

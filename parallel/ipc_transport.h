@@ -1,0 +1,16 @@
+#pragma once
+/*
+ * The copy engines' halo transport, for device_transport.c (NVIDIA builds
+ * with MPI): faces copied on a GPU stream into the neighbour's memory, which
+ * CUDA IPC maps into this process; ranks of one node only.
+ */
+#include "decomp.h"
+
+/* "copy engines, GPU to GPU (CUDA IPC)". */
+const char *ipc_transport_name(void);
+/* 1 where every rank runs on this node (IPC maps memory of the same node only). */
+int ipc_usable(void);
+int ipc_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                 const size_t bytes[FACE_COUNT], void *stream);
+/* Unmaps the neighbours' memory and destroys the shared events. */
+void ipc_release(void);
