@@ -176,7 +176,12 @@ static int mapped_address(const ipc_place *place, char **address)
     }
     HEAT_CHECK(free_slot >= 0, "rank %d: more than %d neighbour buffers to map", par_rank(), MAX_MAPPED);
     void *at = NULL;
-    CUDA_CALL(cudaIpcOpenMemHandle(&at, place->allocation, cudaIpcMemLazyEnablePeerAccess));
+    cudaError_t status = cudaIpcOpenMemHandle(&at, place->allocation, cudaIpcMemLazyEnablePeerAccess);
+    if (status != cudaSuccess) /* no peer access between these GPUs, MIG slices, a container without IPC */
+        return heat_error(HEAT_ERR_RUNTIME,
+                          "rank %d: parallel.transport = \"ipc\": CUDA IPC could not map a neighbour's GPU memory "
+                          "(%s); use \"auto\", \"nccl\" or \"host\"",
+                          par_rank(), cudaGetErrorString(status));
     mapped_[free_slot] = (ipc_mapping){place->allocation, at};
     *address = (char *)at + place->offset;
     return HEAT_OK;
