@@ -132,6 +132,7 @@ int par_device_alloc(void **buffer, size_t bytes)
 
 int par_device_free(void *buffer)
 {
+    if (chosen_ == TRANSPORT_IPC) return ipc_free(buffer);
 #ifdef HEATSOLVE_NCCL
     return nccl_free(buffer);
 #else

@@ -24,7 +24,9 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "../solver/error.h"
 #include "ipc_transport.h"
@@ -41,7 +43,10 @@
 #define MPI_CALL(call)                                                                                       \
     HEAT_CHECK((call) == MPI_SUCCESS, "rank %d: %s failed in the copy-engine halo exchange", par_rank(), #call)
 
-enum { TAG_EVENTS = 1, TAG_READY = 8, TAG_SENT = 16 };
+enum { TAG_EVENTS = 1, TAG_READY = 8, TAG_SENT = 16, TAG_CLOSED = 24 };
+
+/* How long a teardown waits for the neighbours to let go of its memory. */
+static const double LET_GO_SECONDS = 10.0;
 
 /* Where a receive buffer is, as its owner tells the sender. */
 typedef struct ipc_place {
@@ -69,29 +74,64 @@ static int create_shared_event(cudaEvent_t *event)
     return HEAT_OK;
 }
 
-/* Face f's events go to the neighbour across f; its own for the face that
- * faces us (f ^ 1) come back. Tags carry the face, so both faces along an
- * axis may have the same neighbour. */
-static int trade_event_handles(const heat_decomp *d, int f)
+/* Faces whose halo goes to another rank: a periodic axis with one rank along
+ * it is the rank's own neighbour, and its faces are a plain copy. */
+static int crosses(const heat_decomp *d, int f)
 {
-    cudaIpcEventHandle_t mine[2], theirs[2];
-    CUDA_CALL(cudaIpcGetEventHandle(&mine[0], own_ready_[f]));
-    CUDA_CALL(cudaIpcGetEventHandle(&mine[1], own_sent_[f]));
-    MPI_CALL(MPI_Sendrecv(mine, sizeof mine, MPI_BYTE, d->neighbour[f], TAG_EVENTS + f, theirs, sizeof theirs,
-                          MPI_BYTE, d->neighbour[f], TAG_EVENTS + (f ^ 1), comm_, MPI_STATUS_IGNORE));
-    CUDA_CALL(cudaIpcOpenEventHandle(&peer_ready_[f], theirs[0]));
-    CUDA_CALL(cudaIpcOpenEventHandle(&peer_sent_[f], theirs[1]));
+    return d->exchanged & 1u << f && d->neighbour[f] != par_rank();
+}
+
+/* What to suggest where the copy engines cannot serve. */
+static const char *other_transports(void)
+{
+#ifdef HEATSOLVE_NCCL
+    return "use \"auto\", \"nccl\", \"mpi\" or \"host\"";
+#else
+    return "use \"auto\", \"mpi\" or \"host\"";
+#endif
+}
+
+static int open_shared_event(cudaEvent_t *event, cudaIpcEventHandle_t handle)
+{
+    cudaError_t status = cudaIpcOpenEventHandle(event, handle);
+    if (status != cudaSuccess) /* a container without a shared /dev/shm, no IPC between these processes */
+        return heat_error(HEAT_ERR_RUNTIME,
+                          "rank %d: parallel.transport = \"ipc\": CUDA IPC could not open a neighbour's event (%s); %s",
+                          par_rank(), cudaGetErrorString(status), other_transports());
     return HEAT_OK;
 }
 
-static void destroy_events(void)
+/* Face f's events go to the neighbour across f; its own for the face that
+ * faces us (f ^ 1) come back. Tags carry the face, so both faces along an
+ * axis may have the same neighbour; every message is posted before any is
+ * waited for, so a ring of ranks (a periodic axis) cannot deadlock. */
+static int trade_event_handles(const heat_decomp *d)
 {
+    cudaIpcEventHandle_t mine[FACE_COUNT][2], theirs[FACE_COUNT][2];
+    MPI_Request requests[2 * FACE_COUNT];
+    int count = 0;
     for (int f = 0; f < FACE_COUNT; ++f) {
-        if (own_ready_[f]) (void)cudaEventDestroy(own_ready_[f]), own_ready_[f] = NULL;
-        if (own_sent_[f]) (void)cudaEventDestroy(own_sent_[f]), own_sent_[f] = NULL;
-        if (peer_ready_[f]) (void)cudaEventDestroy(peer_ready_[f]), peer_ready_[f] = NULL;
-        if (peer_sent_[f]) (void)cudaEventDestroy(peer_sent_[f]), peer_sent_[f] = NULL;
+        if (!crosses(d, f)) continue;
+        CUDA_CALL(cudaIpcGetEventHandle(&mine[f][0], own_ready_[f]));
+        CUDA_CALL(cudaIpcGetEventHandle(&mine[f][1], own_sent_[f]));
+        MPI_CALL(MPI_Irecv(theirs[f], sizeof theirs[f], MPI_BYTE, d->neighbour[f], TAG_EVENTS + (f ^ 1), comm_,
+                           &requests[count++]));
+        MPI_CALL(MPI_Isend(mine[f], sizeof mine[f], MPI_BYTE, d->neighbour[f], TAG_EVENTS + f, comm_,
+                           &requests[count++]));
     }
+    MPI_CALL(MPI_Waitall(count, requests, MPI_STATUSES_IGNORE));
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        if (!crosses(d, f)) continue;
+        HEAT_CALL(open_shared_event(&peer_ready_[f], theirs[f][0]));
+        HEAT_CALL(open_shared_event(&peer_sent_[f], theirs[f][1]));
+    }
+    return HEAT_OK;
+}
+
+static void destroy_events(cudaEvent_t events[FACE_COUNT])
+{
+    for (int f = 0; f < FACE_COUNT; ++f)
+        if (events[f]) (void)cudaEventDestroy(events[f]), events[f] = NULL;
 }
 
 static int same_neighbours(const heat_decomp *a, const heat_decomp *b)
@@ -102,19 +142,67 @@ static int same_neighbours(const heat_decomp *a, const heat_decomp *b)
     return 1;
 }
 
+static void close_mappings(void)
+{
+    for (int m = 0; m < MAX_MAPPED; ++m)
+        if (mapped_[m].at) (void)cudaIpcCloseMemHandle(mapped_[m].at), mapped_[m].at = NULL;
+}
+
+/* Every neighbour has let go of this rank's memory and events (closed its
+ * mappings, destroyed its copies of the events) once its message is here.
+ * Bounded: a rank that failed alone reaches its teardown while its
+ * neighbours still step; it goes on after the bound, and its exit ends
+ * the job (par_finalize). */
+static void wait_for_neighbours_to_let_go(void)
+{
+    static const char nothing = 0;
+    char closed[FACE_COUNT];
+    MPI_Request requests[2 * FACE_COUNT];
+    int count = 0, done = 0;
+    for (int f = 0; f < FACE_COUNT; ++f) {
+        if (!crosses(&connected_, f)) continue;
+        if (MPI_Irecv(&closed[f], 0, MPI_BYTE, connected_.neighbour[f], TAG_CLOSED + (f ^ 1), comm_,
+                      &requests[count]) == MPI_SUCCESS)
+            ++count;
+        if (MPI_Isend(&nothing, 0, MPI_BYTE, connected_.neighbour[f], TAG_CLOSED + f, comm_, &requests[count]) ==
+            MPI_SUCCESS)
+            ++count;
+    }
+    for (double waited = 0.0; !done && waited < LET_GO_SECONDS; waited += 1e-3) {
+        if (MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) return;
+        if (!done) nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    for (int r = 0; !done && r < count; ++r)
+        if (requests[r] != MPI_REQUEST_NULL) (void)MPI_Cancel(&requests[r]), (void)MPI_Request_free(&requests[r]);
+}
+
+/* Collective with the neighbours, where the buffers the exchanges used are
+ * freed (the backend's teardown, which every rank of a layout reaches
+ * together): an owner may free memory that another process maps, or destroy
+ * an event that another process opened, only once that process let go. */
+static void disconnect(void)
+{
+    if (!ready_) return;
+    (void)cudaDeviceSynchronize(); /* no copy or wait of ours is still queued */
+    close_mappings();
+    destroy_events(peer_ready_), destroy_events(peer_sent_);
+    wait_for_neighbours_to_let_go();
+    destroy_events(own_ready_), destroy_events(own_sent_);
+    ready_ = 0;
+}
+
 /* Collective, at the first exchange, which every rank reaches together, and
- * again where the layout changed (bench times several in one process). */
+ * again after a teardown or where the layout changed. */
 static int connect(const heat_decomp *d)
 {
+    disconnect();
     if (comm_ == MPI_COMM_NULL) MPI_CALL(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
-    destroy_events();
     for (int f = 0; f < FACE_COUNT; ++f) {
-        if (!(d->exchanged & 1u << f)) continue;
+        if (!crosses(d, f)) continue;
         HEAT_CALL(create_shared_event(&own_ready_[f]));
         HEAT_CALL(create_shared_event(&own_sent_[f]));
     }
-    for (int f = 0; f < FACE_COUNT; ++f)
-        if (d->exchanged & 1u << f) HEAT_CALL(trade_event_handles(d, f));
+    HEAT_CALL(trade_event_handles(d));
     connected_ = *d;
     ready_ = 1;
     return HEAT_OK;
@@ -180,19 +268,27 @@ static int mapped_address(const ipc_place *place, char **address)
     if (status != cudaSuccess) /* no peer access between these GPUs, MIG slices, a container without IPC */
         return heat_error(HEAT_ERR_RUNTIME,
                           "rank %d: parallel.transport = \"ipc\": CUDA IPC could not map a neighbour's GPU memory "
-                          "(%s); use \"auto\", \"nccl\" or \"host\"",
-                          par_rank(), cudaGetErrorString(status));
+                          "(%s); %s",
+                          par_rank(), cudaGetErrorString(status), other_transports());
     mapped_[free_slot] = (ipc_mapping){place->allocation, at};
     *address = (char *)at + place->offset;
     return HEAT_OK;
 }
 
+/* Faces this exchange moves to another rank (a face without bytes is not
+ * moved: the fused sweeps' deep exchange passes only the faces it cuts). */
+static int moves(const heat_decomp *d, const size_t bytes[FACE_COUNT], int f)
+{
+    return crosses(d, f) && bytes[f] > 0;
+}
+
 /* Step 1: every receive buffer is free once this stream gets here. */
-static int announce_receive_buffers(const heat_decomp *d, void *const recv[FACE_COUNT], cudaStream_t stream,
-                                    ipc_place places[FACE_COUNT], MPI_Request *requests, int *count)
+static int announce_receive_buffers(const heat_decomp *d, void *const recv[FACE_COUNT],
+                                    const size_t bytes[FACE_COUNT], cudaStream_t stream, ipc_place places[FACE_COUNT],
+                                    MPI_Request *requests, int *count)
 {
     for (int g = 0; g < FACE_COUNT; ++g) {
-        if (!(d->exchanged & 1u << g)) continue;
+        if (!moves(d, bytes, g)) continue;
         CUDA_CALL(cudaEventRecord(own_ready_[g], stream));
         HEAT_CALL(place_of(recv[g], &places[g]));
         MPI_CALL(MPI_Isend(&places[g], sizeof places[g], MPI_BYTE, d->neighbour[g], TAG_READY + g, comm_,
@@ -207,7 +303,7 @@ static int copy_faces(const heat_decomp *d, void *const send[FACE_COUNT], const 
 {
     static const char nothing = 0;
     for (int f = 0; f < FACE_COUNT; ++f) {
-        if (!(d->exchanged & 1u << f)) continue;
+        if (!moves(d, bytes, f)) continue;
         char *destination = NULL;
         HEAT_CALL(mapped_address(&theirs[f], &destination));
         CUDA_CALL(cudaStreamWaitEvent(stream, peer_ready_[f], 0));
@@ -218,30 +314,55 @@ static int copy_faces(const heat_decomp *d, void *const send[FACE_COUNT], const 
     return HEAT_OK;
 }
 
-int ipc_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
-                 const size_t bytes[FACE_COUNT], void *stream)
+/* A periodic axis with one rank along it: each face's planes are the
+ * opposite face's ghosts, on this stream. */
+static int copy_own_faces(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                          const size_t bytes[FACE_COUNT], cudaStream_t stream)
 {
-    if (!ready_ || !same_neighbours(d, &connected_)) HEAT_CALL(connect(d));
-    cudaStream_t on = (cudaStream_t)stream;
+    for (int f = 0; f < FACE_COUNT; ++f)
+        if (d->exchanged & 1u << f && d->neighbour[f] == par_rank() && bytes[f] > 0)
+            CUDA_CALL(cudaMemcpyAsync(recv[f ^ 1], send[f], bytes[f], cudaMemcpyDeviceToDevice, stream));
+    return HEAT_OK;
+}
+
+static int exchange_faces(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                          const size_t bytes[FACE_COUNT], cudaStream_t stream)
+{
     ipc_place mine[FACE_COUNT], theirs[FACE_COUNT];
     MPI_Request requests[4 * FACE_COUNT];
     int count = 0;
     for (int f = 0; f < FACE_COUNT; ++f) /* where face f's copy goes: the neighbour's face f ^ 1 */
-        if (d->exchanged & 1u << f)
+        if (moves(d, bytes, f))
             MPI_CALL(MPI_Irecv(&theirs[f], sizeof theirs[f], MPI_BYTE, d->neighbour[f], TAG_READY + (f ^ 1), comm_,
                                &requests[count++]));
-    HEAT_CALL(announce_receive_buffers(d, recv, on, mine, requests, &count));
+    HEAT_CALL(announce_receive_buffers(d, recv, bytes, stream, mine, requests, &count));
     MPI_CALL(MPI_Waitall(count, requests, MPI_STATUSES_IGNORE));
     count = 0;
     char arrived[FACE_COUNT];
     for (int g = 0; g < FACE_COUNT; ++g)
-        if (d->exchanged & 1u << g)
+        if (moves(d, bytes, g))
             MPI_CALL(MPI_Irecv(&arrived[g], 0, MPI_BYTE, d->neighbour[g], TAG_SENT + g, comm_, &requests[count++]));
-    HEAT_CALL(copy_faces(d, send, bytes, theirs, on, requests, &count));
+    HEAT_CALL(copy_faces(d, send, bytes, theirs, stream, requests, &count));
     MPI_CALL(MPI_Waitall(count, requests, MPI_STATUSES_IGNORE));
     for (int g = 0; g < FACE_COUNT; ++g) /* step 3 */
-        if (d->exchanged & 1u << g) CUDA_CALL(cudaStreamWaitEvent(on, peer_sent_[g], 0));
-    return HEAT_OK;
+        if (moves(d, bytes, g)) CUDA_CALL(cudaStreamWaitEvent(stream, peer_sent_[g], 0));
+    return copy_own_faces(d, send, recv, bytes, stream);
+}
+
+/* A rank that fails here leaves its neighbours waiting for its messages,
+ * and errors that every rank meets alike end no job (a bench's): this one
+ * ends the job itself, after its message. */
+int ipc_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
+                 const size_t bytes[FACE_COUNT], void *stream)
+{
+    int status = ready_ && same_neighbours(d, &connected_) ? HEAT_OK : connect(d);
+    if (status == HEAT_OK) status = exchange_faces(d, send, recv, bytes, (cudaStream_t)stream);
+    if (status != HEAT_OK) {
+        fprintf(stderr, "heatsolve: rank %d: the copy-engine halo exchange failed; ending the job so that no rank "
+                        "waits for this one\n", par_rank());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return status;
 }
 
 /* Copy engines reach another process's memory on the same node only. */
@@ -249,12 +370,15 @@ int ipc_usable(void) { return par_node_size() == par_size(); }
 
 const char *ipc_transport_name(void) { return "copy engines, GPU to GPU (CUDA IPC)"; }
 
+int ipc_free(void *buffer)
+{
+    (void)buffer;
+    disconnect(); /* the first free of a teardown; the buffer itself is the caller's to free */
+    return 0;
+}
+
 void ipc_release(void)
 {
-    if (!ready_) return;
-    for (int m = 0; m < MAX_MAPPED; ++m)
-        if (mapped_[m].at) (void)cudaIpcCloseMemHandle(mapped_[m].at), mapped_[m].at = NULL;
-    destroy_events();
-    (void)MPI_Comm_free(&comm_);
-    ready_ = 0;
+    disconnect();
+    if (comm_ != MPI_COMM_NULL) (void)MPI_Comm_free(&comm_);
 }

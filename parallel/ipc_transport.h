@@ -12,5 +12,9 @@ const char *ipc_transport_name(void);
 int ipc_usable(void);
 int ipc_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
                  const size_t bytes[FACE_COUNT], void *stream);
+/* The backend's teardown frees a buffer (every rank of the layout together):
+ * first this rank and its neighbours let go of each other's memory and
+ * events. Returns 0: the caller frees the buffer. */
+int ipc_free(void *buffer);
 /* Unmaps the neighbours' memory and destroys the shared events. */
 void ipc_release(void);

@@ -516,6 +516,29 @@ def copy_engine_deep_halos(folder, cfg, gpu):
     same_bits(os.path.join(folder, "ipc_one", "run_000012.hdf"), os.path.join(folder, "ipc_fused3", "run_000012.hdf"),
               "2 GPU ranks, copy engines, heat_fused3")
     print("ipc: heat_fused3 on z slabs bitwise equal to single steps on one process")
+    copy_engine_periodic(folder, gpu)
+
+
+def copy_engine_periodic(folder, gpu):
+    """The copy engines where the rank across a face is the one across the opposite face (z periodic,
+    two ranks along z) and where it is the rank itself (x periodic, one rank along x): bitwise equal to
+    one process."""
+    cfg = os.path.join(folder, "periodic.cfg")
+    with open(cfg, "w") as f:
+        f.write("""
+grid = { n = [80, 48, 40]; length = [2.0, 1.2, 1.0]; };
+time = { steps = 12; };
+initial = { type = "letters"; text = "MPI"; };
+boundary = { x_low = { type = "periodic"; }; x_high = { type = "periodic"; };
+             z_low = { type = "periodic"; }; z_high = { type = "periodic"; }; };
+output = { every = 0; };
+""")
+    serial([cfg, "-q"] + gpu + out(folder, "ipc_periodic_one"))
+    chosen = ["--set", "parallel.ranks=[1, 1, 2]", "--set", 'parallel.transport="ipc"']
+    mpirun(2, [cfg] + gpu + chosen + out(folder, "ipc_periodic"))
+    same_bits(os.path.join(folder, "ipc_periodic_one", "periodic_000012.hdf"),
+              os.path.join(folder, "ipc_periodic", "periodic_000012.hdf"), "2 GPU ranks, copy engines, periodic x and z")
+    print("ipc: periodic z across two ranks and periodic x within each, bitwise equal to one process")
 
 
 def test_fused_sweeps_gpu():
