@@ -184,6 +184,16 @@ static int material_index(const heat_materials *m, const char *name)
     return -1;
 }
 
+/* Checkpoints join the names with line feeds (/restart/material_names), so a
+ * control character in one would split it there and the run's own checkpoint
+ * would no longer restart. */
+static int has_control_character(const char *name)
+{
+    for (const unsigned char *ch = (const unsigned char *)name; *ch; ++ch)
+        if (*ch < 0x20 || *ch == 0x7f) return 1;
+    return 0;
+}
+
 static int read_material(const element *e, heat_materials *m)
 {
     HEAT_CALL(check_element_keys(e, material_keys, NULL));
@@ -192,6 +202,10 @@ static int read_material(const element *e, heat_materials *m)
     if (name[0] == '\0' || strlen(name) >= HEAT_MATERIAL_NAME)
         return element_error(e, config_setting_get_member(e->s, "name"), "name = \"%.64s\" is empty or too long",
                              name, "give a name of 1 to 63 characters");
+    if (has_control_character(name))
+        return element_error(e, config_setting_get_member(e->s, "name"), "name = \"%.64s\" holds a control character "
+                             "(a line feed, tab or other character below space)", name,
+                             "give a name of printable characters, e.g. \"copper\"");
     int earlier = material_index(m, name);
     if (earlier >= 0) {
         char fix[160];

@@ -89,6 +89,8 @@ BAD = [
     ("negative h", replace("h = 25.0", "h = -25.0"), ["bad.cfg:14", "boundary.z_high.h = -25", "out of range", ">= 0"]),
     ("missing ambient", replace("ambient = 20.0; ", ""), ["bad.cfg:14", "no 'ambient'"]),
     ("missing flux value", replace("value = 1.0e4; ", ""), ["bad.cfg:15", "boundary.x_low", "no 'value'"]),
+    ("line feed in a name", replace('name = "copper"', 'name = "cop\\nper"'),
+     ["bad.cfg:3", "materials[1]", "holds a control character", "printable"]),
     ("unknown region key", replace("radius = 0.004", "radios = 0.004"), ["bad.cfg:10", "regions[2]", "'radios'", "'radius'"]),
     ("unknown shape", replace('shape = "sphere"', 'shape = "ball"'), ["regions[2]", "\"ball\"", "\"sphere\""]),
     ("source_time backwards", replace("source_time = [0.0, 1.0]", "source_time = [1.0, 0.0]"),
