@@ -165,6 +165,22 @@ def test_overrides_and_text():
     print("ok  --set of materials and boundary.h; printed and stored text; the text runs again")
 
 
+def test_summary_heat():
+    """The summary's "total heat changed by" of a materials run is the change of sum(rho c T V), the energy
+    balance's heat, not of the temperatures' sum (which weighs a cell of air like one of copper)."""
+    import re
+    folder = fresh_dir("summary_heat")
+    proc = run([scene(folder, steps=20, n=(20, 20, 10))])
+    changed = re.search(r"total heat changed by (\S+) \(relative\)", proc.stdout)
+    balance = re.search(r"energy balance: heat (\S+) -> (\S+) ", proc.stdout)
+    expect(changed and balance, f"no heat change or energy balance in the summary:\n{proc.stdout}")
+    before, after = float(balance.group(1)), float(balance.group(2))
+    want = (after - before) / before
+    expect(abs(float(changed.group(1)) - want) <= 1e-3 * abs(want),
+           f"total heat changed by {changed.group(1)}, but the energy balance's heat changed by {want:.3e}")
+    print(f"ok  the summary's heat change {changed.group(1)} is the energy balance's ({want:.3e})")
+
+
 # ---- checkpoints -----------------------------------------------------------------------------
 
 def expected_zones(n=(40, 40, 20), length=(0.04, 0.04, 0.02)):
