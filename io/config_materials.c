@@ -405,6 +405,27 @@ static int check_face(const config_t *cf, const char *origin, const heat_config 
     return HEAT_OK;
 }
 
+/* h and ambient act on a convective face only, and a convective face has no value: such a key is ignored,
+ * which is worth a word (a type left at "neumann" by mistake), not a refusal (--set can change a face's type
+ * but cannot remove its other keys). A value on a neumann face stays quiet, as it always was. */
+static void warn_unused_face_keys(const config_t *cf, const char *origin, const heat_config *c, int f)
+{
+    const int convective = c->bc[f].type == HEAT_BC_CONVECTIVE;
+    const char *unused[2] = {convective ? "value" : "h", convective ? NULL : "ambient"};
+    const char *type = heat_config_word("boundary.x_low.type", c->bc[f].type);
+    for (int k = 0; k < 2 && unused[k]; ++k) {
+        char path[64], loc[600];
+        snprintf(path, sizeof path, "boundary.%s.%s", face_names[f], unused[k]);
+        const config_setting_t *s = config_lookup(cf, path);
+        if (!s) continue;
+        setting_location(s, origin, loc, sizeof loc);
+        heat_warn("%s: %s is ignored: boundary.%s.type is \"%s\"%s; set the type%s or remove %s", loc, path,
+                  face_names[f], type, convective ? ", which takes h and ambient" : " (h and ambient act on a "
+                  "\"convective\" face only)", convective ? " to \"dirichlet\" or \"flux\"" : " to \"convective\"",
+                  unused[k]);
+    }
+}
+
 int config_materials_read(const config_t *cf, const char *origin, heat_config *c)
 {
     memset(&c->materials, 0, sizeof c->materials);
@@ -424,6 +445,7 @@ int config_materials_read(const config_t *cf, const char *origin, heat_config *c
     }
     if (regions) HEAT_CALL(read_regions(regions, origin, c));
     for (int f = 0; f < FACE_COUNT; ++f) HEAT_CALL(check_face(cf, origin, c, f));
+    for (int f = 0; f < FACE_COUNT; ++f) warn_unused_face_keys(cf, origin, c, f);
     if (regions) {
         heat_grid_set_spacing(&c->grid);
         warn_empty_regions(c, origin);

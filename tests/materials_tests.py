@@ -125,6 +125,16 @@ def test_config_errors():
     expect("warning" in proc.stderr and "chip.cfg:15" in proc.stderr and "regions[2] (sphere) contains no point"
            in proc.stderr, f"no warning for an empty region: {proc.stderr}")
     print(f"ok  empty region: {proc.stderr.strip()}")
+    # h or ambient on a face that is not convective, a value on a convective face: ignored, so a warning
+    # naming the line (not an error: --set may change a face's type but cannot remove its other keys).
+    cfg = scene(folder, name="unused", boundary=replace('type = "flux"; value = 1.0e4;', 'type = "dirichlet"; '
+                'value = 1.0; h = 5.0;', replace("ambient = 20.0;", "ambient = 20.0; value = 3.0;", BOUNDARY)))
+    proc = run([cfg, "-q"])
+    for words in ["unused.cfg:19: boundary.z_high.value is ignored", 'boundary.z_high.type is "convective"',
+                  "unused.cfg:20: boundary.x_low.h is ignored", 'boundary.x_low.type is "dirichlet"',
+                  'set the type to "convective" or remove h']:
+        expect(words in proc.stderr, f"no warning '{words}': {proc.stderr}")
+    print(f"ok  unused face keys: {proc.stderr.strip()}")
     # A misspelt list is one of the materials lists, not the nearest scalar key.
     proc = run([cfg, "--set", "materialz=1"], expect_status=2)
     expect("did you mean 'materials'" in proc.stderr, f"--set materialz: {proc.stderr}")
