@@ -221,6 +221,33 @@ static int read_material(const element *e, heat_materials *m)
     return HEAT_OK;
 }
 
+/* Each value may be a positive double and still break the tables the kernels read: rho c and each pair's
+ * face conductivity 2 k_a k_b / (k_a + k_b) overflow to infinity or underflow to 0 (e.g. k = 1e200), after
+ * which an explicit run's dt_max is 0 and an implicit one's right-hand side is not a number. */
+static int check_material_products(const config_setting_t *list, const char *origin, const heat_materials *m)
+{
+    for (int a = 0; a < m->material_count; ++a) {
+        const heat_material *ma = &m->material[a];
+        element e = {config_setting_get_elem(list, (unsigned)a), "materials", a, origin};
+        char what[200];
+        double capacity = ma->density * ma->specific_heat;
+        snprintf(what, sizeof what, "density x specific_heat = %g x %g", ma->density, ma->specific_heat);
+        if (!isnormal(capacity) || !isfinite(capacity))
+            return element_error(&e, NULL, "%s is beyond a double's range", what,
+                                 "give values of a physical size (SI: rho c about 1e3 to 1e7 J/(m^3 K)) or rescale the units");
+        for (int b = a; b < m->material_count; ++b) {
+            const heat_material *mb = &m->material[b];
+            double k = heat_face_conductivity(ma->conductivity, mb->conductivity);
+            if (isnormal(k) && isfinite(k)) continue;
+            snprintf(what, sizeof what, "conductivity = %g: the conductance of its face with materials[%d] "
+                     "(\"%s\"), 2 k_a k_b / (k_a + k_b), is beyond a double's range", ma->conductivity, b, mb->name);
+            return element_error(&e, config_setting_get_member(e.s, "conductivity"), "%s", what,
+                                 "give values of a physical size (SI: about 0.01 to 2000 W/(m K)) or rescale the units");
+        }
+    }
+    return HEAT_OK;
+}
+
 static int read_materials(const config_setting_t *list, const char *origin, heat_materials *m)
 {
     HEAT_CALL(list_of_groups(list, "materials", origin, HEAT_MATERIALS_MAX));
@@ -235,7 +262,7 @@ static int read_materials(const config_setting_t *list, const char *origin, heat
         element e = {config_setting_get_elem(list, (unsigned)i), "materials", i, origin};
         HEAT_CALL(read_material(&e, m));
     }
-    return HEAT_OK;
+    return check_material_products(list, origin, m);
 }
 
 /* ---- regions ---------------------------------------------------------------------------------- */

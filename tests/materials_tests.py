@@ -81,6 +81,11 @@ BAD = [
     ("missing conductivity", replace("conductivity = 0.026; ", ""), ["bad.cfg:2", "materials[0]", "'conductivity' is missing"]),
     ("infinite conductivity", replace("conductivity = 400.0", "conductivity = 1e999"),
      ["bad.cfg:3", "'conductivity' is not a finite number"]),
+    # finite and positive, but 2 k k / (k + k) and rho c leave the double range: an implicit run did nothing
+    ("conductivity overflows", replace("conductivity = 400.0", "conductivity = 1e200") + 'time = { scheme = "backward_euler"; };',
+     ["bad.cfg:3", "materials[1]", "conductivity = 1e+200", "beyond a double's range", "rescale the units"]),
+    ("heat capacity underflows", replace("density = 1.2;    specific_heat = 1005.0", "density = 1e-200; specific_heat = 1e-200"),
+     ["bad.cfg:2", "materials[0]", "density x specific_heat = 1e-200 x 1e-200", "beyond a double's range"]),
     ("infinite source", replace("source = 5.0e7", "source = 5.0e999"), ["bad.cfg:9", "'source' is not a finite number"]),
     ("infinite region corner", replace("max = [0.04, 0.04, 0.004]", "max = [0.04, 1e400, 0.004]"),
      ["bad.cfg:7", "'max' holds a number that is not finite"]),
