@@ -45,7 +45,10 @@ static int order_or_default(int order) { return order > 0 ? order : 2; }
 static int check_physics(const char *path, const ckpt_meta *m, const heat_config *c)
 {
     char a[64], b[64];
-    if (m->alpha != c->alpha) {
+    /* alpha is the constant-coefficient problem's: a materials run on either side leaves it unused (its
+     * coefficients are the materials, which ckpt_compat_problem compares, and a change of them may be allowed). */
+    int alpha_used = m->file_materials == NULL && !heat_materials_active(&c->materials);
+    if (alpha_used && m->alpha != c->alpha) {
         snprintf(a, sizeof a, "%.17g", m->alpha), snprintf(b, sizeof b, "%.17g", c->alpha);
         return mismatch(path, "physics.alpha", a, b);
     }

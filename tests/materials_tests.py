@@ -288,6 +288,10 @@ def test_restart_refusal():
     run([cfg, "-q", "--restart", step2])
     with h5py.File(os.path.join(folder, "out", "chip_000004.hdf"), "r") as f:
         expect((f["VTKHDF/PointData/temperature"][...] == first).all(), "the restart does not give the same bits")
+    # physics.alpha means nothing to a materials run: another one is no reason to refuse its checkpoint.
+    run([cfg, "-q", "--restart", step2, "--set", "physics.alpha=1.0"])
+    with h5py.File(os.path.join(folder, "out", "chip_000004.hdf"), "r") as f:
+        expect((f["VTKHDF/PointData/temperature"][...] == first).all(), "another (unused) alpha changed the bits")
     changes = [
         ("conductivity", MATERIALS.replace("conductivity = 150.0", "conductivity = 148.0"), REGIONS, BOUNDARY,
          ["materials[2] (\"silicon\") conductivity = 150", "has 148"]),
