@@ -136,13 +136,19 @@ static int read_string(const element *e, const char *key, int required, const ch
     const config_setting_t *s = config_setting_get_member(e->s, key);
     if (!s) return required ? element_error(e, NULL, "'%s' is missing", key, "add it (a quoted string)") : HEAT_OK;
     *out = config_setting_get_string(s);
-    if (!*out) return element_error(e, s, "'%s' must be a quoted string", key, "write it like \"copper\"");
+    if (!*out) return element_error(e, s, "'%s' must be a quoted string", key, "write it in double quotes");
     return HEAT_OK;
 }
 
 static int read_word(const element *e, const char *key, const char *const *words, int *out)
 {
     const char *word = NULL;
+    const config_setting_t *s = config_setting_get_member(e->s, key);
+    if (s && !config_setting_get_string(s)) {
+        char fix[128];
+        snprintf(fix, sizeof fix, "write a word in double quotes, e.g. %s = \"%s\"", key, words[0]);
+        return element_error(e, s, "'%s' must be a quoted string", key, fix);
+    }
     HEAT_CALL(read_string(e, key, 0, &word));
     if (!word) return HEAT_OK;
     int w = in_words(word, words);
@@ -286,10 +292,12 @@ static int read_box(const element *e, heat_region *g)
 {
     HEAT_CALL(read_floats(e, "min", 3, 1, g->min, NULL));
     HEAT_CALL(read_floats(e, "max", 3, 1, g->max, NULL));
-    for (int d = 0; d < 3; ++d)
-        if (g->min[d] > g->max[d])
-            return element_error(e, config_setting_get_member(e->s, "max"), "max[%s] is below min", axis_words[d],
-                                 "give min <= max along every axis");
+    for (int d = 0; d < 3; ++d) {
+        if (g->min[d] <= g->max[d]) continue;
+        char what[160];
+        snprintf(what, sizeof what, "max[%d] = %g (%s) is below min[%d] = %g", d, g->max[d], axis_words[d], d, g->min[d]);
+        return element_error(e, config_setting_get_member(e->s, "max"), "%s", what, "give min <= max along every axis");
+    }
     return HEAT_OK;
 }
 
@@ -340,10 +348,11 @@ static int read_source(const element *e, heat_region *g)
 
 static int read_region(const element *e, const heat_config *c, heat_region *g)
 {
-    const char *shape = NULL;
-    HEAT_CALL(read_string(e, "shape", 1, &shape));
     g->shape = -1;
     HEAT_CALL(read_word(e, "shape", shape_words, &g->shape));
+    if (g->shape < 0)
+        return element_error(e, NULL, "'%s' is missing", "shape",
+                             "add shape = \"box\", \"cylinder\", \"sphere\" or \"letters\"");
     HEAT_CALL(check_element_keys(e, common_region_keys, shape_keys[g->shape]));
     g->line = (int)config_setting_source_line(e->s);
     HEAT_CALL(read_material_name(e, &c->materials, &g->material));
