@@ -307,6 +307,8 @@ def test_restart_refusal():
          ["zone 2", "source 50000000", "source 40000000"]),
         ("source_time", MATERIALS, REGIONS.replace("source_time = [0.0, 1.0]", "source_time = [0.0, 2.0]"), BOUNDARY,
          ["zone 3", "from t = 0 to 1", "from t = 0 to 2"]),
+        ("source_time removed", MATERIALS, REGIONS.replace("source_time = [0.0, 1.0]; ", ""), BOUNDARY,
+         ["has zone 3 = copper, source 1000000 from t = 0 to 1 but the configuration has copper, source 1000000 always"]),
         ("convective h", MATERIALS, REGIONS, BOUNDARY.replace("h = 25.0", "h = 26.0"),
          ["boundary.z_high = convective h 25 ambient 20", "convective h 26 ambient 20"]),
         ("flux value", MATERIALS, REGIONS, BOUNDARY.replace("value = 1.0e4", "value = 2.0e4"),
