@@ -441,24 +441,23 @@ static int check_face(const config_t *cf, const char *origin, const heat_config 
     return HEAT_OK;
 }
 
-/* h and ambient act on a convective face only, and a convective face has no value: such a key is ignored,
- * which is worth a word (a type left at "neumann" by mistake), not a refusal (--set can change a face's type
- * but cannot remove its other keys). A value on a neumann face stays quiet, as it always was. */
+/* h and ambient act on a convective face only: on a face of another type they are ignored, which is worth
+ * a word (a type left at "neumann" by mistake), not a refusal (--set can change a face's type but cannot
+ * remove its other keys). A convective face's value stays quiet: the effective configuration that
+ * checkpoints store gives every face one. */
 static void warn_unused_face_keys(const config_t *cf, const char *origin, const heat_config *c, int f)
 {
-    const int convective = c->bc[f].type == HEAT_BC_CONVECTIVE;
-    const char *unused[2] = {convective ? "value" : "h", convective ? NULL : "ambient"};
+    static const char *const unused[] = {"h", "ambient"};
+    if (c->bc[f].type == HEAT_BC_CONVECTIVE) return;
     const char *type = heat_config_word("boundary.x_low.type", c->bc[f].type);
-    for (int k = 0; k < 2 && unused[k]; ++k) {
+    for (int k = 0; k < 2; ++k) {
         char path[64], loc[600];
         snprintf(path, sizeof path, "boundary.%s.%s", face_names[f], unused[k]);
         const config_setting_t *s = config_lookup(cf, path);
         if (!s) continue;
         setting_location(s, origin, loc, sizeof loc);
-        heat_warn("%s: %s is ignored: boundary.%s.type is \"%s\"%s; set the type%s or remove %s", loc, path,
-                  face_names[f], type, convective ? ", which takes h and ambient" : " (h and ambient act on a "
-                  "\"convective\" face only)", convective ? " to \"dirichlet\" or \"flux\"" : " to \"convective\"",
-                  unused[k]);
+        heat_warn("%s: %s is ignored: boundary.%s.type is \"%s\" (h and ambient act on a \"convective\" face "
+                  "only); set the type to \"convective\" or remove %s", loc, path, face_names[f], type, unused[k]);
     }
 }
 

@@ -134,15 +134,16 @@ def test_config_errors():
     expect("warning" in proc.stderr and "chip.cfg:15" in proc.stderr and "regions[2] (sphere) contains no point"
            in proc.stderr, f"no warning for an empty region: {proc.stderr}")
     print(f"ok  empty region: {proc.stderr.strip()}")
-    # h or ambient on a face that is not convective, a value on a convective face: ignored, so a warning
-    # naming the line (not an error: --set may change a face's type but cannot remove its other keys).
+    # h or ambient on a face that is not convective: ignored, so a warning naming the line (not an error:
+    # --set may change a face's type but cannot remove its other keys). A convective face's value is quiet
+    # (the stored effective configuration has one on every face).
     cfg = scene(folder, name="unused", boundary=replace('type = "flux"; value = 1.0e4;', 'type = "dirichlet"; '
-                'value = 1.0; h = 5.0;', replace("ambient = 20.0;", "ambient = 20.0; value = 3.0;", BOUNDARY)))
+                'value = 1.0; h = 5.0;', replace("ambient = 20.0;", "ambient = 20.0; value = 0.0;", BOUNDARY)))
     proc = run([cfg, "-q"])
-    for words in ["unused.cfg:19: boundary.z_high.value is ignored", 'boundary.z_high.type is "convective"',
-                  "unused.cfg:20: boundary.x_low.h is ignored", 'boundary.x_low.type is "dirichlet"',
+    for words in ["unused.cfg:20: boundary.x_low.h is ignored", 'boundary.x_low.type is "dirichlet"',
                   'set the type to "convective" or remove h']:
         expect(words in proc.stderr, f"no warning '{words}': {proc.stderr}")
+    expect("z_high" not in proc.stderr, f"a warning about the convective face's value: {proc.stderr}")
     print(f"ok  unused face keys: {proc.stderr.strip()}")
     # A misspelt list is one of the materials lists, not the nearest scalar key.
     proc = run([cfg, "--set", "materialz=1"], expect_status=2)
@@ -170,7 +171,8 @@ def test_overrides_and_text():
         expect(words in text, f"the stored configuration lacks '{words}'")
     # The stored text is a configuration that runs the same problem.
     again = write(os.path.join(folder, "again.cfg"), text.replace(f'"{folder}/out"', f'"{folder}/again"'))
-    run([again, "-q", "--set", 'output.name="chip"'])
+    proc = run([again, "-q", "--set", 'output.name="chip"'])
+    expect(not proc.stderr, f"the stored configuration runs with a warning: {proc.stderr}")
     with h5py.File(os.path.join(folder, "out", "chip_000000.hdf"), "r") as a, \
             h5py.File(os.path.join(folder, "again", "chip_000000.hdf"), "r") as b:
         for name in ["zone", "material", "temperature"]:
