@@ -238,17 +238,17 @@ static int check_material_products(const config_setting_t *list, const char *ori
         char what[200];
         double capacity = ma->density * ma->specific_heat;
         snprintf(what, sizeof what, "density x specific_heat = %g x %g", ma->density, ma->specific_heat);
-        if (!isnormal(capacity) || !isfinite(capacity))
-            return element_error(&e, NULL, "%s is beyond a double's range", what,
-                                 "give values of a physical size (SI: rho c about 1e3 to 1e7 J/(m^3 K)) or rescale the units");
+        if (!isnormal(capacity)) /* 0, subnormal, infinite */
+            return element_error(&e, NULL, "%s is beyond a double's range", what, "give values of a physical "
+                                 "size (SI: rho c about 1e3 to 1e7 J/(m^3 K)) or rescale the units");
         for (int b = a; b < m->material_count; ++b) {
             const heat_material *mb = &m->material[b];
             double k = heat_face_conductivity(ma->conductivity, mb->conductivity);
-            if (isnormal(k) && isfinite(k)) continue;
+            if (isnormal(k)) continue;
             snprintf(what, sizeof what, "conductivity = %g: the conductance of its face with materials[%d] "
                      "(\"%s\"), 2 k_a k_b / (k_a + k_b), is beyond a double's range", ma->conductivity, b, mb->name);
-            return element_error(&e, config_setting_get_member(e.s, "conductivity"), "%s", what,
-                                 "give values of a physical size (SI: about 0.01 to 2000 W/(m K)) or rescale the units");
+            return element_error(&e, config_setting_get_member(e.s, "conductivity"), "%s", what, "give values of "
+                                 "a physical size (SI: about 0.01 to 2000 W/(m K)) or rescale the units");
         }
     }
     return HEAT_OK;
@@ -295,7 +295,8 @@ static int read_box(const element *e, heat_region *g)
     for (int d = 0; d < 3; ++d) {
         if (g->min[d] <= g->max[d]) continue;
         char what[160];
-        snprintf(what, sizeof what, "max[%d] = %g (%s) is below min[%d] = %g", d, g->max[d], axis_words[d], d, g->min[d]);
+        snprintf(what, sizeof what, "max[%d] = %g (%s) is below min[%d] = %g", d, g->max[d], axis_words[d], d,
+                 g->min[d]);
         return element_error(e, config_setting_get_member(e->s, "max"), "%s", what, "give min <= max along every axis");
     }
     return HEAT_OK;
