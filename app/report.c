@@ -66,15 +66,18 @@ void report_output_plan(const heat_config *c, long first, int fresh, int quiet)
     }
 }
 
+/* The heat is the sum of the points' temperatures with constant coefficients (rho c = 1), and sum(rho c T V)
+ * with materials: the sum of the temperatures there weighs a cell of air like one of copper. */
 static void print_heat_change(const run_totals *t)
 {
     char since[64] = "";
     if (t->first_step > 0) snprintf(since, sizeof since, " since step %ld (the restart)", t->first_step);
-    if (t->initial.sum != 0.0)
-        printf("total heat changed by %.3e (relative)%s\n", (t->final.sum - t->initial.sum) / fabs(t->initial.sum),
-               since);
+    double initial = t->materials ? t->energy_initial.heat : t->initial.sum;
+    double final = t->materials ? t->energy_final.heat : t->final.sum;
+    if (initial != 0.0)
+        printf("total heat changed by %.3e (relative)%s\n", (final - initial) / fabs(initial), since);
     else
-        printf("total heat changed by %.6g (absolute: the total was 0)%s\n", t->final.sum - t->initial.sum, since);
+        printf("total heat changed by %.6g (absolute: the total was 0)%s\n", final - initial, since);
 }
 
 /* Materials runs: the change of sum(rho c T V) against the energy that came in over the same steps. */

@@ -1,5 +1,6 @@
 #include "ckpt_compat.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,7 +46,10 @@ static int order_or_default(int order) { return order > 0 ? order : 2; }
 static int check_physics(const char *path, const ckpt_meta *m, const heat_config *c)
 {
     char a[64], b[64];
-    if (m->alpha != c->alpha) {
+    /* alpha is the constant-coefficient problem's: a materials run on either side leaves it unused (its
+     * coefficients are the materials, which ckpt_compat_problem compares, and a change of them may be allowed). */
+    int alpha_used = m->file_materials == NULL && !heat_materials_active(&c->materials);
+    if (alpha_used && m->alpha != c->alpha) {
         snprintf(a, sizeof a, "%.17g", m->alpha), snprintf(b, sizeof b, "%.17g", c->alpha);
         return mismatch(path, "physics.alpha", a, b);
     }
@@ -156,14 +160,22 @@ static int check_material(const char *path, int i, const heat_material *a, const
     return HEAT_OK;
 }
 
-static void describe_zone(char *buf, size_t len, const heat_materials *m, int z)
+/* "silicon, source 50000000 from t = 0 to 2" ("always" without a source_time). */
+static void describe_zone_content(char *buf, size_t len, const heat_materials *m, int z)
 {
     const heat_zone *zone = &m->zone[z];
-    int used = snprintf(buf, len, "zone %d (%s", z, m->material[zone->material].name);
-    if (zone->source != 0.0)
-        used += snprintf(buf + used, len - (size_t)used, ", source %.17g from t = %g to %g", zone->source,
-                         zone->source_on, zone->source_off);
-    snprintf(buf + used, len - (size_t)used, ")");
+    int used = snprintf(buf, len, "%s", m->material[zone->material].name);
+    if (zone->source == 0.0) return;
+    used += snprintf(buf + used, len - (size_t)used, ", source %.17g", zone->source);
+    if (isinf(zone->source_on) && isinf(zone->source_off)) snprintf(buf + used, len - (size_t)used, " always");
+    else snprintf(buf + used, len - (size_t)used, " from t = %g to %g", zone->source_on, zone->source_off);
+}
+
+static void describe_zone(char *buf, size_t len, const heat_materials *m, int z)
+{
+    char content[200];
+    describe_zone_content(content, sizeof content, m, z);
+    snprintf(buf, len, "zone %d (%s)", z, content);
 }
 
 static int check_tables(const char *path, const heat_materials *a, const heat_materials *b)
@@ -178,7 +190,7 @@ static int check_tables(const char *path, const heat_materials *a, const heat_ma
         if (heat_zones_equal(&a->zone[z], &b->zone[z])) continue;
         char what[32], x[256], y[256];
         snprintf(what, sizeof what, "zone %d", z);
-        describe_zone(x, sizeof x, a, z), describe_zone(y, sizeof y, b, z);
+        describe_zone_content(x, sizeof x, a, z), describe_zone_content(y, sizeof y, b, z);
         return differs(path, what, x, y);
     }
     return HEAT_OK;

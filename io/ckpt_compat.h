@@ -12,7 +12,8 @@
 
 /* The run: grid.n, grid.length, solver.precision, time.scheme and
  * solver.space_order (unless scheme_change, --allow-scheme-change),
- * physics.alpha and the time step (an implicit scheme, or a change of
+ * physics.alpha (where neither side is a materials run, which leaves it
+ * unused) and the time step (an implicit scheme, or a change of
  * scheme or order, may change it). HEAT_OK, or
  * HEAT_ERR_CONFIG naming the first difference. */
 int ckpt_compat_run(const char *path, const ckpt_meta *file, const heat_config *config, int scheme_change);

@@ -193,6 +193,26 @@ static const char *nearest_key(const char *path)
     return words_edit_distance(path, list) < best_distance ? list : best;
 }
 
+/* A misspelt group is matched against the groups too: the keys' paths cut to as many parts as
+ * it has ("boundary.z_hi" gets "boundary.z_high", not one of its keys), where one is nearer than
+ * every key (a key written as a group, "output.dirr = { ... }", still gets "output.dir"). */
+static void nearest_group(const char *path, char *best, size_t len)
+{
+    int parts = 1;
+    for (const char *p = path; *p; ++p) parts += *p == '.';
+    snprintf(best, len, "%s", nearest_key(path));
+    size_t best_distance = words_edit_distance(path, best);
+    for (int k = 0; k < KEY_COUNT; ++k) {
+        const char *end = keys[k].path;
+        for (int part = 0; part < parts && end; ++part) end = strchr(end + (part > 0), '.');
+        if (!end) continue; /* the key itself, not a group */
+        char group[256];
+        snprintf(group, sizeof group, "%.*s", (int)(end - keys[k].path), keys[k].path);
+        size_t d = words_edit_distance(path, group);
+        if (d < best_distance) best_distance = d, snprintf(best, len, "%s", group);
+    }
+}
+
 static const config_key *find_key(const char *path)
 {
     for (int k = 0; k < KEY_COUNT; ++k)
@@ -223,8 +243,11 @@ static int check_unknown(const config_setting_t *group, const char *origin)
         if (!is_group && find_key(path)) continue;
         if (config_materials_owns(path)) continue; /* read and checked by config_materials_read */
         setting_where(s, origin, where, sizeof where);
+        char nearest[256];
+        if (is_group) nearest_group(path, nearest, sizeof nearest);
+        else snprintf(nearest, sizeof nearest, "%s", nearest_key(path));
         return heat_error(HEAT_ERR_CONFIG, "%s: unknown %s '%s'; did you mean '%s'? (see docs/CONFIG.md)",
-                          where, is_group ? "group" : "key", path, nearest_key(path));
+                          where, is_group ? "group" : "key", path, nearest);
     }
     return HEAT_OK;
 }

@@ -136,13 +136,19 @@ static int read_string(const element *e, const char *key, int required, const ch
     const config_setting_t *s = config_setting_get_member(e->s, key);
     if (!s) return required ? element_error(e, NULL, "'%s' is missing", key, "add it (a quoted string)") : HEAT_OK;
     *out = config_setting_get_string(s);
-    if (!*out) return element_error(e, s, "'%s' must be a quoted string", key, "write it like \"copper\"");
+    if (!*out) return element_error(e, s, "'%s' must be a quoted string", key, "write it in double quotes");
     return HEAT_OK;
 }
 
 static int read_word(const element *e, const char *key, const char *const *words, int *out)
 {
     const char *word = NULL;
+    const config_setting_t *s = config_setting_get_member(e->s, key);
+    if (s && !config_setting_get_string(s)) {
+        char fix[128];
+        snprintf(fix, sizeof fix, "write a word in double quotes, e.g. %s = \"%s\"", key, words[0]);
+        return element_error(e, s, "'%s' must be a quoted string", key, fix);
+    }
     HEAT_CALL(read_string(e, key, 0, &word));
     if (!word) return HEAT_OK;
     int w = in_words(word, words);
@@ -184,6 +190,16 @@ static int material_index(const heat_materials *m, const char *name)
     return -1;
 }
 
+/* Checkpoints join the names with line feeds (/restart/material_names), so a
+ * control character in one would split it there and the run's own checkpoint
+ * would no longer restart. */
+static int has_control_character(const char *name)
+{
+    for (const unsigned char *ch = (const unsigned char *)name; *ch; ++ch)
+        if (*ch < 0x20 || *ch == 0x7f) return 1;
+    return 0;
+}
+
 static int read_material(const element *e, heat_materials *m)
 {
     HEAT_CALL(check_element_keys(e, material_keys, NULL));
@@ -192,6 +208,10 @@ static int read_material(const element *e, heat_materials *m)
     if (name[0] == '\0' || strlen(name) >= HEAT_MATERIAL_NAME)
         return element_error(e, config_setting_get_member(e->s, "name"), "name = \"%.64s\" is empty or too long",
                              name, "give a name of 1 to 63 characters");
+    if (has_control_character(name))
+        return element_error(e, config_setting_get_member(e->s, "name"), "name = \"%.64s\" holds a control character "
+                             "(a line feed, tab or other character below space)", name,
+                             "give a name of printable characters, e.g. \"copper\"");
     int earlier = material_index(m, name);
     if (earlier >= 0) {
         char fix[160];
@@ -204,6 +224,33 @@ static int read_material(const element *e, heat_materials *m)
     HEAT_CALL(read_positive(e, "density", &mat->density));
     HEAT_CALL(read_positive(e, "specific_heat", &mat->specific_heat));
     m->material_count++;
+    return HEAT_OK;
+}
+
+/* Each value may be a positive double and still break the tables the kernels read: rho c and each pair's
+ * face conductivity 2 k_a k_b / (k_a + k_b) overflow to infinity or underflow to 0 (e.g. k = 1e200), after
+ * which an explicit run's dt_max is 0 and an implicit one's right-hand side is not a number. */
+static int check_material_products(const config_setting_t *list, const char *origin, const heat_materials *m)
+{
+    for (int a = 0; a < m->material_count; ++a) {
+        const heat_material *ma = &m->material[a];
+        element e = {config_setting_get_elem(list, (unsigned)a), "materials", a, origin};
+        char what[200];
+        double capacity = ma->density * ma->specific_heat;
+        snprintf(what, sizeof what, "density x specific_heat = %g x %g", ma->density, ma->specific_heat);
+        if (!isnormal(capacity)) /* 0, subnormal, infinite */
+            return element_error(&e, NULL, "%s is beyond a double's range", what, "give values of a physical "
+                                 "size (SI: rho c about 1e3 to 1e7 J/(m^3 K)) or rescale the units");
+        for (int b = a; b < m->material_count; ++b) {
+            const heat_material *mb = &m->material[b];
+            double k = heat_face_conductivity(ma->conductivity, mb->conductivity);
+            if (isnormal(k)) continue;
+            snprintf(what, sizeof what, "conductivity = %g: the conductance of its face with materials[%d] "
+                     "(\"%s\"), 2 k_a k_b / (k_a + k_b), is beyond a double's range", ma->conductivity, b, mb->name);
+            return element_error(&e, config_setting_get_member(e.s, "conductivity"), "%s", what, "give values of "
+                                 "a physical size (SI: about 0.01 to 2000 W/(m K)) or rescale the units");
+        }
+    }
     return HEAT_OK;
 }
 
@@ -221,7 +268,7 @@ static int read_materials(const config_setting_t *list, const char *origin, heat
         element e = {config_setting_get_elem(list, (unsigned)i), "materials", i, origin};
         HEAT_CALL(read_material(&e, m));
     }
-    return HEAT_OK;
+    return check_material_products(list, origin, m);
 }
 
 /* ---- regions ---------------------------------------------------------------------------------- */
@@ -245,10 +292,13 @@ static int read_box(const element *e, heat_region *g)
 {
     HEAT_CALL(read_floats(e, "min", 3, 1, g->min, NULL));
     HEAT_CALL(read_floats(e, "max", 3, 1, g->max, NULL));
-    for (int d = 0; d < 3; ++d)
-        if (g->min[d] > g->max[d])
-            return element_error(e, config_setting_get_member(e->s, "max"), "max[%s] is below min", axis_words[d],
-                                 "give min <= max along every axis");
+    for (int d = 0; d < 3; ++d) {
+        if (g->min[d] <= g->max[d]) continue;
+        char what[160];
+        snprintf(what, sizeof what, "max[%d] = %g (%s) is below min[%d] = %g", d, g->max[d], axis_words[d], d,
+                 g->min[d]);
+        return element_error(e, config_setting_get_member(e->s, "max"), "%s", what, "give min <= max along every axis");
+    }
     return HEAT_OK;
 }
 
@@ -299,10 +349,11 @@ static int read_source(const element *e, heat_region *g)
 
 static int read_region(const element *e, const heat_config *c, heat_region *g)
 {
-    const char *shape = NULL;
-    HEAT_CALL(read_string(e, "shape", 1, &shape));
     g->shape = -1;
     HEAT_CALL(read_word(e, "shape", shape_words, &g->shape));
+    if (g->shape < 0)
+        return element_error(e, NULL, "'%s' is missing", "shape",
+                             "add shape = \"box\", \"cylinder\", \"sphere\" or \"letters\"");
     HEAT_CALL(check_element_keys(e, common_region_keys, shape_keys[g->shape]));
     g->line = (int)config_setting_source_line(e->s);
     HEAT_CALL(read_material_name(e, &c->materials, &g->material));
@@ -391,6 +442,26 @@ static int check_face(const config_t *cf, const char *origin, const heat_config 
     return HEAT_OK;
 }
 
+/* h and ambient act on a convective face only: on a face of another type they are ignored, which is worth
+ * a word (a type left at "neumann" by mistake), not a refusal (--set can change a face's type but cannot
+ * remove its other keys). A convective face's value stays quiet: the effective configuration that
+ * checkpoints store gives every face one. */
+static void warn_unused_face_keys(const config_t *cf, const char *origin, const heat_config *c, int f)
+{
+    static const char *const unused[] = {"h", "ambient"};
+    if (c->bc[f].type == HEAT_BC_CONVECTIVE) return;
+    const char *type = heat_config_word("boundary.x_low.type", c->bc[f].type);
+    for (int k = 0; k < 2; ++k) {
+        char path[64], loc[600];
+        snprintf(path, sizeof path, "boundary.%s.%s", face_names[f], unused[k]);
+        const config_setting_t *s = config_lookup(cf, path);
+        if (!s) continue;
+        setting_location(s, origin, loc, sizeof loc);
+        heat_warn("%s: %s is ignored: boundary.%s.type is \"%s\" (h and ambient act on a \"convective\" face "
+                  "only); set the type to \"convective\" or remove %s", loc, path, face_names[f], type, unused[k]);
+    }
+}
+
 int config_materials_read(const config_t *cf, const char *origin, heat_config *c)
 {
     memset(&c->materials, 0, sizeof c->materials);
@@ -410,6 +481,7 @@ int config_materials_read(const config_t *cf, const char *origin, heat_config *c
     }
     if (regions) HEAT_CALL(read_regions(regions, origin, c));
     for (int f = 0; f < FACE_COUNT; ++f) HEAT_CALL(check_face(cf, origin, c, f));
+    for (int f = 0; f < FACE_COUNT; ++f) warn_unused_face_keys(cf, origin, c, f);
     if (regions) {
         heat_grid_set_spacing(&c->grid);
         warn_empty_regions(c, origin);

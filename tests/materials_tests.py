@@ -81,6 +81,11 @@ BAD = [
     ("missing conductivity", replace("conductivity = 0.026; ", ""), ["bad.cfg:2", "materials[0]", "'conductivity' is missing"]),
     ("infinite conductivity", replace("conductivity = 400.0", "conductivity = 1e999"),
      ["bad.cfg:3", "'conductivity' is not a finite number"]),
+    # finite and positive, but 2 k k / (k + k) and rho c leave the double range: an implicit run did nothing
+    ("conductivity overflows", replace("conductivity = 400.0", "conductivity = 1e200") + 'time = { scheme = "backward_euler"; };',
+     ["bad.cfg:3", "materials[1]", "conductivity = 1e+200", "beyond a double's range", "rescale the units"]),
+    ("heat capacity underflows", replace("density = 1.2;    specific_heat = 1005.0", "density = 1e-200; specific_heat = 1e-200"),
+     ["bad.cfg:2", "materials[0]", "density x specific_heat = 1e-200 x 1e-200", "beyond a double's range"]),
     ("infinite source", replace("source = 5.0e7", "source = 5.0e999"), ["bad.cfg:9", "'source' is not a finite number"]),
     ("infinite region corner", replace("max = [0.04, 0.04, 0.004]", "max = [0.04, 1e400, 0.004]"),
      ["bad.cfg:7", "'max' holds a number that is not finite"]),
@@ -89,7 +94,13 @@ BAD = [
     ("negative h", replace("h = 25.0", "h = -25.0"), ["bad.cfg:14", "boundary.z_high.h = -25", "out of range", ">= 0"]),
     ("missing ambient", replace("ambient = 20.0; ", ""), ["bad.cfg:14", "no 'ambient'"]),
     ("missing flux value", replace("value = 1.0e4; ", ""), ["bad.cfg:15", "boundary.x_low", "no 'value'"]),
+    ("line feed in a name", replace('name = "copper"', 'name = "cop\\nper"'),
+     ["bad.cfg:3", "materials[1]", "holds a control character", "printable"]),
     ("unknown region key", replace("radius = 0.004", "radios = 0.004"), ["bad.cfg:10", "regions[2]", "'radios'", "'radius'"]),
+    ("box corners crossed", replace("max = [0.04, 0.04, 0.004]", "max = [0.04, -0.04, 0.004]"),
+     ["bad.cfg:7", "regions[0]", "max[1] = -0.04 (y) is below min[1] = 0"]),
+    ("axis not a string", replace('axis = "z"', "axis = 3"), ["bad.cfg:8", "regions[1]", "'axis' must be a quoted",
+                                                             'axis = "x"']),
     ("unknown shape", replace('shape = "sphere"', 'shape = "ball"'), ["regions[2]", "\"ball\"", "\"sphere\""]),
     ("source_time backwards", replace("source_time = [0.0, 1.0]", "source_time = [1.0, 0.0]"),
      ["bad.cfg:11", "source_time", "t_on < t_off"]),
@@ -123,6 +134,17 @@ def test_config_errors():
     expect("warning" in proc.stderr and "chip.cfg:15" in proc.stderr and "regions[2] (sphere) contains no point"
            in proc.stderr, f"no warning for an empty region: {proc.stderr}")
     print(f"ok  empty region: {proc.stderr.strip()}")
+    # h or ambient on a face that is not convective: ignored, so a warning naming the line (not an error:
+    # --set may change a face's type but cannot remove its other keys). A convective face's value is quiet
+    # (the stored effective configuration has one on every face).
+    cfg = scene(folder, name="unused", boundary=replace('type = "flux"; value = 1.0e4;', 'type = "dirichlet"; '
+                'value = 1.0; h = 5.0;', replace("ambient = 20.0;", "ambient = 20.0; value = 0.0;", BOUNDARY)))
+    proc = run([cfg, "-q"])
+    for words in ["unused.cfg:20: boundary.x_low.h is ignored", 'boundary.x_low.type is "dirichlet"',
+                  'set the type to "convective" or remove h']:
+        expect(words in proc.stderr, f"no warning '{words}': {proc.stderr}")
+    expect("z_high" not in proc.stderr, f"a warning about the convective face's value: {proc.stderr}")
+    print(f"ok  unused face keys: {proc.stderr.strip()}")
     # A misspelt list is one of the materials lists, not the nearest scalar key.
     proc = run([cfg, "--set", "materialz=1"], expect_status=2)
     expect("did you mean 'materials'" in proc.stderr, f"--set materialz: {proc.stderr}")
@@ -149,7 +171,8 @@ def test_overrides_and_text():
         expect(words in text, f"the stored configuration lacks '{words}'")
     # The stored text is a configuration that runs the same problem.
     again = write(os.path.join(folder, "again.cfg"), text.replace(f'"{folder}/out"', f'"{folder}/again"'))
-    run([again, "-q", "--set", 'output.name="chip"'])
+    proc = run([again, "-q", "--set", 'output.name="chip"'])
+    expect(not proc.stderr, f"the stored configuration runs with a warning: {proc.stderr}")
     with h5py.File(os.path.join(folder, "out", "chip_000000.hdf"), "r") as a, \
             h5py.File(os.path.join(folder, "again", "chip_000000.hdf"), "r") as b:
         for name in ["zone", "material", "temperature"]:
@@ -161,6 +184,22 @@ def test_overrides_and_text():
     expect(".h = " not in proc.stdout and ".ambient = " not in proc.stdout and "materials = (" not in proc.stdout,
            "a configuration without materials prints h, ambient or materials")
     print("ok  --set of materials and boundary.h; printed and stored text; the text runs again")
+
+
+def test_summary_heat():
+    """The summary's "total heat changed by" of a materials run is the change of sum(rho c T V), the energy
+    balance's heat, not of the temperatures' sum (which weighs a cell of air like one of copper)."""
+    import re
+    folder = fresh_dir("summary_heat")
+    proc = run([scene(folder, steps=20, n=(20, 20, 10))])
+    changed = re.search(r"total heat changed by (\S+) \(relative\)", proc.stdout)
+    balance = re.search(r"energy balance: heat (\S+) -> (\S+) ", proc.stdout)
+    expect(changed and balance, f"no heat change or energy balance in the summary:\n{proc.stdout}")
+    before, after = float(balance.group(1)), float(balance.group(2))
+    want = (after - before) / before
+    expect(abs(float(changed.group(1)) - want) <= 1e-3 * abs(want),
+           f"total heat changed by {changed.group(1)}, but the energy balance's heat changed by {want:.3e}")
+    print(f"ok  the summary's heat change {changed.group(1)} is the energy balance's ({want:.3e})")
 
 
 # ---- checkpoints -----------------------------------------------------------------------------
@@ -255,6 +294,10 @@ def test_restart_refusal():
     run([cfg, "-q", "--restart", step2])
     with h5py.File(os.path.join(folder, "out", "chip_000004.hdf"), "r") as f:
         expect((f["VTKHDF/PointData/temperature"][...] == first).all(), "the restart does not give the same bits")
+    # physics.alpha means nothing to a materials run: another one is no reason to refuse its checkpoint.
+    run([cfg, "-q", "--restart", step2, "--set", "physics.alpha=1.0"])
+    with h5py.File(os.path.join(folder, "out", "chip_000004.hdf"), "r") as f:
+        expect((f["VTKHDF/PointData/temperature"][...] == first).all(), "another (unused) alpha changed the bits")
     changes = [
         ("conductivity", MATERIALS.replace("conductivity = 150.0", "conductivity = 148.0"), REGIONS, BOUNDARY,
          ["materials[2] (\"silicon\") conductivity = 150", "has 148"]),
@@ -266,6 +309,8 @@ def test_restart_refusal():
          ["zone 2", "source 50000000", "source 40000000"]),
         ("source_time", MATERIALS, REGIONS.replace("source_time = [0.0, 1.0]", "source_time = [0.0, 2.0]"), BOUNDARY,
          ["zone 3", "from t = 0 to 1", "from t = 0 to 2"]),
+        ("source_time removed", MATERIALS, REGIONS.replace("source_time = [0.0, 1.0]; ", ""), BOUNDARY,
+         ["has zone 3 = copper, source 1000000 from t = 0 to 1 but the configuration has copper, source 1000000 always"]),
         ("convective h", MATERIALS, REGIONS, BOUNDARY.replace("h = 25.0", "h = 26.0"),
          ["boundary.z_high = convective h 25 ambient 20", "convective h 26 ambient 20"]),
         ("flux value", MATERIALS, REGIONS, BOUNDARY.replace("value = 1.0e4", "value = 2.0e4"),
