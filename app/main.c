@@ -378,6 +378,7 @@ static int finish(heat_run *r, run_totals *totals, double loop_start)
         status = check_final_state(r, &writes);
     }
     HEAT_CALL(agree(r, status));
+    signals_final_state_written();
     return stop_status(r);
 }
 

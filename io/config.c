@@ -469,6 +469,17 @@ static int override_parent(config_t *cf, const char *path, const char *arg, conf
     return HEAT_OK;
 }
 
+/* The shell ate the quotes of a string (--set initial.text="HI" reaches heatsolve as initial.text=HI):
+ * show the form that keeps them. Empty for keys that take no string. */
+static void string_quote_hint(const char *path, const char *value, char *hint, size_t len)
+{
+    const config_key *key = find_key(path);
+    hint[0] = '\0';
+    if (key && (key->kind == K_STRING || key->kind == K_WORD) && value[0] != '"')
+        snprintf(hint, len, "; %s takes a string in double quotes, which the shell keeps inside single quotes: "
+                 "--set '%.255s=\"%.200s\"'", path, path, value);
+}
+
 static int apply_override(config_t *cf, const char *arg)
 {
     const char *eq = strchr(arg, '=');
@@ -488,8 +499,11 @@ static int apply_override(config_t *cf, const char *arg)
     int parsed = config_read_string(&value, text);
     free(text);
     if (parsed != CONFIG_TRUE) {
+        char hint[1024];
+        string_quote_hint(path, eq + 1, hint, sizeof hint);
         int status = heat_error(HEAT_ERR_CONFIG, "--set %s: cannot parse the value '%s' (%s); use libconfig syntax: "
-                                "numbers, \"strings\", true/false, [lists]", arg, eq + 1, config_error_text(&value));
+                                "numbers, \"strings\", true/false, [lists]%s", arg, eq + 1, config_error_text(&value),
+                                hint);
         config_destroy(&value);
         return status;
     }
@@ -626,6 +640,12 @@ static int check_consistency(heat_config *c)
         strlen(c->output.name))
         return heat_error(HEAT_ERR_CONFIG, "output.name = \"%s\": use only letters, digits, '.', '_' and '-'",
                           c->output.name);
+    /* "." and ".." would make the default output.dir out/. or out/.. (the files land outside it), and any
+     * leading dot hides every file of the run (and its lock, .<name>.lock, among them). */
+    if (c->output.name[0] == '.')
+        return heat_error(HEAT_ERR_CONFIG, "output.name = \"%s\": must not begin with '.' (the run's files would "
+                          "be hidden, and \".\" or \"..\" name a folder); begin it with a letter, digit, '_' or "
+                          "'-'", c->output.name);
     HEAT_CALL(check_png_index(c));
     HEAT_CALL(check_gpu_keys(c));
     HEAT_CALL(check_periodic(c));

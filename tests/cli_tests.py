@@ -76,10 +76,15 @@ BAD_CONFIGS = [
     ("dt unstable", "time = { dt = 1.0; };", [], ["time.dt", "dt_max", "allow_unstable"]),
     ("unknown --set key", "", ["--set", "grid.q=3"], ["--set", "grid.q", "did you mean"]),
     ("bad --set value", "", ["--set", "grid.n=[4,4"], ["--set", "grid.n", "cannot parse"]),
+    ("--set string unquoted", "", ["--set", "initial.text=HI"], ["--set", "double quotes", "'initial.text=\"HI\"'"]),
+    ("--set word unquoted", "", ["--set", "time.scheme=crank_nicolson"], ["'time.scheme=\"crank_nicolson\"'"]),
     ("bad --set range", "", ["--set", "physics.alpha=-1.0"], ["--set", "physics.alpha", "out of range"]),
     ("bad precision", "solver = { precision = \"half\"; };", [], ["solver.precision", "half"]),
     ("bad letters", "initial = { text = \"H~I\"; };", [], ["initial.text", "character"]),
     ("bad name", "output = { name = \"a/b\"; };", [], ["output.name"]),
+    ("name ..", "output = { name = \"..\"; };", [], ["output.name = \"..\"", "must not begin with '.'"]),
+    ("name .", "output = { name = \".\"; };", [], ["output.name = \".\"", "must not begin with '.'"]),
+    ("hidden name", "output = { name = \".run\"; };", [], ["output.name = \".run\"", "hidden"]),
     ("too big", "grid = { n = [100000, 100000, 100000]; };", [], ["GB", "grid.n"]),
     ("range stated", "grid = { n = [2, 8, 8]; };", [], ["grid.n = 2", "valid: [3, 1048576]"]),
     ("rtol one", "solver = { rtol = 1.0; };", [], ["solver.rtol", "valid: (0, 1)"]),
@@ -501,6 +506,21 @@ def test_messages_say_it_right():
     expect("(reported at" not in proc.stderr, proc.stderr)
     print("limits stated, one warning for a damaged file, no source positions, plain syntax error, --size "
           "checked, long stem refused")
+
+
+def test_bench_arguments_checked_first():
+    """bench refuses, before any measuring, what it could not honour: --io and --cg together, an --io-dir
+    that is no writable folder (a user's error: exit 2, no source position)."""
+    folder = fresh_dir("bench_arguments")
+    afile = write(os.path.join(folder, "a_file"), "x")
+    cases = ((["--io", "--cg"], ["--io and --cg"]),
+             (["--io", "--io-dir", os.path.join(folder, "missing")], ["--io-dir", "missing", "writable folder"]),
+             (["--io", "--io-dir", afile], ["--io-dir", "a_file", "writable folder"]))
+    for args, words in cases:
+        proc = run(["bench", "--backend", "cpu", "--size", "16", "--reps", "1"] + args, expect_status=2, timeout=120)
+        expect(all(w in proc.stderr for w in words) and "(reported at" not in proc.stderr and not proc.stdout,
+               f"bench {' '.join(args)}: {proc.stdout} {proc.stderr}")
+    print("bench: --io with --cg and a bad --io-dir refused before measuring")
 
 
 def test_restart_changes_implicit_dt():
@@ -938,6 +958,45 @@ def test_sigusr1_and_second_sigint():
     json.load(open(os.path.join(folder, "out", "long.hdf.series")))
     print("SIGUSR1 wrote a checkpoint with one line and the run went on; SIGINT: exit 130; "
           "a second SIGINT during the final checkpoint: exit 3 with a message, no temporary file")
+
+
+def test_second_signal_after_final_checkpoint():
+    """A second stop signal that comes once the final checkpoint is on disk (the run is releasing its
+    field and folder) leaves with 128 + the first signal, never with exit 3 and a message that the final
+    checkpoint was not written: the folder holds it and --restart latest continues from it."""
+    folder = fresh_dir("second_signal_late")
+    cfg = letters_config(folder, steps=10 ** 9, every=10 ** 9, n=(200, 200, 200))  # a large field to release
+    proc = start([cfg, "-q"])
+    wait_for_file(os.path.join(folder, "out", "letters.hdf.series"))
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    first = proc.stderr.readline()
+    expect("after writing its checkpoint" in first, f"the stop line: {first!r}")
+    proc.send_signal(signal.SIGINT)  # the final checkpoint is written; the run is ending
+    _, err = proc.communicate(timeout=60)
+    expect(proc.returncode == 130 and "leaving without it" not in err,
+           f"exit {proc.returncode} after the final checkpoint was written: {first}{err}")
+    expect(not [n for n in os.listdir(os.path.join(folder, "out")) if ".tmp" in n], "temporary file left")
+    print(f"a second SIGINT after the final checkpoint: exit {proc.returncode}, {err.strip() or 'no more lines'}")
+
+
+def test_restart_not_a_file():
+    """--restart given a folder or a named pipe is refused at once (exit 2) with what to give instead;
+    a named pipe at a checkpoint's name never blocks --restart latest, which passes over it."""
+    folder = fresh_dir("restart_not_a_file")
+    out = os.path.join(folder, "out")
+    cfg = letters_config(folder, steps=20, every=10)
+    run([cfg, "-q"])
+    pipe = os.path.join(folder, "pipe.hdf")
+    os.mkfifo(pipe)
+    for path, what in ((out, "a folder"), (pipe, "pipe")):
+        proc = run([cfg, "-q", "--restart", path, "--set", "time.steps=30"], expect_status=2, timeout=30)
+        expect(what in proc.stderr and "--restart latest" in proc.stderr, f"--restart {path}: {proc.stderr}")
+    os.mkfifo(os.path.join(out, "letters_000099.hdf"))
+    proc = run([cfg, "-q", "--restart", "latest", "--set", "time.steps=30"], timeout=30)
+    expect("skipping" in proc.stderr and "letters_000099.hdf" in proc.stderr, proc.stderr)
+    expect(os.path.exists(os.path.join(out, "letters_000030.hdf")), f"no step 30: {os.listdir(out)}")
+    print("--restart of a folder or a pipe refused at once; a pipe at a checkpoint's name passed over")
 
 
 def test_sighup_and_sigpipe():
