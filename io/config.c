@@ -808,12 +808,27 @@ static char *read_text(const char *path)
     return NULL;
 }
 
+/* Some Windows editors begin a UTF-8 file with a byte-order mark, which libconfig reads as a syntax error. */
+static int starts_with_bom(const char *path)
+{
+    unsigned char head[3] = {0};
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f) fclose(f);
+    return n == 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF;
+}
+
 static int read_file(config_t *cf, const char *path)
 {
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return folder_as_config(path);
     errno = 0;
-    if (config_read_file(cf, path) != CONFIG_TRUE) return parse_error(cf, path);
+    int read = config_read_file(cf, path) == CONFIG_TRUE;
+    if (!read && config_error_type(cf) == CONFIG_ERR_PARSE && config_error_line(cf) == 1 && starts_with_bom(path))
+        return heat_error(HEAT_ERR_CONFIG, "%s:1: the file begins with a UTF-8 byte-order mark, which libconfig "
+                          "cannot read; save it as UTF-8 without BOM (or remove the mark: sed -i '1s/^\\xEF\\xBB"
+                          "\\xBF//' %s)", path, path);
+    if (!read) return parse_error(cf, path);
     char *text = read_text(path);
     int status = text ? check_integer_literals(text, path, 0) : HEAT_OK;
     free(text);

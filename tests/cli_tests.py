@@ -52,6 +52,7 @@ def read_field(path):
 BAD_CONFIGS = [
     # (name, file text, extra args, words the message must contain)
     ("syntax", "grid = { n = [8, 8, 8] }\ntime = {", [], ["bad.cfg:", "syntax"]),
+    ("byte-order mark", "\ufeffgrid = { n = [8, 8, 8]; };", [], ["bad.cfg:1", "byte-order mark", "without BOM"]),
     ("unknown key", "grid = { nx = 8; };", [], ["bad.cfg:1", "grid.nx", "grid.n"]),
     ("unknown group", "gird = { n = [8, 8, 8]; };", [], ["bad.cfg:1", "gird", "did you mean"]),
     ("n too small", "grid = { n = [2, 8, 8]; };", [], ["grid.n", "out of range"]),
