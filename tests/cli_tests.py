@@ -809,6 +809,8 @@ def test_restart_done_and_mismatch():
     before = {n: os.stat(os.path.join(out, n)).st_mtime_ns for n in os.listdir(out)}
     proc = run([cfg, "--restart", "latest"])
     expect("nothing to do" in proc.stdout, f"no 'nothing to do': {proc.stdout}")
+    proc = run([cfg, "--restart", "latest", "-q"])
+    expect(proc.stdout == "", f"-q printed: {proc.stdout}")
     after = {n: os.stat(os.path.join(out, n)).st_mtime_ns for n in os.listdir(out)}
     expect(before == after, "a finished run's restart wrote files")
     proc = run([cfg, "--restart", "latest", "--set", "grid.n=[40,24,12]"], expect_status=2)
@@ -856,6 +858,14 @@ def test_bad_restart_files():
         expect(path in proc.stderr or os.path.basename(path) in proc.stderr, f"{name}: file not named: {proc.stderr}")
         expect(not os.path.exists(os.path.join(folder, "o2")), f"{name}: output written")
         print(f"ok  {name}: exit {proc.returncode}: {proc.stderr.strip().splitlines()[0]}")
+    # latest with every checkpoint damaged says how to go on.
+    damaged = fresh_dir("bad_restart_all")
+    cfg_all = letters_config(damaged, steps=20, every=10)
+    run([cfg_all, "-q"])
+    for step in (0, 10, 20):
+        flip_field_byte(os.path.join(damaged, "out", f"letters_{step:06d}.hdf"))
+    proc = run([cfg_all, "-q", "--restart", "latest", "--set", "time.steps=30"], expect_status=1)
+    expect("none of the 3 checkpoints" in proc.stderr and "--overwrite" in proc.stderr, proc.stderr)
     # latest skips the damaged newest file and takes the one before.
     flip_field_byte(os.path.join(folder, "out", "letters_000020.hdf"))
     proc = run([cfg, "--restart", "latest", "--set", "time.steps=30"])
