@@ -376,6 +376,24 @@ def test_threads_and_binding():
           "tuning cache, timed again past a bad line")
 
 
+def test_fresh_run_refusal_advice():
+    """A new run into a folder holding an earlier run's files is refused; --restart latest is offered only
+    where a checkpoint is there to continue from."""
+    folder = fresh_dir("fresh_refusal")
+    out = os.path.join(folder, "out")
+    cfg = letters_config(folder, steps=10, every=10)
+    run([cfg, "-q"])
+    proc = run([cfg, "-q"], expect_status=2)
+    expect("continue with --restart latest" in proc.stderr, proc.stderr)
+    for name in os.listdir(out):
+        if name.endswith(".hdf"):
+            os.remove(os.path.join(out, name))
+    proc = run([cfg, "-q"], expect_status=2)
+    expect("--restart latest" not in proc.stderr and "none of them is a checkpoint" in proc.stderr
+           and "--overwrite" in proc.stderr, proc.stderr)
+    print("refusals offer --restart latest only where a checkpoint is")
+
+
 def test_overwrite_all_or_nothing():
     """--overwrite removes every file of the earlier run or, where one cannot be removed (here a
     folder stands at a quick-look PNG's name), none, naming it."""
