@@ -658,8 +658,27 @@ static int check_consistency(heat_config *c)
     return HEAT_OK;
 }
 
+/* output.dir = "~/runs" as the shell reads it: taken literally it would make a folder named "~" in the
+ * working folder (which the next rm -rf ~ takes for the home folder). */
+static int expand_home(heat_config *c)
+{
+    const char *dir = c->output.dir;
+    if (dir[0] != '~' || (dir[1] != '/' && dir[1] != '\0')) return HEAT_OK;
+    const char *home = getenv("HOME");
+    if (!home || home[0] != '/')
+        return heat_error(HEAT_ERR_CONFIG, "output.dir = \"%s\": HOME is not set, so '~' names no folder; give "
+                          "the folder's full path", dir);
+    char expanded[sizeof c->output.dir];
+    if ((size_t)snprintf(expanded, sizeof expanded, "%s%s", home, dir + 1) >= sizeof expanded)
+        return heat_error(HEAT_ERR_CONFIG, "output.dir = \"%s\": with ~ as %s it is longer than %zu characters; "
+                          "choose a shorter folder", dir, home, sizeof expanded - 1);
+    memcpy(c->output.dir, expanded, sizeof expanded);
+    return HEAT_OK;
+}
+
 static int default_output(heat_config *c, const char *origin)
 {
+    HEAT_CALL(expand_home(c));
     if (c->output.name[0] == '\0') {
         const char *base = strrchr(origin, '/');
         base = base ? base + 1 : origin;

@@ -394,6 +394,20 @@ def test_fresh_run_refusal_advice():
     print("refusals offer --restart latest only where a checkpoint is")
 
 
+def test_output_dir_home():
+    """output.dir = "~/runs" means the home folder's runs, as in the shell: no folder named "~" appears in
+    the working folder."""
+    folder = fresh_dir("output_dir_home")
+    home = os.path.join(folder, "home")
+    os.makedirs(home)
+    cfg = write(os.path.join(folder, "home.cfg"), 'grid = { n = [8, 8, 8]; };\ntime = { steps = 2; };\n'
+                'output = { dir = "~/runs"; };\n')
+    run([cfg, "-q"], cwd=folder, env=dict(os.environ, HOME=home))
+    expect(not os.path.exists(os.path.join(folder, "~")), f"a folder named ~ in {os.listdir(folder)}")
+    expect(os.path.exists(os.path.join(home, "runs", "home_000002.hdf")), f"home holds {os.listdir(home)}")
+    print("output.dir = \"~/runs\" wrote into $HOME/runs")
+
+
 def test_overwrite_all_or_nothing():
     """--overwrite removes every file of the earlier run or, where one cannot be removed (here a
     folder stands at a quick-look PNG's name), none, naming it."""
