@@ -254,6 +254,16 @@ static int check_run_arguments(int argc, char **argv, heat_cli *cli)
     return cli->restart && strcmp(cli->restart, "latest") != 0 ? check_restart_file(cli->restart) : HEAT_OK;
 }
 
+/* getopt's '?': a known option at the end without its value (optopt names it), or an unknown one. */
+static int option_error(const char *word, int bench)
+{
+    if (optopt >= OPT_SET)
+        return heat_error(HEAT_ERR_CONFIG, "%s needs a value (%s VALUE); see heatsolve %s--help", word, word,
+                          bench ? "bench " : "");
+    return heat_error(HEAT_ERR_CONFIG, "%s: unknown %soption; see heatsolve %s--help", word, bench ? "bench " : "",
+                      bench ? "bench " : "");
+}
+
 int cli_parse(int argc, char **argv, heat_cli *cli)
 {
     memset(cli, 0, sizeof *cli);
@@ -268,9 +278,7 @@ int cli_parse(int argc, char **argv, heat_cli *cli)
     optind = first;
     opterr = 0;
     for (int opt; (opt = getopt_long(argc, argv, short_options, long_options, NULL)) != -1;) {
-        if (opt == '?' || opt == ':')
-            return heat_error(HEAT_ERR_CONFIG, "%s: unknown option or missing value; see heatsolve --help",
-                              argv[optind - 1]);
+        if (opt == '?' || opt == ':') return option_error(argv[optind - 1], cli->bench);
         HEAT_CALL(handle_option(opt, cli));
     }
     if (cli->help || cli->version) return HEAT_OK;

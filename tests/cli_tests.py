@@ -150,6 +150,11 @@ def test_cli_basics():
     expect(proc.stdout == "", f"--quiet printed: {proc.stdout}")
     proc = run([cfg, "--overwrite"])
     expect("initial.text" in proc.stdout and "summary:" in proc.stdout and "GLUP/s" in proc.stdout, "no config/summary")
+    for args, words in (([cfg, "--restart"], "--restart needs a value"), ([cfg, "--restrat", "latest"],
+                        "--restrat: unknown option"), (["bench", "--size"], "--size needs a value"),
+                        (["bench", "--set", "x=1"], "--set: unknown bench option")):
+        proc = run(args, expect_status=2)
+        expect(words in proc.stderr and "missing value" not in proc.stderr, f"{args}: {proc.stderr}")
 
 
 def test_frames():
