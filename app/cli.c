@@ -102,6 +102,12 @@ static int parse_order(const char *text, int *order)
     return HEAT_OK;
 }
 
+static int writable_folder(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode) && access(path, W_OK | X_OK) == 0;
+}
+
 /* A file the program will write later: refused now if it cannot be, before any work. */
 static int check_output_file(const char *option, const char *path)
 {
@@ -114,7 +120,7 @@ static int check_output_file(const char *option, const char *path)
     char *slash = strrchr(folder, '/');
     if (slash) *slash = '\0';
     const char *parent = slash ? (folder[0] ? folder : "/") : ".";
-    if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode) || access(parent, W_OK) != 0)
+    if (!writable_folder(parent))
         return heat_error(HEAT_ERR_CONFIG, "%s %s: the folder %s does not exist or is not writable", option, path,
                           parent);
     return HEAT_OK;
@@ -205,11 +211,33 @@ static int handle_option(int opt, heat_cli *cli)
     }
 }
 
-/* bench: no argument beside the options; the --json file can be written. */
+/* bench: no argument beside the options, one measurement (--io or --cg), and
+ * the files it will write can be written: refused now, not after the work. */
 static int check_bench_arguments(int argc, char **argv, const heat_cli *cli)
 {
     if (optind < argc) return heat_error(HEAT_ERR_CONFIG, "bench takes no argument '%s'", argv[optind]);
+    if (cli->io && cli->cg)
+        return heat_error(HEAT_ERR_CONFIG, "--io and --cg are two different measurements; give one of them per "
+                          "heatsolve bench");
+    if (cli->io && !writable_folder(cli->io_dir))
+        return heat_error(HEAT_ERR_CONFIG, "--io-dir %s: not a folder this user can write to; give an existing "
+                          "writable folder on the disk to measure (default /tmp)", cli->io_dir);
     return cli->json ? check_output_file("--json", cli->json) : HEAT_OK;
+}
+
+/* --restart FILE: an existing regular file (a folder, device or pipe is no
+ * checkpoint, and opening a pipe would wait for a writer). */
+static int check_restart_file(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return heat_error(HEAT_ERR_CONFIG, "--restart %s: %s; give an existing checkpoint file, or --restart latest "
+                          "for the newest one in output.dir", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return heat_error(HEAT_ERR_CONFIG, "--restart %s: %s, not a checkpoint file; give one of the run's "
+                          "<output.name>_<step>.hdf files, or --restart latest for the newest one in output.dir", path,
+                          S_ISDIR(st.st_mode) ? "a folder" : "a device, pipe or socket");
+    return HEAT_OK;
 }
 
 /* A run: exactly one CONFIG file (into cli->config), and a --restart that can be honoured. */
@@ -223,10 +251,17 @@ static int check_run_arguments(int argc, char **argv, heat_cli *cli)
         return heat_error(HEAT_ERR_CONFIG, "--overwrite with --restart: a restart continues the run whose files "
                           "--overwrite would remove; drop --overwrite to continue (later files are set aside), or "
                           "drop --restart to start afresh");
-    if (cli->restart && strcmp(cli->restart, "latest") != 0 && access(cli->restart, F_OK) != 0)
-        return heat_error(HEAT_ERR_CONFIG, "--restart %s: %s; give an existing checkpoint file, or --restart latest "
-                          "for the newest one in output.dir", cli->restart, strerror(errno));
-    return HEAT_OK;
+    return cli->restart && strcmp(cli->restart, "latest") != 0 ? check_restart_file(cli->restart) : HEAT_OK;
+}
+
+/* getopt's '?': a known option at the end without its value (optopt names it), or an unknown one. */
+static int option_error(const char *word, int bench)
+{
+    if (optopt >= OPT_SET)
+        return heat_error(HEAT_ERR_CONFIG, "%s needs a value (%s VALUE); see heatsolve %s--help", word, word,
+                          bench ? "bench " : "");
+    return heat_error(HEAT_ERR_CONFIG, "%s: unknown %soption; see heatsolve %s--help", word, bench ? "bench " : "",
+                      bench ? "bench " : "");
 }
 
 int cli_parse(int argc, char **argv, heat_cli *cli)
@@ -243,9 +278,7 @@ int cli_parse(int argc, char **argv, heat_cli *cli)
     optind = first;
     opterr = 0;
     for (int opt; (opt = getopt_long(argc, argv, short_options, long_options, NULL)) != -1;) {
-        if (opt == '?' || opt == ':')
-            return heat_error(HEAT_ERR_CONFIG, "%s: unknown option or missing value; see heatsolve --help",
-                              argv[optind - 1]);
+        if (opt == '?' || opt == ':') return option_error(argv[optind - 1], cli->bench);
         HEAT_CALL(handle_option(opt, cli));
     }
     if (cli->help || cli->version) return HEAT_OK;

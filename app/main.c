@@ -378,6 +378,7 @@ static int finish(heat_run *r, run_totals *totals, double loop_start)
         status = check_final_state(r, &writes);
     }
     HEAT_CALL(agree(r, status));
+    signals_final_state_written();
     return stop_status(r);
 }
 
@@ -397,7 +398,9 @@ static int run(const heat_cli *cli, heat_run *r)
     totals.field_seconds = progress_now() - begun - totals.backend_seconds;
     HEAT_CALL(status);
     if (run_start_reached(&r->start, r->config.steps)) {
-        printf("The run already reached step %ld (time.steps = %ld): nothing to do.\n", r->solver->step, r->config.steps);
+        if (!r->quiet) /* the root's line, once for the job; none with -q */
+            printf("The run already reached step %ld (time.steps = %ld): nothing to do.\n", r->solver->step,
+                   r->config.steps);
         return HEAT_OK;
     }
     HEAT_CALL(prepare_stepping(r, &totals));

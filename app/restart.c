@@ -81,7 +81,9 @@ static int load_latest(const heat_config *c, int allow, void *field, ckpt_meta *
     if (frames && status == HEAT_OK)
         printf("--restart latest: passed over %d newer frame%s (not restartable)\n", frames, frames == 1 ? "" : "s");
     if (status == HEAT_ERR_RUNTIME)
-        return heat_error(HEAT_ERR_RUNTIME, "--restart latest: no valid checkpoint in %s", c->output.dir);
+        return heat_error(HEAT_ERR_RUNTIME, "--restart latest: none of the %d checkpoints %s_NNNNNN.hdf in %s reads "
+                          "back whole (see the warnings above); restart from a copy kept elsewhere with --restart "
+                          "FILE, or start afresh with --overwrite", count - frames, c->output.name, c->output.dir);
     return status;
 }
 

@@ -8,6 +8,7 @@
 
 static volatile sig_atomic_t stop_signal = 0;       /* SIGINT, SIGTERM or SIGHUP received */
 static volatile sig_atomic_t checkpoint_signal = 0; /* SIGUSR1 received */
+static volatile sig_atomic_t final_written = 0;     /* the run's final state is on disk */
 
 static void say(const char *text)
 {
@@ -20,6 +21,11 @@ static void on_stop(int sig)
     if (!stop_signal) {
         stop_signal = sig;
         return;
+    }
+    if (final_written) { /* nothing is lost by leaving now: the status the first signal asked for */
+        say("\nheatsolve: interrupted again after the final checkpoint was written: leaving now; continue with "
+            "--restart latest\n");
+        _exit(128 + stop_signal);
     }
     fs_temp_remove_all(); /* async-signal-safe: unlink of recorded names */
     say("\nheatsolve: interrupted again while finishing the final step or writing the final checkpoint: "
@@ -46,6 +52,8 @@ void signals_install(void)
 }
 
 int signals_stop_requested(void) { return stop_signal; }
+
+void signals_final_state_written(void) { final_written = 1; }
 
 int signals_take_checkpoint_request(void)
 {

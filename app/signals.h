@@ -9,7 +9,9 @@
  *                            reported like any failed write
  * A second stop signal while the first is being honoured (the final step or
  * checkpoint can take long) leaves at once with EXIT_INTERRUPTED_TWICE,
- * removing the temporary file of the checkpoint in progress.
+ * removing the temporary file of the checkpoint in progress; once the final
+ * state is on disk (signals_final_state_written), it leaves at once with
+ * 128 + the first signal, as the run would have.
  */
 enum { EXIT_INTERRUPTED_TWICE = 3 };
 
@@ -17,6 +19,9 @@ void signals_install(void);
 
 /* The stop signal received (SIGINT, SIGTERM or SIGHUP), or 0. */
 int signals_stop_requested(void);
+
+/* The run's final checkpoint is written: a second stop signal no longer means exit 3. */
+void signals_final_state_written(void);
 
 /* 1 once per SIGUSR1 received since the last call. */
 int signals_take_checkpoint_request(void);

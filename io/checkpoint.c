@@ -636,7 +636,9 @@ static int read_restart_group(h5_scope *s, hid_t file, ckpt_meta *m)
 static int load_file(const char *path, unsigned char **image, size_t *size)
 {
     *image = NULL, *size = 0;
-    int fd = open(path, O_RDONLY);
+    /* O_NONBLOCK: a FIFO at a checkpoint's name would otherwise block the open
+     * until a writer comes (a hang); on a regular file the flag changes nothing. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
     if (fd < 0) return heat_error(HEAT_ERR_RUNTIME, "cannot read checkpoint %s: %s", path, strerror(errno));
     struct stat st;
     int status = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? HEAT_OK

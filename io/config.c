@@ -492,6 +492,17 @@ static int override_parent(config_t *cf, const char *path, const char *arg, conf
     return HEAT_OK;
 }
 
+/* The shell ate the quotes of a string (--set initial.text="HI" reaches heatsolve as initial.text=HI):
+ * show the form that keeps them. Empty for keys that take no string. */
+static void string_quote_hint(const char *path, const char *value, char *hint, size_t len)
+{
+    const config_key *key = find_key(path);
+    hint[0] = '\0';
+    if (key && (key->kind == K_STRING || key->kind == K_WORD) && value[0] != '"')
+        snprintf(hint, len, "; %s takes a string in double quotes, which the shell keeps inside single quotes: "
+                 "--set '%.255s=\"%.200s\"'", path, path, value);
+}
+
 static int apply_override(config_t *cf, const char *arg)
 {
     const char *eq = strchr(arg, '=');
@@ -511,8 +522,11 @@ static int apply_override(config_t *cf, const char *arg)
     int parsed = config_read_string(&value, text);
     free(text);
     if (parsed != CONFIG_TRUE) {
+        char hint[1024];
+        string_quote_hint(path, eq + 1, hint, sizeof hint);
         int status = heat_error(HEAT_ERR_CONFIG, "--set %s: cannot parse the value '%s' (%s); use libconfig syntax: "
-                                "numbers, \"strings\", true/false, [lists]", arg, eq + 1, config_error_text(&value));
+                                "numbers, \"strings\", true/false, [lists]%s", arg, eq + 1, config_error_text(&value),
+                                hint);
         config_destroy(&value);
         return status;
     }
@@ -649,6 +663,12 @@ static int check_consistency(heat_config *c)
         strlen(c->output.name))
         return heat_error(HEAT_ERR_CONFIG, "output.name = \"%s\": use only letters, digits, '.', '_' and '-'",
                           c->output.name);
+    /* "." and ".." would make the default output.dir out/. or out/.. (the files land outside it), and any
+     * leading dot hides every file of the run (and its lock, .<name>.lock, among them). */
+    if (c->output.name[0] == '.')
+        return heat_error(HEAT_ERR_CONFIG, "output.name = \"%s\": must not begin with '.' (the run's files would "
+                          "be hidden, and \".\" or \"..\" name a folder); begin it with a letter, digit, '_' or "
+                          "'-'", c->output.name);
     HEAT_CALL(check_png_index(c));
     HEAT_CALL(check_gpu_keys(c));
     HEAT_CALL(check_periodic(c));
@@ -661,8 +681,27 @@ static int check_consistency(heat_config *c)
     return HEAT_OK;
 }
 
+/* output.dir = "~/runs" as the shell reads it: taken literally it would make a folder named "~" in the
+ * working folder (which the next rm -rf ~ takes for the home folder). */
+static int expand_home(heat_config *c)
+{
+    const char *dir = c->output.dir;
+    if (dir[0] != '~' || (dir[1] != '/' && dir[1] != '\0')) return HEAT_OK;
+    const char *home = getenv("HOME");
+    if (!home || home[0] != '/')
+        return heat_error(HEAT_ERR_CONFIG, "output.dir = \"%s\": HOME is not set, so '~' names no folder; give "
+                          "the folder's full path", dir);
+    char expanded[sizeof c->output.dir];
+    if ((size_t)snprintf(expanded, sizeof expanded, "%s%s", home, dir + 1) >= sizeof expanded)
+        return heat_error(HEAT_ERR_CONFIG, "output.dir = \"%s\": with ~ as %s it is longer than %zu characters; "
+                          "choose a shorter folder", dir, home, sizeof expanded - 1);
+    memcpy(c->output.dir, expanded, sizeof expanded);
+    return HEAT_OK;
+}
+
 static int default_output(heat_config *c, const char *origin)
 {
+    HEAT_CALL(expand_home(c));
     if (c->output.name[0] == '\0') {
         const char *base = strrchr(origin, '/');
         base = base ? base + 1 : origin;
@@ -811,12 +850,27 @@ static char *read_text(const char *path)
     return NULL;
 }
 
+/* Some Windows editors begin a UTF-8 file with a byte-order mark, which libconfig reads as a syntax error. */
+static int starts_with_bom(const char *path)
+{
+    unsigned char head[3] = {0};
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f) fclose(f);
+    return n == 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF;
+}
+
 static int read_file(config_t *cf, const char *path)
 {
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return folder_as_config(path);
     errno = 0;
-    if (config_read_file(cf, path) != CONFIG_TRUE) return parse_error(cf, path);
+    int read = config_read_file(cf, path) == CONFIG_TRUE;
+    if (!read && config_error_type(cf) == CONFIG_ERR_PARSE && config_error_line(cf) == 1 && starts_with_bom(path))
+        return heat_error(HEAT_ERR_CONFIG, "%s:1: the file begins with a UTF-8 byte-order mark, which libconfig "
+                          "cannot read; save it as UTF-8 without BOM (or remove the mark: sed -i '1s/^\\xEF\\xBB"
+                          "\\xBF//' %s)", path, path);
+    if (!read) return parse_error(cf, path);
     char *text = read_text(path);
     int status = text ? check_integer_literals(text, path, 0) : HEAT_OK;
     free(text);

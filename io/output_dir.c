@@ -212,11 +212,16 @@ static int apply_mode(const output_dir *o, output_dir_mode mode, int quiet)
 {
     int count = for_each_file(o->dir, o->name, is_run_file, NULL, NULL);
     if (count == 0 || mode == OUTPUT_CONTINUE) return HEAT_OK;
-    if (mode == OUTPUT_FRESH)
+    if (mode == OUTPUT_FRESH) {
+        long *steps;
+        int checkpoints = fs_list_checkpoints(o->dir, o->name, &steps);
+        free(steps);
         return heat_error(HEAT_ERR_CONFIG, "%s already holds %d file%s of an earlier run named '%s' "
-                          "(%s_*.hdf, %s.hdf.series, ...); continue with --restart latest, or pass --overwrite, or "
-                          "choose another output.dir", o->dir, count, count == 1 ? "" : "s", o->name, o->name,
-                          o->name);
+                          "(%s_*.hdf, %s.hdf.series, ...); %s, or pass --overwrite, or choose another output.dir",
+                          o->dir, count, count == 1 ? "" : "s", o->name, o->name, o->name,
+                          checkpoints > 0 ? "continue with --restart latest"
+                                          : "none of them is a checkpoint to continue from");
+    }
     HEAT_CALL(check_all_removable(o));
     int failures = 0;
     for_each_file(o->dir, o->name, is_run_file, remove_file, &failures);

@@ -52,6 +52,7 @@ def read_field(path):
 BAD_CONFIGS = [
     # (name, file text, extra args, words the message must contain)
     ("syntax", "grid = { n = [8, 8, 8] }\ntime = {", [], ["bad.cfg:", "syntax"]),
+    ("byte-order mark", "\ufeffgrid = { n = [8, 8, 8]; };", [], ["bad.cfg:1", "byte-order mark", "without BOM"]),
     ("unknown key", "grid = { nx = 8; };", [], ["bad.cfg:1", "grid.nx", "grid.n"]),
     ("unknown group", "gird = { n = [8, 8, 8]; };", [], ["bad.cfg:1", "gird", "did you mean"]),
     ("misspelt face", 'boundary = { z_hi = { type = "neumann"; }; };', [],
@@ -79,10 +80,15 @@ BAD_CONFIGS = [
     ("dt unstable", "time = { dt = 1.0; };", [], ["time.dt", "dt_max", "allow_unstable"]),
     ("unknown --set key", "", ["--set", "grid.q=3"], ["--set", "grid.q", "did you mean"]),
     ("bad --set value", "", ["--set", "grid.n=[4,4"], ["--set", "grid.n", "cannot parse"]),
+    ("--set string unquoted", "", ["--set", "initial.text=HI"], ["--set", "double quotes", "'initial.text=\"HI\"'"]),
+    ("--set word unquoted", "", ["--set", "time.scheme=crank_nicolson"], ["'time.scheme=\"crank_nicolson\"'"]),
     ("bad --set range", "", ["--set", "physics.alpha=-1.0"], ["--set", "physics.alpha", "out of range"]),
     ("bad precision", "solver = { precision = \"half\"; };", [], ["solver.precision", "half"]),
     ("bad letters", "initial = { text = \"H~I\"; };", [], ["initial.text", "character"]),
     ("bad name", "output = { name = \"a/b\"; };", [], ["output.name"]),
+    ("name ..", "output = { name = \"..\"; };", [], ["output.name = \"..\"", "must not begin with '.'"]),
+    ("name .", "output = { name = \".\"; };", [], ["output.name = \".\"", "must not begin with '.'"]),
+    ("hidden name", "output = { name = \".run\"; };", [], ["output.name = \".run\"", "hidden"]),
     ("too big", "grid = { n = [100000, 100000, 100000]; };", [], ["GB", "grid.n"]),
     ("range stated", "grid = { n = [2, 8, 8]; };", [], ["grid.n = 2", "valid: [3, 1048576]"]),
     ("rtol one", "solver = { rtol = 1.0; };", [], ["solver.rtol", "valid: (0, 1)"]),
@@ -147,6 +153,11 @@ def test_cli_basics():
     expect(proc.stdout == "", f"--quiet printed: {proc.stdout}")
     proc = run([cfg, "--overwrite"])
     expect("initial.text" in proc.stdout and "summary:" in proc.stdout and "GLUP/s" in proc.stdout, "no config/summary")
+    for args, words in (([cfg, "--restart"], "--restart needs a value"), ([cfg, "--restrat", "latest"],
+                        "--restrat: unknown option"), (["bench", "--size"], "--size needs a value"),
+                        (["bench", "--set", "x=1"], "--set: unknown bench option")):
+        proc = run(args, expect_status=2)
+        expect(words in proc.stderr and "missing value" not in proc.stderr, f"{args}: {proc.stderr}")
 
 
 def test_frames():
@@ -373,6 +384,38 @@ def test_threads_and_binding():
           "tuning cache, timed again past a bad line")
 
 
+def test_fresh_run_refusal_advice():
+    """A new run into a folder holding an earlier run's files is refused; --restart latest is offered only
+    where a checkpoint is there to continue from."""
+    folder = fresh_dir("fresh_refusal")
+    out = os.path.join(folder, "out")
+    cfg = letters_config(folder, steps=10, every=10)
+    run([cfg, "-q"])
+    proc = run([cfg, "-q"], expect_status=2)
+    expect("continue with --restart latest" in proc.stderr, proc.stderr)
+    for name in os.listdir(out):
+        if name.endswith(".hdf"):
+            os.remove(os.path.join(out, name))
+    proc = run([cfg, "-q"], expect_status=2)
+    expect("--restart latest" not in proc.stderr and "none of them is a checkpoint" in proc.stderr
+           and "--overwrite" in proc.stderr, proc.stderr)
+    print("refusals offer --restart latest only where a checkpoint is")
+
+
+def test_output_dir_home():
+    """output.dir = "~/runs" means the home folder's runs, as in the shell: no folder named "~" appears in
+    the working folder."""
+    folder = fresh_dir("output_dir_home")
+    home = os.path.join(folder, "home")
+    os.makedirs(home)
+    cfg = write(os.path.join(folder, "home.cfg"), 'grid = { n = [8, 8, 8]; };\ntime = { steps = 2; };\n'
+                'output = { dir = "~/runs"; };\n')
+    run([cfg, "-q"], cwd=folder, env=dict(os.environ, HOME=home))
+    expect(not os.path.exists(os.path.join(folder, "~")), f"a folder named ~ in {os.listdir(folder)}")
+    expect(os.path.exists(os.path.join(home, "runs", "home_000002.hdf")), f"home holds {os.listdir(home)}")
+    print("output.dir = \"~/runs\" wrote into $HOME/runs")
+
+
 def test_overwrite_all_or_nothing():
     """--overwrite removes every file of the earlier run or, where one cannot be removed (here a
     folder stands at a quick-look PNG's name), none, naming it."""
@@ -504,6 +547,21 @@ def test_messages_say_it_right():
     expect("(reported at" not in proc.stderr, proc.stderr)
     print("limits stated, one warning for a damaged file, no source positions, plain syntax error, --size "
           "checked, long stem refused")
+
+
+def test_bench_arguments_checked_first():
+    """bench refuses, before any measuring, what it could not honour: --io and --cg together, an --io-dir
+    that is no writable folder (a user's error: exit 2, no source position)."""
+    folder = fresh_dir("bench_arguments")
+    afile = write(os.path.join(folder, "a_file"), "x")
+    cases = ((["--io", "--cg"], ["--io and --cg"]),
+             (["--io", "--io-dir", os.path.join(folder, "missing")], ["--io-dir", "missing", "writable folder"]),
+             (["--io", "--io-dir", afile], ["--io-dir", "a_file", "writable folder"]))
+    for args, words in cases:
+        proc = run(["bench", "--backend", "cpu", "--size", "16", "--reps", "1"] + args, expect_status=2, timeout=120)
+        expect(all(w in proc.stderr for w in words) and "(reported at" not in proc.stderr and not proc.stdout,
+               f"bench {' '.join(args)}: {proc.stdout} {proc.stderr}")
+    print("bench: --io with --cg and a bad --io-dir refused before measuring")
 
 
 def test_restart_changes_implicit_dt():
@@ -791,6 +849,8 @@ def test_restart_done_and_mismatch():
     before = {n: os.stat(os.path.join(out, n)).st_mtime_ns for n in os.listdir(out)}
     proc = run([cfg, "--restart", "latest"])
     expect("nothing to do" in proc.stdout, f"no 'nothing to do': {proc.stdout}")
+    proc = run([cfg, "--restart", "latest", "-q"])
+    expect(proc.stdout == "", f"-q printed: {proc.stdout}")
     after = {n: os.stat(os.path.join(out, n)).st_mtime_ns for n in os.listdir(out)}
     expect(before == after, "a finished run's restart wrote files")
     proc = run([cfg, "--restart", "latest", "--set", "grid.n=[40,24,12]"], expect_status=2)
@@ -838,6 +898,14 @@ def test_bad_restart_files():
         expect(path in proc.stderr or os.path.basename(path) in proc.stderr, f"{name}: file not named: {proc.stderr}")
         expect(not os.path.exists(os.path.join(folder, "o2")), f"{name}: output written")
         print(f"ok  {name}: exit {proc.returncode}: {proc.stderr.strip().splitlines()[0]}")
+    # latest with every checkpoint damaged says how to go on.
+    damaged = fresh_dir("bad_restart_all")
+    cfg_all = letters_config(damaged, steps=20, every=10)
+    run([cfg_all, "-q"])
+    for step in (0, 10, 20):
+        flip_field_byte(os.path.join(damaged, "out", f"letters_{step:06d}.hdf"))
+    proc = run([cfg_all, "-q", "--restart", "latest", "--set", "time.steps=30"], expect_status=1)
+    expect("none of the 3 checkpoints" in proc.stderr and "--overwrite" in proc.stderr, proc.stderr)
     # latest skips the damaged newest file and takes the one before.
     flip_field_byte(os.path.join(folder, "out", "letters_000020.hdf"))
     proc = run([cfg, "--restart", "latest", "--set", "time.steps=30"])
@@ -941,6 +1009,45 @@ def test_sigusr1_and_second_sigint():
     json.load(open(os.path.join(folder, "out", "long.hdf.series")))
     print("SIGUSR1 wrote a checkpoint with one line and the run went on; SIGINT: exit 130; "
           "a second SIGINT during the final checkpoint: exit 3 with a message, no temporary file")
+
+
+def test_second_signal_after_final_checkpoint():
+    """A second stop signal that comes once the final checkpoint is on disk (the run is releasing its
+    field and folder) leaves with 128 + the first signal, never with exit 3 and a message that the final
+    checkpoint was not written: the folder holds it and --restart latest continues from it."""
+    folder = fresh_dir("second_signal_late")
+    cfg = letters_config(folder, steps=10 ** 9, every=10 ** 9, n=(200, 200, 200))  # a large field to release
+    proc = start([cfg, "-q"])
+    wait_for_file(os.path.join(folder, "out", "letters.hdf.series"))
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    first = proc.stderr.readline()
+    expect("after writing its checkpoint" in first, f"the stop line: {first!r}")
+    proc.send_signal(signal.SIGINT)  # the final checkpoint is written; the run is ending
+    _, err = proc.communicate(timeout=60)
+    expect(proc.returncode == 130 and "leaving without it" not in err,
+           f"exit {proc.returncode} after the final checkpoint was written: {first}{err}")
+    expect(not [n for n in os.listdir(os.path.join(folder, "out")) if ".tmp" in n], "temporary file left")
+    print(f"a second SIGINT after the final checkpoint: exit {proc.returncode}, {err.strip() or 'no more lines'}")
+
+
+def test_restart_not_a_file():
+    """--restart given a folder or a named pipe is refused at once (exit 2) with what to give instead;
+    a named pipe at a checkpoint's name never blocks --restart latest, which passes over it."""
+    folder = fresh_dir("restart_not_a_file")
+    out = os.path.join(folder, "out")
+    cfg = letters_config(folder, steps=20, every=10)
+    run([cfg, "-q"])
+    pipe = os.path.join(folder, "pipe.hdf")
+    os.mkfifo(pipe)
+    for path, what in ((out, "a folder"), (pipe, "pipe")):
+        proc = run([cfg, "-q", "--restart", path, "--set", "time.steps=30"], expect_status=2, timeout=30)
+        expect(what in proc.stderr and "--restart latest" in proc.stderr, f"--restart {path}: {proc.stderr}")
+    os.mkfifo(os.path.join(out, "letters_000099.hdf"))
+    proc = run([cfg, "-q", "--restart", "latest", "--set", "time.steps=30"], timeout=30)
+    expect("skipping" in proc.stderr and "letters_000099.hdf" in proc.stderr, proc.stderr)
+    expect(os.path.exists(os.path.join(out, "letters_000030.hdf")), f"no step 30: {os.listdir(out)}")
+    print("--restart of a folder or a pipe refused at once; a pipe at a checkpoint's name passed over")
 
 
 def test_sighup_and_sigpipe():

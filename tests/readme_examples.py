@@ -12,6 +12,7 @@ checked to compose: one build folder, one generator, the generator's tool instal
 usage: readme_examples.py SOURCE HEATSOLVE HEATSOLVE_MPI WORKDIR
 Exit 0 pass, 1 fail, 77 skipped (a block needs what this machine lacks; the reasons are printed).
 """
+import json
 import os
 import re
 import shutil
@@ -98,7 +99,69 @@ def fresh_clone_folder():
     return folder
 
 
-def run_commands(folder, lines, env):
+def written(folder, *paths):
+    """The README says these files are there after the command."""
+    missing = [path for path in paths if not os.path.exists(os.path.join(folder, path))]
+    if missing:
+        raise Failure(f"missing after the command: {missing}")
+
+
+def series_agrees(folder, out, name):
+    """The series lists exactly the run's checkpoints in the folder (README: they agree)."""
+    with open(os.path.join(folder, out, f"{name}.hdf.series")) as f:
+        listed = [entry["name"] for entry in json.load(f)["files"]]
+    files = os.listdir(os.path.join(folder, out))
+    present = sorted(n for n in files if n.startswith(name + "_") and n.endswith(".hdf"))
+    if listed != present:
+        raise Failure(f"{out}/{name}.hdf.series lists {listed}; the folder holds {present}")
+
+
+def printed(proc, *words):
+    missing = [word for word in words if word not in proc.stdout]
+    if missing:
+        raise Failure(f"the output lacks {missing}:\n{proc.stdout[-2500:]}")
+
+
+def history_columns(proc):
+    rows = [line.split() for line in proc.stdout.splitlines()]
+    if not rows or rows[0] != ["0", "100"] or any(len(row) != 2 for row in rows):
+        raise Failure(f"awk printed no time / hottest point pairs from 0, 100: {proc.stdout[:300]}")
+
+
+# What the README says each example writes or prints: (words of the command, check(folder, proc)).
+CLAIMS = [
+    (r"^build/heatsolve inputs/letters.cfg$", lambda folder, proc: (
+        written(folder, "out/letters/letters_000800.hdf", "out/letters/letters_000800.png",
+                "out/letters/letters.history.csv"), printed(proc, "summary:", "checkpoints: 17 written"))),
+    (r"output.name=.*letters_cn.* -v$", lambda folder, proc: (
+        written(folder, "out/letters_cn/letters_cn_000008.hdf"), printed(proc, "step 8: CG", "relative residual"))),
+    (r"output.name=.*letters_order8", lambda folder, proc: (
+        written(folder, "out/letters_order8/letters_order8_000050.hdf"))),
+    (r"time.steps=2000 --restart latest", lambda folder, proc: (
+        printed(proc, "restarted from out/letters/letters_000800.hdf at step 800"),
+        written(folder, "out/letters/letters_002000.hdf"))),
+    (r"--restart out/letters/letters_000400.hdf$", lambda folder, proc: (
+        printed(proc, "restarted from out/letters/letters_000400.hdf at step 400", "set aside",
+                "in out/letters/letters.after_step_000400"),
+        written(folder, "out/letters/letters_000800.hdf", "out/letters/letters.after_step_000400/letters_002000.hdf"),
+        series_agrees(folder, "out/letters", "letters"))),
+    (r"^awk .*letters.history.csv", lambda folder, proc: history_columns(proc)),
+    (r"--animation out/letters/letters.gif$", lambda folder, proc: written(folder, "out/letters/letters.gif")),
+    (r"--out pics$", lambda folder, proc: written(folder, "pics")),
+    (r"output.name=.*letters_mpi", lambda folder, proc: written(folder, "out/letters_mpi/letters_mpi_000800.hdf")),
+]
+
+
+def check_claims(folder, segment, proc, checked):
+    command = segment.split("#")[0].strip()
+    for pattern, check in CLAIMS:
+        if re.search(pattern, command):
+            check(folder, proc)
+            checked.add(pattern)
+            print("    (what the README says it writes and prints: there)")
+
+
+def run_commands(folder, lines, env, checked):
     """Each line's segments but the build steps, one after the other, as sh runs them."""
     for line in lines:
         if line.lstrip().startswith("#"):
@@ -113,6 +176,7 @@ def run_commands(folder, lines, env):
             if proc.returncode != 0:
                 raise Failure(f"`{segment}` exited {proc.returncode}\nstdout: {proc.stdout[-2500:]}\n"
                               f"stderr: {proc.stderr[-2500:]}")
+            check_claims(folder, segment, proc, checked)
 
 
 def exports(lines, env):
@@ -131,7 +195,7 @@ def main():
         raise Failure(f"README.md: expected the quick start, the test command, then examples; found {kinds}")
     check_configures_compose(blocks)
     folder = fresh_clone_folder()
-    skipped = []
+    skipped, checked = [], set()
     for words, lines in blocks:
         if words[0] == "test-command":
             continue  # the suite that runs this test is the test command
@@ -143,7 +207,10 @@ def main():
         print(f"block <!-- {' '.join(words)} -->")
         env = dict(os.environ, **(MPI_ENV if "mpi" in words else {}))
         exports(lines, env)
-        run_commands(folder, lines, env)
+        run_commands(folder, lines, env, checked)
+    unchecked = [pattern for pattern, _ in CLAIMS if pattern not in checked]
+    if unchecked and not skipped:
+        raise Failure(f"no README command matched these claims (a command changed?): {unchecked}")
     if skipped:
         print("every block that ran passed; skipped: " + "; ".join(skipped))
         sys.exit(77)
