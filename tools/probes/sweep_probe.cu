@@ -395,21 +395,25 @@ template <typename T> static void field_set_create(field_set<T> &F, const int n[
     CHECK(cudaMalloc(&F.out, bytes));
 }
 
+/* A smooth field with a little noise in its last bits: every kernel's rounding shows in a bit comparison. */
+template <typename T> static void fill_smooth_noisy(field_set<T> &F)
+{
+    std::vector<T> h(F.l.total);
+#pragma omp parallel for
+    for (long e = 0; e < F.l.total; ++e) {
+        const long k = e / F.l.sz, j = e % F.l.sz / F.l.sy, i = e % F.l.sy;
+        h[e] = (T)(1.0 + 0.5 * sin(0.013 * i + 0.3) * cos(0.021 * j) + 0.25 * sin(0.017 * k + 0.1 * i) +
+                   1e-3 * (double)((e * 2654435761u) % 1000) / 1000.0);
+    }
+    CHECK(cudaMemcpy(F.u, h.data(), F.l.total * sizeof(T), cudaMemcpyHostToDevice));
+}
+
 template <typename T> static void run_stencil(const int n[3], int reps)
 {
     field_set<T> F;
     field_set_create(F, n);
     const size_t bytes = F.l.total * sizeof(T);
-    {
-        std::vector<T> h(F.l.total);
-#pragma omp parallel for
-        for (long e = 0; e < F.l.total; ++e) {
-            const long k = e / F.l.sz, j = e % F.l.sz / F.l.sy, i = e % F.l.sy;
-            h[e] = (T)(1.0 + 0.5 * sin(0.013 * i + 0.3) * cos(0.021 * j) + 0.25 * sin(0.017 * k + 0.1 * i) +
-                       1e-3 * (double)((e * 2654435761u) % 1000) / 1000.0);
-        }
-        CHECK(cudaMemcpy(F.u, h.data(), bytes, cudaMemcpyHostToDevice));
-    }
+    fill_smooth_noisy(F);
     /* the bench's bytes: the halo-included array but its 8 corners and 12 edges, plus the owned points */
     const double X = n[0] + 2.0, Y = n[1] + 2.0, Z = n[2] + 2.0;
     F.bytes = sizeof(T) * (X * Y * Z - 8.0 - 4.0 * (n[0] + n[1] + n[2]) + (double)n[0] * n[1] * n[2]);
@@ -585,16 +589,7 @@ template <typename T> static void run_march(const int n[3], int reps, const char
     T *a, *b;
     CHECK(cudaMalloc(&a, bytes));
     CHECK(cudaMalloc(&b, bytes));
-    {
-        std::vector<T> h(F.l.total);
-#pragma omp parallel for
-        for (long e = 0; e < F.l.total; ++e) {
-            const long k = e / F.l.sz, j = e % F.l.sz / F.l.sy, i = e % F.l.sy;
-            h[e] = (T)(1.0 + 0.5 * sin(0.013 * i + 0.3) * cos(0.021 * j) + 0.25 * sin(0.017 * k + 0.1 * i) +
-                       1e-3 * (double)((e * 2654435761u) % 1000) / 1000.0);
-        }
-        CHECK(cudaMemcpy(F.u, h.data(), bytes, cudaMemcpyHostToDevice));
-    }
+    fill_smooth_noisy(F);
     CHECK(cudaMemcpy(a, F.u, bytes, cudaMemcpyDeviceToDevice));
     CHECK(cudaMemcpy(b, F.u, bytes, cudaMemcpyDeviceToDevice));
     const double X = n[0] + 2.0, Y = n[1] + 2.0, Z = n[2] + 2.0;
