@@ -163,7 +163,8 @@ static int read_word(const element *e, const char *key, const char *const *words
 
 /* ---- materials -------------------------------------------------------------------------------- */
 
-static int list_of_groups(const config_setting_t *list, const char *name, const char *origin, int most)
+static int list_of_groups(const config_setting_t *list, const char *name, const char *origin, int most,
+                          const char *why_most)
 {
     char loc[600];
     setting_location(list, origin, loc, sizeof loc);
@@ -172,8 +173,8 @@ static int list_of_groups(const config_setting_t *list, const char *name, const 
         return heat_error(HEAT_ERR_CONFIG, "%s: %s must be a list of groups: %s = ( { ... }, { ... } ); (see "
                           "docs/CONFIG.md)", loc, name, name);
     if (config_setting_length(list) > most)
-        return heat_error(HEAT_ERR_CONFIG, "%s: %s has %d entries; at most %d fit (a point's index is one byte); "
-                          "merge entries that share their values", loc, name, config_setting_length(list), most);
+        return heat_error(HEAT_ERR_CONFIG, "%s: %s has %d entries; at most %d fit (%s); "
+                          "merge entries that share their values", loc, name, config_setting_length(list), most, why_most);
     for (int i = 0; i < config_setting_length(list); ++i) {
         const config_setting_t *s = config_setting_get_elem(list, (unsigned)i);
         if (config_setting_type(s) == CONFIG_TYPE_GROUP) continue;
@@ -256,7 +257,7 @@ static int check_material_products(const config_setting_t *list, const char *ori
 
 static int read_materials(const config_setting_t *list, const char *origin, heat_materials *m)
 {
-    HEAT_CALL(list_of_groups(list, "materials", origin, HEAT_MATERIALS_MAX));
+    HEAT_CALL(list_of_groups(list, "materials", origin, HEAT_MATERIALS_MAX, "the size of heatsolve's material table"));
     if (config_setting_length(list) == 0) {
         char loc[600];
         setting_location(list, origin, loc, sizeof loc);
@@ -387,7 +388,7 @@ static int assign_zone(const element *e, heat_materials *m, heat_region *g)
 
 static int read_regions(const config_setting_t *list, const char *origin, heat_config *c)
 {
-    HEAT_CALL(list_of_groups(list, "regions", origin, HEAT_REGIONS_MAX));
+    HEAT_CALL(list_of_groups(list, "regions", origin, HEAT_REGIONS_MAX, "a point's zone index is one byte"));
     for (int i = 0; i < config_setting_length(list); ++i) {
         element e = {config_setting_get_elem(list, (unsigned)i), "regions", i, origin};
         heat_region *g = &c->regions.region[i];
