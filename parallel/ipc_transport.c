@@ -3,7 +3,7 @@
  * one node): each rank maps the memory its neighbours receive into (CUDA
  * IPC) and copies its faces straight into it with cudaMemcpyAsync on the
  * stream that computed them. NCCL moves a face with CTAs that take SMs from
- * the interior update running beside it, at about a twentieth of the link's
+ * the interior update running beside it, at a fraction of the link's
  * bandwidth with the few CTAs it is allowed (docs/PERFORMANCE.md, "Models");
  * a copy engine takes no SM and runs at the link's pace.
  *
