@@ -66,12 +66,15 @@ static int time_steps(heat_solver *s, int reps, double *ms)
     return status;
 }
 
+static heat_backend_request backend_request(const heat_cli *cli)
+{
+    return cli->backend == 1 ? HEAT_SELECT_CPU : cli->backend == 2 ? HEAT_SELECT_HIP : HEAT_SELECT_AUTO;
+}
+
 static int make_solver(const heat_cli *cli, const heat_problem *p, const heat_halo_transport *transport,
                        heat_solver **s)
 {
-    heat_backend_request request = cli->backend == 1 ? HEAT_SELECT_CPU : cli->backend == 2 ? HEAT_SELECT_HIP
-                                                                                          : HEAT_SELECT_AUTO;
-    HEAT_CALL(heat_solver_create_block(p, transport, request, s));
+    HEAT_CALL(heat_solver_create_block(p, transport, backend_request(cli), s));
     return bench_fill(*s);
 }
 
@@ -104,7 +107,8 @@ static int time_split(const heat_cli *cli, const heat_problem *whole, int reps, 
 {
     heat_domain domain;
     const int automatic[3] = {0, 0, 0};
-    HEAT_CALL(heat_domain_agree(heat_domain_init(&domain, whole, automatic, (par_transport)cli->transport)));
+    int on_gpu = !heat_solver_runs_on_cpu(whole, backend_request(cli));
+    HEAT_CALL(heat_domain_agree(heat_domain_init(&domain, whole, automatic, (par_transport)cli->transport, on_gpu)));
     heat_problem local;
     heat_domain_localize(&domain, whole, &local);
     local.quiet = 1;

@@ -143,7 +143,9 @@ static int create_solver(heat_run *r, int verbose)
 {
     heat_problem whole, problem;
     heat_config_problem(&r->config, &whole);
-    HEAT_CALL(agree(r, heat_domain_init(&r->domain, &whole, r->config.ranks, (par_transport)r->config.transport)));
+    int on_gpu = !heat_solver_runs_on_cpu(&whole, (heat_backend_request)r->config.backend);
+    HEAT_CALL(agree(r, heat_domain_init(&r->domain, &whole, r->config.ranks, (par_transport)r->config.transport,
+                                        on_gpu)));
     heat_domain_localize(&r->domain, &whole, &problem);
     HEAT_CALL(agree(r, zones_attach(&r->config, &r->domain.decomp, &problem, &r->zones)));
     problem.quiet = r->quiet;

@@ -7,7 +7,9 @@
  * of the exchange exposed than a CUDA-built MPI (docs/PERFORMANCE.md): MPI
  * must wait for the faces' stream on the host, NCCL runs on it. Every
  * rank takes the same one: the messages of two transports never meet.
- * The copy engines (ipc_transport.c) when asked for, on one node.
+ * Ahead of NCCL, where every rank of the job is on this node with a GPU of
+ * its own and can map the others' memory, the copy engines (ipc_transport.c):
+ * they move a face without taking SMs from the update beside it.
  */
 #include <cuda_runtime.h>
 #include <mpi.h>
@@ -15,6 +17,8 @@
 #include <mpi-ext.h> /* Open MPI: MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support */
 #endif
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "../solver/error.h"
 #include "ipc_transport.h"
@@ -47,29 +51,85 @@ static const char *nccl_name(void)
 #endif
 }
 
-/* Collective. */
-static int nccl_usable(void)
+/* FNV-1a: a GPU's node and PCI address as one number. */
+static unsigned long long identity_hash(const char *text, unsigned long long hash)
 {
-#ifdef HEATSOLVE_NCCL
-    return nccl_every_rank_has_own_gpu();
-#else
-    return 0;
-#endif
+    for (; *text; ++text) hash = (hash ^ (unsigned char)*text) * 1099511628211ull;
+    return hash;
 }
+
+/* The GPU this rank takes (backend_hip.hip: its node-local rank modulo the
+ * GPUs it sees) as a number unique to that GPU on the whole job, exact in a
+ * double; 0 where the rank sees no GPU. */
+static double gpu_identity(void)
+{
+    int gpus = 0;
+    char bus[64], host[256];
+    if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus == 0 ||
+        cudaDeviceGetPCIBusId(bus, sizeof bus, par_node_rank() % gpus) != cudaSuccess ||
+        gethostname(host, sizeof host) != 0) {
+        (void)cudaGetLastError();
+        return 0.0;
+    }
+    host[sizeof host - 1] = '\0';
+    unsigned long long hash = identity_hash(bus, identity_hash(host, 14695981039346656037ull));
+    return (double)(hash >> 12) + 1.0;
+}
+
+static int same_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Collective: 1 where every rank takes a GPU that no other rank takes (NCCL
+ * and the copy engines need that). The ranks compare the GPUs they take, not
+ * their counts: under Slurm's --gpus-per-task every rank sees one GPU, its
+ * own, while ranks that share a node's GPUs round-robin see them all. */
+static int every_rank_has_own_gpu(void)
+{
+    int ranks = par_size(), own = 1;
+    double *ids = calloc((size_t)ranks, sizeof *ids);
+    if (!ids) return 0; /* a few bytes a rank: the process could not go on anyway */
+    ids[par_rank()] = gpu_identity();
+    if (par_sum_owned(ids, ranks) != HEAT_OK) own = 0;
+    qsort(ids, (size_t)ranks, sizeof *ids, same_double);
+    for (int r = 0; r < ranks && own; ++r) own = ids[r] != 0.0 && (r == 0 || ids[r] != ids[r - 1]);
+    free(ids);
+    return own;
+}
+
 
 static int refuse(const char *wanted, const char *why, const char *instead)
 {
     return heat_error(HEAT_ERR_CONFIG, "parallel.transport = \"%s\": %s; use \"auto\"%s", wanted, why, instead);
 }
 
-int par_device_select(par_transport wanted)
+/* Collective: whether the copy engines can serve, where they are asked for
+ * or where "auto" on GPUs would take them (every rank on this node with a GPU
+ * of its own): then the ranks try what the exchanges will do, each mapping
+ * every other rank's memory and event. Every rank takes part or none. */
+static int ipc_maps(par_transport wanted, int on_gpu, int own_gpus)
+{
+    long unwanted = !(wanted == TRANSPORT_IPC || (wanted == TRANSPORT_AUTO && on_gpu && own_gpus)) || !ipc_usable();
+    if (par_max_longs(&unwanted, 1) != HEAT_OK || unwanted) return 0;
+    return ipc_reaches_every_rank();
+}
+
+int par_device_select(par_transport wanted, int on_gpu)
 {
     chosen_ = TRANSPORT_HOST;
     if (par_size() < 2 || wanted == TRANSPORT_HOST) return HEAT_OK;
+    int own_gpus = every_rank_has_own_gpu();
     /* a transport counts only where every rank has it (a node may have fewer GPUs than ranks) */
-    long lacking[3] = {!mpi_gpu_aware(), !nccl_usable(), !ipc_usable()};
-    HEAT_CALL(par_max_longs(lacking, 3));
-    int mpi = !lacking[0], nccl = !lacking[1];
+    long lacking[1] = {!mpi_gpu_aware()};
+    HEAT_CALL(par_max_longs(lacking, 1));
+    int mpi = !lacking[0], ipc = ipc_maps(wanted, on_gpu, own_gpus);
+#ifdef HEATSOLVE_NCCL
+    int nccl = own_gpus;
+#else
+    int nccl = 0;
+#endif
     if (wanted == TRANSPORT_MPI && !mpi)
         return refuse("mpi", "this MPI library is not GPU-aware (MPIX_Query_cuda_support)",
                       ", \"nccl\", \"ipc\" or \"host\"");
@@ -81,10 +141,18 @@ int par_device_select(par_transport wanted)
     if (wanted == TRANSPORT_NCCL)
         return refuse("nccl", "this heatsolve was built without NCCL (CMake did not find nccl.h)", ", \"mpi\" or \"host\"");
 #endif
-    if (wanted == TRANSPORT_IPC && lacking[2])
+    if (wanted == TRANSPORT_IPC && !ipc_usable())
         return refuse("ipc", "CUDA IPC maps memory between processes of one node, and the ranks run on several",
                       ", \"nccl\", \"mpi\" or \"host\"");
-    chosen_ = wanted != TRANSPORT_AUTO ? wanted : nccl ? TRANSPORT_NCCL : mpi ? TRANSPORT_MPI : TRANSPORT_HOST;
+    if (wanted == TRANSPORT_IPC && !ipc)
+        return refuse("ipc", "CUDA IPC could not map one rank's GPU memory into another rank (each rank must see "
+                      "the GPUs of the others, with peer access between them; Slurm's --gpus-per-task hides them)",
+                      ", \"nccl\", \"mpi\" or \"host\"");
+    chosen_ = wanted != TRANSPORT_AUTO ? wanted
+              : ipc                    ? TRANSPORT_IPC
+              : nccl                   ? TRANSPORT_NCCL
+              : mpi                    ? TRANSPORT_MPI
+                                       : TRANSPORT_HOST;
     return HEAT_OK;
 }
 

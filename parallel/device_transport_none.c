@@ -8,8 +8,9 @@
 #include "../solver/error.h"
 
 /* One process has nothing to choose (parallel.h); several ranks may still ask for host staging. */
-int par_device_select(par_transport wanted)
+int par_device_select(par_transport wanted, int on_gpu)
 {
+    (void)on_gpu;
     if (par_size() < 2 || wanted == TRANSPORT_AUTO || wanted == TRANSPORT_HOST) return HEAT_OK;
     return heat_error(HEAT_ERR_CONFIG, "parallel.transport = \"%s\": this heatsolve moves halos GPU to GPU only in "
                       "an NVIDIA build with MPI (-DHEATSOLVE_GPU=nvidia -DHEATSOLVE_MPI=ON); use \"auto\" or \"host\"",

@@ -78,7 +78,8 @@ static int check_halo_depth(const heat_decomp *d, int space_order)
     return HEAT_OK;
 }
 
-int heat_domain_init(heat_domain *d, const heat_problem *global, const int requested[3], par_transport transport)
+int heat_domain_init(heat_domain *d, const heat_problem *global, const int requested[3], par_transport transport,
+                     int on_gpu)
 {
     memset(d, 0, sizeof *d);
     d->elem = heat_precision_size(global->precision);
@@ -90,7 +91,7 @@ int heat_domain_init(heat_domain *d, const heat_problem *global, const int reque
     HEAT_CALL(check_halo_depth(&d->decomp, 2 * d->decomp.halo));
     if (par_size() > 1) {
         HEAT_CALL(par_cart_create(&d->decomp));
-        HEAT_CALL(par_device_select(transport));
+        HEAT_CALL(par_device_select(transport, on_gpu));
         const int *n = d->decomp.local_n;
         d->block = malloc((size_t)n[0] * n[1] * n[2] * d->elem);
         HEAT_CHECK(d->block, "cannot allocate this rank's block of the field");

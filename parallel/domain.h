@@ -28,8 +28,10 @@ int heat_domain_balance(heat_domain *d, double stepping_seconds, heat_balance *b
 
 /* Decomposes the grid of `global` over the ranks: requested[a] > 0 fixes the
  * ranks along axis a (parallel.ranks); chooses how GPU halos travel
- * (parallel.transport). Configuration errors exit 2 on every rank. */
-int heat_domain_init(heat_domain *d, const heat_problem *global, const int requested[3], par_transport transport);
+ * (parallel.transport; on_gpu: the blocks will live on GPUs, where "auto"
+ * may try the copy engines). Configuration errors exit 2 on every rank. */
+int heat_domain_init(heat_domain *d, const heat_problem *global, const int requested[3], par_transport transport,
+                     int on_gpu);
 /* The layout heat_domain_init uses: requested[a] > 0 kept; with nothing
  * requested, z slabs where the grid (global_n; NULL: unknown) has a z brick
  * for every rank; otherwise MPI_Dims_create with the most ranks along z. */

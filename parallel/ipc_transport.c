@@ -25,6 +25,7 @@
 #include <cuda_runtime.h>
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -367,6 +368,66 @@ int ipc_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const
 
 /* Copy engines reach another process's memory on the same node only. */
 int ipc_usable(void) { return par_node_size() == par_size(); }
+
+/* What a rank shows the others in ipc_reaches_every_rank: a small allocation
+ * and an event of its GPU, as the exchanges share theirs. */
+typedef struct ipc_card {
+    cudaIpcMemHandle_t memory;
+    cudaIpcEventHandle_t event;
+    int ready;
+} ipc_card;
+
+/* The GPU the backend will take (backend_hip.hip: the node-local rank modulo
+ * the GPUs this rank sees), with a small allocation and event to show. */
+static int make_card(ipc_card *card, void **memory, cudaEvent_t *event)
+{
+    int gpus = 0;
+    memset(card, 0, sizeof *card);
+    return cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0 &&
+           cudaSetDevice(par_node_rank() % gpus) == cudaSuccess && cudaMalloc(memory, 256) == cudaSuccess &&
+           cudaIpcGetMemHandle(&card->memory, *memory) == cudaSuccess &&
+           cudaEventCreateWithFlags(event, cudaEventDisableTiming | cudaEventInterprocess) == cudaSuccess &&
+           cudaIpcGetEventHandle(&card->event, *event) == cudaSuccess;
+}
+
+/* Maps another rank's allocation and opens its event, then lets go of both. */
+static int opens(const ipc_card *card)
+{
+    void *at = NULL;
+    cudaEvent_t event = NULL;
+    int mapped = cudaIpcOpenMemHandle(&at, card->memory, cudaIpcMemLazyEnablePeerAccess) == cudaSuccess;
+    if (mapped) (void)cudaIpcCloseMemHandle(at);
+    int opened = mapped && cudaIpcOpenEventHandle(&event, card->event) == cudaSuccess;
+    if (opened) (void)cudaEventDestroy(event);
+    return opened;
+}
+
+/* Collective over the whole job. A rank that cannot see another's GPU
+ * (Slurm's --gpus-per-task), GPUs without peer access, or a container
+ * without IPC between its processes fail here rather than at the first
+ * exchange. The same calls on every rank whatever fails, so none waits. */
+int ipc_reaches_every_rank(void)
+{
+    int ranks = par_size();
+    ipc_card mine, *cards = calloc((size_t)ranks, sizeof *cards);
+    void *memory = NULL;
+    cudaEvent_t event = NULL;
+    mine.ready = make_card(&mine, &memory, &event);
+    long failed = !cards; /* a few bytes a rank: agreed on before the gather, which needs them everywhere */
+    if (par_max_longs(&failed, 1) != HEAT_OK) failed = 1;
+    if (!failed && MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, cards, (int)sizeof mine, MPI_BYTE,
+                                 MPI_COMM_WORLD) != MPI_SUCCESS)
+        failed = 1;
+    for (int r = 0; !failed && r < ranks; ++r)
+        failed = !cards[r].ready || (r != par_rank() && !opens(&cards[r]));
+    (void)cudaGetLastError(); /* a failed open is this probe's answer, not the backend's error */
+    /* every rank has let go of the others' memory and events once this returns */
+    if (par_max_longs(&failed, 1) != HEAT_OK) failed = 1;
+    if (event) (void)cudaEventDestroy(event);
+    if (memory) (void)cudaFree(memory);
+    free(cards);
+    return !failed;
+}
 
 const char *ipc_transport_name(void) { return "copy engines, GPU to GPU (CUDA IPC)"; }
 

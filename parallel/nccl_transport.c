@@ -12,7 +12,6 @@
 #include <nccl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "../solver/error.h"
 #include "nccl_transport.h"
@@ -128,53 +127,6 @@ int nccl_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *cons
     }
     NCCL_CALL(ncclGroupEnd());
     return HEAT_OK;
-}
-
-/* FNV-1a: a GPU's node and PCI address as one number. */
-static unsigned long long identity_hash(const char *text, unsigned long long hash)
-{
-    for (; *text; ++text) hash = (hash ^ (unsigned char)*text) * 1099511628211ull;
-    return hash;
-}
-
-/* The GPU this rank takes (backend_hip.hip: its node-local rank modulo the
- * GPUs it sees) as a number unique to that GPU on the whole job, exact in a
- * double; 0 where the rank sees no GPU. */
-static double gpu_identity(void)
-{
-    int gpus = 0;
-    char bus[64], host[256];
-    if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus == 0 ||
-        cudaDeviceGetPCIBusId(bus, sizeof bus, par_node_rank() % gpus) != cudaSuccess ||
-        gethostname(host, sizeof host) != 0) {
-        (void)cudaGetLastError();
-        return 0.0;
-    }
-    host[sizeof host - 1] = '\0';
-    unsigned long long hash = identity_hash(bus, identity_hash(host, 14695981039346656037ull));
-    return (double)(hash >> 12) + 1.0;
-}
-
-static int same_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* NCCL takes one GPU per rank. The ranks compare the GPUs they take, not
- * their counts: under Slurm's --gpus-per-task every rank sees one GPU, its
- * own, while ranks that share a node's GPUs round-robin see them all. */
-int nccl_every_rank_has_own_gpu(void)
-{
-    int ranks = par_size(), own = 1;
-    double *ids = calloc((size_t)ranks, sizeof *ids);
-    if (!ids) return 0; /* a few bytes a rank: the process could not go on anyway */
-    ids[par_rank()] = gpu_identity();
-    if (par_sum_owned(ids, ranks) != HEAT_OK) own = 0;
-    qsort(ids, (size_t)ranks, sizeof *ids, same_double);
-    for (int r = 0; r < ranks && own; ++r) own = ids[r] != 0.0 && (r == 0 || ids[r] != ids[r - 1]);
-    free(ids);
-    return own;
 }
 
 const char *nccl_transport_name(void)

@@ -7,8 +7,6 @@
 
 /* "NCCL 2.28.3, GPU to GPU, at most 8 CTAs". */
 const char *nccl_transport_name(void);
-/* Collective: 1 where every rank takes a GPU that no other rank takes. */
-int nccl_every_rank_has_own_gpu(void);
 int nccl_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],
                   const size_t bytes[FACE_COUNT], void *stream);
 /* Device memory from NCCL's allocator, registered with the communicator

@@ -50,7 +50,7 @@ int par_halo_wait(void);
 
 /* How GPU halos travel (parallel.transport). */
 typedef enum par_transport {
-    TRANSPORT_AUTO, /* the first the machine has of NCCL, MPI, host */
+    TRANSPORT_AUTO, /* the first the machine has of the copy engines, NCCL, MPI, host */
     TRANSPORT_MPI,  /* device buffers handed to a GPU-aware MPI (MPIX_Query_cuda_support) */
     TRANSPORT_NCCL, /* NCCL on the GPUs' streams: needs a GPU per rank */
     TRANSPORT_HOST, /* the backend stages the faces through page-locked host memory */
@@ -58,12 +58,14 @@ typedef enum par_transport {
 } par_transport;
 
 /* Chooses the transport, the same on every rank (collective): `wanted`, or
- * for TRANSPORT_AUTO the fastest: NCCL where every rank has a GPU
- * of its own, otherwise GPU-aware MPI where the library reports it (ranks
- * sharing a GPU), otherwise host memory. A wanted transport that this build
- * or machine lacks is a configuration error. Without a GPU build, or with
- * one process, the choice is host. */
-int par_device_select(par_transport wanted);
+ * for TRANSPORT_AUTO the fastest: where the blocks live on GPUs (on_gpu)
+ * and every rank has a GPU of its own, the copy engines where all ranks are
+ * on one node and map each other's memory, else NCCL; otherwise GPU-aware
+ * MPI where the library reports it (ranks sharing a GPU), otherwise host
+ * memory. A wanted transport that this build or machine lacks is a
+ * configuration error. Without a GPU build, or with one process, the choice
+ * is host. */
+int par_device_select(par_transport wanted, int on_gpu);
 /* GPU-to-GPU exchange of device buffers (face-packed) as par_halo_exchange
  * does with host buffers, after the work queued on `stream` (a cudaStream_t;
  * NULL: the default stream). NCCL queues it on the stream and returns; MPI

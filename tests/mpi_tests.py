@@ -468,7 +468,8 @@ def test_gpu_transports():
     """GPU build: every halo transport that this machine has (GPU-aware MPI, NCCL, host memory,
     copy engines) gives 2 ranks the bits of one process, explicit and implicit, and the copy
     engines also with fused sweeps' deep halos; a transport it lacks is refused with exit 2;
-    "auto" takes the first it has of nccl, mpi, host (the fastest measured first)."""
+    "auto" takes the first it has of ipc, nccl, mpi, host (the fastest measured first), and where
+    each rank sees only its own GPU the copy engines are refused or work, never fail mid-run."""
     folder = fresh_dir("transports")
     cfg = config(folder, steps=12, every=0)
     gpu = ["--set", 'solver.backend="hip"']
@@ -496,13 +497,15 @@ def test_gpu_transports():
             available.append(transport)
             print(f"{transport}: {halos_line(proc.stdout).split('halos: ')[-1]}; euler and crank_nicolson bitwise")
     proc = mpirun(2, [cfg, "--set", "time.steps=1"] + gpu + out(folder, "auto_talking"))
-    preferred = next(t for t in ("nccl", "mpi", "host") if t in available)
+    preferred = next(t for t in ("ipc", "nccl", "mpi", "host") if t in available)
     expect(TRANSPORT_WORDS[preferred] in halos_line(proc.stdout), f"auto: {halos_line(proc.stdout)}, have {available}")
     print(f"auto takes {preferred} of {available}")
     if "nccl" in available:
         nccl_registered_buffers(folder, cfg, gpu)
     if "ipc" in available:
         copy_engine_deep_halos(folder, cfg, gpu)
+    if gpus_on_this_machine() >= 2:
+        gpus_hidden_from_each_other(folder, cfg, gpu)
 
 
 def copy_engine_deep_halos(folder, cfg, gpu):
@@ -539,6 +542,25 @@ output = { every = 0; };
     same_bits(os.path.join(folder, "ipc_periodic_one", "periodic_000012.hdf"),
               os.path.join(folder, "ipc_periodic", "periodic_000012.hdf"), "2 GPU ranks, copy engines, periodic x and z")
     print("ipc: periodic z across two ranks and periodic x within each, bitwise equal to one process")
+
+
+def gpus_hidden_from_each_other(folder, cfg, gpu):
+    """Each rank sees its own GPU alone (as under Slurm's --gpus-per-task): "auto" still gives the bits
+    of one process, and the copy engines, asked for, either work or are refused with exit 2 before the
+    first step; an exchange that fails mid-run would end the job."""
+    own = ["sh", "-c", 'CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$0" "$@"', HEATSOLVE_MPI]
+    for transport in ("auto", "ipc"):
+        command = ["mpirun", "--oversubscribe", "-np", "2"] + own + [cfg, "--set", f'parallel.transport="{transport}"'] \
+            + gpu + out(folder, f"hidden_{transport}")
+        proc = testkit.run_checked(command, None, 300, tail=3000, env=MPI_ENV)
+        if transport == "ipc" and proc.returncode == 2:
+            expect(proc.stderr.count("error:") == 1 and "could not map" in proc.stderr, proc.stderr)
+            print(f"GPUs hidden from each other: ipc refused before the first step ({proc.stderr.strip()[:160]})")
+            continue
+        expect(proc.returncode == 0, f"GPUs hidden from each other, {transport}: exit {proc.returncode}\n{proc.stderr}")
+        same_bits(os.path.join(folder, "one_euler", "run_000012.hdf"),
+                  os.path.join(folder, f"hidden_{transport}", "run_000012.hdf"), f"hidden GPUs, {transport}")
+        print(f"GPUs hidden from each other, {transport}: {halos_line(proc.stdout).split('halos: ')[-1]}; bitwise")
 
 
 def test_fused_sweeps_gpu():

@@ -89,7 +89,7 @@ static int check_periodic(heat_precision precision)
     whole.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 1.0};
     heat_domain domain;
     const int automatic[3] = {0, 0, 0};
-    EXPECT_OK(heat_domain_init(&domain, &whole, automatic, TRANSPORT_AUTO));
+    EXPECT_OK(heat_domain_init(&domain, &whole, automatic, TRANSPORT_AUTO, 0));
     heat_domain_localize(&domain, &whole, &p);
     EXPECT(p.halo.exchanged == (1u << FACE_Z_LOW | 1u << FACE_Z_HIGH), "z faces not exchanged: %x", p.halo.exchanged);
     const char *const names[] = {"heat_step_nt", "heat_step_nt", "heat_step_nt"};

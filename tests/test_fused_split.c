@@ -124,7 +124,7 @@ static int reference(const heat_problem *whole, const void *initial, void *out)
     heat_domain domain;
     heat_problem p;
     const int automatic[3] = {0, 0, 0};
-    EXPECT_OK(heat_domain_init(&domain, whole, automatic, TRANSPORT_AUTO));
+    EXPECT_OK(heat_domain_init(&domain, whole, automatic, TRANSPORT_AUTO, 1));
     heat_domain_localize(&domain, whole, &p);
     snprintf(p.kernel.name, sizeof p.kernel.name, "heat_tiled_ntf"), p.kernel.tile = 1, p.quiet = 1;
     heat_halo_transport transport = heat_domain_transport(&domain);

@@ -79,7 +79,7 @@ static int check(const heat_problem *whole, const char *what)
     heat_domain domain;
     heat_problem p;
     const int automatic[3] = {0, 0, 0};
-    EXPECT_OK(heat_domain_init(&domain, whole, automatic, TRANSPORT_AUTO));
+    EXPECT_OK(heat_domain_init(&domain, whole, automatic, TRANSPORT_AUTO, 1));
     heat_domain_localize(&domain, whole, &p);
     heat_halo_transport transport = heat_domain_transport(&domain); /* a periodic axis wraps through it */
     size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(p.precision);

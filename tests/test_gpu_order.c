@@ -86,7 +86,7 @@ typedef struct order_case {
 static int case_init(order_case *c, const heat_problem *whole)
 {
     const int automatic[3] = {0, 0, 0};
-    EXPECT_OK(heat_domain_init(&c->domain, whole, automatic, TRANSPORT_AUTO));
+    EXPECT_OK(heat_domain_init(&c->domain, whole, automatic, TRANSPORT_AUTO, 1));
     heat_domain_localize(&c->domain, whole, &c->p);
     c->transport = heat_domain_transport(&c->domain);
     return 0;

@@ -90,7 +90,7 @@ typedef struct wrapped_solver {
 static int wrapped_create(const heat_problem *p, wrapped_solver *w)
 {
     const int automatic[3] = {0, 0, 0};
-    EXPECT_OK(heat_domain_init(&w->domain, p, automatic, TRANSPORT_AUTO));
+    EXPECT_OK(heat_domain_init(&w->domain, p, automatic, TRANSPORT_AUTO, 0));
     heat_domain_localize(&w->domain, p, &w->local);
     w->transport = heat_domain_transport(&w->domain);
     EXPECT_OK(heat_solver_create_block(&w->local, &w->transport, HEAT_SELECT_CPU, &w->solver));
