@@ -105,13 +105,13 @@ static int refuse(const char *wanted, const char *why, const char *instead)
     return heat_error(HEAT_ERR_CONFIG, "parallel.transport = \"%s\": %s; use \"auto\"%s", wanted, why, instead);
 }
 
-/* Collective: whether the copy engines can serve, where they are asked for
- * or where "auto" on GPUs would take them (every rank on this node with a GPU
- * of its own): then the ranks try what the exchanges will do, each mapping
- * every other rank's memory and event. Every rank takes part or none. */
+/* Collective: whether the copy engines can serve GPU blocks, where they are
+ * asked for or where "auto" would take them (every rank on this node with a
+ * GPU of its own): then the ranks try what the exchanges will do, each
+ * mapping every other rank's memory and event. Every rank takes part or none. */
 static int ipc_maps(par_transport wanted, int on_gpu, int own_gpus)
 {
-    long unwanted = !(wanted == TRANSPORT_IPC || (wanted == TRANSPORT_AUTO && on_gpu && own_gpus)) || !ipc_usable();
+    long unwanted = !on_gpu || !(wanted == TRANSPORT_IPC || (wanted == TRANSPORT_AUTO && own_gpus)) || !ipc_usable();
     if (par_max_longs(&unwanted, 1) != HEAT_OK || unwanted) return 0;
     return ipc_reaches_every_rank();
 }
@@ -144,7 +144,7 @@ int par_device_select(par_transport wanted, int on_gpu)
     if (wanted == TRANSPORT_IPC && !ipc_usable())
         return refuse("ipc", "CUDA IPC maps memory between processes of one node, and the ranks run on several",
                       ", \"nccl\", \"mpi\" or \"host\"");
-    if (wanted == TRANSPORT_IPC && !ipc)
+    if (wanted == TRANSPORT_IPC && on_gpu && !ipc)
         return refuse("ipc", "CUDA IPC could not map one rank's GPU memory into another rank (each rank must see "
                       "the GPUs of the others, with peer access between them; Slurm's --gpus-per-task hides them)",
                       ", \"nccl\", \"mpi\" or \"host\"");
