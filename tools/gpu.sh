@@ -126,9 +126,11 @@ run_slurm() {
   timeout 120 srun --mpi=pmix --ntasks-per-node="$gpus" --gpus-per-node="$gpus" --gpus-per-task=1 \
     --cpus-per-task=$((cores / gpus)) $M $demo --set 'output.dir="/tmp/srun-gpus"' > "$OUT/srun-gpus.txt" 2>&1
   echo "srun, a rank a GPU: exit $?"
-  # Each task sees its own GPU alone: the ranks must still find NCCL (they compare PCI addresses).
-  grep -E "halos:" "$OUT/srun-gpus.txt" | grep -q NCCL && echo "srun, a rank a GPU: halos through NCCL" ||
-    echo "srun, a rank a GPU: NOT through NCCL: $(grep -E 'halos:' "$OUT/srun-gpus.txt")"
+  # Each task sees its own GPU alone: the ranks must still go GPU to GPU (they compare PCI addresses,
+  # and CUDA IPC maps memory of GPUs a process does not see).
+  grep -E "halos:" "$OUT/srun-gpus.txt" | grep -qE "NCCL|copy engines" &&
+    echo "srun, a rank a GPU: halos $(grep -E 'halos:' "$OUT/srun-gpus.txt" | sed 's/.*halos: //')" ||
+    echo "srun, a rank a GPU: NOT GPU to GPU: $(grep -E 'halos:' "$OUT/srun-gpus.txt")"
   timeout 120 srun --mpi=pmix -n 2 --gpus=1 --cpus-per-task=$((cores / 2)) $M $demo \
     --set 'output.dir="/tmp/srun-shared"' > "$OUT/srun-shared.txt" 2>&1
   echo "srun, two ranks on one GPU: exit $?"
