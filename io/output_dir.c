@@ -47,6 +47,18 @@ static int is_run_temp(const char *file, const char *name)
     return is_run_file(base, name);
 }
 
+/* "<name>.after_step_<digits>", or with "-<n>": where a restart from an
+ * older checkpoint set the files of later steps aside (app/restart_aside.c). */
+static int is_aside_folder(const char *file, const char *name)
+{
+    static const char tag[] = ".after_step_";
+    size_t len = strlen(name);
+    if (strncmp(file, name, len) != 0 || strncmp(file + len, tag, sizeof tag - 1) != 0) return 0;
+    const char *digits = file + len + sizeof tag - 1, *rest = digits + strspn(digits, "0123456789");
+    if (rest - digits < 6) return 0;
+    return *rest == '\0' || (rest[0] == '-' && rest[1] != '\0' && strspn(rest + 1, "0123456789") == strlen(rest + 1));
+}
+
 typedef int (*file_filter)(const char *file, const char *name);
 
 /* Calls visit(dir/file) for each file that passes the filter; returns how many. */
@@ -110,12 +122,44 @@ static void check_removal(const char *path, void *arg)
     if (why && c->refused++ == 0) snprintf(c->first, sizeof c->first, "%s (%s)", path, why);
 }
 
-/* --overwrite removes all of the earlier run's files or none. */
+typedef struct aside_visit {
+    const char *name;
+    removal_check *check; /* checking: each run file in the folder; else removing */
+    int files, folders, failures; /* run files and folders visited, files not removed */
+    char kept[1100]; /* the first folder left in place, and why */
+} aside_visit;
+
+/* A set-aside folder's run files: checked or removed, then the folder, which
+ * stays (named) where it holds anything else. */
+static void visit_aside(const char *path, void *arg)
+{
+    aside_visit *v = arg;
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return;
+    if (v->check) {
+        removal_check inside = {.folder = st};
+        for_each_file(path, v->name, is_run_file, check_removal, &inside);
+        if (inside.refused && v->check->refused == 0)
+            snprintf(v->check->first, sizeof v->check->first, "%s", inside.first);
+        v->check->refused += inside.refused;
+        return;
+    }
+    v->files += for_each_file(path, v->name, is_run_file, remove_file, &v->failures);
+    ++v->folders;
+    if (rmdir(path) != 0 && v->kept[0] == '\0')
+        snprintf(v->kept, sizeof v->kept, "%s: %s", path,
+                 errno == ENOTEMPTY || errno == EEXIST ? "it holds files that are not the run's" : strerror(errno));
+}
+
+/* --overwrite removes all of the earlier run's files or none, those in the
+ * folders where restarts set files aside included. */
 static int check_all_removable(const output_dir *o)
 {
     removal_check c = {0};
     if (stat(o->dir, &c.folder) != 0) return HEAT_OK;
     for_each_file(o->dir, o->name, is_run_file, check_removal, &c);
+    aside_visit asides = {.name = o->name, .check = &c};
+    for_each_file(o->dir, o->name, is_aside_folder, visit_aside, &asides);
     if (!c.refused) return HEAT_OK;
     return heat_error(HEAT_ERR_CONFIG, "--overwrite: %d file%s of the earlier run '%s' cannot be removed, such as %s; "
                       "nothing was removed: remove or fix %s yourself, or choose another output.dir", c.refused,
@@ -208,10 +252,22 @@ static void remove_stale_temps(const output_dir *o, int quiet)
                count - failures, count - failures == 1 ? "" : "s", o->dir);
 }
 
+/* The set-aside folders of the earlier run, their run files and then the folders. */
+static int remove_aside_folders(const output_dir *o, aside_visit *v)
+{
+    for_each_file(o->dir, o->name, is_aside_folder, visit_aside, v);
+    if (v->failures)
+        return heat_error(HEAT_ERR_CONFIG, "--overwrite: %d file%s set aside by the earlier run's restarts in %s could "
+                          "not be removed", v->failures, v->failures == 1 ? "" : "s", o->dir);
+    if (v->kept[0]) heat_warn("--overwrite: kept %s", v->kept);
+    return HEAT_OK;
+}
+
 static int apply_mode(const output_dir *o, output_dir_mode mode, int quiet)
 {
     int count = for_each_file(o->dir, o->name, is_run_file, NULL, NULL);
-    if (count == 0 || mode == OUTPUT_CONTINUE) return HEAT_OK;
+    int asides = mode == OUTPUT_OVERWRITE ? for_each_file(o->dir, o->name, is_aside_folder, NULL, NULL) : 0;
+    if ((count == 0 && asides == 0) || mode == OUTPUT_CONTINUE) return HEAT_OK;
     if (mode == OUTPUT_FRESH) {
         long *steps;
         int checkpoints = fs_list_checkpoints(o->dir, o->name, &steps);
@@ -228,8 +284,15 @@ static int apply_mode(const output_dir *o, output_dir_mode mode, int quiet)
     if (failures)
         return heat_error(HEAT_ERR_CONFIG, "--overwrite: %d file%s of the earlier run in %s could not be removed",
                           failures, failures == 1 ? "" : "s", o->dir);
-    if (!quiet) printf("--overwrite: removed %d file%s of the earlier run '%s' from %s\n", count,
-                       count == 1 ? "" : "s", o->name, o->dir);
+    aside_visit aside = {.name = o->name};
+    HEAT_CALL(remove_aside_folders(o, &aside));
+    if (quiet) return HEAT_OK;
+    printf("--overwrite: removed %d file%s of the earlier run '%s' from %s", count, count == 1 ? "" : "s", o->name,
+           o->dir);
+    if (aside.folders || aside.files)
+        printf(", and %d set aside by its restarts in %d folder%s", aside.files, aside.folders,
+               aside.folders == 1 ? "" : "s");
+    printf("\n");
     return HEAT_OK;
 }
 

@@ -435,6 +435,37 @@ def test_overwrite_all_or_nothing():
     print("--overwrite refused before removing anything, then removes all")
 
 
+def test_overwrite_removes_set_aside():
+    """--overwrite also removes the folders where the earlier run's restarts set later files aside, counted
+    in its line; a file there that it cannot remove refuses the whole overwrite before anything goes, and a
+    folder that also holds a file of the user's stays, named in a warning."""
+    folder = fresh_dir("overwrite_aside")
+    out = os.path.join(folder, "out")
+    cfg = letters_config(folder, steps=40, every=20)
+    run([cfg, "-q"])
+    run([cfg, "-q", "--restart", os.path.join(out, "letters_000020.hdf"), "--set", "time.steps=30"])
+    aside = os.path.join(out, "letters.after_step_000020")
+    expect(os.listdir(aside) == ["letters_000040.hdf"], f"set aside: {os.listdir(aside)}")
+    blocker = os.path.join(aside, "letters_000050.hdf")
+    os.makedirs(blocker)  # a folder at a run file's name cannot be unlinked
+    before, inside = sorted(os.listdir(out)), sorted(os.listdir(aside))
+    proc = run([cfg, "--overwrite"], expect_status=2)
+    expect(f"{blocker} (it is a folder)" in proc.stderr and "nothing was removed" in proc.stderr, proc.stderr)
+    expect(sorted(os.listdir(out)) == before and sorted(os.listdir(aside)) == inside,
+           f"a refused --overwrite changed the folders: {os.listdir(out)}, {os.listdir(aside)}")
+    os.rmdir(blocker)
+    proc = run([cfg, "--overwrite", "--set", "time.steps=20"])
+    expect("and 1 set aside by its restarts in 1 folder\n" in proc.stdout, proc.stdout)
+    expect(not os.path.exists(aside), f"left: {os.listdir(out)}")
+    run([cfg, "-q", "--restart", os.path.join(out, "letters_000000.hdf"), "--set", "time.steps=10"])
+    aside = os.path.join(out, "letters.after_step_000000")
+    write(os.path.join(aside, "notes.txt"), "the user's own")
+    proc = run([cfg, "--overwrite"])
+    expect(f"kept {aside}: it holds files that are not the run's" in proc.stderr, proc.stderr)
+    expect(os.listdir(aside) == ["notes.txt"], f"the kept folder holds {os.listdir(aside)}")
+    print("--overwrite removes the set-aside folders too, all or nothing, and keeps the user's files")
+
+
 def test_history_kept_on_restart():
     """A restart keeps every history row it can read (CRLF line endings, a last row without its line
     feed) and warns naming the rows it drops: an unreadable line by number, the rows after the
