@@ -107,7 +107,13 @@ static int solve(const heat_backend_ops *ops, void *state, const heat_problem *p
     *iterations = 0, *residual = 0.0;
     HEAT_CALL(cg->begin(state, fraction, &rr, &rz));
     const double rr0 = rr, target = p->implicit.rtol * p->implicit.rtol * rr0;
-    if (!(rr0 > 0.0)) return HEAT_OK; /* a steady field (or NaN, which the time loop reports) */
+    /* A NaN here would end the solve with the field unchanged and no word: say it instead. */
+    if (!isfinite(rr0))
+        return heat_error(HEAT_ERR_RUNTIME, "step %ld: the implicit step's right-hand side (alpha dt times the "
+                          "Laplacian of the field) is not finite: the field holds NaN or Inf, or the grid spacing "
+                          "is so fine that the Laplacian overflows; check the initial field or checkpoint and "
+                          "grid.length / grid.n", step);
+    if (rr0 == 0.0) return HEAT_OK; /* a steady field */
     if (chebyshev) HEAT_CALL(cg->precondition(state, cheb, &rz));
     HEAT_CALL(cg->direction(state, 0.0));
     for (int iteration = 1;; ++iteration) {

@@ -300,6 +300,25 @@ static int check_gpu_vs_cpu(void)
     return failed;
 }
 
+/* A field holding one NaN: the implicit step fails naming it, where it used to return with the field
+ * unchanged (CG's first residual NaN). */
+static int check_nonfinite(void)
+{
+    heat_problem p = sine_problem(16, HEAT_BACKWARD_EULER, 10.0, 1e-8);
+    void *field = test_alloc_field(&p);
+    for (long at = 0; at < heat_grid_points(&p.grid); ++at) test_set(&p, field, at, 1.0);
+    test_set(&p, field, heat_grid_points(&p.grid) / 2, NAN);
+    heat_solver *s;
+    EXPECT(heat_solver_create(&p, backend_request, &s) == HEAT_OK, "the solver");
+    EXPECT(heat_solver_set_field(s, field, 0) == HEAT_OK, "the field");
+    int status = heat_solver_advance(s, 1);
+    heat_solver_destroy(&s);
+    free(field);
+    EXPECT(status != HEAT_OK, "an implicit step from a field holding NaN returned OK");
+    printf("an implicit step from a field holding NaN fails with a message\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "order";
@@ -315,11 +334,12 @@ int main(int argc, char **argv)
         return check_large_steps(HEAT_BACKWARD_EULER) | check_large_steps(HEAT_CRANK_NICOLSON);
     if (strcmp(what, "conservation") == 0) return check_conservation_and_preconditioners();
     if (strcmp(what, "threads") == 0) return check_thread_independence();
+    if (strcmp(what, "nonfinite") == 0) return check_nonfinite();
     if (strcmp(what, "chebyshev_pairs") == 0) return check_all_chebyshev_pairs();
     if (strcmp(what, "gpu_vs_cpu") == 0) {
         if (!(heat_backend_hip && heat_hip_available(NULL, 0))) return printf("no GPU: skipped\n"), TEST_SKIP;
         return check_gpu_vs_cpu();
     }
-    fprintf(stderr, "usage: test_implicit order|amplification|conservation|threads|chebyshev_pairs [cpu|hip] | gpu_vs_cpu\n");
+    fprintf(stderr, "usage: test_implicit order|amplification|conservation|threads|chebyshev_pairs|nonfinite [cpu|hip] | gpu_vs_cpu\n");
     return 2;
 }
