@@ -607,17 +607,22 @@ static int check_gpu_keys(const heat_config *c)
     return HEAT_OK;
 }
 
-/* A periodic axis wraps around: both of its faces say so, or neither. */
-static int check_periodic(const heat_config *c)
+/* A periodic axis wraps around: both of its faces say so, or neither. The message points at the
+ * face that says periodic (file:line, or --set). */
+static int check_periodic(const heat_config *c, const config_t *cf, const char *origin)
 {
     static const char *const axes[] = {"x", "y", "z"};
     for (int a = 0; a < 3; ++a) {
         int low = c->bc[2 * a].type == HEAT_BC_PERIODIC, high = c->bc[2 * a + 1].type == HEAT_BC_PERIODIC;
         if (low == high) continue;
-        return heat_error(HEAT_ERR_CONFIG, "boundary.%s_%s.type = \"periodic\" but boundary.%s_%s.type = \"%s\": a "
-                          "periodic axis wraps around, so set \"periodic\" on both boundary.%s_low and boundary.%s_high",
-                          axes[a], low ? "low" : "high", axes[a], low ? "high" : "low",
-                          bc_words[c->bc[2 * a + (low ? 1 : 0)].type], axes[a], axes[a]);
+        char key[64], where[600] = "";
+        snprintf(key, sizeof key, "boundary.%s_%s.type", axes[a], low ? "low" : "high");
+        const config_setting_t *s = config_lookup(cf, key);
+        if (s) setting_where(s, origin, where, sizeof where), strcat(where, ": ");
+        return heat_error(HEAT_ERR_CONFIG, "%s%s = \"periodic\" but boundary.%s_%s.type = \"%s\": a periodic axis "
+                          "wraps around, so set \"periodic\" on both boundary.%s_low and boundary.%s_high", where, key,
+                          axes[a], low ? "high" : "low", bc_words[c->bc[2 * a + (low ? 1 : 0)].type], axes[a],
+                          axes[a]);
     }
     return HEAT_OK;
 }
@@ -641,7 +646,7 @@ static int check_space_order(const heat_config *c)
     return HEAT_OK;
 }
 
-static int check_consistency(heat_config *c)
+static int check_consistency(heat_config *c, const config_t *cf, const char *origin)
 {
     heat_grid_set_spacing(&c->grid);
     HEAT_CALL(check_space_order(c));
@@ -671,7 +676,7 @@ static int check_consistency(heat_config *c)
                           "'-'", c->output.name);
     HEAT_CALL(check_png_index(c));
     HEAT_CALL(check_gpu_keys(c));
-    HEAT_CALL(check_periodic(c));
+    HEAT_CALL(check_periodic(c, cf, origin));
     if (c->initial.type == INITIAL_LETTERS) {
         const char *bad = font_unsupported(c->initial.text);
         if (c->initial.text[0] == '\0' || bad)
@@ -729,7 +734,7 @@ static int read_all_keys(const config_t *cf, const char *origin, heat_config *c)
     }
     HEAT_CALL(config_materials_read(cf, origin, c));
     HEAT_CALL(default_output(c, origin));
-    return check_consistency(c);
+    return check_consistency(c, cf, origin);
 }
 
 static int add_value(config_setting_t *group, const char *name, const config_key *key, const heat_config *c);
