@@ -130,10 +130,13 @@ int par_device_select(par_transport wanted, int on_gpu)
     chosen_ = TRANSPORT_HOST;
     if (par_size() < 2 || wanted == TRANSPORT_HOST) return HEAT_OK;
     int own_gpus = every_rank_has_own_gpu();
-    /* a transport counts only where every rank has it (a node may have fewer GPUs than ranks) */
-    long lacking[1] = {!mpi_gpu_aware()};
-    HEAT_CALL(par_max_longs(lacking, 1));
-    int cuda_error, mpi = !lacking[0], ipc = ipc_maps(wanted, on_gpu, own_gpus, &cuda_error);
+    /* a transport counts only where every rank has it (a node may have fewer GPUs than ranks);
+     * blocks on a GPU anywhere count everywhere, so that a rank without one refuses with the others
+     * (only the root prints a configuration error) */
+    long agreed[2] = {!mpi_gpu_aware(), on_gpu};
+    HEAT_CALL(par_max_longs(agreed, 2));
+    on_gpu = (int)agreed[1];
+    int cuda_error, mpi = !agreed[0], ipc = ipc_maps(wanted, on_gpu, own_gpus, &cuda_error);
 #ifdef HEATSOLVE_NCCL
     int nccl = own_gpus;
 #else
@@ -156,8 +159,8 @@ int par_device_select(par_transport wanted, int on_gpu)
     if (wanted == TRANSPORT_IPC && on_gpu && !ipc) {
         char why[400];
         snprintf(why, sizeof why, "CUDA IPC could not map one rank's GPU memory or event into another rank (%s: "
-                 "%s): the ranks' processes must share an IPC namespace (a container: its /dev/shm), their GPUs "
-                 "need peer access, and MIG slices have none", cudaGetErrorName((cudaError_t)cuda_error),
+                 "%s): every rank needs a GPU, the ranks' processes one IPC namespace (a container: a shared "
+                 "/dev/shm) and their GPUs peer access, which MIG slices lack", cudaGetErrorName((cudaError_t)cuda_error),
                  cudaGetErrorString((cudaError_t)cuda_error));
         return refuse("ipc", why, instead_of_ipc(nccl, mpi));
     }
