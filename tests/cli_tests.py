@@ -115,6 +115,12 @@ def test_bad_configs():
             expect(word in proc.stderr, f"{name}: message lacks '{word}': {proc.stderr}")
         expect(not os.path.exists(os.path.join(folder, "out")), f"{name}: output written despite the error")
         print(f"ok  {name}: {proc.stderr.strip().splitlines()[0]}")
+    # A configuration file whose path fills the message's place for it (a sanitizer build catches an overflow).
+    deep = os.path.join(folder, *["d" * 200] * 3)
+    os.makedirs(deep, exist_ok=True)
+    proc = run([write(os.path.join(deep, "bad.cfg"), 'boundary = { x_low = { type = "periodic"; }; };')],
+               expect_status=2)
+    expect('boundary.x_low.type = "periodic"' in proc.stderr, proc.stderr)
     proc = run([os.path.join(folder, "missing.cfg")], expect_status=2)
     expect("missing.cfg" in proc.stderr, "missing file not named")
     for line in proc.stderr.splitlines() + [proc.stdout]:
