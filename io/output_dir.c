@@ -274,10 +274,17 @@ static int remove_aside_folders(const output_dir *o, aside_visit *v)
     return HEAT_OK;
 }
 
+/* A file or link at a set-aside folder's name is not one: visit_aside passes it by. */
+static void count_folder(const char *path, void *count)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) ++*(int *)count;
+}
+
 static int apply_mode(const output_dir *o, output_dir_mode mode, int quiet)
 {
-    int count = for_each_file(o->dir, o->name, is_run_file, NULL, NULL);
-    int asides = mode == OUTPUT_OVERWRITE ? for_each_file(o->dir, o->name, is_aside_folder, NULL, NULL) : 0;
+    int count = for_each_file(o->dir, o->name, is_run_file, NULL, NULL), asides = 0;
+    if (mode == OUTPUT_OVERWRITE) for_each_file(o->dir, o->name, is_aside_folder, count_folder, &asides);
     if ((count == 0 && asides == 0) || mode == OUTPUT_CONTINUE) return HEAT_OK;
     if (mode == OUTPUT_FRESH) {
         long *steps;

@@ -477,6 +477,29 @@ def test_overwrite_removes_set_aside():
     print("--overwrite removes the set-aside folders too, all or nothing, and keeps the user's files")
 
 
+def test_overwrite_leaves_aside_lookalikes():
+    """--overwrite passes by what only looks like a set-aside folder: a link (never followed out of the
+    folder), a file, a folder with fewer than six digits or another suffix; with nothing else of the
+    earlier run there, it says nothing."""
+    folder = fresh_dir("overwrite_lookalikes")
+    out, elsewhere = os.path.join(folder, "out"), os.path.join(folder, "elsewhere")
+    cfg = letters_config(folder, steps=10, every=10)
+    lookalikes = [elsewhere, os.path.join(out, "letters.after_step_12"), os.path.join(out, "letters.after_step_000012-x")]
+    for place in lookalikes:
+        os.makedirs(place)
+        write(os.path.join(place, "letters_000099.hdf"), "not a checkpoint")
+    os.symlink(elsewhere, os.path.join(out, "letters.after_step_000010"))
+    write(os.path.join(out, "letters.after_step_000011"), "a file")
+    before = sorted(os.listdir(out))
+    proc = run([cfg, "--overwrite"])
+    expect("--overwrite" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr)
+    left = sorted(n for n in os.listdir(out) if not n.startswith("letters_") and not n.startswith("letters.h"))
+    expect(left == before, f"{before} became {left}")
+    for place in lookalikes:
+        expect(os.listdir(place) == ["letters_000099.hdf"], f"{place} holds {os.listdir(place)}")
+    print("--overwrite leaves links, files and folders that only look like set-aside folders")
+
+
 def test_overwrite_unreadable_set_aside():
     """A set-aside folder that this user cannot list refuses --overwrite before anything goes: its run
     files would stay unseen, and the folder be kept as if it held only the user's files."""
