@@ -160,8 +160,8 @@ int par_device_select(par_transport wanted, int on_gpu)
         char why[400];
         snprintf(why, sizeof why, "CUDA IPC could not map one rank's GPU memory or event into another rank (%s: "
                  "%s): every rank needs a GPU, the ranks' processes one IPC namespace (a container: a shared "
-                 "/dev/shm) and their GPUs peer access, which MIG slices lack", cudaGetErrorName((cudaError_t)cuda_error),
-                 cudaGetErrorString((cudaError_t)cuda_error));
+                 "/dev/shm) and their GPUs peer access, which MIG slices lack",
+                 cudaGetErrorName((cudaError_t)cuda_error), cudaGetErrorString((cudaError_t)cuda_error));
         return refuse("ipc", why, instead_of_ipc(nccl, mpi));
     }
     chosen_ = wanted != TRANSPORT_AUTO ? wanted
