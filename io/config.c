@@ -618,11 +618,11 @@ static int check_periodic(const heat_config *c, const config_t *cf, const char *
         char key[64], where[600] = "";
         snprintf(key, sizeof key, "boundary.%s_%s.type", axes[a], low ? "low" : "high");
         const config_setting_t *s = config_lookup(cf, key);
-        if (s) setting_where(s, origin, where, sizeof where), strcat(where, ": ");
-        return heat_error(HEAT_ERR_CONFIG, "%s%s = \"periodic\" but boundary.%s_%s.type = \"%s\": a periodic axis "
-                          "wraps around, so set \"periodic\" on both boundary.%s_low and boundary.%s_high", where, key,
-                          axes[a], low ? "high" : "low", bc_words[c->bc[2 * a + (low ? 1 : 0)].type], axes[a],
-                          axes[a]);
+        if (s) setting_where(s, origin, where, sizeof where);
+        return heat_error(HEAT_ERR_CONFIG, "%s%s%s = \"periodic\" but boundary.%s_%s.type = \"%s\": a periodic "
+                          "axis wraps around, so set \"periodic\" on both boundary.%s_low and boundary.%s_high", where,
+                          where[0] ? ": " : "", key, axes[a], low ? "high" : "low",
+                          bc_words[c->bc[2 * a + (low ? 1 : 0)].type], axes[a], axes[a]);
     }
     return HEAT_OK;
 }

@@ -115,28 +115,39 @@ typedef struct removal_check {
     char first[1100]; /* the first refused file and why */
 } removal_check;
 
+static void refuse_removal(removal_check *c, const char *path, const char *why)
+{
+    if (c->refused++ == 0) snprintf(c->first, sizeof c->first, "%s (%s)", path, why);
+}
+
 static void check_removal(const char *path, void *arg)
 {
     removal_check *c = arg;
     const char *why = unremovable(path, &c->folder);
-    if (why && c->refused++ == 0) snprintf(c->first, sizeof c->first, "%s (%s)", path, why);
+    if (why) refuse_removal(c, path, why);
 }
 
 typedef struct aside_visit {
     const char *name;
     removal_check *check; /* checking: each run file in the folder; else removing */
     int files, folders, failures; /* run files and folders visited, files not removed */
-    char kept[1100]; /* the first folder left in place, and why */
 } aside_visit;
 
 /* A set-aside folder's run files: checked or removed, then the folder, which
- * stays (named) where it holds anything else. */
+ * stays (each named) where it holds anything else. A folder that cannot be
+ * listed would keep its run files unseen: it refuses the overwrite. */
 static void visit_aside(const char *path, void *arg)
 {
     aside_visit *v = arg;
     struct stat st;
     if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return;
     if (v->check) {
+        DIR *listing = opendir(path);
+        if (!listing) {
+            refuse_removal(v->check, path, strerror(errno));
+            return;
+        }
+        closedir(listing);
         removal_check inside = {.folder = st};
         for_each_file(path, v->name, is_run_file, check_removal, &inside);
         if (inside.refused && v->check->refused == 0)
@@ -144,11 +155,12 @@ static void visit_aside(const char *path, void *arg)
         v->check->refused += inside.refused;
         return;
     }
+    int failed_before = v->failures;
     v->files += for_each_file(path, v->name, is_run_file, remove_file, &v->failures);
     ++v->folders;
-    if (rmdir(path) != 0 && v->kept[0] == '\0')
-        snprintf(v->kept, sizeof v->kept, "%s: %s", path,
-                 errno == ENOTEMPTY || errno == EEXIST ? "it holds files that are not the run's" : strerror(errno));
+    if (rmdir(path) == 0 || v->failures > failed_before) return; /* remove_file named the files that stayed */
+    heat_warn("--overwrite: kept %s: %s", path,
+              errno == ENOTEMPTY || errno == EEXIST ? "it holds files that are not the run's" : strerror(errno));
 }
 
 /* --overwrite removes all of the earlier run's files or none, those in the
@@ -259,14 +271,20 @@ static int remove_aside_folders(const output_dir *o, aside_visit *v)
     if (v->failures)
         return heat_error(HEAT_ERR_CONFIG, "--overwrite: %d file%s set aside by the earlier run's restarts in %s could "
                           "not be removed", v->failures, v->failures == 1 ? "" : "s", o->dir);
-    if (v->kept[0]) heat_warn("--overwrite: kept %s", v->kept);
     return HEAT_OK;
+}
+
+/* A file or link at a set-aside folder's name is not one: visit_aside passes it by. */
+static void count_folder(const char *path, void *count)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) ++*(int *)count;
 }
 
 static int apply_mode(const output_dir *o, output_dir_mode mode, int quiet)
 {
-    int count = for_each_file(o->dir, o->name, is_run_file, NULL, NULL);
-    int asides = mode == OUTPUT_OVERWRITE ? for_each_file(o->dir, o->name, is_aside_folder, NULL, NULL) : 0;
+    int count = for_each_file(o->dir, o->name, is_run_file, NULL, NULL), asides = 0;
+    if (mode == OUTPUT_OVERWRITE) for_each_file(o->dir, o->name, is_aside_folder, count_folder, &asides);
     if ((count == 0 && asides == 0) || mode == OUTPUT_CONTINUE) return HEAT_OK;
     if (mode == OUTPUT_FRESH) {
         long *steps;

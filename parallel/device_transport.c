@@ -99,7 +99,6 @@ static int every_rank_has_own_gpu(void)
     return own;
 }
 
-
 static int refuse(const char *wanted, const char *why, const char *instead)
 {
     return heat_error(HEAT_ERR_CONFIG, "parallel.transport = \"%s\": %s; use \"auto\"%s", wanted, why, instead);
@@ -109,11 +108,21 @@ static int refuse(const char *wanted, const char *why, const char *instead)
  * asked for or where "auto" would take them (every rank on this node with a
  * GPU of its own): then the ranks try what the exchanges will do, each
  * mapping every other rank's memory and event. Every rank takes part or none. */
-static int ipc_maps(par_transport wanted, int on_gpu, int own_gpus)
+static int ipc_maps(par_transport wanted, int on_gpu, int own_gpus, int *cuda_error)
 {
+    *cuda_error = cudaSuccess;
     long unwanted = !on_gpu || !(wanted == TRANSPORT_IPC || (wanted == TRANSPORT_AUTO && own_gpus)) || !ipc_usable();
     if (par_max_longs(&unwanted, 1) != HEAT_OK || unwanted) return 0;
-    return ipc_reaches_every_rank();
+    return ipc_reaches_every_rank(cuda_error);
+}
+
+/* The transports to suggest where "ipc" cannot serve: those this job has. */
+static const char *instead_of_ipc(int nccl, int mpi)
+{
+    return nccl && mpi ? ", \"nccl\", \"mpi\" or \"host\""
+           : nccl      ? ", \"nccl\" or \"host\""
+           : mpi       ? ", \"mpi\" or \"host\""
+                       : " or \"host\"";
 }
 
 int par_device_select(par_transport wanted, int on_gpu)
@@ -121,10 +130,13 @@ int par_device_select(par_transport wanted, int on_gpu)
     chosen_ = TRANSPORT_HOST;
     if (par_size() < 2 || wanted == TRANSPORT_HOST) return HEAT_OK;
     int own_gpus = every_rank_has_own_gpu();
-    /* a transport counts only where every rank has it (a node may have fewer GPUs than ranks) */
-    long lacking[1] = {!mpi_gpu_aware()};
-    HEAT_CALL(par_max_longs(lacking, 1));
-    int mpi = !lacking[0], ipc = ipc_maps(wanted, on_gpu, own_gpus);
+    /* a transport counts only where every rank has it (a node may have fewer GPUs than ranks);
+     * blocks on a GPU anywhere count everywhere, so that a rank without one refuses with the others
+     * (only the root prints a configuration error) */
+    long agreed[2] = {!mpi_gpu_aware(), on_gpu};
+    HEAT_CALL(par_max_longs(agreed, 2));
+    on_gpu = (int)agreed[1];
+    int cuda_error, mpi = !agreed[0], ipc = ipc_maps(wanted, on_gpu, own_gpus, &cuda_error);
 #ifdef HEATSOLVE_NCCL
     int nccl = own_gpus;
 #else
@@ -143,11 +155,15 @@ int par_device_select(par_transport wanted, int on_gpu)
 #endif
     if (wanted == TRANSPORT_IPC && !ipc_usable())
         return refuse("ipc", "CUDA IPC maps memory between processes of one node, and the ranks run on several",
-                      ", \"nccl\", \"mpi\" or \"host\"");
-    if (wanted == TRANSPORT_IPC && on_gpu && !ipc)
-        return refuse("ipc", "CUDA IPC could not map one rank's GPU memory into another rank (each rank must see "
-                      "the GPUs of the others, with peer access between them; Slurm's --gpus-per-task hides them)",
-                      ", \"nccl\", \"mpi\" or \"host\"");
+                      instead_of_ipc(nccl, mpi));
+    if (wanted == TRANSPORT_IPC && on_gpu && !ipc) {
+        char why[400];
+        snprintf(why, sizeof why, "CUDA IPC could not map one rank's GPU memory or event into another rank (%s: "
+                 "%s): every rank needs a GPU, the ranks' processes one IPC namespace (a container: a shared "
+                 "/dev/shm) and their GPUs peer access, which MIG slices lack",
+                 cudaGetErrorName((cudaError_t)cuda_error), cudaGetErrorString((cudaError_t)cuda_error));
+        return refuse("ipc", why, instead_of_ipc(nccl, mpi));
+    }
     chosen_ = wanted != TRANSPORT_AUTO ? wanted
               : ipc                    ? TRANSPORT_IPC
               : nccl                   ? TRANSPORT_NCCL

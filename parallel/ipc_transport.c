@@ -370,62 +370,69 @@ int ipc_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const
 int ipc_usable(void) { return par_node_size() == par_size(); }
 
 /* What a rank shows the others in ipc_reaches_every_rank: a small allocation
- * and an event of its GPU, as the exchanges share theirs. */
+ * and an event of its GPU, as the exchanges share theirs, or why it has none. */
 typedef struct ipc_card {
     cudaIpcMemHandle_t memory;
     cudaIpcEventHandle_t event;
-    int ready;
+    cudaError_t error; /* cudaSuccess where the card holds both */
 } ipc_card;
 
 /* The GPU the backend will take (backend_hip.hip: the node-local rank modulo
  * the GPUs this rank sees), with a small allocation and event to show. */
-static int make_card(ipc_card *card, void **memory, cudaEvent_t *event)
+static cudaError_t make_card(ipc_card *card, void **memory, cudaEvent_t *event)
 {
     int gpus = 0;
     memset(card, 0, sizeof *card);
-    return cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0 &&
-           cudaSetDevice(par_node_rank() % gpus) == cudaSuccess && cudaMalloc(memory, 256) == cudaSuccess &&
-           cudaIpcGetMemHandle(&card->memory, *memory) == cudaSuccess &&
-           cudaEventCreateWithFlags(event, cudaEventDisableTiming | cudaEventInterprocess) == cudaSuccess &&
-           cudaIpcGetEventHandle(&card->event, *event) == cudaSuccess;
+    cudaError_t e = cudaGetDeviceCount(&gpus);
+    if (e == cudaSuccess && gpus == 0) e = cudaErrorNoDevice;
+    if (e == cudaSuccess) e = cudaSetDevice(par_node_rank() % gpus);
+    if (e == cudaSuccess) e = cudaMalloc(memory, 256);
+    if (e == cudaSuccess) e = cudaIpcGetMemHandle(&card->memory, *memory);
+    if (e == cudaSuccess) e = cudaEventCreateWithFlags(event, cudaEventDisableTiming | cudaEventInterprocess);
+    if (e == cudaSuccess) e = cudaIpcGetEventHandle(&card->event, *event);
+    return e;
 }
 
 /* Maps another rank's allocation and opens its event, then lets go of both. */
-static int opens(const ipc_card *card)
+static cudaError_t opens(const ipc_card *card)
 {
     void *at = NULL;
     cudaEvent_t event = NULL;
-    int mapped = cudaIpcOpenMemHandle(&at, card->memory, cudaIpcMemLazyEnablePeerAccess) == cudaSuccess;
-    if (mapped) (void)cudaIpcCloseMemHandle(at);
-    int opened = mapped && cudaIpcOpenEventHandle(&event, card->event) == cudaSuccess;
-    if (opened) (void)cudaEventDestroy(event);
-    return opened;
+    cudaError_t e = cudaIpcOpenMemHandle(&at, card->memory, cudaIpcMemLazyEnablePeerAccess);
+    if (e != cudaSuccess) return e;
+    (void)cudaIpcCloseMemHandle(at);
+    e = cudaIpcOpenEventHandle(&event, card->event);
+    if (e == cudaSuccess) (void)cudaEventDestroy(event);
+    return e;
 }
 
-/* Collective over the whole job. A rank that cannot see another's GPU
- * (Slurm's --gpus-per-task), GPUs without peer access, or a container
- * without IPC between its processes fail here rather than at the first
- * exchange. The same calls on every rank whatever fails, so none waits. */
-int ipc_reaches_every_rank(void)
+/* Collective over the whole job. Processes in separate IPC namespaces (a
+ * container without a shared /dev/shm), GPUs without peer access, MIG slices
+ * or devices a cgroup hides fail here rather than at the first exchange. The
+ * same calls on every rank whatever fails, so none waits. */
+int ipc_reaches_every_rank(int *cuda_error)
 {
     int ranks = par_size();
     ipc_card mine, *cards = calloc((size_t)ranks, sizeof *cards);
     void *memory = NULL;
     cudaEvent_t event = NULL;
-    mine.ready = make_card(&mine, &memory, &event);
-    long failed = !cards; /* a few bytes a rank: agreed on before the gather, which needs them everywhere */
-    if (par_max_longs(&failed, 1) != HEAT_OK) failed = 1;
+    mine.error = make_card(&mine, &memory, &event);
+    /* a few bytes a rank: agreed on before the gather, which needs them everywhere */
+    long failed = cards ? cudaSuccess : cudaErrorMemoryAllocation;
+    if (par_max_longs(&failed, 1) != HEAT_OK) failed = cudaErrorUnknown;
     if (!failed && MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, cards, (int)sizeof mine, MPI_BYTE,
                                  MPI_COMM_WORLD) != MPI_SUCCESS)
-        failed = 1;
+        failed = cudaErrorUnknown;
     for (int r = 0; !failed && r < ranks; ++r)
-        failed = !cards[r].ready || (r != par_rank() && !opens(&cards[r]));
+        failed = cards[r].error != cudaSuccess ? cards[r].error : r != par_rank() ? opens(&cards[r]) : cudaSuccess;
     (void)cudaGetLastError(); /* a failed open is this probe's answer, not the backend's error */
-    /* every rank has let go of the others' memory and events once this returns */
-    if (par_max_longs(&failed, 1) != HEAT_OK) failed = 1;
+    /* every rank has let go of the others' memory and events once this returns; the
+     * largest error any rank met is the one every rank reports */
+    if (par_max_longs(&failed, 1) != HEAT_OK) failed = cudaErrorUnknown;
     if (event) (void)cudaEventDestroy(event);
     if (memory) (void)cudaFree(memory);
     free(cards);
+    *cuda_error = (int)failed;
     return !failed;
 }
 

@@ -115,6 +115,12 @@ def test_bad_configs():
             expect(word in proc.stderr, f"{name}: message lacks '{word}': {proc.stderr}")
         expect(not os.path.exists(os.path.join(folder, "out")), f"{name}: output written despite the error")
         print(f"ok  {name}: {proc.stderr.strip().splitlines()[0]}")
+    # A configuration file whose path fills the message's place for it (a sanitizer build catches an overflow).
+    deep = os.path.join(folder, *["d" * 200] * 3)
+    os.makedirs(deep, exist_ok=True)
+    proc = run([write(os.path.join(deep, "bad.cfg"), 'boundary = { x_low = { type = "periodic"; }; };')],
+               expect_status=2)
+    expect('boundary.x_low.type = "periodic"' in proc.stderr, proc.stderr)
     proc = run([os.path.join(folder, "missing.cfg")], expect_status=2)
     expect("missing.cfg" in proc.stderr, "missing file not named")
     for line in proc.stderr.splitlines() + [proc.stdout]:
@@ -459,13 +465,66 @@ def test_overwrite_removes_set_aside():
     proc = run([cfg, "--overwrite", "--set", "time.steps=20"])
     expect("and 1 set aside by its restarts in 1 folder\n" in proc.stdout, proc.stdout)
     expect(not os.path.exists(aside), f"left: {os.listdir(out)}")
-    run([cfg, "-q", "--restart", os.path.join(out, "letters_000000.hdf"), "--set", "time.steps=10"])
-    aside = os.path.join(out, "letters.after_step_000000")
-    write(os.path.join(aside, "notes.txt"), "the user's own")
+    for _ in range(2):  # the second restart from step 0 sets step 10 aside into letters.after_step_000000-2
+        run([cfg, "-q", "--restart", os.path.join(out, "letters_000000.hdf"), "--set", "time.steps=10"])
+    kept = [os.path.join(out, "letters.after_step_000000"), os.path.join(out, "letters.after_step_000000-2")]
+    for aside in kept:
+        write(os.path.join(aside, "notes.txt"), "the user's own")
     proc = run([cfg, "--overwrite"])
-    expect(f"kept {aside}: it holds files that are not the run's" in proc.stderr, proc.stderr)
-    expect(os.listdir(aside) == ["notes.txt"], f"the kept folder holds {os.listdir(aside)}")
+    for aside in kept:
+        expect(f"kept {aside}: it holds files that are not the run's" in proc.stderr, proc.stderr)
+        expect(os.listdir(aside) == ["notes.txt"], f"the kept folder holds {os.listdir(aside)}")
     print("--overwrite removes the set-aside folders too, all or nothing, and keeps the user's files")
+
+
+def test_overwrite_leaves_aside_lookalikes():
+    """--overwrite passes by what only looks like a set-aside folder: a link (never followed out of the
+    folder), a file, a folder with fewer than six digits or another suffix; with nothing else of the
+    earlier run there, it says nothing."""
+    folder = fresh_dir("overwrite_lookalikes")
+    out, elsewhere = os.path.join(folder, "out"), os.path.join(folder, "elsewhere")
+    cfg = letters_config(folder, steps=10, every=10)
+    lookalikes = [elsewhere, os.path.join(out, "letters.after_step_12"), os.path.join(out, "letters.after_step_000012-x")]
+    for place in lookalikes:
+        os.makedirs(place)
+        write(os.path.join(place, "letters_000099.hdf"), "not a checkpoint")
+    os.symlink(elsewhere, os.path.join(out, "letters.after_step_000010"))
+    write(os.path.join(out, "letters.after_step_000011"), "a file")
+    before = sorted(os.listdir(out))
+    proc = run([cfg, "--overwrite"])
+    expect("--overwrite" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr)
+    left = sorted(n for n in os.listdir(out) if not n.startswith("letters_") and not n.startswith("letters.h"))
+    expect(left == before, f"{before} became {left}")
+    for place in lookalikes:
+        expect(os.listdir(place) == ["letters_000099.hdf"], f"{place} holds {os.listdir(place)}")
+    print("--overwrite leaves links, files and folders that only look like set-aside folders")
+
+
+def test_overwrite_unreadable_set_aside():
+    """A set-aside folder that this user cannot list refuses --overwrite before anything goes: its run
+    files would stay unseen, and the folder be kept as if it held only the user's files."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        print("needs root and setpriv to run as another user: skipped")
+        sys.exit(77)
+    folder = fresh_dir("overwrite_aside_unreadable")
+    out = os.path.join(folder, "out")
+    cfg = letters_config(folder, steps=40, every=20)
+    run([cfg, "-q"])
+    run([cfg, "-q", "--restart", os.path.join(out, "letters_000020.hdf"), "--set", "time.steps=30"])
+    aside = os.path.join(out, "letters.after_step_000020")
+    for root, dirs, files in os.walk(folder):
+        for n in [root] + [os.path.join(root, f) for f in files]:
+            shutil.chown(n, "nobody", "nogroup")
+    os.chmod(aside, 0)
+    before = sorted(os.listdir(out))
+    proc = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", HEATSOLVE, cfg, "-q",
+                           "--overwrite"], capture_output=True, text=True, timeout=300)
+    os.chmod(aside, 0o755)
+    expect(proc.returncode == 2, f"exit {proc.returncode}: {proc.stderr}")
+    expect(f"{aside} (Permission denied)" in proc.stderr and "nothing was removed" in proc.stderr, proc.stderr)
+    expect(sorted(os.listdir(out)) == before and os.listdir(aside) == ["letters_000040.hdf"],
+           f"a refused --overwrite changed the folders: {os.listdir(out)}, {os.listdir(aside)}")
+    print(proc.stderr.strip())
 
 
 def test_history_kept_on_restart():
