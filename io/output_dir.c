@@ -133,6 +133,32 @@ typedef struct aside_visit {
     int files, folders, failures; /* run files and folders visited, files not removed */
 } aside_visit;
 
+/* The run files in the set-aside folder at path, removed through the folder
+ * opened once without following a link: a folder swapped for a link after it
+ * was checked (in a folder others may write) cannot send the removals
+ * elsewhere. Returns how many there were; *failures counts those that stay. */
+static int remove_run_files_in(const char *path, const char *name, int *failures)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        heat_warn("cannot open %s to remove its files: %s", path, strerror(errno));
+        return ++*failures, 1;
+    }
+    int count = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!is_run_file(e->d_name, name)) continue;
+        ++count;
+        if (unlinkat(dirfd(d), e->d_name, 0) != 0 && errno != ENOENT) {
+            heat_warn("cannot remove %s/%s: %s", path, e->d_name, strerror(errno));
+            ++*failures;
+        }
+    }
+    closedir(d);
+    return count;
+}
+
 /* A set-aside folder's run files: checked or removed, then the folder, which
  * stays (each named) where it holds anything else. A folder that cannot be
  * listed would keep its run files unseen: it refuses the overwrite. */
@@ -156,7 +182,7 @@ static void visit_aside(const char *path, void *arg)
         return;
     }
     int failed_before = v->failures;
-    v->files += for_each_file(path, v->name, is_run_file, remove_file, &v->failures);
+    v->files += remove_run_files_in(path, v->name, &v->failures);
     ++v->folders;
     if (rmdir(path) == 0 || v->failures > failed_before) return; /* remove_file named the files that stayed */
     heat_warn("--overwrite: kept %s: %s", path,

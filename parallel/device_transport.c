@@ -90,7 +90,8 @@ static int every_rank_has_own_gpu(void)
 {
     int ranks = par_size(), own = 1;
     double *ids = calloc((size_t)ranks, sizeof *ids);
-    if (!ids) return 0; /* a few bytes a rank: the process could not go on anyway */
+    long lacking = !ids; /* a few bytes a rank: agreed on before the sum, which every rank must join */
+    if (par_max_longs(&lacking, 1) != HEAT_OK || lacking) return free(ids), 0;
     ids[par_rank()] = gpu_identity();
     if (par_sum_owned(ids, ranks) != HEAT_OK) own = 0;
     qsort(ids, (size_t)ranks, sizeof *ids, same_double);
