@@ -1197,15 +1197,6 @@ static int hip_time_single_step(void *state, int reps, double *ms)
 /* Host-only objects: clang would otherwise copy these constants into the
  * device code object, where the host functions they point to do not exist. */
 #if !defined(__HIP_DEVICE_COMPILE__)
-static const heat_cg_ops hip_cg = {
-    .begin = hip_cg_begin,
-    .precondition = hip_cg_precondition,
-    .direction = hip_cg_direction,
-    .apply = hip_cg_apply,
-    .update = hip_cg_update,
-    .finish = hip_cg_finish,
-};
-
 static const heat_bench_ops hip_bench = {
     .run_variant = hip_run_variant,
     .variants = hip_variants,

@@ -227,34 +227,47 @@ static bool has_materials(void *state) { return static_cast<hip_state *>(state)-
 #define HIP_MATERIAL(state, name, ...) \
     if (has_materials(state)) return name(static_cast<hip_state *>(state), __VA_ARGS__)
 
-int hip_cg_begin(void *state, double fraction, double *rr, double *rz)
+static int hip_cg_begin(void *state, double fraction, double *rr, double *rz)
 {
     HIP_MATERIAL(state, material_cg_begin, fraction, rr, rz);
     return HIP_TYPED(state, cg_begin_typed, fraction, rr, rz);
 }
-int hip_cg_precondition(void *state, const heat_chebyshev *cheb, double *rz)
+static int hip_cg_precondition(void *state, const heat_chebyshev *cheb, double *rz)
 {
     HIP_MATERIAL(state, material_cg_precondition, cheb, rz);
     return HIP_TYPED(state, cg_precondition_typed, cheb, rz);
 }
-int hip_cg_direction(void *state, double beta)
+static int hip_cg_direction(void *state, double beta)
 {
     HIP_MATERIAL(state, material_cg_direction, beta);
     return HIP_TYPED(state, cg_direction_typed, beta);
 }
-int hip_cg_apply(void *state, double *pq)
+static int hip_cg_apply(void *state, double *pq)
 {
     HIP_MATERIAL(state, material_cg_apply, pq);
     return HIP_TYPED(state, cg_apply_typed, pq);
 }
-int hip_cg_update(void *state, double a, int first, double *rr, double *rz)
+static int hip_cg_update(void *state, double a, int first, double *rr, double *rz)
 {
     HIP_MATERIAL(state, material_cg_update, a, first, rr, rz);
     return HIP_TYPED(state, cg_update_typed, a, first, rr, rz);
 }
-int hip_cg_finish(void *state)
+static int hip_cg_finish(void *state)
 {
     hip_state *s = static_cast<hip_state *>(state);
     if (s->mat) return material_cg_finish(s);
     return s->problem.precision == HEAT_FLOAT ? cg_finish_typed<float>(s) : cg_finish_typed<double>(s);
 }
+
+/* Host only, as backend_hip.hip's tables: clang would otherwise copy it into the device code object,
+ * where the host functions it points to do not exist. */
+#if !defined(__HIP_DEVICE_COMPILE__)
+const heat_cg_ops hip_cg = {
+    .begin = hip_cg_begin,
+    .precondition = hip_cg_precondition,
+    .direction = hip_cg_direction,
+    .apply = hip_cg_apply,
+    .update = hip_cg_update,
+    .finish = hip_cg_finish,
+};
+#endif

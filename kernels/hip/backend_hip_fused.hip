@@ -20,7 +20,6 @@
 #include <atomic>
 
 #include "backend_hip_internal.h"
-
 #include "fused_kernels.hip"
 #include "sweep_trace.hip"
 

@@ -69,7 +69,6 @@ static inline int halo_ready(int halo, int fused)
     return fused == GHOSTS_MADE || halo == HALO_ALL || (fused && halo == HALO_YZ);
 }
 
-
 /* Implicit schemes' vectors; x is the second field. */
 enum { CG_R, CG_P, CG_Q, CG_Z, CG_W, CG_VECTORS };
 
@@ -93,7 +92,7 @@ struct kernel_entry {
 
 enum { UNTUNED_DOUBLE = 1, UNTUNED_FLOAT = 2, UNTUNED = 3 };
 
-enum { FUSED_MOST_STEPS = 4 }; /* the most steps a sweep of fused_table (backend_hip_fused.hip) */
+enum { FUSED_MOST_STEPS = 4 }; /* the most steps a sweep of fused_table (backend_hip_fused.h) */
 
 struct hip_state {
     heat_problem problem;
@@ -250,12 +249,7 @@ int allocate_cg(hip_state *s);
 void free_cg(hip_state *s);
 int cg_sum(hip_state *s, double *a, double *b);
 template <typename T> int cg_scale_launch(hip_state *s, int to, double factor); /* float and double */
-int hip_cg_begin(void *state, double fraction, double *rr, double *rz);
-int hip_cg_precondition(void *state, const heat_chebyshev *cheb, double *rz);
-int hip_cg_direction(void *state, double beta);
-int hip_cg_apply(void *state, double *pq);
-int hip_cg_update(void *state, double a, int first, double *rr, double *rz);
-int hip_cg_finish(void *state);
+extern const heat_cg_ops hip_cg; /* the backend's heat_cg_ops (host only) */
 
 static inline dim3 cg_grid(const hip_state *s)
 {
