@@ -566,7 +566,7 @@ static int check_gpu_keys(const heat_config *c)
                                           "heat_zwide2g8r", "heat_zwide2g16r", "heat_zwide2g32r", "heat_zwide2g8tr",
                                           "heat_zwide2g16tr", "heat_zwide2g32tr", "heat_zwide4g8tr", "heat_zwide4g16tr",
                                           "heat_zwide4g32tr", "heat_fused2", "heat_fused3", "heat_fused4", NULL};
-    /* Space orders 4, 6, 8: kernels/hip/backend_hip_order.hip's table (cli_tests.py's
+    /* Space orders 4, 6, 8: kernels/hip/backend_hip_order.h's table (cli_tests.py's
      * space_order_kernel_names reads the table and asks for each of them here). */
     static const char *const order_kernels[] = {
         "order_point", "order_zwindow64_32x8", "order_zwindow64_32x16", "order_zwindow128_32x8", "order_zwindow128_32x16",

@@ -1861,9 +1861,9 @@ def test_space_order_errors():
 
 
 def order_table_names():
-    """The kernel names of kernels/hip/backend_hip_order.hip's order_table, as its macros spell them."""
-    text = open(os.path.join(SOURCE, "kernels", "hip", "backend_hip_order.hip")).read()
-    table = text[text.index("static const order_entry order_table[]"):]
+    """The kernel names of kernels/hip/backend_hip_order.h's order_table, as its macros spell them."""
+    text = open(os.path.join(SOURCE, "kernels", "hip", "backend_hip_order.h")).read()
+    table = text[text.index("inline const order_entry order_table[]"):]
     table = table[:table.index("};")]
     names = re.findall(r'\{\{\{"(order_\w+)"', table)
     names += [f"order_zwindow{z}_{b}" for z, b in re.findall(r"ORDER_ZW\((\d+), (\w+), \d+\)", table)]

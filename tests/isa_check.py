@@ -3,8 +3,9 @@
 order_zwindow and order_zplanes of the space orders above 2) must store with nontemporal stores and use no scratch memory; the plain
 heat_tiled kernel serves as the control that must not.
 
-usage: isa_check.py amd CODE_OBJECT      (gfx90a: global_store ... glc slc, private segment 0)
-       isa_check.py nvidia PTX_FILE      (st.global.cs)
+usage: isa_check.py amd CODE_OBJECT...   (gfx90a: global_store ... glc slc, private segment 0)
+       isa_check.py nvidia PTX_FILE...   (st.global.cs)
+One file a translation unit of the backend (cmake/gpu.cmake); the checks cover them all together.
 """
 import re
 import subprocess
@@ -41,8 +42,11 @@ def amd_scratch(code_object):
     return scratch
 
 
-def check_amd(code_object):
-    functions, scratch = amd_functions(code_object), amd_scratch(code_object)
+def check_amd(code_objects):
+    functions, scratch = {}, {}
+    for code_object in code_objects:
+        functions.update(amd_functions(code_object))
+        scratch.update(amd_scratch(code_object))
     production = [n for n in functions if PRODUCTION.search(n)]
     control = [n for n in functions if CONTROL.search(n)]
     assert production and control, "production or control kernels missing from the code object"
@@ -58,8 +62,8 @@ def check_amd(code_object):
     print(f"control: {len(control)} heat_tiled kernels use plain stores")
 
 
-def check_nvidia(ptx_file):
-    text = open(ptx_file).read()
+def check_nvidia(ptx_files):
+    text = "".join(open(ptx_file).read() for ptx_file in ptx_files)
     entries = re.split(r"(?=^\.(?:visible|weak) \.entry )", text, flags=re.M)
     checked = 0
     for body in entries:
@@ -78,4 +82,4 @@ def check_nvidia(ptx_file):
 
 
 if __name__ == "__main__":
-    {"amd": check_amd, "nvidia": check_nvidia}[sys.argv[1]](sys.argv[2])
+    {"amd": check_amd, "nvidia": check_nvidia}[sys.argv[1]](sys.argv[2:])

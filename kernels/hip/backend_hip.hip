@@ -4,86 +4,11 @@
  * reductions run on the device; the field crosses to the host only at start,
  * at checkpoints and at the end (the stats reduction returns a few numbers).
  */
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <mutex>
-#include <vector>
-
-#include "heat_kernels.hip" /* one translation unit: kernels and launchers */
+#include "backend_hip_internal.h"
 #include "zahead_kernels.hip"
 #include "zwideg_kernels.hip"
-#include "cg_kernels.hip"
-#include "material_block_kernels.hip" /* and material_wide_kernels.hip, material_kernels.hip */
-#include "order_kernels.hip"
-
-extern "C" {
-#include "../../solver/backend.h"
-static_assert((int)HEAT_LAUNCH_BOUND == (int)HEAT_MAX_BLOCK_THREADS, "the config check of solver.block uses HEAT_MAX_BLOCK_THREADS");
-#include "../../solver/deep_halo.h"
-#include "../../solver/error.h"
-#include "../../solver/implicit.h"
-#include "../../solver/materials.h"
-#include "../../solver/reduce.h"
-#include "../../solver/space_order.h"
-#include "../../solver/tuning_cache.h"
-}
-
-/* Checks a HIP runtime call: file:line, the call and the error string. */
-#define HIP_CALL(call)                                                                                       \
-    do {                                                                                                     \
-        hipError_t hip_status_ = (call);                                                                     \
-        if (hip_status_ != hipSuccess)                                                                       \
-            return heat_internal_error("%s failed: %s", #call, hipGetErrorString(hip_status_));                 \
-    } while (0)
-
-/* After every launch: the launch error, and in debug builds the execution. */
-#ifdef NDEBUG
-#define HIP_CHECK_LAUNCH(what) HIP_CALL(hipGetLastError())
-#else
-#define HIP_CHECK_LAUNCH(what)                                                                               \
-    do {                                                                                                     \
-        HIP_CALL(hipGetLastError());                                                                         \
-        HIP_CALL(hipDeviceSynchronize());                                                                    \
-    } while (0)
-#endif
 
 enum { HIP_ALIGN_BYTES = 256 };
-
-/* Ghost state of the current field: none, y/z faces only (written by a fused
- * kernel, or by halo_fill for kernels that make x ghosts on the fly), or all
- * six faces (halo_fill). */
-enum { HALO_NONE = 0, HALO_YZ = 1, HALO_ALL = 2 };
-
-static int halo_ready(int halo, int fused)
-{
-    return fused == GHOSTS_MADE || halo == HALO_ALL || (fused && halo == HALO_YZ);
-}
-
-/* Implicit schemes' vectors; x is the second field. */
-enum { CG_R, CG_P, CG_Q, CG_Z, CG_W, CG_VECTORS };
-
-typedef enum { LAP_BASELINE, LAP_TILED, LAP_TILED_NT, HEAT_TILED, HEAT_TILED_NT, HEAT_ZWINDOW, HEAT_WIDE_NT, HEAT_ZAHEAD, HEAT_ZWIDEG, ORDER_POINT, ORDER_ZWINDOW } kernel_kind;
-
-struct kernel_entry {
-    heat_variant variant;
-    kernel_kind kind;
-    int zchunk; /* heat_zwindow, heat_zwide, heat_zahead, heat_zwideg: planes each thread marches through */
-    int fused;  /* GHOSTS_* (heat_kernels.hip): 1: makes x ghosts on the fly and writes its output's y/z ghosts: no halo pass before the
-                   next step (the order kernels mirror them as they read); 2: makes x ghosts on the fly only: a y/z halo pass before each step (no strided
-                   x-face stores); 3: makes every ghost on the fly: no halo pass, none written; 0: a halo pass of all six faces before each step */
-    int width;  /* heat_wide_nt, heat_zahead, heat_zwideg: points along x a thread (one vector load) */
-    int ahead;  /* heat_zahead: planes loaded beyond the window before a plane's arithmetic */
-    int ordered; /* heat_zwindow, heat_zahead, heat_zwideg: blocks take their tiles and chunks in a march_order (order_for) */
-    int untuned; /* UNTUNED_*: precisions whose automatic choice does not time it (it never won there on the
-                    H100 or the H200); `heatsolve bench` lists it and solver.kernel names it all the same */
-    int turning; /* heat_zwideg: every other launch marches down the field (launch_zwideg_wide), so that a step
-                    starts on the planes the step before wrote last, while L2 still holds them */
-};
-
-enum { UNTUNED_DOUBLE = 1, UNTUNED_FLOAT = 2, UNTUNED = 3 };
 
 /* The seeds' Laplacian-only sweeps (f = lap(u)): the benchmark's and the
  * verification tests' (heat_bench_ops), never a production candidate. */
@@ -164,109 +89,6 @@ static const kernel_entry kernel_table[] = {
 };
 enum { KERNEL_COUNT = sizeof kernel_table / sizeof kernel_table[0] };
 
-enum { FUSED_MOST_STEPS = 4 }; /* the most steps a sweep of fused_table (backend_hip_fused.hip) */
-
-struct hip_state {
-    heat_problem problem;
-    heat_halo_transport transport; /* how the exchanged faces' ghosts travel */
-    heat_layout layout;
-    size_t elem;
-    char *field[2];          /* device allocations; field[current] holds the solution */
-    int current;
-    stencil_shape shape;
-    heat_coeffs coeffs;
-    heat_space_coeffs space;    /* the order-2R stencil; radius 1: the 7-point kernels (coeffs) */
-    double shift[6], scale[6];
-    const kernel_entry *kernel; /* production kernel; NULL until tuned */
-    mutable unsigned turning_launches; /* launches of turning entries so far: the odd ones march down (a
-                                          launch changes nothing else of the state, hence mutable) */
-    char *tuning_aside;         /* while the tuner steps as a run does: the solution it restores; else NULL */
-    int halo_valid;             /* HALO_*: which ghosts of field[current] are up to date */
-    int block[3];
-    block_stats *d_partials;        /* the field's statistics per reduction brick (brick_stats) */
-    std::vector<block_stats> partials;
-    hipEvent_t start, stop;
-    /* implicit schemes */
-    char *cg_vector[CG_VECTORS];
-    int z_result;               /* CG_Z or CG_W: where the Chebyshev result is */
-    int x_pending, x_first;     /* cg_update left x += a p (x = a p) for the next pass over p */
-    double x_a;
-    double2 *cg_partials, *cg_sums; /* per piece of a row (cg_kernels.hip), per brick */
-    heat_reduction reduction;       /* the bricks' sum across ranks, in a fixed order */
-    cg_brick_geometry cg_bricks;
-    int cg_piece;
-    double2 *cg_brick_host;         /* page-locked: the bricks' sums cross every CG reduction */
-    cg_diagonal diagonal;
-    char device[160], device_model[128], description[320];
-    /* halo exchange, staged through page-locked host memory: owned planes out, ghosts in */
-    face_buffers d_send, d_recv;
-    void *h_send[FACE_COUNT], *h_recv[FACE_COUNT];
-    size_t face_bytes[FACE_COUNT];
-    /* checkpoint snapshots: a device copy of the field leaves on a stream of its own */
-    char *snapshot;             /* NULL until the first snapshot, or when memory was short */
-    int snapshot_unavailable;   /* the copy could not be allocated: synchronous downloads */
-    int snapshot_pending;       /* a copy to the host is in flight */
-    std::mutex snapshot_lock;   /* over snapshot_pending: the loop starts copies, writer threads wait for them */
-    hipStream_t copy_stream;
-    hipEvent_t snapshot_taken, snapshot_done;
-    /* z halos beside the update (NCCL, only z faces exchanged): each step
-     * updates its boundary planes and sends them on a high-priority stream
-     * while the default stream updates the interior planes (overlapped_step) */
-    int overlap;
-    int ghosts_queued;          /* the exchange into field[current]'s ghost planes is queued; `arrived` ends it */
-    hipStream_t comm;
-    hipEvent_t default_ready, boundary_done, arrived;
-    struct hip_materials *mat;  /* materials runs (backend_hip_materials.hip); NULL: constant coefficients */
-    const struct fused_entry *fused; /* K steps a sweep (backend_hip_fused.hip); NULL: single steps */
-    int fused_ready;                 /* the fused choice is made */
-    int fused_waves;                 /* z chunks fitted to whole waves of resident blocks (wave_zchunk) */
-    /* a call's remainder of r steps (2 <= r < K) in one sweep of fused_rest[r]; NULL: r single steps */
-    const struct fused_entry *fused_rest[FUSED_MOST_STEPS];
-    int fused_rest_waves[FUSED_MOST_STEPS];
-    /* ghosts K deep beyond the faces cut between ranks, for fused sweeps (solver/deep_halo.h) */
-    heat_deep_halo deep;             /* the cut faces; faces 0: none (or no fused sweeps) */
-    char *deep_send[FACE_COUNT];     /* device: x faces' owned columns, packed; z faces send from the field */
-    char *deep_recv[FACE_COUNT];     /* device: the neighbours' planes or columns, read by the fused kernel */
-    void *deep_host_send[FACE_COUNT], *deep_host_recv[FACE_COUNT]; /* page-locked: staging without a GPU transport */
-    struct sweep_trace *trace;       /* HEATSOLVE_TRACE: the overlapped sweeps' timeline (sweep_trace.hip); else NULL */
-};
-
-/* ---- launching ---------------------------------------------------------------------------------- */
-
-/* The first owned point of a padded buffer (a field or a CG vector). */
-template <typename T> static T *owned_in(const hip_state *s, char *buffer)
-{
-    return reinterpret_cast<T *>(buffer) + heat_layout_first_owned(&s->layout);
-}
-
-template <typename T> static T *owned(const hip_state *s, int which) { return owned_in<T>(s, s->field[which]); }
-
-template <typename T> static stencil_coeffs<T> cast_coeffs(const heat_coeffs &c)
-{
-    return {(T)c.inv_h2[0], (T)c.inv_h2[1], (T)c.inv_h2[2], (T)c.diag, (T)c.alpha_dt};
-}
-
-template <typename T> static halo_coeffs<T> cast_halo(const hip_state *s)
-{
-    halo_coeffs<T> h;
-    for (int f = 0; f < 6; ++f) h.shift[f] = (T)s->shift[f], h.scale[f] = (T)s->scale[f];
-    h.exchanged = s->problem.halo.exchanged;
-    return h;
-}
-
-/* Planes [first, first + count) of the block's owned planes; cut: the z
- * faces of that slab that lie inside the block (kernels read real planes
- * there and write no ghosts). */
-struct plane_range {
-    int first, count;
-    unsigned cut;
-};
-
-static dim3 grid_for(const stencil_shape &p, dim3 block, int tile, int zchunk)
-{
-    unsigned zblocks = zchunk > 0 ? (unsigned)((p.nz + zchunk - 1) / zchunk) : (unsigned)((p.nz + block.z - 1) / block.z);
-    return dim3((unsigned)((p.nx + block.x - 1) / block.x), (unsigned)((p.ny + block.y * tile - 1) / (block.y * tile)), zblocks);
-}
 
 template <typename T, int W, int M>
 static void launch_wide(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *in, const stencil_shape &p,
@@ -282,7 +104,7 @@ static void launch_wide(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *
 /* Blocks of `kernel` at `threads` a block resident on the whole GPU at once;
  * asked of the runtime once a kernel and block size (the table behind a lock:
  * launches may come from more than one host thread). */
-static int resident_slots(const void *kernel, int threads, long *slots)
+int resident_slots(const void *kernel, int threads, long *slots)
 {
     static std::mutex lock;
     std::lock_guard<std::mutex> held(lock);
@@ -311,7 +133,7 @@ static int resident_slots(const void *kernel, int threads, long *slots)
  * column's chunk before (a fraction 1 - group x streams / slots of them). The
  * order with the fewest, and of those the fewest groups (whose rows beside
  * the next group's are read twice). */
-static march_order order_for(dim3 grid, long slots)
+march_order order_for(dim3 grid, long slots)
 {
     const long columns = (long)grid.x * grid.y, fewest = (columns + slots - 1) / slots;
     march_order o = {(int)columns, 1};
@@ -438,8 +260,6 @@ static int launch_tiled(const kernel_entry *e, dim3 g, dim3 b, T *out, const T *
     return HEAT_OK;
 }
 
-#include "backend_hip_order.hip"
-
 /* Kernel e over the whole block, or over the planes r of it. */
 template <typename T>
 static int launch_typed(const hip_state *s, const kernel_entry *e, const int shape[3], int from, int to,
@@ -478,8 +298,8 @@ static int launch_typed(const hip_state *s, const kernel_entry *e, const int sha
     return HEAT_OK;
 }
 
-static int launch(const hip_state *s, const kernel_entry *e, const int shape[3], int from, int to,
-                  const plane_range *r = NULL, hipStream_t q = 0)
+int launch(const hip_state *s, const kernel_entry *e, const int shape[3], int from, int to, const plane_range *r,
+           hipStream_t q)
 {
     return s->problem.precision == HEAT_FLOAT ? launch_typed<float>(s, e, shape, from, to, r, q)
                                               : launch_typed<double>(s, e, shape, from, to, r, q);
@@ -503,7 +323,7 @@ template <typename T> static int fill_halo_typed(hip_state *s, int faces)
 }
 
 /* Order kernels mirror across the boundary faces as they read: nothing to fill. */
-static int fill_halo(hip_state *s, int faces = HALO_ALL)
+int fill_halo(hip_state *s, int faces)
 {
     if (s->space.radius > 1) {
         s->halo_valid = HALO_ALL;
@@ -513,15 +333,12 @@ static int fill_halo(hip_state *s, int faces = HALO_ALL)
 }
 
 /* The ghosts kernel e reads and does not make itself. */
-static int fill_halo_for(hip_state *s, const kernel_entry *e) { return fill_halo(s, e->fused ? HALO_YZ : HALO_ALL); }
-
-/* The ghosts of e's output after its step. */
-static int halo_after(const kernel_entry *e) { return e->fused == 1 ? HALO_YZ : HALO_NONE; }
+int fill_halo_for(hip_state *s, const kernel_entry *e) { return fill_halo(s, e->fused ? HALO_YZ : HALO_ALL); }
 
 /* ---- tuning ---------------------------------------------------------------------------------------- */
 
 /* A heat step of the production table (order 2) or of the order kernels'. */
-static const kernel_entry *find_kernel(const char *name, int tile)
+const kernel_entry *find_kernel(const char *name, int tile)
 {
     for (const kernel_entry &e : kernel_table)
         if (strcmp(e.variant.kernel, name) == 0 && e.variant.tile == tile) return &e;
@@ -565,7 +382,7 @@ static int time_launch(hip_state *s, const kernel_entry *e, const int shape[3], 
 }
 
 /* Median device time of `reps` launches of e after a warm-up (time_launch). */
-static int time_kernel(hip_state *s, const kernel_entry *e, const int shape[3], int reps, int with_halo, double *ms)
+int time_kernel(hip_state *s, const kernel_entry *e, const int shape[3], int reps, int with_halo, double *ms)
 {
     std::vector<float> times((size_t)reps);
     HEAT_CALL(launch_timed(s, e, shape)); /* warm-up */
@@ -575,13 +392,12 @@ static int time_kernel(hip_state *s, const kernel_entry *e, const int shape[3], 
     return HEAT_OK;
 }
 
-static const int block_candidates[][3] = {{256, 1, 1}, {128, 2, 1}, {64, 4, 1}, {32, 8, 1}};
 enum { TUNE_BLOCKS = 3 }; /* the first three shapes take part in start-up tuning */
 
 /* Tuning cache (solver/tuning_cache.h): one line per device, size and precision
  * (and space order above 2):
  * "<device>\t<nx>x<ny>x<nz>\t<precision>[\torder <N>]\t<kernel>\t<tile>\t<bx>,<by>,<bz>". */
-static void cache_key(const hip_state *s, char *buf, size_t len)
+void cache_key(const hip_state *s, char *buf, size_t len)
 {
     const int *n = s->problem.grid.n;
     snprintf(buf, len, "%s\t%dx%dx%d\t%s", s->device_model, n[0], n[1], n[2], heat_precision_name(s->problem.precision));
@@ -719,7 +535,7 @@ static int tune_by_timing(hip_state *s, double *best)
 
 /* Picks kernel, tile and block: solver.kernel / tile / block where given,
  * else the tuning cache, else timing. Prints the choice. */
-static int tune(hip_state *s)
+int tune(hip_state *s)
 {
     const heat_kernel_choice &want = s->problem.kernel;
     int automatic = strcmp(want.name, "auto") == 0 && want.tile == 0 && want.block[0] == 0;
@@ -761,7 +577,7 @@ static int tune(hip_state *s)
 /* A field, CG vector or packed face: from the transport's allocator where it
  * has one (NCCL's, registered for direct transfers between GPUs), else
  * hipMalloc. */
-static int exchanged_alloc(hip_state *s, void **buffer, size_t bytes)
+int exchanged_alloc(hip_state *s, void **buffer, size_t bytes)
 {
     const heat_halo_transport *t = &s->transport;
     *buffer = NULL;
@@ -770,22 +586,13 @@ static int exchanged_alloc(hip_state *s, void **buffer, size_t bytes)
     return HEAT_OK;
 }
 
-static void exchanged_free(hip_state *s, void *buffer)
+void exchanged_free(hip_state *s, void *buffer)
 {
     const heat_halo_transport *t = &s->transport;
     if (buffer && !(t->free_device && t->free_device(t->context, buffer))) (void)hipFree(buffer);
 }
 
-/* ---- implicit schemes ------------------------------------------------------------------------------- */
-
-static int exchange_buffer(hip_state *s, char *buffer);
-#include "backend_hip_cg.hip"
-
 /* ---- backend operations --------------------------------------------------------------------------- */
-
-static void free_materials(hip_state *s);
-static int setup_materials(hip_state *s);
-static void free_deep_halo(hip_state *s);
 
 static void hip_destroy(void **state)
 {
@@ -877,11 +684,6 @@ static int allocate_faces(hip_state *s)
         HIP_CALL(hipHostMalloc(&s->h_recv[f], s->face_bytes[f], hipHostMallocDefault));
     }
     return HEAT_OK;
-}
-
-static size_t stats_brick_count(const hip_state *s)
-{
-    return (size_t)s->reduction.own[0] * s->reduction.own[1] * s->reduction.own[2];
 }
 
 static int allocate_fields(hip_state *s)
@@ -1103,7 +905,7 @@ template <typename T> static int exchange_typed(hip_state *s, char *buffer)
 
 /* The comm stream goes on once everything queued so far on the default
  * stream is done. */
-static int comm_after_default(hip_state *s)
+int comm_after_default(hip_state *s)
 {
     HIP_CALL(hipEventRecord(s->default_ready, 0));
     HIP_CALL(hipStreamWaitEvent(s->comm, s->default_ready, 0));
@@ -1138,7 +940,7 @@ static int queue_z_exchange(hip_state *s, int which)
  * read. So the interior updates run back to back and the boundary planes
  * and their exchange fit beside them. Every point is updated once, by the
  * same kernel and arithmetic. */
-static int overlapped_step(hip_state *s, const kernel_entry *e, const int shape[3])
+int overlapped_step(hip_state *s, const kernel_entry *e, const int shape[3])
 {
     const int n2 = s->problem.grid.n[2], from = s->current, to = 1 - s->current;
     const unsigned ex = s->problem.halo.exchanged;
@@ -1172,28 +974,25 @@ static int overlapped_step(hip_state *s, const kernel_entry *e, const int shape[
 }
 
 /* The last step's exchange has landed before the host reads anything. */
-static int settle_exchange(hip_state *s)
+int settle_exchange(hip_state *s)
 {
     if (s->ghosts_queued) HIP_CALL(hipStreamWaitEvent(0, s->arrived, 0));
     return HEAT_OK;
 }
 
-static int exchange_buffer(hip_state *s, char *buffer)
+int exchange_buffer(hip_state *s, char *buffer)
 {
     if (!s->problem.halo.exchanged) return HEAT_OK;
     return s->problem.precision == HEAT_FLOAT ? exchange_typed<float>(s, buffer) : exchange_typed<double>(s, buffer);
 }
 
-static int exchange_ghosts(hip_state *s, int which) { return exchange_buffer(s, s->field[which]); }
-
-#include "backend_hip_materials.hip"
-#include "backend_hip_fused.hip"
+int exchange_ghosts(hip_state *s, int which) { return exchange_buffer(s, s->field[which]); }
 
 /* One sweep of kernel e from the current field into the other, then the
  * swap: the exchanged ghosts (beside the update where it overlaps), the
  * boundary ghosts where e does not write them itself, the update. The step
  * body of advance, run_variant and time_step alike. */
-static int step_once(hip_state *s, const kernel_entry *e, const int shape[3])
+int step_once(hip_state *s, const kernel_entry *e, const int shape[3])
 {
     if (s->overlap) return overlapped_step(s, e, shape);
     HEAT_CALL(exchange_ghosts(s, s->current));
@@ -1398,15 +1197,6 @@ static int hip_time_single_step(void *state, int reps, double *ms)
 /* Host-only objects: clang would otherwise copy these constants into the
  * device code object, where the host functions they point to do not exist. */
 #if !defined(__HIP_DEVICE_COMPILE__)
-static const heat_cg_ops hip_cg = {
-    .begin = hip_cg_begin,
-    .precondition = hip_cg_precondition,
-    .direction = hip_cg_direction,
-    .apply = hip_cg_apply,
-    .update = hip_cg_update,
-    .finish = hip_cg_finish,
-};
-
 static const heat_bench_ops hip_bench = {
     .run_variant = hip_run_variant,
     .variants = hip_variants,

@@ -1,20 +1,15 @@
 /*
  * The HIP backend's implicit-solver operations (backend.h, heat_cg_ops):
  * launchers of cg_kernels.hip and the deterministic two-stage reductions.
- * Part of backend_hip.hip's translation unit (hip_state, owned, HIP_CALL).
+ * A translation unit of its own (backend_hip_internal.h).
  */
+#include "backend_hip_internal.h"
+#include "cg_sum_kernels.hip"
 
-static int cg_vector_count(const heat_problem *p)
+int cg_vector_count(const heat_problem *p)
 {
     if (p->implicit.scheme == HEAT_EULER) return 0;
     return p->implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV ? CG_VECTORS : CG_Q + 1;
-}
-
-static dim3 cg_grid(const hip_state *s)
-{
-    const stencil_shape &p = s->shape;
-    return dim3((unsigned)((p.nx + CG_THREADS - 1) / CG_THREADS), (unsigned)p.ny,
-                (unsigned)((p.nz + CG_ZCHUNK - 1) / CG_ZCHUNK));
 }
 
 /* The dot products' partials and bricks (cg_kernels.hip): a partial covers
@@ -43,7 +38,7 @@ static long cg_brick_count(const hip_state *s)
     return (long)s->cg_bricks.own[0] * s->cg_bricks.own[1] * s->cg_bricks.own[2];
 }
 
-static int allocate_cg(hip_state *s)
+int allocate_cg(hip_state *s)
 {
     size_t field_bytes = (size_t)s->layout.total * s->elem;
     for (int v = 0; v < cg_vector_count(&s->problem); ++v) {
@@ -62,7 +57,7 @@ static int allocate_cg(hip_state *s)
     return HEAT_OK;
 }
 
-static void free_cg(hip_state *s)
+void free_cg(hip_state *s)
 {
     for (char *v : s->cg_vector) exchanged_free(s, v);
     (void)hipFree(s->cg_partials);
@@ -70,11 +65,9 @@ static void free_cg(hip_state *s)
     if (s->cg_brick_host) (void)hipHostFree(s->cg_brick_host);
 }
 
-static cg_partials_at cg_out(const hip_state *s) { return {s->cg_partials, s->cg_piece}; }
-
 /* Adds the partials of the last CG kernel: each brick's on the device, then
  * the bricks of the whole grid in order on the host (and across ranks). */
-static int cg_sum(hip_state *s, double *a, double *b)
+int cg_sum(hip_state *s, double *a, double *b)
 {
     long bricks = cg_brick_count(s);
     const long threads = bricks * CG_BRICK_LANES;
@@ -85,17 +78,6 @@ static int cg_sum(hip_state *s, double *a, double *b)
     HEAT_CALL(heat_reduction_sum_bricks(&s->reduction, &s->cg_brick_host[0].x, 2, a));
     if (b) HEAT_CALL(heat_reduction_sum_bricks(&s->reduction, &s->cg_brick_host[0].y, 2, b));
     return HEAT_OK;
-}
-
-template <typename T> static T *cg_vec(const hip_state *s, int which) { return owned_in<T>(s, s->cg_vector[which]); }
-
-/* Ghosts of a CG vector: homogeneous (Dirichlet -u, Neumann +u). */
-template <typename T> static halo_coeffs<T> homogeneous_halo(const hip_state *s)
-{
-    halo_coeffs<T> h;
-    for (int f = 0; f < 6; ++f) h.shift[f] = (T)0, h.scale[f] = (T)s->scale[f];
-    h.exchanged = s->problem.halo.exchanged;
-    return h;
 }
 
 /* A = I - theta alpha dt L0 as the heat step's coefficients. */
@@ -110,12 +92,6 @@ template <typename T> static stencil_coeffs<T> operator_coeffs(const hip_state *
 template <typename T> static order_coeffs<T> order_operator_coeffs(const hip_state *s)
 {
     return cast_order_coeffs<T>(s, -heat_scheme_theta(s->problem.implicit.scheme) * s->space.alpha_dt);
-}
-
-/* The x step cg_update left waiting (x is the field that is not current). */
-template <typename T> static cg_x_step<T> x_step_waiting(hip_state *s)
-{
-    return cg_x_step<T>{s->x_pending ? owned<T>(s, 1 - s->current) : nullptr, (T)s->x_a, s->x_first};
 }
 
 /* Space orders above 2: the order kernels of order_kernels.hip in place of
@@ -168,12 +144,21 @@ template <typename T> static int cg_begin_typed(hip_state *s, double fraction, d
     return cg_sum(s, rr, rz);
 }
 
+/* z = r / centre (the first Chebyshev iterate), materials runs' too: its instances in this unit only. */
+template <typename T> int cg_scale_launch(hip_state *s, int to, double factor)
+{
+    cg_scale<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, to), cg_vec<T>(s, CG_R), (T)factor, s->shape,
+                                            homogeneous_halo<T>(s), cg_out(s));
+    HIP_CHECK_LAUNCH("cg_scale");
+    return HEAT_OK;
+}
+template int cg_scale_launch<float>(hip_state *, int, double);
+template int cg_scale_launch<double>(hip_state *, int, double);
+
 template <typename T> static int cg_precondition_typed(hip_state *s, const heat_chebyshev *cheb, double *rz)
 {
     int current = CG_Z, other = CG_W;
-    cg_scale<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, current), cg_vec<T>(s, CG_R), (T)cheb->inv_centre, s->shape,
-                                            homogeneous_halo<T>(s), cg_out(s));
-    HIP_CHECK_LAUNCH("cg_scale");
+    HEAT_CALL(cg_scale_launch<T>(s, current, cheb->inv_centre));
     for (int k = 1; k < cheb->degree; ++k) {
         HEAT_CALL(exchange_buffer(s, s->cg_vector[current]));
         if (s->space.radius > 1) {
@@ -237,18 +222,7 @@ template <typename T> static int cg_finish_typed(hip_state *s)
     return HEAT_OK;
 }
 
-#define HIP_TYPED(state, name, ...)                                                                              \
-    (static_cast<hip_state *>(state)->problem.precision == HEAT_FLOAT                                           \
-         ? name<float>(static_cast<hip_state *>(state), __VA_ARGS__)                                             \
-         : name<double>(static_cast<hip_state *>(state), __VA_ARGS__))
-
-/* Materials runs' operations (backend_hip_materials_cg.hip). */
-static int material_cg_begin(hip_state *s, double fraction, double *rr, double *rz);
-static int material_cg_precondition(hip_state *s, const heat_chebyshev *cheb, double *rz);
-static int material_cg_direction(hip_state *s, double beta);
-static int material_cg_apply(hip_state *s, double *pq);
-static int material_cg_update(hip_state *s, double a, int first, double *rr, double *rz);
-static int material_cg_finish(hip_state *s);
+/* Materials runs' operations are backend_hip_materials_cg.hip's. */
 static bool has_materials(void *state) { return static_cast<hip_state *>(state)->mat != NULL; }
 #define HIP_MATERIAL(state, name, ...) \
     if (has_materials(state)) return name(static_cast<hip_state *>(state), __VA_ARGS__)
@@ -284,3 +258,16 @@ static int hip_cg_finish(void *state)
     if (s->mat) return material_cg_finish(s);
     return s->problem.precision == HEAT_FLOAT ? cg_finish_typed<float>(s) : cg_finish_typed<double>(s);
 }
+
+/* Host only, as backend_hip.hip's tables: clang would otherwise copy it into the device code object,
+ * where the host functions it points to do not exist. */
+#if !defined(__HIP_DEVICE_COMPILE__)
+const heat_cg_ops hip_cg = {
+    .begin = hip_cg_begin,
+    .precondition = hip_cg_precondition,
+    .direction = hip_cg_direction,
+    .apply = hip_cg_apply,
+    .update = hip_cg_update,
+    .finish = hip_cg_finish,
+};
+#endif

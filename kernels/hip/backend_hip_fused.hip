@@ -1,7 +1,8 @@
 /*
  * Several heat steps a sweep on the GPU (fused_kernels.hip): which fused
  * kernels exist, when a run may take them, the choice by timing, and the
- * sweeps themselves. Included by backend_hip.hip after hip_state.
+ * sweeps themselves. A translation unit of its own (backend_hip_internal.h;
+ * the kernel table: backend_hip_fused.h).
  *
  * advance(steps) takes whole groups of K steps as fused sweeps, a remainder
  * of r >= 2 steps as one sweep of r steps where the tuner found one faster,
@@ -18,71 +19,9 @@
  */
 #include <atomic>
 
+#include "backend_hip_internal.h"
 #include "fused_kernels.hip"
 #include "sweep_trace.hip"
-
-/* One fused kernel: K steps a sweep over tiles of bx cols x (by * rows)
- * columns (cols neighbouring columns a thread; a thread's rows neighbours
- * where `together`), zchunk planes a block (or chunks fitted to the GPU's
- * waves of blocks, wave_zchunk, where the tuner finds that faster), the
- * plane `prefetch` beyond the next hinted into L2 (0: none); `interior`:
- * the interior march (fused_kernels.hip: heat_fused's INTERIOR); `blocks`
- * > 0: kept to the registers of that many blocks an SM, in the precision
- * the shape was sized for (fused_fits; BLOCKS); `faces`: tiles beside faces whose ghosts are made march too
- * (FACE_MARCH). */
-struct fused_entry {
-    heat_variant variant;
-    int steps, bx, by, rows, cols, zchunk, prefetch;
-    bool together, interior;
-    int blocks;
-    bool faces;
-};
-
-/* Names: heat_fusedK_BXxBYxROWS, then c (rows together) and w COLS (columns a thread), i (the interior
- * march), f (so do the tiles beside faces), z and the planes a block, p and the plane hinted, b and the
- * blocks an SM */
-#define FUSED_ENTRY_F(name, k, bx, by, rows, cols, z, pf, together, interior, blocks, faces)                  \
-    {{"heat_fused" #k "_" #bx "x" #by "x" #rows name, rows, 0, k}, k, bx, by, rows, cols, z, pf, together,   \
-     interior, blocks, faces}
-#define FUSED_ENTRY_B(name, k, bx, by, rows, cols, z, pf, together, interior, blocks)                         \
-    FUSED_ENTRY_F(name, k, bx, by, rows, cols, z, pf, together, interior, blocks, false)
-#define FUSED_ENTRY(name, k, bx, by, rows, cols, z, pf, together, interior)                                   \
-    FUSED_ENTRY_B(name, k, bx, by, rows, cols, z, pf, together, interior, 0)
-#define FUSED(k, bx, by, rows, z) FUSED_ENTRY("z" #z, k, bx, by, rows, 1, z, 0, false, false)
-#define FUSED_HINTED(k, bx, by, rows, z, pf) FUSED_ENTRY("z" #z "p" #pf, k, bx, by, rows, 1, z, pf, false, false)
-#define FUSED_WIDE(k, bx, by, rows, cols, z) FUSED_ENTRY("w" #cols "z" #z, k, bx, by, rows, cols, z, 0, false, false)
-#define FUSED_SHAPES(k)                                                                                       \
-    FUSED(k, 32, 16, 2, 64), FUSED(k, 32, 16, 2, 128), FUSED_HINTED(k, 32, 16, 2, 64, 4),                     \
-        FUSED_ENTRY("ciz64", k, 32, 16, 2, 1, 64, 0, true, true)
-static const fused_entry fused_table[] = {FUSED_SHAPES(2),
-                                          FUSED_ENTRY_B("ciz64b3", 2, 32, 16, 2, 1, 64, 0, true, true, 3),
-                                          FUSED(2, 64, 8, 4, 64),
-                                          FUSED_WIDE(2, 32, 32, 1, 2, 64),
-                                          FUSED_SHAPES(3),
-                                          FUSED_WIDE(3, 16, 32, 1, 4, 64),
-                                          FUSED_ENTRY_F("w4ifz64b2", 2, 16, 32, 1, 4, 64, 0, false, true, 2, true),
-                                          FUSED_ENTRY_B("w4iz64b2", 3, 16, 32, 1, 4, 64, 0, false, true, 2),
-                                          FUSED_ENTRY_F("w4ifz64b2", 3, 16, 32, 1, 4, 64, 0, false, true, 2, true),
-                                          FUSED_ENTRY_F("w4ifz64b2", 3, 16, 28, 1, 4, 64, 0, false, true, 2, true),
-                                          FUSED_ENTRY_F("w2ifz64b2", 2, 16, 32, 1, 2, 64, 0, false, true, 2, true),
-                                          FUSED_ENTRY_F("cifz64", 3, 32, 16, 2, 1, 64, 0, true, true, 0, true),
-                                          FUSED(4, 32, 16, 2, 64),
-                                          FUSED(4, 32, 16, 2, 128)};
-#undef FUSED_SHAPES
-#undef FUSED_WIDE
-#undef FUSED_HINTED
-#undef FUSED
-#undef FUSED_ENTRY
-#undef FUSED_ENTRY_B
-#undef FUSED_ENTRY_F
-enum { FUSED_COUNT = sizeof fused_table / sizeof fused_table[0] };
-
-static const fused_entry *find_fused(const char *name)
-{
-    for (const fused_entry &e : fused_table)
-        if (strcmp(e.variant.kernel, name) == 0) return &e;
-    return NULL;
-}
 
 /* solver.kernel = "heat_fusedK": the fused kernels of K steps a sweep only. */
 static int fused_family(const char *name)
@@ -120,7 +59,7 @@ static int allocate_deep_halo(hip_state *s)
     return HEAT_OK;
 }
 
-static void free_deep_halo(hip_state *s)
+void free_deep_halo(hip_state *s)
 {
     trace_destroy(&s->trace);
     for (int f = 0; f < FACE_COUNT; ++f) {
@@ -296,7 +235,7 @@ static int launch_fused_shape(const fused_entry *e, T *out, const T *in, const h
 /* Whether e runs in `precision`: its planes fit in a block's shared memory, and a register cap
  * (blocks > 0) is the one of the precision it was sized for: double for two columns a thread (one
  * 16-byte row), float otherwise (under it the other precision would spill). */
-static bool fused_fits(const fused_entry *e, heat_precision precision)
+bool fused_fits(const fused_entry *e, heat_precision precision)
 {
     size_t bytes = heat_precision_size(precision) * e->steps * (size_t)(e->by * e->rows + 2) *
                    (size_t)(e->bx * e->cols + 2 * e->cols);
@@ -497,7 +436,6 @@ static int fused_sweeps(hip_state *s, const fused_entry *e, long *steps, bool tr
 
 /* ---- the choice by timing --------------------------------------------------------------------------- */
 
-static int step_once(hip_state *s, const kernel_entry *e, const int shape[3]); /* backend_hip.hip */
 enum { FUSED_TUNE_REPS = 5 };
 
 /* The run's own field, ghosts included, copied aside while the tuner steps
@@ -602,7 +540,7 @@ static int time_in_turns(hip_state *s, const std::vector<timed_candidate> &all, 
 
 /* Where memory is short for the copy: median time a step of `reps` sweeps
  * of e out of place, each after its exchange (the solution is untouched). */
-static int time_fused_aside(hip_state *s, const fused_entry *e, int reps, double *ms)
+int time_fused_aside(hip_state *s, const fused_entry *e, int reps, double *ms)
 {
     std::vector<float> times((size_t)reps);
     HEAT_CALL(launch_fused(s, e, s->current, 1 - s->current)); /* warm-up */
@@ -800,7 +738,7 @@ static void describe_fused(hip_state *s, const char *why)
  * (the single steps of the remainder by the fastest single-step kernel);
  * "auto" times the fused kernels against the single step; a single-step
  * kernel named takes single steps only. */
-static int fused_prepare(hip_state *s)
+int fused_prepare(hip_state *s)
 {
     if (s->fused_ready) return HEAT_OK;
     heat_kernel_choice &want = s->problem.kernel;
@@ -835,7 +773,7 @@ static int remainder_sweep(hip_state *s, long *steps)
 }
 
 /* advance(): the fused sweeps first, then a remainder's sweep; the caller takes the remaining single steps. */
-static int fused_advance(hip_state *s, long *steps)
+int fused_advance(hip_state *s, long *steps)
 {
     HEAT_CALL(fused_prepare(s));
     if (s->fused) HEAT_CALL(fused_sweeps(s, s->fused, steps, true));
@@ -845,7 +783,7 @@ static int fused_advance(hip_state *s, long *steps)
 
 /* run_variant() of a fused kernel: its sweeps, then the rest in single steps
  * of the production kernel (or heat_tiled_ntf m=1 before any tuning). */
-static int fused_run_variant(hip_state *s, const fused_entry *e, long steps)
+int fused_run_variant(hip_state *s, const fused_entry *e, long steps)
 {
     const char *why;
     HEAT_CHECK(fused_allowed(s, e->steps, &why), "fused kernel %s: single steps only here (%s)", e->variant.kernel, why);

@@ -2,9 +2,13 @@
  * The HIP backend's materials runs (solver/materials.h): explicit Euler's
  * general step (material_kernels.hip), the sources' clock and the energy
  * balance, as the CPU backend keeps them (kernels/cpu/backend_cpu.c), so
- * that both agree to rounding. Included by backend_hip.hip after hip_state.
- * The implicit schemes are backend_hip_materials_cg.hip's.
+ * that both agree to rounding. A translation unit of its own
+ * (backend_hip_internal.h), with the implicit schemes of
+ * backend_hip_materials_cg.hip.
  */
+#include "backend_hip_internal.h"
+#include "zahead_kernels.hip" /* row_values, store_row */
+#include "material_block_kernels.hip" /* and material_wide_kernels.hip, material_kernels.hip */
 
 static_assert((int)MATERIAL_ENERGY_KINDS == (int)HEAT_ENERGY_KINDS, "material_boundary_bricks sums every energy kind");
 
@@ -742,7 +746,7 @@ template <typename T> static int material_choose(hip_state *s)
 }
 
 /* The bench's list: the explicit step's kernels that fit the run's precision. */
-static int material_variant_list(const hip_state *s, const heat_variant **list, int *count)
+int material_variant_list(const hip_state *s, const heat_variant **list, int *count)
 {
     static heat_variant names[MATERIAL_VARIANTS];
     int n = 0;
@@ -757,7 +761,7 @@ static int material_variant_list(const hip_state *s, const heat_variant **list, 
 }
 
 /* The bench's time of kernel `name` alone (the step's other work apart), field[current]'s ghosts set. */
-static int time_material_named(hip_state *s, const char *name, int reps, double *ms)
+int time_material_named(hip_state *s, const char *name, int reps, double *ms)
 {
     const material_variant *v = find_material_variant(name, s->elem);
     if (!v) return heat_internal_error("no materials kernel %s in %s", name, heat_precision_name(s->problem.precision));
@@ -794,12 +798,12 @@ template <typename T> static int material_step_typed(hip_state *s)
 }
 
 /* One explicit step, queued. */
-static int material_step_queued(hip_state *s)
+int material_step_queued(hip_state *s)
 {
     return s->problem.precision == HEAT_FLOAT ? material_step_typed<float>(s) : material_step_typed<double>(s);
 }
 
-static int material_steps(hip_state *s, long steps)
+int material_steps(hip_state *s, long steps)
 {
     for (long step = 0; step < steps; ++step) HEAT_CALL(material_step_queued(s));
     HIP_CALL(hipStreamSynchronize(0));
@@ -822,14 +826,14 @@ template <typename T> static int energy_typed(hip_state *s, heat_energy *e)
     return HEAT_OK;
 }
 
-static int hip_energy(void *state, heat_energy *e)
+int hip_energy(void *state, heat_energy *e)
 {
     hip_state *s = static_cast<hip_state *>(state);
     HEAT_CHECK(s->mat, "the energy balance of a run without materials (internal error)");
     return s->problem.precision == HEAT_FLOAT ? energy_typed<float>(s, e) : energy_typed<double>(s, e);
 }
 
-static int hip_set_energy(void *state, const double *energy_in)
+int hip_set_energy(void *state, const double *energy_in)
 {
     hip_state *s = static_cast<hip_state *>(state);
     if (!s->mat) return HEAT_OK;
@@ -840,7 +844,7 @@ static int hip_set_energy(void *state, const double *energy_in)
     return HEAT_OK;
 }
 
-static int hip_set_clock(void *state, long step, long clock_step, double clock_time)
+int hip_set_clock(void *state, long step, long clock_step, double clock_time)
 {
     hip_state *s = static_cast<hip_state *>(state);
     if (s->mat) s->mat->step = step, s->mat->clock_step = clock_step, s->mat->clock_time = clock_time;
@@ -848,7 +852,7 @@ static int hip_set_clock(void *state, long step, long clock_step, double clock_t
 }
 
 /* Every run: constant coefficients, and materials with explicit Euler and the implicit schemes. */
-static int hip_supports(const heat_problem *p)
+int hip_supports(const heat_problem *p)
 {
     (void)p;
     return 1;
@@ -948,7 +952,7 @@ static int setup_face_zones(hip_state *s, const std::vector<unsigned char> &zone
     return HEAT_OK;
 }
 
-static void free_materials(hip_state *s)
+void free_materials(hip_state *s)
 {
     hip_materials *m = s->mat;
     if (!m) return;
@@ -985,7 +989,7 @@ static int setup_segments(hip_state *s)
 }
 
 /* The zone index, the tables and the energy balance's buffers on the device. */
-static int setup_materials(hip_state *s)
+int setup_materials(hip_state *s)
 {
     const heat_problem *p = &s->problem;
     HEAT_CALL(heat_zones_check(p));

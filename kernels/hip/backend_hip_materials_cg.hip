@@ -5,8 +5,8 @@
  * constant-coefficient solver's fixed-order reductions (cg_sum), and the
  * energy balance of a solve as the CPU backend keeps it
  * (implicit_solve_energy in kernels/cpu/backend_cpu.c). Included by
- * backend_hip_materials.hip after hip_materials; backend_hip_cg.hip's
- * operations hand materials runs to these.
+ * backend_hip_materials.hip after hip_materials (its translation unit);
+ * backend_hip_cg.hip's operations hand materials runs to these.
  */
 #include "material_cg_kernels.hip"
 
@@ -45,9 +45,7 @@ template <typename T> static int material_cg_precondition_typed(hip_state *s, co
 {
     hip_materials *m = s->mat;
     int current = CG_Z, other = CG_W;
-    cg_scale<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, current), cg_vec<T>(s, CG_R), (T)cheb->inv_centre, s->shape,
-                                            homogeneous_halo<T>(s), cg_out(s));
-    HIP_CHECK_LAUNCH("cg_scale");
+    HEAT_CALL(cg_scale_launch<T>(s, current, cheb->inv_centre));
     for (int k = 1; k < cheb->degree; ++k) {
         HEAT_CALL(material_vector_ghosts<T>(s, current)); /* over cg_scale's constant-coefficient ghosts */
         material_cheb_step<T><<<cg_grid(s), CG_THREADS>>>(cg_vec<T>(s, other), cg_vec<T>(s, current), cg_vec<T>(s, CG_R),
@@ -121,21 +119,21 @@ template <typename T> static int material_cg_finish_typed(hip_state *s)
     return HEAT_OK;
 }
 
-static int material_cg_begin(hip_state *s, double fraction, double *rr, double *rz)
+int material_cg_begin(hip_state *s, double fraction, double *rr, double *rz)
 {
     return HIP_TYPED(s, material_cg_begin_typed, fraction, rr, rz);
 }
-static int material_cg_precondition(hip_state *s, const heat_chebyshev *cheb, double *rz)
+int material_cg_precondition(hip_state *s, const heat_chebyshev *cheb, double *rz)
 {
     return HIP_TYPED(s, material_cg_precondition_typed, cheb, rz);
 }
-static int material_cg_direction(hip_state *s, double beta) { return HIP_TYPED(s, material_cg_direction_typed, beta); }
-static int material_cg_apply(hip_state *s, double *pq) { return HIP_TYPED(s, material_cg_apply_typed, pq); }
-static int material_cg_update(hip_state *s, double a, int first, double *rr, double *rz)
+int material_cg_direction(hip_state *s, double beta) { return HIP_TYPED(s, material_cg_direction_typed, beta); }
+int material_cg_apply(hip_state *s, double *pq) { return HIP_TYPED(s, material_cg_apply_typed, pq); }
+int material_cg_update(hip_state *s, double a, int first, double *rr, double *rz)
 {
     return HIP_TYPED(s, material_cg_update_typed, a, first, rr, rz);
 }
-static int material_cg_finish(hip_state *s)
+int material_cg_finish(hip_state *s)
 {
     return s->problem.precision == HEAT_FLOAT ? material_cg_finish_typed<float>(s) : material_cg_finish_typed<double>(s);
 }

@@ -373,8 +373,8 @@ struct material_bricks {
     double volume;
 };
 
-/* The energy kinds of solver/materials.h (sources, dirichlet, convective, flux), whose header
- * comes later in this translation unit, inside extern "C" (backend_hip_materials.hip checks it). */
+/* The energy kinds of solver/materials.h (sources, dirichlet, convective, flux), a header the
+ * kernels do not include (backend_hip_materials.hip checks that the two agree). */
 enum { MATERIAL_BRICK_SUMS = 128, MATERIAL_BRICK_THREADS = 32, MATERIAL_ENERGY_KINDS = 4 };
 enum { MATERIAL_BRICK_SHARE = MATERIAL_BRICK_SUMS / MATERIAL_BRICK_THREADS };
 
