@@ -443,16 +443,22 @@ def test_overwrite_all_or_nothing():
     print("--overwrite refused before removing anything, then removes all")
 
 
-def test_overwrite_removes_set_aside():
-    """--overwrite also removes the folders where the earlier run's restarts set later files aside, counted
-    in its line; a file there that it cannot remove refuses the whole overwrite before anything goes, and a
-    folder that also holds a file of the user's stays, named in a warning."""
-    folder = fresh_dir("overwrite_aside")
+def run_restarted_from_20(name):
+    """A letters run to step 40, then restarted from step 20 to 30, which sets step 40 aside: its folder,
+    config, output folder and set-aside folder."""
+    folder = fresh_dir(name)
     out = os.path.join(folder, "out")
     cfg = letters_config(folder, steps=40, every=20)
     run([cfg, "-q"])
     run([cfg, "-q", "--restart", os.path.join(out, "letters_000020.hdf"), "--set", "time.steps=30"])
-    aside = os.path.join(out, "letters.after_step_000020")
+    return folder, cfg, out, os.path.join(out, "letters.after_step_000020")
+
+
+def test_overwrite_removes_set_aside():
+    """--overwrite also removes the folders where the earlier run's restarts set later files aside, counted
+    in its line; a file there that it cannot remove refuses the whole overwrite before anything goes, and a
+    folder that also holds a file of the user's stays, named in a warning."""
+    folder, cfg, out, aside = run_restarted_from_20("overwrite_aside")
     expect(os.listdir(aside) == ["letters_000040.hdf"], f"set aside: {os.listdir(aside)}")
     blocker = os.path.join(aside, "letters_000050.hdf")
     os.makedirs(blocker)  # a folder at a run file's name cannot be unlinked
@@ -506,12 +512,7 @@ def test_overwrite_unreadable_set_aside():
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         print("needs root and setpriv to run as another user: skipped")
         sys.exit(77)
-    folder = fresh_dir("overwrite_aside_unreadable")
-    out = os.path.join(folder, "out")
-    cfg = letters_config(folder, steps=40, every=20)
-    run([cfg, "-q"])
-    run([cfg, "-q", "--restart", os.path.join(out, "letters_000020.hdf"), "--set", "time.steps=30"])
-    aside = os.path.join(out, "letters.after_step_000020")
+    folder, cfg, out, aside = run_restarted_from_20("overwrite_aside_unreadable")
     for root, dirs, files in os.walk(folder):
         for n in [root] + [os.path.join(root, f) for f in files]:
             shutil.chown(n, "nobody", "nogroup")
