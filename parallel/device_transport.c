@@ -117,13 +117,26 @@ static int ipc_maps(par_transport wanted, int on_gpu, int own_gpus, int *cuda_er
     return ipc_reaches_every_rank(cuda_error);
 }
 
-/* The transports to suggest where "ipc" cannot serve: those this job has. */
-static const char *instead_of_ipc(int nccl, int mpi)
+/* What a refusal suggests instead of the transport it refuses: "auto", and
+ * those that this job has (the copy engines only where the probe mapped every
+ * rank's memory), so that the advice, followed, runs. */
+static const char *instead_of(par_transport refused, int ipc, int nccl, int mpi)
 {
-    return nccl && mpi ? ", \"nccl\", \"mpi\" or \"host\""
-           : nccl      ? ", \"nccl\" or \"host\""
-           : mpi       ? ", \"mpi\" or \"host\""
-                       : " or \"host\"";
+    static char list[64];
+    const struct {
+        par_transport transport;
+        int has;
+        const char *name;
+    } options[] = {{TRANSPORT_IPC, ipc, "ipc"}, {TRANSPORT_NCCL, nccl, "nccl"}, {TRANSPORT_MPI, mpi, "mpi"},
+                   {TRANSPORT_HOST, 1, "host"}};
+    const char *names[4];
+    int count = 0;
+    for (int o = 0; o < 4; ++o)
+        if (options[o].has && options[o].transport != refused) names[count++] = options[o].name;
+    int at = 0;
+    for (int o = 0; o < count; ++o)
+        at += snprintf(list + at, sizeof list - (size_t)at, "%s\"%s\"", o + 1 == count ? " or " : ", ", names[o]);
+    return list;
 }
 
 int par_device_select(par_transport wanted, int on_gpu)
@@ -143,27 +156,31 @@ int par_device_select(par_transport wanted, int on_gpu)
 #else
     int nccl = 0;
 #endif
+    /* a refused "mpi" or "nccl" probes the copy engines too, to suggest them only where they work */
+    int refused = (wanted == TRANSPORT_MPI && !mpi) || (wanted == TRANSPORT_NCCL && !nccl);
+    if (refused) ipc = ipc_maps(TRANSPORT_IPC, on_gpu, own_gpus, &cuda_error);
     if (wanted == TRANSPORT_MPI && !mpi)
         return refuse("mpi", "this MPI library is not GPU-aware (MPIX_Query_cuda_support)",
-                      ", \"nccl\", \"ipc\" or \"host\"");
+                      instead_of(wanted, ipc, nccl, mpi));
 #ifdef HEATSOLVE_NCCL
     if (wanted == TRANSPORT_NCCL && !nccl)
         return refuse("nccl", "NCCL needs a GPU for each rank, and some ranks share one",
-                      ", \"ipc\", \"mpi\" or \"host\"");
+                      instead_of(wanted, ipc, nccl, mpi));
 #else
     if (wanted == TRANSPORT_NCCL)
-        return refuse("nccl", "this heatsolve was built without NCCL (CMake did not find nccl.h)", ", \"mpi\" or \"host\"");
+        return refuse("nccl", "this heatsolve was built without NCCL (CMake did not find nccl.h)",
+                      instead_of(wanted, ipc, nccl, mpi));
 #endif
     if (wanted == TRANSPORT_IPC && !ipc_usable())
         return refuse("ipc", "CUDA IPC maps memory between processes of one node, and the ranks run on several",
-                      instead_of_ipc(nccl, mpi));
+                      instead_of(wanted, ipc, nccl, mpi));
     if (wanted == TRANSPORT_IPC && on_gpu && !ipc) {
         char why[400];
         snprintf(why, sizeof why, "CUDA IPC could not map one rank's GPU memory or event into another rank (%s: "
                  "%s): every rank needs a GPU, the ranks' processes one IPC namespace (a container: a shared "
                  "/dev/shm) and their GPUs peer access, which MIG slices lack",
                  cudaGetErrorName((cudaError_t)cuda_error), cudaGetErrorString((cudaError_t)cuda_error));
-        return refuse("ipc", why, instead_of_ipc(nccl, mpi));
+        return refuse("ipc", why, instead_of(wanted, ipc, nccl, mpi));
     }
     chosen_ = wanted != TRANSPORT_AUTO ? wanted
               : ipc                    ? TRANSPORT_IPC

@@ -467,7 +467,7 @@ def require_gpu_ranks(folder, cfg, gpu):
 def test_gpu_transports():
     """GPU build: every halo transport that this machine has (GPU-aware MPI, NCCL, host memory,
     copy engines) gives 2 ranks the bits of one process, explicit and implicit, and the copy
-    engines also with fused sweeps' deep halos; a transport it lacks is refused with exit 2;
+    engines also with fused sweeps' deep halos; a transport it lacks is refused with exit 2, suggesting only those it has;
     "auto" takes the first it has of ipc, nccl, mpi, host (the fastest measured first), and where
     each rank sees only its own GPU the copy engines are refused or work, never fail mid-run."""
     folder = fresh_dir("transports")
@@ -477,7 +477,7 @@ def test_gpu_transports():
     schemes = {"euler": [], "crank_nicolson": ["--set", 'time.scheme="crank_nicolson"', "--set", "time.cfl=10.0"]}
     for scheme, settings in schemes.items():
         serial([cfg, "-q"] + gpu + settings + out(folder, f"one_{scheme}"))
-    available = []
+    available, refusals = [], {}
     for transport, words in TRANSPORT_WORDS.items():
         chosen = ["--set", f'parallel.transport="{transport}"']
         for scheme, settings in schemes.items():
@@ -486,6 +486,7 @@ def test_gpu_transports():
             if proc.returncode == 2 and f'parallel.transport = "{transport}"' in proc.stderr:
                 expect(transport != "host" and proc.stderr.count("error:") == 1, f"{transport} refused: {proc.stderr}")
                 print(f"{transport}: not on this machine: {proc.stderr.splitlines()[0]}")
+                refusals[transport] = proc.stderr
                 break
             expect(proc.returncode == 0, f"{transport}, {scheme}: exit {proc.returncode}\n{proc.stderr[-3000:]}")
             expect(words in halos_line(proc.stdout), f"{transport}: {halos_line(proc.stdout)}")
@@ -496,6 +497,9 @@ def test_gpu_transports():
         else:
             available.append(transport)
             print(f"{transport}: {halos_line(proc.stdout).split('halos: ')[-1]}; euler and crank_nicolson bitwise")
+    for transport, message in refusals.items():
+        suggested = set(suggested_transports(message))
+        expect(suggested <= set(available), f"{transport} refused, suggesting {sorted(suggested)}; has {available}")
     proc = mpirun(2, [cfg, "--set", "time.steps=1"] + gpu + out(folder, "auto_talking"))
     preferred = next(t for t in ("ipc", "nccl", "mpi", "host") if t in available)
     expect(TRANSPORT_WORDS[preferred] in halos_line(proc.stdout), f"auto: {halos_line(proc.stdout)}, have {available}")
@@ -506,6 +510,27 @@ def test_gpu_transports():
         copy_engine_deep_halos(folder, cfg, gpu)
     if gpus_on_this_machine() >= 2:
         gpus_hidden_from_each_other(folder, cfg, gpu)
+    shared_gpu_advice(folder, cfg, gpu)
+
+
+def suggested_transports(message):
+    """The transports a refusal's 'use "auto", ...' names, "auto" left out."""
+    return re.findall(r'"(\w+)"', message.split('use "auto"', 1)[-1].splitlines()[0])
+
+
+def shared_gpu_advice(folder, cfg, gpu):
+    """Two ranks on one GPU (NCCL needs a GPU each): "nccl" is refused with exit 2, and every
+    transport the refusal suggests instead then runs."""
+    shared = dict(MPI_ENV, CUDA_VISIBLE_DEVICES="0")
+    proc = mpirun(2, [cfg, "--set", 'parallel.transport="nccl"'] + gpu + out(folder, "shared_nccl"),
+                  expect_status=2, env=shared)
+    expect(proc.stderr.count("error:") == 1, proc.stderr)
+    advice = suggested_transports(proc.stderr)
+    expect("nccl" not in advice and "host" in advice, f"nccl refused on a shared GPU, suggesting {advice}")
+    for transport in advice:
+        mpirun(2, [cfg, "--set", "time.steps=1", "--set", f'parallel.transport="{transport}"'] + gpu
+               + out(folder, f"shared_{transport}"), env=shared)
+    print(f"two ranks on one GPU: nccl refused, suggesting {advice}, each of which ran")
 
 
 def copy_engine_deep_halos(folder, cfg, gpu):
