@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(CG_THREADS) cg_apply(T *__restrict__ q, const 
         const long pos = t.i + t.j * s.sy + k * s.sz;
         T centre[1], lap[1];
         tile_laplacian<T, 1, true>(p + pos, t.i, s, c, zero, centre, lap);
-        const T v = centre[0] + c.alpha_dt * lap[0];
+        const T v = fma(c.alpha_dt, lap[0], centre[0]);
         nontemporal_store(v, q + pos);
         pq += (double)centre[0] * v;
     }
@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(CG_THREADS) cheb_step(T *__restrict__ out, con
         const long pos = t.i + t.j * s.sy + k * s.sz;
         T centre[1], lap[1];
         tile_laplacian<T, 1, true>(z + pos, t.i, s, c, zero, centre, lap);
-        const T applied = centre[0] + c.alpha_dt * lap[0], previous = previous_is_zero ? (T)0 : out[pos];
+        const T applied = fma(c.alpha_dt, lap[0], centre[0]), previous = previous_is_zero ? (T)0 : out[pos];
         const T v = centre[0] + keep * (centre[0] - previous) + push * (r[pos] - applied);
         store_with_ghosts<T, true>(out + pos, v, t.j, k, s, zero);
         rz += (double)r[pos] * v;

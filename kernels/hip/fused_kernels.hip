@@ -89,13 +89,13 @@ __device__ __forceinline__ T fused_point(T below, T south, T west, T centre, T e
         if (at_z_high) above = h.shift[5] + h.scale[5] * centre;
     }
     T lap = below * c.hz;
-    lap += south * c.hy;
-    lap += west * c.hx;
-    lap += centre * c.diag;
-    lap += east * c.hx;
-    lap += north * c.hy;
-    lap += above * c.hz;
-    return centre + c.alpha_dt * lap;
+    lap = fma(south, c.hy, lap);
+    lap = fma(west, c.hx, lap);
+    lap = fma(centre, c.diag, lap);
+    lap = fma(east, c.hx, lap);
+    lap = fma(north, c.hy, lap);
+    lap = fma(above, c.hz, lap);
+    return fma(c.alpha_dt, lap, centre);
 }
 
 /* A compile-time value passed to a generic lambda (std::integral_constant without the header). */

@@ -119,21 +119,21 @@ __device__ __forceinline__ void tile_laplacian(const T *p, int i, const stencil_
 {
 #pragma unroll
     for (int n = 0; n < M; ++n) lap[n] = p[n * s.sy - s.sz] * c.hz; /* z - 1 */
-    lap[0] += p[-s.sy] * c.hy;                                       /* y - 1 of the first row */
+    lap[0] = fma(p[-s.sy], c.hy, lap[0]);                            /* y - 1 of the first row */
 #pragma unroll
     for (int n = 0; n < M; ++n) {
         T west, east;
         centre[n] = p[n * s.sy];
         x_neighbours<T, FUSED>(p + n * s.sy, centre[n], i, s, h, west, east);
-        if (n > 0) lap[n] += centre[n - 1] * c.hy; /* reuse: y - 1 */
-        lap[n] += west * c.hx;
-        lap[n] += centre[n] * c.diag;
-        lap[n] += east * c.hx;
-        if (n > 0) lap[n - 1] += centre[n] * c.hy; /* reuse: y + 1 of the previous row */
+        if (n > 0) lap[n] = fma(centre[n - 1], c.hy, lap[n]); /* reuse: y - 1 */
+        lap[n] = fma(west, c.hx, lap[n]);
+        lap[n] = fma(centre[n], c.diag, lap[n]);
+        lap[n] = fma(east, c.hx, lap[n]);
+        if (n > 0) lap[n - 1] = fma(centre[n], c.hy, lap[n - 1]); /* reuse: y + 1 of the previous row */
     }
-    lap[M - 1] += p[M * s.sy] * c.hy; /* y + 1 of the last row */
+    lap[M - 1] = fma(p[M * s.sy], c.hy, lap[M - 1]); /* y + 1 of the last row */
 #pragma unroll
-    for (int n = 0; n < M; ++n) lap[n] += p[n * s.sy + s.sz] * c.hz; /* z + 1 */
+    for (int n = 0; n < M; ++n) lap[n] = fma(p[n * s.sy + s.sz], c.hz, lap[n]); /* z + 1 */
 }
 
 /* Seeds' kernel 3 generalised: HEAT selects u + alpha dt lap over lap. */
@@ -152,8 +152,8 @@ __device__ __forceinline__ void tiled_body(T *__restrict__ out, const T *__restr
 #pragma unroll
     for (int n = 0; n < M; ++n) {
         if (j + n < s.ny) {
-            if (HEAT && FUSED) store_with_ghosts<T, NT>(q + n * s.sy, centre[n] + c.alpha_dt * lap[n], j + n, k, s, h);
-            else store<T, NT>(q + n * s.sy, HEAT ? centre[n] + c.alpha_dt * lap[n] : lap[n]);
+            if (HEAT && FUSED) store_with_ghosts<T, NT>(q + n * s.sy, fma(c.alpha_dt, lap[n], centre[n]), j + n, k, s, h);
+            else store<T, NT>(q + n * s.sy, HEAT ? fma(c.alpha_dt, lap[n], centre[n]) : lap[n]);
         }
     }
 }
@@ -236,16 +236,16 @@ __global__ void __launch_bounds__(HEAT_LAUNCH_BOUND,
             T yn = n == M - 1 ? north : here[n + 1];
             if (made_north && j + n == s.ny - 1) yn = made_ghost(h, 3, here[n]);
             T lap = below[n] * c.hz;
-            lap += (n == 0 ? south : here[n - 1]) * c.hy;
-            lap += west[n] * c.hx;
-            lap += here[n] * c.diag;
-            lap += east[n] * c.hx;
-            lap += yn * c.hy;
-            lap += above[n] * c.hz;
+            lap = fma(n == 0 ? south : here[n - 1], c.hy, lap);
+            lap = fma(west[n], c.hx, lap);
+            lap = fma(here[n], c.diag, lap);
+            lap = fma(east[n], c.hx, lap);
+            lap = fma(yn, c.hy, lap);
+            lap = fma(above[n], c.hz, lap);
             if (j + n >= s.ny) continue;
             if (GHOSTS == GHOSTS_WRITTEN)
-                store_with_ghosts<T, true>(q + n * s.sy, here[n] + c.alpha_dt * lap, j + n, k, s, h);
-            else nontemporal_store(here[n] + c.alpha_dt * lap, q + n * s.sy);
+                store_with_ghosts<T, true>(q + n * s.sy, fma(c.alpha_dt, lap, here[n]), j + n, k, s, h);
+            else nontemporal_store(fma(c.alpha_dt, lap, here[n]), q + n * s.sy);
         }
 #pragma unroll
         for (int n = 0; n < M; ++n) below[n] = here[n], here[n] = above[n];
@@ -265,13 +265,13 @@ __device__ __forceinline__ T heat_point(T below, T south, T west, T centre, T ea
                                         const stencil_coeffs<T> &c)
 {
     T lap = below * c.hz;
-    lap += south * c.hy;
-    lap += west * c.hx;
-    lap += centre * c.diag;
-    lap += east * c.hx;
-    lap += north * c.hy;
-    lap += above * c.hz;
-    return centre + c.alpha_dt * lap;
+    lap = fma(south, c.hy, lap);
+    lap = fma(west, c.hx, lap);
+    lap = fma(centre, c.diag, lap);
+    lap = fma(east, c.hx, lap);
+    lap = fma(north, c.hy, lap);
+    lap = fma(above, c.hz, lap);
+    return fma(c.alpha_dt, lap, centre);
 }
 
 /* The M rows of W points at q (point (i, j, k)) from their planes below,
