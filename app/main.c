@@ -281,6 +281,16 @@ static void announce_asked_checkpoint(const heat_run *r, heat_progress *progress
     printf("SIGUSR1: writing a checkpoint of step %ld (t = %.6g)\n", r->solver->step, r->solver->time);
 }
 
+/* A CG that stopped on its global sums' verdict stopped at the same step on
+ * every rank: an agreed failure, which ends every rank with the root's one
+ * message. Any other failure may be this rank's alone. */
+static int advance(heat_run *r, long batch)
+{
+    int status = heat_solver_advance(r->solver, batch);
+    if (status != HEAT_OK && r->solver->cg.failed_alike) r->agreed = 1;
+    return status;
+}
+
 /* Step, check, output when due: the batches and what falls due after each
  * are the schedule's (app/schedule.h); a stop signal ends the loop after
  * its checkpoint. */
@@ -296,7 +306,7 @@ static int time_loop(heat_run *r, heat_field_stats *final)
         long batch;
         HEAT_CALL(schedule_next_batch(&r->schedule, s->step, &batch));
         double t0 = progress_now();
-        HEAT_CALL(heat_solver_advance(s, batch));
+        HEAT_CALL(advance(r, batch));
         HEAT_CALL(schedule_after_batch(&r->schedule, s->step, batch, t0, progress_now(), &due));
         if (due.check) {
             HEAT_CALL(check_field(r, unchecked_from, final));

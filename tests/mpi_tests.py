@@ -733,6 +733,24 @@ def test_failing_rank_ends_job():
     print(f"a failed write on the root ended both ranks {elapsed:.1f} s after the folder went, with exit 1")
 
 
+def test_cg_failure_once():
+    """A CG that does not converge stops at the same step on every rank (its residual is a global sum):
+    exit 1 with the root's one message naming the step and the fix, no rank aborting the others, and
+    the checkpoint in flight written whole (2 ranks z slabs, 3 ranks, a 2 x 2 layout at order 8)."""
+    folder = fresh_dir("cg_failure")
+    cfg = config(folder, steps=10, every=1)
+    implicit = ["--set", 'time.scheme="backward_euler"', "--set", "time.cfl=40.0", "--set", "solver.max_iterations=2"]
+    for ranks, extra in ((2, []), (3, []), (4, ["--set", "parallel.ranks=[2,2,1]", "--set", "solver.space_order=8"])):
+        name = f"np{ranks}"
+        proc = mpirun(ranks, [cfg, "-q"] + implicit + extra + out(folder, name), expect_status=1, timeout=120)
+        expect(proc.stderr.count("error:") == 1 and "step 1: CG did not reach solver.rtol" in proc.stderr
+               and "raise solver.max_iterations" in proc.stderr, f"{ranks} ranks: one message expected:\n{proc.stderr}")
+        expect("ending the other ranks" not in proc.stderr, f"{ranks} ranks: a rank aborted the job:\n{proc.stderr}")
+        expect(read_field(os.path.join(folder, name, "run_000000.hdf")).shape == (40, 48, 80),
+               f"{ranks} ranks: the initial checkpoint")
+    print("CG not converged under mpirun: exit 1, the root's one message, every rank ended alike")
+
+
 def test_kill_delay_warning():
     """Under mpirun's default 1 s between passing on a SIGTERM and SIGKILL, a run whose checkpoint
     may take longer says so at start with the setting that helps; with that setting, or a small
