@@ -644,17 +644,20 @@ def test_messages_say_it_right():
 
 def test_bench_arguments_checked_first():
     """bench refuses, before any measuring, what it could not honour: --io and --cg together, an --io-dir
-    that is no writable folder (a user's error: exit 2, no source position)."""
+    that is no writable folder, a --size thinner than --order's radius along an axis, which a run's
+    configuration refuses too (a user's error: exit 2, no source position)."""
     folder = fresh_dir("bench_arguments")
     afile = write(os.path.join(folder, "a_file"), "x")
     cases = ((["--io", "--cg"], ["--io and --cg"]),
              (["--io", "--io-dir", os.path.join(folder, "missing")], ["--io-dir", "missing", "writable folder"]),
-             (["--io", "--io-dir", afile], ["--io-dir", "a_file", "writable folder"]))
+             (["--io", "--io-dir", afile], ["--io-dir", "a_file", "writable folder"]),
+             (["--order", "8", "--size", "16,3,16"], ["--size 16,3,16 with --order 8", "y has only 3", "at least 4"]),
+             (["--size", "3", "--cg", "--order", "8"], ["--size 3,3,3 with --order 8", "x has only 3"]))
     for args, words in cases:
         proc = run(["bench", "--backend", "cpu", "--size", "16", "--reps", "1"] + args, expect_status=2, timeout=120)
         expect(all(w in proc.stderr for w in words) and "(reported at" not in proc.stderr and not proc.stdout,
                f"bench {' '.join(args)}: {proc.stdout} {proc.stderr}")
-    print("bench: --io with --cg and a bad --io-dir refused before measuring")
+    print("bench: --io with --cg, a bad --io-dir and a grid thinner than the order refused before measuring")
 
 
 def test_restart_changes_implicit_dt():
