@@ -1844,9 +1844,14 @@ SPACE_ORDER_ERRORS = [
     ("order 10", "grid = { n = [8, 8, 8]; };", ["--set", "solver.space_order=10"], ["--set", "solver.space_order = 10"]),
     ("order 0", "solver = { space_order = 0; };", [], ["bad.cfg:1", "solver.space_order = 0"]),
     ("thin axis", "grid = { n = [8, 8, 3]; }; solver = { space_order = 8; };", [],
-     ["grid.n = [8, 8, 3]", "z has only 3", "at least 4"]),
+     ["bad.cfg:1: grid.n = [8, 8, 3]", "z has only 3", "at least 4"]),
     ("materials", open(os.path.join(SOURCE, "inputs", "heatsink.cfg")).read(), ["--set", "solver.space_order=6"],
-     ["solver.space_order = 6", "materials", "solver.space_order = 2"]),
+     ["--set: solver.space_order = 6", "materials", "solver.space_order = 2"]),
+    # the explicit step's limits, which the orders lower, point at the line to change
+    ("euler cfl above 1", "solver = { space_order = 8; };\ntime = { cfl = 1.5; };", [],
+     ["bad.cfg:2: time.cfl = 1.5", "unstable above 1"]),
+    ("euler dt above dt_max", "grid = { n = [8, 8, 8]; };\ntime = {\n  dt = 0.004;\n};\nsolver = { space_order = 8; };",
+     [], ["bad.cfg:3: time.dt = 0.004", "dt_max = 0.00"]),
 ]
 
 
