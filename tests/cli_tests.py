@@ -1915,8 +1915,12 @@ def space_order_restart(order, extra, tag):
                 f'output.dir="{folder}/other"'] + changed, expect_status=2)
     for words in (f"solver.space_order = {order}", f"has {other}", "--allow-scheme-change"):
         expect(words in proc.stderr, f"the order's refusal lacks '{words}': {proc.stderr}")
-    run([cfg, "-q", "--restart", os.path.join(folder, "out", "letters_000020.hdf"), "--set",
-         f'output.dir="{folder}/other"', "--allow-scheme-change"] + changed)
+    proc = run([cfg, "--restart", os.path.join(folder, "out", "letters_000020.hdf"), "--set",
+                f'output.dir="{folder}/other"', "--allow-scheme-change"] + changed)
+    # time.cfl times the new order's dt_max: the step changes, and the line says why
+    why = "implicit scheme" if extra == IMPLICIT else "space order change"
+    expect(f"the time step changes at step 20" in proc.stdout and f"({why})" in proc.stdout,
+           f"order {order} to {other}: the time step's change is not announced as a {why}: {proc.stdout}")
     print(f"order {order} {' '.join(extra)}: restart bitwise; another order refused, then allowed")
 
 
