@@ -155,7 +155,8 @@ static int create_solver(heat_run *r, int verbose)
     HEAT_CALL(agree(r, heat_solver_create_block(&problem, &transport, (heat_backend_request)r->config.backend,
                                                 &r->solver)));
     HEAT_CALL(agree(r, ranks_checkpoint_parts(&r->domain.decomp, problem.precision, &r->parts)));
-    if (verbose && problem.implicit.scheme != HEAT_EULER) r->solver->cg_log = stdout;
+    /* Every rank knows each solve's iterations (global sums): the root's line speaks for the job. */
+    if (verbose && !r->quiet && problem.implicit.scheme != HEAT_EULER) r->solver->cg_log = stdout;
     if (!r->quiet) print_solver(r, &whole, &problem, verbose);
     return HEAT_OK;
 }

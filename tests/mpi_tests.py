@@ -733,12 +733,17 @@ def test_failing_rank_ends_job():
     print(f"a failed write on the root ended both ranks {elapsed:.1f} s after the folder went, with exit 1")
 
 
-def test_cg_failure_once():
-    """A CG that does not converge stops at the same step on every rank (its residual is a global sum):
-    exit 1 with the root's one message naming the step and the fix, no rank aborting the others, and
-    the checkpoint in flight written whole (2 ranks z slabs, 3 ranks, a 2 x 2 layout at order 8)."""
-    folder = fresh_dir("cg_failure")
+def test_cg_messages_once():
+    """The CG's words come once for the job, from the root: -v's line a step, and a CG that does not
+    converge, which stops at the same step on every rank (its residual is a global sum): exit 1 with
+    the root's one message naming the step and the fix, no rank aborting the others, and the checkpoint
+    in flight written whole (2 ranks z slabs, 3 ranks, a 2 x 2 layout at order 8)."""
+    folder = fresh_dir("cg_messages")
     cfg = config(folder, steps=10, every=1)
+    proc = mpirun(2, [cfg, "-v", "--set", "time.steps=3", "--set", 'time.scheme="crank_nicolson"', "--set",
+                      "time.cfl=10.0"] + out(folder, "verbose"))
+    for step in (1, 2, 3):
+        expect(proc.stdout.count(f"step {step}: CG ") == 1, f"-v: step {step}'s CG line once:\n{proc.stdout}")
     implicit = ["--set", 'time.scheme="backward_euler"', "--set", "time.cfl=40.0", "--set", "solver.max_iterations=2"]
     for ranks, extra in ((2, []), (3, []), (4, ["--set", "parallel.ranks=[2,2,1]", "--set", "solver.space_order=8"])):
         name = f"np{ranks}"
