@@ -670,8 +670,9 @@ static int check_explicit_dt(const heat_config *c, const config_t *cf, const cha
     if (c->implicit.scheme != HEAT_EULER || c->allow_unstable) return HEAT_OK; /* implicit: stable at any dt */
     if (c->dt_requested > 0.0 && c->dt_requested > dt_max) {
         key_where(cf, origin, "time.dt", where, sizeof where);
+        /* dt_max in full: a time.dt copied from the start-up line's rounded dt_max may lie just above it */
         return heat_error(HEAT_ERR_CONFIG,
-                          "%stime.dt = %g exceeds the stable limit dt_max = %.6g for this grid and %s; "
+                          "%stime.dt = %.15g exceeds the stable limit dt_max = %.17g for this grid and %s; "
                           "lower time.dt, remove it to use time.cfl, use an implicit time.scheme "
                           "(crank_nicolson, backward_euler) or set time.allow_unstable = true", where,
                           c->dt_requested, dt_max, heat_materials_active(&c->materials) ? "these materials" : "alpha");

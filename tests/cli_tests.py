@@ -1852,6 +1852,9 @@ SPACE_ORDER_ERRORS = [
      ["bad.cfg:2: time.cfl = 1.5", "unstable above 1"]),
     ("euler dt above dt_max", "grid = { n = [8, 8, 8]; };\ntime = {\n  dt = 0.004;\n};\nsolver = { space_order = 8; };",
      [], ["bad.cfg:3: time.dt = 0.004", "dt_max = 0.00"]),
+    # the start-up line's dt_max (0.000651042, 6 digits) lies above 1/1536: the refusal shows the difference
+    ("euler dt just above dt_max", "grid = { n = [16, 16, 16]; length = [1.0, 1.0, 1.0]; };\ntime = { dt = 0.000651042; };",
+     [], ["time.dt = 0.000651042 exceeds", "dt_max = 0.000651041666666"]),
 ]
 
 
