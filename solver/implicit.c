@@ -69,18 +69,26 @@ heat_cg_diagonal heat_cg_diagonal_make(const heat_problem *p)
     return d;
 }
 
-/* Advice the program accepts: an implicit run may change dt on restart, and
- * the preconditioner already in use is not suggested again. */
+/* The preconditioner's part of the advice: one the program accepts, never
+ * the one already in use, nor a degree above the largest it takes. */
+static void preconditioner_advice(const heat_implicit *implicit, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (implicit->preconditioner != HEAT_PRECOND_CHEBYSHEV)
+        snprintf(buf, len, "use solver.preconditioner = \"chebyshev\", ");
+    else if (implicit->chebyshev_degree < HEAT_CHEBYSHEV_MAX)
+        snprintf(buf, len, "raise solver.chebyshev_degree (now %d, at most %d), ", implicit->chebyshev_degree,
+                 HEAT_CHEBYSHEV_MAX);
+}
+
+/* Advice the program accepts: an implicit run may change dt on restart. */
 static int not_converged(const heat_problem *p, long step, double residual)
 {
-    const char *preconditioner = p->implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV
-                                     ? "raise solver.chebyshev_degree (now %d)"
-                                     : "use solver.preconditioner = \"chebyshev\"";
     char advice[128];
-    snprintf(advice, sizeof advice, preconditioner, p->implicit.chebyshev_degree);
+    preconditioner_advice(&p->implicit, advice, sizeof advice);
     return heat_error_alike(HEAT_ERR_RUNTIME,
                             "step %ld: CG did not reach solver.rtol = %g within solver.max_iterations = %d (relative "
-                            "residual %.3g); raise solver.max_iterations, %s, or lower time.cfl (or time.dt), then "
+                            "residual %.3g); raise solver.max_iterations, %sor lower time.cfl (or time.dt), then "
                             "continue with --restart latest (an implicit run may change its time step on restart)",
                             step, p->implicit.rtol, p->implicit.max_iterations, residual, advice);
 }
