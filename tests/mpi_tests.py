@@ -425,8 +425,9 @@ def test_space_orders_bitwise():
 
 def test_threads_per_rank():
     """Ranks that see every core of the node (--bind-to none) take threads so that together they fit
-    its cores, and say so; with OMP_NUM_THREADS set too high, one warning line names the fix. Output
-    through a pipe is plain lines, never carriage returns."""
+    its cores, and say so; with OMP_NUM_THREADS set too high, one warning line names the fix, and none
+    where one thread a rank is all there is to set. Output through a pipe is plain lines, never
+    carriage returns."""
     folder = fresh_dir("threads_per_rank")
     cfg = config(folder, steps=10, every=10)
     env = {k: v for k, v in MPI_ENV.items() if k != "OMP_NUM_THREADS"}
@@ -445,6 +446,13 @@ def test_threads_per_rank():
     expect(proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-2000:]}")
     warnings = [line for line in proc.stderr.splitlines() if "warning" in line and "OpenMP threads" in line]
     expect(len(warnings) == 1 and "OMP_NUM_THREADS=" in warnings[0], f"one warning naming the fix: {proc.stderr}")
+    # More ranks than cores with one thread each: nothing to lower, so no advice to set what is set.
+    single = dict(env, OMP_NUM_THREADS="1")
+    crowd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(cores + 1), HEATSOLVE_MPI, cfg, "-q",
+             "--set", 'solver.backend="cpu"']
+    proc = subprocess.run(crowd + out(folder, "single"), capture_output=True, text=True, timeout=300, env=single)
+    expect(proc.returncode == 0 and "OpenMP threads" not in proc.stderr,
+           f"{cores + 1} ranks of 1 thread on {cores} cores: exit {proc.returncode}, {proc.stderr[-2000:]}")
     print(f"{threads} thread(s) a rank for {ranks} ranks on {cores} cores; OMP_NUM_THREADS={cores}: {warnings[0]}")
 
 
