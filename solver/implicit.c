@@ -70,21 +70,28 @@ heat_cg_diagonal heat_cg_diagonal_make(const heat_problem *p)
 }
 
 /* The preconditioner's part of the advice: one the program accepts, never
- * the one already in use, nor a degree above the largest it takes. */
+ * the one already in use, nor a degree above the largest it takes.
+ * Chebyshev's interval begins at 1, far below the spectrum that matters once
+ * dt nears the box's diffusion time, where its iterations grow with dt and
+ * Jacobi's stop growing: there Jacobi is the way out. */
 static void preconditioner_advice(const heat_implicit *implicit, char *buf, size_t len)
 {
-    buf[0] = '\0';
-    if (implicit->preconditioner != HEAT_PRECOND_CHEBYSHEV)
+    if (implicit->preconditioner != HEAT_PRECOND_CHEBYSHEV) {
         snprintf(buf, len, "use solver.preconditioner = \"chebyshev\", ");
-    else if (implicit->chebyshev_degree < HEAT_CHEBYSHEV_MAX)
-        snprintf(buf, len, "raise solver.chebyshev_degree (now %d, at most %d), ", implicit->chebyshev_degree,
-                 HEAT_CHEBYSHEV_MAX);
+        return;
+    }
+    int used = 0;
+    if (implicit->chebyshev_degree < HEAT_CHEBYSHEV_MAX)
+        used = snprintf(buf, len, "raise solver.chebyshev_degree (now %d, at most %d), ", implicit->chebyshev_degree,
+                        HEAT_CHEBYSHEV_MAX);
+    snprintf(buf + used, len - (size_t)used, "use solver.preconditioner = \"jacobi\" (at time steps near the box's "
+             "diffusion time), ");
 }
 
 /* Advice the program accepts: an implicit run may change dt on restart. */
 static int not_converged(const heat_problem *p, long step, double residual)
 {
-    char advice[128];
+    char advice[192];
     preconditioner_advice(&p->implicit, advice, sizeof advice);
     return heat_error_alike(HEAT_ERR_RUNTIME,
                             "step %ld: CG did not reach solver.rtol = %g within solver.max_iterations = %d (relative "
