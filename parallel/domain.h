@@ -34,8 +34,10 @@ int heat_domain_init(heat_domain *d, const heat_problem *global, const int reque
                      int on_gpu);
 /* The layout heat_domain_init uses: requested[a] > 0 kept; with nothing
  * requested, z slabs where the grid (global_n; NULL: unknown) has a z brick
- * for every rank; otherwise MPI_Dims_create with the most ranks along z. */
-int heat_domain_dims(int ranks, const int requested[3], const int global_n[3], int dims[3]);
+ * for every rank and every slab is at least `halo` planes thick; otherwise
+ * MPI_Dims_create with the most ranks along z, or where that does not fit
+ * (bricks, halo), the fitting layout with the smallest halo area. */
+int heat_domain_dims(int ranks, const int requested[3], const int global_n[3], int halo, int dims[3]);
 void heat_domain_free(heat_domain *d);
 int heat_domain_is_split(const heat_domain *d);
 

@@ -401,7 +401,8 @@ def test_thin_grid_layout():
 def test_space_orders_bitwise():
     """Orders 4, 6 and 8 (R planes exchanged across every face between blocks): every layout gives
     one process's bits, explicit in double and float and implicit; a restart on another rank count
-    too. A layout that leaves a block thinner than R planes is refused, naming it."""
+    too. A layout that leaves a block thinner than R planes is refused, naming it; the automatic
+    layout takes one that does not."""
     for order in (4, 6, 8):
         check_layouts(fresh_dir(f"order{order}"), ["--set", f"solver.space_order={order}"], 20, f"order {order}, euler")
     check_layouts(fresh_dir("order8_float"), ["--set", "solver.space_order=8", "--set", 'solver.precision="float"'],
@@ -420,7 +421,17 @@ def test_space_orders_bitwise():
     proc = mpirun(3, [cfg, "-q"] + order8 + thin + out(folder, "thin"), expect_status=2)
     for words in ("1 point thick along z", "solver.space_order = 8", "4 planes", "fewer ranks along z"):
         expect(words in proc.stderr, f"the thin block's refusal lacks '{words}': {proc.stderr}")
-    print("orders 4, 6, 8: bitwise across layouts and on restart; a block thinner than R refused")
+    # Left to choose, the ranks take a layout whose blocks are all R thick (not those z slabs), and
+    # give one process's bits.
+    auto = ["--set", "grid.n=[80,48,33]", "--set", "time.steps=10"]
+    serial([cfg, "-q"] + order8 + auto + out(folder, "thin_one"))
+    proc = mpirun(3, [cfg] + order8 + auto + out(folder, "thin_auto"))
+    expect("3 ranks: 1 x 1 x 3 blocks" not in proc.stdout and "3 ranks: " in proc.stdout,
+           f"the automatic layout of 33 planes at order 8: {proc.stdout[:3000]}")
+    same_bits(os.path.join(folder, "thin_one", "run_000010.hdf"), os.path.join(folder, "thin_auto", "run_000010.hdf"),
+              "order 8, 3 ranks in the automatic layout of a grid whose z slabs would be 1 plane thick")
+    print("orders 4, 6, 8: bitwise across layouts and on restart; a block thinner than R refused, and "
+          "avoided by the automatic layout")
 
 
 def test_threads_per_rank():
