@@ -78,17 +78,29 @@ static int check_halo_depth(const heat_decomp *d, int space_order)
     return HEAT_OK;
 }
 
+/* This rank's block of the layout, or the configuration error that refuses the layout. */
+static int make_decomp(const heat_problem *global, const int requested[3], heat_decomp *decomp)
+{
+    int dims[3], periodic[3];
+    HEAT_CALL(heat_domain_dims(par_size(), requested, global->grid.n, heat_space_radius(global), dims));
+    for (int a = 0; a < 3; ++a) periodic[a] = global->bc[2 * a].type == HEAT_BC_PERIODIC;
+    HEAT_CALL(heat_decomp_make(global->grid.n, dims, periodic, par_rank(), decomp));
+    decomp->halo = heat_space_radius(global);
+    return check_halo_depth(decomp, 2 * decomp->halo);
+}
+
+int heat_domain_check_layout(const heat_problem *global, const int requested[3])
+{
+    heat_decomp decomp;
+    return make_decomp(global, requested, &decomp);
+}
+
 int heat_domain_init(heat_domain *d, const heat_problem *global, const int requested[3], par_transport transport,
                      int on_gpu)
 {
     memset(d, 0, sizeof *d);
     d->elem = heat_precision_size(global->precision);
-    int dims[3], periodic[3];
-    HEAT_CALL(heat_domain_dims(par_size(), requested, global->grid.n, heat_space_radius(global), dims));
-    for (int a = 0; a < 3; ++a) periodic[a] = global->bc[2 * a].type == HEAT_BC_PERIODIC;
-    HEAT_CALL(heat_decomp_make(global->grid.n, dims, periodic, par_rank(), &d->decomp));
-    d->decomp.halo = heat_space_radius(global);
-    HEAT_CALL(check_halo_depth(&d->decomp, 2 * d->decomp.halo));
+    HEAT_CALL(make_decomp(global, requested, &d->decomp));
     if (par_size() > 1) {
         HEAT_CALL(par_cart_create(&d->decomp));
         HEAT_CALL(par_device_select(transport, on_gpu));

@@ -426,7 +426,8 @@ def test_output_dir_home():
 
 def test_overwrite_all_or_nothing():
     """--overwrite removes every file of the earlier run or, where one cannot be removed (here a
-    folder stands at a quick-look PNG's name), none, naming it."""
+    folder stands at a quick-look PNG's name), none, naming it; a run refused for its configuration
+    (a rank layout) removes none."""
     folder = fresh_dir("overwrite_all")
     out = os.path.join(folder, "out")
     cfg = letters_config(folder, steps=20, every=10)
@@ -438,9 +439,14 @@ def test_overwrite_all_or_nothing():
            f"refusal: {proc.stderr}")
     os.rmdir(os.path.join(out, "letters_000005.png"))
     expect(checkpoint_state(out) == before, f"a refused --overwrite changed the folder: {sorted(os.listdir(out))}")
+    # A layout this build refuses (several ranks without MPI) is a configuration error: found before
+    # --overwrite touches the folder.
+    proc = run([cfg, "--overwrite", "--set", "parallel.ranks=[2,1,1]"], expect_status=2)
+    expect("without MPI" in proc.stderr and checkpoint_state(out) == before,
+           f"a refused layout changed the folder: {proc.stderr} {sorted(os.listdir(out))}")
     proc = run([cfg, "--overwrite"])
     expect("--overwrite: removed 5 files" in proc.stdout, proc.stdout)
-    print("--overwrite refused before removing anything, then removes all")
+    print("--overwrite refused before removing anything (also for a refused layout), then removes all")
 
 
 def run_restarted_from_20(name):

@@ -417,10 +417,13 @@ def test_space_orders_bitwise():
     same_bits(os.path.join(folder, "one", "run_000020.hdf"), os.path.join(folder, "np3", "run_000020.hdf"),
               "order 8, restart on 3 ranks from one process's step 10")
     # 40 planes in bricks of 16 over 3 ranks along z: 16, 16 and 8; 33 planes: 16, 16 and 1.
-    thin = ["--set", "grid.n=[80,48,33]", "--set", "parallel.ranks=[1,1,3]"]
-    proc = mpirun(3, [cfg, "-q"] + order8 + thin + out(folder, "thin"), expect_status=2)
+    # Refused before --overwrite touches the earlier run's files.
+    thin = ["--set", "grid.n=[80,48,33]", "--set", "parallel.ranks=[1,1,3]", "--overwrite"]
+    before = sorted(os.listdir(os.path.join(folder, "one")))
+    proc = mpirun(3, [cfg, "-q"] + order8 + thin + out(folder, "one"), expect_status=2)
     for words in ("1 point thick along z", "solver.space_order = 8", "4 planes", "fewer ranks along z"):
         expect(words in proc.stderr, f"the thin block's refusal lacks '{words}': {proc.stderr}")
+    expect(sorted(os.listdir(os.path.join(folder, "one"))) == before, "the refused layout's --overwrite removed files")
     # Left to choose, the ranks take a layout whose blocks are all R thick (not those z slabs), and
     # give one process's bits.
     auto = ["--set", "grid.n=[80,48,33]", "--set", "time.steps=10"]
