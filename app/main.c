@@ -104,13 +104,15 @@ static int load_configuration(const heat_cli *cli, heat_run *r)
 }
 
 /* Before the backend starts: the folder is this run's, or the run refuses.
- * A layout the ranks refuse is a configuration error too, found first: a
- * refused run must leave the folder as it was (--overwrite empties it). */
+ * A layout the ranks refuse, or a halo transport the build lacks, is a
+ * configuration error too, found first: a refused run must leave the
+ * folder as it was (--overwrite empties it). */
 static int claim_output(heat_run *r)
 {
     heat_problem whole;
     heat_config_problem(&r->config, &whole);
     HEAT_CALL(heat_domain_check_layout(&whole, r->config.ranks));
+    HEAT_CALL(par_device_check_built((par_transport)r->config.transport, par_size()));
     return output_dir_claim(r->config.output.dir, r->config.output.name, r->start.folder, r->quiet, &r->output);
 }
 

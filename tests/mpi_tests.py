@@ -333,6 +333,15 @@ def test_bad_config_once():
     proc = mpirun(ranks, [cfg, "--set", 'parallel.transport="nccl"'] + layout + out(folder, "o"), expect_status=2)
     expect(proc.stderr.count("error:") == 1 and 'parallel.transport = "nccl"' in proc.stderr, proc.stderr)
     expect(not os.path.exists(os.path.join(folder, "o", "run_000000.hdf")), "a refused run wrote a checkpoint")
+    # A transport this build lacks is refused before --overwrite empties the folder (where the build has it
+    # and the machine refuses, the GPUs decide, after the claim).
+    serial([cfg, "-q"] + out(folder, "kept"))
+    before = sorted(os.listdir(os.path.join(folder, "kept")))
+    proc = mpirun(ranks, [cfg, "--overwrite", "--set", 'parallel.transport="nccl"'] + layout + out(folder, "kept"),
+                  expect_status=2)
+    if "built without NCCL" in proc.stderr or "only in an NVIDIA build" in proc.stderr:
+        expect(sorted(os.listdir(os.path.join(folder, "kept"))) == before,
+               f"a transport refused by the build removed the earlier run's files: {proc.stderr}")
     print("bad configurations under mpirun: exit 2, one message each")
 
 
