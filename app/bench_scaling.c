@@ -170,7 +170,7 @@ int bench_scaling(const heat_cli *cli)
     bench_problem(cli, 1, &whole);
     whole.quiet = 1;
     int reps = cli->reps > 0 ? cli->reps : 5, dims[3] = {0, 0, 0};
-    HEAT_CALL(heat_domain_dims(par_size(), dims, whole.grid.n, dims));
+    HEAT_CALL(heat_domain_dims(par_size(), dims, whole.grid.n, heat_space_radius(&whole), dims));
     scaling_case cases[3] = {{"alone", {0}, 1, 0, 0, 0}, {"strong", {0}, par_size(), 0, 0, 0}, {"weak", {0}, par_size(), 0, 0, 0}};
     for (int a = 0; a < 3; ++a) {
         cases[0].n[a] = cases[1].n[a] = whole.grid.n[a];

@@ -211,14 +211,33 @@ static int handle_option(int opt, heat_cli *cli)
     }
 }
 
-/* bench: no argument beside the options, one measurement (--io or --cg), and
- * the files it will write can be written: refused now, not after the work. */
+/* A --size thinner than --order's radius R = order / 2 along an axis: the
+ * ghosts mirror R owned points, which such a grid lacks (as io/config.c
+ * refuses it for a run). The default size (0 until the backend is known)
+ * always fits. */
+static int check_bench_order_fits(const heat_cli *cli)
+{
+    static const char axes[] = "xyz";
+    const int radius = cli->space_order / 2;
+    for (int a = 0; a < 3; ++a)
+        if (cli->size[a] > 0 && cli->size[a] < radius)
+            return heat_error(HEAT_ERR_CONFIG, "--size %d,%d,%d with --order %d: the order reads %d points on each "
+                              "side, and %c has only %d; give every axis at least %d points or a lower --order",
+                              cli->size[0], cli->size[1], cli->size[2], cli->space_order, radius, axes[a],
+                              cli->size[a], radius);
+    return HEAT_OK;
+}
+
+/* bench: no argument beside the options, one measurement (--io or --cg), a
+ * grid the order fits, and the files it will write can be written: refused
+ * now, not after the work. */
 static int check_bench_arguments(int argc, char **argv, const heat_cli *cli)
 {
     if (optind < argc) return heat_error(HEAT_ERR_CONFIG, "bench takes no argument '%s'", argv[optind]);
     if (cli->io && cli->cg)
         return heat_error(HEAT_ERR_CONFIG, "--io and --cg are two different measurements; give one of them per "
                           "heatsolve bench");
+    HEAT_CALL(check_bench_order_fits(cli));
     if (cli->io && !writable_folder(cli->io_dir))
         return heat_error(HEAT_ERR_CONFIG, "--io-dir %s: not a folder this user can write to; give an existing "
                           "writable folder on the disk to measure (default /tmp)", cli->io_dir);

@@ -103,9 +103,16 @@ static int load_configuration(const heat_cli *cli, heat_run *r)
     return HEAT_OK;
 }
 
-/* Before the backend starts: the folder is this run's, or the run refuses. */
+/* Before the backend starts: the folder is this run's, or the run refuses.
+ * A layout the ranks refuse, or a halo transport the build lacks, is a
+ * configuration error too, found first: a refused run must leave the
+ * folder as it was (--overwrite empties it). */
 static int claim_output(heat_run *r)
 {
+    heat_problem whole;
+    heat_config_problem(&r->config, &whole);
+    HEAT_CALL(heat_domain_check_layout(&whole, r->config.ranks));
+    HEAT_CALL(par_device_check_built((par_transport)r->config.transport, par_size()));
     return output_dir_claim(r->config.output.dir, r->config.output.name, r->start.folder, r->quiet, &r->output);
 }
 
@@ -155,7 +162,8 @@ static int create_solver(heat_run *r, int verbose)
     HEAT_CALL(agree(r, heat_solver_create_block(&problem, &transport, (heat_backend_request)r->config.backend,
                                                 &r->solver)));
     HEAT_CALL(agree(r, ranks_checkpoint_parts(&r->domain.decomp, problem.precision, &r->parts)));
-    if (verbose && problem.implicit.scheme != HEAT_EULER) r->solver->cg_log = stdout;
+    /* Every rank knows each solve's iterations (global sums): the root's line speaks for the job. */
+    if (verbose && !r->quiet && problem.implicit.scheme != HEAT_EULER) r->solver->cg_log = stdout;
     if (!r->quiet) print_solver(r, &whole, &problem, verbose);
     return HEAT_OK;
 }
@@ -281,6 +289,16 @@ static void announce_asked_checkpoint(const heat_run *r, heat_progress *progress
     printf("SIGUSR1: writing a checkpoint of step %ld (t = %.6g)\n", r->solver->step, r->solver->time);
 }
 
+/* A CG that stopped on its global sums' verdict stopped at the same step on
+ * every rank: an agreed failure, which ends every rank with the root's one
+ * message. Any other failure may be this rank's alone. */
+static int advance(heat_run *r, long batch)
+{
+    int status = heat_solver_advance(r->solver, batch);
+    if (status != HEAT_OK && r->solver->cg.failed_alike) r->agreed = 1;
+    return status;
+}
+
 /* Step, check, output when due: the batches and what falls due after each
  * are the schedule's (app/schedule.h); a stop signal ends the loop after
  * its checkpoint. */
@@ -296,7 +314,7 @@ static int time_loop(heat_run *r, heat_field_stats *final)
         long batch;
         HEAT_CALL(schedule_next_batch(&r->schedule, s->step, &batch));
         double t0 = progress_now();
-        HEAT_CALL(heat_solver_advance(s, batch));
+        HEAT_CALL(advance(r, batch));
         HEAT_CALL(schedule_after_batch(&r->schedule, s->step, batch, t0, progress_now(), &due));
         if (due.check) {
             HEAT_CALL(check_field(r, unchecked_from, final));

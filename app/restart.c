@@ -33,6 +33,7 @@ static int load_file(const char *path, const heat_config *c, int allow, void *fi
     HEAT_CALL(status);
     HEAT_CALL(ckpt_read(path, &meta, field));
     found->step = meta.step, found->time = meta.time, found->dt = meta.dt;
+    found->implicit.scheme = meta.implicit.scheme, found->space_order = meta.space_order;
     found->energy_present = meta.energy_present;
     memcpy(found->energy_in, meta.energy_in, sizeof found->energy_in);
     ckpt_meta_free(&meta);
@@ -87,6 +88,15 @@ static int load_latest(const heat_config *c, int allow, void *field, ckpt_meta *
     return status;
 }
 
+/* Why a restart may take another dt (io/ckpt_compat.c let it through): an implicit scheme is stable
+ * at any dt, and another scheme or space order has an explicit limit of its own. */
+static const char *dt_change_reason(const ckpt_meta *found, const heat_config *c)
+{
+    if (c->implicit.scheme != HEAT_EULER) return "implicit scheme";
+    if (found->implicit.scheme != c->implicit.scheme) return "scheme change";
+    return "space order change";
+}
+
 int restart_load(const char *spec, int allow, const heat_config *c, void *field, restart_point *point,
                  heat_series *series, int quiet)
 {
@@ -104,7 +114,7 @@ int restart_load(const char *spec, int allow, const heat_config *c, void *field,
     memcpy(point->energy_in, found.energy_in, sizeof point->energy_in);
     if (found.dt != c->dt && !quiet)
         printf("the time step changes at step %ld from %.6g to %.6g (%s); later checkpoints record the new one\n",
-               found.step, found.dt, c->dt, c->implicit.scheme != HEAT_EULER ? "implicit scheme" : "scheme change");
+               found.step, found.dt, c->dt, dt_change_reason(&found, c));
     if (found.step >= c->steps) return HEAT_OK;
     HEAT_CALL(restart_set_aside_later(c->output.dir, c->output.name, found.step, quiet));
     return series_scan(series, found.step);

@@ -75,7 +75,9 @@ void threads_fit_ranks(int ranks_on_node, int node_cores)
     if (ranks_on_node < 2 || (long)threads * ranks_on_node <= node_cores) return;
     int fair = node_cores / ranks_on_node > 1 ? node_cores / ranks_on_node : 1;
     if (getenv("OMP_NUM_THREADS")) {
-        if (threads <= own) /* else ranks_check_binding's warning says it */
+        /* A rank at its fair share already (one thread, where the node has no more cores than ranks) has
+         * nothing to change; above its own cores, ranks_check_binding's warning says it. */
+        if (threads > fair && threads <= own)
             heat_warn("the %d ranks on this node have %d OpenMP threads each (OMP_NUM_THREADS) but %d core%s "
                       "together; set OMP_NUM_THREADS=%d, or unset it and heatsolve chooses", ranks_on_node, threads,
                       node_cores, node_cores == 1 ? "" : "s", fair);

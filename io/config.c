@@ -607,6 +607,18 @@ static int check_gpu_keys(const heat_config *c)
     return HEAT_OK;
 }
 
+/* "run.cfg:12: " or "--set: " where key was given, "" where it keeps its default: the start of a
+ * message about a combination of settings, so that it points at the line to change. */
+static void key_where(const config_t *cf, const char *origin, const char *key, char *buf, size_t len)
+{
+    const config_setting_t *s = config_lookup(cf, key);
+    char where[600];
+    buf[0] = '\0';
+    if (!s) return;
+    setting_where(s, origin, where, sizeof where);
+    snprintf(buf, len, "%s: ", where);
+}
+
 /* A periodic axis wraps around: both of its faces say so, or neither. The message points at the
  * face that says periodic (file:line, or --set). */
 static int check_periodic(const heat_config *c, const config_t *cf, const char *origin)
@@ -629,40 +641,58 @@ static int check_periodic(const heat_config *c, const config_t *cf, const char *
 
 /* Orders above 2 take constant coefficients, and every axis at least R = order / 2 points (its ghosts
  * mirror owned points). */
-static int check_space_order(const heat_config *c)
+static int check_space_order(const heat_config *c, const config_t *cf, const char *origin)
 {
     static const char *const axes[] = {"x", "y", "z"};
     const int radius = c->space_order / 2;
-    if (radius > 1 && heat_materials_active(&c->materials))
-        return heat_error(HEAT_ERR_CONFIG, "solver.space_order = %d with `materials`: variable coefficients take the "
-                          "second-order flux form only; set solver.space_order = 2 (or remove it), or drop `materials` "
-                          "and `regions` for a constant-coefficient run", c->space_order);
+    char where[640];
+    if (radius > 1 && heat_materials_active(&c->materials)) {
+        key_where(cf, origin, "solver.space_order", where, sizeof where);
+        return heat_error(HEAT_ERR_CONFIG, "%ssolver.space_order = %d with `materials`: variable coefficients take "
+                          "the second-order flux form only; set solver.space_order = 2 (or remove it), or drop "
+                          "`materials` and `regions` for a constant-coefficient run", where, c->space_order);
+    }
     for (int a = 0; a < 3; ++a)
-        if (c->grid.n[a] < radius)
-            return heat_error(HEAT_ERR_CONFIG, "grid.n = [%d, %d, %d]: solver.space_order = %d reads %d points on each "
-                              "side, and %s has only %d; give every axis at least %d points or lower solver.space_order",
-                              c->grid.n[0], c->grid.n[1], c->grid.n[2], c->space_order, radius, axes[a], c->grid.n[a],
-                              radius);
+        if (c->grid.n[a] < radius) {
+            key_where(cf, origin, "grid.n", where, sizeof where);
+            return heat_error(HEAT_ERR_CONFIG, "%sgrid.n = [%d, %d, %d]: solver.space_order = %d reads %d points on "
+                              "each side, and %s has only %d; give every axis at least %d points or lower "
+                              "solver.space_order", where, c->grid.n[0], c->grid.n[1], c->grid.n[2], c->space_order,
+                              radius, axes[a], c->grid.n[a], radius);
+        }
+    return HEAT_OK;
+}
+
+/* An explicit time step at most dt_max (time.dt, or time.cfl at most 1), unless allowed. */
+static int check_explicit_dt(const heat_config *c, const config_t *cf, const char *origin, double dt_max)
+{
+    char where[640];
+    if (c->implicit.scheme != HEAT_EULER || c->allow_unstable) return HEAT_OK; /* implicit: stable at any dt */
+    if (c->dt_requested > 0.0 && c->dt_requested > dt_max) {
+        key_where(cf, origin, "time.dt", where, sizeof where);
+        /* dt_max in full: a time.dt copied from the start-up line's rounded dt_max may lie just above it */
+        return heat_error(HEAT_ERR_CONFIG,
+                          "%stime.dt = %.15g exceeds the stable limit dt_max = %.17g for this grid and %s; "
+                          "lower time.dt, remove it to use time.cfl, use an implicit time.scheme "
+                          "(crank_nicolson, backward_euler) or set time.allow_unstable = true", where,
+                          c->dt_requested, dt_max, heat_materials_active(&c->materials) ? "these materials" : "alpha");
+    }
+    if (c->dt_requested == 0.0 && c->cfl > 1.0) {
+        key_where(cf, origin, "time.cfl", where, sizeof where);
+        return heat_error(HEAT_ERR_CONFIG,
+                          "%stime.cfl = %g: time.scheme = \"euler\" is unstable above 1; lower time.cfl or use an "
+                          "implicit time.scheme (crank_nicolson, backward_euler)", where, c->cfl);
+    }
     return HEAT_OK;
 }
 
 static int check_consistency(heat_config *c, const config_t *cf, const char *origin)
 {
     heat_grid_set_spacing(&c->grid);
-    HEAT_CALL(check_space_order(c));
+    HEAT_CALL(check_space_order(c, cf, origin));
     double dt_max = heat_materials_active(&c->materials) ? config_materials_dt_max(c)
                                                          : heat_space_dt_max(&c->grid, c->alpha, c->space_order / 2);
-    int explicit_scheme = c->implicit.scheme == HEAT_EULER; /* implicit schemes are stable at any dt */
-    if (explicit_scheme && c->dt_requested > 0.0 && c->dt_requested > dt_max && !c->allow_unstable)
-        return heat_error(HEAT_ERR_CONFIG,
-                          "time.dt = %g exceeds the stable limit dt_max = %.6g for this grid and %s; "
-                          "lower time.dt, remove it to use time.cfl, use an implicit time.scheme "
-                          "(crank_nicolson, backward_euler) or set time.allow_unstable = true",
-                          c->dt_requested, dt_max, heat_materials_active(&c->materials) ? "these materials" : "alpha");
-    if (explicit_scheme && c->dt_requested == 0.0 && c->cfl > 1.0 && !c->allow_unstable)
-        return heat_error(HEAT_ERR_CONFIG,
-                          "time.cfl = %g: time.scheme = \"euler\" is unstable above 1; lower time.cfl or use an "
-                          "implicit time.scheme (crank_nicolson, backward_euler)", c->cfl);
+    HEAT_CALL(check_explicit_dt(c, cf, origin, dt_max));
     c->dt = c->dt_requested > 0.0 ? c->dt_requested : c->cfl * dt_max;
     if (strspn(c->output.name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
         strlen(c->output.name))

@@ -25,13 +25,30 @@ static void split(int bricks, int parts, int c, int *first, int *end)
     *end = (int)((long)bricks * (c + 1) / parts);
 }
 
-static void block_along(const heat_decomp *d, int axis, int c, int *offset, int *size)
+/* Part c of `parts` along an axis of n points in bricks of `brick`: its first point and its points. */
+static void part_along(int n, int brick, int parts, int c, int *offset, int *size)
 {
     int first, end;
-    split(d->bricks[axis], d->dims[axis], c, &first, &end);
-    int stop = end * d->brick[axis] < d->global_n[axis] ? end * d->brick[axis] : d->global_n[axis];
-    *offset = first * d->brick[axis];
+    split(bricks_along(n, brick), parts, c, &first, &end);
+    int stop = end * brick < n ? end * brick : n;
+    *offset = first * brick;
     *size = stop - *offset;
+}
+
+static void block_along(const heat_decomp *d, int axis, int c, int *offset, int *size)
+{
+    part_along(d->global_n[axis], d->brick[axis], d->dims[axis], c, offset, size);
+}
+
+int heat_decomp_thinnest(int n, int parts)
+{
+    int thinnest = n;
+    for (int c = 0; c < parts; ++c) {
+        int offset, size;
+        part_along(n, heat_brick_size(n), parts, c, &offset, &size);
+        if (size < thinnest) thinnest = size;
+    }
+    return thinnest;
 }
 
 void heat_decomp_block_of(const heat_decomp *d, int rank, int offset[3], int size[3])

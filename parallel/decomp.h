@@ -38,3 +38,7 @@ int heat_decomp_make(const int global_n[3], const int dims[3], const int periodi
 
 /* The block of `rank` (offset and size) in the same decomposition. */
 void heat_decomp_block_of(const heat_decomp *d, int rank, int offset[3], int size[3]);
+
+/* Points of the thinnest block when an axis of n points is cut into `parts` blocks of whole bricks
+ * (parts at most the axis's bricks). */
+int heat_decomp_thinnest(int n, int parts);

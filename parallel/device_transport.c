@@ -139,6 +139,17 @@ static const char *instead_of(par_transport refused, int ipc, int nccl, int mpi)
     return list;
 }
 
+int par_device_check_built(par_transport wanted, int ranks)
+{
+#ifdef HEATSOLVE_NCCL
+    (void)wanted, (void)ranks;
+#else
+    if (ranks >= 2 && wanted == TRANSPORT_NCCL)
+        return refuse("nccl", "this heatsolve was built without NCCL (CMake did not find nccl.h)", ", \"mpi\" or \"host\"");
+#endif
+    return HEAT_OK;
+}
+
 int par_device_select(par_transport wanted, int on_gpu)
 {
     chosen_ = TRANSPORT_HOST;

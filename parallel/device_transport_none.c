@@ -8,13 +8,18 @@
 #include "../solver/error.h"
 
 /* One process has nothing to choose (parallel.h); several ranks may still ask for host staging. */
-int par_device_select(par_transport wanted, int on_gpu)
+int par_device_check_built(par_transport wanted, int ranks)
 {
-    (void)on_gpu;
-    if (par_size() < 2 || wanted == TRANSPORT_AUTO || wanted == TRANSPORT_HOST) return HEAT_OK;
+    if (ranks < 2 || wanted == TRANSPORT_AUTO || wanted == TRANSPORT_HOST) return HEAT_OK;
     return heat_error(HEAT_ERR_CONFIG, "parallel.transport = \"%s\": this heatsolve moves halos GPU to GPU only in "
                       "an NVIDIA build with MPI (-DHEATSOLVE_GPU=nvidia -DHEATSOLVE_MPI=ON); use \"auto\" or \"host\"",
                       wanted == TRANSPORT_MPI ? "mpi" : wanted == TRANSPORT_NCCL ? "nccl" : "ipc");
+}
+
+int par_device_select(par_transport wanted, int on_gpu)
+{
+    (void)on_gpu;
+    return par_device_check_built(wanted, par_size());
 }
 
 int par_device_exchange(const heat_decomp *d, void *const send[FACE_COUNT], void *const recv[FACE_COUNT],

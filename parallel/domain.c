@@ -36,24 +36,24 @@ static int requested_ranks_fit(const int requested[3], int ranks)
  * contiguous planes (exchanged faster than x faces), and the checkpoint
  * chunks of a slab are whole, so
  * every rank compresses its own (io/ckpt_parts.h). */
-static int slabs_fit(int ranks, const int requested[3], const int global_n[3])
+static int slabs_fit(int ranks, const int requested[3], const int global_n[3], int halo)
 {
     if (requested[0] > 0 || requested[1] > 0 || requested[2] > 0 || !global_n) return 0;
-    int brick = heat_brick_size(global_n[2]);
-    return ranks <= (global_n[2] + brick - 1) / brick;
+    const int slabs[3] = {1, 1, ranks};
+    return heat_layout_fits(global_n, slabs, halo);
 }
 
-int heat_domain_dims(int ranks, const int requested[3], const int global_n[3], int dims[3])
+int heat_domain_dims(int ranks, const int requested[3], const int global_n[3], int halo, int dims[3])
 {
     HEAT_CALL(requested_ranks_fit(requested, ranks));
-    if (slabs_fit(ranks, requested, global_n)) {
+    if (slabs_fit(ranks, requested, global_n, halo)) {
         dims[0] = dims[1] = 1, dims[2] = ranks;
         return HEAT_OK;
     }
     int reversed[3] = {requested[2], requested[1], requested[0]};
     HEAT_CALL(par_dims_create(ranks, reversed));
     dims[0] = reversed[2], dims[1] = reversed[1], dims[2] = reversed[0];
-    if (global_n && !heat_layout_fits(global_n, dims)) heat_layout_search(ranks, requested, global_n, dims);
+    if (global_n && !heat_layout_fits(global_n, dims, halo)) heat_layout_search(ranks, requested, global_n, halo, dims);
     return HEAT_OK; /* none fits: heat_decomp_make names the axis and its limit */
 }
 
@@ -78,17 +78,29 @@ static int check_halo_depth(const heat_decomp *d, int space_order)
     return HEAT_OK;
 }
 
+/* This rank's block of the layout, or the configuration error that refuses the layout. */
+static int make_decomp(const heat_problem *global, const int requested[3], heat_decomp *decomp)
+{
+    int dims[3], periodic[3];
+    HEAT_CALL(heat_domain_dims(par_size(), requested, global->grid.n, heat_space_radius(global), dims));
+    for (int a = 0; a < 3; ++a) periodic[a] = global->bc[2 * a].type == HEAT_BC_PERIODIC;
+    HEAT_CALL(heat_decomp_make(global->grid.n, dims, periodic, par_rank(), decomp));
+    decomp->halo = heat_space_radius(global);
+    return check_halo_depth(decomp, 2 * decomp->halo);
+}
+
+int heat_domain_check_layout(const heat_problem *global, const int requested[3])
+{
+    heat_decomp decomp;
+    return make_decomp(global, requested, &decomp);
+}
+
 int heat_domain_init(heat_domain *d, const heat_problem *global, const int requested[3], par_transport transport,
                      int on_gpu)
 {
     memset(d, 0, sizeof *d);
     d->elem = heat_precision_size(global->precision);
-    int dims[3], periodic[3];
-    HEAT_CALL(heat_domain_dims(par_size(), requested, global->grid.n, dims));
-    for (int a = 0; a < 3; ++a) periodic[a] = global->bc[2 * a].type == HEAT_BC_PERIODIC;
-    HEAT_CALL(heat_decomp_make(global->grid.n, dims, periodic, par_rank(), &d->decomp));
-    d->decomp.halo = heat_space_radius(global);
-    HEAT_CALL(check_halo_depth(&d->decomp, 2 * d->decomp.halo));
+    HEAT_CALL(make_decomp(global, requested, &d->decomp));
     if (par_size() > 1) {
         HEAT_CALL(par_cart_create(&d->decomp));
         HEAT_CALL(par_device_select(transport, on_gpu));

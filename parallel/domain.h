@@ -32,10 +32,16 @@ int heat_domain_balance(heat_domain *d, double stepping_seconds, heat_balance *b
  * may try the copy engines). Configuration errors exit 2 on every rank. */
 int heat_domain_init(heat_domain *d, const heat_problem *global, const int requested[3], par_transport transport,
                      int on_gpu);
+/* heat_domain_init's refusals of the layout alone (parallel.ranks, the grid's bricks, blocks thinner
+ * than the space order's halo), arithmetic only: for a run to refuse before it claims the output
+ * folder (which --overwrite empties). */
+int heat_domain_check_layout(const heat_problem *global, const int requested[3]);
 /* The layout heat_domain_init uses: requested[a] > 0 kept; with nothing
  * requested, z slabs where the grid (global_n; NULL: unknown) has a z brick
- * for every rank; otherwise MPI_Dims_create with the most ranks along z. */
-int heat_domain_dims(int ranks, const int requested[3], const int global_n[3], int dims[3]);
+ * for every rank and every slab is at least `halo` planes thick; otherwise
+ * MPI_Dims_create with the most ranks along z, or where that does not fit
+ * (bricks, halo), the fitting layout with the smallest halo area. */
+int heat_domain_dims(int ranks, const int requested[3], const int global_n[3], int halo, int dims[3]);
 void heat_domain_free(heat_domain *d);
 int heat_domain_is_split(const heat_domain *d);
 

@@ -1,6 +1,7 @@
 #include "layout.h"
 
 #include "../solver/reduce.h"
+#include "decomp.h"
 
 static int bricks_of(int n)
 {
@@ -8,10 +9,12 @@ static int bricks_of(int n)
     return (n + brick - 1) / brick;
 }
 
-int heat_layout_fits(const int global_n[3], const int dims[3])
+int heat_layout_fits(const int global_n[3], const int dims[3], int halo)
 {
-    for (int a = 0; a < 3; ++a)
+    for (int a = 0; a < 3; ++a) {
         if (dims[a] < 1 || dims[a] > bricks_of(global_n[a])) return 0;
+        if (dims[a] > 1 && heat_decomp_thinnest(global_n[a], dims[a]) < halo) return 0;
+    }
     return 1;
 }
 
@@ -26,7 +29,7 @@ static double halo_area(const int global_n[3], const int dims[3])
 
 static int allowed(const int requested[3], int a, int count) { return requested[a] <= 0 || requested[a] == count; }
 
-int heat_layout_search(int ranks, const int requested[3], const int global_n[3], int dims[3])
+int heat_layout_search(int ranks, const int requested[3], const int global_n[3], int halo, int dims[3])
 {
     int found = 0;
     double best = 0;
@@ -35,7 +38,7 @@ int heat_layout_search(int ranks, const int requested[3], const int global_n[3],
         for (int y = ranks / z; y >= 1; --y) {
             if ((ranks / z) % y || !allowed(requested, 1, y)) continue;
             int candidate[3] = {ranks / z / y, y, z};
-            if (!allowed(requested, 0, candidate[0]) || !heat_layout_fits(global_n, candidate)) continue;
+            if (!allowed(requested, 0, candidate[0]) || !heat_layout_fits(global_n, candidate, halo)) continue;
             double area = halo_area(global_n, candidate);
             if (found && area >= best) continue;
             found = 1, best = area;

@@ -66,6 +66,10 @@ typedef enum par_transport {
  * configuration error. Without a GPU build, or with one process, the choice
  * is host. */
 int par_device_select(par_transport wanted, int on_gpu);
+/* par_device_select's refusals that the build alone decides (a transport it
+ * was built without), for `ranks` ranks: local, no device touched, so that
+ * one rank can refuse before the run claims its output folder. */
+int par_device_check_built(par_transport wanted, int ranks);
 /* GPU-to-GPU exchange of device buffers (face-packed) as par_halo_exchange
  * does with host buffers, after the work queued on `stream` (a cudaStream_t;
  * NULL: the default stream). NCCL queues it on the stream and returns; MPI

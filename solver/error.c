@@ -2,9 +2,10 @@
 
 #include <stdio.h>
 
-/* Several ranks: the root speaks for the job. Configuration errors and
- * warnings are found alike on every rank, so only the root prints them; a
- * runtime error may be one rank's own, so it is printed with that rank. */
+/* Several ranks: the root speaks for the job. Configuration errors,
+ * warnings and the errors raised as alike are found alike on every rank, so
+ * only the root prints them; any other runtime error may be one rank's own,
+ * so it is printed with that rank. */
 static int message_rank = 0;
 
 void heat_errors_set_rank(int rank) { message_rank = rank; }
@@ -29,13 +30,13 @@ int heat_errors_as_warnings(int on)
 
 const char *heat_error_last_silenced(void) { return last_message; }
 
-static int report(int code, int internal, const char *file, int line, const char *fmt, va_list args)
+static int report(int code, int internal, int alike, const char *file, int line, const char *fmt, va_list args)
 {
     if (demoted == HEAT_ERRORS_SILENT) {
         vsnprintf(last_message, sizeof last_message, fmt, args);
         return code;
     }
-    if (message_rank > 0 && (code != HEAT_ERR_RUNTIME || demoted)) return code;
+    if (message_rank > 0 && (code != HEAT_ERR_RUNTIME || alike || demoted)) return code;
     print_message(demoted ? "warning" : "error", fmt, args);
     if (internal && !demoted) fprintf(stderr, "  (reported at %s:%d)\n", file, line);
     return code;
@@ -45,7 +46,16 @@ int heat_error_at(int code, const char *file, int line, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
-    report(code, 0, file, line, fmt, args);
+    report(code, 0, 0, file, line, fmt, args);
+    va_end(args);
+    return code;
+}
+
+int heat_error_alike_at(int code, const char *file, int line, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    report(code, 0, 1, file, line, fmt, args);
     va_end(args);
     return code;
 }
@@ -54,7 +64,7 @@ int heat_internal_error_at(const char *file, int line, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
-    report(HEAT_ERR_RUNTIME, 1, file, line, fmt, args);
+    report(HEAT_ERR_RUNTIME, 1, 0, file, line, fmt, args);
     va_end(args);
     return HEAT_ERR_RUNTIME;
 }

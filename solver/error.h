@@ -22,6 +22,12 @@ enum heat_status {
 int heat_error_at(int code, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* An error that every rank of a job finds alike, at the same point, from
+ * values the ranks agreed on (a global sum's verdict): the root prints it
+ * once for the job, as it does a configuration error. */
+int heat_error_alike_at(int code, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* A failure of a library call or a broken precondition, which the user can
  * only report: a runtime error that also names the source position. */
 int heat_internal_error_at(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -43,6 +49,7 @@ void heat_errors_set_rank(int rank);
 void heat_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #define heat_error(code, ...) heat_error_at((code), __FILE__, __LINE__, __VA_ARGS__)
+#define heat_error_alike(code, ...) heat_error_alike_at((code), __FILE__, __LINE__, __VA_ARGS__)
 #define heat_internal_error(...) heat_internal_error_at(__FILE__, __LINE__, __VA_ARGS__)
 
 /* Propagates a non-zero status to the caller. */

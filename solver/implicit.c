@@ -69,20 +69,35 @@ heat_cg_diagonal heat_cg_diagonal_make(const heat_problem *p)
     return d;
 }
 
-/* Advice the program accepts: an implicit run may change dt on restart, and
- * the preconditioner already in use is not suggested again. */
+/* The preconditioner's part of the advice: one the program accepts, never
+ * the one already in use, nor a degree above the largest it takes.
+ * Chebyshev's interval begins at 1, far below the spectrum that matters once
+ * dt nears the box's diffusion time, where its iterations grow with dt and
+ * Jacobi's stop growing: there Jacobi is the way out. */
+static void preconditioner_advice(const heat_implicit *implicit, char *buf, size_t len)
+{
+    if (implicit->preconditioner != HEAT_PRECOND_CHEBYSHEV) {
+        snprintf(buf, len, "use solver.preconditioner = \"chebyshev\", ");
+        return;
+    }
+    int used = 0;
+    if (implicit->chebyshev_degree < HEAT_CHEBYSHEV_MAX)
+        used = snprintf(buf, len, "raise solver.chebyshev_degree (now %d, at most %d), ", implicit->chebyshev_degree,
+                        HEAT_CHEBYSHEV_MAX);
+    snprintf(buf + used, len - (size_t)used, "use solver.preconditioner = \"jacobi\" (at time steps near the box's "
+             "diffusion time), ");
+}
+
+/* Advice the program accepts: an implicit run may change dt on restart. */
 static int not_converged(const heat_problem *p, long step, double residual)
 {
-    const char *preconditioner = p->implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV
-                                     ? "raise solver.chebyshev_degree (now %d)"
-                                     : "use solver.preconditioner = \"chebyshev\"";
-    char advice[128];
-    snprintf(advice, sizeof advice, preconditioner, p->implicit.chebyshev_degree);
-    return heat_error(HEAT_ERR_RUNTIME,
-                      "step %ld: CG did not reach solver.rtol = %g within solver.max_iterations = %d (relative "
-                      "residual %.3g); raise solver.max_iterations, %s, or lower time.cfl (or time.dt), then "
-                      "continue with --restart latest (an implicit run may change its time step on restart)",
-                      step, p->implicit.rtol, p->implicit.max_iterations, residual, advice);
+    char advice[192];
+    preconditioner_advice(&p->implicit, advice, sizeof advice);
+    return heat_error_alike(HEAT_ERR_RUNTIME,
+                            "step %ld: CG did not reach solver.rtol = %g within solver.max_iterations = %d (relative "
+                            "residual %.3g); raise solver.max_iterations, %sor lower time.cfl (or time.dt), then "
+                            "continue with --restart latest (an implicit run may change its time step on restart)",
+                            step, p->implicit.rtol, p->implicit.max_iterations, residual, advice);
 }
 
 static void record(heat_cg_stats *stats, int iterations, double residual, long step, FILE *log)
@@ -96,38 +111,55 @@ static void record(heat_cg_stats *stats, int iterations, double residual, long s
     if (log) fprintf(log, "step %ld: CG %d iterations, relative residual %.3e\n", step, iterations, residual);
 }
 
+/* What one solve reached. */
+typedef struct solve_outcome {
+    int iterations;
+    double residual;  /* final relative residual */
+    int failed_alike; /* stopped on its global sums' verdict, which every rank reached alike */
+} solve_outcome;
+
+/* The solve's own verdicts come from global sums, the same bits on every
+ * rank: each rank stops at the same iteration, and the root says why. */
+static int stop_alike(solve_outcome *out, int status)
+{
+    out->failed_alike = 1;
+    return status;
+}
+
 /* One CG solve of A x = fraction alpha dt L(u), then u += x; its iteration
- * count and final relative residual go to *iterations and *residual. */
+ * count and final relative residual go to *out. */
 static int solve(const heat_backend_ops *ops, void *state, const heat_problem *p, const heat_chebyshev *cheb,
-                 double fraction, long step, int *iterations, double *residual)
+                 double fraction, long step, solve_outcome *out)
 {
     const heat_cg_ops *cg = ops->cg;
     const int chebyshev = p->implicit.preconditioner == HEAT_PRECOND_CHEBYSHEV;
     double rr, rz, pq;
-    *iterations = 0, *residual = 0.0;
+    *out = (solve_outcome){0};
     HEAT_CALL(cg->begin(state, fraction, &rr, &rz));
     const double rr0 = rr, target = p->implicit.rtol * p->implicit.rtol * rr0;
     /* A NaN here would end the solve with the field unchanged and no word: say it instead. */
     if (!isfinite(rr0))
-        return heat_error(HEAT_ERR_RUNTIME, "step %ld: the implicit step's right-hand side (alpha dt times the "
-                          "Laplacian of the field) is not finite: the field holds NaN or Inf, or the grid spacing "
-                          "is so fine that the Laplacian overflows; check the initial field or checkpoint and "
-                          "grid.length / grid.n", step);
+        return stop_alike(out, heat_error_alike(HEAT_ERR_RUNTIME, "step %ld: the implicit step's right-hand side "
+                                                "(alpha dt times the Laplacian of the field) is not finite: the field "
+                                                "holds NaN or Inf, or the grid spacing is so fine that the Laplacian "
+                                                "overflows; check the initial field or checkpoint and grid.length / "
+                                                "grid.n", step));
     if (rr0 == 0.0) return HEAT_OK; /* a steady field */
     if (chebyshev) HEAT_CALL(cg->precondition(state, cheb, &rz));
     HEAT_CALL(cg->direction(state, 0.0));
     for (int iteration = 1;; ++iteration) {
         HEAT_CALL(cg->apply(state, &pq));
         if (!(pq > 0.0) || !isfinite(rz))
-            return heat_error(HEAT_ERR_RUNTIME, "step %ld: CG broke down at iteration %d (p.Ap = %g); the field or "
-                              "time.dt is not finite", step, iteration, pq);
+            return stop_alike(out, heat_error_alike(HEAT_ERR_RUNTIME, "step %ld: CG broke down at iteration %d "
+                                                    "(p.Ap = %g); the field or time.dt is not finite", step,
+                                                    iteration, pq));
         double rz_new;
         HEAT_CALL(cg->update(state, rz / pq, iteration == 1, &rr, &rz_new));
         if (rr <= target) {
-            *iterations = iteration, *residual = sqrt(rr / rr0);
+            out->iterations = iteration, out->residual = sqrt(rr / rr0);
             return cg->finish(state);
         }
-        if (iteration >= p->implicit.max_iterations) return not_converged(p, step, sqrt(rr / rr0));
+        if (iteration >= p->implicit.max_iterations) return stop_alike(out, not_converged(p, step, sqrt(rr / rr0)));
         if (chebyshev) HEAT_CALL(cg->precondition(state, cheb, &rz_new));
         HEAT_CALL(cg->direction(state, rz_new / rz));
         rz = rz_new;
@@ -150,11 +182,12 @@ int heat_implicit_step(const heat_backend_ops *ops, void *state, const heat_prob
     int parts = half_steps(p, step), total = 0;
     double worst = 0.0;
     for (int part = 0; part < parts; ++part) {
-        int iterations;
-        double residual;
-        HEAT_CALL(solve(ops, state, p, cheb, 1.0 / parts, step, &iterations, &residual));
-        total += iterations;
-        worst = fmax(worst, residual);
+        solve_outcome out;
+        int status = solve(ops, state, p, cheb, 1.0 / parts, step, &out);
+        stats->failed_alike = out.failed_alike;
+        HEAT_CALL(status);
+        total += out.iterations;
+        worst = fmax(worst, out.residual);
     }
     record(stats, total, worst, step, log);
     return HEAT_OK;

@@ -20,6 +20,8 @@ typedef struct heat_cg_stats {
     int last_iterations, most_iterations;
     double last_residual;    /* final relative residual |r| / |r0| of the last step */
     double worst_residual;   /* largest final relative residual over the steps */
+    int failed_alike;        /* the last solve stopped on its global sums' verdict (not converged, broken down,
+                              * not finite): the same step on every rank, so no rank is left waiting */
 } heat_cg_stats;
 
 double heat_scheme_theta(heat_scheme scheme);

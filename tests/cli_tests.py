@@ -426,7 +426,8 @@ def test_output_dir_home():
 
 def test_overwrite_all_or_nothing():
     """--overwrite removes every file of the earlier run or, where one cannot be removed (here a
-    folder stands at a quick-look PNG's name), none, naming it."""
+    folder stands at a quick-look PNG's name), none, naming it; a run refused for its configuration
+    (a rank layout) removes none."""
     folder = fresh_dir("overwrite_all")
     out = os.path.join(folder, "out")
     cfg = letters_config(folder, steps=20, every=10)
@@ -438,9 +439,14 @@ def test_overwrite_all_or_nothing():
            f"refusal: {proc.stderr}")
     os.rmdir(os.path.join(out, "letters_000005.png"))
     expect(checkpoint_state(out) == before, f"a refused --overwrite changed the folder: {sorted(os.listdir(out))}")
+    # A layout this build refuses (several ranks without MPI) is a configuration error: found before
+    # --overwrite touches the folder.
+    proc = run([cfg, "--overwrite", "--set", "parallel.ranks=[2,1,1]"], expect_status=2)
+    expect("without MPI" in proc.stderr and checkpoint_state(out) == before,
+           f"a refused layout changed the folder: {proc.stderr} {sorted(os.listdir(out))}")
     proc = run([cfg, "--overwrite"])
     expect("--overwrite: removed 5 files" in proc.stdout, proc.stdout)
-    print("--overwrite refused before removing anything, then removes all")
+    print("--overwrite refused before removing anything (also for a refused layout), then removes all")
 
 
 def run_restarted_from_20(name):
@@ -644,17 +650,20 @@ def test_messages_say_it_right():
 
 def test_bench_arguments_checked_first():
     """bench refuses, before any measuring, what it could not honour: --io and --cg together, an --io-dir
-    that is no writable folder (a user's error: exit 2, no source position)."""
+    that is no writable folder, a --size thinner than --order's radius along an axis, which a run's
+    configuration refuses too (a user's error: exit 2, no source position)."""
     folder = fresh_dir("bench_arguments")
     afile = write(os.path.join(folder, "a_file"), "x")
     cases = ((["--io", "--cg"], ["--io and --cg"]),
              (["--io", "--io-dir", os.path.join(folder, "missing")], ["--io-dir", "missing", "writable folder"]),
-             (["--io", "--io-dir", afile], ["--io-dir", "a_file", "writable folder"]))
+             (["--io", "--io-dir", afile], ["--io-dir", "a_file", "writable folder"]),
+             (["--order", "8", "--size", "16,3,16"], ["--size 16,3,16 with --order 8", "y has only 3", "at least 4"]),
+             (["--size", "3", "--cg", "--order", "8"], ["--size 3,3,3 with --order 8", "x has only 3"]))
     for args, words in cases:
         proc = run(["bench", "--backend", "cpu", "--size", "16", "--reps", "1"] + args, expect_status=2, timeout=120)
         expect(all(w in proc.stderr for w in words) and "(reported at" not in proc.stderr and not proc.stdout,
                f"bench {' '.join(args)}: {proc.stdout} {proc.stderr}")
-    print("bench: --io with --cg and a bad --io-dir refused before measuring")
+    print("bench: --io with --cg, a bad --io-dir and a grid thinner than the order refused before measuring")
 
 
 def test_restart_changes_implicit_dt():
@@ -914,8 +923,15 @@ def test_implicit_errors():
     expect('solver.preconditioner = "chebyshev"' in proc.stderr, f"jacobi run not pointed to chebyshev: {proc.stderr}")
     # With Chebyshev already in use, the advice raises its degree instead of suggesting it again.
     proc = run([cfg, "--overwrite", "--set", "solver.max_iterations=1"] + IMPLICIT, expect_status=1)
-    expect('preconditioner = "chebyshev"' not in proc.stderr and "solver.chebyshev_degree (now 8)" in proc.stderr,
-           f"advice for a chebyshev run: {proc.stderr}")
+    # (and, for time steps near the box's diffusion time, where Chebyshev's interval from 1 makes its
+    # iterations grow with dt, Jacobi)
+    expect('preconditioner = "chebyshev"' not in proc.stderr and "solver.chebyshev_degree (now 8, at most 64)" in
+           proc.stderr and 'solver.preconditioner = "jacobi"' in proc.stderr, f"advice for a chebyshev run: {proc.stderr}")
+    # At the largest degree there is none higher to advise.
+    proc = run([cfg, "--overwrite", "--set", "solver.max_iterations=1", "--set", "solver.chebyshev_degree=64"] + IMPLICIT
+               + ["--set", "time.cfl=1000.0"], expect_status=1)
+    expect("chebyshev_degree" not in proc.stderr and 'raise solver.max_iterations, use solver.preconditioner = "jacobi"'
+           in proc.stderr, f"advice for a chebyshev run of degree 64: {proc.stderr}")
     proc = run([cfg, "--set", 'time.scheme="implicit"'], expect_status=2)
     expect("time.scheme" in proc.stderr and "crank_nicolson" in proc.stderr, proc.stderr)
     proc = run([cfg, "--set", "solver.rtol=0.0"] + IMPLICIT[:4], expect_status=2)
@@ -1841,9 +1857,17 @@ SPACE_ORDER_ERRORS = [
     ("order 10", "grid = { n = [8, 8, 8]; };", ["--set", "solver.space_order=10"], ["--set", "solver.space_order = 10"]),
     ("order 0", "solver = { space_order = 0; };", [], ["bad.cfg:1", "solver.space_order = 0"]),
     ("thin axis", "grid = { n = [8, 8, 3]; }; solver = { space_order = 8; };", [],
-     ["grid.n = [8, 8, 3]", "z has only 3", "at least 4"]),
+     ["bad.cfg:1: grid.n = [8, 8, 3]", "z has only 3", "at least 4"]),
     ("materials", open(os.path.join(SOURCE, "inputs", "heatsink.cfg")).read(), ["--set", "solver.space_order=6"],
-     ["solver.space_order = 6", "materials", "solver.space_order = 2"]),
+     ["--set: solver.space_order = 6", "materials", "solver.space_order = 2"]),
+    # the explicit step's limits, which the orders lower, point at the line to change
+    ("euler cfl above 1", "solver = { space_order = 8; };\ntime = { cfl = 1.5; };", [],
+     ["bad.cfg:2: time.cfl = 1.5", "unstable above 1"]),
+    ("euler dt above dt_max", "grid = { n = [8, 8, 8]; };\ntime = {\n  dt = 0.004;\n};\nsolver = { space_order = 8; };",
+     [], ["bad.cfg:3: time.dt = 0.004", "dt_max = 0.00"]),
+    # the start-up line's dt_max (0.000651042, 6 digits) lies above 1/1536: the refusal shows the difference
+    ("euler dt just above dt_max", "grid = { n = [16, 16, 16]; length = [1.0, 1.0, 1.0]; };\ntime = { dt = 0.000651042; };",
+     [], ["time.dt = 0.000651042 exceeds", "dt_max = 0.000651041666666"]),
 ]
 
 
@@ -1907,8 +1931,12 @@ def space_order_restart(order, extra, tag):
                 f'output.dir="{folder}/other"'] + changed, expect_status=2)
     for words in (f"solver.space_order = {order}", f"has {other}", "--allow-scheme-change"):
         expect(words in proc.stderr, f"the order's refusal lacks '{words}': {proc.stderr}")
-    run([cfg, "-q", "--restart", os.path.join(folder, "out", "letters_000020.hdf"), "--set",
-         f'output.dir="{folder}/other"', "--allow-scheme-change"] + changed)
+    proc = run([cfg, "--restart", os.path.join(folder, "out", "letters_000020.hdf"), "--set",
+                f'output.dir="{folder}/other"', "--allow-scheme-change"] + changed)
+    # time.cfl times the new order's dt_max: the step changes, and the line says why
+    why = "implicit scheme" if extra == IMPLICIT else "space order change"
+    expect(f"the time step changes at step 20" in proc.stdout and f"({why})" in proc.stdout,
+           f"order {order} to {other}: the time step's change is not announced as a {why}: {proc.stdout}")
     print(f"order {order} {' '.join(extra)}: restart bitwise; another order refused, then allowed")
 
 

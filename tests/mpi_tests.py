@@ -333,6 +333,15 @@ def test_bad_config_once():
     proc = mpirun(ranks, [cfg, "--set", 'parallel.transport="nccl"'] + layout + out(folder, "o"), expect_status=2)
     expect(proc.stderr.count("error:") == 1 and 'parallel.transport = "nccl"' in proc.stderr, proc.stderr)
     expect(not os.path.exists(os.path.join(folder, "o", "run_000000.hdf")), "a refused run wrote a checkpoint")
+    # A transport this build lacks is refused before --overwrite empties the folder (where the build has it
+    # and the machine refuses, the GPUs decide, after the claim).
+    serial([cfg, "-q"] + out(folder, "kept"))
+    before = sorted(os.listdir(os.path.join(folder, "kept")))
+    proc = mpirun(ranks, [cfg, "--overwrite", "--set", 'parallel.transport="nccl"'] + layout + out(folder, "kept"),
+                  expect_status=2)
+    if "built without NCCL" in proc.stderr or "only in an NVIDIA build" in proc.stderr:
+        expect(sorted(os.listdir(os.path.join(folder, "kept"))) == before,
+               f"a transport refused by the build removed the earlier run's files: {proc.stderr}")
     print("bad configurations under mpirun: exit 2, one message each")
 
 
@@ -401,7 +410,8 @@ def test_thin_grid_layout():
 def test_space_orders_bitwise():
     """Orders 4, 6 and 8 (R planes exchanged across every face between blocks): every layout gives
     one process's bits, explicit in double and float and implicit; a restart on another rank count
-    too. A layout that leaves a block thinner than R planes is refused, naming it."""
+    too. A layout that leaves a block thinner than R planes is refused, naming it; the automatic
+    layout takes one that does not."""
     for order in (4, 6, 8):
         check_layouts(fresh_dir(f"order{order}"), ["--set", f"solver.space_order={order}"], 20, f"order {order}, euler")
     check_layouts(fresh_dir("order8_float"), ["--set", "solver.space_order=8", "--set", 'solver.precision="float"'],
@@ -416,17 +426,31 @@ def test_space_orders_bitwise():
     same_bits(os.path.join(folder, "one", "run_000020.hdf"), os.path.join(folder, "np3", "run_000020.hdf"),
               "order 8, restart on 3 ranks from one process's step 10")
     # 40 planes in bricks of 16 over 3 ranks along z: 16, 16 and 8; 33 planes: 16, 16 and 1.
-    thin = ["--set", "grid.n=[80,48,33]", "--set", "parallel.ranks=[1,1,3]"]
-    proc = mpirun(3, [cfg, "-q"] + order8 + thin + out(folder, "thin"), expect_status=2)
+    # Refused before --overwrite touches the earlier run's files.
+    thin = ["--set", "grid.n=[80,48,33]", "--set", "parallel.ranks=[1,1,3]", "--overwrite"]
+    before = sorted(os.listdir(os.path.join(folder, "one")))
+    proc = mpirun(3, [cfg, "-q"] + order8 + thin + out(folder, "one"), expect_status=2)
     for words in ("1 point thick along z", "solver.space_order = 8", "4 planes", "fewer ranks along z"):
         expect(words in proc.stderr, f"the thin block's refusal lacks '{words}': {proc.stderr}")
-    print("orders 4, 6, 8: bitwise across layouts and on restart; a block thinner than R refused")
+    expect(sorted(os.listdir(os.path.join(folder, "one"))) == before, "the refused layout's --overwrite removed files")
+    # Left to choose, the ranks take a layout whose blocks are all R thick (not those z slabs), and
+    # give one process's bits.
+    auto = ["--set", "grid.n=[80,48,33]", "--set", "time.steps=10"]
+    serial([cfg, "-q"] + order8 + auto + out(folder, "thin_one"))
+    proc = mpirun(3, [cfg] + order8 + auto + out(folder, "thin_auto"))
+    expect("3 ranks: 1 x 1 x 3 blocks" not in proc.stdout and "3 ranks: " in proc.stdout,
+           f"the automatic layout of 33 planes at order 8: {proc.stdout[:3000]}")
+    same_bits(os.path.join(folder, "thin_one", "run_000010.hdf"), os.path.join(folder, "thin_auto", "run_000010.hdf"),
+              "order 8, 3 ranks in the automatic layout of a grid whose z slabs would be 1 plane thick")
+    print("orders 4, 6, 8: bitwise across layouts and on restart; a block thinner than R refused, and "
+          "avoided by the automatic layout")
 
 
 def test_threads_per_rank():
     """Ranks that see every core of the node (--bind-to none) take threads so that together they fit
-    its cores, and say so; with OMP_NUM_THREADS set too high, one warning line names the fix. Output
-    through a pipe is plain lines, never carriage returns."""
+    its cores, and say so; with OMP_NUM_THREADS set too high, one warning line names the fix, and none
+    where one thread a rank is all there is to set. Output through a pipe is plain lines, never
+    carriage returns."""
     folder = fresh_dir("threads_per_rank")
     cfg = config(folder, steps=10, every=10)
     env = {k: v for k, v in MPI_ENV.items() if k != "OMP_NUM_THREADS"}
@@ -445,6 +469,13 @@ def test_threads_per_rank():
     expect(proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-2000:]}")
     warnings = [line for line in proc.stderr.splitlines() if "warning" in line and "OpenMP threads" in line]
     expect(len(warnings) == 1 and "OMP_NUM_THREADS=" in warnings[0], f"one warning naming the fix: {proc.stderr}")
+    # More ranks than cores with one thread each: nothing to lower, so no advice to set what is set.
+    single = dict(env, OMP_NUM_THREADS="1")
+    crowd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(cores + 1), HEATSOLVE_MPI, cfg, "-q",
+             "--set", 'solver.backend="cpu"']
+    proc = subprocess.run(crowd + out(folder, "single"), capture_output=True, text=True, timeout=300, env=single)
+    expect(proc.returncode == 0 and "OpenMP threads" not in proc.stderr,
+           f"{cores + 1} ranks of 1 thread on {cores} cores: exit {proc.returncode}, {proc.stderr[-2000:]}")
     print(f"{threads} thread(s) a rank for {ranks} ranks on {cores} cores; OMP_NUM_THREADS={cores}: {warnings[0]}")
 
 
@@ -756,6 +787,29 @@ def test_failing_rank_ends_job():
     expect(stderr.count("error:") == 1, f"one message expected:\n{stderr}")
     expect(elapsed < 60, f"the job took {elapsed:.1f} s to end")
     print(f"a failed write on the root ended both ranks {elapsed:.1f} s after the folder went, with exit 1")
+
+
+def test_cg_messages_once():
+    """The CG's words come once for the job, from the root: -v's line a step, and a CG that does not
+    converge, which stops at the same step on every rank (its residual is a global sum): exit 1 with
+    the root's one message naming the step and the fix, no rank aborting the others, and the checkpoint
+    in flight written whole (2 ranks z slabs, 3 ranks, a 2 x 2 layout at order 8)."""
+    folder = fresh_dir("cg_messages")
+    cfg = config(folder, steps=10, every=1)
+    proc = mpirun(2, [cfg, "-v", "--set", "time.steps=3", "--set", 'time.scheme="crank_nicolson"', "--set",
+                      "time.cfl=10.0"] + out(folder, "verbose"))
+    for step in (1, 2, 3):
+        expect(proc.stdout.count(f"step {step}: CG ") == 1, f"-v: step {step}'s CG line once:\n{proc.stdout}")
+    implicit = ["--set", 'time.scheme="backward_euler"', "--set", "time.cfl=40.0", "--set", "solver.max_iterations=2"]
+    for ranks, extra in ((2, []), (3, []), (4, ["--set", "parallel.ranks=[2,2,1]", "--set", "solver.space_order=8"])):
+        name = f"np{ranks}"
+        proc = mpirun(ranks, [cfg, "-q"] + implicit + extra + out(folder, name), expect_status=1, timeout=120)
+        expect(proc.stderr.count("error:") == 1 and "step 1: CG did not reach solver.rtol" in proc.stderr
+               and "raise solver.max_iterations" in proc.stderr, f"{ranks} ranks: one message expected:\n{proc.stderr}")
+        expect("ending the other ranks" not in proc.stderr, f"{ranks} ranks: a rank aborted the job:\n{proc.stderr}")
+        expect(read_field(os.path.join(folder, name, "run_000000.hdf")).shape == (40, 48, 80),
+               f"{ranks} ranks: the initial checkpoint")
+    print("CG not converged under mpirun: exit 1, the root's one message, every rank ended alike")
 
 
 def test_kill_delay_warning():
