@@ -144,8 +144,10 @@ int par_device_check_built(par_transport wanted, int ranks)
 #ifdef HEATSOLVE_NCCL
     (void)wanted, (void)ranks;
 #else
+    /* before the GPUs are set up, the copy engines cannot be probed: suggested are those known to run */
     if (ranks >= 2 && wanted == TRANSPORT_NCCL)
-        return refuse("nccl", "this heatsolve was built without NCCL (CMake did not find nccl.h)", ", \"mpi\" or \"host\"");
+        return refuse("nccl", "this heatsolve was built without NCCL (CMake did not find nccl.h)",
+                      instead_of(wanted, 0, 0, mpi_gpu_aware()));
 #endif
     return HEAT_OK;
 }
