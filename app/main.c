@@ -146,13 +146,30 @@ static void print_solver(const heat_run *r, const heat_problem *whole, const hea
     if (problem->implicit.scheme != HEAT_EULER) print_scheme(&problem->implicit);
 }
 
+/* The ranks' layout and how their halos travel (collective: the GPU transports probe the devices). */
+static int init_domain(heat_run *r)
+{
+    heat_problem whole;
+    heat_config_problem(&r->config, &whole);
+    int on_gpu = !heat_solver_runs_on_cpu(&whole, (heat_backend_request)r->config.backend);
+    return agree(r, heat_domain_init(&r->domain, &whole, r->config.ranks, (par_transport)r->config.transport,
+                                     on_gpu));
+}
+
+/* A GPU transport named explicitly may be refused by the machine (no GPU each, no IPC between the
+ * ranks), which only its selection finds: such a run selects it before the folder is claimed, so a
+ * refusal leaves an earlier run's files in place (--overwrite). Others claim first, beside the GPU
+ * runtime's start. */
+static int transport_before_claim(const heat_run *r)
+{
+    par_transport t = (par_transport)r->config.transport;
+    return par_size() > 1 && (t == TRANSPORT_MPI || t == TRANSPORT_NCCL || t == TRANSPORT_IPC);
+}
+
 static int create_solver(heat_run *r, int verbose)
 {
     heat_problem whole, problem;
     heat_config_problem(&r->config, &whole);
-    int on_gpu = !heat_solver_runs_on_cpu(&whole, (heat_backend_request)r->config.backend);
-    HEAT_CALL(agree(r, heat_domain_init(&r->domain, &whole, r->config.ranks, (par_transport)r->config.transport,
-                                        on_gpu)));
     heat_domain_localize(&r->domain, &whole, &problem);
     HEAT_CALL(agree(r, zones_attach(&r->config, &r->domain.decomp, &problem, &r->zones)));
     problem.quiet = r->quiet;
@@ -409,8 +426,11 @@ static int run(const heat_cli *cli, heat_run *r)
     run_start_decide(cli, &r->start);
     HEAT_CALL(agree(r, load_configuration(cli, r)));
     gpu_runtime_start_beside(&r->gpu_start, par_size(), r->config.backend != BACKEND_CPU);
-    HEAT_CALL(agree(r, par_is_root() ? claim_output(r) : HEAT_OK));
+    int transport_first = transport_before_claim(r);
+    if (!transport_first) HEAT_CALL(agree(r, par_is_root() ? claim_output(r) : HEAT_OK));
     threads_fit_ranks(par_node_size(), par_node_cores());
+    HEAT_CALL(init_domain(r));
+    if (transport_first) HEAT_CALL(agree(r, par_is_root() ? claim_output(r) : HEAT_OK));
     HEAT_CALL(create_solver(r, cli->verbose));
     gpu_runtime_started(&r->gpu_start);
     run_totals totals = {.backend_seconds = progress_now() - begun};

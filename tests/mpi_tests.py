@@ -550,12 +550,16 @@ def suggested_transports(message):
 
 
 def shared_gpu_advice(folder, cfg, gpu):
-    """Two ranks on one GPU (NCCL needs a GPU each): "nccl" is refused with exit 2, and every
-    transport the refusal suggests instead then runs."""
+    """Two ranks on one GPU (NCCL needs a GPU each): "nccl" is refused with exit 2, before an earlier
+    run's files are removed (--overwrite), and every transport the refusal suggests instead then runs."""
     shared = dict(MPI_ENV, CUDA_VISIBLE_DEVICES="0")
-    proc = mpirun(2, [cfg, "--set", 'parallel.transport="nccl"'] + gpu + out(folder, "shared_nccl"),
+    earlier = os.path.join(folder, "shared_nccl")
+    mpirun(2, [cfg, "--set", "time.steps=2"] + gpu + out(folder, "shared_nccl"), env=shared)
+    files = sorted(os.listdir(earlier))
+    proc = mpirun(2, [cfg, "--overwrite", "--set", 'parallel.transport="nccl"'] + gpu + out(folder, "shared_nccl"),
                   expect_status=2, env=shared)
     expect(proc.stderr.count("error:") == 1, proc.stderr)
+    expect(sorted(os.listdir(earlier)) == files, f"the refused run changed {earlier}: {os.listdir(earlier)}, was {files}")
     advice = suggested_transports(proc.stderr)
     expect("nccl" not in advice and "host" in advice, f"nccl refused on a shared GPU, suggesting {advice}")
     for transport in advice:
