@@ -87,6 +87,16 @@ static int load_latest(const heat_config *c, int allow, void *field, ckpt_meta *
     return status;
 }
 
+/* The series on disk still lists the files just set aside, and the run lists
+ * its own only at its first write, which may come hours later or never (a
+ * crash, a kill -9): meanwhile ParaView would meet missing files. So it lists
+ * the run as it stands at once. */
+static int list_run_so_far(const heat_series *series, const char *dir)
+{
+    HEAT_CALL(series_write(series));
+    return fs_sync_folder(dir);
+}
+
 int restart_load(const char *spec, int allow, const heat_config *c, void *field, restart_point *point,
                  heat_series *series, int quiet)
 {
@@ -106,6 +116,8 @@ int restart_load(const char *spec, int allow, const heat_config *c, void *field,
         printf("the time step changes at step %ld from %.6g to %.6g (%s); later checkpoints record the new one\n",
                found.step, found.dt, c->dt, c->implicit.scheme != HEAT_EULER ? "implicit scheme" : "scheme change");
     if (found.step >= c->steps) return HEAT_OK;
-    HEAT_CALL(restart_set_aside_later(c->output.dir, c->output.name, found.step, quiet));
-    return series_scan(series, found.step);
+    int set_aside;
+    HEAT_CALL(restart_set_aside_later(c->output.dir, c->output.name, found.step, quiet, &set_aside));
+    HEAT_CALL(series_scan(series, found.step));
+    return set_aside ? list_run_so_far(series, c->output.dir) : HEAT_OK;
 }

@@ -1059,6 +1059,37 @@ def test_signals_restart_bitwise():
         print(f"run {attempt}: signal {int(sig)} -> exit {proc.returncode}, checkpoints {files[-1]}; restart bitwise equal")
 
 
+def history_steps(path):
+    with open(path) as f:
+        return [int(line.split(",")[0]) for line in f.readlines()[1:] if line.strip()]
+
+
+def test_restart_lists_series_at_once():
+    """A restart from an older checkpoint lists the run as it now stands at once, not at its first write:
+    killed before that write (kill -9, hours into a long stretch), it leaves a series that names only the
+    files in the folder, the ones --restart latest would take."""
+    folder = fresh_dir("restart_lists_series")
+    out = os.path.join(folder, "out")
+    cfg = letters_config(folder, steps=40, every=20)
+    run([cfg, "-q"])
+    proc = start([cfg, "-q", "--restart", os.path.join(out, "letters_000020.hdf"), "--set", f"time.steps={10 ** 9}",
+                  "--set", f"output.every={10 ** 9}"])
+    # The restarted run starts its history after it set step 40 aside: the earlier run's row of step 40 goes.
+    end = time.time() + 60
+    while 40 in history_steps(os.path.join(out, "letters.history.csv")):
+        expect(time.time() < end and proc.poll() is None, f"the restart never started its history: {proc.stderr}")
+        time.sleep(0.01)
+    proc.kill()
+    proc.communicate(timeout=60)
+    hdf = sorted(n for n in os.listdir(out) if n.endswith(".hdf"))
+    with open(os.path.join(out, "letters.hdf.series")) as f:
+        listed = [entry["name"] for entry in json.load(f)["files"]]
+    expect(hdf == ["letters_000000.hdf", "letters_000020.hdf"], f"the folder holds {hdf}")
+    expect(listed == hdf, f"killed before its first write, the restarted run's series lists {listed}, the folder "
+           f"holds {hdf}")
+    print(f"killed before its first write: the series lists {listed}, as the folder holds")
+
+
 def test_sigusr1_and_second_sigint():
     folder = fresh_dir("sigusr1")
     cfg = long_config(folder, steps=10 ** 9, every=10 ** 9)  # never ends by itself, even on a GPU
