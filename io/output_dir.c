@@ -281,6 +281,17 @@ static int check_folder(output_dir *o)
     return HEAT_OK;
 }
 
+/* The lock file alone does not prove the folder writable: a run killed by
+ * SIGKILL (or a node failure) leaves its lock file behind, and opening that
+ * needs no write access to the folder. A restart into a folder made read-only
+ * since would then compute up to its first checkpoint before failing. */
+static int check_writable(const output_dir *o)
+{
+    if (access(o->dir, W_OK | X_OK) == 0) return HEAT_OK;
+    return heat_error(HEAT_ERR_CONFIG, "cannot write into output.dir %s: %s; make it writable, or choose another "
+                      "output.dir", o->dir, strerror(errno));
+}
+
 static void remove_stale_temps(const output_dir *o, int quiet)
 {
     int failures = 0;
@@ -350,6 +361,7 @@ int output_dir_claim(const char *dir, const char *name, output_dir_mode mode, in
     snprintf(o->name, sizeof o->name, "%s", name);
     snprintf(o->lock_path, sizeof o->lock_path, "%s/.%s.lock", dir, name);
     int status = check_folder(o);
+    if (status == HEAT_OK) status = check_writable(o);
     if (status == HEAT_OK) status = take_lock(o);
     if (status == HEAT_OK) status = apply_mode(o, mode, quiet);
     if (status != HEAT_OK) {

@@ -1284,13 +1284,21 @@ def test_storage_read_only_dir():
                 shutil.chown(os.path.join(root, n), "nobody", "nogroup")
         make_read_only(folder, out)
 
-    folder, out, before, proc = storage_fault("fault_readonly", as_nobody, user="nobody")
-    os.chmod(out, 0o755)
-    # Found before any computing: the run cannot take its folder's lock there.
-    expect(proc.returncode == 2, f"exit {proc.returncode}: {proc.stderr}")
-    expect("output.dir" in proc.stderr and "Permission denied" in proc.stderr, f"message: {proc.stderr}")
-    expect(checkpoint_state(out) == before, "earlier checkpoints or the series changed")
-    print(proc.stderr.strip())
+    def killed_then_read_only(folder, out):
+        write(os.path.join(out, ".long.lock"), "")  # what a run killed by SIGKILL leaves
+        as_nobody(folder, out)
+
+    for name, prepare in (("fault_readonly", as_nobody), ("fault_readonly_after_kill", killed_then_read_only)):
+        folder, out, before, proc = storage_fault(name, prepare, user="nobody")
+        os.chmod(out, 0o755)
+        if os.path.exists(os.path.join(out, ".long.lock")):
+            os.remove(os.path.join(out, ".long.lock"))  # not in before: killed_then_read_only made it after
+        # Found before any computing, also where the lock file is already there to be opened.
+        expect(proc.returncode == 2, f"{name}: exit {proc.returncode}: {proc.stderr}")
+        expect("output.dir" in proc.stderr and "Permission denied" in proc.stderr, f"{name}: message: {proc.stderr}")
+        expect("step" not in proc.stderr, f"{name}: it computed before it failed: {proc.stderr}")
+        expect(checkpoint_state(out) == before, f"{name}: earlier checkpoints or the series changed")
+        print(f"{name}: {proc.stderr.strip()}")
 
 
 def test_storage_removed_dir():
