@@ -49,6 +49,18 @@ static int is_frame(const char *path)
     return frame;
 }
 
+/* Frames but no checkpoint (removed to save room, say): none was damaged, so
+ * "none reads back whole" would send the user looking for warnings that
+ * were never printed. */
+static int only_frames(const heat_config *c, int frames)
+{
+    return heat_error(HEAT_ERR_CONFIG, "--restart latest: %s holds %d frame%s %s_NNNNNN.hdf (written for viewing by "
+                      "output.frame_every, not restartable) and no checkpoint to continue from; restart from a "
+                      "checkpoint kept elsewhere with --restart FILE, or start afresh in another output.dir or with "
+                      "--overwrite (which removes them)", c->output.dir,
+                      frames, frames == 1 ? "" : "s", c->output.name);
+}
+
 /* The newest checkpoint in output.dir that reads back whole; frames are
  * passed over. A mismatch with the configuration is an error, not a reason
  * to look further back. */
@@ -78,6 +90,7 @@ static int load_latest(const heat_config *c, int allow, void *field, ckpt_meta *
                       heat_error_last_silenced());
     }
     free(steps);
+    if (frames == count) return only_frames(c, count);
     if (frames && status == HEAT_OK)
         printf("--restart latest: passed over %d newer frame%s (not restartable)\n", frames, frames == 1 ? "" : "s");
     if (status == HEAT_ERR_RUNTIME)

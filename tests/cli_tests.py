@@ -168,6 +168,22 @@ def test_cli_basics():
         expect(words in proc.stderr and "missing value" not in proc.stderr, f"{args}: {proc.stderr}")
 
 
+def test_restart_latest_only_frames():
+    """--restart latest in a folder that holds frames but no checkpoint (removed to save room) says so and
+    how to go on, exit 2, rather than that none of 0 checkpoints reads back whole."""
+    folder = fresh_dir("latest_only_frames")
+    cfg = letters_config(folder, steps=40, every=0, extra="frame_every = 10;")
+    run([cfg, "-q"])
+    out = os.path.join(folder, "out")
+    for step in (0, 40):
+        os.remove(os.path.join(out, f"letters_{step:06d}.hdf"))
+    proc = run([cfg, "-q", "--restart", "latest", "--set", "time.steps=50"], expect_status=2)
+    for words in (f"{out} holds 3 frames", "no checkpoint to continue from", "--overwrite"):
+        expect(words in proc.stderr, f"message lacks {words!r}: {proc.stderr}")
+    expect("none of the" not in proc.stderr, proc.stderr)
+    print(proc.stderr.strip())
+
+
 def test_frames():
     """Frames between restart checkpoints: float32, marked not restartable, listed in the series; a
     restart refuses them by name and --restart latest passes over them to continue bitwise."""
