@@ -284,12 +284,23 @@ static int check_folder(output_dir *o)
 /* The lock file alone does not prove the folder writable: a run killed by
  * SIGKILL (or a node failure) leaves its lock file behind, and opening that
  * needs no write access to the folder. A restart into a folder made read-only
- * since would then compute up to its first checkpoint before failing. */
+ * since would then compute up to its first checkpoint before failing. So a
+ * file is created there as the checkpoints' temporary files are (named as one
+ * of them: remove_stale_temps takes it should the run die at once); trying
+ * it, rather than asking access(), also holds on file systems whose mode bits
+ * are not what the server decides by. */
 static int check_writable(const output_dir *o)
 {
-    if (access(o->dir, W_OK | X_OK) == 0) return HEAT_OK;
-    return heat_error(HEAT_ERR_CONFIG, "cannot write into output.dir %s: %s; make it writable, or choose another "
-                      "output.dir", o->dir, strerror(errno));
+    char series[1024], probe[4200];
+    snprintf(series, sizeof series, "%s/%s.hdf.series", o->dir, o->name);
+    fs_temp_name(probe, sizeof probe, series);
+    int fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return heat_error(HEAT_ERR_CONFIG, "cannot write into output.dir %s (creating %s: %s); make it writable, or "
+                          "choose another output.dir", o->dir, probe, strerror(errno));
+    close(fd);
+    unlink(probe);
+    return HEAT_OK;
 }
 
 static void remove_stale_temps(const output_dir *o, int quiet)
