@@ -229,15 +229,24 @@ static void write_holder(int fd)
 
 static int lock_unsupported(int err) { return err == ENOLCK || err == EOPNOTSUPP || err == ENOSYS || err == EINVAL; }
 
+static int lock_not_opened(const output_dir *o, int error)
+{
+    if (error == ELOOP)
+        return heat_error(HEAT_ERR_CONFIG, "the lock file %s is a symbolic link, which heatsolve never makes; remove "
+                          "it (the file it points to is left alone), or choose another output.dir", o->lock_path);
+    return heat_error(HEAT_ERR_CONFIG, "cannot create the lock file %s: %s; check that output.dir is writable, or "
+                      "choose another output.dir", o->lock_path, strerror(error));
+}
+
 /* Opens and flocks the lock file. The holder removes the file when it ends,
- * so a lock taken on a file that is no longer at lock_path is retried. */
+ * so a lock taken on a file that is no longer at lock_path is retried. Never
+ * through a link: in a folder others may write, one planted at the lock's
+ * name would have write_holder truncate and overwrite the file it points to. */
 static int take_lock(output_dir *o)
 {
     for (int attempt = 0; attempt < 100; ++attempt) {
-        int fd = open(o->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-        if (fd < 0)
-            return heat_error(HEAT_ERR_CONFIG, "cannot create the lock file %s: %s; check that output.dir is "
-                              "writable, or choose another output.dir", o->lock_path, strerror(errno));
+        int fd = open(o->lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0) return lock_not_opened(o, errno);
         if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
             int err = errno;
             if (lock_unsupported(err)) {
@@ -294,7 +303,8 @@ static int check_writable(const output_dir *o)
     char series[1024], probe[4200];
     snprintf(series, sizeof series, "%s/%s.hdf.series", o->dir, o->name);
     fs_temp_name(probe, sizeof probe, series);
-    int fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    unlink(probe); /* left by an earlier process of this pid, or a link planted there: removed, never opened */
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0)
         return heat_error(HEAT_ERR_CONFIG, "cannot write into output.dir %s (creating %s: %s); make it writable, or "
                           "choose another output.dir", o->dir, probe, strerror(errno));

@@ -293,6 +293,24 @@ def test_deflate_engines():
     print(f"both builds' files read by h5py and h5dump; fields {np.asarray(fields['isal']).shape}")
 
 
+def test_lock_file_link_refused():
+    """A link planted at the lock file's name (a folder others may write) is refused, exit 2, naming it:
+    the run never writes through it into the file it points to."""
+    folder = fresh_dir("lock_link")
+    out = os.path.join(folder, "out")
+    os.makedirs(out)
+    precious = write(os.path.join(folder, "precious.txt"), "the user's own data\n")
+    os.symlink(precious, os.path.join(out, ".letters.lock"))
+    cfg = letters_config(folder, steps=10, every=10)
+    proc = run([cfg, "-q"], expect_status=2)
+    expect(f"{out}/.letters.lock is a symbolic link" in proc.stderr and "remove it" in proc.stderr, proc.stderr)
+    with open(precious) as f:
+        kept = f.read()
+    expect(kept == "the user's own data\n", f"the file the link points to now holds {kept!r}")
+    expect(os.listdir(out) == [".letters.lock"], f"the refused run wrote {os.listdir(out)}")
+    print(proc.stderr.strip())
+
+
 def test_output_ownership():
     """A folder holds one run's files: a fresh run refuses an earlier run's files unless --overwrite,
     a live run's lock refuses a second run and a restart, kill -9 leaves no blocking lock, stale
