@@ -303,8 +303,7 @@ static int check_writable(const output_dir *o)
     char series[1024], probe[4200];
     snprintf(series, sizeof series, "%s/%s.hdf.series", o->dir, o->name);
     fs_temp_name(probe, sizeof probe, series);
-    unlink(probe); /* left by an earlier process of this pid, or a link planted there: removed, never opened */
-    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    int fd = fs_temp_create(probe);
     if (fd < 0)
         return heat_error(HEAT_ERR_CONFIG, "cannot write into output.dir %s (creating %s: %s); make it writable, or "
                           "choose another output.dir", o->dir, probe, strerror(errno));

@@ -311,6 +311,53 @@ def test_lock_file_link_refused():
     print(proc.stderr.strip())
 
 
+def test_temp_file_links_ignored():
+    """Links planted at the temporary names of a live run's next files (its pid is in the lock file), in
+    a folder others may write: the run writes new files of its own, never through them into the files
+    they point to; its checkpoints and series stay whole, and the next start removes the links left."""
+    folder = fresh_dir("temp_links")
+    out = os.path.join(folder, "out")
+    cfg = long_config(folder, steps=10 ** 9, every=100, extra="png = true;")
+    proc = start([cfg, "-q"])
+    try:
+        wait_for_file(os.path.join(out, "long_000000.hdf"))
+        pid = re.match(r"pid (\d+) ", open(os.path.join(out, ".long.lock")).read()).group(1)
+        victim = write(os.path.join(folder, "victim.txt"), "the user's own data\n")
+        # Planted while the run is stopped, at the names of checkpoints and PNGs from two after the newest
+        # file on: none of them is being created (the series and the history go through the same function).
+        proc.send_signal(signal.SIGSTOP)
+        newest = max(int(n.lstrip(".")[5:11]) for n in os.listdir(out) if re.match(r"\.?long_\d{6}\.hdf", n))
+        for step in range(newest + 200, newest + 40001, 100):
+            for ext in ("hdf", "png"):
+                os.symlink(victim, os.path.join(out, f".long_{step:06d}.{ext}.tmp-{pid}"))
+        proc.send_signal(signal.SIGCONT)
+        written = len([n for n in os.listdir(out) if n.endswith(".hdf")])
+        end = time.time() + 60
+        while len([n for n in os.listdir(out) if n.endswith(".hdf")]) < written + 3:
+            expect(time.time() < end and proc.poll() is None, "no more checkpoints (or the run ended)")
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    expect(proc.returncode == 128 + signal.SIGTERM, f"exit {proc.returncode}: {err}")
+    with open(victim, "rb") as f:
+        kept = f.read(200)
+    expect(kept == b"the user's own data\n", f"a file that links planted in {out} point to now holds {kept[:40]!r}")
+    files = sorted(n for n in os.listdir(out) if not n.startswith("."))
+    expect(not [n for n in files if os.path.islink(os.path.join(out, n))], f"links among the run's files: {files}")
+    names = [e["name"] for e in json.load(open(os.path.join(out, "long.hdf.series")))["files"]]
+    expect(names == [n for n in files if n.endswith(".hdf")], f"series {names}, files {files}")
+    stop = int(names[-1][5:11])
+    run([cfg, "-q", "--restart", "latest", "--set", f"time.steps={stop + 10}"])
+    left = [n for n in os.listdir(out) if ".tmp-" in n]
+    expect(not left, f"the next start left {len(left)} planted links, such as {left[:2]}")
+    print(f"links at the temporary names of pid {pid}: checkpoints to step {stop} written beside them, their target "
+          "untouched, the rest removed at the next start")
+
+
 def test_output_ownership():
     """A folder holds one run's files: a fresh run refuses an earlier run's files unless --overwrite,
     a live run's lock refuses a second run and a restart, kill -9 leaves no blocking lock, stale
