@@ -479,6 +479,7 @@ static int run_command(const heat_cli *cli, int *agreed)
 
 int main(int argc, char **argv)
 {
+    signals_install_checkpoint_request(); /* before MPI_Init: see app/signals.h */
     launcher_check_start_delay();
     if (par_init(&argc, &argv) != HEAT_OK) return 1;
     heat_errors_set_rank(par_rank());

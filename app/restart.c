@@ -50,6 +50,18 @@ static int is_frame(const char *path)
     return frame;
 }
 
+/* Frames but no checkpoint (removed to save room, say): none was damaged, so
+ * "none reads back whole" would send the user looking for warnings that
+ * were never printed. */
+static int only_frames(const heat_config *c, int frames)
+{
+    return heat_error(HEAT_ERR_CONFIG, "--restart latest: %s holds %d frame%s %s_NNNNNN.hdf (written for viewing by "
+                      "output.frame_every, not restartable) and no checkpoint to continue from; restart from a "
+                      "checkpoint kept elsewhere with --restart FILE, or start afresh in another output.dir or with "
+                      "--overwrite (which removes them)", c->output.dir,
+                      frames, frames == 1 ? "" : "s", c->output.name);
+}
+
 /* The newest checkpoint in output.dir that reads back whole; frames are
  * passed over. A mismatch with the configuration is an error, not a reason
  * to look further back. */
@@ -79,6 +91,7 @@ static int load_latest(const heat_config *c, int allow, void *field, ckpt_meta *
                       heat_error_last_silenced());
     }
     free(steps);
+    if (frames == count) return only_frames(c, count);
     if (frames && status == HEAT_OK)
         printf("--restart latest: passed over %d newer frame%s (not restartable)\n", frames, frames == 1 ? "" : "s");
     if (status == HEAT_ERR_RUNTIME)
@@ -95,6 +108,16 @@ static const char *dt_change_reason(const ckpt_meta *found, const heat_config *c
     if (c->implicit.scheme != HEAT_EULER) return "implicit scheme";
     if (found->implicit.scheme != c->implicit.scheme) return "scheme change";
     return "space order change";
+}
+
+/* The series on disk still lists the files just set aside, and the run lists
+ * its own only at its first write, which may come hours later or never (a
+ * crash, a kill -9): meanwhile ParaView would meet missing files. So it lists
+ * the run as it stands at once. */
+static int list_run_so_far(const heat_series *series, const char *dir)
+{
+    HEAT_CALL(series_write(series));
+    return fs_sync_folder(dir);
 }
 
 int restart_load(const char *spec, int allow, const heat_config *c, void *field, restart_point *point,
@@ -116,6 +139,8 @@ int restart_load(const char *spec, int allow, const heat_config *c, void *field,
         printf("the time step changes at step %ld from %.6g to %.6g (%s); later checkpoints record the new one\n",
                found.step, found.dt, c->dt, dt_change_reason(&found, c));
     if (found.step >= c->steps) return HEAT_OK;
-    HEAT_CALL(restart_set_aside_later(c->output.dir, c->output.name, found.step, quiet));
-    return series_scan(series, found.step);
+    int set_aside;
+    HEAT_CALL(restart_set_aside_later(c->output.dir, c->output.name, found.step, quiet, &set_aside));
+    HEAT_CALL(series_scan(series, found.step));
+    return set_aside ? list_run_so_far(series, c->output.dir) : HEAT_OK;
 }

@@ -69,8 +69,9 @@ static int any_later(const char *dir, const char *name, long step)
     return found;
 }
 
-int restart_set_aside_later(const char *dir, const char *name, long step, int quiet)
+int restart_set_aside_later(const char *dir, const char *name, long step, int quiet, int *files_moved)
 {
+    *files_moved = 0;
     if (!any_later(dir, name, step)) return HEAT_OK;
     char aside[1024];
     HEAT_CALL(make_aside_folder(dir, name, step, aside, sizeof aside));
@@ -80,6 +81,7 @@ int restart_set_aside_later(const char *dir, const char *name, long step, int qu
     int status = move_later(d, dir, name, step, aside, &moved);
     closedir(d);
     if (moved.count == 0) rmdir(aside);
+    *files_moved = moved.count;
     HEAT_CALL(status);
     HEAT_CALL(fs_sync_folder(dir));
     char steps[64];

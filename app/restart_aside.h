@@ -11,6 +11,7 @@
  */
 
 /* Moves dir's <name>_<N>.hdf and .png files with N > step aside; HEAT_OK also
- * where there is none. A failed move is a runtime error naming the file
- * (the files already moved stay in the aside folder, whole). */
-int restart_set_aside_later(const char *dir, const char *name, long step, int quiet);
+ * where there is none; *files_moved: how many went. A failed move is a
+ * runtime error naming the file (the files already moved stay in the aside
+ * folder, whole). */
+int restart_set_aside_later(const char *dir, const char *name, long step, int quiet, int *files_moved);

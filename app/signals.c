@@ -35,6 +35,15 @@ static void on_stop(int sig)
 
 static void on_checkpoint(int sig) { checkpoint_signal = sig; }
 
+void signals_install_checkpoint_request(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_checkpoint;
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
 void signals_install(void)
 {
     struct sigaction sa;

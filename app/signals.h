@@ -15,6 +15,14 @@
  */
 enum { EXIT_INTERRUPTED_TWICE = 3 };
 
+/* SIGUSR1 alone, first thing in main: its default action ends the process,
+ * and one that reaches the ranks while MPI starts them (seconds on many nodes)
+ * would end the job it asked to checkpoint. Noted from here on, it is
+ * honoured after the run's first batch. (The stop signals keep their default
+ * until signals_install: nothing is computed before it, and the benchmarks,
+ * which never install it, must stay stoppable.) */
+void signals_install_checkpoint_request(void);
+
 void signals_install(void);
 
 /* The stop signal received (SIGINT, SIGTERM or SIGHUP), or 0. */

@@ -367,8 +367,10 @@ static int write_file(h5_scope *s, const char *tmp, const ckpt_meta *m, const fi
     hid_t fcpl = h5_scope_keep(s, H5Pcreate(H5P_FILE_CREATE), H5Pclose);
     H5TRY(s, fcpl);
     H5TRY(s, H5Pset_userblock(fcpl, USER_BLOCK));
+    /* A new file, never through a link planted at the temporary name (fs_temp_create says why). */
+    unlink(tmp);
     errno = 0;
-    hid_t file = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+    hid_t file = H5Fcreate(tmp, H5F_ACC_EXCL, fcpl, H5P_DEFAULT);
     if (file < 0)
         return heat_error(HEAT_ERR_RUNTIME, "cannot create %s: %s", tmp, errno ? strerror(errno) : "HDF5 H5Fcreate failed");
     int *handle = NULL;
@@ -398,7 +400,7 @@ static int write_file(h5_scope *s, const char *tmp, const ckpt_meta *m, const fi
  * CRC on every thread), cheaper than any other way to see them. */
 static int seal_file(const char *tmp, const char *path)
 {
-    int fd = open(tmp, O_RDWR);
+    int fd = open(tmp, O_RDWR | O_NOFOLLOW | O_CLOEXEC); /* a link swapped in for it is not followed */
     if (fd < 0) return heat_error(HEAT_ERR_RUNTIME, "cannot reopen %s: %s", tmp, strerror(errno));
     struct stat st;
     int err = fstat(fd, &st) != 0 ? errno : st.st_size <= USER_BLOCK ? EIO : 0;

@@ -22,6 +22,12 @@ void fs_temp_name(char *buf, size_t len, const char *path)
     snprintf(buf, len, "%.*s.%s.tmp-%ld", dir_len, path, slash ? slash + 1 : path, (long)getpid());
 }
 
+int fs_temp_create(const char *tmp)
+{
+    unlink(tmp);
+    return open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+}
+
 enum { TEMP_SLOTS = 8, TEMP_PATH_MAX = 4200 };
 static char temp_paths[TEMP_SLOTS][TEMP_PATH_MAX];
 static atomic_int temp_used[TEMP_SLOTS];
@@ -106,7 +112,7 @@ static int write_atomic_why(const char *path, const void *data, size_t len, int 
 {
     char tmp[4200];
     fs_temp_name(tmp, sizeof tmp, path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    int fd = fs_temp_create(tmp);
     if (fd < 0) return failed(errno, why, why_len, "cannot create %s", tmp);
     int slot = fs_temp_track(tmp);
     const char *p = data;

@@ -8,6 +8,14 @@
 /* "<dir>/.<base>.tmp-<pid>": hidden, in the same folder so rename is atomic. */
 void fs_temp_name(char *buf, size_t len, const char *path);
 
+/* A new file at the temporary name tmp, open for writing: its descriptor, or
+ * -1 with errno. Whatever was at that name goes first, never opened: a
+ * leftover of an earlier process with this pid, or a link that someone who
+ * may write in the folder planted there (the pid is in the lock file) to have
+ * the run overwrite the file it points to. O_EXCL: a link planted again in
+ * between makes the create fail rather than follow it. */
+int fs_temp_create(const char *tmp);
+
 /* Temporary files being written are recorded so that a process leaving in a
  * hurry (a second interrupt) can remove them: fs_temp_remove_all only calls
  * unlink and may be called from a signal handler. */

@@ -229,15 +229,24 @@ static void write_holder(int fd)
 
 static int lock_unsupported(int err) { return err == ENOLCK || err == EOPNOTSUPP || err == ENOSYS || err == EINVAL; }
 
+static int lock_not_opened(const output_dir *o, int error)
+{
+    if (error == ELOOP)
+        return heat_error(HEAT_ERR_CONFIG, "the lock file %s is a symbolic link, which heatsolve never makes; remove "
+                          "it (the file it points to is left alone), or choose another output.dir", o->lock_path);
+    return heat_error(HEAT_ERR_CONFIG, "cannot create the lock file %s: %s; check that output.dir is writable, or "
+                      "choose another output.dir", o->lock_path, strerror(error));
+}
+
 /* Opens and flocks the lock file. The holder removes the file when it ends,
- * so a lock taken on a file that is no longer at lock_path is retried. */
+ * so a lock taken on a file that is no longer at lock_path is retried. Never
+ * through a link: in a folder others may write, one planted at the lock's
+ * name would have write_holder truncate and overwrite the file it points to. */
 static int take_lock(output_dir *o)
 {
     for (int attempt = 0; attempt < 100; ++attempt) {
-        int fd = open(o->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-        if (fd < 0)
-            return heat_error(HEAT_ERR_CONFIG, "cannot create the lock file %s: %s; check that output.dir is "
-                              "writable, or choose another output.dir", o->lock_path, strerror(errno));
+        int fd = open(o->lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0) return lock_not_opened(o, errno);
         if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
             int err = errno;
             if (lock_unsupported(err)) {
@@ -278,6 +287,28 @@ static int check_folder(output_dir *o)
     int status = fs_make_dirs(o->dir);
     if (status != HEAT_OK) return HEAT_ERR_CONFIG; /* fs_make_dirs said why and named output.dir */
     o->created_dir = 1;
+    return HEAT_OK;
+}
+
+/* The lock file alone does not prove the folder writable: a run killed by
+ * SIGKILL (or a node failure) leaves its lock file behind, and opening that
+ * needs no write access to the folder. A restart into a folder made read-only
+ * since would then compute up to its first checkpoint before failing. So a
+ * file is created there as the checkpoints' temporary files are (named as one
+ * of them: remove_stale_temps takes it should the run die at once); trying
+ * it, rather than asking access(), also holds on file systems whose mode bits
+ * are not what the server decides by. */
+static int check_writable(const output_dir *o)
+{
+    char series[1024], probe[4200];
+    snprintf(series, sizeof series, "%s/%s.hdf.series", o->dir, o->name);
+    fs_temp_name(probe, sizeof probe, series);
+    int fd = fs_temp_create(probe);
+    if (fd < 0)
+        return heat_error(HEAT_ERR_CONFIG, "cannot write into output.dir %s (creating %s: %s); make it writable, or "
+                          "choose another output.dir", o->dir, probe, strerror(errno));
+    close(fd);
+    unlink(probe);
     return HEAT_OK;
 }
 
@@ -350,6 +381,7 @@ int output_dir_claim(const char *dir, const char *name, output_dir_mode mode, in
     snprintf(o->name, sizeof o->name, "%s", name);
     snprintf(o->lock_path, sizeof o->lock_path, "%s/.%s.lock", dir, name);
     int status = check_folder(o);
+    if (status == HEAT_OK) status = check_writable(o);
     if (status == HEAT_OK) status = take_lock(o);
     if (status == HEAT_OK) status = apply_mode(o, mode, quiet);
     if (status != HEAT_OK) {

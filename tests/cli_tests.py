@@ -168,6 +168,22 @@ def test_cli_basics():
         expect(words in proc.stderr and "missing value" not in proc.stderr, f"{args}: {proc.stderr}")
 
 
+def test_restart_latest_only_frames():
+    """--restart latest in a folder that holds frames but no checkpoint (removed to save room) says so and
+    how to go on, exit 2, rather than that none of 0 checkpoints reads back whole."""
+    folder = fresh_dir("latest_only_frames")
+    cfg = letters_config(folder, steps=40, every=0, extra="frame_every = 10;")
+    run([cfg, "-q"])
+    out = os.path.join(folder, "out")
+    for step in (0, 40):
+        os.remove(os.path.join(out, f"letters_{step:06d}.hdf"))
+    proc = run([cfg, "-q", "--restart", "latest", "--set", "time.steps=50"], expect_status=2)
+    for words in (f"{out} holds 3 frames", "no checkpoint to continue from", "--overwrite"):
+        expect(words in proc.stderr, f"message lacks {words!r}: {proc.stderr}")
+    expect("none of the" not in proc.stderr, proc.stderr)
+    print(proc.stderr.strip())
+
+
 def test_frames():
     """Frames between restart checkpoints: float32, marked not restartable, listed in the series; a
     restart refuses them by name and --restart latest passes over them to continue bitwise."""
@@ -275,6 +291,71 @@ def test_deflate_engines():
         expect(final.tobytes() == fields["isal"].tobytes(), f"{tag}: restart differs")
         print(f"{tag}: restart bitwise equal")
     print(f"both builds' files read by h5py and h5dump; fields {np.asarray(fields['isal']).shape}")
+
+
+def test_lock_file_link_refused():
+    """A link planted at the lock file's name (a folder others may write) is refused, exit 2, naming it:
+    the run never writes through it into the file it points to."""
+    folder = fresh_dir("lock_link")
+    out = os.path.join(folder, "out")
+    os.makedirs(out)
+    precious = write(os.path.join(folder, "precious.txt"), "the user's own data\n")
+    os.symlink(precious, os.path.join(out, ".letters.lock"))
+    cfg = letters_config(folder, steps=10, every=10)
+    proc = run([cfg, "-q"], expect_status=2)
+    expect(f"{out}/.letters.lock is a symbolic link" in proc.stderr and "remove it" in proc.stderr, proc.stderr)
+    with open(precious) as f:
+        kept = f.read()
+    expect(kept == "the user's own data\n", f"the file the link points to now holds {kept!r}")
+    expect(os.listdir(out) == [".letters.lock"], f"the refused run wrote {os.listdir(out)}")
+    print(proc.stderr.strip())
+
+
+def test_temp_file_links_ignored():
+    """Links planted at the temporary names of a live run's next files (its pid is in the lock file), in
+    a folder others may write: the run writes new files of its own, never through them into the files
+    they point to; its checkpoints and series stay whole, and the next start removes the links left."""
+    folder = fresh_dir("temp_links")
+    out = os.path.join(folder, "out")
+    cfg = long_config(folder, steps=10 ** 9, every=100, extra="png = true;")
+    proc = start([cfg, "-q"])
+    try:
+        wait_for_file(os.path.join(out, "long_000000.hdf"))
+        pid = re.match(r"pid (\d+) ", open(os.path.join(out, ".long.lock")).read()).group(1)
+        victim = write(os.path.join(folder, "victim.txt"), "the user's own data\n")
+        # Planted while the run is stopped, at the names of checkpoints and PNGs from two after the newest
+        # file on: none of them is being created (the series and the history go through the same function).
+        proc.send_signal(signal.SIGSTOP)
+        newest = max(int(n.lstrip(".")[5:11]) for n in os.listdir(out) if re.match(r"\.?long_\d{6}\.hdf", n))
+        for step in range(newest + 200, newest + 40001, 100):
+            for ext in ("hdf", "png"):
+                os.symlink(victim, os.path.join(out, f".long_{step:06d}.{ext}.tmp-{pid}"))
+        proc.send_signal(signal.SIGCONT)
+        written = len([n for n in os.listdir(out) if n.endswith(".hdf")])
+        end = time.time() + 60
+        while len([n for n in os.listdir(out) if n.endswith(".hdf")]) < written + 3:
+            expect(time.time() < end and proc.poll() is None, "no more checkpoints (or the run ended)")
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    expect(proc.returncode == 128 + signal.SIGTERM, f"exit {proc.returncode}: {err}")
+    with open(victim, "rb") as f:
+        kept = f.read(200)
+    expect(kept == b"the user's own data\n", f"a file that links planted in {out} point to now holds {kept[:40]!r}")
+    files = sorted(n for n in os.listdir(out) if not n.startswith("."))
+    expect(not [n for n in files if os.path.islink(os.path.join(out, n))], f"links among the run's files: {files}")
+    names = [e["name"] for e in json.load(open(os.path.join(out, "long.hdf.series")))["files"]]
+    expect(names == [n for n in files if n.endswith(".hdf")], f"series {names}, files {files}")
+    stop = int(names[-1][5:11])
+    run([cfg, "-q", "--restart", "latest", "--set", f"time.steps={stop + 10}"])
+    left = [n for n in os.listdir(out) if ".tmp-" in n]
+    expect(not left, f"the next start left {len(left)} planted links, such as {left[:2]}")
+    print(f"links at the temporary names of pid {pid}: checkpoints to step {stop} written beside them, their target "
+          "untouched, the rest removed at the next start")
 
 
 def test_output_ownership():
@@ -1075,6 +1156,34 @@ def test_signals_restart_bitwise():
         print(f"run {attempt}: signal {int(sig)} -> exit {proc.returncode}, checkpoints {files[-1]}; restart bitwise equal")
 
 
+def test_restart_lists_series_at_once():
+    """A restart from an older checkpoint lists the run as it now stands at once, not at its first write:
+    killed before that write (kill -9, hours into a long stretch), it leaves a series that names only the
+    files in the folder, the ones --restart latest would take."""
+    folder = fresh_dir("restart_lists_series")
+    out = os.path.join(folder, "out")
+    cfg = letters_config(folder, steps=40, every=20)
+    run([cfg, "-q"])
+    history = os.path.join(out, "letters.history.csv")
+    earlier = os.stat(history).st_ino
+    proc = start([cfg, "-q", "--restart", os.path.join(out, "letters_000020.hdf"), "--set", f"time.steps={10 ** 9}",
+                  "--set", f"output.every={10 ** 9}"])
+    # The restarted run replaces the history (a new file, renamed in) after it has set step 40 aside.
+    end = time.time() + 60
+    while os.stat(history).st_ino == earlier:
+        expect(time.time() < end and proc.poll() is None, f"the restart never started its history: {proc.stderr}")
+        time.sleep(0.01)
+    proc.kill()
+    proc.communicate(timeout=60)
+    hdf = sorted(n for n in os.listdir(out) if n.endswith(".hdf"))
+    with open(os.path.join(out, "letters.hdf.series")) as f:
+        listed = [entry["name"] for entry in json.load(f)["files"]]
+    expect(hdf == ["letters_000000.hdf", "letters_000020.hdf"], f"the folder holds {hdf}")
+    expect(listed == hdf, f"killed before its first write, the restarted run's series lists {listed}, the folder "
+           f"holds {hdf}")
+    print(f"killed before its first write: the series lists {listed}, as the folder holds")
+
+
 def test_sigusr1_and_second_sigint():
     folder = fresh_dir("sigusr1")
     cfg = long_config(folder, steps=10 ** 9, every=10 ** 9)  # never ends by itself, even on a GPU
@@ -1269,13 +1378,21 @@ def test_storage_read_only_dir():
                 shutil.chown(os.path.join(root, n), "nobody", "nogroup")
         make_read_only(folder, out)
 
-    folder, out, before, proc = storage_fault("fault_readonly", as_nobody, user="nobody")
-    os.chmod(out, 0o755)
-    # Found before any computing: the run cannot take its folder's lock there.
-    expect(proc.returncode == 2, f"exit {proc.returncode}: {proc.stderr}")
-    expect("output.dir" in proc.stderr and "Permission denied" in proc.stderr, f"message: {proc.stderr}")
-    expect(checkpoint_state(out) == before, "earlier checkpoints or the series changed")
-    print(proc.stderr.strip())
+    def killed_then_read_only(folder, out):
+        write(os.path.join(out, ".long.lock"), "")  # what a run killed by SIGKILL leaves
+        as_nobody(folder, out)
+
+    for name, prepare in (("fault_readonly", as_nobody), ("fault_readonly_after_kill", killed_then_read_only)):
+        folder, out, before, proc = storage_fault(name, prepare, user="nobody")
+        os.chmod(out, 0o755)
+        if os.path.exists(os.path.join(out, ".long.lock")):
+            os.remove(os.path.join(out, ".long.lock"))  # not in before: killed_then_read_only made it after
+        # Found before any computing, also where the lock file is already there to be opened.
+        expect(proc.returncode == 2, f"{name}: exit {proc.returncode}: {proc.stderr}")
+        expect("output.dir" in proc.stderr and "Permission denied" in proc.stderr, f"{name}: message: {proc.stderr}")
+        expect("step" not in proc.stderr, f"{name}: it computed before it failed: {proc.stderr}")
+        expect(checkpoint_state(out) == before, f"{name}: earlier checkpoints or the series changed")
+        print(f"{name}: {proc.stderr.strip()}")
 
 
 def test_storage_removed_dir():

@@ -736,6 +736,48 @@ def test_sigterm_restart():
     print(f"SIGTERM through mpirun: checkpoint of step {stop}, mpirun exit {proc.returncode}, restart bitwise")
 
 
+def started_ranks(launcher, count, timeout=120):
+    """The pids of launcher's count heatsolve children once each runs more than its first thread: Open MPI
+    starts its own in MPI_Init, so each rank is then in main (its first lines, or later)."""
+    end = time.time() + timeout
+    while True:
+        ranks = []
+        for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    stat = f.read()
+                threads = len(os.listdir(f"/proc/{pid}/task"))
+            except OSError:
+                continue  # gone meanwhile
+            name, fields = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+            if name == "heatsolve" and int(fields[1]) == launcher.pid and threads > 1:
+                ranks.append(pid)
+        if len(ranks) == count:
+            return ranks
+        expect(time.time() < end and launcher.poll() is None, f"{count} ranks never started")
+        time.sleep(0.001)
+
+
+def test_sigusr1_during_start():
+    """SIGUSR1 (a checkpoint now) that reaches the ranks while MPI starts them, which takes seconds on many
+    nodes, is honoured once the run steps, never ends the job."""
+    folder = fresh_dir("sigusr1_start")
+    cfg = config(folder, steps=200, every=10 ** 7)
+    command = ["mpirun", "--oversubscribe", "-np", "2", HEATSOLVE_MPI, cfg] + out(folder, "o")
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=MPI_ENV)
+    try:
+        for pid in started_ranks(proc, 2):
+            os.kill(pid, signal.SIGUSR1)
+    finally:
+        stdout, stderr = proc.communicate(timeout=120)
+    expect(proc.returncode == 0, f"SIGUSR1 during the start ended the job: mpirun exit {proc.returncode}:\n{stderr}")
+    asked = re.search(r"SIGUSR1: writing a checkpoint of step (\d+)", stdout)
+    expect(asked, f"no checkpoint for the SIGUSR1: {stdout[-1500:]}")
+    names = [e["name"] for e in json.load(open(os.path.join(folder, "o", "run.hdf.series")))["files"]]
+    expect(f"run_{int(asked.group(1)):06d}.hdf" in names, f"the series lists {names}")
+    print(f"SIGUSR1 while MPI started the ranks: a checkpoint of step {asked.group(1)}, the run went on to its end")
+
+
 def test_clock_checkpoints():
     """output.every_seconds under mpirun: the root's clock decides, every rank writes its part of the
     same step; the checkpoints restart bitwise on 2 ranks and on 1 process."""
