@@ -43,6 +43,13 @@ static FN(cpu_coeffs) FN(coeffs_cast)(const heat_coeffs *c)
 #define NEXT_ROW_PREFETCH(above, sy, bytes) __builtin_prefetch((const char *)((above) + (sy)) + (bytes), 0, 1)
 #endif
 
+/* acc + u w rounded once (C's fma). Every fused multiply-add of the CPU backend goes through
+ * fma1 or fma_vec, so a sum rounds alike in every lane, copy and build. */
+static inline __attribute__((always_inline)) REAL FN(fma1)(REAL u, REAL w, REAL acc)
+{
+    return sizeof(REAL) == sizeof(double) ? (REAL)fma(u, w, acc) : (REAL)fmaf(u, w, acc);
+}
+
 /* One row of the stencil from the rows of planes z-1 (below), z (c, whose
  * rows y-1 and y+1 are sy away) and z+1 (above): `laplacian_only` selects
  * f = lap(u) over u_new. The planes are separate pointers so that the fused
@@ -55,13 +62,13 @@ static inline void FN(stencil_row3)(REAL *restrict out, const REAL *restrict bel
 #pragma omp simd
     for (long i = 0; i < n; ++i) {
         REAL lap = below[i] * k.hz;
-        lap += c[i - sy] * k.hy;
-        lap += c[i - 1] * k.hx;
-        lap += c[i] * k.diag;
-        lap += c[i + 1] * k.hx;
-        lap += c[i + sy] * k.hy;
-        lap += above[i] * k.hz;
-        out[i] = laplacian_only ? lap : c[i] + k.alpha_dt * lap;
+        lap = FN(fma1)(c[i - sy], k.hy, lap);
+        lap = FN(fma1)(c[i - 1], k.hx, lap);
+        lap = FN(fma1)(c[i], k.diag, lap);
+        lap = FN(fma1)(c[i + 1], k.hx, lap);
+        lap = FN(fma1)(c[i + sy], k.hy, lap);
+        lap = FN(fma1)(above[i], k.hz, lap);
+        out[i] = laplacian_only ? lap : FN(fma1)(k.alpha_dt, lap, c[i]);
     }
 }
 
@@ -86,6 +93,47 @@ static inline FN(vec) FN(load)(const REAL *p)
     FN(vec) v;
     memcpy(&v, p, sizeof v); /* unaligned load */
     return v;
+}
+
+/* The same lane by lane, w a vector: the build's fused multiply-add (GCC's vectors have no generic
+ * one), or where the build has none, C's fma a lane (the same bits, slowly). */
+static inline __attribute__((always_inline)) FN(vec) FN(fma_vec)(FN(vec) u, FN(vec) w, FN(vec) acc)
+{
+#if CPU_VECTOR_BYTES == 64
+    if (sizeof(REAL) == 8) return (FN(vec))_mm512_fmadd_pd((__m512d)u, (__m512d)w, (__m512d)acc);
+    return (FN(vec))_mm512_fmadd_ps((__m512)u, (__m512)w, (__m512)acc);
+#elif CPU_VECTOR_BYTES == 32 && defined(__FMA__)
+    if (sizeof(REAL) == 8) return (FN(vec))_mm256_fmadd_pd((__m256d)u, (__m256d)w, (__m256d)acc);
+    return (FN(vec))_mm256_fmadd_ps((__m256)u, (__m256)w, (__m256)acc);
+#elif CPU_VECTOR_BYTES == 16 && defined(__FMA__)
+    if (sizeof(REAL) == 8) return (FN(vec))_mm_fmadd_pd((__m128d)u, (__m128d)w, (__m128d)acc);
+    return (FN(vec))_mm_fmadd_ps((__m128)u, (__m128)w, (__m128)acc);
+#else
+    FN(vec) sum;
+    for (int lane = 0; lane < FN(LANES); ++lane) sum[lane] = FN(fma1)(u[lane], w[lane], acc[lane]);
+    return sum;
+#endif
+}
+
+
+/* x in every lane: one broadcast (GCC vectorises a loop over the lanes into masked broadcasts,
+ * a row's prologue then costing more than a quarter of a float row). */
+static inline __attribute__((always_inline)) FN(vec) FN(splat)(REAL x)
+{
+#if CPU_VECTOR_BYTES == 64
+    if (sizeof(REAL) == 8) return (FN(vec))_mm512_set1_pd((double)x);
+    return (FN(vec))_mm512_set1_ps((float)x);
+#elif CPU_VECTOR_BYTES == 32
+    if (sizeof(REAL) == 8) return (FN(vec))_mm256_set1_pd((double)x);
+    return (FN(vec))_mm256_set1_ps((float)x);
+#elif CPU_VECTOR_BYTES == 16
+    if (sizeof(REAL) == 8) return (FN(vec))_mm_set1_pd((double)x);
+    return (FN(vec))_mm_set1_ps((float)x);
+#else
+    FN(vec) v;
+    for (int lane = 0; lane < FN(LANES); ++lane) v[lane] = x;
+    return v;
+#endif
 }
 
 /* GCC has no generic nontemporal store: the intrinsic of the build's width. */
@@ -115,13 +163,13 @@ static inline FN(vec) FN(stencil_vec)(const REAL *below, const REAL *c, const RE
 {
     FN(vec) centre = FN(load)(c);
     FN(vec) lap = FN(load)(below) * k.hz;
-    lap += FN(load)(c - sy) * k.hy;
-    lap += FN(load)(c - 1) * k.hx;
-    lap += centre * k.diag;
-    lap += FN(load)(c + 1) * k.hx;
-    lap += FN(load)(c + sy) * k.hy;
-    lap += FN(load)(above) * k.hz;
-    return centre + k.alpha_dt * lap;
+    lap = FN(fma_vec)(FN(load)(c - sy), FN(splat)(k.hy), lap);
+    lap = FN(fma_vec)(FN(load)(c - 1), FN(splat)(k.hx), lap);
+    lap = FN(fma_vec)(centre, FN(splat)(k.diag), lap);
+    lap = FN(fma_vec)(FN(load)(c + 1), FN(splat)(k.hx), lap);
+    lap = FN(fma_vec)(FN(load)(c + sy), FN(splat)(k.hy), lap);
+    lap = FN(fma_vec)(FN(load)(above), FN(splat)(k.hz), lap);
+    return FN(fma_vec)(FN(splat)(k.alpha_dt), lap, centre);
 }
 
 static inline void FN(prefetch_next_row)(const REAL *above, long sy)

@@ -120,22 +120,16 @@ typedef struct FN(material_tables) {
     REAL rhs_weight[HEAT_ZONES_MAX];             /* dt / sqrt(rho c) */
 } FN(material_tables);
 
-/* acc + c d rounded once (C's fma: the same bits in every copy and every lane). */
-static inline __attribute__((always_inline)) REAL FN(material_fma)(REAL c, REAL d, REAL acc)
-{
-    return sizeof(REAL) == sizeof(double) ? (REAL)fma(c, d, acc) : (REAL)fmaf(c, d, acc);
-}
-
 /* One point of the explicit step from its faces' weights (the file's head): the one order every row takes. */
 static inline REAL FN(material_point)(REAL wq, REAL cz0, REAL below, REAL cy0, REAL south, REAL cx0, REAL west,
                                       REAL t, REAL cx1, REAL east, REAL cy1, REAL north, REAL cz1, REAL above)
 {
-    REAL sum = FN(material_fma)(cz0, below - t, wq);
-    sum = FN(material_fma)(cy0, south - t, sum);
-    sum = FN(material_fma)(cx0, west - t, sum);
-    sum = FN(material_fma)(cx1, east - t, sum);
-    sum = FN(material_fma)(cy1, north - t, sum);
-    sum = FN(material_fma)(cz1, above - t, sum);
+    REAL sum = FN(fma1)(cz0, below - t, wq);
+    sum = FN(fma1)(cy0, south - t, sum);
+    sum = FN(fma1)(cx0, west - t, sum);
+    sum = FN(fma1)(cx1, east - t, sum);
+    sum = FN(fma1)(cy1, north - t, sum);
+    sum = FN(fma1)(cz1, above - t, sum);
     return t + sum;
 }
 
@@ -169,37 +163,17 @@ static MATERIAL_ONE_COPY void FN(material_row3_uniform)(REAL *restrict out, cons
                                     k.cy1, c[i + sy], k.cz1, above[i]);
 }
 
-/* acc + c d lane by lane, rounded once: the build's fused multiply-add (GCC's vectors have no generic
- * one), or where the build has none, C's fma a lane (the same bits, slowly). */
-static inline __attribute__((always_inline)) FN(vec) FN(material_fma_vec)(REAL c, FN(vec) d, FN(vec) acc)
-{
-#if CPU_VECTOR_BYTES == 64
-    if (sizeof(REAL) == 8) return (FN(vec))_mm512_fmadd_pd(_mm512_set1_pd((double)c), (__m512d)d, (__m512d)acc);
-    return (FN(vec))_mm512_fmadd_ps(_mm512_set1_ps((float)c), (__m512)d, (__m512)acc);
-#elif CPU_VECTOR_BYTES == 32 && defined(__FMA__)
-    if (sizeof(REAL) == 8) return (FN(vec))_mm256_fmadd_pd(_mm256_set1_pd((double)c), (__m256d)d, (__m256d)acc);
-    return (FN(vec))_mm256_fmadd_ps(_mm256_set1_ps((float)c), (__m256)d, (__m256)acc);
-#elif CPU_VECTOR_BYTES == 16 && defined(__FMA__)
-    if (sizeof(REAL) == 8) return (FN(vec))_mm_fmadd_pd(_mm_set1_pd((double)c), (__m128d)d, (__m128d)acc);
-    return (FN(vec))_mm_fmadd_ps(_mm_set1_ps((float)c), (__m128)d, (__m128)acc);
-#else
-    FN(vec) sum;
-    for (int lane = 0; lane < FN(LANES); ++lane) sum[lane] = FN(material_fma)(c, d[lane], acc[lane]);
-    return sum;
-#endif
-}
-
 /* One vector of the uniform row at c (material_point's order, lane by lane). */
 static inline FN(vec) FN(material_uniform_vec)(const REAL *below, const REAL *c, const REAL *above, long sy,
                                                FN(uniform_zone) k)
 {
     const FN(vec) t = FN(load)(c), wq = k.wq - (FN(vec)){0}; /* k.wq in every lane, -0 kept */
-    FN(vec) sum = FN(material_fma_vec)(k.cz0, FN(load)(below) - t, wq);
-    sum = FN(material_fma_vec)(k.cy0, FN(load)(c - sy) - t, sum);
-    sum = FN(material_fma_vec)(k.cx0, FN(load)(c - 1) - t, sum);
-    sum = FN(material_fma_vec)(k.cx1, FN(load)(c + 1) - t, sum);
-    sum = FN(material_fma_vec)(k.cy1, FN(load)(c + sy) - t, sum);
-    sum = FN(material_fma_vec)(k.cz1, FN(load)(above) - t, sum);
+    FN(vec) sum = FN(fma_vec)(FN(splat)(k.cz0), FN(load)(below) - t, wq);
+    sum = FN(fma_vec)(FN(splat)(k.cy0), FN(load)(c - sy) - t, sum);
+    sum = FN(fma_vec)(FN(splat)(k.cx0), FN(load)(c - 1) - t, sum);
+    sum = FN(fma_vec)(FN(splat)(k.cx1), FN(load)(c + 1) - t, sum);
+    sum = FN(fma_vec)(FN(splat)(k.cy1), FN(load)(c + sy) - t, sum);
+    sum = FN(fma_vec)(FN(splat)(k.cz1), FN(load)(above) - t, sum);
     return t + sum;
 }
 
@@ -211,13 +185,6 @@ static inline FN(uniform_zone) FN(uniform_of)(const FN(material_tables) *m, int 
     return weights;
 }
 
-/* acc + c d lane by lane with a weight a lane, rounded once (material_fma_vec's bits, lane by lane):
- * the order-2R stencil's fused multiply-add (cpu_wide.h), which rounds each lane as C's fma does. */
-static inline __attribute__((always_inline)) FN(vec) FN(material_fma_lanes)(FN(vec) c, FN(vec) d, FN(vec) acc)
-{
-    return FN(wide_fma_vec)(c, d, acc);
-}
-
 /* One vector at c with weight set `set` (material_runs' sets): material_point's order, each lane with its own
  * weights. */
 static inline __attribute__((always_inline)) FN(vec) FN(material_set_vec)(const REAL *below, const REAL *c,
@@ -226,12 +193,12 @@ static inline __attribute__((always_inline)) FN(vec) FN(material_set_vec)(const 
 {
     const FN(vec) *w = m->set_weight + 6L * set;
     const FN(vec) t = FN(load)(c);
-    FN(vec) sum = FN(material_fma_lanes)(w[0], FN(load)(below) - t, FN(load)(m->set_wq + (long)set * FN(LANES)));
-    sum = FN(material_fma_lanes)(w[1], FN(load)(c - sy) - t, sum);
-    sum = FN(material_fma_lanes)(w[2], FN(load)(c - 1) - t, sum);
-    sum = FN(material_fma_lanes)(w[3], FN(load)(c + 1) - t, sum);
-    sum = FN(material_fma_lanes)(w[4], FN(load)(c + sy) - t, sum);
-    sum = FN(material_fma_lanes)(w[5], FN(load)(above) - t, sum);
+    FN(vec) sum = FN(fma_vec)(w[0], FN(load)(below) - t, FN(load)(m->set_wq + (long)set * FN(LANES)));
+    sum = FN(fma_vec)(w[1], FN(load)(c - sy) - t, sum);
+    sum = FN(fma_vec)(w[2], FN(load)(c - 1) - t, sum);
+    sum = FN(fma_vec)(w[3], FN(load)(c + 1) - t, sum);
+    sum = FN(fma_vec)(w[4], FN(load)(c + sy) - t, sum);
+    sum = FN(fma_vec)(w[5], FN(load)(above) - t, sum);
     return t + sum;
 }
 
@@ -253,12 +220,12 @@ static inline __attribute__((always_inline)) FN(vec) FN(material_lanes_vec)(cons
                                                                            const FN(uniform_lanes) *w)
 {
     const FN(vec) t = FN(load)(c);
-    FN(vec) sum = FN(material_fma_lanes)(w->cz0, FN(load)(below) - t, w->wq);
-    sum = FN(material_fma_lanes)(w->cy0, FN(load)(c - sy) - t, sum);
-    sum = FN(material_fma_lanes)(w->cx0, FN(load)(c - 1) - t, sum);
-    sum = FN(material_fma_lanes)(w->cx1, FN(load)(c + 1) - t, sum);
-    sum = FN(material_fma_lanes)(w->cy1, FN(load)(c + sy) - t, sum);
-    sum = FN(material_fma_lanes)(w->cz1, FN(load)(above) - t, sum);
+    FN(vec) sum = FN(fma_vec)(w->cz0, FN(load)(below) - t, w->wq);
+    sum = FN(fma_vec)(w->cy0, FN(load)(c - sy) - t, sum);
+    sum = FN(fma_vec)(w->cx0, FN(load)(c - 1) - t, sum);
+    sum = FN(fma_vec)(w->cx1, FN(load)(c + 1) - t, sum);
+    sum = FN(fma_vec)(w->cy1, FN(load)(c + sy) - t, sum);
+    sum = FN(fma_vec)(w->cz1, FN(load)(above) - t, sum);
     return t + sum;
 }
 

@@ -92,44 +92,18 @@ static void FN(wide_halo_fill)(REAL *u, const int n[3], const heat_layout *l, in
 
 /* ---- the operator ---- */
 
-/* acc + u w rounded once (C's fma). */
-static inline __attribute__((always_inline)) REAL FN(wide_fma)(REAL u, REAL w, REAL acc)
-{
-    return sizeof(REAL) == sizeof(double) ? (REAL)fma(u, w, acc) : (REAL)fmaf(u, w, acc);
-}
-
-/* The same lane by lane, w a vector: the build's fused multiply-add (GCC's vectors have no generic
- * one), or where the build has none, C's fma a lane (the same bits, slowly). */
-static inline __attribute__((always_inline)) FN(vec) FN(wide_fma_vec)(FN(vec) u, FN(vec) w, FN(vec) acc)
-{
-#if CPU_VECTOR_BYTES == 64
-    if (sizeof(REAL) == 8) return (FN(vec))_mm512_fmadd_pd((__m512d)u, (__m512d)w, (__m512d)acc);
-    return (FN(vec))_mm512_fmadd_ps((__m512)u, (__m512)w, (__m512)acc);
-#elif CPU_VECTOR_BYTES == 32 && defined(__FMA__)
-    if (sizeof(REAL) == 8) return (FN(vec))_mm256_fmadd_pd((__m256d)u, (__m256d)w, (__m256d)acc);
-    return (FN(vec))_mm256_fmadd_ps((__m256)u, (__m256)w, (__m256)acc);
-#elif CPU_VECTOR_BYTES == 16 && defined(__FMA__)
-    if (sizeof(REAL) == 8) return (FN(vec))_mm_fmadd_pd((__m128d)u, (__m128d)w, (__m128d)acc);
-    return (FN(vec))_mm_fmadd_ps((__m128)u, (__m128)w, (__m128)acc);
-#else
-    FN(vec) sum;
-    for (int lane = 0; lane < FN(LANES); ++lane) sum[lane] = FN(wide_fma)(u[lane], w[lane], acc[lane]);
-    return sum;
-#endif
-}
-
 /* lap(u) at c (scalar): the operation order above; R a constant where inlined. */
 static inline __attribute__((always_inline)) REAL FN(wide_lap)(const REAL *c, long sy, long sz,
                                                                const FN(wide_coeffs) *k, int R)
 {
     REAL lap = c[-R * sz] * k->w[2][R];
-    for (int m = R - 1; m >= 1; --m) lap = FN(wide_fma)(c[-m * sz], k->w[2][m], lap);
-    for (int m = R; m >= 1; --m) lap = FN(wide_fma)(c[-m * sy], k->w[1][m], lap);
-    for (int m = R; m >= 1; --m) lap = FN(wide_fma)(c[-m], k->w[0][m], lap);
-    lap = FN(wide_fma)(c[0], k->diag, lap);
-    for (int m = 1; m <= R; ++m) lap = FN(wide_fma)(c[m], k->w[0][m], lap);
-    for (int m = 1; m <= R; ++m) lap = FN(wide_fma)(c[m * sy], k->w[1][m], lap);
-    for (int m = 1; m <= R; ++m) lap = FN(wide_fma)(c[m * sz], k->w[2][m], lap);
+    for (int m = R - 1; m >= 1; --m) lap = FN(fma1)(c[-m * sz], k->w[2][m], lap);
+    for (int m = R; m >= 1; --m) lap = FN(fma1)(c[-m * sy], k->w[1][m], lap);
+    for (int m = R; m >= 1; --m) lap = FN(fma1)(c[-m], k->w[0][m], lap);
+    lap = FN(fma1)(c[0], k->diag, lap);
+    for (int m = 1; m <= R; ++m) lap = FN(fma1)(c[m], k->w[0][m], lap);
+    for (int m = 1; m <= R; ++m) lap = FN(fma1)(c[m * sy], k->w[1][m], lap);
+    for (int m = 1; m <= R; ++m) lap = FN(fma1)(c[m * sz], k->w[2][m], lap);
     return lap;
 }
 
@@ -147,32 +121,12 @@ typedef struct FN(wide_splats) {
     FN(vec) w[3][HEAT_SPACE_RADIUS_MAX + 1], diag, alpha_dt;
 } FN(wide_splats);
 
-/* x in every lane: one broadcast (GCC vectorises a loop over the lanes into masked broadcasts,
- * a row's prologue then costing more than a quarter of a float row). */
-static inline __attribute__((always_inline)) FN(vec) FN(wide_splat)(REAL x)
-{
-#if CPU_VECTOR_BYTES == 64
-    if (sizeof(REAL) == 8) return (FN(vec))_mm512_set1_pd((double)x);
-    return (FN(vec))_mm512_set1_ps((float)x);
-#elif CPU_VECTOR_BYTES == 32
-    if (sizeof(REAL) == 8) return (FN(vec))_mm256_set1_pd((double)x);
-    return (FN(vec))_mm256_set1_ps((float)x);
-#elif CPU_VECTOR_BYTES == 16
-    if (sizeof(REAL) == 8) return (FN(vec))_mm_set1_pd((double)x);
-    return (FN(vec))_mm_set1_ps((float)x);
-#else
-    FN(vec) v;
-    for (int lane = 0; lane < FN(LANES); ++lane) v[lane] = x;
-    return v;
-#endif
-}
-
 static inline __attribute__((always_inline)) FN(wide_splats) FN(wide_splats_make)(const FN(wide_coeffs) *k, int R)
 {
     FN(wide_splats) s;
     for (int d = 0; d < 3; ++d)
-        for (int m = 1; m <= R; ++m) s.w[d][m] = FN(wide_splat)(k->w[d][m]);
-    s.diag = FN(wide_splat)(k->diag), s.alpha_dt = FN(wide_splat)(k->alpha_dt);
+        for (int m = 1; m <= R; ++m) s.w[d][m] = FN(splat)(k->w[d][m]);
+    s.diag = FN(splat)(k->diag), s.alpha_dt = FN(splat)(k->alpha_dt);
     return s;
 }
 
@@ -242,7 +196,7 @@ static inline __attribute__((always_inline)) void FN(wide_lap_vecs)(const char *
     for (int v = 0; v < V; ++v) lap[v] = FN(load)((const REAL *)(q + v * next)) * k->w[2][R];
 #define WIDE_TERM(at, weight)                                                                                    \
     do {                                                                                                         \
-        for (int v = 0; v < V; ++v) lap[v] = FN(wide_fma_vec)(FN(load)((const REAL *)((at) + v * next)), weight, lap[v]); \
+        for (int v = 0; v < V; ++v) lap[v] = FN(fma_vec)(FN(load)((const REAL *)((at) + v * next)), weight, lap[v]); \
     } while (0)
     for (int m = R - 1; m >= 1; --m) {
         q = wide_opaque(q + bz);
@@ -256,7 +210,7 @@ static inline __attribute__((always_inline)) void FN(wide_lap_vecs)(const char *
 #define WIDE_X_TERM(m, weight)                                                                                   \
     do {                                                                                                         \
         for (int v = 0; v < V; ++v)                                                                              \
-            lap[v] = FN(wide_fma_vec)(FN(wide_x_term)(p + v * next, aligned + v, m, R), weight, lap[v]);          \
+            lap[v] = FN(fma_vec)(FN(wide_x_term)(p + v * next, aligned + v, m, R), weight, lap[v]);          \
     } while (0)
     for (int m = R; m >= 1; --m) WIDE_X_TERM(-m, s->w[0][m]);
     WIDE_TERM(p, s->diag);
