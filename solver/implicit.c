@@ -1,5 +1,6 @@
 #include "implicit.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -88,9 +89,24 @@ static void preconditioner_advice(const heat_implicit *implicit, char *buf, size
              "diffusion time), ");
 }
 
+/* A solve is no more accurate than the precision's epsilon, whatever CG's recursive residual says
+ * (below about 1e-154 the squared target even underflows to 0): for an rtol under it more iterations
+ * are the wrong advice. */
+static int rtol_unreachable(const heat_problem *p, long step, double residual)
+{
+    const double epsilon = p->precision == HEAT_FLOAT ? FLT_EPSILON : DBL_EPSILON;
+    if (p->implicit.rtol >= epsilon) return HEAT_OK;
+    return heat_error_alike(HEAT_ERR_RUNTIME,
+                            "step %ld: CG did not reach solver.rtol = %g (relative residual %.3g), which is below "
+                            "%s precision's epsilon %.2g, the most accuracy a step can have: raise solver.rtol above "
+                            "it (1e-6, the default, or 1e-10 in double), then continue with --restart latest",
+                            step, p->implicit.rtol, residual, heat_precision_name(p->precision), epsilon);
+}
+
 /* Advice the program accepts: an implicit run may change dt on restart. */
 static int not_converged(const heat_problem *p, long step, double residual)
 {
+    HEAT_CALL(rtol_unreachable(p, step, residual));
     char advice[192];
     preconditioner_advice(&p->implicit, advice, sizeof advice);
     return heat_error_alike(HEAT_ERR_RUNTIME,

@@ -1013,6 +1013,12 @@ def test_implicit_errors():
                + ["--set", "time.cfl=1000.0"], expect_status=1)
     expect("chebyshev_degree" not in proc.stderr and 'raise solver.max_iterations, use solver.preconditioner = "jacobi"'
            in proc.stderr, f"advice for a chebyshev run of degree 64: {proc.stderr}")
+    # An rtol below the precision's epsilon (1e-300: its square underflows to 0) is not met by more
+    # iterations: the advice says so instead of raising solver.max_iterations.
+    proc = run([cfg, "--overwrite"] + IMPLICIT + ["--set", "solver.rtol=1e-300", "--set", "solver.max_iterations=50"],
+               expect_status=1)
+    expect("epsilon" in proc.stderr and "raise solver.rtol" in proc.stderr and "max_iterations" not in proc.stderr,
+           f"advice for an unreachable rtol: {proc.stderr}")
     proc = run([cfg, "--set", 'time.scheme="implicit"'], expect_status=2)
     expect("time.scheme" in proc.stderr and "crank_nicolson" in proc.stderr, proc.stderr)
     proc = run([cfg, "--set", "solver.rtol=0.0"] + IMPLICIT[:4], expect_status=2)
