@@ -1,10 +1,12 @@
 #include "signals.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "io/fsutil.h"
+#include "solver/error.h"
 
 static volatile sig_atomic_t stop_signal = 0;       /* SIGINT, SIGTERM or SIGHUP received */
 static volatile sig_atomic_t checkpoint_signal = 0; /* SIGUSR1 received */
@@ -35,29 +37,29 @@ static void on_stop(int sig)
 
 static void on_checkpoint(int sig) { checkpoint_signal = sig; }
 
-void signals_install_checkpoint_request(void)
+/* handler (or SIG_IGN) for sig, no other signal blocked meanwhile. sigaction fails only for a signal
+ * that cannot be caught, none of these: the warning would name a broken C library. */
+static void set_handler(int sig, void (*handler)(int))
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
-    sa.sa_handler = on_checkpoint;
-    sigaction(SIGUSR1, &sa, NULL);
+    sa.sa_handler = handler;
+    if (sigaction(sig, &sa, NULL) != 0)
+        heat_warn("signal %d (%s) keeps its default action: sigaction failed: %s", sig, strsignal(sig),
+                  strerror(errno));
 }
+
+void signals_install_checkpoint_request(void) { set_handler(SIGUSR1, on_checkpoint); }
 
 void signals_install(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sigemptyset(&sa.sa_mask);
-    sa.sa_handler = on_stop;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sa.sa_handler = on_checkpoint;
-    sigaction(SIGUSR1, &sa, NULL);
-    sa.sa_handler = SIG_IGN;
-    sigaction(SIGPIPE, &sa, NULL);
-    sigaction(SIGXFSZ, &sa, NULL);
+    set_handler(SIGINT, on_stop);
+    set_handler(SIGTERM, on_stop);
+    set_handler(SIGHUP, on_stop);
+    set_handler(SIGUSR1, on_checkpoint);
+    set_handler(SIGPIPE, SIG_IGN);
+    set_handler(SIGXFSZ, SIG_IGN);
 }
 
 int signals_stop_requested(void) { return stop_signal; }
