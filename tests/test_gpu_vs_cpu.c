@@ -1,7 +1,9 @@
 /* Every GPU heat kernel variant against the CPU backend: 100 heat steps on a
  * 67 x 45 x 33 grid (no block or tile divides it) with Dirichlet and Neumann
- * faces, bit for bit in both precisions: both take the 7-point step's fused
- * multiply-adds in one order (DESIGN.md, "Operation order"). */
+ * faces, bit for bit in both precisions where this build's CPU step fuses
+ * its multiply-adds as the GPU does (DESIGN.md, "Operation order"); a build
+ * without FMA instructions to rounding: max |gpu - cpu| / max |cpu| <= 1e-13
+ * in double, <= 1e-5 in float. */
 #include "test_util.h"
 
 static heat_problem mixed_problem(heat_precision precision)
@@ -25,6 +27,11 @@ static int compare(heat_precision precision)
     EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_HIP, &s));
     const heat_variant *variants;
     int count, failed = 0;
+#ifdef __FMA__
+    const double tolerance = 0.0; /* the same roundings */
+#else
+    const double tolerance = precision == HEAT_FLOAT ? 1e-5 : 1e-13;
+#endif
     EXPECT_OK(s->ops->bench->variants(s->state, &variants, &count));
     for (int v = 0; v < count; ++v) {
         if (variants[v].laplacian) continue;
@@ -38,11 +45,11 @@ static int compare(heat_precision precision)
         }
         printf("%-16s m=%-2d %-6s max relative difference to the CPU %.3e\n", variants[v].kernel, variants[v].tile,
                heat_precision_name(precision), worst / scale);
-        if (worst != 0.0) failed = 1;
+        if (!(worst / scale <= tolerance)) failed = 1;
     }
     heat_solver_destroy(&s);
     free(initial), free(cpu), free(gpu);
-    EXPECT(!failed, "a GPU variant's field differs from the CPU's (the same roundings expected)");
+    EXPECT(!failed, "a GPU variant differs from the CPU by more than %g", tolerance);
     return 0;
 }
 

@@ -50,6 +50,19 @@ static inline __attribute__((always_inline)) REAL FN(fma1)(REAL u, REAL w, REAL 
     return sizeof(REAL) == sizeof(double) ? (REAL)fma(u, w, acc) : (REAL)fmaf(u, w, acc);
 }
 
+/* The 7-point step's multiply-add: fused where the build has FMA instructions (a native build: then
+ * the CPU's bits are the GPU's, which fuses the same products in the same order); a build without
+ * them (HEATSOLVE_NATIVE=OFF on x86-64) rounds the product and the sum apart, since C's fma a lane
+ * would make its step several times slower: its bits differ from the GPU's at rounding level. */
+static inline __attribute__((always_inline)) REAL FN(step_fma1)(REAL u, REAL w, REAL acc)
+{
+#ifdef __FMA__
+    return FN(fma1)(u, w, acc);
+#else
+    return u * w + acc;
+#endif
+}
+
 /* One row of the stencil from the rows of planes z-1 (below), z (c, whose
  * rows y-1 and y+1 are sy away) and z+1 (above): `laplacian_only` selects
  * f = lap(u) over u_new. The planes are separate pointers so that the fused
@@ -62,13 +75,13 @@ static inline void FN(stencil_row3)(REAL *restrict out, const REAL *restrict bel
 #pragma omp simd
     for (long i = 0; i < n; ++i) {
         REAL lap = below[i] * k.hz;
-        lap = FN(fma1)(c[i - sy], k.hy, lap);
-        lap = FN(fma1)(c[i - 1], k.hx, lap);
-        lap = FN(fma1)(c[i], k.diag, lap);
-        lap = FN(fma1)(c[i + 1], k.hx, lap);
-        lap = FN(fma1)(c[i + sy], k.hy, lap);
-        lap = FN(fma1)(above[i], k.hz, lap);
-        out[i] = laplacian_only ? lap : FN(fma1)(k.alpha_dt, lap, c[i]);
+        lap = FN(step_fma1)(c[i - sy], k.hy, lap);
+        lap = FN(step_fma1)(c[i - 1], k.hx, lap);
+        lap = FN(step_fma1)(c[i], k.diag, lap);
+        lap = FN(step_fma1)(c[i + 1], k.hx, lap);
+        lap = FN(step_fma1)(c[i + sy], k.hy, lap);
+        lap = FN(step_fma1)(above[i], k.hz, lap);
+        out[i] = laplacian_only ? lap : FN(step_fma1)(k.alpha_dt, lap, c[i]);
     }
 }
 
@@ -158,18 +171,28 @@ static inline __attribute__((always_inline)) void FN(store)(REAL *p, FN(vec) v, 
     else memcpy(p, &v, sizeof v);
 }
 
+/* step_fma1 lane by lane. */
+static inline __attribute__((always_inline)) FN(vec) FN(step_fma_vec)(FN(vec) u, FN(vec) w, FN(vec) acc)
+{
+#ifdef __FMA__
+    return FN(fma_vec)(u, w, acc);
+#else
+    return u * w + acc;
+#endif
+}
+
 /* One vector of the stencil at c (stencil_row3's expression, lane by lane). */
 static inline FN(vec) FN(stencil_vec)(const REAL *below, const REAL *c, const REAL *above, long sy, FN(cpu_coeffs) k)
 {
     FN(vec) centre = FN(load)(c);
     FN(vec) lap = FN(load)(below) * k.hz;
-    lap = FN(fma_vec)(FN(load)(c - sy), FN(splat)(k.hy), lap);
-    lap = FN(fma_vec)(FN(load)(c - 1), FN(splat)(k.hx), lap);
-    lap = FN(fma_vec)(centre, FN(splat)(k.diag), lap);
-    lap = FN(fma_vec)(FN(load)(c + 1), FN(splat)(k.hx), lap);
-    lap = FN(fma_vec)(FN(load)(c + sy), FN(splat)(k.hy), lap);
-    lap = FN(fma_vec)(FN(load)(above), FN(splat)(k.hz), lap);
-    return FN(fma_vec)(FN(splat)(k.alpha_dt), lap, centre);
+    lap = FN(step_fma_vec)(FN(load)(c - sy), FN(splat)(k.hy), lap);
+    lap = FN(step_fma_vec)(FN(load)(c - 1), FN(splat)(k.hx), lap);
+    lap = FN(step_fma_vec)(centre, FN(splat)(k.diag), lap);
+    lap = FN(step_fma_vec)(FN(load)(c + 1), FN(splat)(k.hx), lap);
+    lap = FN(step_fma_vec)(FN(load)(c + sy), FN(splat)(k.hy), lap);
+    lap = FN(step_fma_vec)(FN(load)(above), FN(splat)(k.hz), lap);
+    return FN(step_fma_vec)(FN(splat)(k.alpha_dt), lap, centre);
 }
 
 static inline void FN(prefetch_next_row)(const REAL *above, long sy)
