@@ -505,6 +505,47 @@ static int energy_balance(void)
            balance_run(HEAT_CRANK_NICOLSON, 10.0, 30, 1e-9);
 }
 
+/* ---- the sources' power at the field's time, step after step ---- */
+
+/* The sources' power at time t of the powered box whose zone 2 switches on over [on, off). */
+static double powered_source_power(const heat_problem *p, double cell_volume, double t)
+{
+    const heat_zone *switching = &p->materials->zone[2];
+    return POWERED_Q * count_zone(p, 1) * cell_volume + heat_zone_source(switching, t) * count_zone(p, 2) * cell_volume;
+}
+
+/* The power a history row reports is the next step's: after step n the sources of time n dt, whatever the scheme. */
+static int source_power_now_scheme(heat_scheme scheme, double dt_factor)
+{
+    heat_materials m;
+    heat_problem p = powered_flux_box(&m, (heat_zone){0, 2.0, 0.0, 0.0});
+    p.implicit = (heat_implicit){scheme, 1e-10, 2000, HEAT_PRECOND_CHEBYSHEV, 8, 2};
+    p.dt = dt_factor * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    m.zone[2].source_on = 3.5 * p.dt, m.zone[2].source_off = 9.5 * p.dt; /* on for steps 4 to 9 */
+    powered_run run;
+    if (start_powered_run(&p, &run)) return 1;
+    for (long step = 1; step <= 12; ++step) {
+        EXPECT_OK(heat_solver_advance(run.solver, 1));
+        heat_energy now;
+        EXPECT_OK(heat_solver_energy(run.solver, &now));
+        const double expected = powered_source_power(&p, run.cell_volume, run.solver->time);
+        EXPECT(fabs(now.power[HEAT_ENERGY_SOURCES] - expected) <= 1e-13 * expected, "%s: after step %ld (t = %g) the "
+               "sources' power is %.17g, but at that time they bring %.17g", heat_scheme_name(scheme), step,
+               run.solver->time, now.power[HEAT_ENERGY_SOURCES], expected);
+    }
+    printf("%s: the sources' power after each of 12 steps is that of the field's time, across the window's ends\n",
+           heat_scheme_name(scheme));
+    free(run.field), free((void *)p.zones);
+    heat_solver_destroy(&run.solver);
+    return 0;
+}
+
+static int source_power_now(void)
+{
+    return source_power_now_scheme(HEAT_EULER, 0.9) || source_power_now_scheme(HEAT_BACKWARD_EULER, 10.0) ||
+           source_power_now_scheme(HEAT_CRANK_NICOLSON, 10.0);
+}
+
 /* ---- the uniform rows' shortcut gives the general row's bits ---- */
 
 static int checkerboard(const heat_problem *p, int i, int j, int k)
@@ -760,12 +801,13 @@ int main(int argc, char **argv)
                  {"smooth_order", smooth_order}, {"one_material", one_material}, {"restart_clock", restart_clock},
                  {"implicit_series", implicit_series}, {"implicit_sources", implicit_sources},
                  {"implicit_one_material", implicit_one_material}, {"energy_balance", energy_balance},
+                 {"source_power_now", source_power_now},
                  {"uniform_rows", uniform_rows}, {"gpu_vs_cpu", gpu_vs_cpu},
                  {"gpu_kernels_bitwise", gpu_kernels_bitwise}};
     for (size_t c = 0; argc == 2 && c < sizeof cases / sizeof cases[0]; ++c)
         if (strcmp(argv[1], cases[c].name) == 0) return cases[c].run();
     fprintf(stderr, "usage: test_materials series|convective|sources|smooth_order|one_material|restart_clock|implicit_series|"
-                    "implicit_sources|implicit_one_material|energy_balance|uniform_rows|"
+                    "implicit_sources|implicit_one_material|energy_balance|source_power_now|uniform_rows|"
                     "gpu_vs_cpu|gpu_kernels_bitwise\n");
     return 2;
 }
