@@ -546,6 +546,60 @@ static int source_power_now(void)
            source_power_now_scheme(HEAT_CRANK_NICOLSON, 10.0);
 }
 
+/* ---- a steady field still carries energy through its faces ---- */
+
+/* An exact discrete steady state: a flux F into the x-low face of a slab, out through a Dirichlet x-high face,
+ * the field linear with slope -F/k in halves on a grid of spacing 1/2, so every point's right-hand side is 0
+ * in any precision. The faces still carry F A dt each step, in and out. */
+static int steady_energy_kind(const implicit_kind *kind, heat_precision precision)
+{
+    heat_problem p = test_problem(8, 3, 3, 4.0, 1.5, 1.5, precision);
+    const double flux = 1.0, k = 1.0, face = 6.0, area = p.grid.length[1] * p.grid.length[2];
+    heat_materials m = {.material_count = 1, .material = {test_material("a", k, 2.0)}, .zone_count = 1,
+                        .zone = {test_zone(0, 0.0)}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, everywhere_zero);
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_FLUX, .value = flux};
+    p.bc[FACE_X_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = face};
+    p.implicit = implicit_settings(kind, 1e-6);
+    p.dt = (kind->scheme == HEAT_EULER ? 0.9 : 20.0) * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    void *field = test_alloc_field(&p);
+    for (long at = 0; at < heat_grid_points(&p.grid); ++at)
+        test_set(&p, field, at, face + flux / k * (p.grid.length[0] - test_coord(&p, 0, (int)(at % p.grid.n[0]))));
+    heat_solver *s;
+    EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
+    EXPECT_OK(heat_solver_set_field(s, field, 0));
+    const long steps = 10;
+    EXPECT_OK(heat_solver_advance(s, steps));
+    heat_energy after;
+    EXPECT_OK(heat_solver_energy(s, &after));
+    const double through = flux * area * s->time;
+    printf("%s, %s: a steady slab's energy in through the flux face %.17g, the Dirichlet face %.17g (F A t = %g)\n",
+           kind->name, heat_precision_name(precision), after.energy[HEAT_ENERGY_FLUX],
+           after.energy[HEAT_ENERGY_DIRICHLET], through);
+    EXPECT(fabs(after.energy[HEAT_ENERGY_FLUX] - through) <= 1e-12 * through, "%s, %s: %.17g came in through the "
+           "flux face of a steady slab, but it carries F A t = %.17g", kind->name, heat_precision_name(precision),
+           after.energy[HEAT_ENERGY_FLUX], through);
+    EXPECT(fabs(after.energy[HEAT_ENERGY_DIRICHLET] + through) <= 1e-12 * through, "%s, %s: %.17g came in through "
+           "the Dirichlet face of a steady slab, but it carries -F A t = %.17g", kind->name,
+           heat_precision_name(precision), after.energy[HEAT_ENERGY_DIRICHLET], -through);
+    free(field), free((void *)p.zones);
+    heat_solver_destroy(&s);
+    return 0;
+}
+
+static int steady_energy(void)
+{
+    static const implicit_kind euler = {"euler", HEAT_EULER, HEAT_PRECOND_NONE};
+    for (int precision = 0; precision < 2; ++precision) {
+        const heat_precision which = precision ? HEAT_FLOAT : HEAT_DOUBLE;
+        if (steady_energy_kind(&euler, which)) return 1;
+        for (size_t k = 0; k < sizeof implicit_kinds / sizeof *implicit_kinds; ++k)
+            if (steady_energy_kind(&implicit_kinds[k], which)) return 1;
+    }
+    return 0;
+}
+
 /* ---- the uniform rows' shortcut gives the general row's bits ---- */
 
 static int checkerboard(const heat_problem *p, int i, int j, int k)
@@ -801,13 +855,13 @@ int main(int argc, char **argv)
                  {"smooth_order", smooth_order}, {"one_material", one_material}, {"restart_clock", restart_clock},
                  {"implicit_series", implicit_series}, {"implicit_sources", implicit_sources},
                  {"implicit_one_material", implicit_one_material}, {"energy_balance", energy_balance},
-                 {"source_power_now", source_power_now},
+                 {"source_power_now", source_power_now}, {"steady_energy", steady_energy},
                  {"uniform_rows", uniform_rows}, {"gpu_vs_cpu", gpu_vs_cpu},
                  {"gpu_kernels_bitwise", gpu_kernels_bitwise}};
     for (size_t c = 0; argc == 2 && c < sizeof cases / sizeof cases[0]; ++c)
         if (strcmp(argv[1], cases[c].name) == 0) return cases[c].run();
     fprintf(stderr, "usage: test_materials series|convective|sources|smooth_order|one_material|restart_clock|implicit_series|"
-                    "implicit_sources|implicit_one_material|energy_balance|source_power_now|uniform_rows|"
+                    "implicit_sources|implicit_one_material|energy_balance|source_power_now|steady_energy|uniform_rows|"
                     "gpu_vs_cpu|gpu_kernels_bitwise\n");
     return 2;
 }
