@@ -207,6 +207,97 @@ static int sources_and_fluxes(void)
     return 0;
 }
 
+/* ---- steady slabs of three layers between any two of the new faces ---- */
+
+/* Three equal layers along x, a material each (zone = material): the interfaces are faces of the grid. */
+static int thirds(const heat_problem *p, int i, int j, int k)
+{
+    (void)j, (void)k;
+    const int third = p->grid.n[0] / 3;
+    return i < 0 ? 0 : i >= p->grid.n[0] ? 2 : i / third;
+}
+
+/* A face's environment for the slab's heat flow: a temperature behind a resistance per area (Dirichlet: the
+ * face itself, 0; convective: the ambient, 1 / h), or a fixed flux into the slab (flux faces). */
+static void slab_face(const heat_bc *bc, double *temperature, double *resistance)
+{
+    *temperature = bc->type == HEAT_BC_CONVECTIVE ? bc->ambient : bc->value;
+    *resistance = bc->type == HEAT_BC_CONVECTIVE ? 1.0 / bc->h : 0.0;
+}
+
+/* The steady temperature of the layered slab at x: the flux q through the layers' resistances in series
+ * (thickness / k each) and the faces', T falling by q times the resistance from the x-low face to x. */
+static double slab_steady(const heat_problem *p, double x)
+{
+    const heat_bc *low = &p->bc[FACE_X_LOW], *high = &p->bc[FACE_X_HIGH];
+    const double layer = p->grid.length[0] / 3;
+    double layers = 0.0, below_x = 0.0; /* the resistance of all layers, and of the slab from x_low to x */
+    for (int l = 0; l < 3; ++l) {
+        const double k = p->materials->material[l].conductivity, start = l * layer;
+        layers += layer / k;
+        below_x += fmin(fmax(x - start, 0.0), layer) / k;
+    }
+    double t_low, r_low, t_high, r_high, q, face_low; /* q: the flux along +x */
+    slab_face(low, &t_low, &r_low);
+    slab_face(high, &t_high, &r_high);
+    if (low->type == HEAT_BC_FLUX) q = low->value, face_low = t_high + q * (r_high + layers);
+    else if (high->type == HEAT_BC_FLUX) q = -high->value, face_low = t_low - q * r_low;
+    else q = (t_low - t_high) / (r_low + layers + r_high), face_low = t_low - q * r_low;
+    return face_low - q * below_x;
+}
+
+/* Copper, glass and air in series (conductivities 15000 apart), steady under backward Euler at 1e8 stable
+ * explicit steps a step (each damps the slowest mode, hours long, about tenfold): every point on the
+ * piecewise-linear profile to 1e-9 of the largest temperature, whatever the faces: Dirichlet on both,
+ * convective on both (one at a large h), and a flux face balanced by a convective one, whose face then sits
+ * at ambient + q / h. */
+static int steady_slab(heat_bc low, heat_bc high, const char *name)
+{
+    heat_problem p = test_problem(30, 3, 3, 0.03, 0.003, 0.003, HEAT_DOUBLE);
+    heat_materials m = {.material_count = 3,
+                        .material = {test_material("copper", 400.0, 3.45e6), test_material("glass", 1.0, 2.1e6),
+                                     test_material("air", 0.026, 1206.0)},
+                        .zone_count = 3, .zone = {test_zone(0, 0.0), test_zone(1, 0.0), test_zone(2, 0.0)}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, thirds);
+    p.bc[FACE_X_LOW] = low, p.bc[FACE_X_HIGH] = high;
+    p.implicit = (heat_implicit){HEAT_BACKWARD_EULER, 1e-13, 5000, HEAT_PRECOND_JACOBI, 8, 2};
+    p.dt = 1e8 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    heat_solver *s;
+    EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
+    void *field = test_alloc_field(&p);
+    heat_initial init = {.type = INITIAL_CONSTANT, .value = 20.0};
+    heat_initial_fill(&init, &p.grid, p.precision, field);
+    EXPECT_OK(heat_solver_set_field(s, field, 0));
+    EXPECT_OK(heat_solver_advance(s, 30));
+    EXPECT_OK(heat_solver_get_field(s, field));
+    double worst = 0.0, largest = 0.0;
+    for (long at = 0; at < heat_grid_points(&p.grid); ++at) {
+        const double expected = slab_steady(&p, test_coord(&p, 0, (int)(at % p.grid.n[0])));
+        worst = fmax(worst, fabs(test_get(&p, field, at) - expected));
+        largest = fmax(largest, fabs(expected));
+    }
+    printf("steady slab of copper, glass and air, %s: largest deviation from the series-resistance profile %.2e of "
+           "%.6g\n", name, worst, largest);
+    EXPECT(worst <= 1e-9 * largest, "%s: the steady profile is off by %.3g (largest temperature %.6g)", name, worst,
+           largest);
+    free(field), free((void *)p.zones);
+    heat_solver_destroy(&s);
+    return 0;
+}
+
+static int steady_slabs(void)
+{
+    const heat_bc hot = {.type = HEAT_BC_DIRICHLET, .value = 100.0}, cold = {.type = HEAT_BC_DIRICHLET, .value = 0.0};
+    const heat_bc warm_air = {.type = HEAT_BC_CONVECTIVE, .h = 50.0, .ambient = 100.0};
+    const heat_bc cold_water = {.type = HEAT_BC_CONVECTIVE, .h = 5.0e4, .ambient = 0.0};
+    const heat_bc heater = {.type = HEAT_BC_FLUX, .value = 300.0};
+    const heat_bc fan = {.type = HEAT_BC_CONVECTIVE, .h = 25.0, .ambient = 20.0};
+    return steady_slab(hot, cold, "Dirichlet faces") || steady_slab(warm_air, cold_water, "convective faces") ||
+           steady_slab(heater, fan, "a flux face balanced by a convective one") ||
+           steady_slab(fan, heater, "the same, mirrored (the flux into x_high)");
+}
+
 /* ---- second order on a smooth conductivity field ---- */
 
 /* Each column x_i its own material k(x_i) and zone with source q(x_i):
@@ -855,13 +946,13 @@ int main(int argc, char **argv)
                  {"smooth_order", smooth_order}, {"one_material", one_material}, {"restart_clock", restart_clock},
                  {"implicit_series", implicit_series}, {"implicit_sources", implicit_sources},
                  {"implicit_one_material", implicit_one_material}, {"energy_balance", energy_balance},
-                 {"source_power_now", source_power_now}, {"steady_energy", steady_energy},
+                 {"source_power_now", source_power_now}, {"steady_energy", steady_energy}, {"steady_slabs", steady_slabs},
                  {"uniform_rows", uniform_rows}, {"gpu_vs_cpu", gpu_vs_cpu},
                  {"gpu_kernels_bitwise", gpu_kernels_bitwise}};
     for (size_t c = 0; argc == 2 && c < sizeof cases / sizeof cases[0]; ++c)
         if (strcmp(argv[1], cases[c].name) == 0) return cases[c].run();
     fprintf(stderr, "usage: test_materials series|convective|sources|smooth_order|one_material|restart_clock|implicit_series|"
-                    "implicit_sources|implicit_one_material|energy_balance|source_power_now|steady_energy|uniform_rows|"
+                    "implicit_sources|implicit_one_material|energy_balance|source_power_now|steady_energy|steady_slabs|uniform_rows|"
                     "gpu_vs_cpu|gpu_kernels_bitwise\n");
     return 2;
 }
