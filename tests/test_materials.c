@@ -298,6 +298,54 @@ static int steady_slabs(void)
            steady_slab(fan, heater, "the same, mirrored (the flux into x_high)");
 }
 
+/* ---- the stable explicit step of a strongly heterogeneous box ---- */
+
+/* Copper with a pocket of air at its centre and a layer of air along y_low. */
+static int copper_with_air(const heat_problem *p, int i, int j, int k)
+{
+    const int *n = p->grid.n;
+    const double di = i - 0.5 * (n[0] - 1), dj = j - 0.5 * (n[1] - 1), dk = k - 0.5 * (n[2] - 1);
+    return j < 3 || di * di + dj * dj + dk * dk <= 16.0 ? 1 : 0;
+}
+
+/* The largest |T| after `steps` explicit steps at `cfl` times the materials' dt_max from a rough field. */
+static int explicit_excursion(heat_problem *p, double cfl, long steps, double *largest)
+{
+    p->dt = cfl * heat_materials_dt_max(&p->grid, p->bc, p->materials);
+    void *field = test_alloc_field(p);
+    test_rough_field(p, field);
+    if (test_run(p, HEAT_SELECT_CPU, field, steps, field)) return 1;
+    *largest = 0.0;
+    for (long at = 0; at < heat_grid_points(&p->grid); ++at) *largest = fmax(*largest, fabs(test_get(p, field, at)));
+    free(field);
+    return 0;
+}
+
+/* dt_max bounds M^-1 A by Gershgorin; the copper far from every face has nearly that largest eigenvalue, so
+ * the bound is sharp: just below it the field stays bounded, 2% above it the checkerboard grows. Convective
+ * faces at a large h (nearly Dirichlet) on copper and air, a Dirichlet face, air beside copper (k 15000 apart). */
+static int stable_step(void)
+{
+    heat_problem p = test_problem(24, 20, 16, 0.024, 0.020, 0.016, HEAT_DOUBLE);
+    heat_materials m = {.material_count = 2,
+                        .material = {test_material("copper", 400.0, 3.45e6), test_material("air", 0.026, 1206.0)},
+                        .zone_count = 2, .zone = {test_zone(0, 0.0), test_zone(1, 0.0)}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, copper_with_air);
+    p.bc[FACE_Z_LOW] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 1.0e7, .ambient = 3.0};
+    p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 1.0e7, .ambient = 1.0};
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 2.0};
+    const long steps = 1500;
+    double below, above;
+    if (explicit_excursion(&p, 0.999, steps, &below) || explicit_excursion(&p, 1.02, steps, &above)) return 1;
+    printf("stable step, copper and air: largest |T| after %ld steps %.3g at 0.999 dt_max, %.3g at 1.02 dt_max "
+           "(the rough field starts below 7)\n", steps, below, above);
+    EXPECT(below <= 7.0, "at 0.999 dt_max the field grew to %.3g: dt_max is above the stable limit", below);
+    EXPECT(above >= 1e6, "at 1.02 dt_max the field stayed below %.3g: dt_max is needlessly small", above);
+    free((void *)p.zones);
+    return 0;
+}
+
 /* ---- second order on a smooth conductivity field ---- */
 
 /* Each column x_i its own material k(x_i) and zone with source q(x_i):
@@ -947,12 +995,13 @@ int main(int argc, char **argv)
                  {"implicit_series", implicit_series}, {"implicit_sources", implicit_sources},
                  {"implicit_one_material", implicit_one_material}, {"energy_balance", energy_balance},
                  {"source_power_now", source_power_now}, {"steady_energy", steady_energy},
-                 {"steady_slabs", steady_slabs}, {"uniform_rows", uniform_rows}, {"gpu_vs_cpu", gpu_vs_cpu},
+                 {"steady_slabs", steady_slabs}, {"stable_step", stable_step}, {"uniform_rows", uniform_rows},
+                 {"gpu_vs_cpu", gpu_vs_cpu},
                  {"gpu_kernels_bitwise", gpu_kernels_bitwise}};
     for (size_t c = 0; argc == 2 && c < sizeof cases / sizeof cases[0]; ++c)
         if (strcmp(argv[1], cases[c].name) == 0) return cases[c].run();
     fprintf(stderr, "usage: test_materials series|convective|sources|smooth_order|one_material|restart_clock|implicit_series|"
                     "implicit_sources|implicit_one_material|energy_balance|source_power_now|steady_energy|steady_slabs|"
-                    "uniform_rows|gpu_vs_cpu|gpu_kernels_bitwise\n");
+                    "stable_step|uniform_rows|gpu_vs_cpu|gpu_kernels_bitwise\n");
     return 2;
 }
