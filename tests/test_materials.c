@@ -323,7 +323,8 @@ static int explicit_excursion(heat_problem *p, double cfl, long steps, double *l
 
 /* dt_max bounds M^-1 A by Gershgorin; the copper far from every face has nearly that largest eigenvalue, so
  * the bound is sharp: just below it the field stays bounded, 2% above it the checkerboard grows. Convective
- * faces at a large h (nearly Dirichlet) on copper and air, a Dirichlet face, air beside copper (k 15000 apart). */
+ * faces at a large h (nearly Dirichlet) on copper and air, a Dirichlet face, air beside copper (k 15000 apart).
+ * A listed material that no zone uses changes neither. */
 static int stable_step(void)
 {
     heat_problem p = test_problem(24, 20, 16, 0.024, 0.020, 0.016, HEAT_DOUBLE);
@@ -342,6 +343,17 @@ static int stable_step(void)
            "(the rough field starts below 7)\n", steps, below, above);
     EXPECT(below <= 7.0, "at 0.999 dt_max the field grew to %.3g: dt_max is above the stable limit", below);
     EXPECT(above >= 1e6, "at 1.02 dt_max the field stayed below %.3g: dt_max is needlessly small", above);
+    /* A material that no zone uses (a library of materials, one not painted) is nowhere in the box: neither
+     * the stable step nor the implicit schemes' bound may depend on it. */
+    const double dt_max = heat_materials_dt_max(&p.grid, p.bc, &m);
+    p.implicit = (heat_implicit){HEAT_BACKWARD_EULER, 1e-10, 100, HEAT_PRECOND_CHEBYSHEV, 8, 2};
+    const double bound = heat_materials_operator_bound(&p);
+    m.material[2] = test_material("diamond", 2000.0, 1.75e6);
+    m.material_count = 3;
+    EXPECT(heat_materials_dt_max(&p.grid, p.bc, &m) == dt_max, "an unused material changed dt_max from %.17g to "
+           "%.17g", dt_max, heat_materials_dt_max(&p.grid, p.bc, &m));
+    EXPECT(heat_materials_operator_bound(&p) == bound, "an unused material changed the implicit schemes' eigenvalue "
+           "bound from %.17g to %.17g", bound, heat_materials_operator_bound(&p));
     free((void *)p.zones);
     return 0;
 }
