@@ -231,6 +231,20 @@ output = {{ dir = "{folder}/out"; every = 0; }};
     print(f"ok  a float steady slab: {flux:.6g} J in, {convective:.6g} J out, mismatch {relative:.2e} of the flow")
 
 
+def test_float_source_overflow():
+    """A source beyond float's range in a float implicit run: the error names the sources and the double
+    precision way out, not alpha and the grid spacing (the constant-coefficient run's causes)."""
+    folder = fresh_dir("float_source_overflow")
+    regions = replace("source = 5.0e7", "source = 1.0e39", REGIONS)
+    cfg = scene(folder, steps=2, regions=regions, n=(20, 20, 10))
+    proc = run([cfg, "--set", 'solver.precision="float"', "--set", 'time.scheme="backward_euler"'], expect_status=1)
+    for word in ("step 1", "source", "float", 'solver.precision = "double"'):
+        expect(word in proc.stderr, f"the overflow message lacks '{word}': {proc.stderr}")
+    expect("alpha" not in proc.stderr and "grid.length" not in proc.stderr, f"a materials run blamed on alpha or the "
+           f"grid: {proc.stderr}")
+    print("ok  a float source beyond float's range: the message names the sources and double precision")
+
+
 # ---- checkpoints -----------------------------------------------------------------------------
 
 def expected_zones(n=(40, 40, 20), length=(0.04, 0.04, 0.02)):
