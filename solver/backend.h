@@ -63,7 +63,9 @@ heat_cg_diagonal heat_cg_diagonal_make(const heat_problem *problem);
  */
 typedef struct heat_cg_ops {
     /* r = b = fraction alpha dt L(u); *rr = r.r; *rz = r.M^-1 r (jacobi, none).
-     * fraction 1/2 with theta 1/2: a backward Euler half step (same A). */
+     * fraction 1/2 with theta 1/2: a backward Euler half step (same A).
+     * *rr = 0 (a steady field) ends the solve here, with no finish: a
+     * materials run's energy balance counts the step's power in begin then. */
     int (*begin)(void *state, double fraction, double *rr, double *rz);
     /* Chebyshev only: z = poly(A) r; *rz = r.z */
     int (*precondition)(void *state, const heat_chebyshev *cheb, double *rz);

@@ -142,6 +142,24 @@ static int stop_alike(solve_outcome *out, int status)
     return status;
 }
 
+/* What can make the right-hand side overflow: the field, the grid spacing, and in a materials run a source
+ * or conductance beyond the precision's range (a float run holds them in float). */
+static int right_hand_side_not_finite(const heat_problem *p, long step)
+{
+    if (heat_materials_active(p->materials))
+        return heat_error_alike(HEAT_ERR_RUNTIME, "step %ld: the implicit step's right-hand side (dt times each "
+                                "point's heat flow and source, over sqrt(rho c)) is not finite: the field holds NaN "
+                                "or Inf, or a region's source or a material's conductivity over h^2 exceeds %s "
+                                "precision's largest number %.3g; check the initial field or checkpoint, the "
+                                "sources and materials%s", step, heat_precision_name(p->precision),
+                                p->precision == HEAT_FLOAT ? FLT_MAX : DBL_MAX,
+                                p->precision == HEAT_FLOAT ? ", or use solver.precision = \"double\"" : "");
+    return heat_error_alike(HEAT_ERR_RUNTIME, "step %ld: the implicit step's right-hand side (alpha dt times the "
+                            "Laplacian of the field) is not finite: the field holds NaN or Inf, or the grid spacing is "
+                            "so fine that the Laplacian overflows; check the initial field or checkpoint and "
+                            "grid.length / grid.n", step);
+}
+
 /* One CG solve of A x = fraction alpha dt L(u), then u += x; its iteration
  * count and final relative residual go to *out. */
 static int solve(const heat_backend_ops *ops, void *state, const heat_problem *p, const heat_chebyshev *cheb,
@@ -154,12 +172,7 @@ static int solve(const heat_backend_ops *ops, void *state, const heat_problem *p
     HEAT_CALL(cg->begin(state, fraction, &rr, &rz));
     const double rr0 = rr, target = p->implicit.rtol * p->implicit.rtol * rr0;
     /* A NaN here would end the solve with the field unchanged and no word: say it instead. */
-    if (!isfinite(rr0))
-        return stop_alike(out, heat_error_alike(HEAT_ERR_RUNTIME, "step %ld: the implicit step's right-hand side "
-                                                "(alpha dt times the Laplacian of the field) is not finite: the field "
-                                                "holds NaN or Inf, or the grid spacing is so fine that the Laplacian "
-                                                "overflows; check the initial field or checkpoint and grid.length / "
-                                                "grid.n", step));
+    if (!isfinite(rr0)) return stop_alike(out, right_hand_side_not_finite(p, step));
     if (rr0 == 0.0) return HEAT_OK; /* a steady field */
     if (chebyshev) HEAT_CALL(cg->precondition(state, cheb, &rz));
     HEAT_CALL(cg->direction(state, 0.0));

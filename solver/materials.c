@@ -31,14 +31,25 @@ static double boundary_conductance(const heat_bc *bc, double k, double h)
     return 0.5 * k * (1.0 - scale); /* the diagonal k (1 - scale) / h^2 as half an interior face's 2 K */
 }
 
+/* Does a zone have material a? A listed material that none has is nowhere in the box (a library of
+ * materials, one not painted), and must not shrink the stable step or widen the implicit bound. */
+static int material_used(const heat_materials *m, int a)
+{
+    for (int z = 0; z < m->zone_count; ++z)
+        if (m->zone[z].material == a) return 1;
+    return 0;
+}
+
 double heat_materials_dt_max(const heat_grid *grid, const heat_bc bc[FACE_COUNT], const heat_materials *m)
 {
     double largest = 0.0;
     for (int a = 0; a < m->material_count; ++a) {
+        if (!material_used(m, a)) continue;
         const heat_material *ma = &m->material[a];
         double interior = 0.0;
         for (int b = 0; b < m->material_count; ++b)
-            interior = fmax(interior, heat_face_conductivity(ma->conductivity, m->material[b].conductivity));
+            if (material_used(m, b))
+                interior = fmax(interior, heat_face_conductivity(ma->conductivity, m->material[b].conductivity));
         double sum = 0.0;
         for (int f = 0; f < FACE_COUNT; ++f) {
             double h = grid->h[f / 2], face = boundary_conductance(&bc[f], ma->conductivity, h);
@@ -117,6 +128,7 @@ double heat_materials_operator_bound(const heat_problem *p)
     const double theta = p->implicit.scheme == HEAT_CRANK_NICOLSON ? 0.5 : 1.0;
     double largest = 0.0;
     for (int a = 0; a < m->material_count; ++a) {
+        if (!material_used(m, a)) continue;
         const heat_material *ma = &m->material[a];
         const double ca = ma->density * ma->specific_heat;
         double row = 0.0;
@@ -124,6 +136,7 @@ double heat_materials_operator_bound(const heat_problem *p)
             const double inv_h2 = 1.0 / (p->grid.h[f / 2] * p->grid.h[f / 2]);
             double face = 0.0;
             for (int b = 0; b < m->material_count; ++b) {
+                if (!material_used(m, b)) continue;
                 const heat_material *mb = &m->material[b];
                 double k = heat_face_conductivity(ma->conductivity, mb->conductivity);
                 face = fmax(face, k * (1.0 / ca + 1.0 / sqrt(ca * mb->density * mb->specific_heat)));

@@ -88,7 +88,8 @@ double heat_zone_source(const heat_zone *zone, double t);
  * material, a Dirichlet face k, a convective face beta k / 2 (its ghost
  * rule puts beta k / h^2 on the diagonal alone, as a Dirichlet face 2 k),
  * a Neumann or flux face 0. One material with k = alpha, rho c = 1 gives
- * heat_dt_max. Not painted zones: every material may touch every other. */
+ * heat_dt_max. Not painted zones: every material of a zone may touch every other (a listed material that
+ * no zone has is left out: it is nowhere in the box). */
 double heat_materials_dt_max(const heat_grid *grid, const heat_bc bc[FACE_COUNT], const heat_materials *m);
 
 /* What the kernels read, in double (a backend converts to its precision). */
@@ -110,7 +111,7 @@ void heat_material_tables_free(heat_material_tables *tables);
 /* Checks that every zone index of problem->zones names a zone. */
 int heat_zones_check(const heat_problem *problem);
 
-/* Upper eigenvalue bound (Gershgorin, over every pair of materials) of the
+/* Upper eigenvalue bound (Gershgorin, over every pair of the zones' materials) of the
  * implicit schemes' scaled system S = I + theta dt M^-1/2 A M^-1/2
  * (kernels/cpu/cpu_materials_cg.h); its lower bound is 1. One material with
  * k = alpha, rho c = 1 gives the constant-coefficient bound. */

@@ -202,6 +202,49 @@ def test_summary_heat():
     print(f"ok  the summary's heat change {changed.group(1)} is the energy balance's ({want:.3e})")
 
 
+def test_summary_balance_steady():
+    """A float slab run to steady state (a flux face balanced by a convective one): the net energy in and the
+    heat's change are both near 0 while the faces carry F A t in and out, so the summary's relative mismatch
+    is the float rounding of that flow, not of the near-zero net."""
+    import re
+    folder = fresh_dir("summary_balance_steady")
+    cfg = write(os.path.join(folder, "slab.cfg"), f"""
+grid = {{ n = [20, 3, 3]; length = [0.02, 0.003, 0.003]; }};
+time = {{ steps = 200; scheme = "backward_euler"; cfl = 1.0e7; }};
+solver = {{ precision = "float"; preconditioner = "jacobi"; max_iterations = 20000; }};
+initial = {{ type = "constant"; value = 20.0; }};
+{MATERIALS}
+regions = ( {{ shape = "box"; min = [0.0, 0.0, 0.0]; max = [0.01, 0.003, 0.003]; material = "copper"; }},
+            {{ shape = "box"; min = [0.01, 0.0, 0.0]; max = [0.02, 0.003, 0.003]; material = "silicon"; }} );
+boundary = {{ x_low = {{ type = "flux"; value = 1.0e4; }}; x_high = {{ type = "convective"; h = 250.0; ambient = 20.0; }}; }};
+output = {{ dir = "{folder}/out"; every = 0; }};
+""")
+    proc = run([cfg])
+    found = re.search(r"in through sources \S+, dirichlet \S+, convective (\S+), flux (\S+):.*mismatch \S+ \((\S+) of",
+                      proc.stdout)
+    expect(found, f"no energy balance in the summary:\n{proc.stdout}")
+    convective, flux, relative = (float(v) for v in found.groups())
+    t = float(re.search(r"t = (\S+)\)", proc.stdout).group(1))
+    expect(abs(flux - 1.0e4 * 0.003 * 0.003 * t) <= 1e-4 * flux and abs(convective + flux) <= 1e-3 * flux,
+           f"a steady slab's faces: flux {flux}, convective {convective}, F A t = {1.0e4 * 0.003 * 0.003 * t}")
+    expect(relative <= 1e-5, f"the summary's relative mismatch {relative} is not float rounding of the flow")
+    print(f"ok  a float steady slab: {flux:.6g} J in, {convective:.6g} J out, mismatch {relative:.2e} of the flow")
+
+
+def test_float_source_overflow():
+    """A source beyond float's range in a float implicit run: the error names the sources and the double
+    precision way out, not alpha and the grid spacing (the constant-coefficient run's causes)."""
+    folder = fresh_dir("float_source_overflow")
+    regions = replace("source = 5.0e7", "source = 1.0e39", REGIONS)
+    cfg = scene(folder, steps=2, regions=regions, n=(20, 20, 10))
+    proc = run([cfg, "--set", 'solver.precision="float"', "--set", 'time.scheme="backward_euler"'], expect_status=1)
+    for word in ("step 1", "source", "float", 'solver.precision = "double"'):
+        expect(word in proc.stderr, f"the overflow message lacks '{word}': {proc.stderr}")
+    expect("alpha" not in proc.stderr and "grid.length" not in proc.stderr, f"a materials run blamed on alpha or the "
+           f"grid: {proc.stderr}")
+    print("ok  a float source beyond float's range: the message names the sources and double precision")
+
+
 # ---- checkpoints -----------------------------------------------------------------------------
 
 def expected_zones(n=(40, 40, 20), length=(0.04, 0.04, 0.02)):

@@ -207,6 +207,157 @@ static int sources_and_fluxes(void)
     return 0;
 }
 
+/* ---- steady slabs of three layers between any two of the new faces ---- */
+
+/* Three equal layers along x, a material each (zone = material): the interfaces are faces of the grid. */
+static int thirds(const heat_problem *p, int i, int j, int k)
+{
+    (void)j, (void)k;
+    const int third = p->grid.n[0] / 3;
+    return i < 0 ? 0 : i >= p->grid.n[0] ? 2 : i / third;
+}
+
+/* A face's environment for the slab's heat flow: a temperature behind a resistance per area (Dirichlet: the
+ * face itself, 0; convective: the ambient, 1 / h), or a fixed flux into the slab (flux faces). */
+static void slab_face(const heat_bc *bc, double *temperature, double *resistance)
+{
+    *temperature = bc->type == HEAT_BC_CONVECTIVE ? bc->ambient : bc->value;
+    *resistance = bc->type == HEAT_BC_CONVECTIVE ? 1.0 / bc->h : 0.0;
+}
+
+/* The steady temperature of the layered slab at x: the flux q through the layers' resistances in series
+ * (thickness / k each) and the faces', T falling by q times the resistance from the x-low face to x. */
+static double slab_steady(const heat_problem *p, double x)
+{
+    const heat_bc *low = &p->bc[FACE_X_LOW], *high = &p->bc[FACE_X_HIGH];
+    const double layer = p->grid.length[0] / 3;
+    double layers = 0.0, below_x = 0.0; /* the resistance of all layers, and of the slab from x_low to x */
+    for (int l = 0; l < 3; ++l) {
+        const double k = p->materials->material[l].conductivity, start = l * layer;
+        layers += layer / k;
+        below_x += fmin(fmax(x - start, 0.0), layer) / k;
+    }
+    double t_low, r_low, t_high, r_high, q, face_low; /* q: the flux along +x */
+    slab_face(low, &t_low, &r_low);
+    slab_face(high, &t_high, &r_high);
+    if (low->type == HEAT_BC_FLUX) q = low->value, face_low = t_high + q * (r_high + layers);
+    else if (high->type == HEAT_BC_FLUX) q = -high->value, face_low = t_low - q * r_low;
+    else q = (t_low - t_high) / (r_low + layers + r_high), face_low = t_low - q * r_low;
+    return face_low - q * below_x;
+}
+
+/* Copper, glass and air in series (conductivities 15000 apart), steady under backward Euler at 1e8 stable
+ * explicit steps a step (each damps the slowest mode, hours long, about tenfold): every point on the
+ * piecewise-linear profile to 1e-9 of the largest temperature, whatever the faces: Dirichlet on both,
+ * convective on both (one at a large h), and a flux face balanced by a convective one, whose face then sits
+ * at ambient + q / h. */
+static int steady_slab(heat_bc low, heat_bc high, const char *name)
+{
+    heat_problem p = test_problem(30, 3, 3, 0.03, 0.003, 0.003, HEAT_DOUBLE);
+    heat_materials m = {.material_count = 3,
+                        .material = {test_material("copper", 400.0, 3.45e6), test_material("glass", 1.0, 2.1e6),
+                                     test_material("air", 0.026, 1206.0)},
+                        .zone_count = 3, .zone = {test_zone(0, 0.0), test_zone(1, 0.0), test_zone(2, 0.0)}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, thirds);
+    p.bc[FACE_X_LOW] = low, p.bc[FACE_X_HIGH] = high;
+    p.implicit = (heat_implicit){HEAT_BACKWARD_EULER, 1e-13, 5000, HEAT_PRECOND_JACOBI, 8, 2};
+    p.dt = 1e8 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    heat_solver *s;
+    EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
+    void *field = test_alloc_field(&p);
+    heat_initial init = {.type = INITIAL_CONSTANT, .value = 20.0};
+    heat_initial_fill(&init, &p.grid, p.precision, field);
+    EXPECT_OK(heat_solver_set_field(s, field, 0));
+    EXPECT_OK(heat_solver_advance(s, 30));
+    EXPECT_OK(heat_solver_get_field(s, field));
+    double worst = 0.0, largest = 0.0;
+    for (long at = 0; at < heat_grid_points(&p.grid); ++at) {
+        const double expected = slab_steady(&p, test_coord(&p, 0, (int)(at % p.grid.n[0])));
+        worst = fmax(worst, fabs(test_get(&p, field, at) - expected));
+        largest = fmax(largest, fabs(expected));
+    }
+    printf("steady slab of copper, glass and air, %s: largest deviation from the series-resistance profile %.2e of "
+           "%.6g\n", name, worst, largest);
+    EXPECT(worst <= 1e-9 * largest, "%s: the steady profile is off by %.3g (largest temperature %.6g)", name, worst,
+           largest);
+    free(field), free((void *)p.zones);
+    heat_solver_destroy(&s);
+    return 0;
+}
+
+static int steady_slabs(void)
+{
+    const heat_bc hot = {.type = HEAT_BC_DIRICHLET, .value = 100.0}, cold = {.type = HEAT_BC_DIRICHLET, .value = 0.0};
+    const heat_bc warm_air = {.type = HEAT_BC_CONVECTIVE, .h = 50.0, .ambient = 100.0};
+    const heat_bc cold_water = {.type = HEAT_BC_CONVECTIVE, .h = 5.0e4, .ambient = 0.0};
+    const heat_bc heater = {.type = HEAT_BC_FLUX, .value = 300.0};
+    const heat_bc fan = {.type = HEAT_BC_CONVECTIVE, .h = 25.0, .ambient = 20.0};
+    return steady_slab(hot, cold, "Dirichlet faces") || steady_slab(warm_air, cold_water, "convective faces") ||
+           steady_slab(heater, fan, "a flux face balanced by a convective one") ||
+           steady_slab(fan, heater, "the same, mirrored (the flux into x_high)");
+}
+
+/* ---- the stable explicit step of a strongly heterogeneous box ---- */
+
+/* Copper with a pocket of air at its centre and a layer of air along y_low. */
+static int copper_with_air(const heat_problem *p, int i, int j, int k)
+{
+    const int *n = p->grid.n;
+    const double di = i - 0.5 * (n[0] - 1), dj = j - 0.5 * (n[1] - 1), dk = k - 0.5 * (n[2] - 1);
+    return j < 3 || di * di + dj * dj + dk * dk <= 16.0 ? 1 : 0;
+}
+
+/* The largest |T| after `steps` explicit steps at `cfl` times the materials' dt_max from a rough field. */
+static int explicit_excursion(heat_problem *p, double cfl, long steps, double *largest)
+{
+    p->dt = cfl * heat_materials_dt_max(&p->grid, p->bc, p->materials);
+    void *field = test_alloc_field(p);
+    test_rough_field(p, field);
+    if (test_run(p, HEAT_SELECT_CPU, field, steps, field)) return 1;
+    *largest = 0.0;
+    for (long at = 0; at < heat_grid_points(&p->grid); ++at) *largest = fmax(*largest, fabs(test_get(p, field, at)));
+    free(field);
+    return 0;
+}
+
+/* dt_max bounds M^-1 A by Gershgorin; the copper far from every face has nearly that largest eigenvalue, so
+ * the bound is sharp: just below it the field stays bounded, 2% above it the checkerboard grows. Convective
+ * faces at a large h (nearly Dirichlet) on copper and air, a Dirichlet face, air beside copper (k 15000 apart).
+ * A listed material that no zone uses changes neither. */
+static int stable_step(void)
+{
+    heat_problem p = test_problem(24, 20, 16, 0.024, 0.020, 0.016, HEAT_DOUBLE);
+    heat_materials m = {.material_count = 2,
+                        .material = {test_material("copper", 400.0, 3.45e6), test_material("air", 0.026, 1206.0)},
+                        .zone_count = 2, .zone = {test_zone(0, 0.0), test_zone(1, 0.0)}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, copper_with_air);
+    p.bc[FACE_Z_LOW] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 1.0e7, .ambient = 3.0};
+    p.bc[FACE_Z_HIGH] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = 1.0e7, .ambient = 1.0};
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = 2.0};
+    const long steps = 1500;
+    double below, above;
+    if (explicit_excursion(&p, 0.999, steps, &below) || explicit_excursion(&p, 1.02, steps, &above)) return 1;
+    printf("stable step, copper and air: largest |T| after %ld steps %.3g at 0.999 dt_max, %.3g at 1.02 dt_max "
+           "(the rough field starts below 7)\n", steps, below, above);
+    EXPECT(below <= 7.0, "at 0.999 dt_max the field grew to %.3g: dt_max is above the stable limit", below);
+    EXPECT(above >= 1e6, "at 1.02 dt_max the field stayed below %.3g: dt_max is needlessly small", above);
+    /* A material that no zone uses (a library of materials, one not painted) is nowhere in the box: neither
+     * the stable step nor the implicit schemes' bound may depend on it. */
+    const double dt_max = heat_materials_dt_max(&p.grid, p.bc, &m);
+    p.implicit = (heat_implicit){HEAT_BACKWARD_EULER, 1e-10, 100, HEAT_PRECOND_CHEBYSHEV, 8, 2};
+    const double bound = heat_materials_operator_bound(&p);
+    m.material[2] = test_material("diamond", 2000.0, 1.75e6);
+    m.material_count = 3;
+    EXPECT(heat_materials_dt_max(&p.grid, p.bc, &m) == dt_max, "an unused material changed dt_max from %.17g to "
+           "%.17g", dt_max, heat_materials_dt_max(&p.grid, p.bc, &m));
+    EXPECT(heat_materials_operator_bound(&p) == bound, "an unused material changed the implicit schemes' eigenvalue "
+           "bound from %.17g to %.17g", bound, heat_materials_operator_bound(&p));
+    free((void *)p.zones);
+    return 0;
+}
+
 /* ---- second order on a smooth conductivity field ---- */
 
 /* Each column x_i its own material k(x_i) and zone with source q(x_i):
@@ -253,6 +404,54 @@ static int smooth_order(void)
     for (int g = 0; g < 3; ++g) {
         if (smooth_error(sizes[g], &errors[g])) return 1;
         printf("smooth conductivity: n = %d, max error %.3e", sizes[g], errors[g]);
+        if (g > 0) printf(", observed order %.3f", log(errors[g - 1] / errors[g]) / log(2.0));
+        printf("\n");
+    }
+    for (int g = 1; g < 3; ++g) {
+        double order = log(errors[g - 1] / errors[g]) / log(2.0);
+        EXPECT(fabs(order - 2.0) <= 0.2, "observed order %.3f between n = %d and %d, expected 2 +- 0.2", order,
+               sizes[g - 1], sizes[g]);
+    }
+    return 0;
+}
+
+/* ---- second order with convective faces and a source ---- */
+
+/* A slab with a uniform source q between two convective faces (h, ambient): T = ambient + q L / (2 h) +
+ * q x (L - x) / (2 k). The ghost rule puts the face half a cell from the point, exact for linear profiles
+ * only: the error falls as h^2 here. */
+static int convective_source_error(int n, double *error)
+{
+    const double q = 1.0e6, k = 1.0, hc = 50.0, ambient = 20.0, length = 0.02;
+    heat_problem p = test_problem(n, 3, 3, length, 0.003, 0.003, HEAT_DOUBLE);
+    heat_materials m = {.material_count = 1, .material = {test_material("glass", k, 2.1e6)}, .zone_count = 1,
+                        .zone = {test_zone(0, q)}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, everywhere_zero);
+    p.bc[FACE_X_LOW] = p.bc[FACE_X_HIGH] = (heat_bc){.type = HEAT_BC_CONVECTIVE, .h = hc, .ambient = ambient};
+    p.implicit = (heat_implicit){HEAT_BACKWARD_EULER, 1e-13, 50000, HEAT_PRECOND_JACOBI, 8, 2};
+    p.dt = 1e9 * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    void *field = test_alloc_field(&p);
+    heat_initial init = {.type = INITIAL_CONSTANT, .value = ambient};
+    heat_initial_fill(&init, &p.grid, p.precision, field);
+    if (test_run(&p, HEAT_SELECT_CPU, field, 30, field)) return 1;
+    *error = 0.0;
+    for (long at = 0; at < heat_grid_points(&p.grid); ++at) {
+        const double x = test_coord(&p, 0, (int)(at % n));
+        const double exact = ambient + q * length / (2 * hc) + q * x * (length - x) / (2 * k);
+        *error = fmax(*error, fabs(test_get(&p, field, at) - exact));
+    }
+    free(field), free((void *)p.zones);
+    return 0;
+}
+
+static int convective_order(void)
+{
+    const int sizes[] = {16, 32, 64};
+    double errors[3];
+    for (int g = 0; g < 3; ++g) {
+        if (convective_source_error(sizes[g], &errors[g])) return 1;
+        printf("convective faces and a source: n = %d, max error %.3e", sizes[g], errors[g]);
         if (g > 0) printf(", observed order %.3f", log(errors[g - 1] / errors[g]) / log(2.0));
         printf("\n");
     }
@@ -503,6 +702,101 @@ static int energy_balance(void)
 {
     return balance_run(HEAT_EULER, 0.9, 300, 1e-12) || balance_run(HEAT_BACKWARD_EULER, 10.0, 30, 1e-9) ||
            balance_run(HEAT_CRANK_NICOLSON, 10.0, 30, 1e-9);
+}
+
+/* ---- the sources' power at the field's time, step after step ---- */
+
+/* The sources' power at time t of the powered box whose zone 2 switches on over [on, off). */
+static double powered_source_power(const heat_problem *p, double cell_volume, double t)
+{
+    const heat_zone *switching = &p->materials->zone[2];
+    return POWERED_Q * count_zone(p, 1) * cell_volume + heat_zone_source(switching, t) * count_zone(p, 2) * cell_volume;
+}
+
+/* The power a history row reports is the next step's: after step n the sources of time n dt, whatever the scheme. */
+static int source_power_now_scheme(heat_scheme scheme, double dt_factor)
+{
+    heat_materials m;
+    heat_problem p = powered_flux_box(&m, (heat_zone){0, 2.0, 0.0, 0.0});
+    p.implicit = (heat_implicit){scheme, 1e-10, 2000, HEAT_PRECOND_CHEBYSHEV, 8, 2};
+    p.dt = dt_factor * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    m.zone[2].source_on = 3.5 * p.dt, m.zone[2].source_off = 9.5 * p.dt; /* on for steps 4 to 9 */
+    powered_run run;
+    if (start_powered_run(&p, &run)) return 1;
+    for (long step = 1; step <= 12; ++step) {
+        EXPECT_OK(heat_solver_advance(run.solver, 1));
+        heat_energy now;
+        EXPECT_OK(heat_solver_energy(run.solver, &now));
+        const double expected = powered_source_power(&p, run.cell_volume, run.solver->time);
+        EXPECT(fabs(now.power[HEAT_ENERGY_SOURCES] - expected) <= 1e-13 * expected, "%s: after step %ld (t = %g) the "
+               "sources' power is %.17g, but at that time they bring %.17g", heat_scheme_name(scheme), step,
+               run.solver->time, now.power[HEAT_ENERGY_SOURCES], expected);
+    }
+    printf("%s: the sources' power after each of 12 steps is that of the field's time, across the window's ends\n",
+           heat_scheme_name(scheme));
+    free(run.field), free((void *)p.zones);
+    heat_solver_destroy(&run.solver);
+    return 0;
+}
+
+static int source_power_now(void)
+{
+    return source_power_now_scheme(HEAT_EULER, 0.9) || source_power_now_scheme(HEAT_BACKWARD_EULER, 10.0) ||
+           source_power_now_scheme(HEAT_CRANK_NICOLSON, 10.0);
+}
+
+/* ---- a steady field still carries energy through its faces ---- */
+
+/* An exact discrete steady state: a flux F into the x-low face of a slab, out through a Dirichlet x-high face,
+ * the field linear with slope -F/k in halves on a grid of spacing 1/2, so every point's right-hand side is 0
+ * in any precision. The faces still carry F A dt each step, in and out. */
+static int steady_energy_kind(const implicit_kind *kind, heat_precision precision)
+{
+    heat_problem p = test_problem(8, 3, 3, 4.0, 1.5, 1.5, precision);
+    const double flux = 1.0, k = 1.0, face = 6.0, area = p.grid.length[1] * p.grid.length[2];
+    heat_materials m = {.material_count = 1, .material = {test_material("a", k, 2.0)}, .zone_count = 1,
+                        .zone = {test_zone(0, 0.0)}};
+    p.materials = &m;
+    p.zones = test_paint_zones(&p, everywhere_zero);
+    p.bc[FACE_X_LOW] = (heat_bc){.type = HEAT_BC_FLUX, .value = flux};
+    p.bc[FACE_X_HIGH] = (heat_bc){.type = HEAT_BC_DIRICHLET, .value = face};
+    p.implicit = implicit_settings(kind, 1e-6);
+    p.dt = (kind->scheme == HEAT_EULER ? 0.9 : 20.0) * heat_materials_dt_max(&p.grid, p.bc, p.materials);
+    void *field = test_alloc_field(&p);
+    for (long at = 0; at < heat_grid_points(&p.grid); ++at)
+        test_set(&p, field, at, face + flux / k * (p.grid.length[0] - test_coord(&p, 0, (int)(at % p.grid.n[0]))));
+    heat_solver *s;
+    EXPECT_OK(heat_solver_create(&p, HEAT_SELECT_CPU, &s));
+    EXPECT_OK(heat_solver_set_field(s, field, 0));
+    const long steps = 10;
+    EXPECT_OK(heat_solver_advance(s, steps));
+    heat_energy after;
+    EXPECT_OK(heat_solver_energy(s, &after));
+    const double through = flux * area * s->time;
+    printf("%s, %s: a steady slab's energy in through the flux face %.17g, the Dirichlet face %.17g (F A t = %g)\n",
+           kind->name, heat_precision_name(precision), after.energy[HEAT_ENERGY_FLUX],
+           after.energy[HEAT_ENERGY_DIRICHLET], through);
+    EXPECT(fabs(after.energy[HEAT_ENERGY_FLUX] - through) <= 1e-12 * through, "%s, %s: %.17g came in through the "
+           "flux face of a steady slab, but it carries F A t = %.17g", kind->name, heat_precision_name(precision),
+           after.energy[HEAT_ENERGY_FLUX], through);
+    EXPECT(fabs(after.energy[HEAT_ENERGY_DIRICHLET] + through) <= 1e-12 * through, "%s, %s: %.17g came in through "
+           "the Dirichlet face of a steady slab, but it carries -F A t = %.17g", kind->name,
+           heat_precision_name(precision), after.energy[HEAT_ENERGY_DIRICHLET], -through);
+    free(field), free((void *)p.zones);
+    heat_solver_destroy(&s);
+    return 0;
+}
+
+static int steady_energy(void)
+{
+    static const implicit_kind euler = {"euler", HEAT_EULER, HEAT_PRECOND_NONE};
+    for (int precision = 0; precision < 2; ++precision) {
+        const heat_precision which = precision ? HEAT_FLOAT : HEAT_DOUBLE;
+        if (steady_energy_kind(&euler, which)) return 1;
+        for (size_t k = 0; k < sizeof implicit_kinds / sizeof *implicit_kinds; ++k)
+            if (steady_energy_kind(&implicit_kinds[k], which)) return 1;
+    }
+    return 0;
 }
 
 /* ---- the uniform rows' shortcut gives the general row's bits ---- */
@@ -756,16 +1050,18 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*run)(void);
-    } cases[] = {{"series", series},           {"convective", convective},       {"sources", sources_and_fluxes},
-                 {"smooth_order", smooth_order}, {"one_material", one_material}, {"restart_clock", restart_clock},
+    } cases[] = {{"series", series}, {"convective", convective}, {"sources", sources_and_fluxes},
+                 {"smooth_order", smooth_order}, {"convective_order", convective_order},
+                 {"one_material", one_material}, {"restart_clock", restart_clock},
                  {"implicit_series", implicit_series}, {"implicit_sources", implicit_sources},
                  {"implicit_one_material", implicit_one_material}, {"energy_balance", energy_balance},
-                 {"uniform_rows", uniform_rows}, {"gpu_vs_cpu", gpu_vs_cpu},
-                 {"gpu_kernels_bitwise", gpu_kernels_bitwise}};
+                 {"source_power_now", source_power_now}, {"steady_energy", steady_energy},
+                 {"steady_slabs", steady_slabs}, {"stable_step", stable_step}, {"uniform_rows", uniform_rows},
+                 {"gpu_vs_cpu", gpu_vs_cpu}, {"gpu_kernels_bitwise", gpu_kernels_bitwise}};
     for (size_t c = 0; argc == 2 && c < sizeof cases / sizeof cases[0]; ++c)
         if (strcmp(argv[1], cases[c].name) == 0) return cases[c].run();
-    fprintf(stderr, "usage: test_materials series|convective|sources|smooth_order|one_material|restart_clock|implicit_series|"
-                    "implicit_sources|implicit_one_material|energy_balance|uniform_rows|"
-                    "gpu_vs_cpu|gpu_kernels_bitwise\n");
+    fprintf(stderr, "usage: test_materials CASE, CASE one of:");
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) fprintf(stderr, " %s", cases[c].name);
+    fprintf(stderr, "\n");
     return 2;
 }

@@ -392,6 +392,14 @@ static int implicit_solve_energy(cpu_state *s)
     return HEAT_OK;
 }
 
+/* A solve whose right-hand side is 0 (a steady field): the solver stops before any iteration and never calls
+ * finish, but the sources and faces carried their power over the step all the same (u_new = u, so P(u_new) = P(u)). */
+static void steady_solve_energy(cpu_state *s)
+{
+    const double span = s->cg_fraction * s->problem.dt;
+    for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) s->energy_in[kind] += span * s->power_begin[kind];
+}
+
 /* A per-precision function of the state: name_f or name_d by the run's precision. */
 #define TYPED(s, name, ...) ((s)->problem.precision == HEAT_FLOAT ? name##_f(__VA_ARGS__) : name##_d(__VA_ARGS__))
 

@@ -69,7 +69,9 @@ static int FN(cg_begin_typed)(cpu_state *s, double fraction, double *rr, double 
     FN(cg_rhs)(s->r, s->current, s->problem.grid.n, &s->layout, FN(coeffs_cast)(&s->coeffs), (REAL)(fraction * s->coeffs.alpha_dt),
                FN(bc_rule)(s), &s->diagonal, s->reduction.brick[0], s->dots_a, s->dots_b);
     HEAT_CALL(heat_reduction_sum(&s->reduction, s->dots_a, rr));
-    return heat_reduction_sum(&s->reduction, s->dots_b, rz);
+    HEAT_CALL(heat_reduction_sum(&s->reduction, s->dots_b, rz));
+    if (s->materials && *rr == 0.0) steady_solve_energy(s); /* no finish follows (backend.h) */
+    return HEAT_OK;
 }
 
 /* Chebyshev step k: out (holding step k-1's z) = step k from current. */

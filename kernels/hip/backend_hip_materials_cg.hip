@@ -28,6 +28,16 @@ template <typename T> static int material_vector_ghosts(hip_state *s, int which)
     return exchange_buffer(s, s->cg_vector[which]);
 }
 
+/* A solve whose right-hand side is 0 (a steady field): the solver stops before any iteration and never calls
+ * finish, but the sources and faces carried their power over the step all the same (as steady_solve_energy in
+ * kernels/cpu/backend_cpu.c). */
+static void material_steady_energy(hip_state *s)
+{
+    hip_materials *m = s->mat;
+    const double span = m->cg_fraction * s->problem.dt;
+    for (int kind = 0; kind < HEAT_ENERGY_KINDS; ++kind) m->energy_in[kind] += span * m->power_begin[kind];
+}
+
 template <typename T> static int material_cg_begin_typed(hip_state *s, double fraction, double *rr, double *rz)
 {
     hip_materials *m = s->mat;
@@ -38,7 +48,9 @@ template <typename T> static int material_cg_begin_typed(hip_state *s, double fr
                                                    s->shape, (const T *)m->table, m->layout, material_weights<T>(s),
                                                    (T)fraction, material_inverse<T>(s), cg_out(s));
     HIP_CHECK_LAUNCH("material_cg_rhs");
-    return cg_sum(s, rr, rz);
+    HEAT_CALL(cg_sum(s, rr, rz));
+    if (*rr == 0.0) material_steady_energy(s); /* no finish follows (backend.h) */
+    return HEAT_OK;
 }
 
 template <typename T> static int material_cg_precondition_typed(hip_state *s, const heat_chebyshev *cheb, double *rz)
