@@ -86,9 +86,9 @@ BAD_CONFIGS = [
     ("--set word unquoted", "", ["--set", "time.scheme=crank_nicolson"], ["'time.scheme=\"crank_nicolson\"'"]),
     ("bad --set range", "", ["--set", "physics.alpha=-1.0"], ["--set", "physics.alpha", "out of range"]),
     ("bad precision", "solver = { precision = \"half\"; };", [], ["solver.precision", "half"]),
-    ("bad letters", "initial = { text = \"H~I\"; };", [], ["initial.text", "character"]),
-    ("bad name", "output = { name = \"a/b\"; };", [], ["output.name"]),
-    ("name ..", "output = { name = \"..\"; };", [], ["output.name = \"..\"", "must not begin with '.'"]),
+    ("bad letters", "initial = { text = \"H~I\"; };", [], ["bad.cfg:1: initial.text", "character"]),
+    ("bad name", "output = { name = \"a/b\"; };", [], ["bad.cfg:1: output.name"]),
+    ("name ..", "output = { name = \"..\"; };", [], ["bad.cfg:1: output.name = \"..\"", "must not begin with '.'"]),
     ("name .", "output = { name = \".\"; };", [], ["output.name = \".\"", "must not begin with '.'"]),
     ("hidden name", "output = { name = \".run\"; };", [], ["output.name = \".run\"", "hidden"]),
     ("too big", "grid = { n = [100000, 100000, 100000]; };", [], ["GB", "grid.n"]),
@@ -98,10 +98,11 @@ BAD_CONFIGS = [
     ("int overflow", "time = { steps = 99999999999; };", [], ["bad.cfg:1", "99999999999", "L suffix"]),
     ("int64 overflow", "time = { steps = 99999999999999999999; };", [], ["99999999999999999999", "64 bits"]),
     ("--set overflow", "", ["--set", "output.every=5000000000"], ["--set", "5000000000", "L suffix"]),
-    ("png index", "output = { png = true; png_index = 500; };", [], ["output.png_index = 500", "[0, 31]"]),
-    ("gpu kernel on cpu", "solver = { backend = \"cpu\"; kernel = \"fast\"; };", [], ["solver.kernel", "heat_tiled"]),
-    ("gpu tile on cpu", "solver = { backend = \"cpu\"; tile = 3; };", [], ["solver.tile = 3", "1, 2, 4, 8 or 16"]),
-    ("gpu block on cpu", "solver = { block = [16, 16, 2]; };", [], ["solver.block", "at most 256"]),
+    ("png index", "output = { png = true; png_index = 500; };", [], ["bad.cfg:1: output.png_index = 500", "[0, 31]"]),
+    ("gpu kernel on cpu", "solver = { backend = \"cpu\"; kernel = \"fast\"; };", [], ["bad.cfg:1: solver.kernel", "heat_tiled"]),
+    ("gpu tile on cpu", "solver = { backend = \"cpu\"; tile = 3; };", [], ["bad.cfg:1: solver.tile = 3", "1, 2, 4, 8 or 16"]),
+    ("gpu tile by --set", "", ["--set", "solver.tile=3"], ["--set: solver.tile = 3"]),
+    ("gpu block on cpu", "solver = { block = [16, 16, 2]; };", [], ["bad.cfg:1: solver.block", "at most 256"]),
 ]
 
 
