@@ -759,7 +759,9 @@ static int default_output(heat_config *c, const char *origin)
     if (c->output.name[0] == '\0') {
         const char *base = strrchr(origin, '/');
         base = base ? base + 1 : origin;
-        size_t stem = strcspn(base, ".");
+        /* Only the last extension goes: case_1.5.cfg and case_1.7.cfg are two runs, not both "case_1". */
+        const char *extension = strrchr(base, '.');
+        size_t stem = extension ? (size_t)(extension - base) : strlen(base);
         if (stem >= sizeof c->output.name)
             return heat_error(HEAT_ERR_CONFIG, "%s: the file name's stem, which names the output by default, has "
                               "%zu characters; output.name takes at most %zu: set output.name (--set "
@@ -768,7 +770,8 @@ static int default_output(heat_config *c, const char *origin)
         snprintf(c->output.name, sizeof c->output.name, "%.*s", (int)stem, base);
         /* "my run.cfg" gives "my_run": the stem is made valid, never blamed on the user. */
         for (char *ch = c->output.name; *ch; ++ch)
-            if (!isalnum((unsigned char)*ch) && *ch != '_' && *ch != '-') *ch = '_';
+            if (!isalnum((unsigned char)*ch) && *ch != '_' && *ch != '-' && (*ch != '.' || ch == c->output.name))
+                *ch = '_';
     }
     if (c->output.dir[0] == '\0') snprintf(c->output.dir, sizeof c->output.dir, "out/%s", c->output.name);
     return HEAT_OK;

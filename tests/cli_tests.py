@@ -413,6 +413,12 @@ output = {{ dir = "{folder}/out"; every = 2; }};
     expect(settings == ["grid.n = [24, 16, 8]", "time.steps = 4", 'initial.type = "constant"',
                         f'output.dir = "{folder}/out"', "output.every = 2"], f"changed settings: {settings}")
     expect(os.path.exists(os.path.join(folder, "out", "my_run_000004.hdf")), "name from 'my run.cfg'")
+    # The stem drops the last extension only: two configurations that differ after a dot are two runs.
+    for version in ("1.5", "1.7"):
+        shutil.copy(cfg, os.path.join(folder, f"case_{version}.cfg"))
+        run([os.path.join(folder, f"case_{version}.cfg"), "-q"])
+        expect(os.path.exists(os.path.join(folder, "out", f"case_{version}_000004.hdf")),
+               f"name from 'case_{version}.cfg': {sorted(os.listdir(os.path.join(folder, 'out')))}")
     expect(re.search(r"output: 3 checkpoints into .*, at most 0.0246 MB each", proc.stdout), proc.stdout)
     expect("(absolute: the total was 0)" in proc.stdout, f"heat change of a zero field: {proc.stdout}")
     proc = run([cfg, "-v", "--overwrite"])
