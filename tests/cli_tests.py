@@ -158,6 +158,10 @@ def test_cli_basics():
     proc = run([cfg, "--backend", "hip"], expect_status=None)
     if proc.returncode == 2:
         expect("GPU" in proc.stderr, "--backend hip without GPU: unclear message")
+    # The file's solver.backend is named too: that user typed no --backend.
+    proc = run([cfg, "--set", 'solver.backend="hip"'], expect_status=None)
+    if proc.returncode == 2:
+        expect('solver.backend = "hip"' in proc.stderr, f"solver.backend hip without GPU: {proc.stderr}")
     proc = run([cfg, "--quiet", "--overwrite"])
     expect(proc.stdout == "", f"--quiet printed: {proc.stdout}")
     proc = run([cfg, "--overwrite"])
