@@ -686,7 +686,7 @@ static int check_explicit_dt(const heat_config *c, const config_t *cf, const cha
     if (c->dt_requested == 0.0 && c->cfl > 1.0) {
         key_where(cf, origin, "time.cfl", where, sizeof where);
         return heat_error(HEAT_ERR_CONFIG,
-                          "%stime.cfl = %g: time.scheme = \"euler\" is unstable above 1; lower time.cfl or use an "
+                          "%stime.cfl = %.15g: time.scheme = \"euler\" is unstable above 1; lower time.cfl or use an "
                           "implicit time.scheme (crank_nicolson, backward_euler)", where, c->cfl);
     }
     return HEAT_OK;

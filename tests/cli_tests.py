@@ -66,6 +66,7 @@ BAD_CONFIGS = [
     ("negative length", "grid = { length = [1.0, -1.0, 1.0]; };", [], ["grid.length", "out of range"]),
     ("cfl above one", "time = { cfl = 1.5; };", [], ["time.cfl", "unstable", "crank_nicolson"]),
     ("cfl zero", "time = { cfl = 0.0; };", [], ["time.cfl", "out of range"]),
+    ("cfl just above one", "time = { cfl = 1.0000001; };", [], ["bad.cfg:1: time.cfl = 1.0000001:"]),
     ("negative every", "output = { every = -5; };", [], ["output.every", "out of range"]),
     ("negative every_seconds", "output = { every_seconds = -60.0; };", [], ["output.every_seconds", "out of range"]),
     ("history not a bool", "output = { history = \"yes\"; };", [], ["bad.cfg:1", "output.history", "true or false"]),
