@@ -152,6 +152,11 @@ def test_bad_configs():
 def test_cli_basics():
     proc = run(["--help"])
     expect("--restart" in proc.stdout and "--set" in proc.stdout, "help lacks options")
+    # Every option the parser takes is in the help (bench's -q was missing).
+    source = open(os.path.join(SOURCE, "app", "cli.c")).read()
+    for option in sorted(set(re.findall(r'\{"([a-z-]+)", (?:no|required)_argument', source))):
+        expect(f"--{option}" in proc.stdout, f"--help lacks --{option}")
+    expect("-q, --quiet" in proc.stdout.split("bench options:")[1], "bench help lacks -q")
     proc = run(["--version"])
     expect(proc.stdout.startswith("heatsolve "), "version line")
     folder = fresh_dir("cli_basics")
@@ -751,12 +756,16 @@ def test_bench_arguments_checked_first():
              (["--io", "--io-dir", os.path.join(folder, "missing")], ["--io-dir", "missing", "writable folder"]),
              (["--io", "--io-dir", afile], ["--io-dir", "a_file", "writable folder"]),
              (["--order", "8", "--size", "16,3,16"], ["--size 16,3,16 with --order 8", "y has only 3", "at least 4"]),
-             (["--size", "3", "--cg", "--order", "8"], ["--size 3,3,3 with --order 8", "x has only 3"]))
+             (["--size", "3", "--cg", "--order", "8"], ["--size 3,3,3 with --order 8", "x has only 3"]),
+             (["--level", "5"], ["--level belongs to the checkpoint benchmark", "--io"]),
+             (["--cg", "--io-dir", folder], ["--io-dir belongs to the checkpoint benchmark"]),
+             (["--io", "--order", "4"], ["--order with --io"]))
     for args, words in cases:
         proc = run(["bench", "--backend", "cpu", "--size", "16", "--reps", "1"] + args, expect_status=2, timeout=120)
         expect(all(w in proc.stderr for w in words) and "(reported at" not in proc.stderr and not proc.stdout,
                f"bench {' '.join(args)}: {proc.stdout} {proc.stderr}")
-    print("bench: --io with --cg, a bad --io-dir and a grid thinner than the order refused before measuring")
+    print("bench: --io with --cg, a bad --io-dir, a grid thinner than the order and options the measurement "
+          "would ignore refused before measuring")
 
 
 def test_restart_changes_implicit_dt():
