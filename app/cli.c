@@ -288,6 +288,9 @@ static int check_run_arguments(int argc, char **argv, heat_cli *cli)
         return heat_error(HEAT_ERR_CONFIG, "--overwrite with --restart: a restart continues the run whose files "
                           "--overwrite would remove; drop --overwrite to continue (later files are set aside), or "
                           "drop --restart to start afresh");
+    if (!cli->restart && (cli->allow_scheme_change || cli->allow_problem_change))
+        heat_warn("%s has no effect without --restart (it lets a restart differ from its checkpoint); this run "
+                  "starts afresh", cli->allow_scheme_change ? "--allow-scheme-change" : "--allow-problem-change");
     return cli->restart && strcmp(cli->restart, "latest") != 0 ? check_restart_file(cli->restart) : HEAT_OK;
 }
 

@@ -170,6 +170,10 @@ def test_cli_basics():
         expect('solver.backend = "hip"' in proc.stderr, f"solver.backend hip without GPU: {proc.stderr}")
     proc = run([cfg, "--quiet", "--overwrite"])
     expect(proc.stdout == "", f"--quiet printed: {proc.stdout}")
+    # A restart's allowances given to a fresh run would do nothing: said, not passed over.
+    for flag in ("--allow-scheme-change", "--allow-problem-change"):
+        proc = run([cfg, "--quiet", "--overwrite", flag])
+        expect(f"{flag} has no effect without --restart" in proc.stderr, f"{flag} alone: {proc.stderr}")
     proc = run([cfg, "--overwrite"])
     expect("initial.text" in proc.stdout and "summary:" in proc.stdout and "GLUP/s" in proc.stdout, "no config/summary")
     for args, words in (([cfg, "--restart"], "--restart needs a value"), ([cfg, "--restrat", "latest"],
