@@ -170,6 +170,10 @@ def test_cli_basics():
         expect('solver.backend = "hip"' in proc.stderr, f"solver.backend hip without GPU: {proc.stderr}")
     proc = run([cfg, "--quiet", "--overwrite"])
     expect(proc.stdout == "", f"--quiet printed: {proc.stdout}")
+    # A value on an insulated face is ignored: said where it is not 0 (a gradient meant for a neumann face).
+    proc = run([cfg, "--quiet", "--overwrite", "--set", "boundary.z_high.value=7.0"])
+    expect('--set: boundary.z_high.value = 7 is ignored: boundary.z_high.type is "neumann"' in proc.stderr and
+           "z_low" not in proc.stderr, f"value on a neumann face: {proc.stderr}")
     # A restart's allowances given to a fresh run would do nothing: said, not passed over.
     for flag in ("--allow-scheme-change", "--allow-problem-change"):
         proc = run([cfg, "--quiet", "--overwrite", flag])
