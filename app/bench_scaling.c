@@ -168,6 +168,8 @@ int bench_scaling(const heat_cli *cli)
 {
     heat_problem whole;
     bench_problem(cli, 1, &whole);
+    /* The default size is the backend's, as for one process: 256^3 where the CPU steps. */
+    if (heat_solver_runs_on_cpu(&whole, backend_request(cli))) bench_problem(cli, 0, &whole);
     whole.quiet = 1;
     int reps = cli->reps > 0 ? cli->reps : 5, dims[3] = {0, 0, 0};
     HEAT_CALL(heat_domain_dims(par_size(), dims, whole.grid.n, heat_space_radius(&whole), dims));

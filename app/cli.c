@@ -48,6 +48,7 @@ void cli_print_help(void)
            "  --cg                   measure the implicit solver instead: CG operator and whole iteration\n"
            "  --io-dir DIR           folder for the --io files (default /tmp)\n"
            "  --transport auto|mpi|nccl|host|ipc  under mpirun: how GPU halos travel (as parallel.transport)\n"
+           "  -q, --quiet            leave out which backend auto chose and why\n"
            "  under mpirun (a -DHEATSOLVE_MPI=ON build), bench times strong and weak scaling of the\n"
            "  production step against one rank alone: mpirun -np N heatsolve bench --size S\n\n"
            "exit status: 0 success, 1 runtime failure (or the final state could not be written),\n"
@@ -130,6 +131,9 @@ enum {
     OPT_SET = 256, OPT_RESTART, OPT_BACKEND, OPT_VERSION, OPT_SIZE, OPT_PRECISION, OPT_REPS, OPT_JSON, OPT_IO,
     OPT_IO_DIR, OPT_CHANGE_SCHEME, OPT_CG, OPT_OVERWRITE, OPT_LEVEL, OPT_TRANSPORT, OPT_CHANGE_PROBLEM, OPT_ORDER
 };
+
+/* The bit of cli->given for the long option opt. */
+#define GIVEN(opt) (1u << ((opt) - OPT_SET))
 
 static const struct option run_options[] = {
     {"set", required_argument, 0, OPT_SET},
@@ -228,15 +232,29 @@ static int check_bench_order_fits(const heat_cli *cli)
     return HEAT_OK;
 }
 
-/* bench: no argument beside the options, one measurement (--io or --cg), a
- * grid the order fits, and the files it will write can be written: refused
- * now, not after the work. */
+/* Options of one measurement given to another would be ignored without a word: refused instead. */
+static int check_bench_options_apply(const heat_cli *cli)
+{
+    if (!cli->io && cli->given & (GIVEN(OPT_LEVEL) | GIVEN(OPT_IO_DIR)))
+        return heat_error(HEAT_ERR_CONFIG, "%s belongs to the checkpoint benchmark: add --io (heatsolve bench --io "
+                          "%s ...), or drop it", cli->given & GIVEN(OPT_LEVEL) ? "--level" : "--io-dir",
+                          cli->given & GIVEN(OPT_LEVEL) ? "--level N" : "--io-dir DIR");
+    if (cli->io && cli->given & GIVEN(OPT_ORDER))
+        return heat_error(HEAT_ERR_CONFIG, "--order with --io: a checkpoint does not depend on the Laplacian's "
+                          "order; drop --order, or drop --io to time that order's kernels");
+    return HEAT_OK;
+}
+
+/* bench: no argument beside the options, one measurement (--io or --cg) with
+ * only options it uses, a grid the order fits, and the files it will write
+ * can be written: refused now, not after the work. */
 static int check_bench_arguments(int argc, char **argv, const heat_cli *cli)
 {
     if (optind < argc) return heat_error(HEAT_ERR_CONFIG, "bench takes no argument '%s'", argv[optind]);
     if (cli->io && cli->cg)
         return heat_error(HEAT_ERR_CONFIG, "--io and --cg are two different measurements; give one of them per "
                           "heatsolve bench");
+    HEAT_CALL(check_bench_options_apply(cli));
     HEAT_CALL(check_bench_order_fits(cli));
     if (cli->io && !writable_folder(cli->io_dir))
         return heat_error(HEAT_ERR_CONFIG, "--io-dir %s: not a folder this user can write to; give an existing "
@@ -270,6 +288,9 @@ static int check_run_arguments(int argc, char **argv, heat_cli *cli)
         return heat_error(HEAT_ERR_CONFIG, "--overwrite with --restart: a restart continues the run whose files "
                           "--overwrite would remove; drop --overwrite to continue (later files are set aside), or "
                           "drop --restart to start afresh");
+    if (!cli->restart && (cli->allow_scheme_change || cli->allow_problem_change))
+        heat_warn("%s has no effect without --restart (it lets a restart differ from its checkpoint); this run "
+                  "starts afresh", cli->allow_scheme_change ? "--allow-scheme-change" : "--allow-problem-change");
     return cli->restart && strcmp(cli->restart, "latest") != 0 ? check_restart_file(cli->restart) : HEAT_OK;
 }
 
@@ -298,6 +319,7 @@ int cli_parse(int argc, char **argv, heat_cli *cli)
     opterr = 0;
     for (int opt; (opt = getopt_long(argc, argv, short_options, long_options, NULL)) != -1;) {
         if (opt == '?' || opt == ':') return option_error(argv[optind - 1], cli->bench);
+        if (opt >= OPT_SET) cli->given |= GIVEN(opt);
         HEAT_CALL(handle_option(opt, cli));
     }
     if (cli->help || cli->version) return HEAT_OK;

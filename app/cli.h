@@ -26,6 +26,7 @@ typedef struct heat_cli {
     int level;                  /* --io: deflate level */
     int transport;              /* under mpirun: GPU halo transport, par_transport's order (parallel.transport) */
     int space_order;            /* --order: the Laplacian's order, 2, 4, 6 or 8 (0: not given, 2) */
+    unsigned given;             /* bench: a bit for each long option given (cli.c's GIVEN) */
 } heat_cli;
 
 /* Returns HEAT_OK, or HEAT_ERR_CONFIG with a message for a usage mistake. */

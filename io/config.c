@@ -543,18 +543,32 @@ static int apply_override(config_t *cf, const char *arg)
 
 /* ---- whole configuration ----------------------------------------------- */
 
-static int check_png_index(const heat_config *c)
+/* "run.cfg:12: " or "--set: " where key was given, "" where it keeps its default: the start of a
+ * message about a combination of settings, so that it points at the line to change. */
+static void key_where(const config_t *cf, const char *origin, const char *key, char *buf, size_t len)
+{
+    const config_setting_t *s = config_lookup(cf, key);
+    char where[600];
+    buf[0] = '\0';
+    if (!s) return;
+    setting_where(s, origin, where, sizeof where);
+    snprintf(buf, len, "%s: ", where);
+}
+
+static int check_png_index(const heat_config *c, const config_t *cf, const char *origin)
 {
     int n = c->grid.n[c->output.png_axis];
     if (c->output.png_index < n) return HEAT_OK;
-    return heat_error(HEAT_ERR_CONFIG, "output.png_index = %d is outside the grid: along %s (output.png_axis) the "
-                      "valid range is [0, %d], or -1 for automatic", c->output.png_index,
+    char where[640];
+    key_where(cf, origin, "output.png_index", where, sizeof where);
+    return heat_error(HEAT_ERR_CONFIG, "%soutput.png_index = %d is outside the grid: along %s (output.png_axis) the "
+                      "valid range is [0, %d], or -1 for automatic", where, c->output.png_index,
                       axis_words[c->output.png_axis], n - 1);
 }
 
 /* The GPU keys are checked on every backend, so a configuration that runs on
  * a laptop does not fail later on the GPU machine. */
-static int check_gpu_keys(const heat_config *c)
+static int check_gpu_keys(const heat_config *c, const config_t *cf, const char *origin)
 {
     static const char *const kernels[] = {"auto", "heat_tiled", "heat_tiled_nt", "heat_tiled_ntf", "heat_zwindow32",
                                           "heat_zwindow64", "heat_zwindow128", "heat_zwindowf32", "heat_pairs_nt",
@@ -578,45 +592,37 @@ static int check_gpu_keys(const heat_config *c)
         "order_zasync2vx2b2f_128_32x8", "order_zasync2vx2b2f_256_32x8", "order_zasync2vx2b2f_512_32x8",
         "order_zasync2vx2b2fs_512_32x8", "order_zasync2vx2b3f_86_32x8", "order_zasync2vx2b3f_171_32x8",
         "order_zasync2vx2b3fs_171_32x8", "order_zasync2vx4b3f_171_16x16", "order_zasync2vx4b3fs_171_16x16", NULL};
+    char kernel_at[640], tile_at[640], block_at[640];
+    key_where(cf, origin, "solver.kernel", kernel_at, sizeof kernel_at);
+    key_where(cf, origin, "solver.tile", tile_at, sizeof tile_at);
+    key_where(cf, origin, "solver.block", block_at, sizeof block_at);
     int known = 0, known_order = 0;
     for (int k = 0; kernels[k]; ++k) known |= strcmp(c->kernel.name, kernels[k]) == 0;
     for (int k = 0; order_kernels[k]; ++k) known_order |= strcmp(c->kernel.name, order_kernels[k]) == 0;
     if (known_order && c->space_order <= 2)
-        return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" is a kernel of space order 4, 6 or 8 but "
+        return heat_error(HEAT_ERR_CONFIG, "%ssolver.kernel = \"%s\" is a kernel of space order 4, 6 or 8 but "
                           "solver.space_order = %d; set solver.space_order or use a heat_* kernel (or \"auto\")",
-                          c->kernel.name, c->space_order);
+                          kernel_at, c->kernel.name, c->space_order);
     if (known && strcmp(c->kernel.name, "auto") != 0 && c->space_order > 2)
-        return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%s\" is a second-order kernel but solver.space_order = %d; "
+        return heat_error(HEAT_ERR_CONFIG, "%ssolver.kernel = \"%s\" is a second-order kernel but solver.space_order = %d; "
                           "use \"auto\" or an order kernel (order_point, order_zwindow64_32x8, order_zasync...: "
                           "heatsolve bench --order 8 lists them)",
-                          c->kernel.name, c->space_order);
+                          kernel_at, c->kernel.name, c->space_order);
     if (!known && !known_order)
-        return heat_error(HEAT_ERR_CONFIG, "solver.kernel = \"%.64s\" is not a heat kernel; use \"auto\", heat_tiled, "
+        return heat_error(HEAT_ERR_CONFIG, "%ssolver.kernel = \"%.64s\" is not a heat kernel; use \"auto\", heat_tiled, "
                           "heat_tiled_nt, heat_tiled_ntf, heat_zwindow32, heat_zwindow64, heat_zwindow128, "
                           "heat_zwindowf32, heat_pairs_nt(f), heat_quads_nt(f), heat_pairs_ntx, heat_zpairsf32, heat_zquadsf32, heat_zahead1, heat_zahead1z16, heat_zahead1r, heat_zahead1z16r, heat_zahead1z8r, heat_zwindowf32r, heat_zwindowf16r, heat_zwindowf8r, heat_zwindow16r, heat_zwindowg64r, heat_zwindowg32r, heat_zwindowg16r, heat_zwindowg8r, heat_zwide4g8r, heat_zwide4g32r, heat_zwide2g8r, heat_zwide2g16r, heat_zwide2g32r, heat_zwide2g8tr, heat_zwide2g16tr, heat_zwide2g32tr, heat_zwide4g8tr, heat_zwide4g16tr, heat_zwide4g32tr; or heat_fused2, heat_fused3, heat_fused4 (2, 3, 4 steps a sweep); at solver.space_order 4, 6, 8: order_point, "
-                          "order_zwindow64_32x8, order_zasync... (heatsolve bench --order 8 lists them)", c->kernel.name);
+                          "order_zwindow64_32x8, order_zasync... (heatsolve bench --order 8 lists them)", kernel_at, c->kernel.name);
     int t = c->kernel.tile;
     if (t != 0 && t != 1 && t != 2 && t != 4 && t != 8 && t != 16)
-        return heat_error(HEAT_ERR_CONFIG, "solver.tile = %d: expected 1, 2, 4, 8 or 16 (0: tuned)", t);
+        return heat_error(HEAT_ERR_CONFIG, "%ssolver.tile = %d: expected 1, 2, 4, 8 or 16 (0: tuned)", tile_at, t);
     const int *b = c->kernel.block;
     int zeros = (b[0] == 0) + (b[1] == 0) + (b[2] == 0);
     if (zeros == 3) return HEAT_OK;
     if (zeros != 0 || (long)b[0] * b[1] * b[2] > HEAT_MAX_BLOCK_THREADS)
-        return heat_error(HEAT_ERR_CONFIG, "solver.block = [%d, %d, %d]: expected three sizes >= 1 with a product of "
-                          "at most %d, or [0, 0, 0] (tuned)", b[0], b[1], b[2], HEAT_MAX_BLOCK_THREADS);
+        return heat_error(HEAT_ERR_CONFIG, "%ssolver.block = [%d, %d, %d]: expected three sizes >= 1 with a product of "
+                          "at most %d, or [0, 0, 0] (tuned)", block_at, b[0], b[1], b[2], HEAT_MAX_BLOCK_THREADS);
     return HEAT_OK;
-}
-
-/* "run.cfg:12: " or "--set: " where key was given, "" where it keeps its default: the start of a
- * message about a combination of settings, so that it points at the line to change. */
-static void key_where(const config_t *cf, const char *origin, const char *key, char *buf, size_t len)
-{
-    const config_setting_t *s = config_lookup(cf, key);
-    char where[600];
-    buf[0] = '\0';
-    if (!s) return;
-    setting_where(s, origin, where, sizeof where);
-    snprintf(buf, len, "%s: ", where);
 }
 
 /* A periodic axis wraps around: both of its faces say so, or neither. The message points at the
@@ -680,10 +686,38 @@ static int check_explicit_dt(const heat_config *c, const config_t *cf, const cha
     if (c->dt_requested == 0.0 && c->cfl > 1.0) {
         key_where(cf, origin, "time.cfl", where, sizeof where);
         return heat_error(HEAT_ERR_CONFIG,
-                          "%stime.cfl = %g: time.scheme = \"euler\" is unstable above 1; lower time.cfl or use an "
+                          "%stime.cfl = %.15g: time.scheme = \"euler\" is unstable above 1; lower time.cfl or use an "
                           "implicit time.scheme (crank_nicolson, backward_euler)", where, c->cfl);
     }
     return HEAT_OK;
+}
+
+static int check_output_name(const heat_config *c, const config_t *cf, const char *origin)
+{
+    char where[640];
+    key_where(cf, origin, "output.name", where, sizeof where);
+    if (strspn(c->output.name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+        strlen(c->output.name))
+        return heat_error(HEAT_ERR_CONFIG, "%soutput.name = \"%s\": use only letters, digits, '.', '_' and '-'",
+                          where, c->output.name);
+    /* "." and ".." would make the default output.dir out/. or out/.. (the files land outside it), and any
+     * leading dot hides every file of the run (and its lock, .<name>.lock, among them). */
+    if (c->output.name[0] == '.')
+        return heat_error(HEAT_ERR_CONFIG, "%soutput.name = \"%s\": must not begin with '.' (the run's files would "
+                          "be hidden, and \".\" or \"..\" name a folder); begin it with a letter, digit, '_' or "
+                          "'-'", where, c->output.name);
+    return HEAT_OK;
+}
+
+static int check_letters_text(const heat_config *c, const config_t *cf, const char *origin)
+{
+    if (c->initial.type != INITIAL_LETTERS) return HEAT_OK;
+    const char *bad = font_unsupported(c->initial.text);
+    if (c->initial.text[0] != '\0' && !bad) return HEAT_OK;
+    char where[640];
+    key_where(cf, origin, "initial.text", where, sizeof where);
+    return heat_error(HEAT_ERR_CONFIG, "%sinitial.text = \"%s\": %s; use letters A-Z, digits, space and . , ! ? - : +",
+                      where, c->initial.text, bad ? "has a character the font lacks" : "is empty");
 }
 
 static int check_consistency(heat_config *c, const config_t *cf, const char *origin)
@@ -694,26 +728,11 @@ static int check_consistency(heat_config *c, const config_t *cf, const char *ori
                                                          : heat_space_dt_max(&c->grid, c->alpha, c->space_order / 2);
     HEAT_CALL(check_explicit_dt(c, cf, origin, dt_max));
     c->dt = c->dt_requested > 0.0 ? c->dt_requested : c->cfl * dt_max;
-    if (strspn(c->output.name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
-        strlen(c->output.name))
-        return heat_error(HEAT_ERR_CONFIG, "output.name = \"%s\": use only letters, digits, '.', '_' and '-'",
-                          c->output.name);
-    /* "." and ".." would make the default output.dir out/. or out/.. (the files land outside it), and any
-     * leading dot hides every file of the run (and its lock, .<name>.lock, among them). */
-    if (c->output.name[0] == '.')
-        return heat_error(HEAT_ERR_CONFIG, "output.name = \"%s\": must not begin with '.' (the run's files would "
-                          "be hidden, and \".\" or \"..\" name a folder); begin it with a letter, digit, '_' or "
-                          "'-'", c->output.name);
-    HEAT_CALL(check_png_index(c));
-    HEAT_CALL(check_gpu_keys(c));
+    HEAT_CALL(check_output_name(c, cf, origin));
+    HEAT_CALL(check_png_index(c, cf, origin));
+    HEAT_CALL(check_gpu_keys(c, cf, origin));
     HEAT_CALL(check_periodic(c, cf, origin));
-    if (c->initial.type == INITIAL_LETTERS) {
-        const char *bad = font_unsupported(c->initial.text);
-        if (c->initial.text[0] == '\0' || bad)
-            return heat_error(HEAT_ERR_CONFIG, "initial.text = \"%s\": %s; use letters A-Z, digits, space and . , ! ? - : +",
-                              c->initial.text, bad ? "has a character the font lacks" : "is empty");
-    }
-    return HEAT_OK;
+    return check_letters_text(c, cf, origin);
 }
 
 /* output.dir = "~/runs" as the shell reads it: taken literally it would make a folder named "~" in the
@@ -740,7 +759,9 @@ static int default_output(heat_config *c, const char *origin)
     if (c->output.name[0] == '\0') {
         const char *base = strrchr(origin, '/');
         base = base ? base + 1 : origin;
-        size_t stem = strcspn(base, ".");
+        /* Only the last extension goes: case_1.5.cfg and case_1.7.cfg are two runs, not both "case_1". */
+        const char *extension = strrchr(base, '.');
+        size_t stem = extension ? (size_t)(extension - base) : strlen(base);
         if (stem >= sizeof c->output.name)
             return heat_error(HEAT_ERR_CONFIG, "%s: the file name's stem, which names the output by default, has "
                               "%zu characters; output.name takes at most %zu: set output.name (--set "
@@ -749,7 +770,8 @@ static int default_output(heat_config *c, const char *origin)
         snprintf(c->output.name, sizeof c->output.name, "%.*s", (int)stem, base);
         /* "my run.cfg" gives "my_run": the stem is made valid, never blamed on the user. */
         for (char *ch = c->output.name; *ch; ++ch)
-            if (!isalnum((unsigned char)*ch) && *ch != '_' && *ch != '-') *ch = '_';
+            if (!isalnum((unsigned char)*ch) && *ch != '_' && *ch != '-' && (*ch != '.' || ch == c->output.name))
+                *ch = '_';
     }
     if (c->output.dir[0] == '\0') snprintf(c->output.dir, sizeof c->output.dir, "out/%s", c->output.name);
     return HEAT_OK;

@@ -443,6 +443,21 @@ static int check_face(const config_t *cf, const char *origin, const heat_config 
     return HEAT_OK;
 }
 
+/* A value on an insulated or periodic face is ignored: one that is not 0 was meant to do something (a
+ * "neumann" face given the gradient or flux it should hold), so it gets a word. 0 stays quiet: the stored
+ * effective configuration gives every face one. */
+static void warn_unused_face_value(const config_t *cf, const char *origin, const heat_config *c, int f)
+{
+    int type = c->bc[f].type;
+    if ((type != HEAT_BC_NEUMANN && type != HEAT_BC_PERIODIC) || c->bc[f].value == 0.0) return;
+    char path[64], loc[600];
+    snprintf(path, sizeof path, "boundary.%s.value", face_names[f]);
+    setting_location(config_lookup(cf, path), origin, loc, sizeof loc);
+    heat_warn("%s: %s = %g is ignored: boundary.%s.type is \"%s\" (value is the temperature of a \"dirichlet\" "
+              "face or the heat flux of a \"flux\" face); change the type or remove value", loc, path,
+              c->bc[f].value, face_names[f], heat_config_word("boundary.x_low.type", type));
+}
+
 /* h and ambient act on a convective face only: on a face of another type they are ignored, which is worth
  * a word (a type left at "neumann" by mistake), not a refusal (--set can change a face's type but cannot
  * remove its other keys). A convective face's value stays quiet: the effective configuration that
@@ -450,6 +465,7 @@ static int check_face(const config_t *cf, const char *origin, const heat_config 
 static void warn_unused_face_keys(const config_t *cf, const char *origin, const heat_config *c, int f)
 {
     static const char *const unused[] = {"h", "ambient"};
+    warn_unused_face_value(cf, origin, c, f);
     if (c->bc[f].type == HEAT_BC_CONVECTIVE) return;
     const char *type = heat_config_word("boundary.x_low.type", c->bc[f].type);
     for (int k = 0; k < 2; ++k) {

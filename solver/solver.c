@@ -55,14 +55,15 @@ static int select_backend(heat_backend_request request, const heat_problem *prob
     int gpu = heat_backend_hip && heat_hip_available(reason, sizeof reason);
     int quiet = problem->quiet;
     if (request == HEAT_SELECT_HIP && !gpu)
-        return heat_error(HEAT_ERR_CONFIG, "--backend hip: no usable GPU: %s; use --backend cpu or auto", reason);
+        return heat_error(HEAT_ERR_CONFIG, "--backend hip (or solver.backend = \"hip\"): no usable GPU: %s; use "
+                          "--backend cpu or auto, or solver.backend = \"auto\"", reason);
     if (request == HEAT_SELECT_AUTO && !gpu && !quiet)
         printf("No usable GPU (%s): running on the CPU backend.\n", reason);
     *ops = (request != HEAT_SELECT_CPU && gpu) ? heat_backend_hip : &heat_backend_cpu;
     if (*ops != &heat_backend_cpu && !backend_supports(*ops, problem)) {
         if (request == HEAT_SELECT_HIP)
-            return heat_error(HEAT_ERR_CONFIG, "--backend hip: the GPU backend cannot run this problem; use "
-                              "--backend cpu or auto");
+            return heat_error(HEAT_ERR_CONFIG, "--backend hip (or solver.backend = \"hip\"): the GPU backend "
+                              "cannot run this problem; use --backend cpu or auto, or solver.backend = \"auto\"");
         if (!quiet) printf("This problem runs on the CPU backend (the GPU backend cannot run it).\n");
         *ops = &heat_backend_cpu;
     }

@@ -66,6 +66,7 @@ BAD_CONFIGS = [
     ("negative length", "grid = { length = [1.0, -1.0, 1.0]; };", [], ["grid.length", "out of range"]),
     ("cfl above one", "time = { cfl = 1.5; };", [], ["time.cfl", "unstable", "crank_nicolson"]),
     ("cfl zero", "time = { cfl = 0.0; };", [], ["time.cfl", "out of range"]),
+    ("cfl just above one", "time = { cfl = 1.0000001; };", [], ["bad.cfg:1: time.cfl = 1.0000001:"]),
     ("negative every", "output = { every = -5; };", [], ["output.every", "out of range"]),
     ("negative every_seconds", "output = { every_seconds = -60.0; };", [], ["output.every_seconds", "out of range"]),
     ("history not a bool", "output = { history = \"yes\"; };", [], ["bad.cfg:1", "output.history", "true or false"]),
@@ -86,9 +87,9 @@ BAD_CONFIGS = [
     ("--set word unquoted", "", ["--set", "time.scheme=crank_nicolson"], ["'time.scheme=\"crank_nicolson\"'"]),
     ("bad --set range", "", ["--set", "physics.alpha=-1.0"], ["--set", "physics.alpha", "out of range"]),
     ("bad precision", "solver = { precision = \"half\"; };", [], ["solver.precision", "half"]),
-    ("bad letters", "initial = { text = \"H~I\"; };", [], ["initial.text", "character"]),
-    ("bad name", "output = { name = \"a/b\"; };", [], ["output.name"]),
-    ("name ..", "output = { name = \"..\"; };", [], ["output.name = \"..\"", "must not begin with '.'"]),
+    ("bad letters", "initial = { text = \"H~I\"; };", [], ["bad.cfg:1: initial.text", "character"]),
+    ("bad name", "output = { name = \"a/b\"; };", [], ["bad.cfg:1: output.name"]),
+    ("name ..", "output = { name = \"..\"; };", [], ["bad.cfg:1: output.name = \"..\"", "must not begin with '.'"]),
     ("name .", "output = { name = \".\"; };", [], ["output.name = \".\"", "must not begin with '.'"]),
     ("hidden name", "output = { name = \".run\"; };", [], ["output.name = \".run\"", "hidden"]),
     ("too big", "grid = { n = [100000, 100000, 100000]; };", [], ["GB", "grid.n"]),
@@ -98,10 +99,11 @@ BAD_CONFIGS = [
     ("int overflow", "time = { steps = 99999999999; };", [], ["bad.cfg:1", "99999999999", "L suffix"]),
     ("int64 overflow", "time = { steps = 99999999999999999999; };", [], ["99999999999999999999", "64 bits"]),
     ("--set overflow", "", ["--set", "output.every=5000000000"], ["--set", "5000000000", "L suffix"]),
-    ("png index", "output = { png = true; png_index = 500; };", [], ["output.png_index = 500", "[0, 31]"]),
-    ("gpu kernel on cpu", "solver = { backend = \"cpu\"; kernel = \"fast\"; };", [], ["solver.kernel", "heat_tiled"]),
-    ("gpu tile on cpu", "solver = { backend = \"cpu\"; tile = 3; };", [], ["solver.tile = 3", "1, 2, 4, 8 or 16"]),
-    ("gpu block on cpu", "solver = { block = [16, 16, 2]; };", [], ["solver.block", "at most 256"]),
+    ("png index", "output = { png = true; png_index = 500; };", [], ["bad.cfg:1: output.png_index = 500", "[0, 31]"]),
+    ("gpu kernel on cpu", "solver = { backend = \"cpu\"; kernel = \"fast\"; };", [], ["bad.cfg:1: solver.kernel", "heat_tiled"]),
+    ("gpu tile on cpu", "solver = { backend = \"cpu\"; tile = 3; };", [], ["bad.cfg:1: solver.tile = 3", "1, 2, 4, 8 or 16"]),
+    ("gpu tile by --set", "", ["--set", "solver.tile=3"], ["--set: solver.tile = 3"]),
+    ("gpu block on cpu", "solver = { block = [16, 16, 2]; };", [], ["bad.cfg:1: solver.block", "at most 256"]),
 ]
 
 
@@ -150,6 +152,11 @@ def test_bad_configs():
 def test_cli_basics():
     proc = run(["--help"])
     expect("--restart" in proc.stdout and "--set" in proc.stdout, "help lacks options")
+    # Every option the parser takes is in the help (bench's -q was missing).
+    source = open(os.path.join(SOURCE, "app", "cli.c")).read()
+    for option in sorted(set(re.findall(r'\{"([a-z-]+)", (?:no|required)_argument', source))):
+        expect(f"--{option}" in proc.stdout, f"--help lacks --{option}")
+    expect("-q, --quiet" in proc.stdout.split("bench options:")[1], "bench help lacks -q")
     proc = run(["--version"])
     expect(proc.stdout.startswith("heatsolve "), "version line")
     folder = fresh_dir("cli_basics")
@@ -157,8 +164,20 @@ def test_cli_basics():
     proc = run([cfg, "--backend", "hip"], expect_status=None)
     if proc.returncode == 2:
         expect("GPU" in proc.stderr, "--backend hip without GPU: unclear message")
+    # The file's solver.backend is named too: that user typed no --backend.
+    proc = run([cfg, "--set", 'solver.backend="hip"'], expect_status=None)
+    if proc.returncode == 2:
+        expect('solver.backend = "hip"' in proc.stderr, f"solver.backend hip without GPU: {proc.stderr}")
     proc = run([cfg, "--quiet", "--overwrite"])
     expect(proc.stdout == "", f"--quiet printed: {proc.stdout}")
+    # A value on an insulated face is ignored: said where it is not 0 (a gradient meant for a neumann face).
+    proc = run([cfg, "--quiet", "--overwrite", "--set", "boundary.z_high.value=7.0"])
+    expect('--set: boundary.z_high.value = 7 is ignored: boundary.z_high.type is "neumann"' in proc.stderr and
+           "z_low" not in proc.stderr, f"value on a neumann face: {proc.stderr}")
+    # A restart's allowances given to a fresh run would do nothing: said, not passed over.
+    for flag in ("--allow-scheme-change", "--allow-problem-change"):
+        proc = run([cfg, "--quiet", "--overwrite", flag])
+        expect(f"{flag} has no effect without --restart" in proc.stderr, f"{flag} alone: {proc.stderr}")
     proc = run([cfg, "--overwrite"])
     expect("initial.text" in proc.stdout and "summary:" in proc.stdout and "GLUP/s" in proc.stdout, "no config/summary")
     for args, words in (([cfg, "--restart"], "--restart needs a value"), ([cfg, "--restrat", "latest"],
@@ -412,6 +431,12 @@ output = {{ dir = "{folder}/out"; every = 2; }};
     expect(settings == ["grid.n = [24, 16, 8]", "time.steps = 4", 'initial.type = "constant"',
                         f'output.dir = "{folder}/out"', "output.every = 2"], f"changed settings: {settings}")
     expect(os.path.exists(os.path.join(folder, "out", "my_run_000004.hdf")), "name from 'my run.cfg'")
+    # The stem drops the last extension only: two configurations that differ after a dot are two runs.
+    for version in ("1.5", "1.7"):
+        shutil.copy(cfg, os.path.join(folder, f"case_{version}.cfg"))
+        run([os.path.join(folder, f"case_{version}.cfg"), "-q"])
+        expect(os.path.exists(os.path.join(folder, "out", f"case_{version}_000004.hdf")),
+               f"name from 'case_{version}.cfg': {sorted(os.listdir(os.path.join(folder, 'out')))}")
     expect(re.search(r"output: 3 checkpoints into .*, at most 0.0246 MB each", proc.stdout), proc.stdout)
     expect("(absolute: the total was 0)" in proc.stdout, f"heat change of a zero field: {proc.stdout}")
     proc = run([cfg, "-v", "--overwrite"])
@@ -739,12 +764,16 @@ def test_bench_arguments_checked_first():
              (["--io", "--io-dir", os.path.join(folder, "missing")], ["--io-dir", "missing", "writable folder"]),
              (["--io", "--io-dir", afile], ["--io-dir", "a_file", "writable folder"]),
              (["--order", "8", "--size", "16,3,16"], ["--size 16,3,16 with --order 8", "y has only 3", "at least 4"]),
-             (["--size", "3", "--cg", "--order", "8"], ["--size 3,3,3 with --order 8", "x has only 3"]))
+             (["--size", "3", "--cg", "--order", "8"], ["--size 3,3,3 with --order 8", "x has only 3"]),
+             (["--level", "5"], ["--level belongs to the checkpoint benchmark", "--io"]),
+             (["--cg", "--io-dir", folder], ["--io-dir belongs to the checkpoint benchmark"]),
+             (["--io", "--order", "4"], ["--order with --io"]))
     for args, words in cases:
         proc = run(["bench", "--backend", "cpu", "--size", "16", "--reps", "1"] + args, expect_status=2, timeout=120)
         expect(all(w in proc.stderr for w in words) and "(reported at" not in proc.stderr and not proc.stdout,
                f"bench {' '.join(args)}: {proc.stdout} {proc.stderr}")
-    print("bench: --io with --cg, a bad --io-dir and a grid thinner than the order refused before measuring")
+    print("bench: --io with --cg, a bad --io-dir, a grid thinner than the order and options the measurement "
+          "would ignore refused before measuring")
 
 
 def test_restart_changes_implicit_dt():

@@ -304,7 +304,12 @@ def test_bench_scaling():
             expect(c[key] > 0, f"{c['name']}: {key} = {c[key]}")
         expect(0.0 <= c["hidden_fraction"] <= 1.0, f"{c['name']}: hidden_fraction {c['hidden_fraction']}")
     expect(cases["weak"]["n"] == [32, 32, 64] and cases["strong"]["n"] == [32, 32, 32], f"grids: {cases}")
-    print("bench scaling: table and JSON with the exchange's cost and the fraction hidden")
+    # Without --size the CPU's default, 256^3 as --help says (a GPU's 512^3 would take minutes on CPUs).
+    mpirun(2, ["bench", "--backend", "cpu", "--reps", "1", "--json", path], timeout=240)
+    with open(path) as f:
+        strong = [c for c in json.load(f)["cases"] if c["name"] == "strong"][0]
+    expect(strong["n"] == [256, 256, 256], f"default grid on CPUs: {strong['n']}")
+    print("bench scaling: table and JSON with the exchange's cost and the fraction hidden; 256^3 by default on CPUs")
 
 
 def gpus_on_this_machine():
