@@ -323,6 +323,15 @@ def gpus_on_this_machine():
     return 0
 
 
+def gpus_visible():
+    """The GPUs a rank started here may take: CUDA_VISIBLE_DEVICES' or HIP_VISIBLE_DEVICES' list where
+    set, else every GPU of the machine."""
+    for name in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"):
+        if name in os.environ:
+            return len([d for d in os.environ[name].split(",") if d.strip()])
+    return gpus_on_this_machine()
+
+
 def test_bad_config_once():
     folder = fresh_dir("bad_config")
     cfg = config(folder)
@@ -538,7 +547,7 @@ def test_gpu_transports():
         suggested = set(suggested_transports(message))
         expect(suggested <= set(available), f"{transport} refused, suggesting {sorted(suggested)}; has {available}")
     proc = mpirun(2, [cfg, "--set", "time.steps=1"] + gpu + out(folder, "auto_talking"))
-    shared = gpus_on_this_machine() < 2  # the two ranks on one GPU
+    shared = gpus_visible() < 2  # the two ranks on one GPU
     preferred = next(t for t in ("ipc", "nccl", "mpi", "host") if t in available and not (shared and t == "ipc"))
     expect(TRANSPORT_WORDS[preferred] in halos_line(proc.stdout), f"auto: {halos_line(proc.stdout)}, have {available}")
     print(f"auto takes {preferred} of {available}")
