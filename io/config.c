@@ -228,6 +228,23 @@ static int is_group_prefix(const char *path)
     return 0;
 }
 
+/* A group's name given a value ("boundary.x_low = \"dirichlet\";"): the nearest key would be one of
+ * its own keys, picked by spelling; say that it is a group and show its first key instead. */
+static int group_given_a_value(const char *where, const char *path, int from_set)
+{
+    const char *leaf = strrchr(path, '.');
+    const char *first = "";
+    size_t len = strlen(path);
+    for (int k = 0; k < KEY_COUNT && !first[0]; ++k)
+        if (strncmp(keys[k].path, path, len) == 0 && keys[k].path[len] == '.') first = keys[k].path + len + 1;
+    int first_len = (int)strcspn(first, ".");
+    if (from_set)
+        return heat_error(HEAT_ERR_CONFIG, "%s: '%s' is a group of settings, not a value; set one of its keys, e.g. "
+                          "--set %s.%.*s=... (see docs/CONFIG.md)", where, path, path, first_len, first);
+    return heat_error(HEAT_ERR_CONFIG, "%s: '%s' is a group of settings, not a value; write %s = { %.*s = ...; }; "
+                      "(see docs/CONFIG.md)", where, path, leaf ? leaf + 1 : path, first_len, first);
+}
+
 /* Every setting in the file must be a known key or a group on the way to one. */
 static int check_unknown(const config_setting_t *group, const char *origin)
 {
@@ -243,6 +260,7 @@ static int check_unknown(const config_setting_t *group, const char *origin)
         if (!is_group && find_key(path)) continue;
         if (config_materials_owns(path)) continue; /* read and checked by config_materials_read */
         setting_where(s, origin, where, sizeof where);
+        if (!is_group && is_group_prefix(path)) return group_given_a_value(where, path, 0);
         char nearest[256];
         if (is_group) nearest_group(path, nearest, sizeof nearest);
         else snprintf(nearest, sizeof nearest, "%s", nearest_key(path));
@@ -510,6 +528,11 @@ static int apply_override(config_t *cf, const char *arg)
         return heat_error(HEAT_ERR_CONFIG, "--set '%s': expected PATH=VALUE, e.g. --set grid.n=[64,64,16]", arg);
     char path[256];
     snprintf(path, sizeof path, "%.*s", (int)(eq - arg), arg);
+    if (!find_key(path) && !config_materials_owns(path) && is_group_prefix(path)) {
+        char where[300];
+        snprintf(where, sizeof where, "--set %.255s", arg);
+        return group_given_a_value(where, path, 1);
+    }
     if (!find_key(path) && !config_materials_owns(path))
         return heat_error(HEAT_ERR_CONFIG, "--set %s: unknown key '%s'; did you mean '%s'?", arg, path, nearest_key(path));
     HEAT_CALL(check_integer_literals(eq + 1, arg, 1));
