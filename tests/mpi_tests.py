@@ -474,6 +474,12 @@ def test_threads_per_rank():
     expect(proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-2000:]}")
     warnings = [line for line in proc.stderr.splitlines() if "warning" in line and "OpenMP threads" in line]
     expect(len(warnings) == 1 and "OMP_NUM_THREADS=" in warnings[0], f"one warning naming the fix: {proc.stderr}")
+    # Above the ranks' own cores too: the value named fits the node (two ranks on its cores), not one rank.
+    proc = subprocess.run(command + out(folder, "above"), capture_output=True, text=True, timeout=300,
+                          env=dict(env, OMP_NUM_THREADS=str(2 * cores)))
+    named = [int(v) for v in re.findall(r"OMP_NUM_THREADS=(\d+)", proc.stderr)]
+    expect(proc.returncode == 0 and len(named) == 1 and named[0] * 2 <= max(cores, 2),
+           f"OMP_NUM_THREADS={2 * cores} on {cores} cores: {proc.stderr}")
     # More ranks than cores with one thread each: nothing to lower, so no advice to set what is set.
     single = dict(env, OMP_NUM_THREADS="1")
     crowd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(cores + 1), HEATSOLVE_MPI, cfg, "-q",
