@@ -1696,6 +1696,14 @@ def test_bench_json():
     expect("% of copy" in proc.stdout and "production" in proc.stdout, "bench table")
     report = validate_bench_json(path)
     expect(report["size"] == [40, 32, 24] and report["backend"] == "cpu", "bench size/backend")
+    # --cg writes its table as JSON too (--help: --json for every measurement).
+    path = os.path.join(folder, "cg.json")
+    proc = run(["bench", "--cg", "--backend", "cpu", "--size", "24", "--reps", "3", "--json", path])
+    expect(os.path.exists(path), f"bench --cg --json wrote no file: {proc.stdout}")
+    cg = json.load(open(path))
+    operations = [row["operation"] for row in cg["results"]]
+    expect(cg["benchmark"] == "cg" and cg["size"] == [24, 24, 24] and cg["backend"] == "cpu" and
+           operations == [line.split("  ")[0] for line in proc.stdout.splitlines()[-4:]], f"bench --cg JSON: {cg}")
 
 
 def test_bench_io_json():
