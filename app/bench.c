@@ -256,7 +256,11 @@ static int bench_kernels(const heat_cli *cli)
 int bench_main(const heat_cli *cli)
 {
     if (cli->help) return cli_print_help(), 0;
+    /* Every rank would time its own copy, slowed by the others', and write the same --json file. */
+    if (par_size() > 1 && (cli->cg || cli->io))
+        return heat_error(HEAT_ERR_CONFIG, "bench %s measures one process: run it without mpirun (under mpirun, "
+                          "heatsolve bench times the step's strong and weak scaling)", cli->cg ? "--cg" : "--io");
     if (cli->cg) return bench_cg(cli);
-    if (par_size() > 1 && !cli->io) return bench_scaling(cli);
+    if (par_size() > 1) return bench_scaling(cli);
     return cli->io ? bench_io(cli) : bench_kernels(cli);
 }

@@ -304,6 +304,12 @@ def test_bench_scaling():
             expect(c[key] > 0, f"{c['name']}: {key} = {c[key]}")
         expect(0.0 <= c["hidden_fraction"] <= 1.0, f"{c['name']}: hidden_fraction {c['hidden_fraction']}")
     expect(cases["weak"]["n"] == [32, 32, 64] and cases["strong"]["n"] == [32, 32, 32], f"grids: {cases}")
+    # --cg and --io time one process: refused under mpirun (every rank timed its own, printed and wrote the JSON).
+    for measurement in ("--cg", "--io"):
+        proc = mpirun(2, ["bench", measurement, "--size", "16", "--reps", "1"], expect_status=None, timeout=120)
+        expect(proc.returncode != 0 and proc.stderr.count(f"bench {measurement} measures one process") == 1
+               and "% of copy" not in proc.stdout and "checkpoint of" not in proc.stdout,
+               f"mpirun bench {measurement}: exit {proc.returncode}: {proc.stdout} {proc.stderr}")
     # Without --size the CPU's default, 256^3 as --help says (a GPU's 512^3 would take minutes on CPUs).
     mpirun(2, ["bench", "--backend", "cpu", "--reps", "1", "--json", path], timeout=240)
     with open(path) as f:
