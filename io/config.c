@@ -732,13 +732,32 @@ static int check_output_name(const heat_config *c, const config_t *cf, const cha
     return HEAT_OK;
 }
 
+/* Letters that fall on no point leave a plate and air: a run of nothing, worth a word (as an empty region is). */
+static void warn_letters_unseen(const heat_config *c, const config_t *cf, const char *origin)
+{
+    long ink_points;
+    int band_planes;
+    heat_letters_coverage(&c->initial, &c->grid, &ink_points, &band_planes);
+    char where[640];
+    key_where(cf, origin, band_planes == 0 ? "initial.plate_thickness" : "initial.text", where, sizeof where);
+    if (band_planes == 0)
+        heat_warn("%sthe letters' band holds no point of the grid: initial.plate_thickness = %g and "
+                  "initial.letter_height = %g of the height leave no plane of its %d for the letters; lower "
+                  "plate_thickness or raise letter_height or grid.n[2]", where, c->initial.plate_thickness,
+                  c->initial.letter_height, c->grid.n[2]);
+    else if (ink_points == 0)
+        heat_warn("%sinitial.text = \"%s\" covers no point of the grid's %d x %d points along x and y: its strokes "
+                  "are thinner than the spacing; shorten the text, lower initial.margin or raise grid.n", where,
+                  c->initial.text, c->grid.n[0], c->grid.n[1]);
+}
+
 static int check_letters_text(const heat_config *c, const config_t *cf, const char *origin)
 {
     if (c->initial.type != INITIAL_LETTERS) return HEAT_OK;
     const char *bad = font_unsupported(c->initial.text);
-    if (c->initial.text[0] != '\0' && !bad) return HEAT_OK;
     char where[640];
     key_where(cf, origin, "initial.text", where, sizeof where);
+    if (c->initial.text[0] != '\0' && !bad) return warn_letters_unseen(c, cf, origin), HEAT_OK;
     return heat_error(HEAT_ERR_CONFIG, "%sinitial.text = \"%s\": %s; use letters A-Z, digits, space and . , ! ? - : +",
                       where, c->initial.text, bad ? "has a character the font lacks" : "is empty");
 }

@@ -177,6 +177,14 @@ def test_cli_basics():
     proc = run([cfg, "--quiet", "--overwrite", "--set", "boundary.z_high.value=7.0"])
     expect('--set: boundary.z_high.value = 7 is ignored: boundary.z_high.type is "neumann"' in proc.stderr and
            "z_low" not in proc.stderr, f"value on a neumann face: {proc.stderr}")
+    # Letters that cover no point leave a plate and air: a warning naming the key and the fix.
+    for extra, words in ((["--set", "initial.plate_thickness=1.0"], "--set: the letters' band holds no point"),
+                         (["--set", 'initial.text="HEATSOLVE IS GREAT"', "--set", "initial.margin=0.45"],
+                          '--set: initial.text = "HEATSOLVE IS GREAT" covers no point')):
+        proc = run([cfg, "--quiet", "--overwrite"] + extra)
+        expect(words in proc.stderr, f"letters on no point: {proc.stderr}")
+    proc = run([cfg, "--quiet", "--overwrite"])
+    expect("letters" not in proc.stderr, f"a warning about letters that show: {proc.stderr}")
     # A restart's allowances given to a fresh run would do nothing: said, not passed over.
     for flag in ("--allow-scheme-change", "--allow-problem-change"):
         proc = run([cfg, "--quiet", "--overwrite", flag])
