@@ -55,7 +55,7 @@ void cli_print_help(void)
            "exit status: 0 success, 1 runtime failure (or the final state could not be written),\n"
            "2 usage or configuration error, 3 interrupted a second time before the final checkpoint\n"
            "was written, 128+signal after SIGINT, SIGTERM or SIGHUP that wrote a final checkpoint.\n"
-           "Configuration keys: docs/CONFIG.md.\n");
+           "Configuration keys: docs/CONFIG.md (installed: share/doc/heatsolve/CONFIG.md).\n");
 }
 
 static int parse_backend(const char *word, int *backend)

@@ -198,6 +198,20 @@ def test_cli_basics():
         expect(words in proc.stderr and "missing value" not in proc.stderr, f"{args}: {proc.stderr}")
 
 
+def test_install_has_docs():
+    """`cmake --install` brings the configuration reference that --help and the errors point at."""
+    prefix = fresh_dir("install")
+    subprocess.run(["cmake", "--install", os.path.dirname(HEATSOLVE), "--prefix", prefix], check=True,
+                   capture_output=True, timeout=120)
+    installed = os.path.join(prefix, "bin", "heatsolve")
+    proc = testkit.run_checked([installed, "--help"], 0)
+    expect("share/doc/heatsolve/CONFIG.md" in proc.stdout, f"--help: {proc.stdout}")
+    for name in ("CONFIG.md", "PARALLEL.md", "README.md"):
+        expect(os.path.exists(os.path.join(prefix, "share", "doc", "heatsolve", name)), f"{name} not installed")
+    expect(os.path.exists(os.path.join(prefix, "share", "heatsolve", "inputs", "letters.cfg")), "inputs not installed")
+    print(f"cmake --install: the program, inputs and docs under {prefix}")
+
+
 def test_restart_latest_only_frames():
     """--restart latest in a folder that holds frames but no checkpoint (removed to save room) says so and
     how to go on, exit 2, rather than that none of 0 checkpoints reads back whole."""
