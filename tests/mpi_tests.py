@@ -304,6 +304,10 @@ def test_bench_scaling():
             expect(c[key] > 0, f"{c['name']}: {key} = {c[key]}")
         expect(0.0 <= c["hidden_fraction"] <= 1.0, f"{c['name']}: hidden_fraction {c['hidden_fraction']}")
     expect(cases["weak"]["n"] == [32, 32, 64] and cases["strong"]["n"] == [32, 32, 32], f"grids: {cases}")
+    # A --size too small for the ranks names --size, not the run's parallel.ranks (bench has no configuration).
+    proc = mpirun(2, ["bench", "--size", "16", "--reps", "1"], expect_status=None, timeout=120)
+    expect(proc.returncode != 0 and "--size 16,16,16 does not split among 2 ranks" in proc.stderr
+           and "parallel.ranks" not in proc.stderr, f"mpirun bench --size 16: {proc.stderr}")
     # --cg and --io time one process: refused under mpirun (every rank timed its own, printed and wrote the JSON).
     for measurement in ("--cg", "--io"):
         proc = mpirun(2, ["bench", measurement, "--size", "16", "--reps", "1"], expect_status=None, timeout=120)
