@@ -212,7 +212,8 @@ static int measure_materials(const heat_problem *one, heat_backend_request reque
     double copy_ms, copy_bytes;
     if (status == HEAT_OK) status = s->ops->bench->time_copy(s->state, 1, &copy_ms, &copy_bytes);
     if (status == HEAT_OK) status = s->ops->bench->time_step(s->state, reps, &ms);
-    if (status == HEAT_OK) bench_copy_plain(r->materials_kernel, sizeof r->materials_kernel, s->ops->kernel_description(s->state));
+    if (status == HEAT_OK)
+        bench_copy_plain(r->materials_kernel, sizeof r->materials_kernel, s->ops->kernel_description(s->state));
     if (status == HEAT_OK && s->ops != &heat_backend_cpu) /* the CPU lists its one-material kernels */
         status = time_material_kernels(s, reps, r);
     heat_solver_destroy(&s);

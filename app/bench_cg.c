@@ -192,7 +192,8 @@ int bench_cg(const heat_cli *cli)
     r.copy_gbs = copy_bytes / (copy_ms * 1e-3) / 1e9;
     r.rows[0] = (cg_row){"cg_apply (q = A p, p.q)", sweep_vectors, jacobi.apply_ms};
     /* One degree of Chebyshev: the difference of degree 8 and degree 2 iterations, over 6. */
-    r.rows[1] = (cg_row){"cheb_step (one degree)", 2.0 + sweep_vectors, (cheb8.iteration_ms - cheb2.iteration_ms) / 6.0};
+    r.rows[1] = (cg_row){"cheb_step (one degree)", 2.0 + sweep_vectors,
+                         (cheb8.iteration_ms - cheb2.iteration_ms) / 6.0};
     r.rows[2] = (cg_row){"CG iteration, jacobi", sweep_vectors + 9.0, jacobi.iteration_ms};
     r.rows[3] = (cg_row){"CG iteration, chebyshev degree 8", sweep_vectors + 9.0 + 2.0 + 7.0 * (2.0 + sweep_vectors),
                          cheb8.iteration_ms};

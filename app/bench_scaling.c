@@ -171,7 +171,8 @@ static int check_size_splits(const heat_problem *whole, int dims[3])
     const int automatic[3] = {0, 0, 0};
     int was = heat_errors_as_warnings(HEAT_ERRORS_SILENT);
     int status = heat_domain_check_layout(whole, automatic);
-    if (status == HEAT_OK) status = heat_domain_dims(par_size(), automatic, whole->grid.n, heat_space_radius(whole), dims);
+    if (status == HEAT_OK)
+        status = heat_domain_dims(par_size(), automatic, whole->grid.n, heat_space_radius(whole), dims);
     heat_errors_as_warnings(was);
     if (status == HEAT_OK) return HEAT_OK;
     return heat_error(HEAT_ERR_CONFIG, "--size %d,%d,%d does not split among %d ranks (each rank's block takes "

@@ -635,7 +635,8 @@ static int check_gpu_keys(const heat_config *c, const config_t *cf, const char *
         return heat_error(HEAT_ERR_CONFIG, "%ssolver.kernel = \"%.64s\" is not a heat kernel; use \"auto\", heat_tiled, "
                           "heat_tiled_nt, heat_tiled_ntf, heat_zwindow32, heat_zwindow64, heat_zwindow128, "
                           "heat_zwindowf32, heat_pairs_nt(f), heat_quads_nt(f), heat_pairs_ntx, heat_zpairsf32, heat_zquadsf32, heat_zahead1, heat_zahead1z16, heat_zahead1r, heat_zahead1z16r, heat_zahead1z8r, heat_zwindowf32r, heat_zwindowf16r, heat_zwindowf8r, heat_zwindow16r, heat_zwindowg64r, heat_zwindowg32r, heat_zwindowg16r, heat_zwindowg8r, heat_zwide4g8r, heat_zwide4g32r, heat_zwide2g8r, heat_zwide2g16r, heat_zwide2g32r, heat_zwide2g8tr, heat_zwide2g16tr, heat_zwide2g32tr, heat_zwide4g8tr, heat_zwide4g16tr, heat_zwide4g32tr; or heat_fused2, heat_fused3, heat_fused4 (2, 3, 4 steps a sweep); at solver.space_order 4, 6, 8: order_point, "
-                          "order_zwindow64_32x8, order_zasync... (heatsolve bench --order 8 lists them)", kernel_at, c->kernel.name);
+                          "order_zwindow64_32x8, order_zasync... (heatsolve bench --order 8 lists them)", kernel_at,
+                          c->kernel.name);
     int t = c->kernel.tile;
     if (t != 0 && t != 1 && t != 2 && t != 4 && t != 8 && t != 16)
         return heat_error(HEAT_ERR_CONFIG, "%ssolver.tile = %d: expected 1, 2, 4, 8 or 16 (0: tuned)", tile_at, t);
