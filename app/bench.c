@@ -153,14 +153,6 @@ static int write_json(const bench_report *r, const char *path)
     return HEAT_OK;
 }
 
-/* Device names go into JSON: keep them to plain characters. */
-static void copy_plain(char *dst, size_t len, const char *src)
-{
-    size_t i = 0;
-    for (; src[i] && i + 1 < len; ++i) dst[i] = (src[i] == '"' || src[i] == '\\' || src[i] < 32) ? ' ' : src[i];
-    dst[i] = '\0';
-}
-
 /* The two-material case: copper-like and air-like (conductivities 400 and 0.026, heat capacities as
  * theirs) with the second material a block through the middle third of the box, a source in it,
  * a convective face: the general step, timed as the production step is. */
@@ -220,7 +212,8 @@ static int measure_materials(const heat_problem *one, heat_backend_request reque
     double copy_ms, copy_bytes;
     if (status == HEAT_OK) status = s->ops->bench->time_copy(s->state, 1, &copy_ms, &copy_bytes);
     if (status == HEAT_OK) status = s->ops->bench->time_step(s->state, reps, &ms);
-    if (status == HEAT_OK) copy_plain(r->materials_kernel, sizeof r->materials_kernel, s->ops->kernel_description(s->state));
+    if (status == HEAT_OK)
+        bench_copy_plain(r->materials_kernel, sizeof r->materials_kernel, s->ops->kernel_description(s->state));
     if (status == HEAT_OK && s->ops != &heat_backend_cpu) /* the CPU lists its one-material kernels */
         status = time_material_kernels(s, reps, r);
     heat_solver_destroy(&s);
@@ -248,8 +241,8 @@ static int bench_kernels(const heat_cli *cli)
     if (cpu) printf("OpenMP: %s\n", threads_binding());
     bench_report r = {.precision = p.precision, .size = {p.grid.n[0], p.grid.n[1], p.grid.n[2]},
                       .space_order = p.space_order};
-    copy_plain(r.device, sizeof r.device, s->ops->device_name(s->state));
-    copy_plain(r.backend, sizeof r.backend, s->ops->name);
+    bench_copy_plain(r.device, sizeof r.device, s->ops->device_name(s->state));
+    bench_copy_plain(r.backend, sizeof r.backend, s->ops->name);
     int status = bench_fill(s);
     if (status == HEAT_OK) status = measure(s, cli->reps, &r);
     /* Materials take the second-order flux form only. */
@@ -264,7 +257,11 @@ static int bench_kernels(const heat_cli *cli)
 int bench_main(const heat_cli *cli)
 {
     if (cli->help) return cli_print_help(), 0;
+    /* Every rank would time its own copy, slowed by the others', and write the same --json file. */
+    if (par_size() > 1 && (cli->cg || cli->io))
+        return heat_error(HEAT_ERR_CONFIG, "bench %s measures one process: run it without mpirun (under mpirun, "
+                          "heatsolve bench times the step's strong and weak scaling)", cli->cg ? "--cg" : "--io");
     if (cli->cg) return bench_cg(cli);
-    if (par_size() > 1 && !cli->io) return bench_scaling(cli);
+    if (par_size() > 1) return bench_scaling(cli);
     return cli->io ? bench_io(cli) : bench_kernels(cli);
 }

@@ -107,10 +107,54 @@ static int create_bench_solver(const heat_cli *cli, heat_preconditioner pc, int 
     return heat_solver_create(&p, cli->backend < 0 ? HEAT_SELECT_AUTO : (heat_backend_request)cli->backend, s);
 }
 
-static void print_row(const char *what, double vectors, double ms, double points, size_t elem, double copy_gbs)
+/* One row of the table: an operation, the vectors of the grid it must move, its time. */
+typedef struct cg_row {
+    const char *what;
+    double vectors, ms;
+} cg_row;
+
+enum { CG_ROWS = 4 };
+
+/* What the table and the JSON file say: where it ran, the copy bandwidth, the rows. */
+typedef struct cg_report {
+    char backend[64], device[256];
+    int n[3];
+    heat_precision precision;
+    double points, copy_gbs;
+    size_t elem;
+    cg_row rows[CG_ROWS];
+} cg_report;
+
+static double row_gbs(const cg_report *r, const cg_row *row)
 {
-    double gbs = vectors * points * (double)elem / (ms * 1e-3) / 1e9;
-    printf("%-34s %8.2f %10.4f %14.1f %9.1f%%\n", what, vectors, ms, gbs, 100.0 * gbs / copy_gbs);
+    return row->vectors * r->points * (double)r->elem / (row->ms * 1e-3) / 1e9;
+}
+
+static void print_report(const cg_report *r)
+{
+    printf("copy bandwidth (read + write, best of before and after): %.1f GB/s\n\n", r->copy_gbs);
+    printf("%-34s %8s %10s %14s %10s\n", "operation", "vectors", "time (ms)", "effective GB/s", "% of copy");
+    for (int i = 0; i < CG_ROWS; ++i) {
+        const cg_row *row = &r->rows[i];
+        double gbs = row_gbs(r, row);
+        printf("%-34s %8.2f %10.4f %14.1f %9.1f%%\n", row->what, row->vectors, row->ms, gbs, 100.0 * gbs / r->copy_gbs);
+    }
+}
+
+static int write_json(const cg_report *r, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return heat_error(HEAT_ERR_RUNTIME, "cannot write %s", path);
+    fprintf(f, "{\"benchmark\": \"cg\", \"device\": \"%s\", \"backend\": \"%s\", \"size\": [%d, %d, %d], "
+               "\"precision\": \"%s\", \"copy_bandwidth_GBs\": %.6e, \"results\": [",
+            r->device, r->backend, r->n[0], r->n[1], r->n[2], heat_precision_name(r->precision), r->copy_gbs);
+    for (int i = 0; i < CG_ROWS; ++i)
+        fprintf(f, "%s\n  {\"operation\": \"%s\", \"vectors\": %.6e, \"ms\": %.6e, \"effective_GBs\": %.6e, "
+                   "\"fraction_of_copy\": %.6e}", i ? "," : "", r->rows[i].what, r->rows[i].vectors, r->rows[i].ms,
+                row_gbs(r, &r->rows[i]), row_gbs(r, &r->rows[i]) / r->copy_gbs);
+    fprintf(f, "\n]}\n");
+    if (fclose(f) != 0) return heat_error(HEAT_ERR_RUNTIME, "cannot write %s", path);
+    return HEAT_OK;
 }
 
 int bench_cg(const heat_cli *cli)
@@ -120,6 +164,10 @@ int bench_cg(const heat_cli *cli)
     const heat_problem *p = &s->problem;
     size_t elem = heat_precision_size(p->precision);
     double points = (double)heat_grid_points(&p->grid), copy_ms, copy_bytes;
+    cg_report r = {.precision = p->precision, .points = points, .elem = elem};
+    memcpy(r.n, p->grid.n, sizeof r.n);
+    bench_copy_plain(r.backend, sizeof r.backend, s->ops->name);
+    bench_copy_plain(r.device, sizeof r.device, s->ops->device_name(s->state));
     int halo[3] = {p->grid.n[0] + 2, p->grid.n[1] + 2, p->grid.n[2] + 2};
     double sweep_vectors = heat_sweep_bytes(halo, elem) / (points * (double)elem);
     cg_timing jacobi, cheb2, cheb8;
@@ -141,15 +189,14 @@ int bench_cg(const heat_cli *cli)
     heat_solver_destroy(&s);
     HEAT_CALL(status);
     if (again_ms < copy_ms) copy_ms = again_ms; /* the faster copy: conservative fractions */
-    double copy_gbs = copy_bytes / (copy_ms * 1e-3) / 1e9;
-    printf("copy bandwidth (read + write, best of before and after): %.1f GB/s\n\n", copy_gbs);
-    printf("%-34s %8s %10s %14s %10s\n", "operation", "vectors", "time (ms)", "effective GB/s", "% of copy");
-    print_row("cg_apply (q = A p, p.q)", sweep_vectors, jacobi.apply_ms, points, elem, copy_gbs);
+    r.copy_gbs = copy_bytes / (copy_ms * 1e-3) / 1e9;
+    r.rows[0] = (cg_row){"cg_apply (q = A p, p.q)", sweep_vectors, jacobi.apply_ms};
     /* One degree of Chebyshev: the difference of degree 8 and degree 2 iterations, over 6. */
-    print_row("cheb_step (one degree)", 2.0 + sweep_vectors, (cheb8.iteration_ms - cheb2.iteration_ms) / 6.0, points,
-              elem, copy_gbs);
-    print_row("CG iteration, jacobi", sweep_vectors + 9.0, jacobi.iteration_ms, points, elem, copy_gbs);
-    print_row("CG iteration, chebyshev degree 8", sweep_vectors + 9.0 + 2.0 + 7.0 * (2.0 + sweep_vectors),
-              cheb8.iteration_ms, points, elem, copy_gbs);
-    return HEAT_OK;
+    r.rows[1] = (cg_row){"cheb_step (one degree)", 2.0 + sweep_vectors,
+                         (cheb8.iteration_ms - cheb2.iteration_ms) / 6.0};
+    r.rows[2] = (cg_row){"CG iteration, jacobi", sweep_vectors + 9.0, jacobi.iteration_ms};
+    r.rows[3] = (cg_row){"CG iteration, chebyshev degree 8", sweep_vectors + 9.0 + 2.0 + 7.0 * (2.0 + sweep_vectors),
+                         cheb8.iteration_ms};
+    print_report(&r);
+    return cli->json ? write_json(&r, cli->json) : HEAT_OK;
 }

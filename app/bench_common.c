@@ -29,6 +29,13 @@ void bench_problem(const heat_cli *cli, int gpu, heat_problem *p)
     p->quiet = cli->quiet;
 }
 
+void bench_copy_plain(char *dst, size_t len, const char *src)
+{
+    size_t i = 0;
+    for (; src[i] && i + 1 < len; ++i) dst[i] = (src[i] == '"' || src[i] == '\\' || src[i] < 32) ? ' ' : src[i];
+    dst[i] = '\0';
+}
+
 /* Never time on zeros: a smooth non-trivial field. */
 int bench_fill(heat_solver *s)
 {

@@ -7,3 +7,6 @@ void bench_problem(const heat_cli *cli, int gpu, heat_problem *problem);
 
 /* Fills the solver's field with a smooth non-trivial one to time on. */
 int bench_fill(heat_solver *solver);
+
+/* Device names go into JSON: src with quotes, backslashes and control characters as spaces, cut to len. */
+void bench_copy_plain(char *dst, size_t len, const char *src);

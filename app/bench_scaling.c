@@ -164,6 +164,23 @@ static int write_json(const char *path, const scaling_case cases[3], const char 
     return HEAT_OK;
 }
 
+/* The ranks' layout of the --size grid; one that does not fit is the user's --size to change (the
+ * layout's own message advises parallel.ranks, which bench has not). */
+static int check_size_splits(const heat_problem *whole, int dims[3])
+{
+    const int automatic[3] = {0, 0, 0};
+    int was = heat_errors_as_warnings(HEAT_ERRORS_SILENT);
+    int status = heat_domain_check_layout(whole, automatic);
+    if (status == HEAT_OK)
+        status = heat_domain_dims(par_size(), automatic, whole->grid.n, heat_space_radius(whole), dims);
+    heat_errors_as_warnings(was);
+    if (status == HEAT_OK) return HEAT_OK;
+    return heat_error(HEAT_ERR_CONFIG, "--size %d,%d,%d does not split among %d ranks (each rank's block takes "
+                      "whole reduction bricks of 16 points, more on grids above 512 points an axis, along every axis "
+                      "it is cut); give a larger --size, such as %d along z, or start fewer ranks", whole->grid.n[0],
+                      whole->grid.n[1], whole->grid.n[2], par_size(), 16 * par_size());
+}
+
 int bench_scaling(const heat_cli *cli)
 {
     heat_problem whole;
@@ -172,7 +189,7 @@ int bench_scaling(const heat_cli *cli)
     if (heat_solver_runs_on_cpu(&whole, backend_request(cli))) bench_problem(cli, 0, &whole);
     whole.quiet = 1;
     int reps = cli->reps > 0 ? cli->reps : 5, dims[3] = {0, 0, 0};
-    HEAT_CALL(heat_domain_dims(par_size(), dims, whole.grid.n, heat_space_radius(&whole), dims));
+    HEAT_CALL(check_size_splits(&whole, dims));
     scaling_case cases[3] = {{"alone", {0}, 1, 0, 0, 0}, {"strong", {0}, par_size(), 0, 0, 0}, {"weak", {0}, par_size(), 0, 0, 0}};
     for (int a = 0; a < 3; ++a) {
         cases[0].n[a] = cases[1].n[a] = whole.grid.n[a];

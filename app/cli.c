@@ -50,11 +50,12 @@ void cli_print_help(void)
            "  --transport auto|mpi|nccl|host|ipc  under mpirun: how GPU halos travel (as parallel.transport)\n"
            "  -q, --quiet            leave out which backend auto chose and why\n"
            "  under mpirun (a -DHEATSOLVE_MPI=ON build), bench times strong and weak scaling of the\n"
-           "  production step against one rank alone: mpirun -np N heatsolve bench --size S\n\n"
+           "  production step against one rank alone: mpirun -np N heatsolve bench --size S (--cg and --io\n"
+           "  measure one process: without mpirun)\n\n"
            "exit status: 0 success, 1 runtime failure (or the final state could not be written),\n"
            "2 usage or configuration error, 3 interrupted a second time before the final checkpoint\n"
            "was written, 128+signal after SIGINT, SIGTERM or SIGHUP that wrote a final checkpoint.\n"
-           "Configuration keys: docs/CONFIG.md.\n");
+           "Configuration keys: docs/CONFIG.md (installed: share/doc/heatsolve/CONFIG.md).\n");
 }
 
 static int parse_backend(const char *word, int *backend)

@@ -94,8 +94,11 @@ void ranks_check_binding(void)
     if (par_size() == 1)
         heat_warn("heatsolve may run on %ld core%s but has %ld OpenMP threads, which share them; set OMP_NUM_THREADS=%ld",
                   cores, cores == 1 ? "" : "s", threads, cores);
-    else
+    else {
+        /* The value to name fits the node too: ranks that see all its cores share them (threads_fit_ranks). */
+        long share = par_node_cores() / par_node_size() > 1 ? par_node_cores() / par_node_size() : 1;
         heat_warn("a rank may run on %ld core%s but has %ld OpenMP threads, which share them; give each rank its cores "
                   "(mpirun --bind-to none, or --map-by slot:PE=%ld) or set OMP_NUM_THREADS=%ld",
-                  cores, cores == 1 ? "" : "s", threads, threads, cores);
+                  cores, cores == 1 ? "" : "s", threads, threads, share < cores ? share : cores);
+    }
 }

@@ -228,6 +228,23 @@ static int is_group_prefix(const char *path)
     return 0;
 }
 
+/* A group's name given a value ("boundary.x_low = \"dirichlet\";"): the nearest key would be one of
+ * its own keys, picked by spelling; say that it is a group and show its first key instead. */
+static int group_given_a_value(const char *where, const char *path, int from_set)
+{
+    const char *leaf = strrchr(path, '.');
+    const char *first = "";
+    size_t len = strlen(path);
+    for (int k = 0; k < KEY_COUNT && !first[0]; ++k)
+        if (strncmp(keys[k].path, path, len) == 0 && keys[k].path[len] == '.') first = keys[k].path + len + 1;
+    int first_len = (int)strcspn(first, ".");
+    if (from_set)
+        return heat_error(HEAT_ERR_CONFIG, "%s: '%s' is a group of settings, not a value; set one of its keys, e.g. "
+                          "--set %s.%.*s=... (see docs/CONFIG.md)", where, path, path, first_len, first);
+    return heat_error(HEAT_ERR_CONFIG, "%s: '%s' is a group of settings, not a value; write %s = { %.*s = ...; }; "
+                      "(see docs/CONFIG.md)", where, path, leaf ? leaf + 1 : path, first_len, first);
+}
+
 /* Every setting in the file must be a known key or a group on the way to one. */
 static int check_unknown(const config_setting_t *group, const char *origin)
 {
@@ -243,6 +260,7 @@ static int check_unknown(const config_setting_t *group, const char *origin)
         if (!is_group && find_key(path)) continue;
         if (config_materials_owns(path)) continue; /* read and checked by config_materials_read */
         setting_where(s, origin, where, sizeof where);
+        if (!is_group && is_group_prefix(path)) return group_given_a_value(where, path, 0);
         char nearest[256];
         if (is_group) nearest_group(path, nearest, sizeof nearest);
         else snprintf(nearest, sizeof nearest, "%s", nearest_key(path));
@@ -510,6 +528,11 @@ static int apply_override(config_t *cf, const char *arg)
         return heat_error(HEAT_ERR_CONFIG, "--set '%s': expected PATH=VALUE, e.g. --set grid.n=[64,64,16]", arg);
     char path[256];
     snprintf(path, sizeof path, "%.*s", (int)(eq - arg), arg);
+    if (!find_key(path) && !config_materials_owns(path) && is_group_prefix(path)) {
+        char where[300];
+        snprintf(where, sizeof where, "--set %.255s", arg);
+        return group_given_a_value(where, path, 1);
+    }
     if (!find_key(path) && !config_materials_owns(path))
         return heat_error(HEAT_ERR_CONFIG, "--set %s: unknown key '%s'; did you mean '%s'?", arg, path, nearest_key(path));
     HEAT_CALL(check_integer_literals(eq + 1, arg, 1));
@@ -612,7 +635,8 @@ static int check_gpu_keys(const heat_config *c, const config_t *cf, const char *
         return heat_error(HEAT_ERR_CONFIG, "%ssolver.kernel = \"%.64s\" is not a heat kernel; use \"auto\", heat_tiled, "
                           "heat_tiled_nt, heat_tiled_ntf, heat_zwindow32, heat_zwindow64, heat_zwindow128, "
                           "heat_zwindowf32, heat_pairs_nt(f), heat_quads_nt(f), heat_pairs_ntx, heat_zpairsf32, heat_zquadsf32, heat_zahead1, heat_zahead1z16, heat_zahead1r, heat_zahead1z16r, heat_zahead1z8r, heat_zwindowf32r, heat_zwindowf16r, heat_zwindowf8r, heat_zwindow16r, heat_zwindowg64r, heat_zwindowg32r, heat_zwindowg16r, heat_zwindowg8r, heat_zwide4g8r, heat_zwide4g32r, heat_zwide2g8r, heat_zwide2g16r, heat_zwide2g32r, heat_zwide2g8tr, heat_zwide2g16tr, heat_zwide2g32tr, heat_zwide4g8tr, heat_zwide4g16tr, heat_zwide4g32tr; or heat_fused2, heat_fused3, heat_fused4 (2, 3, 4 steps a sweep); at solver.space_order 4, 6, 8: order_point, "
-                          "order_zwindow64_32x8, order_zasync... (heatsolve bench --order 8 lists them)", kernel_at, c->kernel.name);
+                          "order_zwindow64_32x8, order_zasync... (heatsolve bench --order 8 lists them)", kernel_at,
+                          c->kernel.name);
     int t = c->kernel.tile;
     if (t != 0 && t != 1 && t != 2 && t != 4 && t != 8 && t != 16)
         return heat_error(HEAT_ERR_CONFIG, "%ssolver.tile = %d: expected 1, 2, 4, 8 or 16 (0: tuned)", tile_at, t);
@@ -709,13 +733,32 @@ static int check_output_name(const heat_config *c, const config_t *cf, const cha
     return HEAT_OK;
 }
 
+/* Letters that fall on no point leave a plate and air: a run of nothing, worth a word (as an empty region is). */
+static void warn_letters_unseen(const heat_config *c, const config_t *cf, const char *origin)
+{
+    long ink_points;
+    int band_planes;
+    heat_letters_coverage(&c->initial, &c->grid, &ink_points, &band_planes);
+    char where[640];
+    key_where(cf, origin, band_planes == 0 ? "initial.plate_thickness" : "initial.text", where, sizeof where);
+    if (band_planes == 0)
+        heat_warn("%sthe letters' band holds no point of the grid: initial.plate_thickness = %g and "
+                  "initial.letter_height = %g of the height leave no plane of its %d for the letters; lower "
+                  "plate_thickness or raise letter_height or grid.n[2]", where, c->initial.plate_thickness,
+                  c->initial.letter_height, c->grid.n[2]);
+    else if (ink_points == 0)
+        heat_warn("%sinitial.text = \"%s\" covers no point of the grid's %d x %d points along x and y: its strokes "
+                  "are thinner than the spacing; shorten the text, lower initial.margin or raise grid.n", where,
+                  c->initial.text, c->grid.n[0], c->grid.n[1]);
+}
+
 static int check_letters_text(const heat_config *c, const config_t *cf, const char *origin)
 {
     if (c->initial.type != INITIAL_LETTERS) return HEAT_OK;
     const char *bad = font_unsupported(c->initial.text);
-    if (c->initial.text[0] != '\0' && !bad) return HEAT_OK;
     char where[640];
     key_where(cf, origin, "initial.text", where, sizeof where);
+    if (c->initial.text[0] != '\0' && !bad) return warn_letters_unseen(c, cf, origin), HEAT_OK;
     return heat_error(HEAT_ERR_CONFIG, "%sinitial.text = \"%s\": %s; use letters A-Z, digits, space and . , ! ? - : +",
                       where, c->initial.text, bad ? "has a character the font lacks" : "is empty");
 }

@@ -42,6 +42,16 @@ static letters_layer letters_layer_at(const heat_initial *in, const heat_grid *g
 
 heat_letters_frame heat_letters_place(const heat_initial *in, const heat_grid *g) { return letters_place(in, g); }
 
+void heat_letters_coverage(const heat_initial *in, const heat_grid *g, long *ink_points, int *band_planes)
+{
+    letters_frame f = letters_place(in, g);
+    *ink_points = 0;
+    for (int j = 0; j < g->n[1]; ++j)
+        for (int i = 0; i < g->n[0]; ++i) *ink_points += letters_ink(in, &f, (i + 0.5) * g->h[0], (j + 0.5) * g->h[1]);
+    *band_planes = 0;
+    for (int k = 0; k < g->n[2]; ++k) *band_planes += letters_layer_at(in, g, (k + 0.5) * g->h[2]) == LAYER_LETTERS;
+}
+
 int heat_letters_solid(const heat_initial *in, const heat_grid *g, const heat_letters_frame *f, double x, double y,
                        double z)
 {

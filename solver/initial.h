@@ -55,5 +55,10 @@ heat_letters_frame heat_letters_place(const heat_initial *in, const heat_grid *g
 int heat_letters_solid(const heat_initial *in, const heat_grid *grid, const heat_letters_frame *frame, double x,
                        double y, double z);
 
+/* How much of the grid the letters cover: the points of one xy plane inside a stroke
+ * (ink_points) and the planes of the band above the plate (band_planes). Either 0:
+ * the field has no letter (a plate as thick as the box, a text too small for the grid). */
+void heat_letters_coverage(const heat_initial *in, const heat_grid *grid, long *ink_points, int *band_planes);
+
 /* The z index of the middle of the letters (for slices through them). */
 int heat_letters_mid_index(const heat_initial *initial, const heat_grid *grid);

@@ -58,6 +58,9 @@ BAD_CONFIGS = [
     ("misspelt face", 'boundary = { z_hi = { type = "neumann"; }; };', [],
      ["bad.cfg:1", "unknown group 'boundary.z_hi'; did you mean 'boundary.z_high'?"]),
     ("key written as a group", "output = { dirr = { a = 1; }; };", [], ["bad.cfg:1", "did you mean 'output.dir'?"]),
+    ("group written as a key", 'boundary = { x_low = "dirichlet"; };', [],
+     ["bad.cfg:1: 'boundary.x_low' is a group of settings", "x_low = { type = ...; }"]),
+    ("group set as a key", "", ["--set", "time=5"], ["--set time=5: 'time' is a group", "--set time.steps=..."]),
     ("n too small", "grid = { n = [2, 8, 8]; };", [], ["grid.n", "out of range"]),
     ("n wrong type", "grid = { n = 8; };", [], ["grid.n", "three numbers"]),
     ("n float", "grid = { n = [8.5, 8.0, 8.0]; };", [], ["grid.n", "integer"]),
@@ -174,6 +177,14 @@ def test_cli_basics():
     proc = run([cfg, "--quiet", "--overwrite", "--set", "boundary.z_high.value=7.0"])
     expect('--set: boundary.z_high.value = 7 is ignored: boundary.z_high.type is "neumann"' in proc.stderr and
            "z_low" not in proc.stderr, f"value on a neumann face: {proc.stderr}")
+    # Letters that cover no point leave a plate and air: a warning naming the key and the fix.
+    for extra, words in ((["--set", "initial.plate_thickness=1.0"], "--set: the letters' band holds no point"),
+                         (["--set", 'initial.text="HEATSOLVE IS GREAT"', "--set", "initial.margin=0.45"],
+                          '--set: initial.text = "HEATSOLVE IS GREAT" covers no point')):
+        proc = run([cfg, "--quiet", "--overwrite"] + extra)
+        expect(words in proc.stderr, f"letters on no point: {proc.stderr}")
+    proc = run([cfg, "--quiet", "--overwrite"])
+    expect("letters" not in proc.stderr, f"a warning about letters that show: {proc.stderr}")
     # A restart's allowances given to a fresh run would do nothing: said, not passed over.
     for flag in ("--allow-scheme-change", "--allow-problem-change"):
         proc = run([cfg, "--quiet", "--overwrite", flag])
@@ -185,6 +196,20 @@ def test_cli_basics():
                         (["bench", "--set", "x=1"], "--set: unknown bench option")):
         proc = run(args, expect_status=2)
         expect(words in proc.stderr and "missing value" not in proc.stderr, f"{args}: {proc.stderr}")
+
+
+def test_install_has_docs():
+    """`cmake --install` brings the configuration reference that --help and the errors point at."""
+    prefix = fresh_dir("install")
+    subprocess.run(["cmake", "--install", os.path.dirname(HEATSOLVE), "--prefix", prefix], check=True,
+                   capture_output=True, timeout=120)
+    installed = os.path.join(prefix, "bin", "heatsolve")
+    proc = testkit.run_checked([installed, "--help"], 0)
+    expect("share/doc/heatsolve/CONFIG.md" in proc.stdout, f"--help: {proc.stdout}")
+    for name in ("CONFIG.md", "PARALLEL.md", "README.md"):
+        expect(os.path.exists(os.path.join(prefix, "share", "doc", "heatsolve", name)), f"{name} not installed")
+    expect(os.path.exists(os.path.join(prefix, "share", "heatsolve", "inputs", "letters.cfg")), "inputs not installed")
+    print(f"cmake --install: the program, inputs and docs under {prefix}")
 
 
 def test_restart_latest_only_frames():
@@ -1693,6 +1718,14 @@ def test_bench_json():
     expect("% of copy" in proc.stdout and "production" in proc.stdout, "bench table")
     report = validate_bench_json(path)
     expect(report["size"] == [40, 32, 24] and report["backend"] == "cpu", "bench size/backend")
+    # --cg writes its table as JSON too (--help: --json for every measurement).
+    path = os.path.join(folder, "cg.json")
+    proc = run(["bench", "--cg", "--backend", "cpu", "--size", "24", "--reps", "3", "--json", path])
+    expect(os.path.exists(path), f"bench --cg --json wrote no file: {proc.stdout}")
+    cg = json.load(open(path))
+    operations = [row["operation"] for row in cg["results"]]
+    expect(cg["benchmark"] == "cg" and cg["size"] == [24, 24, 24] and cg["backend"] == "cpu" and
+           operations == [line.split("  ")[0] for line in proc.stdout.splitlines()[-4:]], f"bench --cg JSON: {cg}")
 
 
 def test_bench_io_json():

@@ -304,6 +304,16 @@ def test_bench_scaling():
             expect(c[key] > 0, f"{c['name']}: {key} = {c[key]}")
         expect(0.0 <= c["hidden_fraction"] <= 1.0, f"{c['name']}: hidden_fraction {c['hidden_fraction']}")
     expect(cases["weak"]["n"] == [32, 32, 64] and cases["strong"]["n"] == [32, 32, 32], f"grids: {cases}")
+    # A --size too small for the ranks names --size, not the run's parallel.ranks (bench has no configuration).
+    proc = mpirun(2, ["bench", "--size", "16", "--reps", "1"], expect_status=None, timeout=120)
+    expect(proc.returncode != 0 and "--size 16,16,16 does not split among 2 ranks" in proc.stderr
+           and "parallel.ranks" not in proc.stderr, f"mpirun bench --size 16: {proc.stderr}")
+    # --cg and --io time one process: refused under mpirun (every rank timed its own, printed and wrote the JSON).
+    for measurement in ("--cg", "--io"):
+        proc = mpirun(2, ["bench", measurement, "--size", "16", "--reps", "1"], expect_status=None, timeout=120)
+        expect(proc.returncode != 0 and proc.stderr.count(f"bench {measurement} measures one process") == 1
+               and "% of copy" not in proc.stdout and "checkpoint of" not in proc.stdout,
+               f"mpirun bench {measurement}: exit {proc.returncode}: {proc.stdout} {proc.stderr}")
     # Without --size the CPU's default, 256^3 as --help says (a GPU's 512^3 would take minutes on CPUs).
     mpirun(2, ["bench", "--backend", "cpu", "--reps", "1", "--json", path], timeout=240)
     with open(path) as f:
@@ -483,6 +493,12 @@ def test_threads_per_rank():
     expect(proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-2000:]}")
     warnings = [line for line in proc.stderr.splitlines() if "warning" in line and "OpenMP threads" in line]
     expect(len(warnings) == 1 and "OMP_NUM_THREADS=" in warnings[0], f"one warning naming the fix: {proc.stderr}")
+    # Above the ranks' own cores too: the value named fits the node (two ranks on its cores), not one rank.
+    proc = subprocess.run(command + out(folder, "above"), capture_output=True, text=True, timeout=300,
+                          env=dict(env, OMP_NUM_THREADS=str(2 * cores)))
+    named = [int(v) for v in re.findall(r"OMP_NUM_THREADS=(\d+)", proc.stderr)]
+    expect(proc.returncode == 0 and len(named) == 1 and named[0] * 2 <= max(cores, 2),
+           f"OMP_NUM_THREADS={2 * cores} on {cores} cores: {proc.stderr}")
     # More ranks than cores with one thread each: nothing to lower, so no advice to set what is set.
     single = dict(env, OMP_NUM_THREADS="1")
     crowd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(cores + 1), HEATSOLVE_MPI, cfg, "-q",
