@@ -132,15 +132,17 @@ static int check_wide(heat_precision precision, int order, int nx)
     size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(p.precision);
     if (run_variant(&p, NULL, initial, "heat_step", 1, 7, reference)) return 1;
     EXPECT(memcmp(initial, reference, bytes) != 0, "order %d: the step changed nothing", order);
-    const char *const names[] = {"heat_step_nt",        "heat_step_x4",        "heat_step_nt_x4",
-                                 "heat_step_x8",        "heat_step_nt_x8",     "heat_step_nt_x4_4x4",
-                                 "heat_step_nt_x8_4x4", "heat_step_nt_x4_2x2"};
+    const char *const names[] = {"heat_step_nt",        "heat_step_x4",           "heat_step_nt_x4",
+                                 "heat_step_x8",        "heat_step_nt_x8",        "heat_step_nt_x4_4x4",
+                                 "heat_step_nt_x8_4x4", "heat_step_nt_x4_2x2",    "heat_step_nt_x1_z4_4x4",
+                                 "heat_step_nt_x2_z4_4x4", "heat_step_nt_x2_z2_4x4"};
     char what[96];
     snprintf(what, sizeof what, "%s, order %d, rows of %d, against heat_step", heat_precision_name(precision), order, nx);
     if (variants_match(&p, initial, reference, names, (int)(sizeof names / sizeof names[0]), 2, what)) return 1;
     printf("%s, order %d, rows of %d: heat_step_nt, heat_step_x4, heat_step_nt_x4, heat_step_x8, heat_step_nt_x8 and "
-           "the tiles of rows heat_step_nt_x4_4x4, heat_step_nt_x8_4x4, heat_step_nt_x4_2x2 on 1 and 2 threads bitwise "
-           "equal to heat_step\n",
+           "the tiles of rows heat_step_nt_x4_4x4, heat_step_nt_x8_4x4, heat_step_nt_x4_2x2, with planes in registers "
+           "heat_step_nt_x1_z4_4x4, heat_step_nt_x2_z4_4x4, heat_step_nt_x2_z2_4x4 on 1 and 2 threads bitwise equal to "
+           "heat_step\n",
            heat_precision_name(precision), order, nx);
     free(initial), free(reference);
     return 0;
@@ -220,12 +222,15 @@ static int check_wide_definition(heat_precision precision)
     size_t bytes = (size_t)heat_grid_points(&p.grid) * heat_precision_size(p.precision);
     definition_steps(&p, initial, 7, reference);
     EXPECT(memcmp(initial, reference, bytes) != 0, "order 8, the definition: the step changed nothing");
-    const char *const names[] = {"heat_step", "heat_step_nt_x4", "heat_step_nt_x4_4x4", "heat_step_nt_x4_2x2"};
+    const char *const names[] = {"heat_step",           "heat_step_nt_x4",        "heat_step_nt_x4_4x4",
+                                 "heat_step_nt_x4_2x2", "heat_step_nt_x1_z4_4x4", "heat_step_nt_x2_z4_4x4",
+                                 "heat_step_nt_x2_z2_4x4"};
     char what[96];
     snprintf(what, sizeof what, "%s, order 8, %d x 9 x 10, against the definition", heat_precision_name(precision), nx);
     if (variants_match(&p, initial, reference, names, (int)(sizeof names / sizeof names[0]), 3, what)) return 1;
     printf("%s, order 8, %d x 9 x 10 (blocks of 4 rows): heat_step, heat_step_nt_x4 and the tiles heat_step_nt_x4_4x4, "
-           "heat_step_nt_x4_2x2 on 1 to 3 threads bitwise equal to the definition\n", heat_precision_name(precision), nx);
+           "heat_step_nt_x4_2x2, heat_step_nt_x1_z4_4x4, heat_step_nt_x2_z4_4x4, heat_step_nt_x2_z2_4x4 on 1 to 3 threads "
+           "bitwise equal to the definition\n", heat_precision_name(precision), nx);
     free(initial), free(reference);
     return 0;
 }
