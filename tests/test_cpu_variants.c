@@ -144,8 +144,8 @@ static int check_wide(heat_precision precision, int order, int nx)
     if (variants_match(&p, initial, reference, names, (int)(sizeof names / sizeof names[0]), 2, what)) return 1;
     printf("%s, order %d, rows of %d: heat_step_nt, heat_step_x4, heat_step_nt_x4, heat_step_x8, heat_step_nt_x8 and "
            "the tiles of rows heat_step_nt_x4_4x4, heat_step_nt_x8_4x4, heat_step_nt_x4_2x2, with planes in registers "
-           "heat_step_nt_x1_z4_4x4, heat_step_nt_x2_z4_4x4, heat_step_nt_x2_z2_4x4, heat_step_x2_z4_4x4 on 1 and 2 threads "
-           "bitwise equal to heat_step\n",
+           "heat_step_nt_x1_z4_4x4, heat_step_nt_x2_z4_4x4, heat_step_nt_x2_z2_4x4, heat_step_x2_z4_4x4 on 1 and 2 "
+           "threads bitwise equal to heat_step\n",
            heat_precision_name(precision), order, nx);
     free(initial), free(reference);
     return 0;
@@ -232,8 +232,9 @@ static int check_wide_definition(heat_precision precision)
     snprintf(what, sizeof what, "%s, order 8, %d x 9 x 10, against the definition", heat_precision_name(precision), nx);
     if (variants_match(&p, initial, reference, names, (int)(sizeof names / sizeof names[0]), 3, what)) return 1;
     printf("%s, order 8, %d x 9 x 10 (blocks of 4 rows): heat_step, heat_step_nt_x4 and the tiles heat_step_nt_x4_4x4, "
-           "heat_step_nt_x4_2x2, heat_step_nt_x1_z4_4x4, heat_step_nt_x2_z4_4x4, heat_step_nt_x2_z2_4x4, heat_step_x2_z4_4x4 on 1 to "
-           "3 threads bitwise equal to the definition\n", heat_precision_name(precision), nx);
+           "heat_step_nt_x4_2x2, heat_step_nt_x1_z4_4x4, heat_step_nt_x2_z4_4x4, heat_step_nt_x2_z2_4x4, "
+           "heat_step_x2_z4_4x4 on 1 to 3 threads bitwise equal to the definition\n",
+           heat_precision_name(precision), nx);
     free(initial), free(reference);
     return 0;
 }

@@ -265,13 +265,15 @@ static inline __attribute__((always_inline)) void FN(wide_span)(REAL *restrict o
 }
 
 /* ---- Z planes of a row in registers ----
- * A turn of wide_lap_vecs reads 2R planes for one output plane's z terms, from L2 (the planes are
- * far apart). A turn of wide_lap_planes computes Z output planes z .. z+Z-1 of the same row at
- * once, walking the input planes z-R .. z+Z-1+R upwards once each: every vector it loads from plane
- * p goes into each output's sum that takes it, (Z + 2R) / Z loads a vector for the z terms instead
- * of 2R. Walking up keeps each output's order: for output j, the planes below z+j give its z-low
- * terms in order, plane z+j its in-plane terms, the planes above its z-high terms. The V x Z sums
- * are held in registers beside the splat weights (Z = 4, V = 2 at order 8: 8 + 13 of 32 zmm). */
+ * A turn of wide_lap_vecs loads 2R vectors of other planes a vector for its z terms. A turn of
+ * wide_lap_planes computes Z output planes z .. z+Z-1 of the same row at once, walking the input
+ * planes z-R .. z+Z-1+R upwards once each: every vector it loads from plane p goes into each
+ * output's sum that takes it, (Z + 2R) / Z loads a vector for the z terms instead of 2R. Walking up
+ * keeps each output's order: for output j, the planes below z+j give its z-low terms in order, plane
+ * z+j its in-plane terms, the planes above its z-high terms. The V x Z sums (V <= 2, Z <= 4) are
+ * held in registers beside the splat weights: Z = 4, V = 2 at order 8 is 8 + 13 of 32 zmm (no
+ * stack in the loop); in 16 ymm, orders 6 and 8 spill sums at Z = 4, V = 2. The loop stays bound
+ * by its floating-point operations, which the bits fix (docs/PERFORMANCE.md, ideas not kept). */
 enum { FN(WIDE_PLANES_MAX) = 4 };
 
 /* The in-plane terms of lap(u) at the V vectors from p (y-R .. y-1, x-R .. x-1, the centre,
@@ -290,11 +292,13 @@ static inline __attribute__((always_inline)) void FN(wide_plane_terms)(const cha
     }
 #pragma GCC unroll 4
     for (int m = R; m >= 1; --m)
-        for (int v = 0; v < V; ++v) lap[v] = FN(fma_vec)(FN(wide_x_term)(p + v * next, around + v, -m, R), s->w[0][m], lap[v]);
+        for (int v = 0; v < V; ++v)
+            lap[v] = FN(fma_vec)(FN(wide_x_term)(p + v * next, around + v, -m, R), s->w[0][m], lap[v]);
     for (int v = 0; v < V; ++v) lap[v] = FN(fma_vec)(around[1 + v], s->diag, lap[v]);
 #pragma GCC unroll 4
     for (int m = 1; m <= R; ++m)
-        for (int v = 0; v < V; ++v) lap[v] = FN(fma_vec)(FN(wide_x_term)(p + v * next, around + v, m, R), s->w[0][m], lap[v]);
+        for (int v = 0; v < V; ++v)
+            lap[v] = FN(fma_vec)(FN(wide_x_term)(p + v * next, around + v, m, R), s->w[0][m], lap[v]);
 #pragma GCC unroll 4
     for (int m = 1; m <= R; ++m) {
         q = wide_opaque(q + by);
@@ -412,7 +416,8 @@ static void FN(wide_tile_planes)(REAL *restrict out, const REAL *restrict c, lon
     case (((R) * 2 + (MODE)) * 3 + (V) - 1) * 5 + (Z):                                                          \
         FN(wide_tile_r)(out, c, n, sy, sz, k, rows_y, rows_z, rows_left, wrap, R, MODE, V, Z);                   \
         break;
-#define WIDE_PLANES_CASES(R, MODE) WIDE_PLANES_CASE(R, MODE, 1, 4) WIDE_PLANES_CASE(R, MODE, 2, 4) WIDE_PLANES_CASE(R, MODE, 2, 2)
+#define WIDE_PLANES_CASES(R, MODE)                                                                               \
+    WIDE_PLANES_CASE(R, MODE, 1, 4) WIDE_PLANES_CASE(R, MODE, 2, 4) WIDE_PLANES_CASE(R, MODE, 2, 2)
     switch ((((k->radius * 2 + mode) * 3 + vectors - 1) * 5 + planes)) {
         WIDE_PLANES_CASES(2, WIDE_STEP) WIDE_PLANES_CASES(2, WIDE_STEP_STREAM)
         WIDE_PLANES_CASES(3, WIDE_STEP) WIDE_PLANES_CASES(3, WIDE_STEP_STREAM)
