@@ -420,11 +420,8 @@ enum { CPU_STEP_VARIANTS = 2 };
 /* Above order 2 (cpu_wide.h) each store has three row loops, 2, 4 or 8 vectors a turn (the tile),
  * swept a row at a time; the streaming store also a tile of rows at a time (the name's last "_YxZ":
  * Y rows by Z planes, wide_march_tiles; the shapes that won a round on a Xeon, docs/PERFORMANCE.md):
- * which one keeps the core busiest is the machine's business too. After the trial's candidates, the
- * benchmark's: tiles whose turns take 1 or 2 vectors (the tile) of P planes of a row at once ("_zP",
- * wide_lap_planes: each plane loaded once for the P rows' z terms), no faster than the tiles above
- * on a Xeon ("Ideas tried and not kept"), listed so that a quiet host can time them. All do the same
- * arithmetic in the same order. */
+ * which one keeps the core busiest is the machine's business too. All do the same arithmetic in the
+ * same order. */
 static const heat_variant wide_variants[] = {
     {"heat_step", 2, 0, 1},
     {"heat_step_nt", 2, 0, 1},
@@ -435,10 +432,6 @@ static const heat_variant wide_variants[] = {
     {"heat_step_nt_x4_4x4", 4, 0, 1},
     {"heat_step_nt_x8_4x4", 8, 0, 1},
     {"heat_step_nt_x4_2x2", 4, 0, 1},
-    {"heat_step_nt_x1_z4_4x4", 1, 0, 1},
-    {"heat_step_nt_x2_z4_4x4", 2, 0, 1},
-    {"heat_step_nt_x2_z2_4x4", 2, 0, 1},
-    {"heat_step_x2_z4_4x4", 2, 0, 1},
     {"laplacian", 2, 1, 1},
 };
 enum { WIDE_STEP_VARIANTS = 9 };
@@ -448,16 +441,7 @@ _Static_assert((int)WIDE_STEP_VARIANTS <= (int)TRIAL_CANDIDATES_MAX && (int)CPU_
 static int variant_streams(const heat_variant *v) { return strncmp(v->kernel, "heat_step_nt", 12) == 0; }
 
 /* The vectors a turn of the wide row loop (wide_row) that variant v takes. */
-static int variant_vectors(const heat_variant *v) { return v->tile == 8 ? 8 : v->tile == 4 ? 4 : v->tile == 1 ? 1 : 2; }
-
-/* The planes of a row that a turn of variant v's tiles takes at once (wide_lap_planes), from its
- * name's "_zP"; 1 where it has none. */
-static int variant_planes(const heat_variant *v)
-{
-    const char *at = strstr(v->kernel, "_z");
-    int planes;
-    return at && sscanf(at, "_z%d", &planes) == 1 && planes > 1 ? planes : 1;
-}
+static int variant_vectors(const heat_variant *v) { return v->tile == 8 ? 8 : v->tile == 4 ? 4 : 2; }
 
 /* The rows a tile of variant v's march (wide_march_tiles), from its name's last "_YxZ"; 1 x 1 (row by row)
  * where it has none. */

@@ -26,7 +26,7 @@ static void FN(sweep_planes_typed)(cpu_state *s, void *out, void *in, const heat
         int rows_y, rows_z;
         variant_tile_rows(v, &rows_y, &rows_z);
         FN(wide_sweep_planes)(out, in, n, &s->layout, &k, FN(bc_rule)(s), mode, variant_vectors(v), rows_y, rows_z,
-                              variant_planes(v), s->block_rows, z_begin, z_end, travelling);
+                              s->block_rows, z_begin, z_end, travelling);
         return;
     }
     FN(stencil_sweep_planes)(out, in, n, &s->layout, FN(coeffs_cast)(&s->coeffs), FN(bc_rule)(s), v->laplacian,

@@ -264,115 +264,6 @@ static inline __attribute__((always_inline)) void FN(wide_span)(REAL *restrict o
     }
 }
 
-/* ---- Z planes of a row in registers ----
- * A turn of wide_lap_vecs loads 2R vectors of other planes a vector for its z terms. A turn of
- * wide_lap_planes computes Z output planes z .. z+Z-1 of the same row at once, walking the input
- * planes z-R .. z+Z-1+R upwards once each: every vector it loads from plane p goes into each
- * output's sum that takes it, (Z + 2R) / Z loads a vector for the z terms instead of 2R. Walking up
- * keeps each output's order: for output j, the planes below z+j give its z-low terms in order, plane
- * z+j its in-plane terms, the planes above its z-high terms. The V x Z sums (V <= 2, Z <= 4) are
- * held in registers beside the splat weights: Z = 4, V = 2 at order 8 is 8 + 13 of 32 zmm (no
- * stack in the loop); in 16 ymm, orders 6 and 8 spill sums at Z = 4, V = 2. The loop stays bound
- * by its floating-point operations, which the bits fix (docs/PERFORMANCE.md, ideas not kept). */
-enum { FN(WIDE_PLANES_MAX) = 4 };
-
-/* The in-plane terms of lap(u) at the V vectors from p (y-R .. y-1, x-R .. x-1, the centre,
- * x+1 .. x+R, y+1 .. y+R: the order above) fused into lap; around[0 .. V+1] the aligned vectors
- * from p - vector (around[1 + v]: the centre's; the outer two only where x terms are shifted). */
-static inline __attribute__((always_inline)) void FN(wide_plane_terms)(const char *p, long by, const FN(vec) *around,
-                                                                      const FN(wide_splats) *s, int R, int V,
-                                                                      FN(vec) *lap)
-{
-    const long next = (long)sizeof(FN(vec));
-    const char *q = wide_opaque(p - R * by);
-#pragma GCC unroll 4
-    for (int m = R; m >= 1; --m) {
-        for (int v = 0; v < V; ++v) lap[v] = FN(fma_vec)(FN(load)((const REAL *)(q + v * next)), s->w[1][m], lap[v]);
-        q = wide_opaque(q + by);
-    }
-#pragma GCC unroll 4
-    for (int m = R; m >= 1; --m)
-        for (int v = 0; v < V; ++v)
-            lap[v] = FN(fma_vec)(FN(wide_x_term)(p + v * next, around + v, -m, R), s->w[0][m], lap[v]);
-    for (int v = 0; v < V; ++v) lap[v] = FN(fma_vec)(around[1 + v], s->diag, lap[v]);
-#pragma GCC unroll 4
-    for (int m = 1; m <= R; ++m)
-        for (int v = 0; v < V; ++v)
-            lap[v] = FN(fma_vec)(FN(wide_x_term)(p + v * next, around + v, m, R), s->w[0][m], lap[v]);
-#pragma GCC unroll 4
-    for (int m = 1; m <= R; ++m) {
-        q = wide_opaque(q + by);
-        for (int v = 0; v < V; ++v) lap[v] = FN(fma_vec)(FN(load)((const REAL *)(q + v * next)), s->w[1][m], lap[v]);
-    }
-}
-
-/* lap(u) of the V vectors from p in planes z .. z+Z-1 (p: plane z's, as bytes; lap[j V + v]: plane
- * z+j's vector v), each lane's terms in wide_lap's order (the same bits). */
-static inline __attribute__((always_inline)) void FN(wide_lap_planes)(const char *p, long by, long bz,
-                                                                     const FN(wide_splats) *s, int R, int V, int Z,
-                                                                     FN(vec) *lap)
-{
-    const long next = (long)sizeof(FN(vec));
-    const char *q = wide_opaque(p - R * bz);
-#pragma GCC unroll 12
-    for (int d = -R; d < Z + R; ++d) { /* plane z+d, at q */
-        FN(vec) around[2 + 2]; /* its vectors from q - vector: the centres' of an output plane's in-plane terms */
-        for (int v = 0; v < V; ++v) around[1 + v] = FN(load)((const REAL *)(q + v * next));
-        if (FN(WIDE_X_SHIFTED) > 0 && d >= 0 && d < Z)
-            around[0] = FN(load)((const REAL *)(q - next)), around[V + 1] = FN(load)((const REAL *)(q + V * next));
-#pragma GCC unroll 4
-        for (int j = 0; j < Z; ++j) { /* output plane z+j: plane z+d is its term z+j+m */
-            const int m = d - j, far = m < 0 ? -m : m;
-            FN(vec) *sum = lap + j * V;
-            if (m == -R)
-                for (int v = 0; v < V; ++v) sum[v] = around[1 + v] * s->w[2][R];
-            else if (m == 0) FN(wide_plane_terms)(q, by, around, s, R, V, sum);
-            else if (far <= R)
-                for (int v = 0; v < V; ++v) sum[v] = FN(fma_vec)(around[1 + v], s->w[2][far], sum[v]);
-        }
-        q = wide_opaque(q + bz);
-    }
-}
-
-/* V vectors of a row from c + i in planes z .. z+Z-1 (wide_turn's for Z rows): out = u + alpha_dt
- * lap(u) or lap(u); each row asks for its vectors `ahead` values beyond its plane+R's. */
-static inline __attribute__((always_inline)) void FN(wide_turn_planes)(REAL *restrict out, const REAL *restrict c,
-                                                                      long i, long sy, long sz, long ahead,
-                                                                      const FN(wide_splats) *s, int R, int mode,
-                                                                      int V, int Z)
-{
-    const long by = sy * (long)sizeof(REAL), bz = sz * (long)sizeof(REAL);
-    for (int j = 0; j < Z; ++j)
-        for (int v = 0; v < V; ++v) FN(prefetch_next_row)(c + i + v * FN(LANES) + (R + j) * sz, ahead);
-    FN(vec) lap[FN(WIDE_PLANES_MAX) * 2];
-    FN(wide_lap_planes)((const char *)(c + i), by, bz, s, R, V, Z, lap);
-    for (int j = 0; j < Z; ++j)
-        for (int v = 0; v < V; ++v) {
-            const long at = i + j * sz + v * FN(LANES);
-            FN(vec) result = mode == WIDE_LAPLACIAN ? lap[j * V + v] : FN(load)(c + at) + s->alpha_dt * lap[j * V + v];
-            FN(store)(out + at, result, mode == WIDE_STEP_STREAM);
-        }
-}
-
-/* wide_span for the rows of planes z .. z+Z-1 of one y (V = 1 or 2): V vectors a turn, then single
- * vectors, then the scalar tail of each row. */
-static inline __attribute__((always_inline)) void FN(wide_span_planes)(REAL *restrict out, const REAL *restrict c,
-                                                                      long n, long sy, long sz, long ahead,
-                                                                      const FN(wide_coeffs) *k,
-                                                                      const FN(wide_splats) *s, int R, int mode,
-                                                                      int V, int Z)
-{
-    long i = 0;
-    for (; i + V * FN(LANES) <= n; i += V * FN(LANES)) FN(wide_turn_planes)(out, c, i, sy, sz, ahead, s, R, mode, V, Z);
-    for (; i + FN(LANES) <= n; i += FN(LANES)) FN(wide_turn_planes)(out, c, i, sy, sz, ahead, s, R, mode, 1, Z);
-    for (; i < n; ++i)
-        for (int j = 0; j < Z; ++j) {
-            const long at = i + j * sz;
-            REAL lap = FN(wide_lap)(c + at, sy, sz, k, R);
-            out[at] = mode == WIDE_LAPLACIAN ? lap : c[at] + k->alpha_dt * lap;
-        }
-}
-
 /* A tile of rows_y x rows_z rows of n points from c (row (y, z); rows y + 1 .. sy apart, planes sz
  * apart), swept in spans of WIDE_TILE_SPAN_BYTES along x (whole vectors: streaming stores stay
  * aligned), each span through every row of the tile before the next. A row alone reads 4R + 1 rows
@@ -388,59 +279,28 @@ static inline __attribute__((always_inline)) void FN(wide_span_planes)(REAL *res
 static inline __attribute__((always_inline)) void FN(wide_tile_r)(REAL *restrict out, const REAL *restrict c, long n,
                                                                   long sy, long sz, const FN(wide_coeffs) *k,
                                                                   int rows_y, int rows_z, int rows_left, long wrap,
-                                                                  int R, int mode, int V, int Z)
+                                                                  int R, int mode, int V)
 {
     const FN(wide_splats) s = FN(wide_splats_make)(k, R);
     const long span_max = rows_y * rows_z == 1 ? n : WIDE_TILE_SPAN_BYTES / (long)sizeof(REAL);
     for (long x = 0; x < n; x += span_max) {
         const long span = n - x < span_max ? n - x : span_max;
-        for (int dz = 0; dz < rows_z;) {
-            const int planes = Z > 1 && rows_z - dz >= Z ? Z : 1; /* the tile's last rows_z % Z planes: rows */
+        for (int dz = 0; dz < rows_z; ++dz)
             for (int dy = 0; dy < rows_y; ++dy) {
                 const long at = dy * sy + dz * sz + x, ahead = rows_y * sy + (dy + rows_y >= rows_left ? wrap : 0);
-                if (planes > 1) FN(wide_span_planes)(out + at, c + at, span, sy, sz, ahead, k, &s, R, mode, V, Z);
-                else FN(wide_span)(out + at, c + at, span, sy, sz, ahead, k, &s, R, mode, V);
+                FN(wide_span)(out + at, c + at, span, sy, sz, ahead, k, &s, R, mode, V);
             }
-            dz += planes;
-        }
     }
 }
 
-/* wide_tile_r with Z planes of a row in registers (wide_lap_planes), its radius, store (through the
- * cache or streamed) and V x Z (1 x 4, 2 x 4, 2 x 2) as constants, one loop each. */
-static void FN(wide_tile_planes)(REAL *restrict out, const REAL *restrict c, long n, long sy, long sz,
-                                 const FN(wide_coeffs) *k, int rows_y, int rows_z, int rows_left, long wrap, int mode,
-                                 int vectors, int planes)
-{
-#define WIDE_PLANES_CASE(R, MODE, V, Z)                                                                          \
-    case (((R) * 2 + (MODE)) * 3 + (V) - 1) * 5 + (Z):                                                          \
-        FN(wide_tile_r)(out, c, n, sy, sz, k, rows_y, rows_z, rows_left, wrap, R, MODE, V, Z);                   \
-        break;
-#define WIDE_PLANES_CASES(R, MODE)                                                                               \
-    WIDE_PLANES_CASE(R, MODE, 1, 4) WIDE_PLANES_CASE(R, MODE, 2, 4) WIDE_PLANES_CASE(R, MODE, 2, 2)
-    switch ((((k->radius * 2 + mode) * 3 + vectors - 1) * 5 + planes)) {
-        WIDE_PLANES_CASES(2, WIDE_STEP) WIDE_PLANES_CASES(2, WIDE_STEP_STREAM)
-        WIDE_PLANES_CASES(3, WIDE_STEP) WIDE_PLANES_CASES(3, WIDE_STEP_STREAM)
-        WIDE_PLANES_CASES(4, WIDE_STEP) WIDE_PLANES_CASES(4, WIDE_STEP_STREAM)
-    default: break; /* no other shape is listed (backend_cpu.c's wide_variants) */
-    }
-#undef WIDE_PLANES_CASES
-#undef WIDE_PLANES_CASE
-}
-
-/* wide_tile_r with its radius, mode and interleave (2, 4 or 8 vectors; 1 takes the loop of 2) as
- * constants, one loop each; with planes > 1, wide_tile_planes. */
+/* wide_tile_r with its radius, mode and interleave (2, 4 or 8 vectors) as constants, one loop each. */
 static void FN(wide_tile_ahead)(REAL *restrict out, const REAL *restrict c, long n, long sy, long sz,
                                 const FN(wide_coeffs) *k, int rows_y, int rows_z, int rows_left, long wrap, int mode,
-                                int vectors, int planes)
+                                int vectors)
 {
-    if (planes > 1 && mode != WIDE_LAPLACIAN) {
-        FN(wide_tile_planes)(out, c, n, sy, sz, k, rows_y, rows_z, rows_left, wrap, mode, vectors, planes);
-        return;
-    }
 #define WIDE_TILE_CASE(R, MODE, V)                                                                               \
     case ((R) * 4 + (MODE)) * 4 + (V) / 4 + (V) / 8:                                                             \
-        FN(wide_tile_r)(out, c, n, sy, sz, k, rows_y, rows_z, rows_left, wrap, R, MODE, V, 1);                   \
+        FN(wide_tile_r)(out, c, n, sy, sz, k, rows_y, rows_z, rows_left, wrap, R, MODE, V);                      \
         break;
 #define WIDE_TILE_CASES(R, MODE) WIDE_TILE_CASE(R, MODE, 2) WIDE_TILE_CASE(R, MODE, 4) WIDE_TILE_CASE(R, MODE, 8)
     switch ((k->radius * 4 + mode) * 4 + vectors / 4 + vectors / 8) {
@@ -457,7 +317,7 @@ static void FN(wide_tile_ahead)(REAL *restrict out, const REAL *restrict c, long
 static void FN(wide_tile)(REAL *restrict out, const REAL *restrict c, long n, long sy, long sz,
                           const FN(wide_coeffs) *k, int rows_y, int rows_z, int mode, int vectors)
 {
-    FN(wide_tile_ahead)(out, c, n, sy, sz, k, rows_y, rows_z, rows_y + 1, 0, mode, vectors, 1);
+    FN(wide_tile_ahead)(out, c, n, sy, sz, k, rows_y, rows_z, rows_y + 1, 0, mode, vectors);
 }
 
 /* One row (wide_tile_r's tile of 1 x 1). */
@@ -475,7 +335,6 @@ typedef struct FN(wide_job) {
     const FN(ghost_rule) *g;
     int mode, vectors;
     int rows_y, rows_z; /* wide_march_tiles' tile; 1 x 1: row by row (march_rows) */
-    int planes;         /* the tile's planes of a row in registers (wide_lap_planes); 1: none */
 } FN(wide_job);
 
 /* A row's x ghosts are set just before it is swept, while it is in cache
@@ -559,7 +418,7 @@ static void FN(wide_march_tiles)(const FN(wide_job) *j, const int n[3], const he
                         FN(wide_x_ghosts)(j->u + row + dy * sy + dz * sz, j->n0, R, j->g);
                 /* the rows past the block's end ask for the next group's first rows instead */
                 FN(wide_tile_ahead)(j->out + row, j->u + row, j->n0, sy, sz, j->k, rows_y, rows_z, y1 - y,
-                                    (long)(y0 - y1) * sy + (long)j->rows_z * sz, j->mode, j->vectors, j->planes);
+                                    (long)(y0 - y1) * sy + (long)j->rows_z * sz, j->mode, j->vectors);
             }
             FN(let_travel)(mover, &arrived);
         }
@@ -573,10 +432,10 @@ static void FN(wide_march_tiles)(const FN(wide_job) *j, const int n[3], const he
  * ones: set beforehand). */
 static void FN(wide_sweep_planes)(REAL *restrict out, REAL *restrict u, const int n[3], const heat_layout *l,
                                   const FN(wide_coeffs) *k, const FN(ghost_rule) *g, int mode, int vectors,
-                                  int rows_y, int rows_z, int planes, int block_rows, int z_begin, int z_end,
+                                  int rows_y, int rows_z, int block_rows, int z_begin, int z_end,
                                   const heat_halo_transport *travelling)
 {
-    const FN(wide_job) job = {out, u, n[0], l->stride_y, l->stride_z, k, g, mode, vectors, rows_y, rows_z, planes};
+    const FN(wide_job) job = {out, u, n[0], l->stride_y, l->stride_z, k, g, mode, vectors, rows_y, rows_z};
 #pragma omp parallel
     {
         FN(wide_march_tiles)(&job, n, l, block_rows, z_begin, z_end, travelling);
