@@ -1300,7 +1300,10 @@ static int cpu_run_variant(void *state, const heat_variant *variant, long steps)
  * candidates (heat_step and heat_step_nt; above order 2 also their loops of 4
  * and 8 vectors a turn) take turns of three steps, twice each, and the fastest step
  * that is not the first of its turn (whose input another variant left in
- * or out of the cache) wins. All do the same arithmetic in the same order, so
+ * or out of the cache) wins. The second round of turns goes through the
+ * candidates in the reverse order, so that each has one turn early and one
+ * late: a core's first steps can run faster than the ones after (a Xeon of
+ * a GPU host, docs/PERFORMANCE.md), which favoured the first candidates. All do the same arithmetic in the same order, so
  * the trial steps are the run's own steps and nothing depends on the choice.
  * Where the run takes pairs, a trial step is a pair, as production's are: a
  * rank that took its choice from the tuning cache and one that is still
@@ -1311,7 +1314,8 @@ enum { TRIAL_TURN = 3, TRIAL_TURNS_EACH = 2 };
 static int trial_step(cpu_state *s, long steps, long *taken)
 {
     const int count = s->candidate_count;
-    int which = s->trials / TRIAL_TURN % count, timed = s->trials % TRIAL_TURN != 0;
+    const int turn = s->trials / TRIAL_TURN, timed = s->trials % TRIAL_TURN != 0;
+    const int which = turn / count % 2 == 0 ? turn % count : count - 1 - turn % count;
     const heat_variant *v = &s->candidates[which];
     *taken = steps >= 2 && fusable(s, v) ? 2 : 1;
     double start = omp_get_wtime();
