@@ -132,8 +132,9 @@ static void print_report(const bench_report *r, const char *kernel, int reps)
 
 static int write_json(const bench_report *r, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return heat_error(HEAT_ERR_RUNTIME, "cannot write %s", path);
+    bench_json j;
+    HEAT_CALL(bench_json_open(&j));
+    FILE *f = j.f;
     fprintf(f, "{\"device\": \"%s\", \"backend\": \"%s\", \"size\": [%d, %d, %d], \"precision\": \"%s\", "
                "\"space_order\": %d, \"copy_bandwidth_GBs\": %.6e, \"results\": [",
             r->device, r->backend, r->size[0], r->size[1], r->size[2], heat_precision_name(r->precision),
@@ -149,8 +150,7 @@ static int write_json(const bench_report *r, const char *path)
     if (r->materials_ratio > 0) fprintf(f, ", \"materials_ratio\": %.6e", r->materials_ratio);
     if (r->materials_ratio_single > 0) fprintf(f, ", \"materials_ratio_single_sweep\": %.6e", r->materials_ratio_single);
     fprintf(f, "}\n");
-    if (fclose(f) != 0) return heat_error(HEAT_ERR_RUNTIME, "cannot write %s", path);
-    return HEAT_OK;
+    return bench_json_commit(&j, path);
 }
 
 /* The two-material case: copper-like and air-like (conductivities 400 and 0.026, heat capacities as

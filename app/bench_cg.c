@@ -143,8 +143,9 @@ static void print_report(const cg_report *r)
 
 static int write_json(const cg_report *r, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return heat_error(HEAT_ERR_RUNTIME, "cannot write %s", path);
+    bench_json j;
+    HEAT_CALL(bench_json_open(&j));
+    FILE *f = j.f;
     fprintf(f, "{\"benchmark\": \"cg\", \"device\": \"%s\", \"backend\": \"%s\", \"size\": [%d, %d, %d], "
                "\"precision\": \"%s\", \"copy_bandwidth_GBs\": %.6e, \"results\": [",
             r->device, r->backend, r->n[0], r->n[1], r->n[2], heat_precision_name(r->precision), r->copy_gbs);
@@ -153,8 +154,7 @@ static int write_json(const cg_report *r, const char *path)
                    "\"fraction_of_copy\": %.6e}", i ? "," : "", r->rows[i].what, r->rows[i].vectors, r->rows[i].ms,
                 row_gbs(r, &r->rows[i]), row_gbs(r, &r->rows[i]) / r->copy_gbs);
     fprintf(f, "\n]}\n");
-    if (fclose(f) != 0) return heat_error(HEAT_ERR_RUNTIME, "cannot write %s", path);
-    return HEAT_OK;
+    return bench_json_commit(&j, path);
 }
 
 int bench_cg(const heat_cli *cli)

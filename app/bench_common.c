@@ -1,12 +1,15 @@
 /*
- * What every benchmark shares: the problem it times and the field it times on.
- * The benchmarks call these; these call no benchmark.
+ * What every benchmark shares: the problem it times, the field it times on and
+ * the way its JSON report reaches the disk. The benchmarks call these; these
+ * call no benchmark.
  */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include "app/bench_common.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/fsutil.h"
 #include "solver/error.h"
 #include "solver/initial.h"
 #include "solver/space_order.h"
@@ -47,5 +50,20 @@ int bench_fill(heat_solver *s)
     heat_initial_fill(&init, &s->problem.grid, s->problem.precision, field);
     int status = heat_solver_set_field(s, field, 0);
     free(field);
+    return status;
+}
+
+int bench_json_open(bench_json *j)
+{
+    j->text = NULL, j->len = 0;
+    j->f = open_memstream(&j->text, &j->len);
+    return j->f ? HEAT_OK : heat_error(HEAT_ERR_RUNTIME, "out of memory for the JSON report");
+}
+
+int bench_json_commit(bench_json *j, const char *path)
+{
+    int status = fclose(j->f) == 0 ? fs_write_atomic_unsynced_folder(path, j->text, j->len)
+                                   : heat_error(HEAT_ERR_RUNTIME, "out of memory for the JSON report %s", path);
+    free(j->text);
     return status;
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "app/bench.h"
+#include "app/bench_common.h"
 #include "app/progress.h"
 #include "io/checkpoint.h"
 #include "io/compress.h"
@@ -210,8 +211,9 @@ static void write_json_string(FILE *f, const char *text)
 
 static int write_json(const char *path, const io_report *r, const char *dir)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return heat_error(HEAT_ERR_RUNTIME, "cannot write %s: %s", path, strerror(errno));
+    bench_json j;
+    HEAT_CALL(bench_json_open(&j));
+    FILE *f = j.f;
     double floor = r->fsync_s > r->compress_s ? r->fsync_s : r->compress_s;
     /* Times keep nine significant digits: a small grid writes in milliseconds, and six decimals
        would round away the ratios a reader recomputes from them. */
@@ -231,8 +233,7 @@ static int write_json(const char *path, const io_report *r, const char *dir)
             r->stored_bytes / r->fsync_s / 1e9, floor, r->write_s / floor, r->read_s, r->raw_bytes / r->read_s / 1e9,
             r->filter_s, r->file_bytes, r->filter_file_bytes, r->phases.file_seconds, r->phases.seal_seconds,
             r->phases.commit_seconds);
-    if (fclose(f) != 0) return heat_error(HEAT_ERR_RUNTIME, "cannot write %s", path);
-    return HEAT_OK;
+    return bench_json_commit(&j, path);
 }
 
 static int measure(const heat_cli *cli, const ckpt_meta *m, const void *field, io_report *r)

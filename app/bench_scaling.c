@@ -148,8 +148,9 @@ static void print_row(const scaling_case *c, const scaling_case *alone)
 
 static int write_json(const char *path, const scaling_case cases[3], const char *device)
 {
-    FILE *f = fopen(path, "w");
-    HEAT_CHECK(f, "cannot write %s", path);
+    bench_json j;
+    HEAT_CALL(bench_json_open(&j));
+    FILE *f = j.f;
     fprintf(f, "{\n  \"benchmark\": \"scaling\",\n  \"ranks\": %d,\n  \"device\": \"%s\",\n  \"cases\": [\n", par_size(),
             device);
     for (int i = 0; i < 3; ++i)
@@ -160,8 +161,7 @@ static int write_json(const char *path, const scaling_case cases[3], const char 
                 cases[i].ms_no_halo, cases[i].ms_serial, hidden_fraction(&cases[i]),
                 points(&cases[i]) / (cases[i].ms * 1e-3) / 1e9, i < 2 ? "," : "");
     fprintf(f, "  ]\n}\n");
-    HEAT_CHECK(fclose(f) == 0, "cannot write %s", path);
-    return HEAT_OK;
+    return bench_json_commit(&j, path);
 }
 
 /* The ranks' layout of the --size grid; one that does not fit is the user's --size to change (the

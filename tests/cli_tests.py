@@ -1726,6 +1726,29 @@ def test_bench_json():
     operations = [row["operation"] for row in cg["results"]]
     expect(cg["benchmark"] == "cg" and cg["size"] == [24, 24, 24] and cg["backend"] == "cpu" and
            operations == [line.split("  ")[0] for line in proc.stdout.splitlines()[-4:]], f"bench --cg JSON: {cg}")
+    report_stays_whole(folder)
+
+
+def report_stays_whole(folder):
+    """A report that cannot be written whole (here: the files a process may write held to 1000 bytes,
+    less than the report, as a full disk would stop it) fails and leaves the earlier report as it was,
+    never half of the new one."""
+    import resource
+    import signal
+    path = os.path.join(folder, "bench.json")
+    earlier = open(path, "rb").read()
+    expect(len(earlier) > 1000, f"the report is {len(earlier)} bytes: the limit below would not cut it")
+
+    def limited():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
+    env = dict(os.environ, HEATSOLVE_TUNING_CACHE=os.path.join(folder, "tuning.txt"))
+    proc = run(["bench", "--backend", "cpu", "--size", "40,32,24", "--reps", "5", "--json", path], expect_status=None,
+               preexec_fn=limited, env=env)
+    expect(proc.returncode != 0 and "bench.json" in proc.stderr, f"a report cut short: exit {proc.returncode}\n{proc.stderr}")
+    expect(open(path, "rb").read() == earlier, "the earlier report was changed by the one that could not be written")
+    expect(not [f for f in os.listdir(folder) if f.startswith("bench.json") and f != "bench.json"],
+           f"a temporary file was left: {os.listdir(folder)}")
 
 
 def test_bench_io_json():
